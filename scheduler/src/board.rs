@@ -1,0 +1,165 @@
+//! Availability and "who still wants what" counters for one round, shared by the mechanisms.
+//!
+//! Every pick updates O(n + m) counters (the column of the taken accelerator, and in the demand
+//! form the winner's recomputed row), so a mechanism can ask "does anyone still want an
+//! available accelerator" or "is agent i a candidate" in O(1) instead of rescanning.
+
+use crate::input::RoundInput;
+use crate::valuation::Valuation;
+use crate::Allocation;
+
+/// The round's board: the valuation plus counters kept exact under every pick.
+#[derive(Clone, Debug, Default)]
+pub struct Board {
+    /// Current utilities.
+    pub val: Valuation,
+    /// Whether accelerator c is still unassigned.
+    pub avail: Vec<bool>,
+    /// Per agent: available accelerators it values above 0.
+    count_pos: Vec<u32>,
+    /// Per agent: available accelerators in `D_i` (u >= tau and u > 0); only with thresholds.
+    count_d: Vec<u32>,
+    /// Per accelerator: agents valuing it above 0.
+    wanted_by: Vec<u32>,
+    /// Available accelerators with `wanted_by > 0`.
+    n_wanted: usize,
+    track_d: bool,
+}
+
+#[inline]
+fn in_d(u: f64, tau: f64) -> bool {
+    u >= tau && u > 0.0
+}
+
+impl Board {
+    /// Start a round. With `track_thresholds`, also count each agent's available wishes at or
+    /// above its threshold (MTF's paid phase).
+    pub fn reset(&mut self, input: &RoundInput, track_thresholds: bool) {
+        let (n, m) = (input.n, input.m);
+        self.val.reset(input);
+        self.track_d = track_thresholds;
+        self.avail.clear();
+        self.avail.resize(m, true);
+        self.count_pos.clear();
+        self.count_pos.resize(n, 0);
+        self.count_d.clear();
+        self.count_d.resize(n, 0);
+        self.wanted_by.clear();
+        self.wanted_by.resize(m, 0);
+        for i in 0..n {
+            let tau = if track_thresholds { input.thresholds[i] } else { 0.0 };
+            for c in 0..m {
+                let u = self.val.u(i, c);
+                if u > 0.0 {
+                    self.count_pos[i] += 1;
+                    self.wanted_by[c] += 1;
+                    if track_thresholds && u >= tau {
+                        self.count_d[i] += 1;
+                    }
+                }
+            }
+        }
+        self.n_wanted = self.wanted_by.iter().filter(|&&k| k > 0).count();
+    }
+
+    /// Whether some available accelerator has positive utility for someone.
+    #[inline]
+    pub fn anything_wanted(&self) -> bool {
+        self.n_wanted > 0
+    }
+
+    /// Whether agent i wants some available accelerator.
+    #[inline]
+    pub fn wants(&self, i: usize) -> bool {
+        self.count_pos[i] > 0
+    }
+
+    /// Whether agent i has an available accelerator in `D_i` (needs threshold tracking).
+    #[inline]
+    pub fn wants_paid(&self, i: usize) -> bool {
+        self.count_d[i] > 0
+    }
+
+    /// Give accelerator c to agent i: record it in `out`, update the counters, and (demand form)
+    /// lower i's remaining demand.
+    pub fn give(&mut self, input: &RoundInput, i: usize, c: usize, out: &mut Allocation) {
+        debug_assert!(self.avail[c]);
+        out.owners[c] = Some(i);
+        out.won_utility[c] = self.val.u(i, c);
+        self.avail[c] = false;
+        if self.wanted_by[c] > 0 {
+            self.n_wanted -= 1;
+        }
+        for j in 0..input.n {
+            let u = self.val.u(j, c);
+            if u > 0.0 {
+                self.count_pos[j] -= 1;
+                if self.track_d && u >= input.thresholds[j] {
+                    self.count_d[j] -= 1;
+                }
+            }
+        }
+        let Self {
+            val,
+            avail,
+            count_pos,
+            count_d,
+            wanted_by,
+            n_wanted,
+            track_d,
+        } = self;
+        let tau = if *track_d { input.thresholds[i] } else { 0.0 };
+        val.win(input, i, c, |k, old, new| {
+            if !avail[k] {
+                return;
+            }
+            if (old > 0.0) != (new > 0.0) {
+                if new > 0.0 {
+                    count_pos[i] += 1;
+                    wanted_by[k] += 1;
+                    if wanted_by[k] == 1 {
+                        *n_wanted += 1;
+                    }
+                } else {
+                    count_pos[i] -= 1;
+                    wanted_by[k] -= 1;
+                    if wanted_by[k] == 0 {
+                        *n_wanted -= 1;
+                    }
+                }
+            }
+            if *track_d && in_d(old, tau) != in_d(new, tau) {
+                if in_d(new, tau) {
+                    count_d[i] += 1;
+                } else {
+                    count_d[i] -= 1;
+                }
+            }
+        });
+    }
+
+    /// The free phase (SPEC 3.1 step 3): visit agents cyclically from `start`; a visited agent
+    /// for which `eligible(i)` holds takes its most preferred remaining accelerator with positive
+    /// utility, or is passed over. Stops when no eligible agent wants anything that remains.
+    pub fn free_phase(&mut self, input: &RoundInput, out: &mut Allocation, start: usize, eligible: impl Fn(usize) -> bool) {
+        let n = input.n;
+        let mut i = start;
+        let mut idle = 0;
+        while self.n_wanted > 0 && idle < n {
+            if eligible(i) && self.count_pos[i] > 0 {
+                let c = self
+                    .val
+                    .first_pref(input, i, &self.avail, |u| u > 0.0)
+                    .expect("count_pos > 0 means a wanted accelerator is available");
+                self.give(input, i, c, out);
+                idle = 0;
+            } else {
+                idle += 1;
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+        }
+    }
+}

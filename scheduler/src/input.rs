@@ -1,0 +1,503 @@
+//! The round input of SPEC section 3 (both forms), its validation, and its JSON reading.
+
+use serde::Deserialize;
+
+/// Which form the agents' values take this round (SPEC 3 and 3.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// A static n x m utility matrix in [0, 1].
+    Utilities,
+    /// Per-agent demands (jobs) and an n x m rate matrix; utilities follow the remaining demand.
+    Demand,
+}
+
+/// One allocation round. Matrices are dense and row-major (`[i * m + c]`).
+///
+/// Optional inputs are empty vectors when absent; the fields are public so the environment can
+/// refill one value every round without allocating. Call [`RoundInput::validate`] on anything
+/// that did not come from trusted code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundInput {
+    /// Number of agents (n >= 1).
+    pub n: usize,
+    /// Number of accelerators (m >= 1).
+    pub m: usize,
+    /// Which of `utilities` or `demands` + `rates` defines the agents' values.
+    pub form: Form,
+    /// n x m utilities in [0, 1] (utilities form).
+    pub utilities: Vec<f64>,
+    /// n demands in jobs (demand form).
+    pub demands: Vec<f64>,
+    /// n x m service rates > 0: required by the demand form; optional with utilities, where the
+    /// rate-aware baselines (stride, gandiva_fair, max_throughput) need it.
+    pub rates: Vec<f64>,
+    /// n thresholds in [0, 1] (MTF).
+    pub thresholds: Vec<f64>,
+    /// n token budgets >= 0 (MTF).
+    pub budgets: Vec<f64>,
+    /// n weights > 0. Defaults to all 1 when read from JSON without weights.
+    pub weights: Vec<f64>,
+    /// Round-robin turn in [0, n).
+    pub turn: usize,
+    /// Optional accelerator type per accelerator (gandiva_fair); derived from equal rate
+    /// columns when absent.
+    pub types: Vec<usize>,
+}
+
+/// An optional input a mechanism needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// `thresholds`.
+    Thresholds,
+    /// `budgets`.
+    Budgets,
+    /// `rates` (only checked in the utilities form; the demand form always carries them).
+    Rates,
+}
+
+impl Need {
+    /// The JSON field name.
+    pub fn field(self) -> &'static str {
+        match self {
+            Need::Thresholds => "thresholds",
+            Need::Budgets => "budgets",
+            Need::Rates => "rates",
+        }
+    }
+}
+
+/// What is wrong with a round input. Each variant names the field and the offending value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum InputError {
+    /// Not JSON, or not the expected shape.
+    #[error("bad JSON: {0}")]
+    Json(String),
+    /// A field that must be present is not.
+    #[error("missing field `{field}`{why}")]
+    Missing {
+        /// The field.
+        field: &'static str,
+        /// Why it is needed (may be empty).
+        why: String,
+    },
+    /// A field that must not be present together with another.
+    #[error("fields `{0}` and `{1}` cannot be given together: use either utilities or demands + rates")]
+    Conflict(&'static str, &'static str),
+    /// A vector or matrix row of the wrong length.
+    #[error("field `{field}`{at} has {got} entries, expected {expected}")]
+    Length {
+        /// The field.
+        field: &'static str,
+        /// Where (e.g. " row 2"), or empty.
+        at: String,
+        /// Entries found.
+        got: usize,
+        /// Entries expected.
+        expected: usize,
+    },
+    /// A value outside its domain.
+    #[error("field `{field}`{at} is {value}, {expected}")]
+    Value {
+        /// The field.
+        field: &'static str,
+        /// Where (e.g. "[1][3]").
+        at: String,
+        /// The value as written.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
+    /// No agents or no accelerators.
+    #[error("field `{field}` is empty: need at least one {what}")]
+    Empty {
+        /// The field.
+        field: &'static str,
+        /// "agent" or "accelerator".
+        what: &'static str,
+    },
+    /// A mechanism-specific problem (e.g. a state of the wrong size).
+    #[error("{0}")]
+    Other(String),
+}
+
+impl RoundInput {
+    /// An input in the utilities form with weights 1, no budgets or thresholds, turn 0.
+    pub fn from_utilities(utilities: &[Vec<f64>]) -> Self {
+        let n = utilities.len();
+        let m = utilities.first().map_or(0, Vec::len);
+        Self {
+            n,
+            m,
+            form: Form::Utilities,
+            utilities: utilities.concat(),
+            demands: Vec::new(),
+            rates: Vec::new(),
+            thresholds: Vec::new(),
+            budgets: Vec::new(),
+            weights: vec![1.0; n],
+            turn: 0,
+            types: Vec::new(),
+        }
+    }
+
+    /// An input in the demand form with weights 1, no budgets or thresholds, turn 0.
+    pub fn from_demands(demands: &[f64], rates: &[Vec<f64>]) -> Self {
+        let n = demands.len();
+        let m = rates.first().map_or(0, Vec::len);
+        Self {
+            n,
+            m,
+            form: Form::Demand,
+            utilities: Vec::new(),
+            demands: demands.to_vec(),
+            rates: rates.concat(),
+            thresholds: Vec::new(),
+            budgets: Vec::new(),
+            weights: vec![1.0; n],
+            turn: 0,
+            types: Vec::new(),
+        }
+    }
+
+    /// Rate of accelerator `c` for agent `i`. Panics if rates are absent.
+    #[inline]
+    pub fn rate(&self, i: usize, c: usize) -> f64 {
+        self.rates[i * self.m + c]
+    }
+
+    /// Whether optional rates are present.
+    pub fn has_rates(&self) -> bool {
+        !self.rates.is_empty()
+    }
+
+    /// Check every constraint of SPEC section 3 ("Valid input"). Lengths of matrices are checked
+    /// against `n` and `m` too, so a caller that filled the fields by hand is caught.
+    pub fn validate(&self) -> Result<(), InputError> {
+        let (n, m) = (self.n, self.m);
+        if n == 0 {
+            let field = if self.form == Form::Utilities { "utilities" } else { "demands" };
+            return Err(InputError::Empty { field, what: "agent" });
+        }
+        if m == 0 {
+            let field = if self.form == Form::Utilities { "utilities" } else { "rates" };
+            return Err(InputError::Empty {
+                field,
+                what: "accelerator",
+            });
+        }
+        match self.form {
+            Form::Utilities => {
+                check_len("utilities", &self.utilities, n * m)?;
+                check_matrix(
+                    "utilities",
+                    &self.utilities,
+                    m,
+                    |v| (0.0..=1.0).contains(&v),
+                    "expected a number in [0, 1]",
+                )?;
+                if self.has_rates() {
+                    check_len("rates", &self.rates, n * m)?;
+                }
+            }
+            Form::Demand => {
+                check_len("demands", &self.demands, n)?;
+                check_vec(
+                    "demands",
+                    &self.demands,
+                    |v| v.is_finite() && v >= 0.0,
+                    "expected a finite number >= 0",
+                )?;
+                if self.rates.is_empty() {
+                    return Err(InputError::Missing {
+                        field: "rates",
+                        why: " (the demand form needs an n x m rate matrix)".into(),
+                    });
+                }
+                check_len("rates", &self.rates, n * m)?;
+            }
+        }
+        if self.has_rates() {
+            check_matrix(
+                "rates",
+                &self.rates,
+                m,
+                |v| v.is_finite() && v > 0.0,
+                "expected a finite number > 0",
+            )?;
+        }
+        if !self.thresholds.is_empty() {
+            check_len("thresholds", &self.thresholds, n)?;
+            check_vec(
+                "thresholds",
+                &self.thresholds,
+                |v| (0.0..=1.0).contains(&v),
+                "expected a number in [0, 1]",
+            )?;
+        }
+        if !self.budgets.is_empty() {
+            check_len("budgets", &self.budgets, n)?;
+            check_vec(
+                "budgets",
+                &self.budgets,
+                |v| v.is_finite() && v >= 0.0,
+                "expected a finite number >= 0",
+            )?;
+        }
+        check_len("weights", &self.weights, n)?;
+        check_vec(
+            "weights",
+            &self.weights,
+            |v| v.is_finite() && v > 0.0,
+            "expected a finite number > 0",
+        )?;
+        if self.turn >= n {
+            return Err(InputError::Value {
+                field: "turn",
+                at: String::new(),
+                value: self.turn.to_string(),
+                expected: "expected an agent index in [0, n)",
+            });
+        }
+        if !self.types.is_empty() {
+            check_len("types", &self.types, m)?;
+        }
+        Ok(())
+    }
+
+    /// Check that the inputs a mechanism needs are present.
+    pub fn check_needs(&self, mechanism: &str, needs: &[Need]) -> Result<(), InputError> {
+        for &need in needs {
+            let missing = match need {
+                Need::Thresholds => self.thresholds.is_empty(),
+                Need::Budgets => self.budgets.is_empty(),
+                Need::Rates => self.rates.is_empty(),
+            };
+            if missing {
+                return Err(InputError::Missing {
+                    field: need.field(),
+                    why: format!(" (mechanism `{mechanism}` needs it)"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Parse the SPEC section 3 JSON and validate it. Unknown fields are errors (a typo would
+    /// otherwise silently fall back to a default); `state` and `fairness` are returned aside.
+    pub fn from_json(text: &str) -> Result<(RoundInput, JsonExtras), InputError> {
+        let raw: RawRound = serde_json::from_str(text).map_err(|e| InputError::Json(e.to_string()))?;
+        raw.resolve()
+    }
+}
+
+/// Fields of the JSON round that configure a mechanism rather than describe the round.
+#[derive(Clone, Debug, Default)]
+pub struct JsonExtras {
+    /// Mechanism state carried between `mtf schedule` calls (stride passes, Themis accumulators,
+    /// the static partition), as printed by the previous call.
+    pub state: Option<serde_json::Value>,
+    /// Themis's fairness knob f in [0, 1].
+    pub fairness: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRound {
+    utilities: Option<Vec<Vec<f64>>>,
+    demands: Option<Vec<f64>>,
+    rates: Option<Vec<Vec<f64>>>,
+    thresholds: Option<Vec<f64>>,
+    budgets: Option<Vec<f64>>,
+    weights: Option<Vec<f64>>,
+    turn: Option<usize>,
+    types: Option<Vec<usize>>,
+    state: Option<serde_json::Value>,
+    fairness: Option<f64>,
+}
+
+impl RawRound {
+    fn resolve(self) -> Result<(RoundInput, JsonExtras), InputError> {
+        let (form, n, m, utilities, demands, rates);
+        match (self.utilities, self.demands) {
+            (Some(_), Some(_)) => return Err(InputError::Conflict("utilities", "demands")),
+            (Some(u), None) => {
+                form = Form::Utilities;
+                n = u.len();
+                m = u.first().map_or(0, Vec::len);
+                utilities = flatten("utilities", u, m)?;
+                demands = Vec::new();
+                rates = match self.rates {
+                    Some(r) => {
+                        if r.len() != n {
+                            return Err(InputError::Length {
+                                field: "rates",
+                                at: String::new(),
+                                got: r.len(),
+                                expected: n,
+                            });
+                        }
+                        flatten("rates", r, m)?
+                    }
+                    None => Vec::new(),
+                };
+            }
+            (None, Some(d)) => {
+                form = Form::Demand;
+                n = d.len();
+                let r = self.rates.ok_or(InputError::Missing {
+                    field: "rates",
+                    why: " (the demand form needs an n x m rate matrix)".into(),
+                })?;
+                if r.len() != n {
+                    return Err(InputError::Length {
+                        field: "rates",
+                        at: String::new(),
+                        got: r.len(),
+                        expected: n,
+                    });
+                }
+                m = r.first().map_or(0, Vec::len);
+                rates = flatten("rates", r, m)?;
+                demands = d;
+                utilities = Vec::new();
+            }
+            (None, None) => {
+                return Err(InputError::Missing {
+                    field: "utilities",
+                    why: " (or `demands` and `rates`)".into(),
+                })
+            }
+        }
+        if let Some(f) = self.fairness {
+            if !(0.0..=1.0).contains(&f) {
+                return Err(InputError::Value {
+                    field: "fairness",
+                    at: String::new(),
+                    value: f.to_string(),
+                    expected: "expected a number in [0, 1]",
+                });
+            }
+        }
+        let input = RoundInput {
+            n,
+            m,
+            form,
+            utilities,
+            demands,
+            rates,
+            thresholds: self.thresholds.unwrap_or_default(),
+            budgets: self.budgets.unwrap_or_default(),
+            weights: self.weights.unwrap_or_else(|| vec![1.0; n]),
+            turn: self.turn.unwrap_or(0),
+            types: self.types.unwrap_or_default(),
+        };
+        input.validate()?;
+        Ok((
+            input,
+            JsonExtras {
+                state: self.state,
+                fairness: self.fairness,
+            },
+        ))
+    }
+}
+
+fn flatten(field: &'static str, rows: Vec<Vec<f64>>, m: usize) -> Result<Vec<f64>, InputError> {
+    let mut flat = Vec::with_capacity(rows.len() * m);
+    for (i, row) in rows.into_iter().enumerate() {
+        if row.len() != m {
+            return Err(InputError::Length {
+                field,
+                at: format!(" row {i}"),
+                got: row.len(),
+                expected: m,
+            });
+        }
+        flat.extend(row);
+    }
+    Ok(flat)
+}
+
+fn check_len<T>(field: &'static str, v: &[T], expected: usize) -> Result<(), InputError> {
+    if v.len() != expected {
+        return Err(InputError::Length {
+            field,
+            at: String::new(),
+            got: v.len(),
+            expected,
+        });
+    }
+    Ok(())
+}
+
+fn check_vec(field: &'static str, v: &[f64], ok: impl Fn(f64) -> bool, expected: &'static str) -> Result<(), InputError> {
+    match v.iter().position(|&x| !ok(x)) {
+        Some(i) => Err(InputError::Value {
+            field,
+            at: format!("[{i}]"),
+            value: v[i].to_string(),
+            expected,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn check_matrix(field: &'static str, v: &[f64], m: usize, ok: impl Fn(f64) -> bool, expected: &'static str) -> Result<(), InputError> {
+    match v.iter().position(|&x| !ok(x)) {
+        Some(k) => Err(InputError::Value {
+            field,
+            at: format!("[{}][{}]", k / m, k % m),
+            value: v[k].to_string(),
+            expected,
+        }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(json: &str) -> String {
+        RoundInput::from_json(json).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn spec_example_parses() {
+        let (r, _) = RoundInput::from_json(
+            r#"{"utilities": [[0.1, 0.9, 0.1, 0.2], [0.5, 0.6, 0.5, 0.7]],
+                "thresholds": [0.5, 0.5], "budgets": [50.0, 50.0], "weights": [1.0, 1.0], "turn": 0}"#,
+        )
+        .unwrap();
+        assert_eq!((r.n, r.m, r.form), (2, 4, Form::Utilities));
+        assert_eq!(r.utilities[5], 0.6);
+    }
+
+    #[test]
+    fn each_bad_input_names_its_problem() {
+        assert!(err("{").starts_with("bad JSON"));
+        assert!(err(r#"{"utilities": [[0.1, 0.2], [0.3]]}"#).contains("`utilities` row 1 has 1 entries, expected 2"));
+        assert!(err(r#"{"utilities": [[0.1, 1.5]]}"#).contains("`utilities`[0][1] is 1.5"));
+        assert!(err(r#"{"utilities": [[0.1]], "weights": [-1]}"#).contains("`weights`[0] is -1"));
+        assert!(err(r#"{"utilities": [[0.1]], "budgets": [-0.5]}"#).contains("`budgets`[0] is -0.5"));
+        assert!(err(r#"{"utilities": [[0.1]], "thresholds": [1.1]}"#).contains("`thresholds`[0] is 1.1"));
+        assert!(err(r#"{"utilities": [[0.1]], "turn": 1}"#).contains("`turn`"));
+        assert!(err(r#"{"utilities": []}"#).contains("need at least one agent"));
+        assert!(err(r#"{"utilities": [[]]}"#).contains("need at least one accelerator"));
+        assert!(err(r#"{"utilities": [[0.1]], "demands": [1]}"#).contains("cannot be given together"));
+        assert!(err(r#"{"demands": [1]}"#).contains("missing field `rates`"));
+        assert!(err(r#"{"demands": [1], "rates": [[0.0]]}"#).contains("`rates`[0][0] is 0"));
+        assert!(err(r#"{"demands": [-1], "rates": [[1.0]]}"#).contains("`demands`[0] is -1"));
+        assert!(err(r#"{"utilitis": [[0.1]]}"#).contains("unknown field `utilitis`"));
+        assert!(err(r#"{"utilities": [[NaN]]}"#).starts_with("bad JSON"));
+        assert!(err(r#"{"utilities": [[1e999]]}"#).starts_with("bad JSON"));
+        assert!(err(r#"{"utilities": [[0.1]], "fairness": 2}"#).contains("`fairness`"));
+    }
+
+    #[test]
+    fn needs_are_reported_by_name() {
+        let r = RoundInput::from_utilities(&[vec![0.5]]);
+        let e = r.check_needs("mtf", &[Need::Thresholds, Need::Budgets]).unwrap_err();
+        assert_eq!(e.to_string(), "missing field `thresholds` (mechanism `mtf` needs it)");
+    }
+}

@@ -1,0 +1,139 @@
+//! Most-Token-First (SPEC 3.1), exactly as written, for both input forms.
+
+use crate::board::Board;
+use crate::input::{Need, RoundInput};
+use crate::{Allocation, Mechanism};
+
+/// Most-Token-First. Holds only scratch space: its state across rounds (budgets, turn) travels
+/// in the round input and the allocation, so the caller owns it.
+#[derive(Clone, Debug, Default)]
+pub struct Mtf {
+    board: Board,
+}
+
+impl Mtf {
+    /// A new MTF mechanism.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Mechanism for Mtf {
+    fn name(&self) -> &'static str {
+        "mtf"
+    }
+
+    fn needs(&self) -> &'static [Need] {
+        &[Need::Thresholds, Need::Budgets]
+    }
+
+    fn reset(&mut self) {}
+
+    fn allocate(&mut self, input: &RoundInput, out: &mut Allocation) {
+        let (n, turn) = (input.n, input.turn);
+        out.reset(input);
+        let board = &mut self.board;
+        board.reset(input, true);
+
+        // 1. Paid phase: the richest candidate (ties: first in cyclic order from `turn`) buys
+        //    its most preferred available accelerator in D_i for one token.
+        loop {
+            let mut best = usize::MAX;
+            let mut best_budget = 0.0;
+            for k in 0..n {
+                let i = if turn + k < n { turn + k } else { turn + k - n };
+                let b = out.budgets[i];
+                if b >= 1.0 && board.wants_paid(i) && (best == usize::MAX || b > best_budget) {
+                    best = i;
+                    best_budget = b;
+                }
+            }
+            if best == usize::MAX {
+                break;
+            }
+            let tau = input.thresholds[best];
+            let c = board
+                .val
+                .first_pref(input, best, &board.avail, |u| u >= tau && u > 0.0)
+                .expect("a candidate has an available accelerator in D_i");
+            out.budgets[best] -= 1.0;
+            out.spent[best] += 1.0;
+            out.paid[c] = true;
+            board.give(input, best, c, out);
+        }
+
+        // 2. Redistribution of the spent tokens by weight.
+        let spent: f64 = out.spent.iter().sum();
+        let total_weight: f64 = input.weights.iter().sum();
+        for (b, &w) in out.budgets.iter_mut().zip(&input.weights) {
+            *b += spent * w / total_weight;
+        }
+
+        // 3. Free phase, round robin from `turn`.
+        board.free_phase(input, out, turn, |_| true);
+
+        // 4. Next turn.
+        out.turn = (turn + 1) % n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_example() -> RoundInput {
+        let mut r = RoundInput::from_utilities(&[vec![0.1, 0.9, 0.1, 0.2], vec![0.5, 0.6, 0.5, 0.7]]);
+        r.thresholds = vec![0.5, 0.5];
+        r.budgets = vec![50.0, 50.0];
+        r
+    }
+
+    #[test]
+    fn spec_section_3_worked_example() {
+        // Agent 0 wins the budget tie (turn 0) and buys c1; agent 1 (50 > 49) buys c3, c0, c2
+        // in preference order. 4 tokens spent, 2 back to each.
+        let out = crate::run(&mut Mtf::new(), &spec_example());
+        assert_eq!(out.owners, vec![Some(1), Some(0), Some(1), Some(1)]);
+        assert_eq!(out.spent, vec![1.0, 3.0]);
+        assert_eq!(out.budgets, vec![51.0, 49.0]);
+        assert_eq!(out.turn, 1);
+    }
+
+    #[test]
+    fn budget_ties_go_to_the_first_agent_in_cyclic_order_from_turn() {
+        let mut r = RoundInput::from_utilities(&[vec![0.9], vec![0.9], vec![0.9]]);
+        r.thresholds = vec![0.5; 3];
+        r.budgets = vec![5.0; 3];
+        for turn in 0..3 {
+            r.turn = turn;
+            let out = crate::run(&mut Mtf::new(), &r);
+            assert_eq!(out.owners, vec![Some(turn)]);
+            assert_eq!(out.turn, (turn + 1) % 3);
+        }
+    }
+
+    #[test]
+    fn agents_below_one_token_get_only_free_leftovers() {
+        let mut r = spec_example();
+        r.budgets = vec![0.5, 0.99];
+        let out = crate::run(&mut Mtf::new(), &r);
+        assert_eq!(out.spent, vec![0.0, 0.0]);
+        // Free phase from turn 0: agent 0 takes c1 (0.9), agent 1 c3 (0.7), agent 0 c0 (0.1,
+        // tied with c2 and lower), agent 1 c2.
+        assert_eq!(out.owners, vec![Some(0), Some(0), Some(1), Some(1)]);
+        assert_eq!(out.budgets, vec![0.5, 0.99]);
+    }
+
+    #[test]
+    fn demand_form_lowers_the_winner_remaining_demand() {
+        // Agent 0 has 3 jobs, agent 1 has 20; rates 4 (slow) and 8 (fast) for both.
+        // Paid phase, thresholds 0: agent 0 (tie, turn 0) takes the slow c0 (best fit for 3
+        // jobs) and its demand drops to 0; agent 1 (10 > 9) buys c1, then c2.
+        let mut r = RoundInput::from_demands(&[3.0, 20.0], &[vec![4.0, 8.0, 8.0], vec![4.0, 8.0, 8.0]]);
+        r.thresholds = vec![0.0, 0.0];
+        r.budgets = vec![10.0, 10.0];
+        let out = crate::run(&mut Mtf::new(), &r);
+        assert_eq!(out.owners, vec![Some(0), Some(1), Some(1)]);
+        assert_eq!(out.won_utility, vec![3.0 / 8.0, 1.0, 1.0]);
+    }
+}

@@ -1,0 +1,140 @@
+//! Property tests: invariants of every mechanism, and MTF against a literal reference.
+
+use crate::input::{Form, RoundInput};
+use crate::registry::{self, Params, NAMES};
+use crate::testutil::{reference_mtf, round};
+use crate::{run, Mechanism};
+use proptest::prelude::*;
+
+fn build(name: &str) -> Box<dyn Mechanism> {
+    registry::build(name, &Params::default()).unwrap()
+}
+
+/// Whether agent i still wants accelerator c under remaining demand `rem` (demand form) or at
+/// all (utilities form).
+fn still_wants(r: &RoundInput, i: usize, c: usize, rem: f64) -> bool {
+    match r.form {
+        Form::Utilities => r.utilities[i * r.m + c] > 0.0,
+        Form::Demand => rem > 0.0,
+    }
+}
+
+/// Remaining demand of each agent after its allocation, in the order MTF's board applies it
+/// (only used for the work-conservation check, where the order cannot matter for "> 0").
+fn remaining_after(r: &RoundInput, owners: &[Option<usize>]) -> Vec<f64> {
+    let mut rem = if r.form == Form::Demand {
+        r.demands.clone()
+    } else {
+        vec![0.0; r.n]
+    };
+    for (c, o) in owners.iter().enumerate() {
+        if let (Some(i), Form::Demand) = (*o, r.form) {
+            rem[i] = (rem[i] - r.rate(i, c)).max(0.0);
+        }
+    }
+    rem
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mtf_matches_the_literal_reference_bit_for_bit(r in round(7, 9)) {
+        let out = run(&mut crate::mtf::Mtf::new(), &r);
+        let want = reference_mtf(&r);
+        prop_assert_eq!(&out.owners, &want.owners);
+        prop_assert_eq!(out.turn, want.turn);
+        prop_assert_eq!(&out.spent, &want.spent);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&out.budgets), bits(&want.budgets));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mtf_invariants(r in round(8, 10)) {
+        let out = run(&mut crate::mtf::Mtf::new(), &r);
+        // Token total conserved.
+        let before: f64 = r.budgets.iter().sum();
+        let after: f64 = out.budgets.iter().sum();
+        prop_assert!((after - before).abs() <= 1e-9 * before.max(1.0), "{} -> {}", before, after);
+        // Budgets never below zero.
+        prop_assert!(out.budgets.iter().all(|&b| b >= 0.0));
+        // Nobody pays for an accelerator below its threshold or with zero utility, and each
+        // token spent is one paid accelerator.
+        for c in 0..r.m {
+            if out.paid[c] {
+                let i = out.owners[c].unwrap();
+                prop_assert!(out.won_utility[c] >= r.thresholds[i] && out.won_utility[c] > 0.0);
+            }
+        }
+        for i in 0..r.n {
+            let paid = (0..r.m).filter(|&c| out.paid[c] && out.owners[c] == Some(i)).count();
+            prop_assert_eq!(paid as f64, out.spent[i]);
+        }
+        // Same input, same output, with a fresh or a reused mechanism.
+        let mut reused = crate::mtf::Mtf::new();
+        let _ = run(&mut reused, &r);
+        prop_assert_eq!(run(&mut reused, &r), out);
+    }
+
+    #[test]
+    fn every_mechanism_invariants(r in round(8, 10)) {
+        for &name in NAMES {
+            let mut mech = build(name);
+            if r.check_needs(name, mech.needs()).is_err() {
+                continue;
+            }
+            let out = run(mech.as_mut(), &r);
+            prop_assert_eq!(out.owners.len(), r.m);
+            prop_assert_eq!(out.turn, (r.turn + 1) % r.n);
+            for (c, o) in out.owners.iter().enumerate() {
+                if let Some(i) = *o {
+                    // A valid owner that wanted what it got.
+                    prop_assert!(i < r.n, "{}: owner {} of {}", name, i, r.n);
+                    prop_assert!(out.won_utility[c] > 0.0, "{}: c{} given to agent {} with utility 0", name, c, i);
+                }
+            }
+            // Every mechanism but the static partition is work-conserving: an idle
+            // accelerator is wanted by nobody at the end of the round.
+            if name != "static_partition" {
+                let rem = remaining_after(&r, &out.owners);
+                for c in 0..r.m {
+                    if out.owners[c].is_none() {
+                        for i in 0..r.n {
+                            prop_assert!(!still_wants(&r, i, c, rem[i]), "{}: c{} idle but agent {} wants it", name, c, i);
+                        }
+                    }
+                }
+            }
+            if name != "mtf" {
+                prop_assert_eq!(&out.budgets, &r.budgets);
+                prop_assert!(out.spent.iter().all(|&s| s == 0.0));
+            }
+            // Determinism: a fresh mechanism gives the same answer.
+            prop_assert_eq!(&run(build(name).as_mut(), &r), &out, "{} not deterministic", name);
+        }
+    }
+
+    #[test]
+    fn stateful_mechanisms_round_trip_their_state(r in round(5, 6), rounds in 1usize..5) {
+        for &name in NAMES {
+            let mut a = build(name);
+            if r.check_needs(name, a.needs()).is_err() {
+                continue;
+            }
+            for _ in 0..rounds {
+                let _ = run(a.as_mut(), &r);
+            }
+            if let Some(state) = a.state() {
+                let mut b = build(name);
+                b.set_state(&state, &r).unwrap();
+                prop_assert_eq!(run(a.as_mut(), &r), run(b.as_mut(), &r), "{}", name);
+            }
+            a.reset();
+            prop_assert_eq!(run(a.as_mut(), &r), run(build(name).as_mut(), &r), "{} reset", name);
+        }
+    }
+}
