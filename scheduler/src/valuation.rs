@@ -127,14 +127,15 @@ impl Valuation {
         let m = self.m;
         let r = (self.remaining[i] - input.rates[i * m + c]).max(0.0);
         self.remaining[i] = r;
-        let max = self.max_rate[i];
+        // min(r, rate) / max is r / max wherever rate >= r, and unchanged (rate / max, as
+        // rate < r <= the old remainder) elsewhere: one division per win, bit for bit the same.
+        let v = r / self.max_rate[i];
         let rates = &input.rates[i * m..(i + 1) * m];
         for (k, (u, &rate)) in self.u[i * m..(i + 1) * m].iter_mut().zip(rates).enumerate() {
-            let new = r.min(rate) / max;
-            if new != *u {
+            if rate >= r && *u != v {
                 let old = *u;
-                *u = new;
-                changed(k, old, new);
+                *u = v;
+                changed(k, old, v);
             }
         }
     }

@@ -1,0 +1,92 @@
+//! Command-line definitions (clap) and dispatch.
+
+use crate::error::user;
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The MTF harness: fair accelerator sharing, learned thresholds, baselines.
+#[derive(Parser, Debug)]
+#[command(name = "mtf", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// One allocation round: SPEC section 3 JSON in (stdin by default), result JSON out.
+    #[command(long_about = SCHEDULE_HELP)]
+    Schedule {
+        /// Mechanism: mtf, round_robin, static_partition, stride, stride_per_accelerator,
+        /// gandiva_fair, themis, max_throughput.
+        #[arg(long, short)]
+        mechanism: String,
+        /// Round input JSON file (default: stdin).
+        #[arg(long, short)]
+        input: Option<PathBuf>,
+        /// Themis fairness knob f in [0, 1] (overrides the input's `fairness`; default 0.8).
+        #[arg(long)]
+        fairness: Option<f64>,
+    },
+}
+
+const SCHEDULE_HELP: &str = "\
+One allocation round: reads the SPEC section 3 JSON (stdin by default), writes the result JSON to stdout.
+
+Input, either form:
+  utilities form: {\"utilities\": [[u, ..], ..] (n x m, in [0, 1]), ...}
+  demand form:    {\"demands\": [d, ..] (n, jobs >= 0), \"rates\": [[r, ..], ..] (n x m, > 0), ...}
+Common fields:
+  thresholds  n values in [0, 1]          required by mtf
+  budgets     n values >= 0               required by mtf
+  weights     n values > 0                default all 1
+  turn        integer in [0, n)           default 0
+Optional fields some mechanisms need:
+  rates       n x m service rates (with the utilities form): required by stride,
+              stride_per_accelerator, gandiva_fair and max_throughput (fastest-first order,
+              speed-ups, jobs per accelerator)
+  types       m accelerator type labels (gandiva_fair; default: equal rate columns share a type)
+  fairness    Themis's knob f in [0, 1] (default 0.8)
+  state       state printed by the previous call of a stateful mechanism (stride passes, the
+              static partition, gandiva_fair passes, Themis's ideal and served accumulators);
+              omit it on the first round
+
+Output: {\"owners\": [agent or null per accelerator], \"budgets\": [..after..], \"turn\": next,
+         \"spent\": [tokens per agent], \"paid\": [bought with a token, per accelerator],
+         \"state\": {..} (stateful mechanisms only)}
+
+Bad input (bad JSON, ragged matrices, NaN, negative weights or budgets, thresholds outside
+[0, 1], a missing field, an unknown mechanism) prints one line on stderr and exits with 2.";
+
+/// Parse `args` and run the command.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e)
+            if matches!(
+                e.kind(),
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+            ) =>
+        {
+            print!("{e}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e) => {
+            // clap's message spans lines (what is wrong, then a tip and the usage); fold the part
+            // before the first blank line into one line.
+            let msg = e.to_string();
+            let what: Vec<&str> = msg.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+            let what = what.join(" ");
+            return Err(user(format!("{} (see `mtf --help`)", what.trim_start_matches("error: "))));
+        }
+    };
+    match cli.command {
+        Command::Schedule {
+            mechanism,
+            input,
+            fairness,
+        } => crate::schedule::run(&mechanism, input.as_deref(), fairness),
+    }
+}
