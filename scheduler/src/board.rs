@@ -1,7 +1,7 @@
 //! Availability and "who still wants what" counters for one round, shared by the mechanisms.
 //!
-//! Every pick updates O(n + m) counters (the column of the taken accelerator, and in the demand
-//! form the winner's recomputed row), so a mechanism can ask "does anyone still want an
+//! Every pick updates O(n + K) counters (the column of the taken accelerator, and in the demand
+//! form the winner's K rate classes), so a mechanism can ask "does anyone still want an
 //! available accelerator" or "is agent i a candidate" in O(1) instead of rescanning.
 
 use crate::input::RoundInput;
@@ -26,11 +26,6 @@ pub struct Board {
     track_d: bool,
 }
 
-#[inline]
-fn in_d(u: f64, tau: f64) -> bool {
-    u >= tau && u > 0.0
-}
-
 impl Board {
     /// Start a round. With `track_thresholds`, also count each agent's available wishes at or
     /// above its threshold (MTF's paid phase).
@@ -41,21 +36,22 @@ impl Board {
         self.avail.clear();
         self.avail.resize(m, true);
         self.count_pos.clear();
-        self.count_pos.resize(n, 0);
         self.count_d.clear();
-        self.count_d.resize(n, 0);
+        for i in 0..n {
+            self.count_pos.push(self.val.count_available(i, &self.avail, None));
+            let d = if track_thresholds {
+                self.val.count_available(i, &self.avail, Some(input.thresholds[i]))
+            } else {
+                0
+            };
+            self.count_d.push(d);
+        }
         self.wanted_by.clear();
         self.wanted_by.resize(m, 0);
         for i in 0..n {
-            let tau = if track_thresholds { input.thresholds[i] } else { 0.0 };
-            for c in 0..m {
-                let u = self.val.u(i, c);
-                if u > 0.0 {
-                    self.count_pos[i] += 1;
-                    self.wanted_by[c] += 1;
-                    if track_thresholds && u >= tau {
-                        self.count_d[i] += 1;
-                    }
+            for (c, w) in self.wanted_by.iter_mut().enumerate() {
+                if self.val.u(i, c) > 0.0 {
+                    *w += 1;
                 }
             }
         }
@@ -80,8 +76,14 @@ impl Board {
         self.count_d[i] > 0
     }
 
+    /// Agent i's most preferred available accelerator whose utility passes `accept` (monotone).
+    #[inline]
+    pub fn first_pref(&mut self, i: usize, accept: impl Fn(f64) -> bool) -> Option<usize> {
+        self.val.first_pref(i, &self.avail, accept)
+    }
+
     /// Give accelerator c to agent i: record it in `out`, update the counters, and (demand form)
-    /// lower i's remaining demand.
+    /// lower i's remaining demand. O(n + K) (utilities form: O(n + m)).
     pub fn give(&mut self, input: &RoundInput, i: usize, c: usize, out: &mut Allocation) {
         debug_assert!(self.avail[c]);
         out.owners[c] = Some(i);
@@ -89,15 +91,6 @@ impl Board {
         self.avail[c] = false;
         if self.wanted_by[c] > 0 {
             self.n_wanted -= 1;
-        }
-        for j in 0..input.n {
-            let u = self.val.u(j, c);
-            if u > 0.0 {
-                self.count_pos[j] -= 1;
-                if self.track_d && u >= input.thresholds[j] {
-                    self.count_d[j] -= 1;
-                }
-            }
         }
         let Self {
             val,
@@ -108,34 +101,27 @@ impl Board {
             n_wanted,
             track_d,
         } = self;
-        let tau = if *track_d { input.thresholds[i] } else { 0.0 };
-        val.win(input, i, c, |k, old, new| {
-            if !avail[k] {
-                return;
-            }
-            if (old > 0.0) != (new > 0.0) {
-                if new > 0.0 {
-                    count_pos[i] += 1;
-                    wanted_by[k] += 1;
-                    if wanted_by[k] == 1 {
-                        *n_wanted += 1;
-                    }
-                } else {
-                    count_pos[i] -= 1;
-                    wanted_by[k] -= 1;
-                    if wanted_by[k] == 0 {
-                        *n_wanted -= 1;
-                    }
-                }
-            }
-            if *track_d && in_d(old, tau) != in_d(new, tau) {
-                if in_d(new, tau) {
-                    count_d[i] += 1;
-                } else {
-                    count_d[i] -= 1;
+        let track_d = *track_d;
+        val.take(c, |j, u| {
+            if u > 0.0 {
+                count_pos[j] -= 1;
+                if track_d && u >= input.thresholds[j] {
+                    count_d[j] -= 1;
                 }
             }
         });
+        let changed = val.win(input, i, c, |k| {
+            wanted_by[k] -= 1;
+            if avail[k] && wanted_by[k] == 0 {
+                *n_wanted -= 1;
+            }
+        });
+        if changed {
+            count_pos[i] = val.count_available(i, avail, None);
+            if track_d {
+                count_d[i] = val.count_available(i, avail, Some(input.thresholds[i]));
+            }
+        }
     }
 
     /// The free phase (SPEC 3.1 step 3): visit agents cyclically from `start`; a visited agent
@@ -148,8 +134,7 @@ impl Board {
         while self.n_wanted > 0 && idle < n {
             if eligible(i) && self.count_pos[i] > 0 {
                 let c = self
-                    .val
-                    .first_pref(input, i, &self.avail, |u| u > 0.0)
+                    .first_pref(i, |u| u > 0.0)
                     .expect("count_pos > 0 means a wanted accelerator is available");
                 self.give(input, i, c, out);
                 idle = 0;

@@ -53,8 +53,7 @@ impl Mechanism for Mtf {
             }
             let tau = input.thresholds[best];
             let c = board
-                .val
-                .first_pref(input, best, &board.avail, |u| u >= tau && u > 0.0)
+                .first_pref(best, |u| u >= tau && u > 0.0)
                 .expect("a candidate has an available accelerator in D_i");
             out.budgets[best] -= 1.0;
             out.spent[best] += 1.0;

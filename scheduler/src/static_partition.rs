@@ -87,7 +87,7 @@ impl Mechanism for StaticPartition {
         for i in 0..input.n {
             self.mine.clear();
             self.mine.extend(self.state.partition.iter().map(|&o| o == i));
-            while let Some(c) = self.board.val.first_pref(input, i, &self.mine, |u| u > 0.0) {
+            while let Some(c) = self.board.val.first_pref_in(input, i, &self.mine, |u| u > 0.0) {
                 self.mine[c] = false;
                 self.board.give(input, i, c, out);
             }

@@ -2,9 +2,15 @@
 //!
 //! In the utilities form the matrix is static. In the demand form (SPEC 3.3) agent i's utility
 //! for c is `min(R_i, rate[i][c]) / max_c rate[i][c]` under its remaining demand `R_i`, which
-//! falls by `rate[i][c]` (floored at 0) whenever it is given c; its row is then recomputed.
-//! Every mechanism reads utilities and preferences through this one type, so "agent i wants c"
-//! means the same thing everywhere.
+//! falls by `rate[i][c]` (floored at 0) whenever it is given c. Every mechanism reads utilities
+//! and preferences through this one type, so "agent i wants c" means the same thing everywhere.
+//!
+//! Demand form representation: an agent's utility depends on c only through its rate, so each
+//! agent's accelerators are grouped into *rate classes* (distinct rates, ascending; members by
+//! index). A win recomputes one utility per class (K divisions, K = 2 on the default cluster)
+//! instead of m, and the most preferred available accelerator is found by walking classes with
+//! a per-class cursor instead of scanning the row. The classes are rebuilt only when the rates
+//! change, which in an episode they never do.
 
 use crate::input::{Form, RoundInput};
 
@@ -14,9 +20,67 @@ pub struct Valuation {
     n: usize,
     m: usize,
     demand: bool,
+    /// Utilities form: the n x m matrix.
     u: Vec<f64>,
-    remaining: Vec<f64>,
+    /// Per agent: largest rate (when rates are given).
     max_rate: Vec<f64>,
+    /// Demand form: remaining demand per agent.
+    remaining: Vec<f64>,
+    classes: Classes,
+    /// Demand form, per class: current utility, available members, cursor into `members`.
+    cls_u: Vec<f64>,
+    cls_avail: Vec<u32>,
+    cls_cursor: Vec<usize>,
+}
+
+/// Rate classes of every agent, built for one rate matrix.
+#[derive(Clone, Debug, Default)]
+struct Classes {
+    /// The rate matrix these classes describe (rebuild when the input's differs).
+    key: Vec<f64>,
+    /// Per agent: its classes are `start[i]..start[i + 1]`, ascending rate.
+    start: Vec<usize>,
+    /// Per class: the rate.
+    rate: Vec<f64>,
+    /// Per class: its members are `members[mem_start[k]..mem_start[k + 1]]`, ascending index.
+    mem_start: Vec<usize>,
+    members: Vec<usize>,
+    /// Per (agent, accelerator): its class.
+    class_of: Vec<usize>,
+}
+
+impl Classes {
+    fn build(&mut self, input: &RoundInput) {
+        if self.key == input.rates {
+            return;
+        }
+        let (n, m) = (input.n, input.m);
+        self.key.clone_from(&input.rates);
+        self.start.clear();
+        self.rate.clear();
+        self.mem_start.clear();
+        self.members.clear();
+        self.class_of.clear();
+        self.class_of.resize(n * m, 0);
+        let mut order: Vec<usize> = Vec::with_capacity(m);
+        for i in 0..n {
+            self.start.push(self.rate.len());
+            let row = &input.rates[i * m..(i + 1) * m];
+            order.clear();
+            order.extend(0..m);
+            order.sort_by(|&a, &b| row[a].total_cmp(&row[b]).then(a.cmp(&b)));
+            for &c in &order {
+                if self.rate.len() == *self.start.last().unwrap() || *self.rate.last().unwrap() != row[c] {
+                    self.rate.push(row[c]);
+                    self.mem_start.push(self.members.len());
+                }
+                self.class_of[i * m + c] = self.rate.len() - 1;
+                self.members.push(c);
+            }
+        }
+        self.start.push(self.rate.len());
+        self.mem_start.push(self.members.len());
+    }
 }
 
 impl Valuation {
@@ -26,7 +90,6 @@ impl Valuation {
         self.n = n;
         self.m = m;
         self.demand = input.form == Form::Demand;
-        self.u.clear();
         self.max_rate.clear();
         if input.has_rates() {
             for i in 0..n {
@@ -37,16 +100,23 @@ impl Valuation {
         if self.demand {
             self.remaining.clear();
             self.remaining.extend_from_slice(&input.demands);
-            self.u.resize(n * m, 0.0);
+            self.classes.build(input);
+            let k = self.classes.rate.len();
+            self.cls_u.clear();
+            self.cls_avail.clear();
+            self.cls_cursor.clear();
             for i in 0..n {
-                let row = &input.rates[i * m..(i + 1) * m];
-                let max = self.max_rate[i];
-                let r = input.demands[i];
-                for (u, &rate) in self.u[i * m..(i + 1) * m].iter_mut().zip(row) {
-                    *u = r.min(rate) / max;
+                let (r, max) = (input.demands[i], self.max_rate[i]);
+                for cl in self.classes.start[i]..self.classes.start[i + 1] {
+                    self.cls_u.push(r.min(self.classes.rate[cl]) / max);
+                    self.cls_avail
+                        .push((self.classes.mem_start[cl + 1] - self.classes.mem_start[cl]) as u32);
+                    self.cls_cursor.push(self.classes.mem_start[cl]);
                 }
             }
+            debug_assert_eq!(self.cls_u.len(), k);
         } else {
+            self.u.clear();
             self.u.extend_from_slice(&input.utilities);
         }
     }
@@ -60,7 +130,11 @@ impl Valuation {
     /// Agent i's current utility for accelerator c.
     #[inline]
     pub fn u(&self, i: usize, c: usize) -> f64 {
-        self.u[i * self.m + c]
+        if self.demand {
+            self.cls_u[self.classes.class_of[i * self.m + c]]
+        } else {
+            self.u[i * self.m + c]
+        }
     }
 
     /// Agent i's remaining demand (demand form; 0 otherwise).
@@ -73,70 +147,137 @@ impl Valuation {
         }
     }
 
-    /// Whether agent i strictly prefers accelerator `a` (utility `ua`) to `b` (utility `ub`):
-    /// decreasing utility; in the demand form ties by increasing rate ("best fit"); then by
-    /// lower index.
+    /// Agent i's most preferred accelerator among the available ones (`avail`) if its utility
+    /// passes `accept`, which must be monotone (accepting u accepts any larger u). Preference:
+    /// decreasing utility; in the demand form ties by increasing rate ("best fit"); then lower
+    /// index.
+    ///
+    /// Utilities form: one pass over the row (at most m picks per round, cheaper than sorting
+    /// n rows every round). Demand form: utility is non-decreasing in rate, so the best class
+    /// is the lowest-rate one among the available classes of the top utility.
     #[inline]
-    pub fn prefers(&self, input: &RoundInput, i: usize, a: usize, ua: f64, b: usize, ub: f64) -> bool {
-        if ua != ub {
-            return ua > ub;
+    pub fn first_pref(&mut self, i: usize, avail: &[bool], accept: impl Fn(f64) -> bool) -> Option<usize> {
+        if !self.demand {
+            return self.first_pref_scan(i, avail, accept);
         }
-        if self.demand {
-            let (ra, rb) = (input.rate(i, a), input.rate(i, b));
-            if ra != rb {
-                return ra < rb;
+        let (lo, hi) = (self.classes.start[i], self.classes.start[i + 1]);
+        let top = (lo..hi).rev().find(|&k| self.cls_avail[k] > 0)?;
+        let u = self.cls_u[top];
+        if !accept(u) {
+            return None;
+        }
+        let mut best = top;
+        for k in (lo..top).rev() {
+            if self.cls_u[k] != u {
+                break;
+            }
+            if self.cls_avail[k] > 0 {
+                best = k;
             }
         }
-        a < b
+        // Advance the class cursor past members already taken (they never come back).
+        let end = self.classes.mem_start[best + 1];
+        let mut p = self.cls_cursor[best];
+        while p < end && !avail[self.classes.members[p]] {
+            p += 1;
+        }
+        self.cls_cursor[best] = p;
+        debug_assert!(p < end, "an available class has an available member");
+        Some(self.classes.members[p])
     }
 
-    /// Agent i's most preferred accelerator among those with `avail[c]` and `accept(u)`.
-    ///
-    /// One pass over the row: with at most m picks per round this costs less than keeping
-    /// sorted per-agent lists (measured in `benches/mechanisms.rs`), and it needs no re-sort
-    /// when the demand form changes the row.
-    #[inline]
-    pub fn first_pref(&self, input: &RoundInput, i: usize, avail: &[bool], accept: impl Fn(f64) -> bool) -> Option<usize> {
+    fn first_pref_scan(&self, i: usize, avail: &[bool], accept: impl Fn(f64) -> bool) -> Option<usize> {
         let row = &self.u[i * self.m..(i + 1) * self.m];
         let mut best: Option<(usize, f64)> = None;
         for (c, (&u, &free)) in row.iter().zip(avail).enumerate() {
-            if !free || !accept(u) {
-                continue;
-            }
-            match best {
-                None => best = Some((c, u)),
-                Some((b, ub)) => {
-                    // Scanning in index order, so equal keys keep the lower index.
-                    if u > ub || (u == ub && self.demand && input.rate(i, c) < input.rate(i, b)) {
-                        best = Some((c, u));
-                    }
-                }
+            // Scanning in index order with a strict comparison keeps the lower index on ties.
+            if free && accept(u) && best.is_none_or(|(_, ub)| u > ub) {
+                best = Some((c, u));
             }
         }
         best.map(|(c, _)| c)
     }
 
-    /// Record that agent i was given accelerator c. In the demand form its remaining demand
-    /// falls and its row is recomputed; `changed(c', old, new)` is called for each entry whose
-    /// utility changed, so callers can keep their counters exact.
-    #[inline]
-    pub fn win(&mut self, input: &RoundInput, i: usize, c: usize, mut changed: impl FnMut(usize, f64, f64)) {
-        if !self.demand {
-            return;
-        }
-        let m = self.m;
-        let r = (self.remaining[i] - input.rates[i * m + c]).max(0.0);
-        self.remaining[i] = r;
-        // min(r, rate) / max is r / max wherever rate >= r, and unchanged (rate / max, as
-        // rate < r <= the old remainder) elsewhere: one division per win, bit for bit the same.
-        let v = r / self.max_rate[i];
-        let rates = &input.rates[i * m..(i + 1) * m];
-        for (k, (u, &rate)) in self.u[i * m..(i + 1) * m].iter_mut().zip(rates).enumerate() {
-            if rate >= r && *u != v {
-                let old = *u;
-                *u = v;
-                changed(k, old, v);
+    /// Agent i's most preferred accelerator among those in `mask` with `accept(u)`, by a scan
+    /// of the row (for callers whose mask is not the round's availability, e.g. a partition).
+    pub fn first_pref_in(&self, input: &RoundInput, i: usize, mask: &[bool], accept: impl Fn(f64) -> bool) -> Option<usize> {
+        let mut best: Option<(usize, f64)> = None;
+        for (c, &ok) in mask.iter().enumerate() {
+            let u = self.u(i, c);
+            if !ok || !accept(u) {
+                continue;
             }
+            let better = match best {
+                None => true,
+                Some((b, ub)) => u > ub || (u == ub && self.demand && input.rate(i, c) < input.rate(i, b)),
+            };
+            if better {
+                best = Some((c, u));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    /// Accelerator c is no longer available: `seen(j, u)` is called with every agent's current
+    /// utility for it. O(n).
+    #[inline]
+    pub fn take(&mut self, c: usize, mut seen: impl FnMut(usize, f64)) {
+        let m = self.m;
+        for j in 0..self.n {
+            if self.demand {
+                let k = self.classes.class_of[j * m + c];
+                self.cls_avail[k] -= 1;
+                seen(j, self.cls_u[k]);
+            } else {
+                seen(j, self.u[j * m + c]);
+            }
+        }
+    }
+
+    /// Record that agent i won accelerator c (after [`Valuation::take`]). Demand form: its
+    /// remaining demand falls and its class utilities are recomputed; `zeroed(c')` is called
+    /// for every accelerator (available or not) whose utility for i fell to 0. Returns whether
+    /// any of i's utilities changed.
+    #[inline]
+    pub fn win(&mut self, input: &RoundInput, i: usize, c: usize, mut zeroed: impl FnMut(usize)) -> bool {
+        if !self.demand {
+            return false;
+        }
+        let r = (self.remaining[i] - input.rate(i, c)).max(0.0);
+        self.remaining[i] = r;
+        let max = self.max_rate[i];
+        let mut changed = false;
+        for k in self.classes.start[i]..self.classes.start[i + 1] {
+            let new = r.min(self.classes.rate[k]) / max;
+            let old = self.cls_u[k];
+            if new != old {
+                changed = true;
+                self.cls_u[k] = new;
+                if old > 0.0 && new <= 0.0 {
+                    for &c2 in &self.classes.members[self.classes.mem_start[k]..self.classes.mem_start[k + 1]] {
+                        zeroed(c2);
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// Number of available accelerators agent i values above 0 and (if `tau` is given) at or
+    /// above `tau`, recounted from scratch: O(K) in the demand form, O(m) otherwise.
+    pub fn count_available(&self, i: usize, avail: &[bool], tau: Option<f64>) -> u32 {
+        let ok = |u: f64| u > 0.0 && tau.is_none_or(|t| u >= t);
+        if self.demand {
+            (self.classes.start[i]..self.classes.start[i + 1])
+                .filter(|&k| ok(self.cls_u[k]))
+                .map(|k| self.cls_avail[k])
+                .sum()
+        } else {
+            self.u[i * self.m..(i + 1) * self.m]
+                .iter()
+                .zip(avail)
+                .filter(|(&u, &a)| a && ok(u))
+                .count() as u32
         }
     }
 
@@ -152,11 +293,6 @@ impl Valuation {
         } else {
             self.u(i, c)
         }
-    }
-
-    /// Whether agent i wants any accelerator with `avail[c]`.
-    pub fn wants_any(&self, i: usize, avail: &[bool]) -> bool {
-        self.u[i * self.m..(i + 1) * self.m].iter().zip(avail).any(|(&u, &a)| a && u > 0.0)
     }
 }
 
@@ -185,15 +321,18 @@ mod tests {
     #[test]
     fn demand_form_utilities_follow_remaining_demand() {
         // Agent with demand 5 on rates [4, 8]: u = [4/8, 5/8]; after winning c1 (rate 8),
-        // R = 0 and the row is all zero.
+        // R = 0 and both utilities are 0.
         let input = RoundInput::from_demands(&[5.0], &[vec![4.0, 8.0]]);
         let mut v = Valuation::default();
         v.reset(&input);
         assert_eq!((v.u(0, 0), v.u(0, 1)), (0.5, 0.625));
-        let mut changes = Vec::new();
-        v.win(&input, 0, 1, |c, old, new| changes.push((c, old, new)));
+        v.take(1, |_, _| {});
+        let mut zeroed = Vec::new();
+        assert!(v.win(&input, 0, 1, |c| zeroed.push(c)));
         assert_eq!(v.remaining(0), 0.0);
-        assert_eq!(changes, vec![(0, 0.5, 0.0), (1, 0.625, 0.0)]);
+        assert_eq!((v.u(0, 0), v.u(0, 1)), (0.0, 0.0));
+        zeroed.sort_unstable();
+        assert_eq!(zeroed, vec![0, 1]);
     }
 
     #[test]
@@ -202,12 +341,15 @@ mod tests {
         let input = RoundInput::from_demands(&[3.0], &[vec![8.0, 6.0, 4.0, 2.0]]);
         let mut v = Valuation::default();
         v.reset(&input);
-        assert_eq!(v.first_pref(&input, 0, &[true; 4], |u| u > 0.0), Some(2));
-        assert_eq!(v.first_pref(&input, 0, &[true, true, false, true], |u| u > 0.0), Some(1));
-        // Demand 10 exceeds every rate: fastest first.
+        assert_eq!(v.first_pref(0, &[true; 4], |u| u > 0.0), Some(2));
+        v.take(2, |_, _| {});
+        assert_eq!(v.first_pref(0, &[true, true, false, true], |u| u > 0.0), Some(1));
+        // Demand 10 exceeds every rate: fastest first, lower index among equals.
         let input = RoundInput::from_demands(&[10.0], &[vec![6.0, 8.0, 8.0, 2.0]]);
         v.reset(&input);
-        assert_eq!(v.first_pref(&input, 0, &[true; 4], |u| u > 0.0), Some(1));
+        assert_eq!(v.first_pref(0, &[true; 4], |u| u > 0.0), Some(1));
+        assert_eq!(v.first_pref(0, &[true; 4], |u| u >= 0.9), Some(1));
+        assert_eq!(v.first_pref(0, &[true; 4], |u| u > 1.0), None);
     }
 
     #[test]
@@ -215,7 +357,17 @@ mod tests {
         let input = RoundInput::from_utilities(&[vec![0.2, 0.7, 0.7, 0.1]]);
         let mut v = Valuation::default();
         v.reset(&input);
-        assert_eq!(v.first_pref(&input, 0, &[true; 4], |u| u > 0.0), Some(1));
-        assert_eq!(v.first_pref(&input, 0, &[true; 4], |u| u >= 0.75), None);
+        assert_eq!(v.first_pref(0, &[true; 4], |u| u > 0.0), Some(1));
+        assert_eq!(v.first_pref(0, &[true; 4], |u| u >= 0.75), None);
+    }
+
+    #[test]
+    fn classes_group_equal_rates_and_are_rebuilt_when_rates_change() {
+        let mut v = Valuation::default();
+        v.reset(&RoundInput::from_demands(&[1.0], &[vec![4.0, 6.0, 4.0]]));
+        assert_eq!(v.classes.rate, vec![4.0, 6.0]);
+        assert_eq!(v.classes.members, vec![0, 2, 1]);
+        v.reset(&RoundInput::from_demands(&[1.0], &[vec![5.0, 6.0, 4.0]]));
+        assert_eq!(v.classes.rate, vec![4.0, 5.0, 6.0]);
     }
 }
