@@ -42,6 +42,9 @@ pub struct RoundInput {
     /// Optional accelerator type per accelerator (gandiva_fair); derived from equal rate
     /// columns when absent.
     pub types: Vec<usize>,
+    /// Uniform numbers in [0, 1), at least m, for MTF's weighted-random leftovers (the caller
+    /// draws them: the scheduler has no randomness of its own).
+    pub draws: Vec<f64>,
 }
 
 /// An optional input a mechanism needs.
@@ -53,6 +56,8 @@ pub enum Need {
     Budgets,
     /// `rates` (only checked in the utilities form; the demand form always carries them).
     Rates,
+    /// `draws`, at least m uniforms in [0, 1).
+    Draws,
 }
 
 impl Need {
@@ -62,6 +67,7 @@ impl Need {
             Need::Thresholds => "thresholds",
             Need::Budgets => "budgets",
             Need::Rates => "rates",
+            Need::Draws => "draws",
         }
     }
 }
@@ -137,6 +143,7 @@ impl RoundInput {
             weights: vec![1.0; n],
             turn: 0,
             types: Vec::new(),
+            draws: Vec::new(),
         }
     }
 
@@ -156,6 +163,7 @@ impl RoundInput {
             weights: vec![1.0; n],
             turn: 0,
             types: Vec::new(),
+            draws: Vec::new(),
         }
     }
 
@@ -261,6 +269,7 @@ impl RoundInput {
         if !self.types.is_empty() {
             check_len("types", &self.types, m)?;
         }
+        check_vec("draws", &self.draws, |v| (0.0..1.0).contains(&v), "expected a number in [0, 1)")?;
         Ok(())
     }
 
@@ -271,6 +280,7 @@ impl RoundInput {
                 Need::Thresholds => self.thresholds.is_empty(),
                 Need::Budgets => self.budgets.is_empty(),
                 Need::Rates => self.rates.is_empty(),
+                Need::Draws => self.draws.len() < self.m,
             };
             if missing {
                 return Err(InputError::Missing {
@@ -311,6 +321,7 @@ struct RawRound {
     weights: Option<Vec<f64>>,
     turn: Option<usize>,
     types: Option<Vec<usize>>,
+    draws: Option<Vec<f64>>,
     state: Option<serde_json::Value>,
     fairness: Option<f64>,
 }
@@ -390,6 +401,7 @@ impl RawRound {
             weights: self.weights.unwrap_or_else(|| vec![1.0; n]),
             turn: self.turn.unwrap_or(0),
             types: self.types.unwrap_or_default(),
+            draws: self.draws.unwrap_or_default(),
         };
         input.validate()?;
         Ok((

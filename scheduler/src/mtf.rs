@@ -9,12 +9,20 @@ use crate::{Allocation, Mechanism};
 #[derive(Clone, Debug, Default)]
 pub struct Mtf {
     board: Board,
+    weighted_leftovers: bool,
 }
 
 impl Mtf {
-    /// A new MTF mechanism.
+    /// MTF exactly as SPEC 3.1 (round-robin free phase).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The thesis code's variant (SPEC 7): leftovers go one by one to an agent drawn with
+    /// probability proportional to weight among those that still want something, using the
+    /// input's `draws` (one per leftover).
+    pub fn with_weighted_leftovers() -> Self {
+        Self { board: Board::default(), weighted_leftovers: true }
     }
 }
 
@@ -24,7 +32,11 @@ impl Mechanism for Mtf {
     }
 
     fn needs(&self) -> &'static [Need] {
-        &[Need::Thresholds, Need::Budgets]
+        if self.weighted_leftovers {
+            &[Need::Thresholds, Need::Budgets, Need::Draws]
+        } else {
+            &[Need::Thresholds, Need::Budgets]
+        }
     }
 
     fn reset(&mut self) {}
@@ -68,8 +80,27 @@ impl Mechanism for Mtf {
             *b += spent * w / total_weight;
         }
 
-        // 3. Free phase, round robin from `turn`.
-        board.free_phase(input, out, turn, |_| true);
+        // 3. Free phase, round robin from `turn` (or the thesis code's weighted draw).
+        if self.weighted_leftovers {
+            let mut k = 0;
+            while board.anything_wanted() && k < input.draws.len() {
+                let total: f64 = (0..n).filter(|&i| board.wants(i)).map(|i| input.weights[i]).sum();
+                let mut x = input.draws[k] * total;
+                k += 1;
+                let mut pick = usize::MAX;
+                for i in (0..n).filter(|&i| board.wants(i)) {
+                    pick = i;
+                    if x < input.weights[i] {
+                        break;
+                    }
+                    x -= input.weights[i];
+                }
+                let c = board.first_pref(pick, |u| u > 0.0).expect("a wanting agent has a wanted accelerator");
+                board.give(input, pick, c, out);
+            }
+        } else {
+            board.free_phase(input, out, turn, |_| true);
+        }
 
         // 4. Next turn.
         out.turn = (turn + 1) % n;
@@ -121,6 +152,22 @@ mod tests {
         // tied with c2 and lower), agent 1 c2.
         assert_eq!(out.owners, vec![Some(0), Some(0), Some(1), Some(1)]);
         assert_eq!(out.budgets, vec![0.5, 0.99]);
+    }
+
+    #[test]
+    fn weighted_leftovers_follow_the_draws() {
+        // No paid phase (thresholds 1.0 unmet); weights 1 and 3: a draw below 0.25 picks agent 0.
+        let mut r = RoundInput::from_utilities(&[vec![0.5, 0.4], vec![0.5, 0.4]]);
+        r.thresholds = vec![1.0, 1.0];
+        r.budgets = vec![5.0, 5.0];
+        r.weights = vec![1.0, 3.0];
+        r.draws = vec![0.2, 0.9];
+        let out = crate::run(&mut Mtf::with_weighted_leftovers(), &r);
+        assert_eq!(out.owners, vec![Some(0), Some(1)]);
+        r.draws = vec![0.3, 0.1];
+        // 0.3 * 4 = 1.2 >= 1: agent 1 takes c0; then only... both still want c1: 0.1 * 4 < 1.
+        let out = crate::run(&mut Mtf::with_weighted_leftovers(), &r);
+        assert_eq!(out.owners, vec![Some(1), Some(0)]);
     }
 
     #[test]

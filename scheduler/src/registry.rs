@@ -26,13 +26,13 @@ pub const NAMES: &[&str] = &[
 pub struct Params {
     /// Themis's fairness knob f in [0, 1].
     pub fairness: f64,
+    /// MTF leftovers drawn by weight (SPEC 7) instead of round robin; needs `draws`.
+    pub weighted_leftovers: bool,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Self {
-            fairness: DEFAULT_FAIRNESS,
-        }
+        Self { fairness: DEFAULT_FAIRNESS, weighted_leftovers: false }
     }
 }
 
@@ -44,6 +44,7 @@ pub struct UnknownMechanism(pub String);
 /// Build a mechanism by name.
 pub fn build(name: &str, params: &Params) -> Result<Box<dyn Mechanism>, UnknownMechanism> {
     Ok(match name {
+        "mtf" if params.weighted_leftovers => Box::new(Mtf::with_weighted_leftovers()),
         "mtf" => Box::new(Mtf::new()),
         "round_robin" => Box::new(RoundRobin::default()),
         "static_partition" => Box::new(StaticPartition::default()),

@@ -29,6 +29,7 @@ pub fn round(max_n: usize, max_m: usize) -> impl Strategy<Value = RoundInput> {
             weights: w,
             turn,
             types: Vec::new(),
+            draws: Vec::new(),
         })
     })
 }

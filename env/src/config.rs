@@ -1,0 +1,650 @@
+//! Scenario configs: TOML with `--set key.path=value` overrides, read into raw structs that deny
+//! unknown fields, then validated into a resolved [`Scenario`] with every default filled in.
+//! Every error names the file, the key and the problem on one line.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A config error: file, key path and problem.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}: {key}: {problem}")]
+pub struct ConfigError {
+    /// The config file (or `<string>`).
+    pub file: String,
+    /// The key path, e.g. `env.agents[1].weight`.
+    pub key: String,
+    /// What is wrong.
+    pub problem: String,
+}
+
+/// Queue structure (SPEC 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Queues {
+    /// One backlog per agent, demand-form mechanisms, dispatch after allocation.
+    Central,
+    /// One queue per (agent, accelerator), placement at arrival (the thesis code).
+    PerAccelerator,
+}
+
+/// Central-queue dispatch over the accelerators an agent won.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dispatch {
+    /// Power of two choices, job by job.
+    P2c,
+    /// Fill accelerators fastest first (no balancing loss; the reference).
+    Fluid,
+}
+
+/// Per-accelerator placement of arriving jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Power of two choices.
+    P2c,
+    /// One accelerator drawn uniformly.
+    Uniform,
+}
+
+/// How power of two choices draws its two accelerators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum P2cDraw {
+    /// Uniformly.
+    Uniform,
+    /// With probability proportional to the service rate (the thesis code).
+    RateProportional,
+}
+
+/// Arrival process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Poisson(lambda_i) per round.
+    Poisson,
+    /// Markov-modulated Poisson (bursty).
+    Mmpp,
+    /// Counts per (round, agent) from a CSV file.
+    Trace,
+}
+
+/// Service capacity of an allocated accelerator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Service {
+    /// Poisson(mu) jobs.
+    Poisson,
+    /// round(mu) jobs.
+    Deterministic,
+}
+
+/// Reward kind (SPEC 2.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reward {
+    /// Sum of the utilities of the accelerators won (thesis eq. 4.3).
+    Utility,
+    /// Jobs served over the agent's best rate.
+    Throughput,
+    /// Minus queued jobs over queue capacity.
+    Backlog,
+}
+
+/// Service-rate model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Heterogeneity {
+    /// Rates from the catalog's throughput table.
+    Catalog,
+    /// A speed-up from {1.0, 1.5} (weights 3:2) per (agent, accelerator), drawn at reset.
+    SpeedupDraw,
+}
+
+/// MTF leftovers rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Leftovers {
+    /// SPEC 3.1's free phase, exactly.
+    RoundRobin,
+    /// One by one to an agent drawn with probability proportional to weight (the thesis code).
+    WeightedRandom,
+}
+
+/// Application and accelerator-type catalog: throughput of each application on each type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Catalog {
+    /// Application names.
+    pub applications: Vec<String>,
+    /// Accelerator type names; the first is the reference type.
+    pub types: Vec<String>,
+    /// `throughput[app][type]`.
+    pub throughput: Vec<Vec<f64>>,
+}
+
+impl Default for Catalog {
+    /// Thesis Table 5.1 (SPEC 1).
+    fn default() -> Self {
+        Self {
+            applications: ["resnet_conv", "resnet_matmul", "mobilenet_conv", "mobilenet_ws"].map(String::from).to_vec(),
+            types: ["gemmini_2ghz", "gemmini_3ghz"].map(String::from).to_vec(),
+            throughput: vec![vec![70.262, 86.332], vec![3.001, 4.139], vec![81.644, 111.995], vec![1.480, 2.101]],
+        }
+    }
+}
+
+/// MMPP parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Mmpp {
+    /// Rate multiplier in the high state.
+    pub high_mult: f64,
+    /// Rate multiplier in the low state.
+    pub low_mult: f64,
+    /// Per-round probability high -> low.
+    pub p_high_to_low: f64,
+    /// Per-round probability low -> high.
+    pub p_low_to_high: f64,
+}
+
+impl Default for Mmpp {
+    fn default() -> Self {
+        Self { high_mult: 2.5, low_mult: 0.5, p_high_to_low: 0.2, p_low_to_high: 1.0 / 15.0 }
+    }
+}
+
+impl Mmpp {
+    /// Stationary probability of the high state.
+    pub fn p_high(&self) -> f64 {
+        self.p_low_to_high / (self.p_low_to_high + self.p_high_to_low)
+    }
+
+    /// Long-run mean multiplier (1 for the defaults, so `rho` keeps its meaning).
+    pub fn mean_mult(&self) -> f64 {
+        let p = self.p_high();
+        p * self.high_mult + (1.0 - p) * self.low_mult
+    }
+}
+
+/// A group of identical agents in the config.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentGroup {
+    /// How many agents.
+    #[serde(default = "one")]
+    pub count: usize,
+    /// Weight w_i > 0.
+    #[serde(default = "one_f")]
+    pub weight: f64,
+    /// Application name; absent: agents cycle through the catalog by index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<String>,
+    /// Queue load rho in (0, 1].
+    pub load: f64,
+}
+
+/// A group of accelerators of one type.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterGroup {
+    /// Accelerator type name.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// How many.
+    pub count: usize,
+}
+
+fn one() -> usize {
+    1
+}
+fn one_f() -> f64 {
+    1.0
+}
+
+/// The `[env]` section as written (defaults declared once, in [`EnvSection::default`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EnvSection {
+    /// Rounds per episode.
+    pub rounds: u32,
+    /// Queue structure.
+    pub queues: Queues,
+    /// Central-queue dispatch.
+    pub dispatch: Dispatch,
+    /// Per-accelerator placement.
+    pub placement: Placement,
+    /// How p2c draws its candidates.
+    pub p2c_draw: P2cDraw,
+    /// Arrival process.
+    pub arrivals: Arrivals,
+    /// CSV of arrivals per round (rows) and agent (columns), for `arrivals = "trace"`; relative
+    /// paths are relative to the config file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<PathBuf>,
+    /// Service capacity model.
+    pub service: Service,
+    /// Rounds a job may wait (`"none"` disables).
+    pub deadline: Deadline,
+    /// Queue cap: default 1000 per central backlog, 200 per per-accelerator queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_cap: Option<u64>,
+    /// Reward kind.
+    pub reward: Reward,
+    /// Service-rate model.
+    pub heterogeneity: Heterogeneity,
+    /// Jobs per round of the reference accelerator.
+    pub base_rate: f64,
+    /// Threshold levels agents choose from.
+    pub threshold_levels: Vec<f64>,
+    /// Whether observations include the burst state (mmpp).
+    pub observe_burst: bool,
+    /// Whether observations include every agent's budget share.
+    pub observe_budgets: bool,
+    /// MMPP parameters.
+    pub mmpp: Mmpp,
+    /// Agent groups, in order.
+    pub agents: Vec<AgentGroup>,
+    /// Accelerator groups, in order.
+    pub cluster: Vec<ClusterGroup>,
+    /// Applications and accelerator types.
+    pub catalog: Catalog,
+}
+
+/// A deadline in rounds, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deadline {
+    /// Jobs are dropped once `now - arrival >= rounds`.
+    Rounds(u32),
+    /// Jobs never expire.
+    None,
+}
+
+impl Serialize for Deadline {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Deadline::Rounds(r) => s.serialize_u32(*r),
+            Deadline::None => s.serialize_str("none"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Deadline {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(i64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) if n >= 1 && n <= i64::from(u32::MAX) => Ok(Deadline::Rounds(n as u32)),
+            Raw::S(s) if s == "none" => Ok(Deadline::None),
+            Raw::N(n) => Err(serde::de::Error::custom(format!("deadline must be a whole number of rounds >= 1 or \"none\", got {n}"))),
+            Raw::S(s) => Err(serde::de::Error::custom(format!("deadline must be a whole number of rounds >= 1 or \"none\", got \"{s}\""))),
+        }
+    }
+}
+
+impl Default for EnvSection {
+    fn default() -> Self {
+        Self {
+            rounds: 300,
+            queues: Queues::Central,
+            dispatch: Dispatch::P2c,
+            placement: Placement::P2c,
+            p2c_draw: P2cDraw::Uniform,
+            arrivals: Arrivals::Poisson,
+            trace: None,
+            service: Service::Poisson,
+            deadline: Deadline::Rounds(10),
+            queue_cap: None,
+            reward: Reward::Utility,
+            heterogeneity: Heterogeneity::Catalog,
+            base_rate: 40.0,
+            threshold_levels: (0..10).map(|k| k as f64 / 10.0).collect(),
+            observe_burst: false,
+            observe_budgets: false,
+            mmpp: Mmpp::default(),
+            agents: vec![AgentGroup { count: 20, weight: 1.0, application: None, load: 0.6 }],
+            cluster: vec![ClusterGroup { kind: "gemmini_2ghz".into(), count: 20 }, ClusterGroup { kind: "gemmini_3ghz".into(), count: 20 }],
+            catalog: Catalog::default(),
+        }
+    }
+}
+
+/// The `[mechanism]` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MechanismSection {
+    /// Registry name (see `scheduler::registry::NAMES`).
+    pub name: String,
+    /// Token total T (MTF).
+    pub total_tokens: f64,
+    /// MTF leftovers rule.
+    pub leftovers: Leftovers,
+    /// Themis fairness knob f.
+    pub fairness: f64,
+}
+
+impl Default for MechanismSection {
+    fn default() -> Self {
+        Self { name: "mtf".into(), total_tokens: 100.0, leftovers: Leftovers::RoundRobin, fairness: scheduler::themis::DEFAULT_FAIRNESS }
+    }
+}
+
+/// A scenario file: seed, world and mechanism. Other crates nest these sections in their own
+/// top-level config (see `agents`), so this type is also the schema of the `[env]` and
+/// `[mechanism]` tables everywhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScenarioFile {
+    /// Root seed of every random stream.
+    pub seed: u64,
+    /// The world.
+    pub env: EnvSection,
+    /// The mechanism.
+    pub mechanism: MechanismSection,
+}
+
+impl Default for ScenarioFile {
+    fn default() -> Self {
+        Self { seed: 1, env: EnvSection::default(), mechanism: MechanismSection::default() }
+    }
+}
+
+/// One agent, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentSpec {
+    /// Weight.
+    pub weight: f64,
+    /// Application index in the catalog.
+    pub app: usize,
+    /// Queue load rho.
+    pub load: f64,
+}
+
+/// A validated scenario with derived values: agents and accelerators expanded, caps resolved,
+/// the trace loaded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// As written (with defaults and overrides), for the run directory.
+    pub file: ScenarioFile,
+    /// Agents, expanded.
+    pub agents: Vec<AgentSpec>,
+    /// Accelerator type index per accelerator.
+    pub accelerators: Vec<usize>,
+    /// Queue cap per queue.
+    pub queue_cap: u64,
+    /// Deadline in rounds (`u32::MAX` for none).
+    pub deadline: u32,
+    /// Trace arrivals `[round][agent]` (trace mode).
+    pub trace: Vec<Vec<u64>>,
+}
+
+/// Parse `--set key.path=value`: the value is read as TOML (number, bool, array, string) and
+/// otherwise taken as a bare string.
+pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String> {
+    let (path, raw) = spec.split_once('=').ok_or_else(|| format!("--set {spec}: expected key.path=value"))?;
+    let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+        Ok(mut t) => t.remove("v").expect("parsed v"),
+        Err(_) => toml::Value::String(raw.to_string()),
+    };
+    let keys: Vec<&str> = path.trim().split('.').collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(format!("--set {spec}: empty key in `{path}`"));
+    }
+    let mut cur = table;
+    for k in &keys[..keys.len() - 1] {
+        let entry = cur.entry((*k).to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry.as_table_mut().ok_or_else(|| format!("--set {spec}: `{k}` is not a table"))?;
+    }
+    cur.insert(keys[keys.len() - 1].to_string(), value);
+    Ok(())
+}
+
+/// Read a TOML file and apply overrides, naming the file in errors.
+pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: file.clone(), key: "(file)".into(), problem: e.to_string() })?;
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError { file: file.clone(), key: "(syntax)".into(), problem: e.message().to_string() + &line_of(&text, e.span()) })?;
+    for o in overrides {
+        apply_override(&mut table, o).map_err(|p| ConfigError { file: file.clone(), key: o.split('=').next().unwrap_or("").to_string(), problem: p })?;
+    }
+    Ok(table)
+}
+
+fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    span.map(|s| format!(" (line {})", text[..s.start.min(text.len())].lines().count().max(1))).unwrap_or_default()
+}
+
+/// Deserialize a table into `T`, naming the key path of the first problem.
+pub fn from_table<T: serde::de::DeserializeOwned>(file: &str, table: toml::Table) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let key = e.path().to_string();
+        let problem = e.into_inner().message().to_string();
+        ConfigError { file: file.to_string(), key: if key == "." { "(top level)".into() } else { key }, problem }
+    })
+}
+
+impl ScenarioFile {
+    /// Load a scenario file with overrides and validate it.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ConfigError> {
+        let table = read_table(path, overrides)?;
+        let file: ScenarioFile = from_table(&path.display().to_string(), table)?;
+        file.resolve(path)
+    }
+
+    /// Validate into a [`Scenario`]; `path` names the file in errors and anchors the trace path.
+    pub fn resolve(self, path: &Path) -> Result<Scenario, ConfigError> {
+        let fname = path.display().to_string();
+        let err = |key: &str, problem: String| ConfigError { file: fname.clone(), key: key.to_string(), problem };
+        let e = &self.env;
+        let cat = &e.catalog;
+        if cat.applications.is_empty() {
+            return Err(err("env.catalog.applications", "needs at least one application".into()));
+        }
+        if cat.types.is_empty() {
+            return Err(err("env.catalog.types", "needs at least one accelerator type".into()));
+        }
+        if cat.throughput.len() != cat.applications.len() {
+            return Err(err("env.catalog.throughput", format!("has {} rows, expected one per application ({})", cat.throughput.len(), cat.applications.len())));
+        }
+        for (a, row) in cat.throughput.iter().enumerate() {
+            if row.len() != cat.types.len() {
+                return Err(err(&format!("env.catalog.throughput[{a}]"), format!("has {} entries, expected one per type ({})", row.len(), cat.types.len())));
+            }
+            if let Some(t) = row.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(err(&format!("env.catalog.throughput[{a}][{t}]"), format!("must be a finite number > 0, got {}", row[t])));
+            }
+        }
+        if e.rounds == 0 {
+            return Err(err("env.rounds", "must be at least 1".into()));
+        }
+        if !(e.base_rate.is_finite() && e.base_rate > 0.0) {
+            return Err(err("env.base_rate", format!("must be a finite number > 0, got {}", e.base_rate)));
+        }
+        if e.threshold_levels.is_empty() {
+            return Err(err("env.threshold_levels", "needs at least one level".into()));
+        }
+        if let Some(k) = e.threshold_levels.iter().position(|t| !(0.0..=1.0).contains(t)) {
+            return Err(err(&format!("env.threshold_levels[{k}]"), format!("must be in [0, 1], got {}", e.threshold_levels[k])));
+        }
+        let m = &e.mmpp;
+        for (key, p) in [("env.mmpp.p_high_to_low", m.p_high_to_low), ("env.mmpp.p_low_to_high", m.p_low_to_high)] {
+            if !(p > 0.0 && p <= 1.0) {
+                return Err(err(key, format!("must be a probability in (0, 1], got {p}")));
+            }
+        }
+        for (key, x) in [("env.mmpp.high_mult", m.high_mult), ("env.mmpp.low_mult", m.low_mult)] {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(err(key, format!("must be a finite number >= 0, got {x}")));
+            }
+        }
+        if e.queue_cap == Some(0) {
+            return Err(err("env.queue_cap", "must be at least 1".into()));
+        }
+        if e.agents.is_empty() {
+            return Err(err("env.agents", "needs at least one agent group".into()));
+        }
+        let mut agents = Vec::new();
+        for (g, group) in e.agents.iter().enumerate() {
+            let key = |f: &str| format!("env.agents[{g}].{f}");
+            if group.count == 0 {
+                return Err(err(&key("count"), "must be at least 1".into()));
+            }
+            if !(group.weight.is_finite() && group.weight > 0.0) {
+                return Err(err(&key("weight"), format!("must be a finite number > 0, got {}", group.weight)));
+            }
+            if !(group.load > 0.0 && group.load <= 1.0) {
+                return Err(err(&key("load"), format!("must be in (0, 1], got {}", group.load)));
+            }
+            let app = match &group.application {
+                Some(name) => Some(cat.applications.iter().position(|a| a == name).ok_or_else(|| err(&key("application"), format!("`{name}` is not in the catalog (known: {})", cat.applications.join(", "))))?),
+                None => None,
+            };
+            for _ in 0..group.count {
+                let idx = agents.len();
+                agents.push(AgentSpec { weight: group.weight, app: app.unwrap_or(idx % cat.applications.len()), load: group.load });
+            }
+        }
+        if e.cluster.is_empty() {
+            return Err(err("env.cluster", "needs at least one accelerator group".into()));
+        }
+        let mut accelerators = Vec::new();
+        for (g, group) in e.cluster.iter().enumerate() {
+            let t = cat.types.iter().position(|t| *t == group.kind).ok_or_else(|| err(&format!("env.cluster[{g}].type"), format!("`{}` is not in the catalog (known: {})", group.kind, cat.types.join(", "))))?;
+            if group.count == 0 {
+                return Err(err(&format!("env.cluster[{g}].count"), "must be at least 1".into()));
+            }
+            accelerators.extend(std::iter::repeat_n(t, group.count));
+        }
+        let mech = &self.mechanism;
+        if !scheduler::registry::NAMES.contains(&mech.name.as_str()) {
+            return Err(err("mechanism.name", format!("unknown mechanism `{}` (known: {})", mech.name, scheduler::registry::NAMES.join(", "))));
+        }
+        if !(mech.total_tokens.is_finite() && mech.total_tokens > 0.0) {
+            return Err(err("mechanism.total_tokens", format!("must be a finite number > 0, got {}", mech.total_tokens)));
+        }
+        if !(0.0..=1.0).contains(&mech.fairness) {
+            return Err(err("mechanism.fairness", format!("must be in [0, 1], got {}", mech.fairness)));
+        }
+        let trace = match (e.arrivals, &e.trace) {
+            (Arrivals::Trace, None) => return Err(err("env.trace", "arrivals = \"trace\" needs a trace file".into())),
+            (Arrivals::Trace, Some(p)) => {
+                let full = if p.is_absolute() { p.clone() } else { path.parent().unwrap_or(Path::new(".")).join(p) };
+                read_trace(&full, agents.len()).map_err(|problem| err("env.trace", problem))?
+            }
+            _ => Vec::new(),
+        };
+        let queue_cap = e.queue_cap.unwrap_or(match e.queues {
+            Queues::Central => 1000,
+            Queues::PerAccelerator => 200,
+        });
+        let deadline = match e.deadline {
+            Deadline::Rounds(r) => r,
+            Deadline::None => u32::MAX,
+        };
+        Ok(Scenario { file: self, agents, accelerators, queue_cap, deadline, trace })
+    }
+}
+
+/// Read a trace CSV: one row per round, one column per agent, non-negative integers; a first
+/// line that is not numeric is a header. Rounds past the end of the trace wrap around.
+pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut rows = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        let parsed: Result<Vec<u64>, _> = cells.iter().map(|c| c.parse::<u64>()).collect();
+        match parsed {
+            Ok(row) if row.len() == n => rows.push(row),
+            Ok(row) => return Err(format!("{} line {}: {} columns, expected one per agent ({n})", path.display(), k + 1, row.len())),
+            Err(_) if k == 0 => continue,
+            Err(_) => return Err(format!("{} line {}: expected non-negative whole numbers", path.display(), k + 1)),
+        }
+    }
+    if rows.is_empty() {
+        return Err(format!("{}: no rows", path.display()));
+    }
+    Ok(rows)
+}
+
+impl Scenario {
+    /// The resolved config as TOML (defaults filled in, overrides applied): enough to rerun.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&self.file).expect("a scenario serialises")
+    }
+
+    /// Number of agents.
+    pub fn n(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// Number of accelerators.
+    pub fn m(&self) -> usize {
+        self.accelerators.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_str(text: &str, overrides: &[&str]) -> Result<Scenario, ConfigError> {
+        let mut table: toml::Table = toml::from_str(text).unwrap();
+        for o in overrides {
+            apply_override(&mut table, o).unwrap();
+        }
+        let file: ScenarioFile = from_table("test.toml", table)?;
+        file.resolve(Path::new("test.toml"))
+    }
+
+    #[test]
+    fn defaults_are_the_spec_scenario() {
+        let s = load_str("", &[]).unwrap();
+        assert_eq!((s.n(), s.m(), s.queue_cap, s.deadline), (20, 40, 1000, 10));
+        assert_eq!(s.agents[5].app, 1);
+        assert_eq!(s.file.env.threshold_levels.len(), 10);
+    }
+
+    #[test]
+    fn errors_name_file_key_and_problem() {
+        let e = |t: &str| load_str(t, &[]).unwrap_err().to_string();
+        assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `observe_burst`, `observe_budgets`, `mmpp`, `agents`, `cluster`, `catalog`");
+        assert!(e("[env]\nrounds = \"many\"").starts_with("test.toml: env.rounds: invalid type: string \"many\""));
+        assert_eq!(e("[[env.agents]]\nload = 0.5\nweight = 0"), "test.toml: env.agents[0].weight: must be a finite number > 0, got 0");
+        assert_eq!(e("[[env.agents]]\nload = 1.5"), "test.toml: env.agents[0].load: must be in (0, 1], got 1.5");
+        assert_eq!(e("[[env.agents]]\nload = 0.5\ncount = 0"), "test.toml: env.agents[0].count: must be at least 1");
+        assert!(e("[[env.agents]]\nload = 0.5\napplication = \"bert\"").starts_with("test.toml: env.agents[0].application: `bert` is not in the catalog"));
+        assert_eq!(e("[env]\nagents = []"), "test.toml: env.agents: needs at least one agent group");
+        assert_eq!(e("[env]\ncluster = []"), "test.toml: env.cluster: needs at least one accelerator group");
+        assert!(e("[env]\ndeadline = \"soon\"").contains("env.deadline: deadline must be a whole number"));
+        assert!(e("[mechanism]\nname = \"fifo\"").starts_with("test.toml: mechanism.name: unknown mechanism `fifo`"));
+        assert!(e("[env]\nqueues = \"stack\"").starts_with("test.toml: env.queues: unknown variant `stack`"));
+    }
+
+    #[test]
+    fn overrides_reach_any_key() {
+        let s = load_str("", &["env.rounds=50", "env.deadline=none", "mechanism.name=stride", "env.arrivals=mmpp", "seed=9"]).unwrap();
+        assert_eq!((s.file.env.rounds, s.deadline, s.file.mechanism.name.as_str(), s.file.env.arrivals, s.file.seed), (50, u32::MAX, "stride", Arrivals::Mmpp, 9));
+        let e = load_str("", &["env.rounds=-3"]).unwrap_err().to_string();
+        assert!(e.starts_with("test.toml: env.rounds: invalid value"), "{e}");
+    }
+
+    #[test]
+    fn resolved_config_round_trips_through_toml() {
+        let s = load_str("[env]\nrounds = 7\n[[env.agents]]\ncount = 2\nweight = 2.0\nload = 0.8\napplication = \"resnet_conv\"", &[]).unwrap();
+        let again: ScenarioFile = toml::from_str(&s.to_toml()).unwrap();
+        assert_eq!(again, s.file);
+    }
+
+    #[test]
+    fn mmpp_defaults_keep_the_mean_rate() {
+        assert!((Mmpp::default().mean_mult() - 1.0).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,4 @@
+//! placeholder
+pub mod config;
+pub mod queue;
+pub mod rng;
