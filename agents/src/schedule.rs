@@ -27,7 +27,14 @@ pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> anyh
     if !(0.0..=1.0).contains(&fairness) {
         return Err(user(format!("--fairness is {fairness}, expected a number in [0, 1]")));
     }
-    let mut mech = registry::build(mechanism, &registry::Params { fairness, ..registry::Params::default() }).map_err(|e| user(e.to_string()))?;
+    let mut mech = registry::build(
+        mechanism,
+        &registry::Params {
+            fairness,
+            ..registry::Params::default()
+        },
+    )
+    .map_err(|e| user(e.to_string()))?;
     input
         .check_needs(mechanism, mech.needs())
         .map_err(|e| user(format!("input: {e}")))?;

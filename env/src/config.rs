@@ -127,7 +127,9 @@ impl Default for Catalog {
     /// Thesis Table 5.1 (SPEC 1).
     fn default() -> Self {
         Self {
-            applications: ["resnet_conv", "resnet_matmul", "mobilenet_conv", "mobilenet_ws"].map(String::from).to_vec(),
+            applications: ["resnet_conv", "resnet_matmul", "mobilenet_conv", "mobilenet_ws"]
+                .map(String::from)
+                .to_vec(),
             types: ["gemmini_2ghz", "gemmini_3ghz"].map(String::from).to_vec(),
             throughput: vec![vec![70.262, 86.332], vec![3.001, 4.139], vec![81.644, 111.995], vec![1.480, 2.101]],
         }
@@ -150,7 +152,12 @@ pub struct Mmpp {
 
 impl Default for Mmpp {
     fn default() -> Self {
-        Self { high_mult: 2.5, low_mult: 0.5, p_high_to_low: 0.2, p_low_to_high: 1.0 / 15.0 }
+        Self {
+            high_mult: 2.5,
+            low_mult: 0.5,
+            p_high_to_low: 0.2,
+            p_low_to_high: 1.0 / 15.0,
+        }
     }
 }
 
@@ -280,8 +287,12 @@ impl<'de> Deserialize<'de> for Deadline {
         match Raw::deserialize(d)? {
             Raw::N(n) if n >= 1 && n <= i64::from(u32::MAX) => Ok(Deadline::Rounds(n as u32)),
             Raw::S(s) if s == "none" => Ok(Deadline::None),
-            Raw::N(n) => Err(serde::de::Error::custom(format!("deadline must be a whole number of rounds >= 1 or \"none\", got {n}"))),
-            Raw::S(s) => Err(serde::de::Error::custom(format!("deadline must be a whole number of rounds >= 1 or \"none\", got \"{s}\""))),
+            Raw::N(n) => Err(serde::de::Error::custom(format!(
+                "deadline must be a whole number of rounds >= 1 or \"none\", got {n}"
+            ))),
+            Raw::S(s) => Err(serde::de::Error::custom(format!(
+                "deadline must be a whole number of rounds >= 1 or \"none\", got \"{s}\""
+            ))),
         }
     }
 }
@@ -306,8 +317,22 @@ impl Default for EnvSection {
             observe_burst: false,
             observe_budgets: false,
             mmpp: Mmpp::default(),
-            agents: vec![AgentGroup { count: 20, weight: 1.0, application: None, load: 0.6 }],
-            cluster: vec![ClusterGroup { kind: "gemmini_2ghz".into(), count: 20 }, ClusterGroup { kind: "gemmini_3ghz".into(), count: 20 }],
+            agents: vec![AgentGroup {
+                count: 20,
+                weight: 1.0,
+                application: None,
+                load: 0.6,
+            }],
+            cluster: vec![
+                ClusterGroup {
+                    kind: "gemmini_2ghz".into(),
+                    count: 20,
+                },
+                ClusterGroup {
+                    kind: "gemmini_3ghz".into(),
+                    count: 20,
+                },
+            ],
             catalog: Catalog::default(),
         }
     }
@@ -329,7 +354,12 @@ pub struct MechanismSection {
 
 impl Default for MechanismSection {
     fn default() -> Self {
-        Self { name: "mtf".into(), total_tokens: 100.0, leftovers: Leftovers::RoundRobin, fairness: scheduler::themis::DEFAULT_FAIRNESS }
+        Self {
+            name: "mtf".into(),
+            total_tokens: 100.0,
+            leftovers: Leftovers::RoundRobin,
+            fairness: scheduler::themis::DEFAULT_FAIRNESS,
+        }
     }
 }
 
@@ -349,7 +379,11 @@ pub struct ScenarioFile {
 
 impl Default for ScenarioFile {
     fn default() -> Self {
-        Self { seed: 1, env: EnvSection::default(), mechanism: MechanismSection::default() }
+        Self {
+            seed: 1,
+            env: EnvSection::default(),
+            mechanism: MechanismSection::default(),
+        }
     }
 }
 
@@ -385,7 +419,9 @@ pub struct Scenario {
 /// Parse `--set key.path=value`: the value is read as TOML (number, bool, array, string) and
 /// otherwise taken as a bare string.
 pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String> {
-    let (path, raw) = spec.split_once('=').ok_or_else(|| format!("--set {spec}: expected key.path=value"))?;
+    let (path, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--set {spec}: expected key.path=value"))?;
     let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
         Ok(mut t) => t.remove("v").expect("parsed v"),
         Err(_) => toml::Value::String(raw.to_string()),
@@ -396,7 +432,9 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String>
     }
     let mut cur = table;
     for k in &keys[..keys.len() - 1] {
-        let entry = cur.entry((*k).to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur
+            .entry((*k).to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         cur = entry.as_table_mut().ok_or_else(|| format!("--set {spec}: `{k}` is not a table"))?;
     }
     cur.insert(keys[keys.len() - 1].to_string(), value);
@@ -406,16 +444,29 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String>
 /// Read a TOML file and apply overrides, naming the file in errors.
 pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError { file: file.clone(), key: "(file)".into(), problem: e.to_string() })?;
-    let mut table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError { file: file.clone(), key: "(syntax)".into(), problem: e.message().to_string() + &line_of(&text, e.span()) })?;
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: file.clone(),
+        key: "(file)".into(),
+        problem: e.to_string(),
+    })?;
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError {
+        file: file.clone(),
+        key: "(syntax)".into(),
+        problem: e.message().to_string() + &line_of(&text, e.span()),
+    })?;
     for o in overrides {
-        apply_override(&mut table, o).map_err(|p| ConfigError { file: file.clone(), key: o.split('=').next().unwrap_or("").to_string(), problem: p })?;
+        apply_override(&mut table, o).map_err(|p| ConfigError {
+            file: file.clone(),
+            key: o.split('=').next().unwrap_or("").to_string(),
+            problem: p,
+        })?;
     }
     Ok(table)
 }
 
 fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
-    span.map(|s| format!(" (line {})", text[..s.start.min(text.len())].lines().count().max(1))).unwrap_or_default()
+    span.map(|s| format!(" (line {})", text[..s.start.min(text.len())].lines().count().max(1)))
+        .unwrap_or_default()
 }
 
 /// Deserialize a table into `T`, naming the key path of the first problem.
@@ -423,7 +474,11 @@ pub fn from_table<T: serde::de::DeserializeOwned>(file: &str, table: toml::Table
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
         let key = e.path().to_string();
         let problem = e.into_inner().message().to_string();
-        ConfigError { file: file.to_string(), key: if key == "." { "(top level)".into() } else { key }, problem }
+        ConfigError {
+            file: file.to_string(),
+            key: if key == "." { "(top level)".into() } else { key },
+            problem,
+        }
     })
 }
 
@@ -438,7 +493,11 @@ impl ScenarioFile {
     /// Validate into a [`Scenario`]; `path` names the file in errors and anchors the trace path.
     pub fn resolve(self, path: &Path) -> Result<Scenario, ConfigError> {
         let fname = path.display().to_string();
-        let err = |key: &str, problem: String| ConfigError { file: fname.clone(), key: key.to_string(), problem };
+        let err = |key: &str, problem: String| ConfigError {
+            file: fname.clone(),
+            key: key.to_string(),
+            problem,
+        };
         let e = &self.env;
         let cat = &e.catalog;
         if cat.applications.is_empty() {
@@ -448,14 +507,27 @@ impl ScenarioFile {
             return Err(err("env.catalog.types", "needs at least one accelerator type".into()));
         }
         if cat.throughput.len() != cat.applications.len() {
-            return Err(err("env.catalog.throughput", format!("has {} rows, expected one per application ({})", cat.throughput.len(), cat.applications.len())));
+            return Err(err(
+                "env.catalog.throughput",
+                format!(
+                    "has {} rows, expected one per application ({})",
+                    cat.throughput.len(),
+                    cat.applications.len()
+                ),
+            ));
         }
         for (a, row) in cat.throughput.iter().enumerate() {
             if row.len() != cat.types.len() {
-                return Err(err(&format!("env.catalog.throughput[{a}]"), format!("has {} entries, expected one per type ({})", row.len(), cat.types.len())));
+                return Err(err(
+                    &format!("env.catalog.throughput[{a}]"),
+                    format!("has {} entries, expected one per type ({})", row.len(), cat.types.len()),
+                ));
             }
             if let Some(t) = row.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
-                return Err(err(&format!("env.catalog.throughput[{a}][{t}]"), format!("must be a finite number > 0, got {}", row[t])));
+                return Err(err(
+                    &format!("env.catalog.throughput[{a}][{t}]"),
+                    format!("must be a finite number > 0, got {}", row[t]),
+                ));
             }
         }
         if e.rounds == 0 {
@@ -468,10 +540,16 @@ impl ScenarioFile {
             return Err(err("env.threshold_levels", "needs at least one level".into()));
         }
         if let Some(k) = e.threshold_levels.iter().position(|t| !(0.0..=1.0).contains(t)) {
-            return Err(err(&format!("env.threshold_levels[{k}]"), format!("must be in [0, 1], got {}", e.threshold_levels[k])));
+            return Err(err(
+                &format!("env.threshold_levels[{k}]"),
+                format!("must be in [0, 1], got {}", e.threshold_levels[k]),
+            ));
         }
         let m = &e.mmpp;
-        for (key, p) in [("env.mmpp.p_high_to_low", m.p_high_to_low), ("env.mmpp.p_low_to_high", m.p_low_to_high)] {
+        for (key, p) in [
+            ("env.mmpp.p_high_to_low", m.p_high_to_low),
+            ("env.mmpp.p_low_to_high", m.p_low_to_high),
+        ] {
             if !(p > 0.0 && p <= 1.0) {
                 return Err(err(key, format!("must be a probability in (0, 1], got {p}")));
             }
@@ -500,12 +578,21 @@ impl ScenarioFile {
                 return Err(err(&key("load"), format!("must be in (0, 1], got {}", group.load)));
             }
             let app = match &group.application {
-                Some(name) => Some(cat.applications.iter().position(|a| a == name).ok_or_else(|| err(&key("application"), format!("`{name}` is not in the catalog (known: {})", cat.applications.join(", "))))?),
+                Some(name) => Some(cat.applications.iter().position(|a| a == name).ok_or_else(|| {
+                    err(
+                        &key("application"),
+                        format!("`{name}` is not in the catalog (known: {})", cat.applications.join(", ")),
+                    )
+                })?),
                 None => None,
             };
             for _ in 0..group.count {
                 let idx = agents.len();
-                agents.push(AgentSpec { weight: group.weight, app: app.unwrap_or(idx % cat.applications.len()), load: group.load });
+                agents.push(AgentSpec {
+                    weight: group.weight,
+                    app: app.unwrap_or(idx % cat.applications.len()),
+                    load: group.load,
+                });
             }
         }
         if e.cluster.is_empty() {
@@ -513,7 +600,12 @@ impl ScenarioFile {
         }
         let mut accelerators = Vec::new();
         for (g, group) in e.cluster.iter().enumerate() {
-            let t = cat.types.iter().position(|t| *t == group.kind).ok_or_else(|| err(&format!("env.cluster[{g}].type"), format!("`{}` is not in the catalog (known: {})", group.kind, cat.types.join(", "))))?;
+            let t = cat.types.iter().position(|t| *t == group.kind).ok_or_else(|| {
+                err(
+                    &format!("env.cluster[{g}].type"),
+                    format!("`{}` is not in the catalog (known: {})", group.kind, cat.types.join(", ")),
+                )
+            })?;
             if group.count == 0 {
                 return Err(err(&format!("env.cluster[{g}].count"), "must be at least 1".into()));
             }
@@ -521,10 +613,20 @@ impl ScenarioFile {
         }
         let mech = &self.mechanism;
         if !scheduler::registry::NAMES.contains(&mech.name.as_str()) {
-            return Err(err("mechanism.name", format!("unknown mechanism `{}` (known: {})", mech.name, scheduler::registry::NAMES.join(", "))));
+            return Err(err(
+                "mechanism.name",
+                format!(
+                    "unknown mechanism `{}` (known: {})",
+                    mech.name,
+                    scheduler::registry::NAMES.join(", ")
+                ),
+            ));
         }
         if !(mech.total_tokens.is_finite() && mech.total_tokens > 0.0) {
-            return Err(err("mechanism.total_tokens", format!("must be a finite number > 0, got {}", mech.total_tokens)));
+            return Err(err(
+                "mechanism.total_tokens",
+                format!("must be a finite number > 0, got {}", mech.total_tokens),
+            ));
         }
         if !(0.0..=1.0).contains(&mech.fairness) {
             return Err(err("mechanism.fairness", format!("must be in [0, 1], got {}", mech.fairness)));
@@ -532,7 +634,11 @@ impl ScenarioFile {
         let trace = match (e.arrivals, &e.trace) {
             (Arrivals::Trace, None) => return Err(err("env.trace", "arrivals = \"trace\" needs a trace file".into())),
             (Arrivals::Trace, Some(p)) => {
-                let full = if p.is_absolute() { p.clone() } else { path.parent().unwrap_or(Path::new(".")).join(p) };
+                let full = if p.is_absolute() {
+                    p.clone()
+                } else {
+                    path.parent().unwrap_or(Path::new(".")).join(p)
+                };
                 read_trace(&full, agents.len()).map_err(|problem| err("env.trace", problem))?
             }
             _ => Vec::new(),
@@ -545,7 +651,14 @@ impl ScenarioFile {
             Deadline::Rounds(r) => r,
             Deadline::None => u32::MAX,
         };
-        Ok(Scenario { file: self, agents, accelerators, queue_cap, deadline, trace })
+        Ok(Scenario {
+            file: self,
+            agents,
+            accelerators,
+            queue_cap,
+            deadline,
+            trace,
+        })
     }
 }
 
@@ -563,7 +676,14 @@ pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
         let parsed: Result<Vec<u64>, _> = cells.iter().map(|c| c.parse::<u64>()).collect();
         match parsed {
             Ok(row) if row.len() == n => rows.push(row),
-            Ok(row) => return Err(format!("{} line {}: {} columns, expected one per agent ({n})", path.display(), k + 1, row.len())),
+            Ok(row) => {
+                return Err(format!(
+                    "{} line {}: {} columns, expected one per agent ({n})",
+                    path.display(),
+                    k + 1,
+                    row.len()
+                ))
+            }
             Err(_) if k == 0 => continue,
             Err(_) => return Err(format!("{} line {}: expected non-negative whole numbers", path.display(), k + 1)),
         }
@@ -617,12 +737,25 @@ mod tests {
         let e = |t: &str| load_str(t, &[]).unwrap_err().to_string();
         assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `observe_burst`, `observe_budgets`, `mmpp`, `agents`, `cluster`, `catalog`");
         assert!(e("[env]\nrounds = \"many\"").starts_with("test.toml: env.rounds: invalid type: string \"many\""));
-        assert_eq!(e("[[env.agents]]\nload = 0.5\nweight = 0"), "test.toml: env.agents[0].weight: must be a finite number > 0, got 0");
-        assert_eq!(e("[[env.agents]]\nload = 1.5"), "test.toml: env.agents[0].load: must be in (0, 1], got 1.5");
-        assert_eq!(e("[[env.agents]]\nload = 0.5\ncount = 0"), "test.toml: env.agents[0].count: must be at least 1");
-        assert!(e("[[env.agents]]\nload = 0.5\napplication = \"bert\"").starts_with("test.toml: env.agents[0].application: `bert` is not in the catalog"));
+        assert_eq!(
+            e("[[env.agents]]\nload = 0.5\nweight = 0"),
+            "test.toml: env.agents[0].weight: must be a finite number > 0, got 0"
+        );
+        assert_eq!(
+            e("[[env.agents]]\nload = 1.5"),
+            "test.toml: env.agents[0].load: must be in (0, 1], got 1.5"
+        );
+        assert_eq!(
+            e("[[env.agents]]\nload = 0.5\ncount = 0"),
+            "test.toml: env.agents[0].count: must be at least 1"
+        );
+        assert!(e("[[env.agents]]\nload = 0.5\napplication = \"bert\"")
+            .starts_with("test.toml: env.agents[0].application: `bert` is not in the catalog"));
         assert_eq!(e("[env]\nagents = []"), "test.toml: env.agents: needs at least one agent group");
-        assert_eq!(e("[env]\ncluster = []"), "test.toml: env.cluster: needs at least one accelerator group");
+        assert_eq!(
+            e("[env]\ncluster = []"),
+            "test.toml: env.cluster: needs at least one accelerator group"
+        );
         assert!(e("[env]\ndeadline = \"soon\"").contains("env.deadline: deadline must be a whole number"));
         assert!(e("[mechanism]\nname = \"fifo\"").starts_with("test.toml: mechanism.name: unknown mechanism `fifo`"));
         assert!(e("[env]\nqueues = \"stack\"").starts_with("test.toml: env.queues: unknown variant `stack`"));
@@ -630,15 +763,38 @@ mod tests {
 
     #[test]
     fn overrides_reach_any_key() {
-        let s = load_str("", &["env.rounds=50", "env.deadline=none", "mechanism.name=stride", "env.arrivals=mmpp", "seed=9"]).unwrap();
-        assert_eq!((s.file.env.rounds, s.deadline, s.file.mechanism.name.as_str(), s.file.env.arrivals, s.file.seed), (50, u32::MAX, "stride", Arrivals::Mmpp, 9));
+        let s = load_str(
+            "",
+            &[
+                "env.rounds=50",
+                "env.deadline=none",
+                "mechanism.name=stride",
+                "env.arrivals=mmpp",
+                "seed=9",
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                s.file.env.rounds,
+                s.deadline,
+                s.file.mechanism.name.as_str(),
+                s.file.env.arrivals,
+                s.file.seed
+            ),
+            (50, u32::MAX, "stride", Arrivals::Mmpp, 9)
+        );
         let e = load_str("", &["env.rounds=-3"]).unwrap_err().to_string();
         assert!(e.starts_with("test.toml: env.rounds: invalid value"), "{e}");
     }
 
     #[test]
     fn resolved_config_round_trips_through_toml() {
-        let s = load_str("[env]\nrounds = 7\n[[env.agents]]\ncount = 2\nweight = 2.0\nload = 0.8\napplication = \"resnet_conv\"", &[]).unwrap();
+        let s = load_str(
+            "[env]\nrounds = 7\n[[env.agents]]\ncount = 2\nweight = 2.0\nload = 0.8\napplication = \"resnet_conv\"",
+            &[],
+        )
+        .unwrap();
         let again: ScenarioFile = toml::from_str(&s.to_toml()).unwrap();
         assert_eq!(again, s.file);
     }

@@ -22,7 +22,10 @@ impl Mtf {
     /// probability proportional to weight among those that still want something, using the
     /// input's `draws` (one per leftover).
     pub fn with_weighted_leftovers() -> Self {
-        Self { board: Board::default(), weighted_leftovers: true }
+        Self {
+            board: Board::default(),
+            weighted_leftovers: true,
+        }
     }
 }
 
@@ -95,7 +98,9 @@ impl Mechanism for Mtf {
                     }
                     x -= input.weights[i];
                 }
-                let c = board.first_pref(pick, |u| u > 0.0).expect("a wanting agent has a wanted accelerator");
+                let c = board
+                    .first_pref(pick, |u| u > 0.0)
+                    .expect("a wanting agent has a wanted accelerator");
                 board.give(input, pick, c, out);
             }
         } else {

@@ -32,7 +32,10 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Self { fairness: DEFAULT_FAIRNESS, weighted_leftovers: false }
+        Self {
+            fairness: DEFAULT_FAIRNESS,
+            weighted_leftovers: false,
+        }
     }
 }
 

@@ -1,0 +1,778 @@
+//! The multi-agent environment (SPEC 2) in PettingZoo's parallel shape.
+//!
+//! A round: arrivals (and placement), expiry, observation — then the agents act — allocation
+//! by the configured mechanism, service, rewards. [`MtfEnv::reset`] runs the first round up to
+//! the observation; each [`MtfEnv::step`] finishes the round with the agents' actions and runs
+//! the next one up to its observation. Nothing is allocated per round: observations, rewards
+//! and infos are slices into buffers the environment owns.
+
+use crate::config::{Arrivals, Dispatch, Heterogeneity, Leftovers, P2cDraw, Placement, Queues, Reward, Scenario, Service};
+use crate::queue::Queue;
+use crate::rng::{names, poisson_inv, stream, unit};
+use crate::spaces::{BoxSpace, Discrete};
+use rand::rngs::SmallRng;
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, Poisson};
+use scheduler::{registry, Allocation, Form, Mechanism, RoundInput};
+use std::time::Instant;
+
+/// An action outside its space.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ActionError {
+    /// Wrong number of actions.
+    #[error("expected {expected} actions (one per live agent), got {got}")]
+    Count {
+        /// Actions expected.
+        expected: usize,
+        /// Actions given.
+        got: usize,
+    },
+    /// A threshold level index out of range.
+    #[error("agent {agent}: action {action} is outside Discrete({levels})")]
+    OutOfSpace {
+        /// The agent.
+        agent: usize,
+        /// The action.
+        action: usize,
+        /// Number of levels.
+        levels: usize,
+    },
+    /// Stepping after truncation without a reset.
+    #[error("the episode is over (truncated after {0} rounds): call reset")]
+    Done(u32),
+}
+
+/// What the environment reports about each agent each round (PettingZoo's `infos`, typed).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Info {
+    /// Jobs that arrived this round.
+    pub arrived: u64,
+    /// Jobs rejected at a full queue this round.
+    pub rejected: u64,
+    /// Jobs dropped at their deadline this round.
+    pub dropped: u64,
+    /// Jobs served this round.
+    pub served: u64,
+    /// Jobs queued after service.
+    pub backlog: u64,
+    /// Accelerators allocated this round.
+    pub won: u32,
+    /// Tokens spent this round.
+    pub spent: f64,
+    /// Budget after the round.
+    pub budget: f64,
+    /// Threshold reported this round.
+    pub threshold: f64,
+}
+
+/// The outcome of one step: per-agent slices indexed by agent.
+#[derive(Debug)]
+pub struct Step<'a> {
+    /// Observation of the next round, `dim` floats per agent.
+    pub observations: Observations<'a>,
+    /// Reward of the round just finished.
+    pub rewards: &'a [f64],
+    /// Always false: nothing terminates early (SPEC 2.9).
+    pub terminations: &'a [bool],
+    /// True for every agent once `rounds` rounds have run.
+    pub truncations: &'a [bool],
+    /// What happened to each agent this round.
+    pub infos: &'a [Info],
+}
+
+/// Per-agent observation vectors (row-major, `dim` per agent).
+#[derive(Debug, Clone, Copy)]
+pub struct Observations<'a> {
+    /// All agents' features.
+    pub data: &'a [f32],
+    /// Features per agent.
+    pub dim: usize,
+}
+
+impl<'a> Observations<'a> {
+    /// Agent i's observation.
+    pub fn get(&self, i: usize) -> &'a [f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// Per-episode accumulators per agent (the raw material of [`crate::metrics`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Jobs arrived.
+    pub arrived: Vec<u64>,
+    /// Jobs rejected at full queues.
+    pub rejected: Vec<u64>,
+    /// Jobs dropped at deadlines.
+    pub dropped: Vec<u64>,
+    /// Jobs served.
+    pub served: Vec<u64>,
+    /// Sum of the waits of served jobs (rounds).
+    pub wait: Vec<u64>,
+    /// Sum over rounds of the end-of-round backlog.
+    pub backlog: Vec<u64>,
+    /// Sum of rewards.
+    pub reward: Vec<f64>,
+    /// Tokens spent.
+    pub spent: Vec<f64>,
+    /// Sum of reported thresholds.
+    pub threshold: Vec<f64>,
+    /// Accelerator-rounds allocated.
+    pub won: Vec<u64>,
+    /// Rounds run.
+    pub rounds: u32,
+    /// Nanoseconds spent in the mechanism.
+    pub sched_ns: u128,
+}
+
+/// The environment.
+pub struct MtfEnv {
+    sc: Scenario,
+    n: usize,
+    m: usize,
+    /// Service rate mu[i][c], row-major.
+    mu: Vec<f64>,
+    max_mu: Vec<f64>,
+    /// Cumulative rates per agent (rate-proportional p2c draws).
+    cum_mu: Vec<f64>,
+    lambda: Vec<f64>,
+    weights: Vec<f64>,
+    total_w: f64,
+    levels: Vec<f64>,
+    mechanism: Box<dyn Mechanism>,
+    input: RoundInput,
+    alloc: Allocation,
+    // Episode state.
+    seed: u64,
+    round: u32,
+    done: bool,
+    backlog: Vec<Queue>,
+    queues: Vec<Queue>,
+    budgets: Vec<f64>,
+    turn: usize,
+    high: Vec<bool>,
+    rng_arrivals: Vec<SmallRng>,
+    rng_place: Vec<SmallRng>,
+    rng_dispatch: Vec<SmallRng>,
+    rng_service: Vec<SmallRng>,
+    rng_leftovers: SmallRng,
+    poisson: Vec<[Option<Poisson<f64>>; 2]>,
+    // Per-round buffers.
+    obs: Vec<f32>,
+    dim: usize,
+    rewards: Vec<f64>,
+    terminations: Vec<bool>,
+    truncations: Vec<bool>,
+    infos: Vec<Info>,
+    capacity: Vec<u64>,
+    assigned: Vec<u64>,
+    mine: Vec<usize>,
+    // Episode records (preallocated at reset) for the fairness replays.
+    arrivals_log: Vec<u32>,
+    owners_log: Vec<u32>,
+    utility_log: Vec<f64>,
+    /// Per round: demands (central, n values) or utilities (per-accelerator, n x m).
+    value_log: Vec<f64>,
+    totals: Totals,
+}
+
+/// Marker for an idle accelerator in the owners log.
+pub const IDLE: u32 = u32::MAX;
+
+impl MtfEnv {
+    /// Build the environment for a validated scenario.
+    pub fn new(sc: Scenario) -> Self {
+        let (n, m) = (sc.n(), sc.m());
+        let mech = &sc.file.mechanism;
+        let params = registry::Params {
+            fairness: mech.fairness,
+            weighted_leftovers: mech.leftovers == Leftovers::WeightedRandom,
+        };
+        let mechanism = registry::build(&mech.name, &params).expect("validated mechanism name");
+        let weights: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
+        let total_w = weights.iter().sum();
+        let levels = sc.file.env.threshold_levels.clone();
+        let e = &sc.file.env;
+        let dim = 1 + m + 1 + usize::from(e.observe_burst) + if e.observe_budgets { n } else { 0 };
+        let mut env = Self {
+            n,
+            m,
+            mu: vec![0.0; n * m],
+            max_mu: vec![0.0; n],
+            cum_mu: vec![0.0; n * m],
+            lambda: vec![0.0; n],
+            weights,
+            total_w,
+            levels,
+            mechanism,
+            input: RoundInput::from_utilities(&[vec![0.0]]),
+            alloc: Allocation::default(),
+            seed: 0,
+            round: 0,
+            done: true,
+            backlog: vec![Queue::default(); n],
+            queues: vec![Queue::default(); if e.queues == Queues::PerAccelerator { n * m } else { 0 }],
+            budgets: vec![0.0; n],
+            turn: 0,
+            high: vec![false; n],
+            rng_arrivals: Vec::new(),
+            rng_place: Vec::new(),
+            rng_dispatch: Vec::new(),
+            rng_service: Vec::new(),
+            rng_leftovers: stream(0, names::LEFTOVERS, 0),
+            poisson: Vec::new(),
+            obs: vec![0.0; n * dim],
+            dim,
+            rewards: vec![0.0; n],
+            terminations: vec![false; n],
+            truncations: vec![false; n],
+            infos: vec![Info::default(); n],
+            capacity: vec![0; m],
+            assigned: vec![0; m],
+            mine: Vec::with_capacity(m),
+            arrivals_log: Vec::new(),
+            owners_log: Vec::new(),
+            utility_log: Vec::new(),
+            value_log: Vec::new(),
+            totals: Totals::default(),
+            sc,
+        };
+        env.set_rates(0);
+        env
+    }
+
+    /// Service rates: from the catalog, or (speedup_draw) drawn per episode seed.
+    fn set_rates(&mut self, seed: u64) {
+        let (n, m) = (self.n, self.m);
+        let e = &self.sc.file.env;
+        let cat = &e.catalog;
+        for i in 0..n {
+            let app = self.sc.agents[i].app;
+            let mut rng = stream(seed, names::SPEEDUP, i as u64);
+            for c in 0..m {
+                self.mu[i * m + c] = match e.heterogeneity {
+                    Heterogeneity::Catalog => e.base_rate * cat.throughput[app][self.sc.accelerators[c]] / cat.throughput[app][0],
+                    // {1.0, 1.5} with weights {3, 2}.
+                    Heterogeneity::SpeedupDraw => e.base_rate * if rng.random_range(0..5u32) < 3 { 1.0 } else { 1.5 },
+                };
+            }
+            let row = &self.mu[i * m..(i + 1) * m];
+            self.max_mu[i] = row.iter().copied().fold(0.0, f64::max);
+            let mut acc = 0.0;
+            for c in 0..m {
+                acc += self.mu[i * m + c];
+                self.cum_mu[i * m + c] = acc;
+            }
+            let total: f64 = row.iter().sum();
+            self.lambda[i] = self.sc.agents[i].load * (self.weights[i] / self.total_w) * total;
+        }
+    }
+
+    /// The scenario.
+    pub fn scenario(&self) -> &Scenario {
+        &self.sc
+    }
+
+    /// Agents ever in the environment (PettingZoo's `possible_agents`).
+    pub fn possible_agents(&self) -> Vec<String> {
+        (0..self.n).map(|i| format!("agent_{i}")).collect()
+    }
+
+    /// Agents live now: all of them until truncation, none after.
+    pub fn agents(&self) -> Vec<String> {
+        if self.done {
+            Vec::new()
+        } else {
+            self.possible_agents()
+        }
+    }
+
+    /// Number of agents.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of accelerators.
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// Agent i's action space: an index into the threshold levels.
+    pub fn action_space(&self, _agent: usize) -> Discrete {
+        Discrete { n: self.levels.len() }
+    }
+
+    /// Agent i's observation space: budget share, m utilities in [0, 1], backlog over arrival
+    /// rate (>= 0), then the optional burst state and everyone's budget shares.
+    pub fn observation_space(&self, _agent: usize) -> BoxSpace {
+        let mut low = vec![0.0f32; self.dim];
+        let mut high = vec![1.0f32; self.dim];
+        high[1 + self.m] = f32::INFINITY;
+        low.iter_mut().for_each(|l| *l = 0.0);
+        // Budget shares can exceed 1 only by float rounding of the token total.
+        high[0] = 1.0 + 1e-6;
+        for h in high.iter_mut().skip(2 + self.m) {
+            *h = 1.0 + 1e-6;
+        }
+        BoxSpace { low, high }
+    }
+
+    /// Threshold levels (action i means `levels()[i]`).
+    pub fn levels(&self) -> &[f64] {
+        &self.levels
+    }
+
+    /// Service rates mu[i][c] (row-major).
+    pub fn rates(&self) -> &[f64] {
+        &self.mu
+    }
+
+    /// Mean arrival rate lambda_i.
+    pub fn arrival_rates(&self) -> &[f64] {
+        &self.lambda
+    }
+
+    /// Current budgets.
+    pub fn budgets(&self) -> &[f64] {
+        &self.budgets
+    }
+
+    /// The round input the mechanism saw last (after `step`), e.g. for counterfactual re-runs.
+    pub fn last_input(&self) -> &RoundInput {
+        &self.input
+    }
+
+    /// The last allocation.
+    pub fn last_allocation(&self) -> &Allocation {
+        &self.alloc
+    }
+
+    /// Episode accumulators so far.
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+
+    /// Arrivals per (round, agent) so far, row-major by round.
+    pub fn arrivals_log(&self) -> &[u32] {
+        &self.arrivals_log
+    }
+
+    /// Owner per (round, accelerator) so far ([`IDLE`] for none), row-major by round.
+    pub fn owners_log(&self) -> &[u32] {
+        &self.owners_log
+    }
+
+    /// Per round, what allocations are worth: the demands (central queues, n per round) or the
+    /// utilities (per-accelerator queues, n x m per round) the mechanism saw.
+    pub fn value_log(&self) -> &[f64] {
+        &self.value_log
+    }
+
+    /// Max service rate per agent.
+    pub fn max_rates(&self) -> &[f64] {
+        &self.max_mu
+    }
+
+    /// The episode's root seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Start an episode: reseed every stream, empty the queues, reset budgets and the
+    /// mechanism's state, and run the first round up to the observation.
+    pub fn reset(&mut self, seed: u64) -> (Observations<'_>, &[Info]) {
+        let (n, m) = (self.n, self.m);
+        self.seed = seed;
+        if self.sc.file.env.heterogeneity == Heterogeneity::SpeedupDraw {
+            self.set_rates(seed);
+        }
+        self.round = 0;
+        self.done = false;
+        self.backlog.iter_mut().for_each(Queue::clear);
+        self.queues.iter_mut().for_each(Queue::clear);
+        let t = self.sc.file.mechanism.total_tokens;
+        for i in 0..n {
+            self.budgets[i] = self.weights[i] * t / self.total_w;
+        }
+        self.turn = 0;
+        self.mechanism.reset();
+        self.rng_arrivals = (0..n).map(|i| stream(seed, names::ARRIVALS, i as u64)).collect();
+        self.rng_place = (0..n).map(|i| stream(seed, names::PLACEMENT, i as u64)).collect();
+        self.rng_dispatch = (0..n).map(|i| stream(seed, names::DISPATCH, i as u64)).collect();
+        self.rng_service = (0..m).map(|c| stream(seed, names::SERVICE, c as u64)).collect();
+        self.rng_leftovers = stream(seed, names::LEFTOVERS, 0);
+        let mmpp = self.sc.file.env.mmpp.clone();
+        let bursty = self.sc.file.env.arrivals == Arrivals::Mmpp;
+        self.poisson = (0..n)
+            .map(|i| {
+                let mk = |mult: f64| {
+                    let l = self.lambda[i] * mult;
+                    (l > 0.0).then(|| Poisson::new(l).expect("finite positive rate"))
+                };
+                if bursty {
+                    [mk(mmpp.low_mult), mk(mmpp.high_mult)]
+                } else {
+                    [mk(1.0), None]
+                }
+            })
+            .collect();
+        // Burst chains start in their stationary distribution.
+        for i in 0..n {
+            self.high[i] = bursty && unit(self.rng_arrivals[i].next_u64()) < mmpp.p_high();
+        }
+        // The mechanism's round input: the form and the constant rates are set once.
+        let central = self.sc.file.env.queues == Queues::Central;
+        self.input = RoundInput {
+            n,
+            m,
+            form: if central { Form::Demand } else { Form::Utilities },
+            utilities: if central { Vec::new() } else { vec![0.0; n * m] },
+            demands: if central { vec![0.0; n] } else { Vec::new() },
+            rates: self.mu.clone(),
+            thresholds: vec![0.0; n],
+            budgets: vec![0.0; n],
+            weights: self.weights.clone(),
+            turn: 0,
+            types: self.sc.accelerators.clone(),
+            draws: if self.sc.file.mechanism.leftovers == Leftovers::WeightedRandom {
+                vec![0.0; m]
+            } else {
+                Vec::new()
+            },
+        };
+        let rounds = self.sc.file.env.rounds as usize;
+        self.arrivals_log.clear();
+        self.arrivals_log.reserve(rounds * n);
+        self.owners_log.clear();
+        self.owners_log.reserve(rounds * m);
+        self.utility_log.clear();
+        self.utility_log.reserve(rounds * m);
+        self.value_log.clear();
+        self.value_log
+            .reserve(rounds * if self.sc.file.env.queues == Queues::Central { n } else { n * m });
+        self.totals = Totals {
+            arrived: vec![0; n],
+            rejected: vec![0; n],
+            dropped: vec![0; n],
+            served: vec![0; n],
+            wait: vec![0; n],
+            backlog: vec![0; n],
+            reward: vec![0.0; n],
+            spent: vec![0.0; n],
+            threshold: vec![0.0; n],
+            won: vec![0; n],
+            rounds: 0,
+            sched_ns: 0,
+        };
+        self.infos.iter_mut().for_each(|x| *x = Info::default());
+        self.truncations.iter_mut().for_each(|t| *t = false);
+        self.begin_round();
+        (
+            Observations {
+                data: &self.obs,
+                dim: self.dim,
+            },
+            &self.infos,
+        )
+    }
+
+    /// Finish the round with the agents' actions (indices into the threshold levels) and run
+    /// the next round up to its observation.
+    pub fn step(&mut self, actions: &[usize]) -> Result<Step<'_>, ActionError> {
+        if self.done {
+            return Err(ActionError::Done(self.sc.file.env.rounds));
+        }
+        if actions.len() != self.n {
+            return Err(ActionError::Count {
+                expected: self.n,
+                got: actions.len(),
+            });
+        }
+        let k = self.levels.len();
+        if let Some(i) = actions.iter().position(|&a| a >= k) {
+            return Err(ActionError::OutOfSpace {
+                agent: i,
+                action: actions[i],
+                levels: k,
+            });
+        }
+        self.finish_round(actions);
+        self.round += 1;
+        self.totals.rounds = self.round;
+        if self.round >= self.sc.file.env.rounds {
+            self.done = true;
+            self.truncations.iter_mut().for_each(|t| *t = true);
+        } else {
+            self.begin_round();
+        }
+        Ok(Step {
+            observations: Observations {
+                data: &self.obs,
+                dim: self.dim,
+            },
+            rewards: &self.rewards,
+            terminations: &self.terminations,
+            truncations: &self.truncations,
+            infos: &self.infos,
+        })
+    }
+
+    /// Arrivals, placement, expiry, observation.
+    fn begin_round(&mut self) {
+        let (n, m) = (self.n, self.m);
+        let r = self.round;
+        let e = &self.sc.file.env;
+        let cap = self.sc.queue_cap;
+        for i in 0..n {
+            let info = &mut self.infos[i];
+            *info = Info {
+                budget: self.budgets[i],
+                ..Info::default()
+            };
+            // Burst state, then arrivals, from the agent's own stream.
+            let rng = &mut self.rng_arrivals[i];
+            let arrived = match e.arrivals {
+                Arrivals::Trace => self.sc.trace[r as usize % self.sc.trace.len()][i],
+                Arrivals::Poisson | Arrivals::Mmpp => {
+                    if e.arrivals == Arrivals::Mmpp && r > 0 {
+                        let flip = unit(rng.next_u64());
+                        self.high[i] = if self.high[i] {
+                            flip >= e.mmpp.p_high_to_low
+                        } else {
+                            flip < e.mmpp.p_low_to_high
+                        };
+                    }
+                    match &self.poisson[i][usize::from(self.high[i])] {
+                        Some(p) => p.sample(rng) as u64,
+                        None => 0,
+                    }
+                }
+            };
+            info.arrived = arrived;
+            self.arrivals_log.push(arrived.min(u64::from(u32::MAX)) as u32);
+            match e.queues {
+                Queues::Central => info.rejected = self.backlog[i].push(r, arrived, cap),
+                Queues::PerAccelerator => {
+                    let rng = &mut self.rng_place[i];
+                    let row = i * m;
+                    for _ in 0..arrived {
+                        let draw = |rng: &mut SmallRng| match e.p2c_draw {
+                            P2cDraw::Uniform => rng.random_range(0..m),
+                            P2cDraw::RateProportional => {
+                                let x = unit(rng.next_u64()) * self.cum_mu[row + m - 1];
+                                self.cum_mu[row..row + m].partition_point(|&cdf| cdf <= x).min(m - 1)
+                            }
+                        };
+                        let c = match e.placement {
+                            Placement::Uniform => draw(rng),
+                            Placement::P2c if m == 1 => 0,
+                            Placement::P2c => {
+                                let a = draw(rng);
+                                let mut b = draw(rng);
+                                // Two distinct accelerators: redraw (uniform: shift) on a repeat.
+                                let mut tries = 0;
+                                while b == a && tries < 64 {
+                                    b = draw(rng);
+                                    tries += 1;
+                                }
+                                if b == a {
+                                    b = (a + 1) % m;
+                                }
+                                let load = |c: usize| self.queues[row + c].len() as f64 / self.mu[row + c];
+                                if load(b) < load(a) {
+                                    b
+                                } else {
+                                    a
+                                }
+                            }
+                        };
+                        info.rejected += self.queues[row + c].push(r, 1, cap);
+                    }
+                }
+            }
+            // Expiry.
+            if self.sc.deadline != u32::MAX {
+                info.dropped = match e.queues {
+                    Queues::Central => self.backlog[i].expire(r, self.sc.deadline),
+                    Queues::PerAccelerator => (0..m).map(|c| self.queues[i * m + c].expire(r, self.sc.deadline)).sum(),
+                };
+            }
+        }
+        self.observe();
+    }
+
+    /// Fill the observation buffer and the mechanism's round input.
+    fn observe(&mut self) {
+        let (n, m, dim) = (self.n, self.m, self.dim);
+        let e = &self.sc.file.env;
+        let t = self.sc.file.mechanism.total_tokens;
+        for i in 0..n {
+            let o = &mut self.obs[i * dim..(i + 1) * dim];
+            o[0] = (self.budgets[i] / t) as f32;
+            let max = self.max_mu[i];
+            let queued: u64 = match e.queues {
+                Queues::Central => {
+                    let q = self.backlog[i].len() as f64;
+                    self.input.demands[i] = q;
+                    for c in 0..m {
+                        o[1 + c] = (q.min(self.mu[i * m + c]) / max) as f32;
+                    }
+                    self.backlog[i].len()
+                }
+                Queues::PerAccelerator => {
+                    let mut total = 0;
+                    for c in 0..m {
+                        let q = self.queues[i * m + c].len();
+                        total += q;
+                        let u = (q as f64).min(self.mu[i * m + c]) / max;
+                        self.input.utilities[i * m + c] = u;
+                        o[1 + c] = u as f32;
+                    }
+                    total
+                }
+            };
+            o[1 + m] = if self.lambda[i] > 0.0 {
+                (queued as f64 / self.lambda[i]) as f32
+            } else {
+                0.0
+            };
+            let mut k = 2 + m;
+            if e.observe_burst {
+                o[k] = if self.high[i] { 1.0 } else { 0.0 };
+                k += 1;
+            }
+            if e.observe_budgets {
+                for j in 0..n {
+                    o[k + j] = (self.budgets[j] / t) as f32;
+                }
+            }
+        }
+    }
+
+    /// Allocation, service, rewards.
+    fn finish_round(&mut self, actions: &[usize]) {
+        let (n, m) = (self.n, self.m);
+        let r = self.round;
+        for i in 0..n {
+            self.input.thresholds[i] = self.levels[actions[i]];
+        }
+        self.input.budgets.copy_from_slice(&self.budgets);
+        self.input.turn = self.turn;
+        for d in self.input.draws.iter_mut() {
+            *d = unit(self.rng_leftovers.next_u64());
+        }
+        let start = Instant::now();
+        self.mechanism.allocate(&self.input, &mut self.alloc);
+        match self.input.form {
+            Form::Demand => self.value_log.extend_from_slice(&self.input.demands),
+            Form::Utilities => self.value_log.extend_from_slice(&self.input.utilities),
+        }
+        self.totals.sched_ns += start.elapsed().as_nanos();
+        self.budgets.copy_from_slice(&self.alloc.budgets);
+        self.turn = self.alloc.turn;
+
+        // Service capacity: one uniform per accelerator per round, allocated or not, so the
+        // service streams stay aligned across mechanisms.
+        let e = &self.sc.file.env;
+        for c in 0..m {
+            let u = unit(self.rng_service[c].next_u64());
+            self.capacity[c] = match self.alloc.owners[c] {
+                Some(i) => match e.service {
+                    Service::Poisson => poisson_inv(self.mu[i * m + c], u),
+                    Service::Deterministic => self.mu[i * m + c].round() as u64,
+                },
+                None => 0,
+            };
+            self.owners_log.push(self.alloc.owners[c].map_or(IDLE, |i| i as u32));
+            self.utility_log.push(self.alloc.won_utility[c]);
+        }
+
+        for i in 0..n {
+            self.mine.clear();
+            self.mine.extend((0..m).filter(|&c| self.alloc.owners[c] == Some(i)));
+            let (served, wait) = match e.queues {
+                Queues::Central => {
+                    let q = self.backlog[i].len();
+                    let total: u64 = self.mine.iter().map(|&c| self.capacity[c]).sum();
+                    let jobs = q.min(total);
+                    let served = match e.dispatch {
+                        Dispatch::Fluid => jobs,
+                        Dispatch::P2c => {
+                            let k = self.mine.len();
+                            for &c in &self.mine {
+                                self.assigned[c] = 0;
+                            }
+                            let rng = &mut self.rng_dispatch[i];
+                            for _ in 0..jobs {
+                                let c = if k == 1 {
+                                    self.mine[0]
+                                } else {
+                                    let a = rng.random_range(0..k);
+                                    let mut b = rng.random_range(0..k - 1);
+                                    if b >= a {
+                                        b += 1;
+                                    }
+                                    let (ca, cb) = (self.mine[a], self.mine[b]);
+                                    // Lower assigned / mu wins; tie: the first drawn.
+                                    if (self.assigned[cb] as f64) * self.mu[i * m + ca] < (self.assigned[ca] as f64) * self.mu[i * m + cb] {
+                                        cb
+                                    } else {
+                                        ca
+                                    }
+                                };
+                                self.assigned[c] += 1;
+                            }
+                            self.mine.iter().map(|&c| self.assigned[c].min(self.capacity[c])).sum()
+                        }
+                    };
+                    // The served jobs leave oldest first (wait accounting); the unserved stay
+                    // in age order.
+                    self.backlog[i].serve(r, served)
+                }
+                Queues::PerAccelerator => {
+                    let (mut s, mut w) = (0, 0);
+                    for &c in &self.mine {
+                        let (a, b) = self.queues[i * m + c].serve(r, self.capacity[c]);
+                        s += a;
+                        w += b;
+                    }
+                    (s, w)
+                }
+            };
+            let backlog = match e.queues {
+                Queues::Central => self.backlog[i].len(),
+                Queues::PerAccelerator => (0..m).map(|c| self.queues[i * m + c].len()).sum(),
+            };
+            let utility: f64 = self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum();
+            self.rewards[i] = match e.reward {
+                Reward::Utility => utility,
+                Reward::Throughput => served as f64 / self.max_mu[i],
+                Reward::Backlog => {
+                    let cap = match e.queues {
+                        Queues::Central => self.sc.queue_cap,
+                        Queues::PerAccelerator => self.sc.queue_cap * m as u64,
+                    };
+                    -(backlog as f64) / cap as f64
+                }
+            };
+            let info = &mut self.infos[i];
+            info.served = served;
+            info.backlog = backlog;
+            info.won = self.mine.len() as u32;
+            info.spent = self.alloc.spent[i];
+            info.budget = self.budgets[i];
+            info.threshold = self.input.thresholds[i];
+            let t = &mut self.totals;
+            t.arrived[i] += info.arrived;
+            t.rejected[i] += info.rejected;
+            t.dropped[i] += info.dropped;
+            t.served[i] += served;
+            t.wait[i] += wait;
+            t.backlog[i] += backlog;
+            t.reward[i] += self.rewards[i];
+            t.spent[i] += info.spent;
+            t.threshold[i] += info.threshold;
+            t.won[i] += u64::from(info.won);
+        }
+    }
+}
