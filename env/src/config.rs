@@ -416,8 +416,9 @@ pub struct Scenario {
     pub trace: Vec<Vec<u64>>,
 }
 
-/// Parse `--set key.path=value`: the value is read as TOML (number, bool, array, string) and
-/// otherwise taken as a bare string.
+/// Apply `--set key.path=value`: the value is read as TOML (number, bool, array, inline table,
+/// string) and otherwise taken as a bare string. A numeric segment indexes an array of tables
+/// (`env.agents.1.load=0.8`) and `*` means every element (`env.agents.*.load=0.8`).
 pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String> {
     let (path, raw) = spec
         .split_once('=')
@@ -428,17 +429,48 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String>
     };
     let keys: Vec<&str> = path.trim().split('.').collect();
     if keys.iter().any(|k| k.is_empty()) {
-        return Err(format!("--set {spec}: empty key in `{path}`"));
+        return Err(format!("empty key in `{path}`"));
     }
-    let mut cur = table;
-    for k in &keys[..keys.len() - 1] {
-        let entry = cur
-            .entry((*k).to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        cur = entry.as_table_mut().ok_or_else(|| format!("--set {spec}: `{k}` is not a table"))?;
+    set_path(table, &keys, &value, path)
+}
+
+fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &str) -> Result<(), String> {
+    let (first, rest) = (keys[0], &keys[1..]);
+    if rest.is_empty() {
+        table.insert(first.to_string(), value.clone());
+        return Ok(());
     }
-    cur.insert(keys[keys.len() - 1].to_string(), value);
-    Ok(())
+    let entry = table
+        .entry(first.to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    match entry {
+        toml::Value::Table(t) => set_path(t, rest, value, path),
+        toml::Value::Array(items) => {
+            let (index, after) = (rest[0], &rest[1..]);
+            if after.is_empty() {
+                return Err(format!("`{path}`: set a field of an element, e.g. `{first}.{index}.load`"));
+            }
+            let targets: Vec<usize> = if index == "*" {
+                (0..items.len()).collect()
+            } else {
+                let k: usize = index
+                    .parse()
+                    .map_err(|_| format!("`{path}`: `{first}` is an array; index it with a number or `*`, not `{index}`"))?;
+                if k >= items.len() {
+                    return Err(format!("`{path}`: `{first}` has {} elements, no index {k}", items.len()));
+                }
+                vec![k]
+            };
+            for k in targets {
+                match &mut items[k] {
+                    toml::Value::Table(t) => set_path(t, after, value, path)?,
+                    _ => return Err(format!("`{path}`: `{first}.{k}` is not a table")),
+                }
+            }
+            Ok(())
+        }
+        _ => Err(format!("`{path}`: `{first}` is not a table")),
+    }
 }
 
 /// Read a TOML file and apply overrides, naming the file in errors.
@@ -786,6 +818,24 @@ mod tests {
         );
         let e = load_str("", &["env.rounds=-3"]).unwrap_err().to_string();
         assert!(e.starts_with("test.toml: env.rounds: invalid value"), "{e}");
+    }
+
+    #[test]
+    fn overrides_index_and_sweep_arrays() {
+        let text = "[[env.agents]]\nload = 0.5\n[[env.agents]]\nload = 0.5\nweight = 2.0";
+        let s = load_str(text, &["env.agents.*.load=0.8", "env.agents.1.weight=4"]).unwrap();
+        assert_eq!(
+            s.agents.iter().map(|a| (a.load, a.weight)).collect::<Vec<_>>(),
+            vec![(0.8, 1.0), (0.8, 4.0)]
+        );
+        let mut t: toml::Table = toml::from_str(text).unwrap();
+        assert!(apply_override(&mut t, "env.agents.5.load=0.1")
+            .unwrap_err()
+            .contains("has 2 elements"));
+        assert!(apply_override(&mut t, "env.agents.x.load=0.1")
+            .unwrap_err()
+            .contains("index it with a number"));
+        assert!(apply_override(&mut t, "nokey").unwrap_err().contains("expected key.path=value"));
     }
 
     #[test]
