@@ -30,6 +30,36 @@ enum Command {
         #[arg(long)]
         fairness: Option<f64>,
     },
+    /// Evaluation episodes without learning: metrics table (mean, 95% CI) and a run directory.
+    Simulate {
+        /// Scenario config (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Mechanism (overrides mechanism.name).
+        #[arg(long, short)]
+        mechanism: Option<String>,
+        /// Policy: fixed:TAU (TAU one of the threshold levels).
+        #[arg(long, short, default_value = "fixed:0.5")]
+        policy: String,
+        /// Evaluation episodes (seeds derived from the root seed).
+        #[arg(long, default_value_t = 8)]
+        seeds: usize,
+        /// Root seed (overrides the config's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Worker threads (results do not depend on it).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Override any config key: key.path=value (repeatable; arrays: env.agents.*.load=0.8).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print the figures as one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Run directory (default runs/simulate-<config>-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 const SCHEDULE_HELP: &str = "\
@@ -88,5 +118,26 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             input,
             fairness,
         } => crate::schedule::run(&mechanism, input.as_deref(), fairness),
+        Command::Simulate {
+            config,
+            mechanism,
+            policy,
+            seeds,
+            seed,
+            threads,
+            set,
+            json,
+            out,
+        } => crate::simulate::run(crate::simulate::SimulateArgs {
+            config,
+            mechanism,
+            policy,
+            seeds,
+            seed,
+            threads,
+            set,
+            json,
+            out,
+        }),
     }
 }

@@ -11,4 +11,6 @@
 
 pub mod cli;
 pub mod error;
+pub mod run_dir;
 pub mod schedule;
+pub mod simulate;

@@ -58,8 +58,8 @@ pub struct Fairness {
 }
 
 impl EpisodeMetrics {
-    /// Metrics of the episode `env` has run (after truncation, or so far). With `fairness`,
-    /// also the replays (phi, envy) and the Pareto scan.
+    /// Metrics of the episode `env` has run (after truncation, or so far). With `fairness` (and
+    /// recording on), also the replays (phi, envy) and the Pareto scan.
     pub fn compute(env: &MtfEnv, fairness: bool) -> Self {
         let t = env.totals();
         let n = env.n();
@@ -91,7 +91,7 @@ impl EpisodeMetrics {
             welfare,
             jain,
             sched_us: t.sched_ns as f64 / 1e3 / rounds,
-            fairness: fairness.then(|| Fairness::compute(env, &throughput)),
+            fairness: (fairness && env.recording()).then(|| Fairness::compute(env, &throughput)),
             throughput,
         }
     }

@@ -173,6 +173,8 @@ pub struct MtfEnv {
     utility_log: Vec<f64>,
     /// Per round: demands (central, n values) or utilities (per-accelerator, n x m).
     value_log: Vec<f64>,
+    /// Whether the logs above are kept (the fairness replays need them).
+    recording: bool,
     totals: Totals,
 }
 
@@ -234,6 +236,7 @@ impl MtfEnv {
             owners_log: Vec::new(),
             utility_log: Vec::new(),
             value_log: Vec::new(),
+            recording: true,
             totals: Totals::default(),
             sc,
         };
@@ -373,6 +376,18 @@ impl MtfEnv {
         &self.max_mu
     }
 
+    /// Keep (default) or skip the per-round logs of arrivals, owners and values. Without them
+    /// the fairness metrics (phi, envy, Pareto) cannot be computed; memory then stays constant
+    /// however long the episode. Takes effect at the next reset.
+    pub fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+    }
+
+    /// Whether per-round logs are kept.
+    pub fn recording(&self) -> bool {
+        self.recording
+    }
+
     /// The episode's root seed.
     pub fn seed(&self) -> u64 {
         self.seed
@@ -440,7 +455,13 @@ impl MtfEnv {
                 Vec::new()
             },
         };
-        let rounds = self.sc.file.env.rounds as usize;
+        // Reserve for the episode, up to a bound: a config may ask for far more rounds than
+        // it will ever run before a reset.
+        let rounds = if self.recording {
+            (self.sc.file.env.rounds as usize).min(1 << 16)
+        } else {
+            0
+        };
         self.arrivals_log.clear();
         self.arrivals_log.reserve(rounds * n);
         self.owners_log.clear();
@@ -549,7 +570,9 @@ impl MtfEnv {
                 }
             };
             info.arrived = arrived;
-            self.arrivals_log.push(arrived.min(u64::from(u32::MAX)) as u32);
+            if self.recording {
+                self.arrivals_log.push(arrived.min(u64::from(u32::MAX)) as u32);
+            }
             match e.queues {
                 Queues::Central => info.rejected = self.backlog[i].push(r, arrived, cap),
                 Queues::PerAccelerator => {
@@ -663,9 +686,14 @@ impl MtfEnv {
         }
         let start = Instant::now();
         self.mechanism.allocate(&self.input, &mut self.alloc);
-        match self.input.form {
-            Form::Demand => self.value_log.extend_from_slice(&self.input.demands),
-            Form::Utilities => self.value_log.extend_from_slice(&self.input.utilities),
+        if self.recording {
+            match self.input.form {
+                Form::Demand => self.value_log.extend_from_slice(&self.input.demands),
+                Form::Utilities => self.value_log.extend_from_slice(&self.input.utilities),
+            }
+            self.owners_log
+                .extend(self.alloc.owners.iter().map(|o| o.map_or(IDLE, |i| i as u32)));
+            self.utility_log.extend_from_slice(&self.alloc.won_utility);
         }
         self.totals.sched_ns += start.elapsed().as_nanos();
         self.budgets.copy_from_slice(&self.alloc.budgets);
@@ -683,8 +711,6 @@ impl MtfEnv {
                 },
                 None => 0,
             };
-            self.owners_log.push(self.alloc.owners[c].map_or(IDLE, |i| i as u32));
-            self.utility_log.push(self.alloc.won_utility[c]);
         }
 
         for i in 0..n {
