@@ -1,0 +1,190 @@
+//! End-to-end tests of `mtf simulate`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn mtf(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mtf")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn config(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mtf-sim-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn json_and_run_directory_agree() {
+    let out = tmp("json");
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        &config("quickstart.toml"),
+        "--set",
+        "env.rounds=40",
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let printed: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(printed["welfare"], summary["welfare"]);
+    assert_eq!(printed["seeds"], 3);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    // The summary's welfare is the mean of the episodes'.
+    let mean = lines.iter().map(|l| l["welfare"].as_f64().unwrap()).sum::<f64>() / 3.0;
+    assert!((mean - summary["welfare"]["mean"].as_f64().unwrap()).abs() < 1e-9);
+    // The resolved config reruns to the same figures.
+    let again = tmp("again");
+    let (code, stdout2, err) = mtf(&[
+        "simulate",
+        "--config",
+        out.join("config.toml").to_str().unwrap(),
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        again.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let reprinted: serde_json::Value = serde_json::from_str(&stdout2).unwrap();
+    assert_eq!(reprinted["welfare"], printed["welfare"]);
+    assert_eq!(reprinted["ef_violations"], printed["ef_violations"]);
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&again);
+}
+
+#[test]
+fn table_names_every_figure() {
+    let out = tmp("table");
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        &config("thesis/envy.toml"),
+        "--set",
+        "env.rounds=30",
+        "--seeds",
+        "2",
+        "--mechanism",
+        "round_robin",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for row in [
+        "welfare",
+        "per agent, weight 1",
+        "dropped",
+        "mean wait",
+        "Jain",
+        "phi min",
+        "EF violations",
+        "Pareto",
+        "scheduling time",
+        "run directory",
+    ] {
+        assert!(stdout.contains(row), "missing {row}:\n{stdout}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_configs_are_one_line_naming_file_and_key() {
+    let dir = tmp("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "unknown-key.toml",
+            "[env]\nroundz = 3\n",
+            "unknown-key.toml: env.roundz: unknown field `roundz`",
+        ),
+        (
+            "wrong-type.toml",
+            "[env]\nrounds = \"x\"\n",
+            "wrong-type.toml: env.rounds: invalid type",
+        ),
+        (
+            "weight.toml",
+            "[[env.agents]]\nweight = -1.0\nload = 0.5\n",
+            "weight.toml: env.agents[0].weight: must be a finite number > 0, got -1",
+        ),
+        (
+            "load.toml",
+            "[[env.agents]]\nload = 1.5\n",
+            "load.toml: env.agents[0].load: must be in (0, 1], got 1.5",
+        ),
+        (
+            "zero-agents.toml",
+            "[env]\nagents = []\n",
+            "zero-agents.toml: env.agents: needs at least one agent group",
+        ),
+        (
+            "zero-accels.toml",
+            "[[env.cluster]]\ntype = \"gemmini_2ghz\"\ncount = 0\n",
+            "zero-accels.toml: env.cluster[0].count: must be at least 1",
+        ),
+        (
+            "app.toml",
+            "[[env.agents]]\nload = 0.5\napplication = \"bert\"\n",
+            "app.toml: env.agents[0].application: `bert` is not in the catalog",
+        ),
+        ("syntax.toml", "[env\n", "syntax.toml: (syntax)"),
+    ];
+    for (name, text, want) in cases {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let (code, stdout, err) = mtf(&[
+            "simulate",
+            "--config",
+            p.to_str().unwrap(),
+            "--out",
+            dir.join("run").to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(stdout.is_empty());
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err:?} lacks {want:?}");
+    }
+    let q = config("quickstart.toml");
+    for (args, want) in [
+        (vec!["--set", "env.agents.9.load=0.5"], "has 3 elements"),
+        (vec!["--set", "env.rounds=0"], "env.rounds: must be at least 1"),
+        (vec!["--policy", "fixed:0.33"], "not one of the threshold levels"),
+        (vec!["--policy", "greedy"], "expected fixed:TAU"),
+        (vec!["--mechanism", "fifo"], "unknown mechanism `fifo`"),
+        (vec!["--seeds", "0"], "--seeds must be at least 1"),
+    ] {
+        let mut all = vec!["simulate", "--config", q.as_str(), "--out", dir.to_str().unwrap()];
+        all.extend(args.iter());
+        let (code, _, err) = mtf(&all);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want) && err.lines().count() == 1, "{args:?}: {err:?}");
+    }
+    let (code, _, err) = mtf(&["simulate", "--config", "/no/such.toml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/no/such.toml"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
