@@ -17,6 +17,11 @@ impl Queue {
         self.len = 0;
     }
 
+    /// Make room for `runs` runs (arrival rounds) without reallocating.
+    pub fn reserve(&mut self, runs: usize) {
+        self.runs.reserve(runs.saturating_sub(self.runs.len()));
+    }
+
     /// Jobs queued.
     #[inline]
     pub fn len(&self) -> u64 {

@@ -130,6 +130,7 @@ pub struct MtfEnv {
     sc: Scenario,
     n: usize,
     m: usize,
+    names: Vec<String>,
     /// Service rate mu[i][c], row-major.
     mu: Vec<f64>,
     max_mu: Vec<f64>,
@@ -199,6 +200,7 @@ impl MtfEnv {
         let mut env = Self {
             n,
             m,
+            names: (0..n).map(|i| format!("agent_{i}")).collect(),
             mu: vec![0.0; n * m],
             max_mu: vec![0.0; n],
             cum_mu: vec![0.0; n * m],
@@ -276,17 +278,17 @@ impl MtfEnv {
         &self.sc
     }
 
-    /// Agents ever in the environment (PettingZoo's `possible_agents`).
-    pub fn possible_agents(&self) -> Vec<String> {
-        (0..self.n).map(|i| format!("agent_{i}")).collect()
+    /// Agents ever in the environment (PettingZoo's `possible_agents`): `agent_0`, ...
+    pub fn possible_agents(&self) -> &[String] {
+        &self.names
     }
 
-    /// Agents live now: all of them until truncation, none after.
-    pub fn agents(&self) -> Vec<String> {
+    /// Agents live now: all of them until truncation, none after (a slice: no allocation).
+    pub fn agents(&self) -> &[String] {
         if self.done {
-            Vec::new()
+            &[]
         } else {
-            self.possible_agents()
+            &self.names
         }
     }
 
@@ -403,8 +405,13 @@ impl MtfEnv {
         }
         self.round = 0;
         self.done = false;
-        self.backlog.iter_mut().for_each(Queue::clear);
-        self.queues.iter_mut().for_each(Queue::clear);
+        // A queue holds at most one run per arrival round still within the deadline: reserve
+        // that (bounded, for `deadline = "none"`) so rounds do not reallocate.
+        let runs = (self.sc.deadline.min(self.sc.file.env.rounds) as usize + 1).min(256);
+        for q in self.backlog.iter_mut().chain(self.queues.iter_mut()) {
+            q.clear();
+            q.reserve(runs);
+        }
         let t = self.sc.file.mechanism.total_tokens;
         for i in 0..n {
             self.budgets[i] = self.weights[i] * t / self.total_w;

@@ -1,0 +1,76 @@
+//! A round allocates nothing once the queues have warmed up: episode memory is bounded by the
+//! buffers reserved at reset, whatever the number of jobs.
+
+use env::config::ScenarioFile;
+use env::world::MtfEnv;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+static ARMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SEEN: AtomicUsize = AtomicUsize::new(0);
+static SIZES: [AtomicUsize; 32] = [const { AtomicUsize::new(0) }; 32];
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        if ARMED.load(Ordering::Relaxed) {
+            let k = SEEN.fetch_add(1, Ordering::Relaxed);
+            if k < 32 {
+                SIZES[k].store(layout.size(), Ordering::Relaxed);
+            }
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        if ARMED.load(Ordering::Relaxed) {
+            let k = SEEN.fetch_add(1, Ordering::Relaxed);
+            if k < 32 {
+                SIZES[k].store(new_size, Ordering::Relaxed);
+            }
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn steps_allocate_nothing_after_warm_up() {
+    for queues in ["central", "per_accelerator"] {
+        for recording in [true, false] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/thesis/w124-mmpp.toml");
+            let scenario = ScenarioFile::load(&path, &[format!("env.queues=\"{queues}\""), "env.agents.*.load=0.9".into()]).unwrap();
+            let mut world = MtfEnv::new(scenario);
+            world.set_recording(recording);
+            world.reset(3);
+            let actions = vec![4; world.n()];
+            for _ in 0..30 {
+                world.step(&actions).unwrap();
+            }
+            let before = ALLOCS.load(Ordering::Relaxed);
+            ARMED.store(true, Ordering::Relaxed);
+            let mut served = 0;
+            while !world.agents().is_empty() {
+                served += world.step(&actions).unwrap().infos[0].served;
+            }
+            ARMED.store(false, Ordering::Relaxed);
+            let after = ALLOCS.load(Ordering::Relaxed);
+            assert!(served > 0);
+            let sizes: Vec<usize> = SIZES.iter().map(|s| s.load(Ordering::Relaxed)).filter(|&s| s > 0).collect();
+            assert_eq!(
+                after - before,
+                0,
+                "{queues}, recording {recording}: {} allocations in 270 rounds, sizes {sizes:?}",
+                after - before
+            );
+        }
+    }
+}
