@@ -12,8 +12,15 @@ use serde::Serialize;
 pub trait ActionSource: Send {
     /// Start of an episode with this seed.
     fn reset(&mut self, seed: u64);
-    /// Fill `actions` (one level index per agent) from the observations.
-    fn act(&mut self, obs: Observations<'_>, actions: &mut [usize]);
+    /// Fill `actions` (one level index per agent) from the observations and the budgets
+    /// (exact, for learners whose state is the budget).
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]);
+
+    /// After each step: online learners (Hedge evaluated as it plays) update here from the
+    /// environment's last round. Frozen policies do nothing.
+    fn after_step(&mut self, env: &MtfEnv, budgets_before: &[f64], actions: &[usize]) {
+        let _ = (env, budgets_before, actions);
+    }
 }
 
 /// Every agent reports the same fixed level.
@@ -25,7 +32,7 @@ pub struct Fixed {
 
 impl ActionSource for Fixed {
     fn reset(&mut self, _seed: u64) {}
-    fn act(&mut self, _obs: Observations<'_>, actions: &mut [usize]) {
+    fn act(&mut self, _obs: Observations<'_>, _budgets: &[f64], actions: &mut [usize]) {
         actions.fill(self.level);
     }
 }
@@ -34,15 +41,14 @@ impl ActionSource for Fixed {
 pub fn run_episode(scenario: &Scenario, seed: u64, policy: &mut dyn ActionSource, fairness: bool) -> EpisodeMetrics {
     let mut env = MtfEnv::new(scenario.clone());
     let mut actions = vec![0; env.n()];
+    let mut budgets = vec![0.0; env.n()];
     policy.reset(seed);
-    let (obs, _) = env.reset(seed);
-    policy.act(obs, &mut actions);
-    loop {
-        let step = env.step(&actions).expect("policies pick levels inside the action space");
-        if step.truncations[0] {
-            break;
-        }
-        policy.act(step.observations, &mut actions);
+    env.reset(seed);
+    while !env.agents().is_empty() {
+        budgets.copy_from_slice(env.budgets());
+        policy.act(env.observations(), &budgets, &mut actions);
+        env.step(&actions).expect("policies pick levels inside the action space");
+        policy.after_step(&env, &budgets, &actions);
     }
     EpisodeMetrics::compute(&env, fairness)
 }

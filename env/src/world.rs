@@ -322,6 +322,11 @@ impl MtfEnv {
         BoxSpace { low, high }
     }
 
+    /// The current observations (those `reset` or the last `step` returned).
+    pub fn observations(&self) -> Observations<'_> {
+        Observations { data: &self.obs, dim: self.dim }
+    }
+
     /// Threshold levels (action i means `levels()[i]`).
     pub fn levels(&self) -> &[f64] {
         &self.levels
@@ -345,6 +350,11 @@ impl MtfEnv {
     /// The round input the mechanism saw last (after `step`), e.g. for counterfactual re-runs.
     pub fn last_input(&self) -> &RoundInput {
         &self.input
+    }
+
+    /// Rewards of the last round.
+    pub fn last_rewards(&self) -> &[f64] {
+        &self.rewards
     }
 
     /// The last allocation.

@@ -9,14 +9,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-static ARMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+thread_local! {
+    // Only this thread's allocations count: the test harness's other threads allocate too.
+    static ARMED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn armed() -> bool {
+    ARMED.with(|a| a.get())
+}
 static SEEN: AtomicUsize = AtomicUsize::new(0);
 static SIZES: [AtomicUsize; 32] = [const { AtomicUsize::new(0) }; 32];
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        if ARMED.load(Ordering::Relaxed) {
+        if armed() {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
             let k = SEEN.fetch_add(1, Ordering::Relaxed);
             if k < 32 {
                 SIZES[k].store(layout.size(), Ordering::Relaxed);
@@ -28,8 +35,8 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        if ARMED.load(Ordering::Relaxed) {
+        if armed() {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
             let k = SEEN.fetch_add(1, Ordering::Relaxed);
             if k < 32 {
                 SIZES[k].store(new_size, Ordering::Relaxed);
@@ -56,12 +63,12 @@ fn steps_allocate_nothing_after_warm_up() {
                 world.step(&actions).unwrap();
             }
             let before = ALLOCS.load(Ordering::Relaxed);
-            ARMED.store(true, Ordering::Relaxed);
+            ARMED.with(|a| a.set(true));
             let mut served = 0;
             while !world.agents().is_empty() {
                 served += world.step(&actions).unwrap().infos[0].served;
             }
-            ARMED.store(false, Ordering::Relaxed);
+            ARMED.with(|a| a.set(false));
             let after = ALLOCS.load(Ordering::Relaxed);
             assert!(served > 0);
             let sizes: Vec<usize> = SIZES.iter().map(|s| s.load(Ordering::Relaxed)).filter(|&s| s > 0).collect();
