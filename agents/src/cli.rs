@@ -60,6 +60,33 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// A training run: learners per agent, run directory with metrics, TensorBoard, checkpoints.
+    Train {
+        /// Experiment config (TOML).
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Run name (default: the config's file stem).
+        #[arg(long)]
+        name: Option<String>,
+        /// Override any config key: key.path=value (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Continue RUN_DIR from its last checkpoint.
+        #[arg(long, value_name = "RUN_DIR")]
+        resume: Option<PathBuf>,
+        /// Root seed (overrides the config's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Worker threads (results do not depend on it).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Run directory (default runs/<name>-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 const SCHEDULE_HELP: &str = "\
@@ -138,6 +165,25 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             set,
             json,
             out,
+        }),
+        Command::Train {
+            config,
+            name,
+            set,
+            resume,
+            seed,
+            threads,
+            out,
+            quiet,
+        } => crate::train::run(crate::train::TrainArgs {
+            config,
+            name,
+            set,
+            resume,
+            out,
+            seed,
+            threads,
+            quiet,
         }),
     }
 }

@@ -9,8 +9,13 @@
 //! assert!(out.starts_with(r#"{"owners":[1,0,1,1],"#));
 //! ```
 
+pub mod actor_critic;
 pub mod cli;
+pub mod config;
 pub mod error;
+pub mod hedge;
+pub mod learner;
 pub mod run_dir;
 pub mod schedule;
 pub mod simulate;
+pub mod train;

@@ -3,7 +3,7 @@
 
 use crate::error::user;
 use crate::run_dir;
-use env::config::{Scenario, ScenarioFile};
+use env::config::Scenario;
 use env::eval::{evaluate, ActionSource, Fixed, Stat, Summary};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -41,10 +41,14 @@ pub fn load_scenario(config: &Path, set: &[String], mechanism: Option<&str>, see
     if let Some(s) = seed {
         overrides.push(format!("seed={s}"));
     }
-    ScenarioFile::load(config, &overrides).map_err(|e| user(e.to_string()))
+    // Any experiment file works: its [learner] and [train] sections are checked and unused.
+    crate::config::Experiment::load(config, &overrides)
+        .map(|e| e.scenario)
+        .map_err(|e| user(e.to_string()))
 }
 
-/// A policy for evaluation, parsed from its spec.
+/// A policy for evaluation, parsed from its spec: `fixed:TAU`; `hedge` (learning online from
+/// uniform weights in every episode); `run:RUN_DIR` (a trained run's greedy policy).
 pub fn policy_factory(spec: &str, scenario: &Scenario) -> anyhow::Result<Box<dyn Fn() -> Box<dyn ActionSource> + Sync>> {
     let levels = &scenario.file.env.threshold_levels;
     if let Some(tau) = spec.strip_prefix("fixed:") {

@@ -324,7 +324,10 @@ impl MtfEnv {
 
     /// The current observations (those `reset` or the last `step` returned).
     pub fn observations(&self) -> Observations<'_> {
-        Observations { data: &self.obs, dim: self.dim }
+        Observations {
+            data: &self.obs,
+            dim: self.dim,
+        }
     }
 
     /// Threshold levels (action i means `levels()[i]`).

@@ -1,0 +1,336 @@
+//! One-step actor-critic (thesis 4.2.2, SPEC 4) for all agents at once, with burn.
+//!
+//! Every agent has its own actor (state -> softmax over the K levels, one tanh hidden layer)
+//! and critic (state -> V, two ReLU hidden layers). Their weights are stacked along a leading
+//! agent axis — `w1: [n, d, h]` and so on — and applied with batched matrix products, so one
+//! forward and one backward pass serve all n agents while each keeps its own parameters: the
+//! loss is a sum of per-agent losses that share no parameter, so agent i's gradient is exactly
+//! the gradient of its own loss, and AdamW (element-wise) keeps every agent's update its own.
+//!
+//! Per round, agent i with state s, action a, reward r and next state s':
+//! `delta = scale * r + gamma * V(s') - V(s)` (s' detached; the episode only ever truncates,
+//! so the bootstrap is never cut), critic loss `delta^2`, actor loss `-log pi(a|s) * delta`
+//! (delta detached) minus `entropy * H(pi(.|s))`.
+
+use crate::config::ActorCriticConfig;
+use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use burn::module::{Module, Param};
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::store::ModuleRecord;
+use burn::tensor::activation::{log_softmax, relu, softmax};
+use burn::tensor::{Bytes, Device, Int, Tensor, TensorData};
+use env::rng::{stream, unit};
+use env::world::Observations;
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// The backend, in one line: burn's ndarray CPU backend with autodiff. (burn 0.22 deprecates
+/// ndarray in favour of `Device::flex()`, a drop-in replacement here.)
+#[allow(deprecated)]
+pub fn device() -> Device {
+    Device::ndarray().autodiff()
+}
+
+/// Stacked actors: one tanh hidden layer per agent.
+#[derive(Module, Debug)]
+pub struct Actors {
+    w1: Param<Tensor<3>>,
+    b1: Param<Tensor<3>>,
+    w2: Param<Tensor<3>>,
+    b2: Param<Tensor<3>>,
+}
+
+impl Actors {
+    /// Logits of every agent's policy.
+    ///
+    /// # Shapes
+    /// - x: `[n, batch, d]`
+    /// - output: `[n, batch, k]`
+    pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        let h = (x.matmul(self.w1.val()) + self.b1.val()).tanh();
+        h.matmul(self.w2.val()) + self.b2.val()
+    }
+}
+
+/// Stacked critics: two ReLU hidden layers per agent.
+#[derive(Module, Debug)]
+pub struct Critics {
+    w1: Param<Tensor<3>>,
+    b1: Param<Tensor<3>>,
+    w2: Param<Tensor<3>>,
+    b2: Param<Tensor<3>>,
+    w3: Param<Tensor<3>>,
+    b3: Param<Tensor<3>>,
+}
+
+impl Critics {
+    /// Every agent's state value.
+    ///
+    /// # Shapes
+    /// - x: `[n, batch, d]`
+    /// - output: `[n, batch, 1]`
+    pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        let h = relu(x.matmul(self.w1.val()) + self.b1.val());
+        let h = relu(h.matmul(self.w2.val()) + self.b2.val());
+        h.matmul(self.w3.val()) + self.b3.val()
+    }
+}
+
+/// `[n, rows, cols]` uniform in +-1/sqrt(fan_in) (PyTorch's Linear default), from per-agent
+/// streams so initial weights depend only on the seed.
+fn init(n: usize, rows: usize, cols: usize, fan_in: usize, seed: u64, name: &str, device: &Device) -> Param<Tensor<3>> {
+    let bound = 1.0 / (fan_in as f64).sqrt();
+    let mut v = Vec::with_capacity(n * rows * cols);
+    for i in 0..n {
+        let mut rng = stream(seed, name, i as u64);
+        v.extend((0..rows * cols).map(|_| ((2.0 * unit(rng.next_u64()) - 1.0) * bound) as f32));
+    }
+    Param::from_tensor(Tensor::from_data(TensorData::new(v, [n, rows, cols]), device))
+}
+
+/// Actor-critic learners for n agents, batched.
+pub struct ActorCritic {
+    n: usize,
+    d: usize,
+    k: usize,
+    cfg: ActorCriticConfig,
+    device: Device,
+    actors: Option<Actors>,
+    critics: Option<Critics>,
+    opt_actor: ModuleOptimizer,
+    opt_critic: ModuleOptimizer,
+    rngs: Vec<SmallRng>,
+}
+
+impl ActorCritic {
+    /// Fresh networks for `n` agents with `d` state features and `k` levels; weights drawn
+    /// from `seed`.
+    pub fn new(n: usize, d: usize, k: usize, cfg: &ActorCriticConfig, seed: u64) -> Self {
+        let device = device();
+        let (h, [c1, c2]) = (cfg.actor_hidden, cfg.critic_hidden);
+        let actors = Actors {
+            w1: init(n, d, h, d, seed, "init/actor/w1", &device),
+            b1: init(n, 1, h, d, seed, "init/actor/b1", &device),
+            w2: init(n, h, k, h, seed, "init/actor/w2", &device),
+            b2: init(n, 1, k, h, seed, "init/actor/b2", &device),
+        };
+        let critics = Critics {
+            w1: init(n, d, c1, d, seed, "init/critic/w1", &device),
+            b1: init(n, 1, c1, d, seed, "init/critic/b1", &device),
+            w2: init(n, c1, c2, c1, seed, "init/critic/w2", &device),
+            b2: init(n, 1, c2, c1, seed, "init/critic/b2", &device),
+            w3: init(n, c2, 1, c2, seed, "init/critic/w3", &device),
+            b3: init(n, 1, 1, c2, seed, "init/critic/b3", &device),
+        };
+        let adamw = AdamWConfig::new().with_weight_decay(cfg.weight_decay as f32);
+        Self {
+            n,
+            d,
+            k,
+            cfg: cfg.clone(),
+            opt_actor: adamw.init(),
+            opt_critic: adamw.init(),
+            device,
+            actors: Some(actors),
+            critics: Some(critics),
+            rngs: (0..n).map(|i| stream(0, "policy", i as u64)).collect(),
+        }
+    }
+
+    fn states(&self, obs: Observations<'_>) -> Tensor<3> {
+        debug_assert_eq!(obs.dim, self.d);
+        Tensor::from_data(TensorData::new(obs.data.to_vec(), [self.n, 1, self.d]), &self.device)
+    }
+
+    /// Every agent's action probabilities for `obs`, `[n][k]` row-major.
+    pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
+        let logits = self.actors.as_ref().expect("actors").forward(self.states(obs).detach());
+        let p = softmax(logits, 2).into_data();
+        p.as_slice::<f32>().expect("f32 probabilities").to_vec()
+    }
+}
+
+impl Policy for ActorCritic {
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        let p = self.probabilities(obs);
+        choose(&p, self.k, greedy, &mut self.rngs, actions);
+    }
+
+    fn begin_episode(&mut self, episode_seed: u64) {
+        self.rngs = (0..self.n).map(|i| stream(episode_seed, "policy", i as u64)).collect();
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(ActorPolicy {
+            n: self.n,
+            d: self.d,
+            k: self.k,
+            device: self.device.clone(),
+            actors: self.actors.clone().expect("actors"),
+            rngs: self.rngs.clone(),
+        })
+    }
+}
+
+/// The acting half of [`ActorCritic`]: actors only, no critics or optimizer state.
+pub struct ActorPolicy {
+    n: usize,
+    d: usize,
+    k: usize,
+    device: Device,
+    actors: Actors,
+    rngs: Vec<SmallRng>,
+}
+
+impl Policy for ActorPolicy {
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        debug_assert_eq!(obs.dim, self.d);
+        let x = Tensor::from_data(TensorData::new(obs.data.to_vec(), [self.n, 1, self.d]), &self.device).detach();
+        let p = softmax(self.actors.forward(x), 2).into_data();
+        let p = p.as_slice::<f32>().expect("f32 probabilities");
+        choose(p, self.k, greedy, &mut self.rngs, actions);
+    }
+
+    fn begin_episode(&mut self, episode_seed: u64) {
+        self.rngs = (0..self.n).map(|i| stream(episode_seed, "policy", i as u64)).collect();
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(ActorPolicy {
+            n: self.n,
+            d: self.d,
+            k: self.k,
+            device: self.device.clone(),
+            actors: self.actors.clone(),
+            rngs: self.rngs.clone(),
+        })
+    }
+}
+
+/// Each agent's level from its row of probabilities: argmax, or a draw from its own stream.
+fn choose(p: &[f32], k: usize, greedy: bool, rngs: &mut [SmallRng], actions: &mut [usize]) {
+    for (i, a) in actions.iter_mut().enumerate() {
+        let row = &p[i * k..(i + 1) * k];
+        *a = if greedy {
+            argmax(row.iter().map(|&x| f64::from(x)))
+        } else {
+            let w: Vec<f64> = row.iter().map(|&x| f64::from(x)).collect();
+            sample_index(&w, unit(rngs[i].next_u64()))
+        };
+    }
+}
+
+fn column(values: impl Iterator<Item = f32>, n: usize, device: &Device) -> Tensor<3> {
+    Tensor::from_data(TensorData::new(values.collect::<Vec<f32>>(), [n, 1, 1]), device)
+}
+
+fn scalar(t: Tensor<1>) -> f64 {
+    f64::from(t.into_data().as_slice::<f32>().expect("f32 scalar")[0])
+}
+
+impl Learner for ActorCritic {
+    fn learn(&mut self, t: &Transition<'_>) -> Losses {
+        let (n, dev) = (self.n, self.device.clone());
+        let actors = self.actors.take().expect("actors");
+        let critics = self.critics.take().expect("critics");
+        let x = self.states(t.obs);
+        let x_next = self.states(t.next_obs).detach();
+
+        // Actor: log pi(a|s) and the entropy of pi(.|s).
+        let logp = log_softmax(actors.forward(x.clone()), 2);
+        let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
+        let a = Tensor::<3, Int>::from_data(
+            TensorData::new(t.actions.iter().map(|&a| a as i64).collect::<Vec<_>>(), [n, 1, 1]),
+            &dev,
+        );
+        let logp_a = logp.gather(2, a);
+
+        // Critic: one-step TD error.
+        let v = critics.forward(x);
+        let v_next = critics.forward(x_next).detach();
+        let r = column(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32), n, &dev);
+        let delta = r + v_next * (self.cfg.gamma as f32) - v;
+
+        let critic_loss = delta.clone().powi_scalar(2).sum();
+        let actor_loss = -(logp_a * delta.detach()).sum();
+        let entropy_sum = entropy.sum();
+        let total = actor_loss.clone() + critic_loss.clone() - entropy_sum.clone() * (self.cfg.entropy as f32);
+        let mut grads = total.backward();
+        let ga = GradientsParams::from_module(&mut grads, &actors);
+        let gc = GradientsParams::from_module(&mut grads, &critics);
+        self.actors = Some(self.opt_actor.step(self.cfg.actor_lr, actors, ga));
+        self.critics = Some(self.opt_critic.step(self.cfg.critic_lr, critics, gc));
+        let per = n as f64;
+        Losses {
+            actor: scalar(actor_loss) / per,
+            critic: scalar(critic_loss) / per,
+            entropy: scalar(entropy_sum) / per,
+        }
+    }
+
+    fn save(&self) -> anyhow::Result<Vec<u8>> {
+        let parts: [Vec<u8>; 4] = [
+            self.actors.clone().expect("actors").into_record().into_bytes()?.to_vec(),
+            self.critics.clone().expect("critics").into_record().into_bytes()?.to_vec(),
+            self.opt_actor.into_bytes()?.to_vec(),
+            self.opt_critic.into_bytes()?.to_vec(),
+        ];
+        // Length-prefixed parts: n, d, k, then the four records.
+        let mut out = Vec::new();
+        for p in [self.n, self.d, self.k].iter().map(|x| x.to_le_bytes().to_vec()).chain(parts) {
+            out.extend((p.len() as u64).to_le_bytes());
+            out.extend(p);
+        }
+        Ok(out)
+    }
+
+    fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        let mut parts = Vec::new();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            anyhow::ensure!(rest.len() >= 8, "actor-critic state is truncated");
+            let len = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")) as usize;
+            anyhow::ensure!(rest.len() - 8 >= len, "actor-critic state is truncated");
+            parts.push(&rest[8..8 + len]);
+            rest = &rest[8 + len..];
+        }
+        anyhow::ensure!(parts.len() == 7, "actor-critic state has {} parts, expected 7", parts.len());
+        let dims: Vec<usize> = parts[..3]
+            .iter()
+            .map(|p| usize::from_le_bytes((*p).try_into().unwrap_or([0; 8])))
+            .collect();
+        anyhow::ensure!(
+            dims == [self.n, self.d, self.k],
+            "actor-critic state is for (agents, features, levels) = {dims:?}; this run has [{}, {}, {}]",
+            self.n,
+            self.d,
+            self.k
+        );
+        let record =
+            |b: &[u8]| ModuleRecord::from_bytes(Bytes::from_bytes_vec(b.to_vec())).map_err(|e| anyhow::anyhow!("network weights: {e:?}"));
+        let actors = self
+            .actors
+            .take()
+            .expect("actors")
+            .try_load_record(record(parts[3])?)
+            .map_err(|e| anyhow::anyhow!("actor weights: {e:?}"))?;
+        let critics = self
+            .critics
+            .take()
+            .expect("critics")
+            .try_load_record(record(parts[4])?)
+            .map_err(|e| anyhow::anyhow!("critic weights: {e:?}"))?;
+        self.actors = Some(actors);
+        self.critics = Some(critics);
+        let adamw = AdamWConfig::new().with_weight_decay(self.cfg.weight_decay as f32);
+        self.opt_actor = adamw
+            .init()
+            .from_bytes(Bytes::from_bytes_vec(parts[5].to_vec()))
+            .map_err(|e| anyhow::anyhow!("actor optimizer state: {e:?}"))?;
+        self.opt_critic = adamw
+            .init()
+            .from_bytes(Bytes::from_bytes_vec(parts[6].to_vec()))
+            .map_err(|e| anyhow::anyhow!("critic optimizer state: {e:?}"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,318 @@
+//! The experiment config: a scenario (`seed`, `[env]`, `[mechanism]`, from `env`) plus the
+//! learners (`[learner]`) and the training run (`[train]`). Raw TOML with overrides, unknown
+//! keys rejected, then resolved; every error names the file, the key and the problem.
+
+use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSection, Scenario, ScenarioFile};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Which learner every agent runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LearnerKind {
+    /// A constant threshold.
+    Fixed,
+    /// Hedge with one weight vector per budget state (thesis Algorithm 2).
+    Hedge,
+    /// One-step actor-critic (thesis 4.2.2), with burn.
+    ActorCritic,
+}
+
+/// Hedge's per-round reward (SPEC 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HedgeReward {
+    /// Utility won minus the utility-value of the tokens spent.
+    Net,
+    /// The thesis's eq. 4.2 as written: utility won.
+    Eq42,
+}
+
+/// `[learner.fixed]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FixedConfig {
+    /// The threshold (one of the levels).
+    pub threshold: f64,
+}
+
+impl Default for FixedConfig {
+    fn default() -> Self {
+        Self { threshold: 0.5 }
+    }
+}
+
+/// `[learner.hedge]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HedgeConfig {
+    /// Learning rate; absent: `sqrt(8 ln K / rounds)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta: Option<f64>,
+    /// Reward of a counterfactual level.
+    pub reward: HedgeReward,
+}
+
+impl Default for HedgeConfig {
+    fn default() -> Self {
+        Self {
+            eta: None,
+            reward: HedgeReward::Net,
+        }
+    }
+}
+
+/// `[learner.actor_critic]` (defaults: the thesis code, SPEC 4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ActorCriticConfig {
+    /// Actor hidden layer width (one tanh layer).
+    pub actor_hidden: usize,
+    /// Critic hidden layer widths (two ReLU layers).
+    pub critic_hidden: [usize; 2],
+    /// Actor learning rate (AdamW).
+    pub actor_lr: f64,
+    /// Critic learning rate (AdamW).
+    pub critic_lr: f64,
+    /// Discount.
+    pub gamma: f64,
+    /// Entropy bonus coefficient.
+    pub entropy: f64,
+    /// AdamW weight decay.
+    pub weight_decay: f64,
+    /// Reward multiplier applied before the TD error.
+    pub reward_scale: f64,
+}
+
+impl Default for ActorCriticConfig {
+    fn default() -> Self {
+        Self {
+            actor_hidden: 256,
+            critic_hidden: [64, 64],
+            actor_lr: 1e-3,
+            critic_lr: 2.5e-3,
+            gamma: 0.99,
+            entropy: 0.01,
+            weight_decay: 1e-4,
+            reward_scale: 1.0,
+        }
+    }
+}
+
+/// `[learner]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LearnerSection {
+    /// Which learner.
+    pub kind: LearnerKind,
+    /// Fixed threshold settings.
+    pub fixed: FixedConfig,
+    /// Hedge settings.
+    pub hedge: HedgeConfig,
+    /// Actor-critic settings.
+    pub actor_critic: ActorCriticConfig,
+}
+
+impl Default for LearnerSection {
+    fn default() -> Self {
+        Self {
+            kind: LearnerKind::ActorCritic,
+            fixed: FixedConfig::default(),
+            hedge: HedgeConfig::default(),
+            actor_critic: ActorCriticConfig::default(),
+        }
+    }
+}
+
+/// `[train]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainSection {
+    /// Training episodes.
+    pub episodes: u64,
+    /// Checkpoint every this many episodes (and at the end).
+    pub checkpoint_every: u64,
+    /// Held-out evaluation episodes at the end (greedy actions).
+    pub eval_seeds: usize,
+    /// Worker threads (results do not depend on it).
+    pub threads: usize,
+}
+
+impl Default for TrainSection {
+    fn default() -> Self {
+        Self {
+            episodes: 50,
+            checkpoint_every: 10,
+            eval_seeds: 8,
+            threads: 2,
+        }
+    }
+}
+
+/// A whole experiment file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExperimentFile {
+    /// Root seed.
+    pub seed: u64,
+    /// The world.
+    pub env: EnvSection,
+    /// The mechanism.
+    pub mechanism: MechanismSection,
+    /// The learners.
+    pub learner: LearnerSection,
+    /// The training run.
+    pub train: TrainSection,
+}
+
+impl Default for ExperimentFile {
+    fn default() -> Self {
+        let s = ScenarioFile::default();
+        Self {
+            seed: s.seed,
+            env: s.env,
+            mechanism: s.mechanism,
+            learner: LearnerSection::default(),
+            train: TrainSection::default(),
+        }
+    }
+}
+
+/// A validated experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    /// The scenario (world and mechanism).
+    pub scenario: Scenario,
+    /// The learners.
+    pub learner: LearnerSection,
+    /// The training run.
+    pub train: TrainSection,
+}
+
+impl Experiment {
+    /// Load an experiment file with `--set` overrides and validate it.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Experiment, ConfigError> {
+        let table = read_table(path, overrides)?;
+        let file: ExperimentFile = from_table(&path.display().to_string(), table)?;
+        Self::resolve(file, path)
+    }
+
+    /// Validate an experiment file.
+    pub fn resolve(file: ExperimentFile, path: &Path) -> Result<Experiment, ConfigError> {
+        let fname = path.display().to_string();
+        let err = |key: &str, problem: String| ConfigError {
+            file: fname.clone(),
+            key: key.into(),
+            problem,
+        };
+        let scenario = ScenarioFile {
+            seed: file.seed,
+            env: file.env,
+            mechanism: file.mechanism,
+        }
+        .resolve(path)?;
+        let l = &file.learner;
+        let levels = &scenario.file.env.threshold_levels;
+        if l.kind == LearnerKind::Fixed && !levels.iter().any(|&t| (t - l.fixed.threshold).abs() < 1e-9) {
+            return Err(err(
+                "learner.fixed.threshold",
+                format!("{} is not one of the threshold levels {levels:?}", l.fixed.threshold),
+            ));
+        }
+        if let Some(eta) = l.hedge.eta {
+            if !(eta.is_finite() && eta > 0.0) {
+                return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
+            }
+        }
+        let ac = &l.actor_critic;
+        if ac.actor_hidden == 0 || ac.critic_hidden.contains(&0) {
+            return Err(err("learner.actor_critic", "hidden layer widths must be at least 1".into()));
+        }
+        for (key, v) in [
+            ("actor_lr", ac.actor_lr),
+            ("critic_lr", ac.critic_lr),
+            ("reward_scale", ac.reward_scale),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(err(
+                    &format!("learner.actor_critic.{key}"),
+                    format!("must be a finite number > 0, got {v}"),
+                ));
+            }
+        }
+        for (key, v) in [("entropy", ac.entropy), ("weight_decay", ac.weight_decay)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(err(
+                    &format!("learner.actor_critic.{key}"),
+                    format!("must be a finite number >= 0, got {v}"),
+                ));
+            }
+        }
+        if !(0.0..=1.0).contains(&ac.gamma) {
+            return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
+        }
+        let t = &file.train;
+        if t.episodes == 0 {
+            return Err(err("train.episodes", "must be at least 1".into()));
+        }
+        if t.checkpoint_every == 0 {
+            return Err(err("train.checkpoint_every", "must be at least 1".into()));
+        }
+        if t.threads == 0 {
+            return Err(err("train.threads", "must be at least 1".into()));
+        }
+        Ok(Experiment {
+            scenario,
+            learner: file.learner,
+            train: file.train,
+        })
+    }
+
+    /// The resolved experiment as TOML: enough to rerun.
+    pub fn to_toml(&self) -> String {
+        let s = &self.scenario.file;
+        let file = ExperimentFile {
+            seed: s.seed,
+            env: s.env.clone(),
+            mechanism: s.mechanism.clone(),
+            learner: self.learner.clone(),
+            train: self.train.clone(),
+        };
+        toml::to_string(&file).expect("an experiment serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Experiment, ConfigError> {
+        let file: ExperimentFile = from_table("x.toml", toml::from_str(text).unwrap())?;
+        Experiment::resolve(file, Path::new("x.toml"))
+    }
+
+    #[test]
+    fn defaults_resolve_and_round_trip() {
+        let e = load("").unwrap();
+        assert_eq!(e.learner.kind, LearnerKind::ActorCritic);
+        assert_eq!(e.learner.actor_critic.actor_hidden, 256);
+        let again = load(&e.to_toml()).unwrap();
+        assert_eq!(again.to_toml(), e.to_toml());
+    }
+
+    #[test]
+    fn learner_and_train_errors_name_their_keys() {
+        let e = |t: &str| load(t).unwrap_err().to_string();
+        assert!(e("[learner]\nkind = \"dqn\"").starts_with("x.toml: learner.kind: unknown variant `dqn`"));
+        assert_eq!(
+            e("[learner]\nkind = \"fixed\"\nfixed = { threshold = 0.33 }"),
+            "x.toml: learner.fixed.threshold: 0.33 is not one of the threshold levels [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]"
+        );
+        assert_eq!(
+            e("[learner.actor_critic]\ngamma = 1.5"),
+            "x.toml: learner.actor_critic.gamma: must be in [0, 1], got 1.5"
+        );
+        assert_eq!(e("[train]\nepisodes = 0"), "x.toml: train.episodes: must be at least 1");
+        assert!(e("[train]\nepoch = 3").starts_with("x.toml: train.epoch: unknown field `epoch`"));
+    }
+}

@@ -1,0 +1,303 @@
+//! Hedge (Freund & Schapire 1997; thesis Algorithm 2) with one weight vector per agent per
+//! budget state `min(floor(B_i), T)`, and SPEC 4's full-information update: for every level,
+//! the round's mechanism is re-run with only this agent's threshold changed.
+//!
+//! Per-round rewards of the K levels are scaled to [0, 1] by min-max over the levels before
+//! `log w += eta * R` (weights kept as logs, so long runs never underflow); a round in which
+//! every level gives the same reward leaves the weights unchanged. Counterfactual re-runs use
+//! a fresh mechanism of the same kind on a copy of the round input, so only MTF (whose state
+//! travels in the input) responds to thresholds; with another mechanism every level scores the
+//! same and Hedge stays uniform.
+
+use crate::config::{HedgeConfig, HedgeReward};
+use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use env::rng::{stream, unit};
+use env::world::Observations;
+use rand::rngs::SmallRng;
+use rand::Rng;
+use rayon::prelude::*;
+use scheduler::{registry, Allocation, Form, RoundInput};
+use serde::{Deserialize, Serialize};
+
+/// Hedge for n agents.
+#[derive(Clone)]
+pub struct Hedge {
+    n: usize,
+    levels: Vec<f64>,
+    states: usize,
+    eta: f64,
+    reward: HedgeReward,
+    mechanism: String,
+    params: registry::Params,
+    /// Log-weights, `[agent][state][level]` flattened.
+    logw: Vec<f64>,
+    rngs: Vec<SmallRng>,
+    scratch: Vec<f64>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    n: usize,
+    states: usize,
+    levels: usize,
+    logw: Vec<f64>,
+}
+
+impl Hedge {
+    /// Hedge over `levels` for `n` agents, with token total `total_tokens` (budget states
+    /// 0..=floor(T)), episodes of `rounds` rounds (for the default eta).
+    pub fn new(
+        n: usize,
+        levels: &[f64],
+        total_tokens: f64,
+        rounds: u32,
+        cfg: &HedgeConfig,
+        mechanism: &str,
+        params: registry::Params,
+    ) -> Self {
+        let k = levels.len();
+        let states = total_tokens.floor() as usize + 1;
+        let eta = cfg.eta.unwrap_or_else(|| (8.0 * (k as f64).ln() / f64::from(rounds)).sqrt());
+        Self {
+            n,
+            levels: levels.to_vec(),
+            states,
+            eta,
+            reward: cfg.reward,
+            mechanism: mechanism.to_string(),
+            params,
+            logw: vec![0.0; n * states * k],
+            rngs: (0..n).map(|i| stream(0, "policy", i as u64)).collect(),
+            scratch: vec![0.0; k],
+        }
+    }
+
+    /// Budget state of a budget: `min(floor(B), T)`.
+    pub fn state(&self, budget: f64) -> usize {
+        (budget.max(0.0).floor() as usize).min(self.states - 1)
+    }
+
+    fn row(&self, i: usize, s: usize) -> &[f64] {
+        let k = self.levels.len();
+        &self.logw[(i * self.states + s) * k..(i * self.states + s + 1) * k]
+    }
+
+    /// Agent i's current probabilities in budget state s.
+    pub fn probabilities(&self, i: usize, s: usize) -> Vec<f64> {
+        let row = self.row(i, s);
+        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = row.iter().map(|l| (l - max).exp()).collect();
+        let total: f64 = w.iter().sum();
+        w.into_iter().map(|x| x / total).collect()
+    }
+}
+
+/// Agent i's utility for accelerator c at the start of the round.
+fn start_utility(input: &RoundInput, i: usize, c: usize) -> f64 {
+    match input.form {
+        Form::Utilities => input.utilities[i * input.m + c],
+        Form::Demand => {
+            let row = &input.rates[i * input.m..(i + 1) * input.m];
+            let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            input.demands[i].min(row[c]) / max
+        }
+    }
+}
+
+/// Hedge's reward of one outcome for agent i (SPEC 4): utility won, minus (for `Net`) the
+/// mean utility of the agent's accelerators times the tokens it spent.
+pub fn level_reward(kind: HedgeReward, input: &RoundInput, alloc: &Allocation, i: usize) -> f64 {
+    let won: f64 = (0..input.m)
+        .filter(|&c| alloc.owners[c] == Some(i))
+        .map(|c| alloc.won_utility[c])
+        .sum();
+    match kind {
+        HedgeReward::Eq42 => won,
+        HedgeReward::Net => {
+            let mean = (0..input.m).map(|c| start_utility(input, i, c)).sum::<f64>() / input.m as f64;
+            won - mean * alloc.spent[i]
+        }
+    }
+}
+
+/// Scale rewards to [0, 1] by min-max; `None` when they are all equal.
+pub fn scale_unit(r: &mut [f64]) -> Option<()> {
+    let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if hi - lo <= 1e-12 {
+        return None;
+    }
+    r.iter_mut().for_each(|x| *x = (*x - lo) / (hi - lo));
+    Some(())
+}
+
+impl Policy for Hedge {
+    fn act(&mut self, _obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        for i in 0..self.n {
+            let s = self.state(budgets[i]);
+            let p = self.probabilities(i, s);
+            actions[i] = if greedy {
+                argmax(p.iter().copied())
+            } else {
+                sample_index(&p, unit(self.rngs[i].next_u64()))
+            };
+        }
+    }
+
+    fn begin_episode(&mut self, episode_seed: u64) {
+        self.rngs = (0..self.n).map(|i| stream(episode_seed, "policy", i as u64)).collect();
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+}
+
+impl Learner for Hedge {
+    fn learn(&mut self, t: &Transition<'_>) -> Losses {
+        let k = self.levels.len();
+        let (levels, kind, name, params) = (&self.levels, self.reward, self.mechanism.as_str(), &self.params);
+        // Each agent's K counterfactual rewards; agents in parallel, results in agent order.
+        let rewards: Vec<Vec<f64>> = (0..self.n)
+            .into_par_iter()
+            .map_init(
+                || {
+                    (
+                        registry::build(name, params).expect("validated mechanism"),
+                        t.input.clone(),
+                        Allocation::default(),
+                    )
+                },
+                |(mech, input, alloc), i| {
+                    input.clone_from(t.input);
+                    levels
+                        .iter()
+                        .map(|&tau| {
+                            input.thresholds[i] = tau;
+                            mech.reset();
+                            mech.allocate(input, alloc);
+                            level_reward(kind, input, alloc, i)
+                        })
+                        .collect()
+                },
+            )
+            .collect();
+        let mut spread = 0.0;
+        for (i, mut r) in rewards.into_iter().enumerate() {
+            self.scratch.copy_from_slice(&r);
+            if scale_unit(&mut r).is_some() {
+                let s = self.state(t.budgets[i]);
+                let base = (i * self.states + s) * k;
+                for (w, x) in self.logw[base..base + k].iter_mut().zip(&r) {
+                    *w += self.eta * x;
+                }
+                let (lo, hi) = self
+                    .scratch
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+                spread += hi - lo;
+            }
+        }
+        // Report the mean entropy of the states the agents acted in.
+        let entropy = (0..self.n)
+            .map(|i| {
+                let p = self.probabilities(i, self.state(t.budgets[i]));
+                -p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>()
+            })
+            .sum::<f64>()
+            / self.n as f64;
+        Losses {
+            actor: spread / self.n as f64,
+            critic: 0.0,
+            entropy,
+        }
+    }
+
+    fn save(&self) -> anyhow::Result<Vec<u8>> {
+        Ok(serde_json::to_vec(&Saved {
+            n: self.n,
+            states: self.states,
+            levels: self.levels.len(),
+            logw: self.logw.clone(),
+        })?)
+    }
+
+    fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        let s: Saved = serde_json::from_slice(bytes).map_err(|e| anyhow::anyhow!("hedge weights: {e}"))?;
+        if (s.n, s.states, s.levels) != (self.n, self.states, self.levels.len()) || s.logw.len() != self.logw.len() {
+            anyhow::bail!(
+                "hedge weights are for {} agents, {} budget states, {} levels; this run has {}, {}, {}",
+                s.n,
+                s.states,
+                s.levels,
+                self.n,
+                self.states,
+                self.levels.len()
+            );
+        }
+        if s.logw.iter().any(|w| !w.is_finite()) {
+            anyhow::bail!("hedge weights hold a value that is not finite");
+        }
+        self.logw = s.logw;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_by_hand() {
+        // Rewards 1, 3, 2 scale to 0, 1, 0.5; eta 0.5: log-weights 0, 0.5, 0.25.
+        let mut r = [1.0, 3.0, 2.0];
+        scale_unit(&mut r).unwrap();
+        assert_eq!(r, [0.0, 1.0, 0.5]);
+        assert!(scale_unit(&mut [2.0, 2.0]).is_none());
+        let mut h = Hedge::new(
+            1,
+            &[0.0, 0.5, 0.9],
+            10.0,
+            100,
+            &HedgeConfig {
+                eta: Some(0.5),
+                reward: HedgeReward::Net,
+            },
+            "mtf",
+            registry::Params::default(),
+        );
+        for (w, x) in h.logw[..3].iter_mut().zip(r) {
+            *w += 0.5 * x;
+        }
+        let p = h.probabilities(0, 0);
+        let z = 1.0 + 0.5f64.exp() + 0.25f64.exp();
+        assert!((p[1] - 0.5f64.exp() / z).abs() < 1e-12);
+        assert_eq!(h.state(3.7), 3);
+        assert_eq!(h.state(250.0), 10);
+        // Default eta: sqrt(8 ln K / rounds).
+        let d = Hedge::new(
+            1,
+            &[0.0; 10],
+            100.0,
+            300,
+            &HedgeConfig::default(),
+            "mtf",
+            registry::Params::default(),
+        );
+        assert!((d.eta - (8.0 * 10f64.ln() / 300.0).sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn net_reward_charges_the_tokens_spent() {
+        // One agent wins c0 (u 0.8) by paying one token; its mean utility is (0.8 + 0.2) / 2.
+        let mut input = RoundInput::from_utilities(&[vec![0.8, 0.2]]);
+        input.thresholds = vec![0.5];
+        input.budgets = vec![5.0];
+        let mut alloc = Allocation::default();
+        registry::build("mtf", &registry::Params::default())
+            .unwrap()
+            .allocate(&input, &mut alloc);
+        assert_eq!(alloc.spent, vec![1.0]);
+        assert!((level_reward(HedgeReward::Net, &input, &alloc, 0) - (0.8 + 0.2 - 0.5)).abs() < 1e-12);
+        assert!((level_reward(HedgeReward::Eq42, &input, &alloc, 0) - 1.0).abs() < 1e-12);
+    }
+}

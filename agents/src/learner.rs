@@ -1,0 +1,209 @@
+//! The two roles of a learning agent population: [`Policy`] picks thresholds, [`Learner`]
+//! updates from what happened. One value serves all n agents (the actor-critic batches them),
+//! but every agent's parameters and state are its own: nothing is shared between agents.
+
+use env::world::Observations;
+use scheduler::{Allocation, RoundInput};
+use serde::{Deserialize, Serialize};
+
+/// One round as a learner sees it.
+pub struct Transition<'a> {
+    /// Observations the actions were taken on.
+    pub obs: Observations<'a>,
+    /// Budgets at the start of the round.
+    pub budgets: &'a [f64],
+    /// Level index each agent chose.
+    pub actions: &'a [usize],
+    /// Rewards of the round.
+    pub rewards: &'a [f64],
+    /// Observations of the next round.
+    pub next_obs: Observations<'a>,
+    /// Budgets at the start of the next round.
+    pub next_budgets: &'a [f64],
+    /// Whether the episode ended with this round.
+    pub done: bool,
+    /// The round input the mechanism saw (for counterfactual re-runs).
+    pub input: &'a RoundInput,
+    /// The allocation it made.
+    pub allocation: &'a Allocation,
+}
+
+/// Training statistics of one round (means over agents), summed into episode logs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Losses {
+    /// Actor (policy-gradient) loss.
+    pub actor: f64,
+    /// Critic (squared TD error) loss.
+    pub critic: f64,
+    /// Policy entropy (nats).
+    pub entropy: f64,
+}
+
+/// Acting: every agent's threshold level for this round.
+pub trait Policy: Send {
+    /// Fill `actions` with one level index per agent: sampled, or the most likely with `greedy`.
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]);
+
+    /// Start of an episode: (re)seed the sampling streams for this episode.
+    fn begin_episode(&mut self, episode_seed: u64);
+
+    /// An independent copy for acting (e.g. one per evaluation worker).
+    fn fork(&self) -> Box<dyn Policy>;
+}
+
+/// Adapts a [`Policy`] to the environment's evaluation loop: greedy or sampled actions, sampling
+/// streams seeded from each episode's seed.
+pub struct Acting {
+    /// The policy.
+    pub policy: Box<dyn Policy>,
+    /// Greedy (argmax) actions.
+    pub greedy: bool,
+}
+
+/// A learner that keeps learning while it is evaluated (Hedge as a no-regret online learner):
+/// every episode starts from the learner's state at construction.
+pub struct OnlineLearning {
+    /// The learner as it starts each episode.
+    pub initial: Box<dyn Fn() -> Box<dyn Learner> + Send + Sync>,
+    learner: Option<Box<dyn Learner>>,
+    obs: Vec<f32>,
+    dim: usize,
+}
+
+impl OnlineLearning {
+    /// Evaluate learners built by `initial`.
+    pub fn new(initial: Box<dyn Fn() -> Box<dyn Learner> + Send + Sync>) -> Self {
+        Self {
+            initial,
+            learner: None,
+            obs: Vec::new(),
+            dim: 0,
+        }
+    }
+}
+
+impl env::eval::ActionSource for OnlineLearning {
+    fn reset(&mut self, seed: u64) {
+        let mut l = (self.initial)();
+        l.begin_episode(env::rng::stream_seed(seed, "policy-episode", 0));
+        self.learner = Some(l);
+    }
+
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) {
+        self.obs.clear();
+        self.obs.extend_from_slice(obs.data);
+        self.dim = obs.dim;
+        self.learner.as_mut().expect("reset first").act(obs, budgets, false, actions);
+    }
+
+    fn after_step(&mut self, env: &env::world::MtfEnv, budgets_before: &[f64], actions: &[usize]) {
+        let rewards: Vec<f64> = (0..env.n()).map(|i| env.last_rewards()[i]).collect();
+        let t = Transition {
+            obs: Observations {
+                data: &self.obs,
+                dim: self.dim,
+            },
+            budgets: budgets_before,
+            actions,
+            rewards: &rewards,
+            next_obs: env.observations(),
+            next_budgets: env.budgets(),
+            done: env.agents().is_empty(),
+            input: env.last_input(),
+            allocation: env.last_allocation(),
+        };
+        self.learner.as_mut().expect("reset first").learn(&t);
+    }
+}
+
+impl env::eval::ActionSource for Acting {
+    fn reset(&mut self, seed: u64) {
+        self.policy.begin_episode(env::rng::stream_seed(seed, "policy-episode", 0));
+    }
+
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) {
+        self.policy.act(obs, budgets, self.greedy, actions);
+    }
+}
+
+/// Updating: learn from one round.
+pub trait Learner: Policy {
+    /// Update every agent from the round it just played.
+    fn learn(&mut self, t: &Transition<'_>) -> Losses;
+
+    /// Everything needed to continue training: parameters, optimizer state, weights.
+    fn save(&self) -> anyhow::Result<Vec<u8>>;
+
+    /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
+    fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()>;
+}
+
+/// Every agent reports the same fixed level.
+#[derive(Clone, Debug)]
+pub struct FixedLearner {
+    /// Level index.
+    pub level: usize,
+}
+
+impl Policy for FixedLearner {
+    fn act(&mut self, _obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
+        actions.fill(self.level);
+    }
+
+    fn begin_episode(&mut self, _seed: u64) {}
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+}
+
+impl Learner for FixedLearner {
+    fn learn(&mut self, _t: &Transition<'_>) -> Losses {
+        Losses::default()
+    }
+
+    fn save(&self) -> anyhow::Result<Vec<u8>> {
+        Ok(Vec::new())
+    }
+
+    fn load(&mut self, _bytes: &[u8]) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// Index of the largest value (ties: the lowest index).
+pub fn argmax(xs: impl IntoIterator<Item = f64>) -> usize {
+    let mut best = (0, f64::NEG_INFINITY);
+    for (k, x) in xs.into_iter().enumerate() {
+        if x > best.1 {
+            best = (k, x);
+        }
+    }
+    best.0
+}
+
+/// Sample an index from unnormalised weights with one uniform `u` in [0, 1).
+pub fn sample_index(weights: &[f64], u: f64) -> usize {
+    let total: f64 = weights.iter().sum();
+    let mut x = u * total;
+    for (k, &w) in weights.iter().enumerate() {
+        if x < w {
+            return k;
+        }
+        x -= w;
+    }
+    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_and_argmax_by_hand() {
+        assert_eq!(sample_index(&[1.0, 3.0], 0.2), 0);
+        assert_eq!(sample_index(&[1.0, 3.0], 0.3), 1);
+        assert_eq!(sample_index(&[0.0, 2.0, 0.0], 0.999), 1);
+        assert_eq!(argmax([0.1, 0.7, 0.7]), 1);
+    }
+}

@@ -1,0 +1,462 @@
+//! `mtf train`: a training run in a run directory, resumable.
+//!
+//! Every random number of episode e comes from streams seeded by `(root seed, e)` — the
+//! environment's and the agents' sampling alike — so the learner's parameters, its optimizer
+//! state and the episode counter are all a checkpoint needs: a run resumed from episode e
+//! replays exactly what an uninterrupted run does from e on. `checkpoints/latest.ckpt` is
+//! rewritten atomically after every episode (a killed run loses at most the episode in
+//! progress); `checkpoints/episode-NNNNNN.ckpt` is kept every `checkpoint_every` episodes and at
+//! the end. A checkpoint is `MTFCKPT1`, the episode counter, the learner's bytes and an FNV-1a
+//! checksum, so a corrupt or truncated file is reported, never trusted.
+
+use crate::actor_critic::ActorCritic;
+use crate::config::{Experiment, LearnerKind};
+use crate::error::user;
+use crate::hedge::Hedge;
+use crate::learner::{Acting, FixedLearner, Learner, Losses, Transition};
+use crate::run_dir;
+use anyhow::Context;
+use env::eval::{evaluate, ActionSource, Stat, Summary};
+use env::metrics::EpisodeMetrics;
+use env::rng::stream_seed;
+use env::world::{MtfEnv, Observations};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Metric names (one step axis: the episode).
+pub mod tags {
+    /// Weighted social welfare.
+    pub const WELFARE: &str = "charts/welfare";
+    /// Mean reward per agent per round.
+    pub const REWARD: &str = "charts/mean_reward";
+    /// Total throughput.
+    pub const THROUGHPUT: &str = "charts/throughput";
+    /// Jobs dropped per round.
+    pub const DROPPED: &str = "charts/dropped";
+    /// Tokens spent per round.
+    pub const TOKENS: &str = "mechanism/tokens_spent";
+    /// Mean threshold of a weight class (suffix `/w<weight>`).
+    pub const THRESHOLD: &str = "charts/threshold";
+    /// Actor loss.
+    pub const ACTOR: &str = "losses/actor";
+    /// Critic loss.
+    pub const CRITIC: &str = "losses/critic";
+    /// Policy entropy.
+    pub const ENTROPY: &str = "losses/entropy";
+    /// Environment steps per second.
+    pub const SPS: &str = "perf/steps_per_second";
+}
+
+/// Options of `mtf train`.
+#[derive(Debug, Clone, Default)]
+pub struct TrainArgs {
+    /// Experiment config (not with `resume`).
+    pub config: Option<PathBuf>,
+    /// Run name (default: the config's file stem).
+    pub name: Option<String>,
+    /// `--set` overrides.
+    pub set: Vec<String>,
+    /// Continue this run directory from its last checkpoint.
+    pub resume: Option<PathBuf>,
+    /// Run directory (default `runs/<name>-<timestamp>`).
+    pub out: Option<PathBuf>,
+    /// Root seed override.
+    pub seed: Option<u64>,
+    /// Worker threads override.
+    pub threads: Option<usize>,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// Build the configured learner population.
+pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
+    let sc = &exp.scenario;
+    let levels = &sc.file.env.threshold_levels;
+    match exp.learner.kind {
+        LearnerKind::Fixed => {
+            let level = levels
+                .iter()
+                .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)
+                .expect("validated level");
+            Box::new(FixedLearner { level })
+        }
+        LearnerKind::Hedge => {
+            let m = &sc.file.mechanism;
+            let params = scheduler::registry::Params {
+                fairness: m.fairness,
+                weighted_leftovers: m.leftovers == env::config::Leftovers::WeightedRandom,
+            };
+            Box::new(Hedge::new(
+                sc.n(),
+                levels,
+                m.total_tokens,
+                sc.file.env.rounds,
+                &exp.learner.hedge,
+                &m.name,
+                params,
+            ))
+        }
+        LearnerKind::ActorCritic => {
+            let dim = MtfEnv::new(sc.clone()).observation_space(0).dim();
+            Box::new(ActorCritic::new(
+                sc.n(),
+                dim,
+                levels.len(),
+                &exp.learner.actor_critic,
+                stream_seed(sc.file.seed, "init", 0),
+            ))
+        }
+    }
+}
+
+/// One episode's log line.
+#[derive(Debug, Clone, Serialize)]
+pub struct EpisodeLog {
+    /// Episode index (0-based).
+    pub episode: u64,
+    /// Weighted social welfare.
+    pub welfare: f64,
+    /// Mean reward per agent per round.
+    pub mean_reward: f64,
+    /// Total throughput (jobs/round).
+    pub throughput: f64,
+    /// Jobs dropped per round.
+    pub dropped: f64,
+    /// Tokens spent per round.
+    pub tokens_spent: f64,
+    /// Mean threshold per weight class: (weight, mean).
+    pub threshold_by_weight: Vec<(f64, f64)>,
+    /// Mean actor loss per round.
+    pub actor_loss: f64,
+    /// Mean critic loss per round.
+    pub critic_loss: f64,
+    /// Mean policy entropy.
+    pub entropy: f64,
+    /// Seconds the episode took.
+    pub wall_time: f64,
+}
+
+/// Run one training episode: act (sampled), step, learn, every round.
+pub fn train_episode(env: &mut MtfEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
+    let n = env.n();
+    learner.begin_episode(stream_seed(root, "policy-episode", episode));
+    env.reset(stream_seed(root, "train-episode", episode));
+    let (mut actions, mut obs, mut budgets, mut rewards, mut next_budgets) =
+        (vec![0; n], Vec::new(), vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut sum = Losses::default();
+    let mut rounds = 0.0;
+    while !env.agents().is_empty() {
+        let o = env.observations();
+        obs.clear();
+        obs.extend_from_slice(o.data);
+        let dim = o.dim;
+        budgets.copy_from_slice(env.budgets());
+        learner.act(Observations { data: &obs, dim }, &budgets, false, &mut actions);
+        let step = env.step(&actions).expect("learners pick levels inside the action space");
+        rewards.copy_from_slice(step.rewards);
+        let done = step.truncations.iter().all(|&t| t);
+        next_budgets.copy_from_slice(env.budgets());
+        let t = Transition {
+            obs: Observations { data: &obs, dim },
+            budgets: &budgets,
+            actions: &actions,
+            rewards: &rewards,
+            next_obs: env.observations(),
+            next_budgets: &next_budgets,
+            done,
+            input: env.last_input(),
+            allocation: env.last_allocation(),
+        };
+        let l = learner.learn(&t);
+        sum.actor += l.actor;
+        sum.critic += l.critic;
+        sum.entropy += l.entropy;
+        rounds += 1.0;
+    }
+    let mean = Losses {
+        actor: sum.actor / rounds,
+        critic: sum.critic / rounds,
+        entropy: sum.entropy / rounds,
+    };
+    (EpisodeMetrics::compute(env, false), mean)
+}
+
+const MAGIC: &[u8; 8] = b"MTFCKPT1";
+
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A checkpoint file's bytes.
+pub fn encode_checkpoint(episodes_done: u64, learner: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(learner.len() + 32);
+    out.extend(MAGIC);
+    out.extend(episodes_done.to_le_bytes());
+    out.extend((learner.len() as u64).to_le_bytes());
+    out.extend(learner);
+    out.extend(fnv(&out).to_le_bytes());
+    out
+}
+
+/// Decode a checkpoint: (episodes done, learner bytes). Every malformation is an error naming it.
+pub fn decode_checkpoint(bytes: &[u8]) -> Result<(u64, &[u8]), String> {
+    if bytes.len() < 32 || &bytes[..8] != MAGIC {
+        return Err("not an mtf checkpoint (bad header)".into());
+    }
+    let body = &bytes[..bytes.len() - 8];
+    let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
+    let len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize;
+    if body.len() != 24 + len {
+        return Err(format!(
+            "truncated or padded: {} bytes of learner state, header says {len}",
+            body.len().saturating_sub(24)
+        ));
+    }
+    if fnv(body) != sum {
+        return Err("checksum mismatch (corrupt)".into());
+    }
+    Ok((u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")), &body[24..]))
+}
+
+/// Write `latest.ckpt` (and a numbered copy when `keep`), atomically.
+fn checkpoint(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> anyhow::Result<()> {
+    let bytes = encode_checkpoint(episodes_done, &learner.save()?);
+    let ck = dir.join("checkpoints");
+    std::fs::create_dir_all(&ck)?;
+    run_dir::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
+    if keep {
+        run_dir::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
+    }
+    Ok(())
+}
+
+/// Load a run directory's experiment and its learner restored from `checkpoints/latest.ckpt`
+/// (or fresh, with 0 episodes done, when there is no checkpoint and `allow_fresh`).
+pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Box<dyn Learner>, u64)> {
+    let config = dir.join("config.toml");
+    if !config.exists() {
+        return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
+    }
+    let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
+    let mut learner = build_learner(&exp);
+    let latest = dir.join("checkpoints").join("latest.ckpt");
+    if !latest.exists() {
+        if allow_fresh {
+            return Ok((exp, learner, 0));
+        }
+        return Err(user(format!("{}: no checkpoint", latest.display())));
+    }
+    let bytes = std::fs::read(&latest).with_context(|| format!("reading {}", latest.display()))?;
+    let (done, state) = decode_checkpoint(&bytes).map_err(|e| user(format!("{}: {e}", latest.display())))?;
+    learner.load(state).map_err(|e| user(format!("{}: {e:#}", latest.display())))?;
+    Ok((exp, learner, done))
+}
+
+/// The run's TensorBoard event writer.
+struct Board(tensorboard_rs::summary_writer::SummaryWriter);
+
+impl Board {
+    fn scalar(&mut self, tag: &str, value: f64, step: u64) {
+        self.0.add_scalar(tag, value as f32, step as usize);
+    }
+}
+
+#[derive(Serialize)]
+struct SummaryFile<'a> {
+    learner: LearnerKind,
+    episodes: u64,
+    last_episode: Option<&'a EpisodeLog>,
+    train_seconds: f64,
+    agent_updates_per_second: f64,
+    eval_seeds: usize,
+    eval: &'a Summary,
+    eval_welfare: Stat,
+}
+
+/// The `train` command.
+pub fn run(args: TrainArgs) -> anyhow::Result<ExitCode> {
+    let (mut exp, mut learner, start, dir) = match (&args.resume, &args.config) {
+        (Some(_), Some(_)) => return Err(user("--resume continues a run with its own config.toml; do not pass --config")),
+        (Some(_), None) if !args.set.is_empty() => return Err(user("--set cannot change a run being resumed")),
+        (Some(dir), None) => {
+            let (exp, learner, done) = load_run(dir, true)?;
+            truncate_metrics(&dir.join("metrics.jsonl"), done)?;
+            (exp, learner, done, dir.clone())
+        }
+        (None, Some(config)) => {
+            let mut set = args.set.clone();
+            if let Some(s) = args.seed {
+                set.push(format!("seed={s}"));
+            }
+            let exp = Experiment::load(config, &set).map_err(|e| user(e.to_string()))?;
+            let name = args
+                .name
+                .clone()
+                .unwrap_or_else(|| config.file_stem().and_then(|s| s.to_str()).unwrap_or("train").to_string());
+            let dir = run_dir::create(args.out.as_deref(), &name)?;
+            // The resolved config goes in before anything else can fail.
+            run_dir::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
+            let learner = build_learner(&exp);
+            (exp, learner, 0, dir)
+        }
+        (None, None) => return Err(user("give --config FILE (or --resume RUN_DIR)")),
+    };
+    if let Some(t) = args.threads {
+        exp.train.threads = t;
+    }
+    let total = exp.train.episodes;
+    let root = exp.scenario.file.seed;
+    let n = exp.scenario.n();
+    let mut env = MtfEnv::new(exp.scenario.clone());
+    env.set_recording(false);
+    let mut tb = Board(tensorboard_rs::summary_writer::SummaryWriter::new(dir.join("tb")));
+    let bar = progress(total, start, args.quiet);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(exp.train.threads).build()?;
+    let weights: Vec<f64> = exp.scenario.agents.iter().map(|a| a.weight).collect();
+    let mut classes = weights.clone();
+    classes.sort_by(f64::total_cmp);
+    classes.dedup();
+    let started = Instant::now();
+    let mut last: Option<EpisodeLog> = None;
+    let mut rounds_run = 0u64;
+    for e in start..total {
+        let t0 = Instant::now();
+        let (m, losses) = pool.install(|| train_episode(&mut env, learner.as_mut(), root, e));
+        rounds_run += u64::from(m.rounds);
+        let secs = t0.elapsed().as_secs_f64();
+        let log = EpisodeLog {
+            episode: e,
+            welfare: m.welfare,
+            mean_reward: m.reward.iter().sum::<f64>() / n as f64,
+            throughput: m.throughput.iter().sum(),
+            dropped: m.dropped.iter().sum::<u64>() as f64 / f64::from(m.rounds.max(1)),
+            tokens_spent: m.spent.iter().sum(),
+            threshold_by_weight: classes
+                .iter()
+                .map(|&w| {
+                    let idx: Vec<usize> = (0..n).filter(|&i| weights[i] == w).collect();
+                    (w, idx.iter().map(|&i| m.threshold[i]).sum::<f64>() / idx.len() as f64)
+                })
+                .collect(),
+            actor_loss: losses.actor,
+            critic_loss: losses.critic,
+            entropy: losses.entropy,
+            wall_time: secs,
+        };
+        run_dir::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;
+        for (tag, v) in [
+            (tags::WELFARE, log.welfare),
+            (tags::REWARD, log.mean_reward),
+            (tags::THROUGHPUT, log.throughput),
+            (tags::DROPPED, log.dropped),
+            (tags::TOKENS, log.tokens_spent),
+            (tags::ACTOR, log.actor_loss),
+            (tags::CRITIC, log.critic_loss),
+            (tags::ENTROPY, log.entropy),
+            (tags::SPS, f64::from(m.rounds) / secs.max(1e-9)),
+        ] {
+            tb.scalar(tag, v, e);
+        }
+        for (w, t) in &log.threshold_by_weight {
+            tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t, e);
+        }
+        tb.0.flush();
+        let done = e + 1;
+        checkpoint(
+            &dir,
+            done,
+            learner.as_ref(),
+            done % exp.train.checkpoint_every == 0 || done == total,
+        )?;
+        bar.set_position(done);
+        bar.set_message(format!("welfare {:.2}", log.welfare));
+        last = Some(log);
+    }
+    bar.finish_and_clear();
+    let train_seconds = started.elapsed().as_secs_f64();
+
+    // Held-out evaluation, greedy, on seeds no training episode used: the ones `mtf simulate`
+    // uses for the same root seed, so fixed thresholds and baselines compare on equal arrivals.
+    let seeds = crate::simulate::episode_seeds(root, exp.train.eval_seeds);
+    let policy = std::sync::Mutex::new(learner.fork());
+    let make = move || {
+        Box::new(Acting {
+            policy: policy.lock().expect("not poisoned").fork(),
+            greedy: true,
+        }) as Box<dyn ActionSource>
+    };
+    let episodes = evaluate(&exp.scenario, &seeds, &make, true, exp.train.threads);
+    let eval = Summary::of(&exp.scenario, &episodes);
+    let summary = SummaryFile {
+        learner: exp.learner.kind,
+        episodes: total,
+        last_episode: last.as_ref(),
+        train_seconds,
+        agent_updates_per_second: (rounds_run * n as u64) as f64 / train_seconds.max(1e-9),
+        eval_seeds: seeds.len(),
+        eval_welfare: eval.welfare,
+        eval: &eval,
+    };
+    run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    println!(
+        "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {} seeds",
+        total - start,
+        exp.learner.kind,
+        eval.welfare.mean,
+        eval.welfare.ci95,
+        seeds.len()
+    );
+    println!("run directory: {}", dir.display());
+    println!("TensorBoard:   tensorboard --logdir {}", dir.join("tb").display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
+/// a resumed run redoes the rest.
+fn truncate_metrics(path: &Path, episodes: u64) -> anyhow::Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(path)?;
+    let kept: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(episodes as usize).collect();
+    let mut out = kept.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    run_dir::write_atomic(path, out.as_bytes())
+}
+
+fn progress(total: u64, start: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("episode {pos}/{len} [{bar:30}] ETA {eta} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_position(start);
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoints_detect_truncation_and_corruption() {
+        let bytes = encode_checkpoint(7, b"learner state");
+        assert_eq!(decode_checkpoint(&bytes).unwrap(), (7, &b"learner state"[..]));
+        assert!(decode_checkpoint(&bytes[..bytes.len() - 3]).unwrap_err().contains("truncated"));
+        let mut bad = bytes.clone();
+        bad[30] ^= 1;
+        assert!(decode_checkpoint(&bad).unwrap_err().contains("checksum"));
+        assert!(decode_checkpoint(b"hello").unwrap_err().contains("not an mtf checkpoint"));
+    }
+}
