@@ -89,6 +89,11 @@ pub enum Reward {
     Throughput,
     /// Minus queued jobs over queue capacity.
     Backlog,
+    /// Shared (cooperative): every agent gets the round's weighted welfare, sum w_j served_j /
+    /// sum w_j, over the mean of the agents' best rates. Not in SPEC 2.8: selfish rewards make
+    /// high thresholds individually profitable (env/examples/deviation.rs), so learning under
+    /// them finds worse welfare; this reward asks what aligned learners would find.
+    Welfare,
 }
 
 /// Service-rate model.

@@ -793,6 +793,8 @@ impl MtfEnv {
             self.rewards[i] = match e.reward {
                 Reward::Utility => utility,
                 Reward::Throughput => served as f64 / self.max_mu[i],
+                // Filled in below, once every agent's service is known.
+                Reward::Welfare => 0.0,
                 Reward::Backlog => {
                     let cap = match e.queues {
                         Queues::Central => self.sc.queue_cap,
@@ -819,6 +821,15 @@ impl MtfEnv {
             t.spent[i] += info.spent;
             t.threshold[i] += info.threshold;
             t.won[i] += u64::from(info.won);
+        }
+        if e.reward == Reward::Welfare {
+            let welfare: f64 = (0..n).map(|i| self.weights[i] * self.infos[i].served as f64).sum::<f64>() / self.total_w;
+            let scale = self.max_mu.iter().sum::<f64>() / n as f64;
+            let r = welfare / scale;
+            self.rewards.fill(r);
+            for t in self.totals.reward.iter_mut() {
+                *t += r;
+            }
         }
     }
 }
