@@ -334,3 +334,73 @@ impl Learner for ActorCritic {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scheduler::{Allocation, RoundInput};
+
+    /// A contextual bandit: agent i is paid 1 for action `(i + s) % k` in state s, 0 otherwise.
+    /// Every agent must learn its own mapping: a wrong sign, a wrong gather index or agents
+    /// sharing parameters would all fail this.
+    #[test]
+    fn learns_a_per_agent_contextual_bandit() {
+        let (n, d, k) = (3, 2, 4);
+        let cfg = ActorCriticConfig {
+            actor_hidden: 16,
+            critic_hidden: [16, 16],
+            actor_lr: 0.01,
+            critic_lr: 0.01,
+            gamma: 0.0,
+            entropy: 0.0,
+            ..ActorCriticConfig::default()
+        };
+        let mut ac = ActorCritic::new(n, d, k, &cfg, 5);
+        ac.begin_episode(1);
+        let input = RoundInput::from_utilities(&[vec![0.0]]);
+        let alloc = Allocation::default();
+        let budgets = vec![0.0; n];
+        let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
+        let mut actions = vec![0; n];
+        let mut rng = stream(3, "test", 0);
+        for step in 0..1500 {
+            let s = step % 2;
+            let obs = obs_of(s);
+            ac.act(Observations { data: &obs, dim: d }, &budgets, false, &mut actions);
+            let rewards: Vec<f64> = (0..n).map(|i| if actions[i] == (i + s) % k { 1.0 } else { 0.0 }).collect();
+            let next = obs_of(1 - s);
+            let _ = rng.next_u64();
+            ac.learn(&Transition {
+                obs: Observations { data: &obs, dim: d },
+                budgets: &budgets,
+                actions: &actions,
+                rewards: &rewards,
+                next_obs: Observations { data: &next, dim: d },
+                next_budgets: &budgets,
+                done: false,
+                input: &input,
+                allocation: &alloc,
+            });
+        }
+        for s in 0..2 {
+            let obs = obs_of(s);
+            ac.act(Observations { data: &obs, dim: d }, &budgets, true, &mut actions);
+            assert_eq!(actions, (0..n).map(|i| (i + s) % k).collect::<Vec<_>>(), "state {s}");
+        }
+        // Saving and loading keeps the policy (and the optimizer) exactly.
+        let bytes = ac.save().unwrap();
+        let mut other = ActorCritic::new(n, d, k, &cfg, 99);
+        other.load(&bytes).unwrap();
+        let obs = obs_of(0);
+        assert_eq!(
+            ac.probabilities(Observations { data: &obs, dim: d }),
+            other.probabilities(Observations { data: &obs, dim: d })
+        );
+        assert!(other.load(&bytes[..bytes.len() - 10]).is_err());
+        assert!(ActorCritic::new(n + 1, d, k, &cfg, 1)
+            .load(&bytes)
+            .unwrap_err()
+            .to_string()
+            .contains("this run has"));
+    }
+}

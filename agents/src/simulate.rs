@@ -59,9 +59,48 @@ pub fn policy_factory(spec: &str, scenario: &Scenario) -> anyhow::Result<Box<dyn
             .ok_or_else(|| user(format!("--policy {spec}: {t} is not one of the threshold levels {levels:?}")))?;
         return Ok(Box::new(move || Box::new(Fixed { level }) as Box<dyn ActionSource>));
     }
-    if spec == "hedge" || spec.starts_with("run:") || spec.starts_with("agent:") {
+    if spec == "hedge" {
+        // Hedge plays online, from uniform weights, in every evaluation episode.
+        let exp = crate::config::Experiment {
+            scenario: scenario.clone(),
+            learner: crate::config::LearnerSection {
+                kind: crate::config::LearnerKind::Hedge,
+                ..Default::default()
+            },
+            train: Default::default(),
+        };
+        return Ok(Box::new(move || {
+            let exp = exp.clone();
+            Box::new(crate::learner::OnlineLearning::new(Box::new(move || {
+                crate::train::build_learner(&exp)
+            }))) as Box<dyn ActionSource>
+        }));
+    }
+    if let Some(dir) = spec.strip_prefix("run:") {
+        let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
+        let trained = &exp.scenario;
+        if (trained.n(), trained.m(), &trained.file.env.threshold_levels) != (scenario.n(), scenario.m(), levels) {
+            return Err(user(format!(
+                "--policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
+                trained.n(),
+                trained.m(),
+                trained.file.env.threshold_levels,
+                scenario.n(),
+                scenario.m(),
+                levels
+            )));
+        }
+        let policy = std::sync::Mutex::new(learner.fork());
+        return Ok(Box::new(move || {
+            Box::new(crate::learner::Acting {
+                policy: policy.lock().expect("not poisoned").fork(),
+                greedy: true,
+            }) as Box<dyn ActionSource>
+        }));
+    }
+    if spec.starts_with("agent:") {
         return Err(user(format!(
-            "--policy {spec}: learned and exported policies are not available in this build yet (only fixed:TAU)"
+            "--policy {spec}: exported agent binaries are not available in this build yet"
         )));
     }
     Err(user(format!(

@@ -1,0 +1,260 @@
+//! End-to-end tests of `mtf train`: run directory, resume after SIGKILL, corrupt checkpoints,
+//! thread-count independence.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn mtf(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mtf")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn quickstart() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs/quickstart.toml")
+        .display()
+        .to_string()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mtf-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Per-episode metrics without the wall-clock time (the one figure that is not replayable).
+fn episodes(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("wall_time");
+            v
+        })
+        .collect()
+}
+
+fn eval_welfare(dir: &Path) -> serde_json::Value {
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    s["eval_welfare"].clone()
+}
+
+const SMALL: [&str; 8] = [
+    "--set",
+    "env.rounds=40",
+    "--set",
+    "train.eval_seeds=2",
+    "--set",
+    "train.checkpoint_every=2",
+    "--set",
+    "learner.actor_critic.actor_hidden=32",
+];
+
+#[test]
+fn a_run_directory_holds_everything() {
+    let out = tmp("files");
+    let q = quickstart();
+    let mut args = vec![
+        "train",
+        "--config",
+        q.as_str(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "train.episodes=3",
+    ];
+    args.extend(SMALL);
+    let (code, stdout, err) = mtf(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("tensorboard --logdir"), "{stdout}");
+    for f in [
+        "config.toml",
+        "metrics.jsonl",
+        "summary.json",
+        "checkpoints/latest.ckpt",
+        "checkpoints/episode-000002.ckpt",
+        "checkpoints/episode-000003.ckpt",
+    ] {
+        assert!(out.join(f).exists(), "missing {f}");
+    }
+    assert_eq!(episodes(&out).len(), 3);
+    let events: Vec<_> = std::fs::read_dir(out.join("tb")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(events.len(), 1);
+    assert!(events[0].file_name().unwrap().to_str().unwrap().starts_with("events.out.tfevents."));
+    assert!(std::fs::metadata(&events[0]).unwrap().len() > 500, "scalars were written");
+    // The resolved config reruns.
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        out.join("config.toml").to_str().unwrap(),
+        "--seeds",
+        "1",
+        "--out",
+        out.join("sim").to_str().unwrap(),
+        "--policy",
+        &format!("run:{}", out.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
+    let q = quickstart();
+    let (full, cut) = (tmp("full"), tmp("cut"));
+    let common = |dir: &Path| {
+        let mut a: Vec<String> = [
+            "train",
+            "--config",
+            &q,
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+            "--set",
+            "train.episodes=8",
+            "--set",
+            "env.rounds=120",
+            "--set",
+            "train.eval_seeds=2",
+            "--set",
+            "train.checkpoint_every=3",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(["--set", "learner.actor_critic.actor_hidden=32"].iter().map(|s| s.to_string()));
+        a
+    };
+    let (code, _, err) = mtf(&common(&full).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(common(&cut))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(cut.join("metrics.jsonl"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if lines >= 3 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "training never got going");
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done_before = episodes(&cut).len();
+    assert!(done_before < 8 || cut.join("summary.json").exists());
+
+    let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(episodes(&cut), episodes(&full), "resumed after {done_before} episodes");
+    assert_eq!(eval_welfare(&cut), eval_welfare(&full));
+    let _ = std::fs::remove_dir_all(&full);
+    let _ = std::fs::remove_dir_all(&cut);
+}
+
+#[test]
+fn a_corrupt_or_truncated_checkpoint_is_a_clear_error() {
+    let q = quickstart();
+    let out = tmp("corrupt");
+    let mut args = vec![
+        "train",
+        "--config",
+        q.as_str(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "train.episodes=2",
+    ];
+    args.extend(SMALL);
+    assert_eq!(mtf(&args).0, 0);
+    let ckpt = out.join("checkpoints/latest.ckpt");
+    let bytes = std::fs::read(&ckpt).unwrap();
+    for (bad, want) in [
+        (bytes[..bytes.len() / 2].to_vec(), "truncated"),
+        (
+            {
+                let mut b = bytes.clone();
+                b[40] ^= 0xff;
+                b
+            },
+            "checksum",
+        ),
+        (b"garbage".to_vec(), "not an mtf checkpoint"),
+    ] {
+        std::fs::write(&ckpt, &bad).unwrap();
+        let (code, _, err) = mtf(&["train", "--resume", out.to_str().unwrap(), "--quiet"]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("latest.ckpt") && err.contains(want), "{err}");
+        assert!(!err.contains("panicked"));
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn training_does_not_depend_on_the_thread_count() {
+    let q = quickstart();
+    for learner in ["actor_critic", "hedge"] {
+        let (a, b) = (tmp(&format!("t1-{learner}")), tmp(&format!("t2-{learner}")));
+        for (dir, threads) in [(&a, "1"), (&b, "2")] {
+            let mut args = vec![
+                "train",
+                "--config",
+                q.as_str(),
+                "--quiet",
+                "--out",
+                dir.to_str().unwrap(),
+                "--threads",
+                threads,
+                "--set",
+                "train.episodes=2",
+            ];
+            let kind = format!("learner.kind={learner}");
+            args.extend(["--set", kind.as_str()]);
+            args.extend(SMALL);
+            let (code, _, err) = mtf(&args);
+            assert_eq!(code, 0, "{err}");
+        }
+        assert_eq!(episodes(&a), episodes(&b), "{learner}");
+        assert_eq!(eval_welfare(&a), eval_welfare(&b), "{learner}");
+        let _ = std::fs::remove_dir_all(&a);
+        let _ = std::fs::remove_dir_all(&b);
+    }
+}
+
+#[test]
+fn bad_training_invocations_are_one_line_and_status_2() {
+    let q = quickstart();
+    for (args, want) in [
+        (vec!["train"], "give --config FILE"),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.kind=dqn"],
+            "learner.kind: unknown variant `dqn`",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "train.episodes=0"],
+            "train.episodes: must be at least 1",
+        ),
+        (vec!["train", "--resume", "/no/such/run"], "not a run directory"),
+        (vec!["train", "--resume", "/tmp", "--config", q.as_str()], "do not pass --config"),
+    ] {
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+}
