@@ -519,10 +519,18 @@ pub fn from_table<T: serde::de::DeserializeOwned>(file: &str, table: toml::Table
     })
 }
 
+/// Top-level sections of an experiment file that other crates own and validate (`agents`:
+/// learners and training); a scenario read by itself skips them, and only them.
+pub const FOREIGN_SECTIONS: &[&str] = &["learner", "train"];
+
 impl ScenarioFile {
-    /// Load a scenario file with overrides and validate it.
+    /// Load a scenario file with overrides and validate it (sections in [`FOREIGN_SECTIONS`]
+    /// are skipped; every other unknown key is an error).
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ConfigError> {
-        let table = read_table(path, overrides)?;
+        let mut table = read_table(path, overrides)?;
+        for k in FOREIGN_SECTIONS {
+            table.remove(*k);
+        }
         let file: ScenarioFile = from_table(&path.display().to_string(), table)?;
         file.resolve(path)
     }
