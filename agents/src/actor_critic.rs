@@ -88,9 +88,26 @@ fn init(n: usize, rows: usize, cols: usize, fan_in: usize, seed: u64, name: &str
     Param::from_tensor(Tensor::from_data(TensorData::new(v, [n, rows, cols]), device))
 }
 
+/// The networks' input: the first `d` features of each agent's observation.
+///
+/// # Shapes
+/// - output: `[n, 1, d]`
+fn states(obs: Observations<'_>, n: usize, obs_dim: usize, d: usize, device: &Device) -> Tensor<3> {
+    assert_eq!(obs.dim, obs_dim, "observation length");
+    let data: Vec<f32> = if d == obs_dim {
+        obs.data.to_vec()
+    } else {
+        (0..n).flat_map(|i| obs.get(i)[..d].iter().copied()).collect()
+    };
+    Tensor::from_data(TensorData::new(data, [n, 1, d]), device)
+}
+
 /// Actor-critic learners for n agents, batched.
 pub struct ActorCritic {
     n: usize,
+    /// Observation length per agent.
+    obs_dim: usize,
+    /// Features the networks read: the first `d` of each observation.
     d: usize,
     k: usize,
     cfg: ActorCriticConfig,
@@ -103,9 +120,10 @@ pub struct ActorCritic {
 }
 
 impl ActorCritic {
-    /// Fresh networks for `n` agents with `d` state features and `k` levels; weights drawn
-    /// from `seed`.
-    pub fn new(n: usize, d: usize, k: usize, cfg: &ActorCriticConfig, seed: u64) -> Self {
+    /// Fresh networks for `n` agents reading the first `d` of their `obs_dim` observation
+    /// features, with `k` levels; weights drawn from `seed`.
+    pub fn new(n: usize, obs_dim: usize, d: usize, k: usize, cfg: &ActorCriticConfig, seed: u64) -> Self {
+        assert!(d <= obs_dim, "the networks read a prefix of the observation");
         let device = device();
         let (h, [c1, c2]) = (cfg.actor_hidden, cfg.critic_hidden);
         let actors = Actors {
@@ -125,6 +143,7 @@ impl ActorCritic {
         let adamw = AdamWConfig::new().with_weight_decay(cfg.weight_decay as f32);
         Self {
             n,
+            obs_dim,
             d,
             k,
             cfg: cfg.clone(),
@@ -138,8 +157,7 @@ impl ActorCritic {
     }
 
     fn states(&self, obs: Observations<'_>) -> Tensor<3> {
-        debug_assert_eq!(obs.dim, self.d);
-        Tensor::from_data(TensorData::new(obs.data.to_vec(), [self.n, 1, self.d]), &self.device)
+        states(obs, self.n, self.obs_dim, self.d, &self.device)
     }
 
     /// Every agent's action probabilities for `obs`, `[n][k]` row-major.
@@ -163,6 +181,7 @@ impl Policy for ActorCritic {
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(ActorPolicy {
             n: self.n,
+            obs_dim: self.obs_dim,
             d: self.d,
             k: self.k,
             device: self.device.clone(),
@@ -175,6 +194,7 @@ impl Policy for ActorCritic {
 /// The acting half of [`ActorCritic`]: actors only, no critics or optimizer state.
 pub struct ActorPolicy {
     n: usize,
+    obs_dim: usize,
     d: usize,
     k: usize,
     device: Device,
@@ -184,8 +204,7 @@ pub struct ActorPolicy {
 
 impl Policy for ActorPolicy {
     fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
-        debug_assert_eq!(obs.dim, self.d);
-        let x = Tensor::from_data(TensorData::new(obs.data.to_vec(), [self.n, 1, self.d]), &self.device).detach();
+        let x = states(obs, self.n, self.obs_dim, self.d, &self.device).detach();
         let p = softmax(self.actors.forward(x), 2).into_data();
         let p = p.as_slice::<f32>().expect("f32 probabilities");
         choose(p, self.k, greedy, &mut self.rngs, actions);
@@ -198,6 +217,7 @@ impl Policy for ActorPolicy {
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(ActorPolicy {
             n: self.n,
+            obs_dim: self.obs_dim,
             d: self.d,
             k: self.k,
             device: self.device.clone(),
@@ -266,6 +286,18 @@ impl Learner for ActorCritic {
             critic: scalar(critic_loss) / per,
             entropy: scalar(entropy_sum) / per,
         }
+    }
+
+    fn export_weights(&self, agent: usize) -> anyhow::Result<Vec<f32>> {
+        let a = self.actors.as_ref().expect("actors");
+        let mut out = Vec::new();
+        for p in [&a.w1, &a.b1, &a.w2, &a.b2] {
+            let data = p.val().into_data();
+            let all = data.as_slice::<f32>().map_err(|e| anyhow::anyhow!("actor weights: {e:?}"))?;
+            let per = all.len() / self.n;
+            out.extend_from_slice(&all[agent * per..(agent + 1) * per]);
+        }
+        Ok(out)
     }
 
     fn save(&self) -> anyhow::Result<Vec<u8>> {
@@ -355,7 +387,7 @@ mod tests {
             entropy: 0.0,
             ..ActorCriticConfig::default()
         };
-        let mut ac = ActorCritic::new(n, d, k, &cfg, 5);
+        let mut ac = ActorCritic::new(n, d, d, k, &cfg, 5);
         ac.begin_episode(1);
         let input = RoundInput::from_utilities(&[vec![0.0]]);
         let alloc = Allocation::default();
@@ -389,7 +421,7 @@ mod tests {
         }
         // Saving and loading keeps the policy (and the optimizer) exactly.
         let bytes = ac.save().unwrap();
-        let mut other = ActorCritic::new(n, d, k, &cfg, 99);
+        let mut other = ActorCritic::new(n, d, d, k, &cfg, 99);
         other.load(&bytes).unwrap();
         let obs = obs_of(0);
         assert_eq!(

@@ -87,6 +87,18 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// A trained run's policies as one standalone executable (JSON lines in and out).
+    Export {
+        /// The training run directory.
+        #[arg(long)]
+        run: PathBuf,
+        /// The executable to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// One agent's policy (its index in the run), or `all` (choose with --agent at run time).
+        #[arg(long, default_value = "all")]
+        agent: String,
+    },
 }
 
 const SCHEDULE_HELP: &str = "\
@@ -185,5 +197,6 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             threads,
             quiet,
         }),
+        Command::Export { run, out, agent } => crate::export::run(&run, &out, Some(agent.as_str())),
     }
 }

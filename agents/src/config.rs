@@ -62,6 +62,16 @@ impl Default for HedgeConfig {
     }
 }
 
+/// Which observation features the actor-critic reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Features {
+    /// SPEC 4's state: the budget share and the agent's m utilities.
+    Spec,
+    /// The whole observation (adds backlog over arrival rate, and the configured extras).
+    All,
+}
+
 /// `[learner.actor_critic]` (defaults: the thesis code, SPEC 4).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -82,6 +92,8 @@ pub struct ActorCriticConfig {
     pub weight_decay: f64,
     /// Reward multiplier applied before the TD error.
     pub reward_scale: f64,
+    /// State features.
+    pub features: Features,
 }
 
 impl Default for ActorCriticConfig {
@@ -95,6 +107,7 @@ impl Default for ActorCriticConfig {
             entropy: 0.01,
             weight_decay: 1e-4,
             reward_scale: 1.0,
+            features: Features::Spec,
         }
     }
 }

@@ -212,6 +212,11 @@ impl Learner for Hedge {
         }
     }
 
+    fn export_weights(&self, agent: usize) -> anyhow::Result<Vec<f32>> {
+        let per = self.states * self.levels.len();
+        Ok(self.logw[agent * per..(agent + 1) * per].iter().map(|&w| w as f32).collect())
+    }
+
     fn save(&self) -> anyhow::Result<Vec<u8>> {
         Ok(serde_json::to_vec(&Saved {
             n: self.n,

@@ -136,6 +136,11 @@ pub trait Learner: Policy {
 
     /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
     fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()>;
+
+    /// Agent i's policy as the numbers an exported agent carries (`agents::runtime` layout):
+    /// actor-critic `W1 [1+m, h], b1 [h], W2 [h, K], b2 [K]`; Hedge log-weights `[states, K]`;
+    /// nothing for a fixed threshold.
+    fn export_weights(&self, agent: usize) -> anyhow::Result<Vec<f32>>;
 }
 
 /// Every agent reports the same fixed level.
@@ -168,6 +173,10 @@ impl Learner for FixedLearner {
 
     fn load(&mut self, _bytes: &[u8]) -> anyhow::Result<()> {
         Ok(())
+    }
+
+    fn export_weights(&self, _agent: usize) -> anyhow::Result<Vec<f32>> {
+        Ok(Vec::new())
     }
 }
 

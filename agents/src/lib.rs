@@ -12,10 +12,13 @@
 pub mod actor_critic;
 pub mod cli;
 pub mod config;
+pub mod drive;
 pub mod error;
+pub mod export;
 pub mod hedge;
 pub mod learner;
 pub mod run_dir;
+pub mod runtime;
 pub mod schedule;
 pub mod simulate;
 pub mod train;

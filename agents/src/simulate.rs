@@ -48,8 +48,13 @@ pub fn load_scenario(config: &Path, set: &[String], mechanism: Option<&str>, see
 }
 
 /// A policy for evaluation, parsed from its spec: `fixed:TAU`; `hedge` (learning online from
-/// uniform weights in every episode); `run:RUN_DIR` (a trained run's greedy policy).
-pub fn policy_factory(spec: &str, scenario: &Scenario) -> anyhow::Result<Box<dyn Fn() -> Box<dyn ActionSource> + Sync>> {
+/// uniform weights in every episode); `run:RUN_DIR` (a trained run's greedy policy);
+/// `agent:PATH` (exported agent binaries, driven over their protocol).
+pub fn policy_factory(
+    spec: &str,
+    scenario: &Scenario,
+    agent_errors: &crate::drive::ErrorSlot,
+) -> anyhow::Result<Box<dyn Fn() -> Box<dyn ActionSource> + Sync>> {
     let levels = &scenario.file.env.threshold_levels;
     if let Some(tau) = spec.strip_prefix("fixed:") {
         let t: f64 = tau.parse().map_err(|_| user(format!("--policy {spec}: `{tau}` is not a number")))?;
@@ -98,10 +103,13 @@ pub fn policy_factory(spec: &str, scenario: &Scenario) -> anyhow::Result<Box<dyn
             }) as Box<dyn ActionSource>
         }));
     }
-    if spec.starts_with("agent:") {
-        return Err(user(format!(
-            "--policy {spec}: exported agent binaries are not available in this build yet"
-        )));
+    if let Some(path) = spec.strip_prefix("agent:") {
+        let manifest =
+            crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels).map_err(|e| user(format!("--policy {spec}: {e}")))?;
+        let (path, levels, errors) = (PathBuf::from(path), levels.clone(), agent_errors.clone());
+        return Ok(Box::new(move || {
+            Box::new(crate::drive::AgentProcesses::new(&path, manifest.clone(), &levels, errors.clone())) as Box<dyn ActionSource>
+        }));
     }
     Err(user(format!(
         "--policy {spec}: expected fixed:TAU, hedge, run:RUN_DIR or agent:PATH"
@@ -132,13 +140,17 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
         return Err(user("--seeds must be at least 1"));
     }
     let scenario = load_scenario(&args.config, &args.set, args.mechanism.as_deref(), args.seed)?;
-    let make = policy_factory(&args.policy, &scenario)?;
+    let agent_errors = crate::drive::ErrorSlot::default();
+    let make = policy_factory(&args.policy, &scenario, &agent_errors)?;
     let seeds = episode_seeds(scenario.file.seed, args.seeds);
     let stem = args.config.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
     let dir = run_dir::create(args.out.as_deref(), &format!("simulate-{stem}"))?;
     run_dir::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
 
     let episodes = evaluate(&scenario, &seeds, make.as_ref(), true, args.threads);
+    if let Some(e) = agent_errors.lock().expect("not poisoned").take() {
+        return Err(user(format!("--policy {}: {e}", args.policy)));
+    }
     let mut lines = String::new();
     for (seed, m) in seeds.iter().zip(&episodes) {
         let mut v = serde_json::to_value(m)?;

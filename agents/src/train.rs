@@ -100,10 +100,15 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
             ))
         }
         LearnerKind::ActorCritic => {
-            let dim = MtfEnv::new(sc.clone()).observation_space(0).dim();
+            let obs = MtfEnv::new(sc.clone()).observation_space(0).dim();
+            let used = match exp.learner.actor_critic.features {
+                crate::config::Features::Spec => 1 + sc.m(),
+                crate::config::Features::All => obs,
+            };
             Box::new(ActorCritic::new(
                 sc.n(),
-                dim,
+                obs,
+                used,
                 levels.len(),
                 &exp.learner.actor_critic,
                 stream_seed(sc.file.seed, "init", 0),

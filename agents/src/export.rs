@@ -1,0 +1,101 @@
+//! `mtf export`: a trained run's policies as one self-contained executable (see `runtime`).
+
+use crate::config::{Features, LearnerKind};
+use crate::error::user;
+use crate::runtime::{append_payload, fnv_hex, Manifest};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
+pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> anyhow::Result<(Vec<u8>, Manifest)> {
+    let (exp, learner, _) = crate::train::load_run(dir, true)?;
+    let sc = &exp.scenario;
+    let (n, m) = (sc.n(), sc.m());
+    let chosen: Vec<usize> = match agents {
+        None => (0..n).collect(),
+        Some(i) if i < n => vec![i],
+        Some(i) => return Err(user(format!("--agent {i}: the run has agents 0..{}", n - 1))),
+    };
+    let kind = match exp.learner.kind {
+        LearnerKind::ActorCritic => {
+            if exp.learner.actor_critic.features != Features::Spec {
+                return Err(user("only runs trained on SPEC 4's state (learner.actor_critic.features = \"spec\") can be exported: the agent protocol carries the budget and the utilities"));
+            }
+            "actor_critic"
+        }
+        LearnerKind::Hedge => "hedge",
+        LearnerKind::Fixed => "fixed",
+    };
+    let levels = sc.file.env.threshold_levels.clone();
+    let config = std::fs::read(dir.join("config.toml")).with_context(|| format!("reading {}", dir.join("config.toml").display()))?;
+    let manifest = Manifest {
+        version: 1,
+        kind: kind.into(),
+        agents: chosen.clone(),
+        m,
+        hidden: exp.learner.actor_critic.actor_hidden,
+        total_tokens: sc.file.mechanism.total_tokens,
+        states: sc.file.mechanism.total_tokens.floor() as usize + 1,
+        fixed_level: levels
+            .iter()
+            .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)
+            .unwrap_or(0),
+        levels,
+        training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
+        config_hash: fnv_hex(&config),
+    };
+    let mut weights = Vec::new();
+    for &i in &chosen {
+        weights.extend(learner.export_weights(i)?);
+    }
+    anyhow::ensure!(
+        weights.len() == manifest.per_agent() * chosen.len(),
+        "exported {} numbers, expected {}",
+        weights.len(),
+        manifest.per_agent() * chosen.len()
+    );
+    Ok((append_payload(runtime, &manifest, &weights), manifest))
+}
+
+/// The runtime binary: `mtf-agent` next to this executable.
+pub fn runtime_path() -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe().context("locating the mtf executable")?;
+    let path = me.with_file_name(format!("mtf-agent{}", std::env::consts::EXE_SUFFIX));
+    if !path.exists() {
+        return Err(user(format!(
+            "{}: the agent runtime is missing; build it with `cargo build --release -p agents --bin mtf-agent`",
+            path.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// The `export` command.
+pub fn run(dir: &Path, out: &Path, agent: Option<&str>) -> anyhow::Result<ExitCode> {
+    let agents = match agent {
+        None | Some("all") => None,
+        Some(s) => Some(
+            s.parse::<usize>()
+                .map_err(|_| user(format!("--agent {s}: expected an agent index or `all`")))?,
+        ),
+    };
+    let runtime = std::fs::read(runtime_path()?).context("reading the agent runtime")?;
+    let (bytes, manifest) = export_bytes(dir, agents, &runtime)?;
+    crate::run_dir::write_atomic(out, &bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))?;
+    }
+    println!(
+        "exported {} agent(s) {:?} ({}, {} levels) to {} ({} bytes)",
+        manifest.agents.len(),
+        manifest.agents,
+        manifest.kind,
+        manifest.levels.len(),
+        out.display(),
+        bytes.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,297 @@
+//! The standalone agent runtime: what an exported agent binary carries and how it decides.
+//!
+//! An exported agent is a copy of the `mtf-agent` runtime binary with a payload appended: a
+//! JSON manifest (agents, observation layout, threshold levels, training run, config hash),
+//! the policy's numbers as little-endian f32, then `[manifest length u64][weights length
+//! u64][MTFAGNT1]`. At start the runtime reads its own executable, finds the footer and loads
+//! the payload, so the single file is all a tenant needs. This module depends on serde_json
+//! only: the runtime links none of the harness (no burn, no environment).
+//!
+//! Protocol: JSON lines. In: `{"budget": B / T, "utilities": [u_c; m]}` (the environment's
+//! normalisation). Out: `{"threshold": .., "probabilities": [..]}`, greedy unless the runtime
+//! was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
+//! and the agent goes on with the next.
+
+use serde::{Deserialize, Serialize};
+
+/// Footer magic.
+pub const MAGIC: &[u8; 8] = b"MTFAGNT1";
+
+/// What the payload describes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version.
+    pub version: u32,
+    /// `actor_critic`, `hedge` or `fixed`.
+    pub kind: String,
+    /// Agent indices (in the training run) this file holds, in payload order.
+    pub agents: Vec<usize>,
+    /// Accelerators (length of `utilities`).
+    pub m: usize,
+    /// Threshold levels.
+    pub levels: Vec<f64>,
+    /// Actor hidden width (actor_critic).
+    pub hidden: usize,
+    /// Token total T (hedge: budget state = min(floor(budget * T), T)).
+    pub total_tokens: f64,
+    /// Budget states per agent (hedge).
+    pub states: usize,
+    /// Fixed level index (fixed).
+    pub fixed_level: usize,
+    /// The training run it came from.
+    pub training_run: String,
+    /// FNV-1a 64 of the run's resolved config.toml, hex.
+    pub config_hash: String,
+}
+
+impl Manifest {
+    /// Number of f32 per agent in the payload.
+    pub fn per_agent(&self) -> usize {
+        let (d, h, k) = (1 + self.m, self.hidden, self.levels.len());
+        match self.kind.as_str() {
+            "actor_critic" => d * h + h + h * k + k,
+            "hedge" => self.states * k,
+            _ => 0,
+        }
+    }
+}
+
+/// FNV-1a 64 of some bytes, as 16 hex digits.
+pub fn fnv_hex(bytes: &[u8]) -> String {
+    let h = bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{h:016x}")
+}
+
+/// `runtime` with the payload appended.
+pub fn append_payload(runtime: &[u8], manifest: &Manifest, weights: &[f32]) -> Vec<u8> {
+    let json = serde_json::to_vec(manifest).expect("a manifest serialises");
+    let mut out = Vec::with_capacity(runtime.len() + json.len() + weights.len() * 4 + 24);
+    out.extend_from_slice(runtime);
+    out.extend_from_slice(&json);
+    for w in weights {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+    out.extend((json.len() as u64).to_le_bytes());
+    out.extend(((weights.len() * 4) as u64).to_le_bytes());
+    out.extend(MAGIC);
+    out
+}
+
+/// Read the payload from an executable's bytes.
+pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
+    let n = exe.len();
+    if n < 24 || &exe[n - 8..] != MAGIC {
+        return Err("this binary carries no policy (export one with `mtf export`)".into());
+    }
+    let json_len = u64::from_le_bytes(exe[n - 24..n - 16].try_into().expect("8 bytes")) as usize;
+    let w_len = u64::from_le_bytes(exe[n - 16..n - 8].try_into().expect("8 bytes")) as usize;
+    let end = n - 24;
+    if json_len + w_len > end || w_len % 4 != 0 {
+        return Err("the policy payload is damaged (lengths do not fit)".into());
+    }
+    let w_start = end - w_len;
+    let manifest: Manifest =
+        serde_json::from_slice(&exe[w_start - json_len..w_start]).map_err(|e| format!("the policy manifest is damaged: {e}"))?;
+    let weights: Vec<f32> = exe[w_start..end]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    if weights.len() != manifest.per_agent() * manifest.agents.len() {
+        return Err(format!(
+            "the policy payload holds {} numbers, the manifest says {}",
+            weights.len(),
+            manifest.per_agent() * manifest.agents.len()
+        ));
+    }
+    Ok((manifest, weights))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Input {
+    budget: f64,
+    utilities: Vec<f64>,
+}
+
+/// A loaded policy for one agent.
+pub struct Agent<'a> {
+    manifest: &'a Manifest,
+    /// This agent's numbers.
+    w: &'a [f32],
+}
+
+impl<'a> Agent<'a> {
+    /// The policy of the `slot`-th agent in the payload.
+    pub fn new(manifest: &'a Manifest, weights: &'a [f32], slot: usize) -> Self {
+        let per = manifest.per_agent();
+        Self {
+            manifest,
+            w: &weights[slot * per..(slot + 1) * per],
+        }
+    }
+
+    /// Action probabilities for one observation (budget share, utilities).
+    pub fn probabilities(&self, budget: f64, utilities: &[f64]) -> Vec<f64> {
+        let k = self.manifest.levels.len();
+        match self.manifest.kind.as_str() {
+            "actor_critic" => {
+                // h = tanh(x W1 + b1); logits = h W2 + b2, in f32 like the harness.
+                let (d, h) = (1 + self.manifest.m, self.manifest.hidden);
+                let x: Vec<f32> = std::iter::once(budget as f32).chain(utilities.iter().map(|&u| u as f32)).collect();
+                let (w1, rest) = self.w.split_at(d * h);
+                let (b1, rest) = rest.split_at(h);
+                let (w2, b2) = rest.split_at(h * k);
+                let mut hid = b1.to_vec();
+                for (i, &xi) in x.iter().enumerate() {
+                    for (hj, &w) in hid.iter_mut().zip(&w1[i * h..(i + 1) * h]) {
+                        *hj += xi * w;
+                    }
+                }
+                let mut logits = b2.to_vec();
+                for (j, hj) in hid.iter().map(|v| v.tanh()).enumerate() {
+                    for (l, &w) in logits.iter_mut().zip(&w2[j * k..(j + 1) * k]) {
+                        *l += hj * w;
+                    }
+                }
+                softmax(logits.iter().map(|&l| f64::from(l)))
+            }
+            "hedge" => {
+                let t = self.manifest.total_tokens;
+                let s = ((budget * t).max(0.0).floor() as usize).min(self.manifest.states - 1);
+                softmax(self.w[s * k..(s + 1) * k].iter().map(|&l| f64::from(l)))
+            }
+            _ => (0..k).map(|l| if l == self.manifest.fixed_level { 1.0 } else { 0.0 }).collect(),
+        }
+    }
+
+    /// Answer one protocol line: the decision, or an error object naming the problem.
+    pub fn answer(&self, line: &str, draw: Option<f64>) -> String {
+        let input: Input = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => return serde_json::json!({ "error": format!("bad JSON: {e}") }).to_string(),
+        };
+        let m = self.manifest.m;
+        if input.utilities.len() != m {
+            return serde_json::json!({ "error": format!("`utilities` has {} entries, expected {m}", input.utilities.len()) }).to_string();
+        }
+        if !input.budget.is_finite() || input.budget < 0.0 {
+            return serde_json::json!({ "error": format!("`budget` is {}, expected a finite share >= 0", input.budget) }).to_string();
+        }
+        if let Some(c) = input.utilities.iter().position(|u| !(0.0..=1.0).contains(u)) {
+            return serde_json::json!({ "error": format!("`utilities`[{c}] is {}, expected a number in [0, 1]", input.utilities[c]) })
+                .to_string();
+        }
+        let p = self.probabilities(input.budget, &input.utilities);
+        let level = match draw {
+            None => argmax(&p),
+            Some(u) => {
+                let mut x = u;
+                p.iter()
+                    .position(|&q| {
+                        let hit = x < q;
+                        x -= q;
+                        hit
+                    })
+                    .unwrap_or(p.len() - 1)
+            }
+        };
+        serde_json::json!({ "threshold": self.manifest.levels[level], "probabilities": p }).to_string()
+    }
+}
+
+fn softmax(logits: impl Iterator<Item = f64>) -> Vec<f64> {
+    let l: Vec<f64> = logits.collect();
+    let max = l.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = l.iter().map(|x| (x - max).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.into_iter().map(|x| x / s).collect()
+}
+
+/// Index of the largest value, ties to the lowest index.
+pub fn argmax(p: &[f64]) -> usize {
+    let mut best = 0;
+    for (k, &x) in p.iter().enumerate() {
+        if x > p[best] {
+            best = k;
+        }
+    }
+    best
+}
+
+/// splitmix64 uniforms for `--sample --seed N` (the runtime has no other randomness).
+pub struct Draws(u64);
+
+impl Draws {
+    /// Seeded.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    /// Next uniform in [0, 1).
+    pub fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixed_manifest() -> Manifest {
+        Manifest {
+            version: 1,
+            kind: "fixed".into(),
+            agents: vec![0],
+            m: 2,
+            levels: vec![0.0, 0.5, 0.9],
+            hidden: 0,
+            total_tokens: 100.0,
+            states: 0,
+            fixed_level: 1,
+            training_run: "r".into(),
+            config_hash: fnv_hex(b"x"),
+        }
+    }
+
+    #[test]
+    fn payload_round_trips_and_damage_is_reported() {
+        let m = fixed_manifest();
+        let exe = append_payload(b"\x7fELF runtime", &m, &[]);
+        let (back, w) = read_payload(&exe).unwrap();
+        assert_eq!((back, w.len()), (m, 0));
+        assert!(read_payload(b"\x7fELF runtime").unwrap_err().contains("carries no policy"));
+        let mut bad = exe.clone();
+        let n = bad.len();
+        bad[n - 24] = 0xff;
+        assert!(read_payload(&bad).is_err());
+    }
+
+    #[test]
+    fn protocol_errors_name_the_problem() {
+        let m = fixed_manifest();
+        let a = Agent::new(&m, &[], 0);
+        assert_eq!(
+            a.answer(r#"{"budget": 0.2, "utilities": [0.1, 0.9]}"#, None),
+            r#"{"probabilities":[0.0,1.0,0.0],"threshold":0.5}"#
+        );
+        assert!(a.answer("{", None).contains("bad JSON"));
+        assert!(a
+            .answer(r#"{"budget": 0.2, "utilities": [0.1]}"#, None)
+            .contains("`utilities` has 1 entries, expected 2"));
+        assert!(a
+            .answer(r#"{"budget": 0.2, "utilities": [0.1, 7]}"#, None)
+            .contains("`utilities`[1] is 7"));
+        assert!(a
+            .answer(r#"{"budget": -1, "utilities": [0.1, 0.2]}"#, None)
+            .contains("`budget` is -1"));
+        assert!(a
+            .answer(r#"{"budget": 0.1, "utilities": [0.1, 0.2], "x": 1}"#, None)
+            .contains("unknown field"));
+    }
+}
