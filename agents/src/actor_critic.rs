@@ -429,7 +429,7 @@ mod tests {
             other.probabilities(Observations { data: &obs, dim: d })
         );
         assert!(other.load(&bytes[..bytes.len() - 10]).is_err());
-        assert!(ActorCritic::new(n + 1, d, k, &cfg, 1)
+        assert!(ActorCritic::new(n + 1, d, d, k, &cfg, 1)
             .load(&bytes)
             .unwrap_err()
             .to_string()
