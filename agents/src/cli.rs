@@ -87,6 +87,34 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Policies x mechanisms on the same seeds: comparison.md / .csv and plots (PNG, SVG).
+    Compare {
+        /// Scenario config (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Policies, comma-separated: fixed:TAU, fixed:all (every level), hedge, run:RUN_DIR,
+        /// agent:PATH.
+        #[arg(long, value_delimiter = ',', required = true)]
+        policies: Vec<String>,
+        /// Mechanisms, comma-separated (default: the config's).
+        #[arg(long, value_delimiter = ',')]
+        mechanisms: Vec<String>,
+        /// Evaluation episodes per pair (the same seeds for every pair).
+        #[arg(long, default_value_t = 8)]
+        seeds: usize,
+        /// Root seed (overrides the config's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Worker threads (results do not depend on it).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Override any config key: key.path=value (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Run directory (default runs/compare-<config>-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// A trained run's policies as one standalone executable (JSON lines in and out).
     Export {
         /// The training run directory.
@@ -198,5 +226,24 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             quiet,
         }),
         Command::Export { run, out, agent } => crate::export::run(&run, &out, Some(agent.as_str())),
+        Command::Compare {
+            config,
+            policies,
+            mechanisms,
+            seeds,
+            seed,
+            threads,
+            set,
+            out,
+        } => crate::compare::run(crate::compare::CompareArgs {
+            config,
+            policies,
+            mechanisms,
+            seeds,
+            seed,
+            threads,
+            set,
+            out,
+        }),
     }
 }

@@ -11,12 +11,14 @@
 
 pub mod actor_critic;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod drive;
 pub mod error;
 pub mod export;
 pub mod hedge;
 pub mod learner;
+pub mod plots;
 pub mod run_dir;
 pub mod runtime;
 pub mod schedule;

@@ -133,6 +133,33 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
         welfare.push((v["welfare"].clone(), v["ef_violations"].clone(), v["throughput_by_weight"].clone()));
     }
     assert_eq!(welfare[0], welfare[1]);
+    // And side by side in `mtf compare`: the two rows agree on every figure but the
+    // scheduling time (a wall-clock measurement).
+    let cmp = run.join("compare");
+    let policies = format!("run:{},agent:{}", run.display(), exe.display());
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        q.to_str().unwrap(),
+        "--policies",
+        &policies,
+        "--seeds",
+        "2",
+        "--out",
+        cmp.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(cmp.join("comparison.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').skip(2).collect()).collect();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').skip(2).collect();
+    let keep = |r: &Vec<&str>| {
+        r.iter()
+            .zip(&header)
+            .filter(|(_, h)| !h.starts_with("sched_us"))
+            .map(|(v, _)| v.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(keep(&rows[0]), keep(&rows[1]));
     let _ = std::fs::remove_dir_all(&run);
 }
 

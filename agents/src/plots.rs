@@ -1,0 +1,359 @@
+//! Figures for comparisons, as PNG and SVG (plotters), with labelled axes, units and legends.
+//! Text uses DejaVu Sans embedded in the binary, so figures look the same on any machine.
+
+use crate::compare::Row;
+use anyhow::anyhow;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+const FONT: &str = "sans-serif";
+static REGISTER: Once = Once::new();
+
+fn fonts() {
+    REGISTER.call_once(|| {
+        // The bytes are a valid TrueType font shipped with the crate.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, include_bytes!("../assets/DejaVuSans.ttf"));
+    });
+}
+
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// Draw one figure as `name.png` and `name.svg` in `dir`.
+macro_rules! both {
+    ($dir:expr, $name:expr, $size:expr, $draw:expr) => {{
+        let png = $dir.join(format!("{}.png", $name));
+        {
+            let root = BitMapBackend::new(&png, $size).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            $draw(&root).map_err(|e| anyhow!("{}: {e:?}", png.display()))?;
+            root.present().map_err(|e| anyhow!("{}: {e:?}", png.display()))?;
+        }
+        let svg = $dir.join(format!("{}.svg", $name));
+        {
+            let root = SVGBackend::new(&svg, $size).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
+            $draw(&root).map_err(|e| anyhow!("{}: {e:?}", svg.display()))?;
+            root.present().map_err(|e| anyhow!("{}: {e:?}", svg.display()))?;
+        }
+        vec![format!("{}.png", $name), format!("{}.svg", $name)]
+    }};
+}
+
+/// A policy spec for a label: `run:` and `agent:` paths shortened to their last component.
+fn short(policy: &str) -> String {
+    match policy.split_once(':') {
+        Some((kind @ ("run" | "agent"), path)) => {
+            format!("{kind}:{}", Path::new(path).file_name().and_then(|f| f.to_str()).unwrap_or(path))
+        }
+        _ => policy.to_string(),
+    }
+}
+
+/// Row labels: the policy, the mechanism, or both, whichever varies.
+fn labels(rows: &[Row]) -> Vec<String> {
+    let one_mech = rows.iter().all(|r| r.mechanism == rows[0].mechanism);
+    let one_policy = rows.iter().all(|r| r.policy == rows[0].policy);
+    rows.iter()
+        .map(|r| match (one_mech, one_policy) {
+            (true, _) => short(&r.policy),
+            (false, true) => r.mechanism.clone(),
+            _ => format!("{} / {}", short(&r.policy), r.mechanism),
+        })
+        .collect()
+}
+
+/// Label whole coordinates with the row names (a numeric axis from -0.5 to k - 0.5).
+fn row_label(names: &[String], x: f64) -> String {
+    let i = x.round();
+    if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+        names[i as usize].clone()
+    } else {
+        String::new()
+    }
+}
+
+fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    let span = (hi - lo).max(hi.abs() * 0.02).max(1e-6);
+    (lo - 0.08 * span, hi + 0.08 * span)
+}
+
+fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let k = rows.len();
+    let lo = rows
+        .iter()
+        .map(|r| r.summary.welfare.mean - r.summary.welfare.ci95)
+        .fold(f64::INFINITY, f64::min);
+    let hi = rows
+        .iter()
+        .map(|r| r.summary.welfare.mean + r.summary.welfare.ci95)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = padded(lo, hi);
+    let mut chart = ChartBuilder::on(root)
+        .caption("Weighted social welfare (mean, 95% CI over seeds)", (FONT, 26))
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), lo..hi)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(names, *x))
+        .x_label_style((FONT, 14))
+        .y_label_style((FONT, 16))
+        .y_desc("welfare (jobs per round)")
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+        let s = r.summary.welfare;
+        ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, PALETTE[0].filled(), 14)
+    }))?;
+    chart.draw_series(
+        rows.iter()
+            .enumerate()
+            .map(|(i, r)| Circle::new((i as f64, r.summary.welfare.mean), 5, PALETTE[0].filled())),
+    )?;
+    Ok(())
+}
+
+fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let k = rows.len();
+    let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
+    let c = classes.len().max(1);
+    let hi = rows
+        .iter()
+        .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.ci95))
+        .fold(0.0, f64::max)
+        * 1.1;
+    let mut chart = ChartBuilder::on(root)
+        .caption("Throughput per agent, by weight class (mean, 95% CI)", (FONT, 26))
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), 0.0..hi.max(1e-6))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(names, *x))
+        .x_label_style((FONT, 14))
+        .y_label_style((FONT, 16))
+        .y_desc("throughput (jobs per round per agent)")
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    let width = 0.8 / c as f64;
+    for (ci, w) in classes.iter().enumerate() {
+        let color = PALETTE[ci % PALETTE.len()];
+        let offset = (ci as f64 - (c as f64 - 1.0) / 2.0) * width;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                let s = r.summary.throughput_by_weight[ci].1;
+                let x = i as f64 + offset;
+                Rectangle::new([(x - width / 2.0, 0.0), (x + width / 2.0, s.mean)], color.filled())
+            }))?
+            .label(format!("weight {w}"))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+        chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+            let s = r.summary.throughput_by_weight[ci].1;
+            let x = i as f64 + offset;
+            ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, BLACK.stroke_width(1), 6)
+        }))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}
+
+fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let k = rows.len();
+    let values: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| {
+            r.episodes
+                .iter()
+                .filter_map(|e| e.fairness.as_ref())
+                .flat_map(|f| f.phi.iter().copied())
+                .collect()
+        })
+        .collect();
+    // Include the whisker fences (1.5 IQR) so no box is clipped.
+    let fences: Vec<[f32; 5]> = values
+        .iter()
+        .filter(|v| !v.is_empty())
+        .map(|v| Quartiles::new(v).values())
+        .collect();
+    let lo = values
+        .iter()
+        .flatten()
+        .copied()
+        .chain(fences.iter().map(|q| f64::from(q[0])))
+        .fold(1.0, f64::min);
+    let hi = values
+        .iter()
+        .flatten()
+        .copied()
+        .chain(fences.iter().map(|q| f64::from(q[4])))
+        .fold(1.0, f64::max);
+    let (lo, hi) = padded(lo, hi);
+    let mut chart = ChartBuilder::on(root)
+        .caption("Sharing incentive phi per agent (all agents and seeds)", (FONT, 26))
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), (lo as f32)..(hi as f32))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(names, *x))
+        .x_label_style((FONT, 14))
+        .y_label_style((FONT, 16))
+        .y_desc("phi = u_shared / u_exclusive  (SI holds at >= 1)")
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new([(-0.5, 1.0f32), (k as f64 - 0.5, 1.0f32)], RED.stroke_width(2)))?
+        .label("phi = 1")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED.stroke_width(2)));
+    chart.draw_series(
+        values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(i, v)| Boxplot::new_vertical(i as f64, &Quartiles::new(v)).width(24).style(PALETTE[0])),
+    )?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .draw()?;
+    Ok(())
+}
+
+/// Mean over seeds of `w_i U[i][j] / (w_j U[i][i])`: above 1, agent i envies j (eq. 3.5).
+fn envy_ratio(row: &Row, weights: &[f64]) -> Vec<Vec<f64>> {
+    let n = weights.len();
+    let mut acc = vec![vec![0.0; n]; n];
+    let mut count = 0.0f64;
+    for f in row.episodes.iter().filter_map(|e| e.fairness.as_ref()) {
+        count += 1.0;
+        for i in 0..n {
+            for j in 0..n {
+                let own = weights[j] * f.envy[i][i];
+                acc[i][j] += if own > 0.0 { weights[i] * f.envy[i][j] / own } else { 1.0 };
+            }
+        }
+    }
+    acc.iter_mut().flatten().for_each(|v| *v /= count.max(1.0));
+    acc
+}
+
+fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], title: &str) -> DrawResult<DB> {
+    let n = ratio.len();
+    let vmax = ratio.iter().flatten().copied().fold(1.0, f64::max);
+    let (area, bar) = root.split_horizontally(root.dim_in_pixel().0 as i32 - 140);
+    let mut chart = ChartBuilder::on(&area)
+        .caption(title, (FONT, 22))
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -0.5f64..(n as f64 - 0.5))?;
+    // Cells sit around whole coordinates; label those only.
+    let center = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 && *v >= 0.0 {
+            format!("{}", v.round() as usize)
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(n.min(20) + 1)
+        .y_labels(n.min(20) + 1)
+        .x_label_formatter(&center)
+        .y_label_formatter(&center)
+        .x_desc("j: whose allocation sequence")
+        .y_desc("i: whose arrivals")
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()?;
+    let color = |v: f64| {
+        // White at 0, blue up to 1 (no envy), red above 1 (envy), deepest at vmax.
+        if v <= 1.0 {
+            let t = v.clamp(0.0, 1.0);
+            RGBColor((255.0 - 180.0 * t) as u8, (255.0 - 120.0 * t) as u8, 255)
+        } else {
+            let t = ((v - 1.0) / (vmax - 1.0).max(1e-9)).clamp(0.0, 1.0);
+            RGBColor(255, (200.0 - 200.0 * t) as u8, (200.0 - 200.0 * t) as u8)
+        }
+    };
+    chart.draw_series((0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| {
+        Rectangle::new(
+            [(j as f64 - 0.5, i as f64 - 0.5), (j as f64 + 0.5, i as f64 + 0.5)],
+            color(ratio[i][j]).filled(),
+        )
+    }))?;
+    // Colour scale.
+    let mut scale = ChartBuilder::on(&bar)
+        .margin(20)
+        .margin_top(60)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..1.0, 0.0..vmax)?;
+    scale
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc("w_i U_ij / (w_j U_ii)")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()?;
+    let steps = 60;
+    scale.draw_series((0..steps).map(|s| {
+        let (a, b) = (vmax * s as f64 / steps as f64, vmax * (s + 1) as f64 / steps as f64);
+        Rectangle::new([(0.0, a), (1.0, b)], color((a + b) / 2.0).filled())
+    }))?;
+    Ok(())
+}
+
+/// Every comparison figure into `dir`; returns the file names.
+pub fn comparison(dir: &Path, rows: &[Row]) -> anyhow::Result<Vec<String>> {
+    fonts();
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names = labels(rows);
+    let wide = (220 + 70 * rows.len() as u32).clamp(800, 2400);
+    let mut files = Vec::new();
+    files.extend(both!(dir, "welfare", (wide, 620), |root| welfare(root, rows, &names)));
+    files.extend(both!(dir, "throughput_by_weight", (wide, 620), |root| throughput(
+        root, rows, &names
+    )));
+    if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
+        files.extend(both!(dir, "phi", (wide, 620), |root| phi(root, rows, &names)));
+        for (k, r) in rows.iter().enumerate() {
+            let weights = r.weights.clone();
+            let ratio = envy_ratio(r, &weights);
+            let title = format!("Envy: {}", names[k]);
+            files.extend(both!(dir, format!("envy-{k:02}"), (820, 680), |root| envy(root, &ratio, &title)));
+        }
+    }
+    Ok(files)
+}
