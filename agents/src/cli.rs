@@ -115,6 +115,20 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Regenerate a paper's evaluation: `mtf reproduce thesis [--quick]`.
+    Reproduce {
+        /// What to reproduce: `thesis` (chapter 5 of the MTF thesis).
+        what: String,
+        /// Fewer loads, seeds and training episodes (under 10 minutes on 2 cores).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default runs/reproduce-thesis-<timestamp>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (results do not depend on it).
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+    },
     /// A trained run's policies as one standalone executable (JSON lines in and out).
     Export {
         /// The training run directory.
@@ -226,6 +240,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             quiet,
         }),
         Command::Export { run, out, agent } => crate::export::run(&run, &out, Some(agent.as_str())),
+        Command::Reproduce { what, quick, out, threads } => {
+            if what != "thesis" {
+                return Err(user(format!("mtf reproduce {what}: only `thesis` can be reproduced")));
+            }
+            crate::reproduce::run(crate::reproduce::ReproduceArgs { quick, out, threads })
+        }
         Command::Compare {
             config,
             policies,

@@ -19,6 +19,7 @@ pub mod export;
 pub mod hedge;
 pub mod learner;
 pub mod plots;
+pub mod reproduce;
 pub mod run_dir;
 pub mod runtime;
 pub mod schedule;

@@ -357,3 +357,83 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> anyhow::Result<Vec<String>> {
     }
     Ok(files)
 }
+
+/// One line per series over `xs`, with 95% error bars: the "vs load", "vs deadline" and
+/// "vs size" figures. Returns the PNG and SVG file names.
+pub fn lines(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    xs: &[f64],
+    series: &[(String, Vec<env::eval::Stat>)],
+) -> anyhow::Result<Vec<String>> {
+    fonts();
+    Ok(both!(dir, name, (960, 620), |root| lines_chart(
+        root, title, x_desc, y_desc, xs, series
+    )))
+}
+
+fn lines_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    xs: &[f64],
+    series: &[(String, Vec<env::eval::Stat>)],
+) -> DrawResult<DB> {
+    let lo = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|s| s.mean - s.ci95))
+        .fold(f64::INFINITY, f64::min);
+    let hi = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|s| s.mean + s.ci95))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = padded(lo.min(hi), hi.max(lo));
+    let (x0, x1) = (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    let pad = ((x1 - x0) * 0.05).max(0.05);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 24))
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(80)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), lo..hi)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .draw()?;
+    for (k, (label, stats)) in series.iter().enumerate() {
+        let color = PALETTE[k % PALETTE.len()];
+        let style = if k >= PALETTE.len() {
+            color.stroke_width(2)
+        } else {
+            color.stroke_width(3)
+        };
+        chart
+            .draw_series(LineSeries::new(xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)), style))?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(3)));
+        chart.draw_series(
+            xs.iter()
+                .zip(stats)
+                .map(|(&x, s)| ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, color.stroke_width(1), 8)),
+        )?;
+        chart.draw_series(xs.iter().zip(stats).map(|(&x, s)| Circle::new((x, s.mean), 4, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 15))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    Ok(())
+}

@@ -285,6 +285,18 @@ struct SummaryFile<'a> {
 
 /// The `train` command.
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitCode> {
+    let (_, message) = execute(args)?;
+    print!("{message}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A training run without printing; returns its run directory.
+pub fn run_quiet(args: TrainArgs) -> anyhow::Result<PathBuf> {
+    Ok(execute(args)?.0)
+}
+
+/// The training run: its directory and the lines `mtf train` prints.
+fn execute(args: TrainArgs) -> anyhow::Result<(PathBuf, String)> {
     let (mut exp, mut learner, start, dir) = match (&args.resume, &args.config) {
         (Some(_), Some(_)) => return Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => return Err(user("--set cannot change a run being resumed")),
@@ -408,17 +420,17 @@ pub fn run(args: TrainArgs) -> anyhow::Result<ExitCode> {
         eval: &eval,
     };
     run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
-    println!(
-        "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {} seeds",
+    let message = format!(
+        "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {} seeds\nrun directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
         total - start,
         exp.learner.kind,
         eval.welfare.mean,
         eval.welfare.ci95,
-        seeds.len()
+        seeds.len(),
+        dir.display(),
+        dir.join("tb").display()
     );
-    println!("run directory: {}", dir.display());
-    println!("TensorBoard:   tensorboard --logdir {}", dir.join("tb").display());
-    Ok(ExitCode::SUCCESS)
+    Ok((dir, message))
 }
 
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
