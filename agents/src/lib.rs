@@ -24,4 +24,5 @@ pub mod run_dir;
 pub mod runtime;
 pub mod schedule;
 pub mod simulate;
+pub mod sweep;
 pub mod train;
