@@ -1,16 +1,8 @@
 //! End-to-end tests of `mtf simulate`.
 
+mod common;
+use common::mtf;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn mtf(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mtf")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 fn config(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,9 +13,7 @@ fn config(name: &str) -> String {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mtf-sim-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::tmp("sim", name)
 }
 
 #[test]

@@ -1,18 +1,11 @@
 //! End-to-end tests of `mtf train`: run directory, resume after SIGKILL, corrupt checkpoints,
 //! thread-count independence.
 
+mod common;
+use common::mtf;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn mtf(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mtf")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 fn quickstart() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -22,9 +15,7 @@ fn quickstart() -> String {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mtf-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    common::tmp("train", name)
 }
 
 /// Per-episode metrics without the wall-clock time (the one figure that is not replayable).

@@ -147,29 +147,13 @@ pub struct Observed {
     pub loss: f64,
 }
 
-/// splitmix64, so sampling is reproducible from (study seed, trial number).
-pub struct Draws(u64);
+/// Reproducible uniforms (splitmix64) from (study seed, trial number): the agent runtime's.
+pub use crate::runtime::Draws;
 
-impl Draws {
-    /// Seeded.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// Next uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// A standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let (u, v) = (self.unit().max(1e-300), self.unit());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
+/// A standard normal from two uniforms (Box-Muller).
+fn normal(draws: &mut Draws) -> f64 {
+    let (u, v) = (draws.next_unit().max(1e-300), draws.next_unit());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
 /// Which sampler proposes parameters.
@@ -217,7 +201,7 @@ pub fn propose(
     draws: &mut Draws,
 ) -> BTreeMap<String, Value> {
     match kind {
-        SamplerKind::Random => space.iter().map(|(k, d)| (k.clone(), d.sample(draws.unit()))).collect(),
+        SamplerKind::Random => space.iter().map(|(k, d)| (k.clone(), d.sample(draws.next_unit()))).collect(),
         SamplerKind::Grid => {
             // Mixed-radix decode of the trial number over the parameters in name order.
             let mut rest = number;
@@ -280,9 +264,9 @@ impl Parzen {
     }
 
     fn sample(&self, draws: &mut Draws) -> f64 {
-        let k = ((draws.unit() * self.mus.len() as f64) as usize).min(self.mus.len() - 1);
+        let k = ((draws.next_unit() * self.mus.len() as f64) as usize).min(self.mus.len() - 1);
         for _ in 0..100 {
-            let x = self.mus[k] + self.sigmas[k] * draws.normal();
+            let x = self.mus[k] + self.sigmas[k] * normal(draws);
             if (self.lo..=self.hi).contains(&x) {
                 return x;
             }
@@ -323,7 +307,7 @@ fn tpe_one(d: &Dist, key: &str, good: &[&Observed], bad: &[&Observed], candidate
         let (l, g) = (weights(&gx), weights(&bx));
         let mut best = (0, f64::NEG_INFINITY);
         for _ in 0..candidates.max(1) {
-            let u = draws.unit();
+            let u = draws.next_unit();
             let mut acc = 0.0;
             let pick = l.iter().position(|&p| {
                 acc += p;
