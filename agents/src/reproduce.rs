@@ -111,6 +111,14 @@ impl Ctx {
         Ok(compare(&args)?.1)
     }
 
+    /// MTF under `mtf_policies`, then every baseline (thresholds only matter to MTF, so the
+    /// baselines run once, under an arbitrary fixed level), all on the same seeds.
+    fn mtf_and_baselines(&self, config: &Path, mtf_policies: &[&str], set: &[String], seeds: usize) -> anyhow::Result<Vec<Row>> {
+        let mut rows = self.compare(config, mtf_policies, &["mtf"], set, seeds)?;
+        rows.extend(self.compare(config, &["fixed:0.5"], &BASELINES, set, seeds)?);
+        Ok(rows)
+    }
+
     fn train(&self, config: &Path, set: &[String], name: &str) -> anyhow::Result<PathBuf> {
         let out = self.dir.join("train").join(name);
         let mut set = set.to_vec();
@@ -210,7 +218,6 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
         ctx.plan.seeds,
         ctx.plan.episodes
     );
-    let mechanisms: Vec<&str> = BASELINES.to_vec();
 
     // 1. Welfare vs load, per weight setup (and arrival variant).
     let mut rows_w124_high: Option<Vec<Row>> = None;
@@ -223,8 +230,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
                 let set = vec![format!("env.agents.*.load={load}")];
                 let run = ctx.train(&config, &set, &format!("{stem}{variant}-{load}"))?;
                 let policy = format!("run:{}", run.display());
-                let mut rows = ctx.compare(&config, &[&policy, "fixed:0.0"], &["mtf"], &set, ctx.plan.seeds)?;
-                rows.extend(ctx.compare(&config, &["fixed:0.5"], &mechanisms, &set, ctx.plan.seeds)?);
+                let rows = ctx.mtf_and_baselines(&config, &[&policy, "fixed:0.0"], &set, ctx.plan.seeds)?;
                 per_load.push(rows);
             }
             let labels: Vec<String> = per_load[0].iter().map(series_label).collect();
@@ -327,8 +333,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     let mut per_deadline = Vec::new();
     for &d in &ctx.plan.deadlines {
         let set = vec!["env.agents.*.load=0.7".to_string(), format!("env.deadline={d}")];
-        let mut rows = ctx.compare(&config, &["fixed:0.0"], &["mtf"], &set, ctx.plan.seeds)?;
-        rows.extend(ctx.compare(&config, &["fixed:0.5"], &mechanisms, &set, ctx.plan.seeds)?);
+        let rows = ctx.mtf_and_baselines(&config, &["fixed:0.0"], &set, ctx.plan.seeds)?;
         per_deadline.push(rows);
     }
     let labels: Vec<String> = per_deadline[0].iter().map(series_label).collect();
@@ -374,8 +379,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     for (stem, fig) in [("mixed-a", "Fig. 5.14"), ("mixed-b", "Fig. 5.15")] {
         ctx.progress(&format!("mixed loads: {stem}"));
         let config = cfg.join(format!("{stem}.toml"));
-        let mut rows = ctx.compare(&config, &["fixed:0.0"], &["mtf"], &[], ctx.plan.seeds)?;
-        rows.extend(ctx.compare(&config, &["fixed:0.5"], &mechanisms, &[], ctx.plan.seeds)?);
+        let rows = ctx.mtf_and_baselines(&config, &["fixed:0.0"], &[], ctx.plan.seeds)?;
         let sub = dir.join(stem);
         std::fs::create_dir_all(&sub)?;
         plots::comparison(&sub, &rows)?;
@@ -419,8 +423,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
                 ),
                 format!("env.rounds={}", ctx.plan.overhead_rounds),
             ];
-            let mut rows = ctx.compare(&config, &["fixed:0.0"], &["mtf"], &set, 1)?;
-            rows.extend(ctx.compare(&config, &["fixed:0.5"], &mechanisms, &set, 1)?);
+            let rows = ctx.mtf_and_baselines(&config, &["fixed:0.0"], &set, 1)?;
             per_size.push(rows);
         }
         let labels: Vec<String> = per_size[0].iter().map(series_label).collect();
