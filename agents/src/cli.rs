@@ -129,6 +129,35 @@ enum Command {
         #[arg(long, default_value_t = 2)]
         threads: usize,
     },
+    /// Hyperparameter search over a training config: SQLite study, samplers, pruners, plots.
+    #[command(long_about = SWEEP_HELP)]
+    Sweep {
+        /// Sweep file (TOML; see configs/sweeps/).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Trials in the study, counting every process working on it (overrides the file).
+        #[arg(long)]
+        trials: Option<usize>,
+        /// Trials trained side by side by this process (overrides the file).
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Study storage, sqlite:PATH (default sqlite:runs/sweeps/<study>.db).
+        #[arg(long, value_name = "URL")]
+        storage: Option<String>,
+        /// Study name: continue it, or start it (default: the file's `study`, else its stem).
+        #[arg(long)]
+        study: Option<String>,
+        /// Sampler seed (overrides the file's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output directory for trials.csv, best.toml, plots and trial runs
+        /// (default: <storage dir>/<study>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// A trained run's policies as one standalone executable (JSON lines in and out).
     Export {
         /// The training run directory.
@@ -170,6 +199,21 @@ Output: {\"owners\": [agent or null per accelerator], \"budgets\": [..after..], 
 
 Bad input (bad JSON, ragged matrices, NaN, negative weights or budgets, thresholds outside
 [0, 1], a missing field, an unknown mechanism) prints one line on stderr and exits with 2.";
+
+const SWEEP_HELP: &str = "\
+Hyperparameter search over a training config, the way Optuna does it.
+
+The sweep file (configs/sweeps/quickstart.toml is an example) names the base config, the
+search space (config key paths with float/int/categorical distributions), the objective (a
+path into a run's summary.json, e.g. eval_welfare.mean, and its direction), the budget per
+trial, the sampler (random, grid, tpe) and the pruner (none, median, successive_halving).
+
+The study lives in SQLite (default runs/sweeps/<study>.db). Run the same command again, or
+with --study NAME, to continue a killed sweep; run it in several processes at once to share
+the work: trials are claimed in a transaction, so none runs twice, and --trials counts the
+study's trials across all of them. Each trial is an ordinary run directory under
+<out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
+`mtf train`), history.png and params.png (and .svg).";
 
 /// Parse `args` and run the command.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
@@ -237,6 +281,26 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             out,
             seed,
             threads,
+            quiet,
+            on_episode: None,
+        }),
+        Command::Sweep {
+            config,
+            trials,
+            workers,
+            storage,
+            study,
+            seed,
+            out,
+            quiet,
+        } => crate::sweep::run(crate::sweep::SweepArgs {
+            config,
+            trials,
+            workers,
+            storage,
+            study,
+            seed,
+            out,
             quiet,
         }),
         Command::Export { run, out, agent } => crate::export::run(&run, &out, Some(agent.as_str())),

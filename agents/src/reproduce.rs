@@ -134,6 +134,7 @@ impl Ctx {
             seed: None,
             threads: Some(self.threads),
             quiet: true,
+            on_episode: None,
         })?;
         Ok(out)
     }

@@ -49,9 +49,17 @@ pub fn create(out: Option<&Path>, name: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, synced, then
-/// renamed over the target, so a reader sees the old file or the new one, never a torn one.
+/// renamed over the target, so a reader sees the old file or the new one, never a torn one. The
+/// temporary name is unique to the process and the call, so concurrent writers (two sweep
+/// processes finishing one study) never write into each other's temporary file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!(
+        "{}.{}-{call}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or(""),
+        std::process::id()
+    ));
     let mut f = std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
     f.write_all(bytes)?;
     f.sync_all()?;

@@ -50,6 +50,20 @@ pub mod tags {
     pub const SPS: &str = "perf/steps_per_second";
 }
 
+/// Called after every episode (its log line is written and its checkpoint saved); `Ok(true)`
+/// stops the run there, without the held-out evaluation: a sweep's pruner uses it.
+#[derive(Clone)]
+pub struct EpisodeHook(pub std::sync::Arc<EpisodeFn>);
+
+/// The callback inside an [`EpisodeHook`].
+pub type EpisodeFn = dyn Fn(&EpisodeLog) -> anyhow::Result<bool> + Send + Sync;
+
+impl std::fmt::Debug for EpisodeHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EpisodeHook")
+    }
+}
+
 /// Options of `mtf train`.
 #[derive(Debug, Clone, Default)]
 pub struct TrainArgs {
@@ -69,6 +83,19 @@ pub struct TrainArgs {
     pub threads: Option<usize>,
     /// No progress bar.
     pub quiet: bool,
+    /// Per-episode callback (sweeps).
+    pub on_episode: Option<EpisodeHook>,
+}
+
+/// What a training run produced.
+#[derive(Debug, Clone)]
+pub struct Trained {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The lines `mtf train` prints.
+    pub message: String,
+    /// Episodes done when the episode hook stopped the run (no evaluation, no summary.json).
+    pub stopped_after: Option<u64>,
 }
 
 /// Build the configured learner population.
@@ -285,18 +312,17 @@ struct SummaryFile<'a> {
 
 /// The `train` command.
 pub fn run(args: TrainArgs) -> anyhow::Result<ExitCode> {
-    let (_, message) = execute(args)?;
-    print!("{message}");
+    print!("{}", execute(args)?.message);
     Ok(ExitCode::SUCCESS)
 }
 
 /// A training run without printing; returns its run directory.
 pub fn run_quiet(args: TrainArgs) -> anyhow::Result<PathBuf> {
-    Ok(execute(args)?.0)
+    Ok(execute(args)?.dir)
 }
 
-/// The training run: its directory and the lines `mtf train` prints.
-fn execute(args: TrainArgs) -> anyhow::Result<(PathBuf, String)> {
+/// A training run.
+pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     let (mut exp, mut learner, start, dir) = match (&args.resume, &args.config) {
         (Some(_), Some(_)) => return Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => return Err(user("--set cannot change a run being resumed")),
@@ -392,6 +418,16 @@ fn execute(args: TrainArgs) -> anyhow::Result<(PathBuf, String)> {
         )?;
         bar.set_position(done);
         bar.set_message(format!("welfare {:.2}", log.welfare));
+        if let Some(hook) = &args.on_episode {
+            if (hook.0)(&log)? {
+                bar.finish_and_clear();
+                return Ok(Trained {
+                    message: format!("stopped after {done} episodes\nrun directory: {}\n", dir.display()),
+                    dir,
+                    stopped_after: Some(done),
+                });
+            }
+        }
         last = Some(log);
     }
     bar.finish_and_clear();
@@ -430,7 +466,11 @@ fn execute(args: TrainArgs) -> anyhow::Result<(PathBuf, String)> {
         dir.display(),
         dir.join("tb").display()
     );
-    Ok((dir, message))
+    Ok(Trained {
+        dir,
+        message,
+        stopped_after: None,
+    })
 }
 
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):

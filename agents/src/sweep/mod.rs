@@ -1,2 +1,452 @@
-//! The hyperparameter sweeper (`mtf sweep`): search spaces and samplers ([`space`]).
+//! The hyperparameter sweeper, `mtf sweep`: Optuna's model on this harness's training runs.
+//!
+//! A sweep file ([`file`]) names a base experiment, a search space over its config keys, an
+//! objective from a run's `summary.json`, a budget per trial, a sampler ([`space`]: random,
+//! grid, TPE) and a pruner ([`pruner`]: median, successive halving). A study lives in SQLite
+//! ([`storage`]); every worker — threads of one process, or other processes on the same study —
+//! claims trials in a transaction, trains them as ordinary run directories
+//! (`<out>/trials/trial-NNNN/`), reports the smoothed per-episode metric to the pruner, and
+//! records the outcome. A trial that fails is recorded with its error and the sweep goes on.
+//! At the end each process writes `trials.csv`, `best.toml` and the plots from the whole study.
+
+pub mod file;
+pub mod pruner;
 pub mod space;
+pub mod storage;
+
+use crate::error::user;
+use crate::run_dir;
+use crate::train::{EpisodeHook, EpisodeLog, TrainArgs};
+use file::{Direction, Sweep};
+use pruner::{halving_prunes, median_prunes, PrunerKind};
+use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use storage::{Storage, Trial, TrialState};
+
+/// Options of `mtf sweep`.
+#[derive(Debug, Clone, Default)]
+pub struct SweepArgs {
+    /// The sweep file.
+    pub config: PathBuf,
+    /// Trials in the study (overrides the file).
+    pub trials: Option<usize>,
+    /// Trials side by side in this process (overrides the file).
+    pub workers: Option<usize>,
+    /// `sqlite:PATH` (default `sqlite:runs/sweeps/<study>.db`).
+    pub storage: Option<String>,
+    /// Study name (default: the file's `study`, else its stem).
+    pub study: Option<String>,
+    /// Sampler seed (overrides the file).
+    pub seed: Option<u64>,
+    /// Output directory (default: `<storage dir>/<study>/`).
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+/// Everything a worker needs, shared read-only.
+struct Ctx {
+    sweep: Sweep,
+    db: PathBuf,
+    study: String,
+    out: PathBuf,
+    target: usize,
+    seed: u64,
+    bar: indicatif::ProgressBar,
+}
+
+/// The `sweep` command.
+pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
+    print!("{}", execute(&args)?.1);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run (or continue) a study; returns its output directory and the report printed.
+pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
+    let sweep = Sweep::load(&args.config).map_err(|e| user(e.to_string()))?;
+    let study = args
+        .study
+        .clone()
+        .or_else(|| sweep.file.study.clone())
+        .unwrap_or_else(|| args.config.file_stem().and_then(|s| s.to_str()).unwrap_or("sweep").to_string());
+    if study.is_empty() || !study.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        return Err(user(format!("--study `{study}`: use letters, digits, `-`, `_` and `.` only")));
+    }
+    let db = match &args.storage {
+        None => PathBuf::from("runs").join("sweeps").join(format!("{study}.db")),
+        Some(s) => match s.strip_prefix("sqlite:") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => return Err(user(format!("--storage `{s}`: expected sqlite:PATH"))),
+        },
+    };
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(&study));
+    std::fs::create_dir_all(out.join("trials"))?;
+    let workers = args.workers.unwrap_or(sweep.file.workers);
+    if workers == 0 {
+        return Err(user("--workers must be at least 1"));
+    }
+    let mut target = args.trials.unwrap_or(sweep.file.trials);
+    if target == 0 {
+        return Err(user("--trials must be at least 1"));
+    }
+    if sweep.file.sampler == SamplerKind::Grid {
+        target = target.min(grid_size(&sweep) + usize::from(grid_with_defaults(&sweep)));
+    }
+    // Opening checks the study's fingerprint before any worker starts.
+    drop(Storage::open(&db, &study, &sweep.fingerprint())?);
+    let ctx = Ctx {
+        seed: args.seed.unwrap_or(sweep.file.seed),
+        sweep,
+        db,
+        study,
+        out: out.clone(),
+        target,
+        bar: progress(target as u64, args.quiet),
+    };
+    let started = Instant::now();
+    {
+        let st = Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?;
+        update_bar(&ctx, &st.trials()?);
+    }
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| worker(&ctx))).collect();
+        for h in handles {
+            h.join().map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
+        }
+        Ok(())
+    })?;
+    ctx.bar.finish_and_clear();
+    let st = Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?;
+    let trials = st.trials()?;
+    let message = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
+    Ok((out, message))
+}
+
+fn grid_size(sweep: &Sweep) -> usize {
+    sweep.file.params.values().map(|d| d.grid(sweep.file.grid_points).len()).product()
+}
+
+/// A grid study with `include_defaults` runs the base config's values first, then the grid.
+fn grid_with_defaults(sweep: &Sweep) -> bool {
+    sweep.file.include_defaults && sweep.default_params().is_some()
+}
+
+fn progress(total: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("trial {pos}/{len} [{bar:30}] {elapsed_precise} ETA {eta} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn finished(t: &Trial) -> bool {
+    matches!(t.state, TrialState::Complete | TrialState::Pruned | TrialState::Failed)
+}
+
+/// The best complete trial.
+fn best(trials: &[Trial], direction: Direction) -> Option<&Trial> {
+    trials
+        .iter()
+        .filter(|t| t.state == TrialState::Complete)
+        .filter_map(|t| t.value.map(|v| (t, direction.loss(v))))
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.number.cmp(&b.0.number).reverse()))
+        .map(|(t, _)| t)
+}
+
+fn update_bar(ctx: &Ctx, trials: &[Trial]) {
+    ctx.bar.set_position(trials.iter().filter(|t| finished(t)).count() as u64);
+    if let Some(b) = best(trials, ctx.sweep.file.objective.direction) {
+        ctx.bar
+            .set_message(format!("best {:.3} (trial {})", b.value.unwrap_or(f64::NAN), b.number));
+    }
+}
+
+fn trial_dir(ctx: &Ctx, number: u64) -> PathBuf {
+    ctx.out.join("trials").join(format!("trial-{number:04}"))
+}
+
+fn worker(ctx: &Ctx) -> anyhow::Result<()> {
+    let st = Arc::new(Mutex::new(Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?));
+    let file = &ctx.sweep.file;
+    let defaults_first = file.include_defaults && ctx.sweep.default_params().is_some();
+    loop {
+        let claimed = st.lock().expect("not poisoned").claim(
+            ctx.target,
+            |n| trial_dir(ctx, n).display().to_string(),
+            |c| {
+                if defaults_first && c.index == 0 {
+                    return ctx.sweep.default_params();
+                }
+                let index = c.index - usize::from(defaults_first);
+                if file.sampler == SamplerKind::Grid && index >= grid_size(&ctx.sweep) {
+                    return None;
+                }
+                let history: Vec<Observed> = c
+                    .completed
+                    .iter()
+                    .map(|(p, v)| Observed {
+                        params: p.clone(),
+                        loss: file.objective.direction.loss(*v),
+                    })
+                    .collect();
+                let mut draws = Draws::new(env::rng::stream_seed(ctx.seed, "sweep-trial", c.number));
+                Some(propose(
+                    file.sampler,
+                    &file.params,
+                    &history,
+                    index,
+                    &file.tpe,
+                    file.grid_points,
+                    &mut draws,
+                ))
+            },
+        )?;
+        let Some((number, params)) = claimed else {
+            return Ok(());
+        };
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_trial(ctx, &st, number, &params))).unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(anyhow::anyhow!("training panicked: {what}"))
+        });
+        let mut guard = st.lock().expect("not poisoned");
+        match outcome {
+            Ok(Some(v)) => guard.finish(number, TrialState::Complete, Some(v), None)?,
+            Ok(None) => guard.finish(number, TrialState::Pruned, None, None)?,
+            Err(e) => {
+                let msg = format!("{e:#}").replace('\n', " ");
+                guard.finish(number, TrialState::Failed, None, Some(&msg))?;
+            }
+        }
+        update_bar(ctx, &guard.trials()?);
+    }
+}
+
+/// Pick a per-episode metric by name (the names in [`file::INTERMEDIATES`]).
+fn intermediate(log: &EpisodeLog, name: &str) -> f64 {
+    match name {
+        "mean_reward" => log.mean_reward,
+        "throughput" => log.throughput,
+        "dropped" => log.dropped,
+        "tokens_spent" => log.tokens_spent,
+        _ => log.welfare,
+    }
+}
+
+/// Train one trial: `Some(objective)` when it completes, `None` when pruned.
+fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap<String, Value>) -> anyhow::Result<Option<f64>> {
+    let dir = trial_dir(ctx, number);
+    if dir.exists() {
+        // Left by an earlier study under this name whose database was removed: trial numbers
+        // are unique within a study, so nothing live writes here.
+        std::fs::remove_dir_all(&dir)?;
+    }
+    let file = &ctx.sweep.file;
+    let (pr, direction, metric) = (file.pruner.clone(), file.objective.direction, file.objective.intermediate.clone());
+    let seen = Mutex::new((Vec::<f64>::new(), f64::INFINITY));
+    let storage = Arc::clone(st);
+    let hook = EpisodeHook(Arc::new(move |log: &EpisodeLog| -> anyhow::Result<bool> {
+        let mut seen = seen.lock().expect("not poisoned");
+        seen.0.push(intermediate(log, &metric));
+        let w = &seen.0[seen.0.len().saturating_sub(pr.window)..];
+        let value = w.iter().sum::<f64>() / w.len() as f64;
+        let loss = direction.loss(value);
+        seen.1 = seen.1.min(loss);
+        let step = log.episode + 1;
+        let mut st = storage.lock().expect("not poisoned");
+        st.report(number, step, value)?;
+        let oriented = |v: Vec<f64>| v.into_iter().map(|x| direction.loss(x)).collect::<Vec<_>>();
+        Ok(match pr.kind {
+            PrunerKind::None => false,
+            PrunerKind::Median => {
+                let others = oriented(st.values_at(step, Some(TrialState::Complete))?);
+                median_prunes(&pr, step, seen.1, st.completed()?, &others)
+            }
+            PrunerKind::SuccessiveHalving => pr.is_rung(step) && halving_prunes(&pr, loss, &oriented(st.values_at(step, None)?)),
+        })
+    }));
+    let trained = crate::train::execute(TrainArgs {
+        config: Some(ctx.sweep.base.clone()),
+        name: None,
+        set: ctx.sweep.overrides(params),
+        resume: None,
+        out: Some(dir.clone()),
+        seed: None,
+        threads: Some(file.budget.threads),
+        quiet: true,
+        on_episode: Some(hook),
+    })?;
+    if trained.stopped_after.is_some() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(dir.join("summary.json"))?;
+    let summary: serde_json::Value = serde_json::from_str(&text)?;
+    let mut v = &summary;
+    for k in file.objective.metric.split('.') {
+        v = v.get(k).unwrap_or(&serde_json::Value::Null);
+    }
+    v.as_f64()
+        .filter(|x| x.is_finite())
+        .map(Some)
+        .ok_or_else(|| anyhow::anyhow!("summary.json has no finite number at `{}`", file.objective.metric))
+}
+
+/// A parameter value as a CSV cell or a plot coordinate.
+fn cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn csv_quote(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `trials.csv`, `best.toml`, the plots, and the printed report.
+fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
+    let file = &ctx.sweep.file;
+    let names: Vec<&String> = file.params.keys().collect();
+    let mut csv = String::from("number,state,value,episodes,last_intermediate,seconds");
+    for n in &names {
+        csv.push(',');
+        csv.push_str(&csv_quote(n));
+    }
+    csv.push_str(",run_dir,error\n");
+    for t in trials {
+        let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+        csv.push_str(&format!(
+            "{},{},{},{},{},{}",
+            t.number,
+            t.state.as_str(),
+            opt(t.value),
+            t.last_step.map(|s| s.0.to_string()).unwrap_or_default(),
+            opt(t.last_step.map(|s| s.1)),
+            t.seconds.map(|s| format!("{s:.2}")).unwrap_or_default()
+        ));
+        for n in &names {
+            csv.push(',');
+            csv.push_str(&csv_quote(&t.params.get(*n).map(cell).unwrap_or_default()));
+        }
+        csv.push_str(&format!(
+            ",{},{}\n",
+            csv_quote(&t.run_dir),
+            csv_quote(t.error.as_deref().unwrap_or(""))
+        ));
+    }
+    run_dir::write_atomic(&ctx.out.join("trials.csv"), csv.as_bytes())?;
+
+    let count = |s: TrialState| trials.iter().filter(|t| t.state == s).count();
+    let mut msg = format!(
+        "study {} ({}): {} trials — {} complete, {} pruned, {} failed, {} running, {} interrupted; {seconds:.1} s in this process\n",
+        ctx.study,
+        ctx.db.display(),
+        trials.len(),
+        count(TrialState::Complete),
+        count(TrialState::Pruned),
+        count(TrialState::Failed),
+        count(TrialState::Running),
+        count(TrialState::Interrupted),
+    );
+    let direction = file.objective.direction;
+    let best = best(trials, direction);
+    if let Some(b) = best {
+        let value = b.value.unwrap_or(f64::NAN);
+        msg.push_str(&format!("best {} = {value:.4} (trial {}):\n", file.objective.metric, b.number));
+        for (k, v) in &b.params {
+            msg.push_str(&format!("  {k} = {v}\n"));
+        }
+        if let Some(d) = trials
+            .iter()
+            .find(|t| t.state == TrialState::Complete && Some(&t.params) == ctx.sweep.default_params().as_ref())
+        {
+            msg.push_str(&format!(
+                "defaults (trial {}): {:.4}; best minus defaults: {:+.4}\n",
+                d.number,
+                d.value.unwrap_or(f64::NAN),
+                value - d.value.unwrap_or(f64::NAN)
+            ));
+        }
+        // The best trial's own resolved config: `mtf train --config best.toml` reproduces it.
+        let config = std::fs::read_to_string(Path::new(&b.run_dir).join("config.toml"))?;
+        let header = format!(
+            "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (budget included); train longer with --set train.episodes=N.\n",
+            b.number, ctx.study, file.objective.metric
+        );
+        run_dir::write_atomic(&ctx.out.join("best.toml"), (header + &config).as_bytes())?;
+    } else {
+        msg.push_str("no trial has completed yet\n");
+    }
+    let failed: Vec<&Trial> = trials.iter().filter(|t| t.state == TrialState::Failed).collect();
+    if let Some(f) = failed.first() {
+        msg.push_str(&format!(
+            "{} failed; first: trial {}: {}\n",
+            failed.len(),
+            f.number,
+            f.error.as_deref().unwrap_or("")
+        ));
+    }
+    plots(ctx, trials)?;
+    msg.push_str(&format!(
+        "files: {}/trials.csv, best.toml, history.png, params.png (and .svg)\n",
+        ctx.out.display()
+    ));
+    Ok(msg)
+}
+
+fn plots(ctx: &Ctx, trials: &[Trial]) -> anyhow::Result<()> {
+    let file = &ctx.sweep.file;
+    let complete: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| t.state == TrialState::Complete && t.value.is_some())
+        .collect();
+    let points: Vec<(f64, f64)> = complete.iter().map(|t| (t.number as f64, t.value.unwrap_or(f64::NAN))).collect();
+    let y = file.objective.metric.clone();
+    let maximize = file.objective.direction == Direction::Maximize;
+    crate::plots::sweep_history(&ctx.out, &points, maximize, &y)?;
+    let panels: Vec<crate::plots::ParamPanel> = file
+        .params
+        .iter()
+        .map(|(name, d)| {
+            let (log, labels) = match d {
+                Dist::Float { log, .. } => (*log, None),
+                Dist::Int { .. } => (false, None),
+                Dist::Categorical { choices } => (false, Some(choices.iter().map(cell).collect::<Vec<_>>())),
+            };
+            let x = |v: &Value| -> Option<f64> {
+                match d {
+                    Dist::Categorical { choices } => choices.iter().position(|c| c == v).map(|k| k as f64),
+                    _ => v.as_float().or_else(|| v.as_integer().map(|i| i as f64)),
+                }
+            };
+            crate::plots::ParamPanel {
+                name: name.clone(),
+                log,
+                labels,
+                points: complete.iter().filter_map(|t| Some((x(t.params.get(name)?)?, t.value?))).collect(),
+            }
+        })
+        .collect();
+    crate::plots::sweep_params(&ctx.out, &panels, &y)?;
+    Ok(())
+}

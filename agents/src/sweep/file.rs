@@ -1,0 +1,294 @@
+//! Sweep files (`configs/sweeps/*.toml`): the base experiment, the search space, the objective,
+//! the budget per trial, the sampler and the pruner. Read like configs: unknown keys rejected,
+//! every error one line naming the file, the key and the problem.
+
+use super::pruner::PrunerConfig;
+use super::space::{Dist, SamplerKind, TpeConfig, Value};
+use crate::config::Experiment;
+use env::config::{from_table, read_table, ConfigError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Maximise or minimise the objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Larger is better (welfare).
+    Maximize,
+    /// Smaller is better (drops, losses).
+    Minimize,
+}
+
+impl Direction {
+    /// The loss samplers and pruners minimise.
+    pub fn loss(self, value: f64) -> f64 {
+        match self {
+            Direction::Maximize => -value,
+            Direction::Minimize => value,
+        }
+    }
+}
+
+/// `[objective]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Objective {
+    /// A dotted path into the trial's `summary.json` (e.g. `eval_welfare.mean`).
+    pub metric: String,
+    /// Its direction.
+    pub direction: Direction,
+    /// The per-episode `metrics.jsonl` field the pruner sees.
+    pub intermediate: String,
+}
+
+impl Default for Objective {
+    fn default() -> Self {
+        Self {
+            metric: "eval_welfare.mean".into(),
+            direction: Direction::Maximize,
+            intermediate: "welfare".into(),
+        }
+    }
+}
+
+/// Per-episode fields a pruner can follow (all oriented like the objective's direction).
+pub const INTERMEDIATES: &[&str] = &["welfare", "mean_reward", "throughput", "dropped", "tokens_spent"];
+
+/// Top-level keys of a training run's `summary.json` (the objective's first segment).
+pub const SUMMARY_KEYS: &[&str] = &[
+    "eval_welfare",
+    "eval",
+    "last_episode",
+    "train_seconds",
+    "agent_updates_per_second",
+    "episodes",
+];
+
+/// `[budget]`: what every trial's training run is given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Budget {
+    /// Training episodes per trial (`train.episodes`; default: the base config's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episodes: Option<u64>,
+    /// Held-out evaluation seeds per trial (`train.eval_seeds`; default: the base config's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_seeds: Option<usize>,
+    /// Threads per trial (workers run trials side by side; results do not depend on it).
+    pub threads: usize,
+    /// Further `key.path=value` overrides for every trial.
+    pub set: Vec<String>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            episodes: None,
+            eval_seeds: None,
+            threads: 1,
+            set: Vec::new(),
+        }
+    }
+}
+
+/// A sweep file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// The base experiment config, relative to the sweep file.
+    pub base: PathBuf,
+    /// Study name (default: the sweep file's stem).
+    #[serde(default)]
+    pub study: Option<String>,
+    /// Sampler.
+    #[serde(default = "default_sampler")]
+    pub sampler: SamplerKind,
+    /// TPE settings.
+    #[serde(default)]
+    pub tpe: TpeConfig,
+    /// Grid: points per float parameter.
+    #[serde(default = "default_grid_points")]
+    pub grid_points: usize,
+    /// Sampler seed (a trial's draws depend on it and the trial number only).
+    #[serde(default)]
+    pub seed: u64,
+    /// Trials the study runs (complete + pruned + failed).
+    #[serde(default = "default_trials")]
+    pub trials: usize,
+    /// Trials run side by side by one process.
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// Trial 0 runs the base config's own values, so the study shows the improvement over the
+    /// defaults.
+    #[serde(default = "yes")]
+    pub include_defaults: bool,
+    /// The objective.
+    #[serde(default)]
+    pub objective: Objective,
+    /// Per-trial budget.
+    #[serde(default)]
+    pub budget: Budget,
+    /// Pruner.
+    #[serde(default)]
+    pub pruner: PrunerConfig,
+    /// The search space: config key path -> distribution.
+    pub params: BTreeMap<String, Dist>,
+}
+
+fn default_sampler() -> SamplerKind {
+    SamplerKind::Tpe
+}
+fn default_grid_points() -> usize {
+    3
+}
+fn default_trials() -> usize {
+    20
+}
+fn default_workers() -> usize {
+    2
+}
+fn yes() -> bool {
+    true
+}
+
+/// A sweep file read and checked, with its base config resolved.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// The file as written.
+    pub file: SweepFile,
+    /// The sweep file's path.
+    pub path: PathBuf,
+    /// The base config's path (resolved against the sweep file's directory).
+    pub base: PathBuf,
+    /// The base config's values at the parameters' key paths (where it has them).
+    pub defaults: BTreeMap<String, Value>,
+}
+
+fn err(file: &Path, key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        file: file.display().to_string(),
+        key: key.into(),
+        problem: problem.into(),
+    }
+}
+
+/// Look a dotted key path up in a TOML table.
+pub fn lookup<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut keys = path.split('.');
+    let mut v = table.get(keys.next()?)?;
+    for k in keys {
+        v = match v {
+            toml::Value::Table(t) => t.get(k)?,
+            toml::Value::Array(a) => a.get(k.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+impl Sweep {
+    /// Read and check a sweep file.
+    pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
+        let table = read_table(path, &[])?;
+        let file: SweepFile = from_table(&path.display().to_string(), table)?;
+        if file.params.is_empty() {
+            return Err(err(path, "params", "the search space is empty; add at least one parameter"));
+        }
+        for (k, d) in &file.params {
+            d.validate().map_err(|p| err(path, format!("params.{k}"), p))?;
+        }
+        for (key, bad) in [
+            ("trials", file.trials == 0),
+            ("workers", file.workers == 0),
+            ("grid_points", file.grid_points < 2),
+            ("budget.threads", file.budget.threads == 0),
+            ("budget.episodes", file.budget.episodes == Some(0)),
+            ("budget.eval_seeds", file.budget.eval_seeds == Some(0)),
+        ] {
+            if bad {
+                return Err(err(path, key, "must be at least 1 (grid_points: 2)"));
+            }
+        }
+        if file.tpe.candidates == 0 || !(file.tpe.gamma > 0.0 && file.tpe.gamma <= 1.0) {
+            return Err(err(path, "tpe", "needs candidates >= 1 and gamma in (0, 1]"));
+        }
+        file.pruner.validate().map_err(|(k, p)| err(path, format!("pruner.{k}"), p))?;
+        let o = &file.objective;
+        let head = o.metric.split('.').next().unwrap_or("");
+        if !SUMMARY_KEYS.contains(&head) {
+            return Err(err(
+                path,
+                "objective.metric",
+                format!(
+                    "`{}` is not in a run's summary.json (starts with one of {SUMMARY_KEYS:?})",
+                    o.metric
+                ),
+            ));
+        }
+        if !INTERMEDIATES.contains(&o.intermediate.as_str()) {
+            return Err(err(
+                path,
+                "objective.intermediate",
+                format!("`{}` is not a per-episode metric (one of {INTERMEDIATES:?})", o.intermediate),
+            ));
+        }
+        let base = path.parent().unwrap_or(Path::new(".")).join(&file.base);
+        if !base.exists() {
+            return Err(err(path, "base", format!("{} does not exist", base.display())));
+        }
+        let mut sweep = Sweep {
+            file,
+            path: path.to_path_buf(),
+            base,
+            defaults: BTreeMap::new(),
+        };
+        // The base config with the budget applied must load; its resolved form says which keys
+        // exist and their default values.
+        let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new()))?;
+        let resolved: toml::Table = toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML");
+        for (k, d) in &sweep.file.params {
+            match lookup(&resolved, k) {
+                Some(v) => {
+                    sweep.defaults.insert(k.clone(), v.clone());
+                }
+                // Optional keys (e.g. hedge's eta) are absent when unset: the key is real if
+                // setting it is accepted.
+                None => {
+                    let mut probe = BTreeMap::new();
+                    probe.insert(k.clone(), d.sample(0.5));
+                    if let Err(e) = Experiment::load(&sweep.base, &sweep.overrides(&probe)) {
+                        return Err(err(path, format!("params.{k}"), format!("not a key of the base config ({e})")));
+                    }
+                }
+            }
+        }
+        Ok(sweep)
+    }
+
+    /// The `--set` overrides of a trial: the budget, then the parameters.
+    pub fn overrides(&self, params: &BTreeMap<String, Value>) -> Vec<String> {
+        let b = &self.file.budget;
+        let mut set = Vec::new();
+        if let Some(e) = b.episodes {
+            set.push(format!("train.episodes={e}"));
+        }
+        if let Some(s) = b.eval_seeds {
+            set.push(format!("train.eval_seeds={s}"));
+        }
+        set.extend(b.set.iter().cloned());
+        set.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
+        set
+    }
+
+    /// The defaults as a trial's parameters, when every parameter has a default.
+    pub fn default_params(&self) -> Option<BTreeMap<String, Value>> {
+        (self.defaults.len() == self.file.params.len()).then(|| self.defaults.clone())
+    }
+
+    /// What identifies a study: the search space and the objective (a study continued with a
+    /// different space would mix incomparable trials).
+    pub fn fingerprint(&self) -> String {
+        serde_json::json!({"params": self.file.params, "objective": self.file.objective}).to_string()
+    }
+}

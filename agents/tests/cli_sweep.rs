@@ -1,0 +1,289 @@
+//! End-to-end tests of `mtf sweep`: two processes on one study, resume, a killed sweep,
+//! bad sweep files.
+
+mod common;
+use common::mtf;
+use rusqlite::Connection;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = common::tmp("sweep", name);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn quickstart() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs/quickstart.toml")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// A tiny actor-critic sweep: 40-round episodes, 6 per trial; successive halving with rungs at
+/// 2 and 4 episodes; a categorical choice (`bogus`) that makes the trial's config invalid, so
+/// failures are exercised too.
+fn sweep_file(dir: &Path, episodes: u64) -> PathBuf {
+    let text = format!(
+        r#"base = "{base}"
+sampler = "random"
+seed = 3
+trials = 8
+workers = 1
+
+[objective]
+metric = "eval_welfare.mean"
+direction = "maximize"
+
+[budget]
+episodes = {episodes}
+eval_seeds = 2
+set = ["env.rounds=40", "learner.actor_critic.actor_hidden=32"]
+
+[pruner]
+kind = "successive_halving"
+window = 1
+min_resource = 2
+reduction_factor = 2
+
+[params]
+"learner.actor_critic.actor_lr" = {{ type = "float", low = 1e-4, high = 1e-2, log = true }}
+"learner.actor_critic.features" = {{ type = "categorical", choices = ["spec", "all", "bogus"] }}
+"#,
+        base = quickstart().replace('\\', "/")
+    );
+    let p = dir.join("sweep.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+struct Row {
+    number: i64,
+    state: String,
+    value: Option<f64>,
+    pid: i64,
+    params: String,
+    error: Option<String>,
+    run_dir: String,
+}
+
+fn rows(db: &Path, study: &str) -> Vec<Row> {
+    let c = Connection::open(db).unwrap();
+    let mut q = c
+        .prepare("SELECT number, state, value, pid, params, error, run_dir FROM trials WHERE study = ?1 ORDER BY number")
+        .unwrap();
+    q.query_map([study], |r| {
+        Ok(Row {
+            number: r.get(0)?,
+            state: r.get(1)?,
+            value: r.get(2)?,
+            pid: r.get(3)?,
+            params: r.get(4)?,
+            error: r.get(5)?,
+            run_dir: r.get(6)?,
+        })
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn two_processes_share_a_study_without_running_a_trial_twice() {
+    let dir = tmp("two");
+    let file = sweep_file(&dir, 6);
+    let db = dir.join("study.db");
+    let storage = format!("sqlite:{}", db.display());
+    let out = dir.join("out");
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_mtf"))
+            .args(["sweep", "--config", file.to_str().unwrap(), "--storage", &storage])
+            .args(["--study", "t", "--out", out.to_str().unwrap(), "--quiet"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for o in [&a, &b] {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    let trials = rows(&db, "t");
+    let numbers: BTreeSet<i64> = trials.iter().map(|t| t.number).collect();
+    assert_eq!(numbers.len(), trials.len(), "trial numbers are unique");
+    assert_eq!(numbers, (0..8).collect(), "numbers are 0..8 with no gaps");
+    let dirs: BTreeSet<&str> = trials.iter().map(|t| t.run_dir.as_str()).collect();
+    assert_eq!(dirs.len(), 8, "each trial has its own run directory");
+    let count = |s: &str| trials.iter().filter(|t| t.state == s).count();
+    assert_eq!(count("complete") + count("pruned") + count("failed"), 8);
+    assert!(count("complete") >= 1);
+    let pids: BTreeSet<i64> = trials.iter().map(|t| t.pid).collect();
+    assert_eq!(pids.len(), 2, "both processes ran trials");
+
+    for t in &trials {
+        let bogus = t.params.contains("bogus");
+        assert_eq!(t.state == "failed", bogus, "trial {}: {} with {}", t.number, t.state, t.params);
+        if bogus {
+            let e = t.error.as_deref().unwrap();
+            assert!(e.contains("features") && e.contains("bogus"), "{e}");
+        }
+        let summary = Path::new(&t.run_dir).join("summary.json");
+        match t.state.as_str() {
+            "complete" => {
+                // The recorded value is the trial run's own summary figure.
+                let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+                assert_eq!(s["eval_welfare"]["mean"].as_f64(), t.value);
+            }
+            "pruned" => {
+                assert!(!summary.exists(), "a pruned trial stops before its evaluation");
+                let lines = std::fs::read_to_string(Path::new(&t.run_dir).join("metrics.jsonl")).unwrap();
+                assert!(lines.lines().count() < 6, "a pruned trial stops early");
+            }
+            _ => {}
+        }
+    }
+
+    // The best value reported is the best recorded; best.toml is that trial's config.
+    let best = trials
+        .iter()
+        .filter_map(|t| t.value.map(|v| (v, t)))
+        .max_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap();
+    let stdout = String::from_utf8(b.stdout).unwrap() + &String::from_utf8(a.stdout).unwrap();
+    assert!(
+        stdout.contains(&format!("best eval_welfare.mean = {:.4} (trial {})", best.0, best.1.number)),
+        "{stdout}"
+    );
+    let best_toml = std::fs::read_to_string(out.join("best.toml")).unwrap();
+    let trial_config = std::fs::read_to_string(Path::new(&best.1.run_dir).join("config.toml")).unwrap();
+    assert!(best_toml.ends_with(&trial_config));
+    assert!(best_toml.starts_with(&format!("# Best trial {} ", best.1.number)));
+
+    let csv = std::fs::read_to_string(out.join("trials.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 9);
+    for f in ["history.png", "history.svg", "params.png", "params.svg"] {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 1000, "{f}");
+    }
+
+    // Continuing the study adds trials after the last number.
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        file.to_str().unwrap(),
+        "--storage",
+        &storage,
+        "--study",
+        "t",
+        "--out",
+        out.to_str().unwrap(),
+        "--trials",
+        "10",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let after = rows(&db, "t");
+    assert_eq!(after.len(), 10);
+    assert!(after[8..].iter().all(|t| t.state != "running"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_killed_sweep_resumes_and_its_running_trial_is_marked_interrupted() {
+    let dir = tmp("killed");
+    let file = sweep_file(&dir, 40);
+    let db = dir.join("study.db");
+    let storage = format!("sqlite:{}", db.display());
+    let out = dir.join("out");
+    let args = |trials: &str| {
+        vec![
+            "sweep".to_string(),
+            "--config".into(),
+            file.display().to_string(),
+            "--storage".into(),
+            storage.clone(),
+            "--study".into(),
+            "k".into(),
+            "--out".into(),
+            out.display().to_string(),
+            "--trials".into(),
+            trials.into(),
+            "--quiet".into(),
+        ]
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args("2"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while its first trial trains (it has written an episode).
+    let started = Instant::now();
+    let first = out.join("trials").join("trial-0000").join("metrics.jsonl");
+    while !first.exists() || std::fs::read_to_string(&first).unwrap().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(120), "the sweep never started training");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(rows(&db, "k")[0].state, "running");
+
+    let a: Vec<String> = args("2");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let (code, stdout, err) = mtf(&a);
+    assert_eq!(code, 0, "{err}");
+    let trials = rows(&db, "k");
+    assert_eq!(trials[0].state, "interrupted");
+    let done = trials
+        .iter()
+        .filter(|t| ["complete", "pruned", "failed"].contains(&t.state.as_str()))
+        .count();
+    assert_eq!(done, 2, "the resumed sweep ran the study's 2 trials");
+    assert!(stdout.contains("1 interrupted"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_sweep_files_are_one_line_and_status_2() {
+    let dir = tmp("bad");
+    let good = std::fs::read_to_string(sweep_file(&dir, 6)).unwrap();
+    let cases = [
+        (good.replace("sampler = \"random\"", "sampler = \"bayes\""), "sampler"),
+        (good.replace("trials = 8", "trials = 8\ntrails = 3"), "trails"),
+        (
+            good.replace("low = 1e-4, high = 1e-2", "low = 1e-2, high = 1e-4"),
+            "params.learner.actor_critic.actor_lr",
+        ),
+        (
+            good.replace("learner.actor_critic.actor_lr", "learner.actor_critic.actor_lrr"),
+            "not a key",
+        ),
+        (
+            good.replace("metric = \"eval_welfare.mean\"", "metric = \"welfare\""),
+            "objective.metric",
+        ),
+        (
+            good.replace("reduction_factor = 2", "reduction_factor = 1"),
+            "pruner.reduction_factor",
+        ),
+        (good.replace(&quickstart().replace('\\', "/"), "/nonexistent/base.toml"), "base"),
+    ];
+    for (k, (text, needle)) in cases.iter().enumerate() {
+        let p = dir.join(format!("bad-{k}.toml"));
+        std::fs::write(&p, text).unwrap();
+        let db = format!("sqlite:{}", dir.join("bad.db").display());
+        let (code, _, err) = mtf(&["sweep", "--config", p.to_str().unwrap(), "--storage", &db, "--quiet"]);
+        assert_eq!(code, 2, "case {k}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "case {k}: {err}");
+        assert!(err.contains(needle) && err.contains(p.to_str().unwrap()), "case {k}: {err}");
+    }
+    let p = dir.join("sweep.toml");
+    let (code, _, err) = mtf(&["sweep", "--config", p.to_str().unwrap(), "--storage", "postgres://x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--storage"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
