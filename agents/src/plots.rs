@@ -450,6 +450,15 @@ pub struct ParamPanel {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A tick label with as many decimals as its magnitude needs.
+fn tick(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 || a == 0.0 => format!("{x:.0}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
 fn value_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
     if lo.is_finite() {
@@ -480,6 +489,7 @@ fn history_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[(f
         .configure_mesh()
         .x_desc("trial number")
         .y_desc(y_desc)
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 17))
         .draw()?;
@@ -552,7 +562,7 @@ fn param_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, p: &ParamPanel
     let labels = p.labels.clone();
     let fmt = move |x: &f64| match &labels {
         Some(l) => row_label(l, *x),
-        None => format!("{x:.3}"),
+        None => tick(*x),
     };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_desc)

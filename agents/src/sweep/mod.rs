@@ -156,13 +156,13 @@ fn finished(t: &Trial) -> bool {
     matches!(t.state, TrialState::Complete | TrialState::Pruned | TrialState::Failed)
 }
 
-/// The best complete trial.
+/// The best complete trial (the earliest of equals, as Optuna reports it).
 fn best(trials: &[Trial], direction: Direction) -> Option<&Trial> {
     trials
         .iter()
         .filter(|t| t.state == TrialState::Complete)
         .filter_map(|t| t.value.map(|v| (t, direction.loss(v))))
-        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.number.cmp(&b.0.number).reverse()))
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.number.cmp(&b.0.number)))
         .map(|(t, _)| t)
 }
 
