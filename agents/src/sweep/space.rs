@@ -108,7 +108,19 @@ impl Dist {
     /// The value at an internal coordinate.
     fn from_internal(&self, x: f64) -> Value {
         match self {
-            Dist::Float { log, low, high } => Value::Float(if *log { x.exp() } else { x }.clamp(*low, *high)),
+            Dist::Float { log, low, high } => {
+                let (lo, hi) = self.bounds();
+                // The ends exactly: exp(ln(0.01)) is 0.010000000000000004.
+                Value::Float(if x <= lo {
+                    *low
+                } else if x >= hi {
+                    *high
+                } else if *log {
+                    x.exp().clamp(*low, *high)
+                } else {
+                    x
+                })
+            }
             Dist::Int { low, high, step } => {
                 let k = x.round().max(0.0) as i64;
                 Value::Integer((low + k * step).min(*high))
