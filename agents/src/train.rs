@@ -489,16 +489,23 @@ fn truncate_metrics(path: &Path, episodes: u64) -> anyhow::Result<()> {
 }
 
 fn progress(total: u64, start: u64, quiet: bool) -> indicatif::ProgressBar {
+    let bar = progress_bar(total, "episode {pos}/{len} [{bar:30}] ETA {eta} {msg}", quiet);
+    bar.set_position(start);
+    bar
+}
+
+/// A progress bar on stderr with `template`; hidden with `quiet` or when stderr is not a
+/// terminal (logs and pipes stay clean).
+pub fn progress_bar(total: u64, template: &str, quiet: bool) -> indicatif::ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("episode {pos}/{len} [{bar:30}] ETA {eta} {msg}")
+        indicatif::ProgressStyle::with_template(template)
             .expect("valid template")
             .progress_chars("=> "),
     );
-    bar.set_position(start);
     bar
 }
 

@@ -21,7 +21,6 @@ use file::{Direction, Sweep};
 use pruner::{halving_prunes, median_prunes, PrunerKind};
 use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -98,10 +97,11 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
         return Err(user("--trials must be at least 1"));
     }
     if sweep.file.sampler == SamplerKind::Grid {
-        target = target.min(grid_size(&sweep) + usize::from(grid_with_defaults(&sweep)));
+        target = target.min(grid_size(&sweep) + usize::from(defaults_first(&sweep)));
     }
-    // Opening checks the study's fingerprint before any worker starts.
-    drop(Storage::open(&db, &study, &sweep.fingerprint())?);
+    // Opening checks the study's fingerprint before any worker starts; this connection then
+    // reads the state for the progress bar and the report.
+    let st = Storage::open(&db, &study, &sweep.fingerprint())?;
     let ctx = Ctx {
         seed: args.seed.unwrap_or(sweep.file.seed),
         sweep,
@@ -109,13 +109,14 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
         study,
         out: out.clone(),
         target,
-        bar: progress(target as u64, args.quiet),
+        bar: crate::train::progress_bar(
+            target as u64,
+            "trial {pos}/{len} [{bar:30}] {elapsed_precise} ETA {eta} {msg}",
+            args.quiet,
+        ),
     };
     let started = Instant::now();
-    {
-        let st = Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?;
-        update_bar(&ctx, &st.trials()?);
-    }
+    update_bar(&ctx, &st.trials()?);
     std::thread::scope(|s| -> anyhow::Result<()> {
         let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| worker(&ctx))).collect();
         for h in handles {
@@ -124,7 +125,6 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
         Ok(())
     })?;
     ctx.bar.finish_and_clear();
-    let st = Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?;
     let trials = st.trials()?;
     let message = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
     Ok((out, message))
@@ -134,22 +134,10 @@ fn grid_size(sweep: &Sweep) -> usize {
     sweep.file.params.values().map(|d| d.grid(sweep.file.grid_points).len()).product()
 }
 
-/// A grid study with `include_defaults` runs the base config's values first, then the grid.
-fn grid_with_defaults(sweep: &Sweep) -> bool {
+/// Trial 0 trains the base config's values (`include_defaults`, when every parameter has one);
+/// the sampler (a grid too) proposes from the next trial on.
+fn defaults_first(sweep: &Sweep) -> bool {
     sweep.file.include_defaults && sweep.default_params().is_some()
-}
-
-fn progress(total: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("trial {pos}/{len} [{bar:30}] {elapsed_precise} ETA {eta} {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar
 }
 
 fn finished(t: &Trial) -> bool {
@@ -181,7 +169,7 @@ fn trial_dir(ctx: &Ctx, number: u64) -> PathBuf {
 fn worker(ctx: &Ctx) -> anyhow::Result<()> {
     let st = Arc::new(Mutex::new(Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?));
     let file = &ctx.sweep.file;
-    let defaults_first = file.include_defaults && ctx.sweep.default_params().is_some();
+    let defaults_first = defaults_first(&ctx.sweep);
     loop {
         let claimed = st.lock().expect("not poisoned").claim(
             ctx.target,
