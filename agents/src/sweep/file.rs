@@ -283,7 +283,12 @@ impl Sweep {
 
     /// The defaults as a trial's parameters, when every parameter has a default.
     pub fn default_params(&self) -> Option<BTreeMap<String, Value>> {
-        (self.defaults.len() == self.file.params.len()).then(|| self.defaults.clone())
+        self.has_all_defaults().then(|| self.defaults.clone())
+    }
+
+    /// Does the base config give every parameter a value?
+    pub fn has_all_defaults(&self) -> bool {
+        self.defaults.len() == self.file.params.len()
     }
 
     /// What identifies a study: the search space and the objective (a study continued with a

@@ -137,7 +137,7 @@ fn grid_size(sweep: &Sweep) -> usize {
 /// Trial 0 trains the base config's values (`include_defaults`, when every parameter has one);
 /// the sampler (a grid too) proposes from the next trial on.
 fn defaults_first(sweep: &Sweep) -> bool {
-    sweep.file.include_defaults && sweep.default_params().is_some()
+    sweep.file.include_defaults && sweep.has_all_defaults()
 }
 
 fn finished(t: &Trial) -> bool {
@@ -366,7 +366,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
         }
         if let Some(d) = trials
             .iter()
-            .find(|t| t.state == TrialState::Complete && Some(&t.params) == ctx.sweep.default_params().as_ref())
+            .find(|t| t.state == TrialState::Complete && ctx.sweep.has_all_defaults() && t.params == ctx.sweep.defaults)
         {
             msg.push_str(&format!(
                 "defaults (trial {}): {:.4}; best minus defaults: {:+.4}\n",
