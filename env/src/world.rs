@@ -42,26 +42,32 @@ pub enum ActionError {
     Done(u32),
 }
 
-/// What the environment reports about each agent each round (PettingZoo's `infos`, typed).
+/// What the environment reports about each agent for one round (PettingZoo's `infos`, typed).
+///
+/// The infos [`MtfEnv::step`] returns describe the round the actions were played in, from its
+/// arrivals to its service, as PettingZoo users expect. The infos [`MtfEnv::reset`] returns
+/// describe the first round as far as it has gone when the agents observe it: `arrived`,
+/// `rejected`, `dropped` and `budget` (the budget at the start of the round) are set, the
+/// fields of allocation and service are 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Info {
-    /// Jobs that arrived this round.
+    /// Jobs that arrived at the start of the round (SPEC 2.1).
     pub arrived: u64,
-    /// Jobs rejected at a full queue this round.
+    /// Of those, jobs rejected at a full queue (SPEC 2.2).
     pub rejected: u64,
-    /// Jobs dropped at their deadline this round.
+    /// Jobs dropped at their deadline before the round's allocation (SPEC 2.3).
     pub dropped: u64,
-    /// Jobs served this round.
+    /// Jobs served by the accelerators the agent was given (SPEC 2.7).
     pub served: u64,
-    /// Jobs queued after service.
+    /// Jobs still queued after service.
     pub backlog: u64,
-    /// Accelerators allocated this round.
+    /// Accelerators the agent was given.
     pub won: u32,
-    /// Tokens spent this round.
+    /// Tokens the agent spent in the round.
     pub spent: f64,
-    /// Budget after the round.
+    /// The agent's budget after the round (after redistribution).
     pub budget: f64,
-    /// Threshold reported this round.
+    /// The threshold level the agent reported (its action's value).
     pub threshold: f64,
 }
 
@@ -76,7 +82,7 @@ pub struct Step<'a> {
     pub terminations: &'a [bool],
     /// True for every agent once `rounds` rounds have run.
     pub truncations: &'a [bool],
-    /// What happened to each agent this round.
+    /// What happened to each agent in the round just played (see [`Info`]).
     pub infos: &'a [Info],
 }
 
@@ -141,7 +147,12 @@ pub struct MtfEnv {
     total_w: f64,
     levels: Vec<f64>,
     mechanism: Box<dyn Mechanism>,
+    /// The round input of the round last played: what the mechanism saw.
     input: RoundInput,
+    /// The round observed and not yet played: `observe` fills its demands or utilities, and
+    /// `finish_round` swaps it with `input` before completing it, so the played record is
+    /// never overwritten by the next round's observation.
+    pending: RoundInput,
     alloc: Allocation,
     // Episode state.
     seed: u64,
@@ -164,7 +175,10 @@ pub struct MtfEnv {
     rewards: Vec<f64>,
     terminations: Vec<bool>,
     truncations: Vec<bool>,
+    /// The record of the round last played (returned by `step`).
     infos: Vec<Info>,
+    /// The round observed and not yet played: arrivals, rejections and drops so far.
+    pending_infos: Vec<Info>,
     capacity: Vec<u64>,
     assigned: Vec<u64>,
     mine: Vec<usize>,
@@ -192,7 +206,7 @@ impl MtfEnv {
             weighted_leftovers: mech.leftovers == Leftovers::WeightedRandom,
         };
         let mechanism = registry::build(&mech.name, &params).expect("validated mechanism name");
-        let weights: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
+        let weights = crate::config::normalised_weights(&sc.agents.iter().map(|a| a.weight).collect::<Vec<_>>());
         let total_w = weights.iter().sum();
         let levels = sc.file.env.threshold_levels.clone();
         let e = &sc.file.env;
@@ -210,6 +224,7 @@ impl MtfEnv {
             levels,
             mechanism,
             input: RoundInput::from_utilities(&[vec![0.0]]),
+            pending: RoundInput::from_utilities(&[vec![0.0]]),
             alloc: Allocation::default(),
             seed: 0,
             round: 0,
@@ -231,6 +246,7 @@ impl MtfEnv {
             terminations: vec![false; n],
             truncations: vec![false; n],
             infos: vec![Info::default(); n],
+            pending_infos: vec![Info::default(); n],
             capacity: vec![0; m],
             assigned: vec![0; m],
             mine: Vec::with_capacity(m),
@@ -350,9 +366,33 @@ impl MtfEnv {
         &self.budgets
     }
 
-    /// The round input the mechanism saw last (after `step`), e.g. for counterfactual re-runs.
+    /// The round input the mechanism saw in the round last played (after `step`): re-running
+    /// the mechanism on it (from its state before that round, [`MtfEnv::mechanism_state`])
+    /// reproduces [`MtfEnv::last_allocation`]. For counterfactual re-runs and transitions.
     pub fn last_input(&self) -> &RoundInput {
         &self.input
+    }
+
+    /// The mechanism's state kept across rounds, as `mtf schedule` prints it (`None` for a
+    /// mechanism without state). Taken before a `step`, it is the state that step starts from.
+    pub fn mechanism_state(&self) -> Option<serde_json::Value> {
+        self.mechanism.state()
+    }
+
+    /// The mechanism's registry name.
+    pub fn mechanism_name(&self) -> &'static str {
+        self.mechanism.name()
+    }
+
+    /// The round observed and not yet played: its arrivals, rejections, drops and the budgets
+    /// it starts with (what the next `step`'s infos will repeat, completed).
+    pub fn pending_infos(&self) -> &[Info] {
+        &self.pending_infos
+    }
+
+    /// The infos of the round last played (those the last `step` returned).
+    pub fn last_infos(&self) -> &[Info] {
+        &self.infos
     }
 
     /// Rewards of the last round.
@@ -457,7 +497,7 @@ impl MtfEnv {
         }
         // The mechanism's round input: the form and the constant rates are set once.
         let central = self.sc.file.env.queues == Queues::Central;
-        self.input = RoundInput {
+        self.pending = RoundInput {
             n,
             m,
             form: if central { Form::Demand } else { Form::Utilities },
@@ -475,6 +515,7 @@ impl MtfEnv {
                 Vec::new()
             },
         };
+        self.input = self.pending.clone();
         // Reserve for the episode, up to a bound: a config may ask for far more rounds than
         // it will ever run before a reset.
         let rounds = if self.recording {
@@ -513,7 +554,7 @@ impl MtfEnv {
                 data: &self.obs,
                 dim: self.dim,
             },
-            &self.infos,
+            &self.pending_infos,
         )
     }
 
@@ -565,7 +606,7 @@ impl MtfEnv {
         let e = &self.sc.file.env;
         let cap = self.sc.queue_cap;
         for i in 0..n {
-            let info = &mut self.infos[i];
+            let info = &mut self.pending_infos[i];
             *info = Info {
                 budget: self.budgets[i],
                 ..Info::default()
@@ -656,7 +697,7 @@ impl MtfEnv {
             let queued: u64 = match e.queues {
                 Queues::Central => {
                     let q = self.backlog[i].len() as f64;
-                    self.input.demands[i] = q;
+                    self.pending.demands[i] = q;
                     for c in 0..m {
                         o[1 + c] = (q.min(self.mu[i * m + c]) / max) as f32;
                     }
@@ -668,7 +709,7 @@ impl MtfEnv {
                         let q = self.queues[i * m + c].len();
                         total += q;
                         let u = (q as f64).min(self.mu[i * m + c]) / max;
-                        self.input.utilities[i * m + c] = u;
+                        self.pending.utilities[i * m + c] = u;
                         o[1 + c] = u as f32;
                     }
                     total
@@ -696,6 +737,10 @@ impl MtfEnv {
     fn finish_round(&mut self, actions: &[usize]) {
         let (n, m) = (self.n, self.m);
         let r = self.round;
+        // The observed round becomes the played one; `pending` is refilled by the next
+        // observation (every value it holds is overwritten there).
+        std::mem::swap(&mut self.input, &mut self.pending);
+        self.infos.copy_from_slice(&self.pending_infos);
         for i in 0..n {
             self.input.thresholds[i] = self.levels[actions[i]];
         }
