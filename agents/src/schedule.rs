@@ -31,7 +31,7 @@ pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> anyh
         mechanism,
         &registry::Params {
             fairness,
-            ..registry::Params::default()
+            weighted_leftovers: extras.weighted_leftovers,
         },
     )
     .map_err(|e| user(e.to_string()))?;

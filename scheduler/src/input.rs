@@ -47,6 +47,20 @@ pub struct RoundInput {
     pub draws: Vec<f64>,
 }
 
+/// Largest weight ratio accepted, as bounds on each weight: weights must lie in
+/// `[1 / MAX_WEIGHT, MAX_WEIGHT]`. Redistribution computes `S * w_j / sum_k w_k`; with these
+/// bounds (and the bounds below) no product or sum can overflow or underflow to 0. Callers with
+/// other scales normalise first (the environment divides weights by a power of two, which
+/// changes no result bit).
+pub const MAX_WEIGHT: f64 = 1e9;
+
+/// Largest budget, demand and rate accepted: sums over a round of n such values stay finite
+/// and exact enough (f64 has 53 bits; 1e15 < 2^50).
+pub const MAX_AMOUNT: f64 = 1e15;
+
+/// Smallest service rate accepted (a rate of 1e-300 would make utilities overflow).
+pub const MIN_RATE: f64 = 1e-9;
+
 /// An optional input a mechanism needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Need {
@@ -212,8 +226,8 @@ impl RoundInput {
                 check_vec(
                     "demands",
                     &self.demands,
-                    |v| v.is_finite() && v >= 0.0,
-                    "expected a finite number >= 0",
+                    |v| (0.0..=MAX_AMOUNT).contains(&v),
+                    "expected a number in [0, 1e15]",
                 )?;
                 if self.rates.is_empty() {
                     return Err(InputError::Missing {
@@ -229,8 +243,8 @@ impl RoundInput {
                 "rates",
                 &self.rates,
                 m,
-                |v| v.is_finite() && v > 0.0,
-                "expected a finite number > 0",
+                |v| (MIN_RATE..=MAX_AMOUNT).contains(&v),
+                "expected a number in [1e-9, 1e15]",
             )?;
         }
         if !self.thresholds.is_empty() {
@@ -247,16 +261,16 @@ impl RoundInput {
             check_vec(
                 "budgets",
                 &self.budgets,
-                |v| v.is_finite() && v >= 0.0,
-                "expected a finite number >= 0",
+                |v| (0.0..=MAX_AMOUNT).contains(&v),
+                "expected a number in [0, 1e15]",
             )?;
         }
         check_len("weights", &self.weights, n)?;
         check_vec(
             "weights",
             &self.weights,
-            |v| v.is_finite() && v > 0.0,
-            "expected a finite number > 0",
+            |v| (1.0 / MAX_WEIGHT..=MAX_WEIGHT).contains(&v),
+            "expected a number in [1e-9, 1e9]",
         )?;
         if self.turn >= n {
             return Err(InputError::Value {
@@ -295,7 +309,19 @@ impl RoundInput {
     /// Parse the SPEC section 3 JSON and validate it. Unknown fields are errors (a typo would
     /// otherwise silently fall back to a default); `state` and `fairness` are returned aside.
     pub fn from_json(text: &str) -> Result<(RoundInput, JsonExtras), InputError> {
-        let raw: RawRound = serde_json::from_str(text).map_err(|e| InputError::Json(e.to_string()))?;
+        // Read a value first: serde would accept a top-level array as a positional struct.
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| InputError::Json(e.to_string()))?;
+        if !value.is_object() {
+            let kind = match value {
+                serde_json::Value::Array(_) => "an array",
+                serde_json::Value::String(_) => "a string",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Bool(_) => "a boolean",
+                _ => "null",
+            };
+            return Err(InputError::Json(format!("the round must be a JSON object {{...}}, got {kind}")));
+        }
+        let raw: RawRound = serde_json::from_value(value).map_err(|e| InputError::Json(e.to_string()))?;
         raw.resolve()
     }
 }
@@ -308,6 +334,9 @@ pub struct JsonExtras {
     pub state: Option<serde_json::Value>,
     /// Themis's fairness knob f in [0, 1].
     pub fairness: Option<f64>,
+    /// MTF's free phase: `"round_robin"` (SPEC 3.1, the default) or `"weighted_random"`
+    /// (SPEC 7: one leftover per entry of `draws`, to an agent drawn by weight).
+    pub weighted_leftovers: bool,
 }
 
 #[derive(Deserialize)]
@@ -324,6 +353,7 @@ struct RawRound {
     draws: Option<Vec<f64>>,
     state: Option<serde_json::Value>,
     fairness: Option<f64>,
+    leftovers: Option<String>,
 }
 
 impl RawRound {
@@ -389,6 +419,18 @@ impl RawRound {
                 });
             }
         }
+        let weighted_leftovers = match self.leftovers.as_deref() {
+            None | Some("round_robin") => false,
+            Some("weighted_random") => true,
+            Some(other) => {
+                return Err(InputError::Value {
+                    field: "leftovers",
+                    at: String::new(),
+                    value: format!("\"{other}\""),
+                    expected: "expected \"round_robin\" or \"weighted_random\"",
+                })
+            }
+        };
         let input = RoundInput {
             n,
             m,
@@ -409,6 +451,7 @@ impl RawRound {
             JsonExtras {
                 state: self.state,
                 fairness: self.fairness,
+                weighted_leftovers,
             },
         ))
     }
@@ -504,6 +547,25 @@ mod tests {
         assert!(err(r#"{"utilities": [[NaN]]}"#).starts_with("bad JSON"));
         assert!(err(r#"{"utilities": [[1e999]]}"#).starts_with("bad JSON"));
         assert!(err(r#"{"utilities": [[0.1]], "fairness": 2}"#).contains("`fairness`"));
+    }
+
+    #[test]
+    fn weights_of_1e308_overflowed_redistribution() {
+        let e = err(r#"{"utilities": [[0.5], [0.5]], "thresholds": [0, 0], "budgets": [50, 50], "weights": [1e308, 1]}"#);
+        assert!(e.contains("`weights`[0] is 100000000"), "{e}");
+        assert!(err(r#"{"utilities": [[0.5]], "weights": [1e-308]}"#).contains("`weights`[0]"));
+        assert!(err(r#"{"utilities": [[0.5]], "budgets": [1e300]}"#).contains("`budgets`[0]"));
+        assert!(err(r#"{"demands": [1e300], "rates": [[1]]}"#).contains("`demands`[0]"));
+        assert!(err(r#"{"demands": [1], "rates": [[1e-300]]}"#).contains("`rates`[0][0]"));
+        // The bounds themselves are accepted.
+        RoundInput::from_json(r#"{"utilities": [[0.5], [0.5]], "budgets": [1e15, 0], "weights": [1e9, 1e-9]}"#).unwrap();
+    }
+
+    #[test]
+    fn top_level_array_was_accepted_as_a_positional_struct() {
+        let e = err(r#"[[[0.5]], null, null, [0.5], [10], [1], 0]"#);
+        assert_eq!(e, "bad JSON: the round must be a JSON object {...}, got an array");
+        assert!(err("3").contains("got a number"));
     }
 
     #[test]
