@@ -5,6 +5,45 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// Documented limits of a scenario, checked before anything of that size is allocated (a typo
+/// of 1e9 agents is an error naming the key, not an allocation failure).
+pub mod limits {
+    /// Agents in a scenario.
+    pub const MAX_AGENTS: usize = 10_000;
+    /// Accelerators in a scenario.
+    pub const MAX_ACCELERATORS: usize = 100_000;
+    /// Agents x accelerators (the per-round matrices hold this many f64s).
+    pub const MAX_CELLS: usize = 10_000_000;
+    /// Rounds per episode.
+    pub const MAX_ROUNDS: u32 = 10_000_000;
+    /// Largest service rate (jobs per round) of any (agent, accelerator).
+    pub const MAX_RATE: f64 = 1e9;
+    /// Smallest service rate.
+    pub const MIN_RATE: f64 = 1e-6;
+    /// Largest mean arrival rate (jobs per round) in any burst state.
+    pub const MAX_ARRIVAL_RATE: f64 = 1e9;
+    /// Largest ratio between two agents' weights (the scheduler's weight bounds, SPEC 3).
+    pub const MAX_WEIGHT_RATIO: f64 = 1e9;
+    /// Largest token total T (SPEC 8's valuation world uses 1e9).
+    pub const MAX_TOKENS: f64 = 1e12;
+    /// Largest arrival count in one trace cell.
+    pub const MAX_TRACE_ARRIVALS: u64 = 1_000_000_000;
+    /// Threshold levels.
+    pub const MAX_LEVELS: usize = 1_000;
+    /// Queue cap per queue.
+    pub const MAX_QUEUE_CAP: u64 = 1_000_000_000_000;
+}
+
+/// Weights divided by the power of two at or below the largest one. Every quantity the
+/// harness derives from weights is a ratio of weights, so results do not depend on their scale
+/// (SPEC 5); dividing by a power of two changes no result bit (it is exact in binary floating
+/// point), and weights of 1e308 or 1e-308 no longer overflow or underflow sums.
+pub fn normalised_weights(weights: &[f64]) -> Vec<f64> {
+    let max = weights.iter().copied().fold(f64::MIN_POSITIVE, f64::max);
+    let scale = 2f64.powi(max.log2().floor() as i32);
+    weights.iter().map(|w| w / scale).collect()
+}
+
 /// A config error: file, key path and problem.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{file}: {key}: {problem}")]
@@ -428,8 +467,15 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String>
     let (path, raw) = spec
         .split_once('=')
         .ok_or_else(|| format!("--set {spec}: expected key.path=value"))?;
+    if let Some(bad) = spec.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "--set {}: the value contains the control character {bad:?}; give one value per --set",
+            spec.escape_debug()
+        ));
+    }
     let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
-        Ok(mut t) => t.remove("v").expect("parsed v"),
+        Ok(mut t) if t.len() == 1 => t.remove("v").expect("parsed v"),
+        Ok(_) => return Err(format!("--set {spec}: the value must be one TOML value")),
         Err(_) => toml::Value::String(raw.to_string()),
     };
     let keys: Vec<&str> = path.trim().split('.').collect();
@@ -575,14 +621,34 @@ impl ScenarioFile {
                 ));
             }
         }
-        if e.rounds == 0 {
-            return Err(err("env.rounds", "must be at least 1".into()));
+        if e.rounds == 0 || e.rounds > limits::MAX_ROUNDS {
+            return Err(err(
+                "env.rounds",
+                format!("must be in [1, {}], got {}", limits::MAX_ROUNDS, e.rounds),
+            ));
         }
-        if !(e.base_rate.is_finite() && e.base_rate > 0.0) {
-            return Err(err("env.base_rate", format!("must be a finite number > 0, got {}", e.base_rate)));
+        if !(e.base_rate > 0.0 && e.base_rate <= limits::MAX_RATE) {
+            return Err(err("env.base_rate", format!("must be in (0, 1e9], got {}", e.base_rate)));
         }
-        if e.threshold_levels.is_empty() {
-            return Err(err("env.threshold_levels", "needs at least one level".into()));
+        for (a, row) in cat.throughput.iter().enumerate() {
+            for (t, v) in row.iter().enumerate() {
+                let rate = e.base_rate * v / row[0];
+                if !(limits::MIN_RATE..=limits::MAX_RATE).contains(&rate) {
+                    return Err(err(
+                        &format!("env.catalog.throughput[{a}][{t}]"),
+                        format!(
+                            "gives a service rate of {rate:e} jobs per round (base_rate x {v} / {}), outside [1e-6, 1e9]",
+                            row[0]
+                        ),
+                    ));
+                }
+            }
+        }
+        if e.threshold_levels.is_empty() || e.threshold_levels.len() > limits::MAX_LEVELS {
+            return Err(err(
+                "env.threshold_levels",
+                format!("needs 1 to {} levels, got {}", limits::MAX_LEVELS, e.threshold_levels.len()),
+            ));
         }
         if let Some(k) = e.threshold_levels.iter().position(|t| !(0.0..=1.0).contains(t)) {
             return Err(err(
@@ -600,17 +666,43 @@ impl ScenarioFile {
             }
         }
         for (key, x) in [("env.mmpp.high_mult", m.high_mult), ("env.mmpp.low_mult", m.low_mult)] {
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(err(key, format!("must be a finite number >= 0, got {x}")));
+            if !(0.0..=1e6).contains(&x) {
+                return Err(err(key, format!("must be a number in [0, 1e6], got {x}")));
             }
         }
-        if e.queue_cap == Some(0) {
-            return Err(err("env.queue_cap", "must be at least 1".into()));
+        if let Some(cap) = e.queue_cap {
+            if cap == 0 || cap > limits::MAX_QUEUE_CAP {
+                return Err(err("env.queue_cap", format!("must be in [1, 1e12], got {cap}")));
+            }
         }
         if e.agents.is_empty() {
             return Err(err("env.agents", "needs at least one agent group".into()));
         }
-        let mut agents = Vec::new();
+        // Sizes first, before anything of that size is allocated.
+        let count = |groups: Vec<usize>, key: &str, max: usize| -> Result<usize, ConfigError> {
+            let total = groups.iter().try_fold(0usize, |acc, &k| acc.checked_add(k)).unwrap_or(usize::MAX);
+            if total > max {
+                return Err(err(key, format!("{total} in all, more than the limit of {max}")));
+            }
+            Ok(total)
+        };
+        let n = count(e.agents.iter().map(|g| g.count).collect(), "env.agents[].count", limits::MAX_AGENTS)?;
+        let m_total = count(
+            e.cluster.iter().map(|g| g.count).collect(),
+            "env.cluster[].count",
+            limits::MAX_ACCELERATORS,
+        )?;
+        if n.saturating_mul(m_total) > limits::MAX_CELLS {
+            return Err(err(
+                "env.agents[].count",
+                format!(
+                    "{n} agents x {m_total} accelerators is more than the limit of {} cells",
+                    limits::MAX_CELLS
+                ),
+            ));
+        }
+        let max_w = e.agents.iter().map(|g| g.weight).fold(0.0, f64::max);
+        let mut agents = Vec::with_capacity(n);
         for (g, group) in e.agents.iter().enumerate() {
             let key = |f: &str| format!("env.agents[{g}].{f}");
             if group.count == 0 {
@@ -618,6 +710,15 @@ impl ScenarioFile {
             }
             if !(group.weight.is_finite() && group.weight > 0.0) {
                 return Err(err(&key("weight"), format!("must be a finite number > 0, got {}", group.weight)));
+            }
+            if max_w / group.weight > limits::MAX_WEIGHT_RATIO {
+                return Err(err(
+                    &key("weight"),
+                    format!(
+                        "{:e} is more than 1e9 times smaller than the largest weight ({max_w:e})",
+                        group.weight
+                    ),
+                ));
             }
             if !(group.load > 0.0 && group.load <= 1.0) {
                 return Err(err(&key("load"), format!("must be in (0, 1], got {}", group.load)));
@@ -643,7 +744,7 @@ impl ScenarioFile {
         if e.cluster.is_empty() {
             return Err(err("env.cluster", "needs at least one accelerator group".into()));
         }
-        let mut accelerators = Vec::new();
+        let mut accelerators = Vec::with_capacity(m_total);
         for (g, group) in e.cluster.iter().enumerate() {
             let t = cat.types.iter().position(|t| *t == group.kind).ok_or_else(|| {
                 err(
@@ -667,14 +768,33 @@ impl ScenarioFile {
                 ),
             ));
         }
-        if !(mech.total_tokens.is_finite() && mech.total_tokens > 0.0) {
+        if !(mech.total_tokens > 0.0 && mech.total_tokens <= limits::MAX_TOKENS) {
             return Err(err(
                 "mechanism.total_tokens",
-                format!("must be a finite number > 0, got {}", mech.total_tokens),
+                format!("must be in (0, 1e12], got {}", mech.total_tokens),
             ));
         }
         if !(0.0..=1.0).contains(&mech.fairness) {
             return Err(err("mechanism.fairness", format!("must be in [0, 1], got {}", mech.fairness)));
+        }
+        // The largest mean arrival rate any agent can have in any burst state (SPEC 2.1).
+        let weights = normalised_weights(&agents.iter().map(|a| a.weight).collect::<Vec<_>>());
+        let total_w: f64 = weights.iter().sum();
+        let mult = if e.arrivals == Arrivals::Mmpp {
+            m.high_mult.max(m.low_mult)
+        } else {
+            1.0
+        };
+        for (i, a) in agents.iter().enumerate() {
+            let best = cat.throughput[a.app].iter().copied().fold(0.0, f64::max) / cat.throughput[a.app][0];
+            let lambda = a.load * weights[i] / total_w * e.base_rate * best * m_total as f64 * mult;
+            if lambda > limits::MAX_ARRIVAL_RATE {
+                let key = if mult > 1.0 { "env.mmpp.high_mult" } else { "env.base_rate" };
+                return Err(err(
+                    key,
+                    format!("agent {i} would see {lambda:e} arrivals per round, more than the limit of 1e9"),
+                ));
+            }
         }
         let trace = match (e.arrivals, &e.trace) {
             (Arrivals::Trace, None) => return Err(err("env.trace", "arrivals = \"trace\" needs a trace file".into())),
@@ -707,10 +827,13 @@ impl ScenarioFile {
     }
 }
 
-/// Read a trace CSV: one row per round, one column per agent, non-negative integers; a first
-/// line that is not numeric is a header. Rounds past the end of the trace wrap around.
+/// Read a trace CSV: one row per round, one column per agent, whole numbers in
+/// `[0, limits::MAX_TRACE_ARRIVALS]`. A first line is a header only when none of its cells is a
+/// number (so a first row of `-1` or `nan` is an error, not a header); a UTF-8 byte-order mark
+/// is skipped. Rounds past the end of the trace wrap around.
 pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut rows = Vec::new();
     for (k, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -719,8 +842,21 @@ pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
         }
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let parsed: Result<Vec<u64>, _> = cells.iter().map(|c| c.parse::<u64>()).collect();
+        let header = k == 0 && cells.iter().all(|c| c.parse::<f64>().is_err());
         match parsed {
-            Ok(row) if row.len() == n => rows.push(row),
+            Ok(row) if row.len() == n => {
+                if let Some(c) = row.iter().position(|&v| v > limits::MAX_TRACE_ARRIVALS) {
+                    return Err(format!(
+                        "{} line {} column {}: {} arrivals, more than the limit of {}",
+                        path.display(),
+                        k + 1,
+                        c + 1,
+                        row[c],
+                        limits::MAX_TRACE_ARRIVALS
+                    ));
+                }
+                rows.push(row)
+            }
             Ok(row) => {
                 return Err(format!(
                     "{} line {}: {} columns, expected one per agent ({n})",
@@ -729,7 +865,7 @@ pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
                     row.len()
                 ))
             }
-            Err(_) if k == 0 => continue,
+            Err(_) if header => continue,
             Err(_) => return Err(format!("{} line {}: expected non-negative whole numbers", path.display(), k + 1)),
         }
     }
@@ -804,6 +940,90 @@ mod tests {
         assert!(e("[env]\ndeadline = \"soon\"").contains("env.deadline: deadline must be a whole number"));
         assert!(e("[mechanism]\nname = \"fifo\"").starts_with("test.toml: mechanism.name: unknown mechanism `fifo`"));
         assert!(e("[env]\nqueues = \"stack\"").starts_with("test.toml: env.queues: unknown variant `stack`"));
+    }
+
+    #[test]
+    fn huge_values_panicked_or_aborted_on_allocation() {
+        let e = |t: &str, o: &[&str]| load_str(t, o).unwrap_err().to_string();
+        assert!(e("", &["env.base_rate=1e300"]).starts_with("test.toml: env.base_rate: must be in (0, 1e9]"));
+        assert!(e("", &["env.arrivals=\"mmpp\"", "env.mmpp.high_mult=1e308"])
+            .starts_with("test.toml: env.mmpp.high_mult: must be a number in [0, 1e6]"));
+        assert!(e("", &["env.arrivals=\"mmpp\"", "env.mmpp.high_mult=1e6", "env.base_rate=1e6"])
+            .starts_with("test.toml: env.mmpp.high_mult: agent 0 would see"));
+        let catalog = "[env.catalog]\napplications = [\"a\"]\ntypes = [\"gemmini_2ghz\", \"gemmini_3ghz\"]\nthroughput = [[1, 1e300]]";
+        let got = e(catalog, &[]);
+        assert!(
+            got.starts_with("test.toml: env.catalog.throughput[0][1]: gives a service rate of 4e301"),
+            "{got}"
+        );
+        let sized = |agents: u64, accelerators: u64| {
+            format!("[[env.agents]]\ncount = {agents}\nload = 0.5\n[[env.cluster]]\ntype = \"gemmini_2ghz\"\ncount = {accelerators}")
+        };
+        assert_eq!(
+            e(&sized(1_000_000_000, 1), &[]),
+            "test.toml: env.agents[].count: 1000000000 in all, more than the limit of 10000"
+        );
+        assert!(e(&sized(1, 1_000_000_000), &[]).starts_with("test.toml: env.cluster[].count: 1000000000 in all"));
+        assert!(e(&sized(10_000, 10_000), &[]).contains("cells"));
+        assert!(e(&sized(u64::MAX / 2, 1), &[]).contains("more than the limit"));
+        load_str(&sized(1, 100_000), &[]).unwrap();
+        assert!(e("", &["env.rounds=4294967295"]).starts_with("test.toml: env.rounds: must be in [1, 10000000]"));
+        assert!(e("", &["mechanism.total_tokens=1e300"]).starts_with("test.toml: mechanism.total_tokens"));
+        assert!(e(
+            "[[env.agents]]\nload = 0.5\nweight = 1e308\n[[env.agents]]\nload = 0.5\nweight = 1e-308",
+            &[]
+        )
+        .starts_with("test.toml: env.agents[1].weight: 1e-308 is more than 1e9 times smaller than the largest weight (1e308)"));
+    }
+
+    #[test]
+    fn weights_of_1e308_gave_welfare_0() {
+        // Scale-invariant: multiplying every weight by 2^k changes no bit of any result.
+        let w = [1.0, 2.0, 4.0];
+        let big: Vec<f64> = w.iter().map(|x| x * 2f64.powi(1000)).collect();
+        let tiny: Vec<f64> = w.iter().map(|x| x * 2f64.powi(-1000)).collect();
+        assert_eq!(normalised_weights(&big), normalised_weights(&w));
+        assert_eq!(normalised_weights(&tiny), normalised_weights(&w));
+        assert_eq!(
+            normalised_weights(&[3.0, 1e308]),
+            vec![3.0 / 2f64.powi(1023), 1e308 / 2f64.powi(1023)]
+        );
+        assert!(normalised_weights(&[1e308, 1e308]).iter().sum::<f64>().is_finite());
+    }
+
+    #[test]
+    fn set_with_a_newline_smuggled_a_second_key() {
+        let e = |o: &str| apply_override(&mut toml::Table::new(), o).unwrap_err();
+        assert!(
+            e("env.rounds=5\nfoo=1").contains("control character '\\n'"),
+            "{}",
+            e("env.rounds=5\nfoo=1")
+        );
+        assert!(e("env.rounds=5 \t").contains("control character"));
+        let mut t = toml::Table::new();
+        apply_override(&mut t, "env.rounds=5").unwrap();
+        assert_eq!(t["env"]["rounds"].as_integer(), Some(5));
+    }
+
+    #[test]
+    fn trace_first_row_of_minus_one_nan_or_bom_was_dropped_as_a_header() {
+        let dir = std::env::temp_dir().join(format!("mtf-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let read = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            read_trace(&p, 2)
+        };
+        assert!(read("neg.csv", "-1,2\n3,4\n")
+            .unwrap_err()
+            .contains("line 1: expected non-negative whole numbers"));
+        assert!(read("nan.csv", "nan,2\n3,4\n").unwrap_err().contains("line 1"));
+        assert_eq!(read("bom.csv", "\u{feff}1,2\n3,4\n").unwrap(), vec![vec![1, 2], vec![3, 4]]);
+        assert_eq!(read("header.csv", "a0,a1\n3,4\n").unwrap(), vec![vec![3, 4]]);
+        assert!(read("huge.csv", "18446744073709551615,0\n")
+            .unwrap_err()
+            .contains("more than the limit"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl EpisodeMetrics {
         let t = env.totals();
         let n = env.n();
         let rounds = t.rounds.max(1) as f64;
-        let w: Vec<f64> = env.scenario().agents.iter().map(|a| a.weight).collect();
+        let w = crate::config::normalised_weights(&env.scenario().agents.iter().map(|a| a.weight).collect::<Vec<_>>());
         let total_w: f64 = w.iter().sum();
         let throughput: Vec<f64> = t.served.iter().map(|&s| s as f64 / rounds).collect();
         let welfare = (0..n).map(|i| w[i] * throughput[i]).sum::<f64>() / total_w;
@@ -157,7 +157,7 @@ impl Fairness {
         let sc = env.scenario();
         let rounds = env.totals().rounds as usize;
         let mu = env.rates();
-        let w: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
+        let w = crate::config::normalised_weights(&sc.agents.iter().map(|a| a.weight).collect::<Vec<_>>());
         let total_w: f64 = w.iter().sum();
         let arrivals = env.arrivals_log();
         let owners = env.owners_log();
