@@ -188,7 +188,7 @@ pub fn csv(rows: &[Row]) -> String {
 pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let (scenario, rows, seeds) = compare(&args)?;
     let stem = args.config.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let dir = run_dir::create(args.out.as_deref(), &format!("compare-{stem}"))?;
+    let (dir, _lock) = run_dir::create(args.out.as_deref(), &format!("compare-{stem}"))?;
     run_dir::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
     let mut lines = String::new();
     for r in &rows {

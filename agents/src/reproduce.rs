@@ -198,7 +198,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
             cfg.display()
         )));
     }
-    let dir = run_dir::create(args.out.as_deref(), "reproduce-thesis")?;
+    let (dir, _lock) = run_dir::create(args.out.as_deref(), "reproduce-thesis")?;
     let steps = SETUPS.len() * plan.variants.len() * plan.loads.len() + 1 + 2 + 2 + 1;
     let mut ctx = Ctx {
         dir: dir.clone(),

@@ -1,6 +1,5 @@
 //! Run directories (`runs/<name>-<YYYYMMDD-HHMMSS>/`) and atomic file writes.
 
-use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,9 +21,110 @@ pub fn timestamp() -> String {
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-/// Create a fresh run directory: `out` if given (must not hold a run already), else
-/// `runs/<name>-<timestamp>` (with a numeric suffix if that exists).
-pub fn create(out: Option<&Path>, name: &str) -> anyhow::Result<PathBuf> {
+/// The exclusive right to write one run directory, held for the life of the value (and so of the
+/// process): the lock file `<dir>/.lock` is locked with the OS's advisory file lock, which the
+/// kernel releases when the process dies, even by kill -9. A second writer is refused.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: std::fs::File,
+}
+
+/// Name of the lock file inside a run directory.
+pub const LOCK_FILE: &str = ".lock";
+
+/// Take the writer's lock on run directory `dir` (which must exist), then remove the temporary
+/// files of writes a killed process left behind (`*.tmp`, here and in `checkpoints/`): with the
+/// lock held, no other process can be writing them.
+pub fn lock(dir: &Path) -> anyhow::Result<RunLock> {
+    let path = dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io_error(&path, "opening", e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(crate::error::user(format!(
+                "{}: another mtf process is writing this run directory (it holds {}); wait for it to finish, or choose another directory",
+                dir.display(),
+                path.display()
+            )))
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io_error(&path, "locking", e)),
+    }
+    for sub in [dir.to_path_buf(), dir.join("checkpoints")] {
+        let Ok(entries) = std::fs::read_dir(&sub) else { continue };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            let is_tmp = p.extension().is_some_and(|x| x == "tmp");
+            if is_tmp && entry.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::remove_file(&p).map_err(|e| io_error(&p, "removing", e))?;
+            }
+        }
+    }
+    Ok(RunLock { _file: file })
+}
+
+/// An I/O error that names its file: `PATH: doing: error`. Errors the user can fix (a missing
+/// file, no permission, a full or read-only disk) are user errors (exit 2).
+pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> anyhow::Error {
+    use std::io::ErrorKind as K;
+    let msg = format!("{}: {doing}: {e}", path.display());
+    match e.kind() {
+        K::NotFound
+        | K::PermissionDenied
+        | K::StorageFull
+        | K::ReadOnlyFilesystem
+        | K::IsADirectory
+        | K::NotADirectory
+        | K::AlreadyExists => crate::error::user(msg),
+        _ => anyhow::anyhow!(msg),
+    }
+}
+
+/// Check that a run name is one plain path component (no `/`, `..` or control characters), so
+/// `--name` cannot place a run outside the output folder.
+pub fn check_name(name: &str) -> anyhow::Result<()> {
+    let bad = name.is_empty() || name == "." || name == ".." || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
+    if bad {
+        return Err(crate::error::user(format!(
+            "--name {name:?}: a run name is one plain file name (no `/`, `..` or control characters); use --out DIR to choose the folder"
+        )));
+    }
+    Ok(())
+}
+
+/// Read a regular file of at most `max` bytes, naming it in every error. FIFOs, devices and
+/// directories are refused (reading `/dev/zero` or a FIFO would never end).
+pub fn read_regular(path: &Path, max: u64) -> anyhow::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, "reading", e))?;
+    if !meta.is_file() {
+        return Err(crate::error::user(format!(
+            "{}: not a regular file (a directory, FIFO or device)",
+            path.display()
+        )));
+    }
+    if meta.len() > max {
+        return Err(crate::error::user(format!(
+            "{}: {} bytes, more than the {max} a file of this kind may have",
+            path.display(),
+            meta.len()
+        )));
+    }
+    std::fs::read(path).map_err(|e| io_error(path, "reading", e))
+}
+
+/// [`read_regular`] for a UTF-8 text file.
+pub fn read_text(path: &Path, max: u64) -> anyhow::Result<String> {
+    String::from_utf8(read_regular(path, max)?).map_err(|e| crate::error::user(format!("{}: not UTF-8 text ({e})", path.display())))
+}
+
+/// Create a fresh run directory and take its writer's lock: `out` if given (must not hold a run
+/// already), else `runs/<name>-<timestamp>` (with a numeric suffix if that exists).
+pub fn create(out: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, RunLock)> {
+    check_name(name)?;
     let dir = match out {
         Some(p) => p.to_path_buf(),
         None => {
@@ -38,21 +138,33 @@ pub fn create(out: Option<&Path>, name: &str) -> anyhow::Result<PathBuf> {
             dir
         }
     };
+    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, "creating", e))?;
+    // Lock first, then look: two processes given the same --out cannot both pass the check.
+    let lock = lock(&dir)?;
     if dir.join("summary.json").exists() || dir.join("config.toml").exists() {
         return Err(crate::error::user(format!(
             "{}: already holds a run; choose another --out",
             dir.display()
         )));
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    Ok(dir)
+    Ok((dir, lock))
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, synced, then
 /// renamed over the target, so a reader sees the old file or the new one, never a torn one. The
 /// temporary name is unique to the process and the call, so concurrent writers (two sweep
-/// processes finishing one study) never write into each other's temporary file.
+/// processes finishing one study) never write into each other's temporary file. A target that
+/// exists and is not a regular file (a device such as `/dev/full`, a FIFO, a directory) is
+/// refused: renaming over it would replace it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.is_file() {
+            return Err(crate::error::user(format!(
+                "{}: exists and is not a regular file; refusing to replace it",
+                path.display()
+            )));
+        }
+    }
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = path.with_extension(format!(
@@ -60,11 +172,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         path.extension().and_then(|e| e.to_str()).unwrap_or(""),
         std::process::id()
     ));
-    let mut f = std::fs::File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_error(path, "writing", e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_error(path, "replacing", e)
+    })?;
     Ok(())
 }
 
@@ -74,8 +194,11 @@ pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
         .create(true)
         .append(true)
         .open(path)
-        .with_context(|| format!("appending to {}", path.display()))?;
-    writeln!(f, "{line}")?;
+        .map_err(|e| io_error(path, "appending to", e))?;
+    // One write call per line, synced: a line is in the file whole or not at all.
+    f.write_all(format!("{line}\n").as_bytes())
+        .and_then(|()| f.sync_data())
+        .map_err(|e| io_error(path, "appending to", e))?;
     Ok(())
 }
 
@@ -90,6 +213,58 @@ mod tests {
         assert_eq!(&t[8..9], "-");
         assert!(t[..8].chars().chain(t[9..].chars()).all(|c| c.is_ascii_digit()));
         assert!(t.starts_with("20"));
+    }
+
+    #[test]
+    fn two_writers_of_one_run_directory_interleaved_episodes() {
+        let dir = std::env::temp_dir().join(format!("mtf-lock-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("checkpoints")).unwrap();
+        std::fs::write(dir.join("checkpoints/latest.ckpt.ckpt.1-0.tmp"), b"torn").unwrap();
+        let first = lock(&dir).unwrap();
+        assert!(
+            !dir.join("checkpoints/latest.ckpt.ckpt.1-0.tmp").exists(),
+            "stale temporary files are removed"
+        );
+        let second = lock(&dir).unwrap_err().to_string();
+        assert!(second.contains("another mtf process is writing this run directory"), "{second}");
+        drop(first);
+        lock(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn name_escaped_the_output_folder() {
+        for bad in ["../../escape", "a/b", "..", "", "x\ny"] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        check_name("quickstart-2").unwrap();
+    }
+
+    #[test]
+    fn dev_full_was_replaced_by_a_regular_file() {
+        let e = write_atomic(Path::new("/dev/full"), b"x").unwrap_err().to_string();
+        assert!(e.contains("/dev/full: exists and is not a regular file"), "{e}");
+        assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device_like());
+    }
+
+    trait CharDevice {
+        fn is_char_device_like(&self) -> bool;
+    }
+    impl CharDevice for std::fs::FileType {
+        fn is_char_device_like(&self) -> bool {
+            use std::os::unix::fs::FileTypeExt;
+            self.is_char_device()
+        }
+    }
+
+    #[test]
+    fn fifo_or_dev_zero_hung_or_exhausted_memory() {
+        let e = read_regular(Path::new("/dev/zero"), 1 << 20).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero: not a regular file"), "{e}");
+        let e = read_regular(Path::new("/"), 1 << 20).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let e = read_regular(Path::new("/nonexistent/x"), 10).unwrap_err().to_string();
+        assert!(e.starts_with("/nonexistent/x: reading:"), "{e}");
     }
 
     #[test]

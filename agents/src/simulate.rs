@@ -106,7 +106,9 @@ pub fn policy_factory(
     if let Some(path) = spec.strip_prefix("agent:") {
         let manifest =
             crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels).map_err(|e| user(format!("--policy {spec}: {e}")))?;
-        let (path, levels, errors) = (PathBuf::from(path), levels.clone(), agent_errors.clone());
+        // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
+        let path = std::fs::canonicalize(path).map_err(|e| user(format!("--policy {spec}: {path}: {e}")))?;
+        let (levels, errors) = (levels.clone(), agent_errors.clone());
         return Ok(Box::new(move || {
             Box::new(crate::drive::AgentProcesses::new(&path, manifest.clone(), &levels, errors.clone())) as Box<dyn ActionSource>
         }));
@@ -144,7 +146,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let make = policy_factory(&args.policy, &scenario, &agent_errors)?;
     let seeds = episode_seeds(scenario.file.seed, args.seeds);
     let stem = args.config.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let dir = run_dir::create(args.out.as_deref(), &format!("simulate-{stem}"))?;
+    let (dir, _lock) = run_dir::create(args.out.as_deref(), &format!("simulate-{stem}"))?;
     run_dir::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
 
     let episodes = evaluate(&scenario, &seeds, make.as_ref(), true, args.threads);

@@ -15,7 +15,6 @@ use crate::error::user;
 use crate::hedge::Hedge;
 use crate::learner::{Acting, FixedLearner, Learner, Losses, Transition};
 use crate::run_dir;
-use anyhow::Context;
 use env::eval::{evaluate, ActionSource, Stat, Summary};
 use env::metrics::EpisodeMetrics;
 use env::rng::stream_seed;
@@ -145,7 +144,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
 }
 
 /// One episode's log line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct EpisodeLog {
     /// Episode index (0-based).
     pub episode: u64,
@@ -267,8 +266,37 @@ fn checkpoint(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool)
     Ok(())
 }
 
-/// Load a run directory's experiment and its learner restored from `checkpoints/latest.ckpt`
-/// (or fresh, with 0 episodes done, when there is no checkpoint and `allow_fresh`).
+/// Largest checkpoint file read (a learner's state is a few MB; anything larger is not ours).
+const MAX_CHECKPOINT_BYTES: u64 = 1 << 32;
+
+/// Largest `metrics.jsonl` read back on resume.
+const MAX_METRICS_BYTES: u64 = 1 << 30;
+
+/// The checkpoint a run continues from: `checkpoints/latest.ckpt`, or, when that is missing
+/// (deleted, or lost with a disk), the newest `episode-NNNNNN.ckpt`. `None`: no checkpoint.
+pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
+    let ck = dir.join("checkpoints");
+    let latest = ck.join("latest.ckpt");
+    if std::fs::symlink_metadata(&latest).is_ok() {
+        return Some(latest);
+    }
+    let mut numbered: Vec<PathBuf> = std::fs::read_dir(&ck)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|s| s.to_str()).unwrap_or("");
+            name.starts_with("episode-") && name.ends_with(".ckpt")
+        })
+        .collect();
+    numbered.sort();
+    numbered.pop()
+}
+
+/// Load a run directory's experiment and its learner restored from its latest checkpoint
+/// ([`latest_checkpoint`]), or fresh, with 0 episodes done, when there is none and
+/// `allow_fresh`.
 pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Box<dyn Learner>, u64)> {
     let config = dir.join("config.toml");
     if !config.exists() {
@@ -276,14 +304,16 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Bo
     }
     let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
     let mut learner = build_learner(&exp);
-    let latest = dir.join("checkpoints").join("latest.ckpt");
-    if !latest.exists() {
+    let Some(latest) = latest_checkpoint(dir) else {
         if allow_fresh {
             return Ok((exp, learner, 0));
         }
-        return Err(user(format!("{}: no checkpoint", latest.display())));
-    }
-    let bytes = std::fs::read(&latest).with_context(|| format!("reading {}", latest.display()))?;
+        return Err(user(format!(
+            "{}: no checkpoint (the run has not finished an episode)",
+            dir.join("checkpoints").join("latest.ckpt").display()
+        )));
+    };
+    let bytes = run_dir::read_regular(&latest, MAX_CHECKPOINT_BYTES)?;
     let (done, state) = decode_checkpoint(&bytes).map_err(|e| user(format!("{}: {e}", latest.display())))?;
     learner.load(state).map_err(|e| user(format!("{}: {e:#}", latest.display())))?;
     Ok((exp, learner, done))
@@ -323,13 +353,27 @@ pub fn run_quiet(args: TrainArgs) -> anyhow::Result<PathBuf> {
 
 /// A training run.
 pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
-    let (mut exp, mut learner, start, dir) = match (&args.resume, &args.config) {
+    let (mut exp, mut learner, start, dir, _lock) = match (&args.resume, &args.config) {
         (Some(_), Some(_)) => return Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => return Err(user("--set cannot change a run being resumed")),
         (Some(dir), None) => {
+            if !dir.join("config.toml").exists() {
+                return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
+            }
+            let lock = run_dir::lock(dir)?;
             let (exp, learner, done) = load_run(dir, true)?;
+            if done >= exp.train.episodes && dir.join("summary.json").exists() {
+                return Ok(Trained {
+                    message: format!(
+                        "{}: the run is complete ({done} episodes, summary.json written); nothing to resume\n",
+                        dir.display()
+                    ),
+                    dir: dir.clone(),
+                    stopped_after: None,
+                });
+            }
             truncate_metrics(&dir.join("metrics.jsonl"), done)?;
-            (exp, learner, done, dir.clone())
+            (exp, learner, done, dir.clone(), lock)
         }
         (None, Some(config)) => {
             let mut set = args.set.clone();
@@ -341,11 +385,11 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
                 .name
                 .clone()
                 .unwrap_or_else(|| config.file_stem().and_then(|s| s.to_str()).unwrap_or("train").to_string());
-            let dir = run_dir::create(args.out.as_deref(), &name)?;
+            let (dir, lock) = run_dir::create(args.out.as_deref(), &name)?;
             // The resolved config goes in before anything else can fail.
             run_dir::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
             let learner = build_learner(&exp);
-            (exp, learner, 0, dir)
+            (exp, learner, 0, dir, lock)
         }
         (None, None) => return Err(user("give --config FILE (or --resume RUN_DIR)")),
     };
@@ -357,7 +401,14 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     let n = exp.scenario.n();
     let mut env = MtfEnv::new(exp.scenario.clone());
     env.set_recording(false);
-    let mut tb = Board(tensorboard_rs::summary_writer::SummaryWriter::new(dir.join("tb")));
+    let tb_dir = dir.join("tb");
+    if std::fs::symlink_metadata(&tb_dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(user(format!(
+            "{}: exists and is not a directory (TensorBoard writes its event files there)",
+            tb_dir.display()
+        )));
+    }
+    let mut tb = Board(tensorboard_rs::summary_writer::SummaryWriter::new(tb_dir));
     let bar = progress(total, start, args.quiet);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(exp.train.threads).build()?;
     let weights: Vec<f64> = exp.scenario.agents.iter().map(|a| a.weight).collect();
@@ -365,7 +416,13 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     classes.sort_by(f64::total_cmp);
     classes.dedup();
     let started = Instant::now();
-    let mut last: Option<EpisodeLog> = None;
+    // A resumed run that had finished training (killed in the held-out evaluation) reports
+    // the last episode it logged.
+    let mut last: Option<EpisodeLog> = if start > 0 {
+        last_logged(&dir.join("metrics.jsonl"))?
+    } else {
+        None
+    };
     let mut rounds_run = 0u64;
     for e in start..total {
         let t0 = Instant::now();
@@ -473,13 +530,27 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     })
 }
 
+/// The last episode line of a metrics file.
+fn last_logged(path: &Path) -> anyhow::Result<Option<EpisodeLog>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = run_dir::read_text(path, MAX_METRICS_BYTES)?;
+    match text.lines().rev().find(|l| !l.trim().is_empty()) {
+        None => Ok(None),
+        Some(line) => serde_json::from_str(line)
+            .map(Some)
+            .map_err(|e| user(format!("{}: last line is not an episode record: {e}", path.display()))),
+    }
+}
+
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
 /// a resumed run redoes the rest.
 fn truncate_metrics(path: &Path, episodes: u64) -> anyhow::Result<()> {
-    if !path.exists() {
+    if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }
-    let text = std::fs::read_to_string(path)?;
+    let text = run_dir::read_text(path, MAX_METRICS_BYTES)?;
     let kept: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(episodes as usize).collect();
     let mut out = kept.join("\n");
     if !out.is_empty() {

@@ -298,3 +298,123 @@ fn a_trained_actor_critic_beats_the_worst_fixed_threshold_and_matches_the_best()
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&cmp);
 }
+
+/// A tiny fixed-threshold run in `dir` (fast: no network to train).
+fn tiny_run(dir: &Path, episodes: u32) -> (i32, String, String) {
+    let q = quickstart();
+    mtf(&[
+        "train",
+        "--config",
+        &q,
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "learner.kind=hedge",
+        "--set",
+        &format!("train.episodes={episodes}"),
+        "--set",
+        "env.rounds=30",
+        "--set",
+        "train.eval_seeds=1",
+        "--set",
+        "train.checkpoint_every=2",
+    ])
+}
+
+#[test]
+fn resume_of_a_finished_run_rewrote_summary_with_last_episode_null() {
+    let dir = tmp("finished");
+    let (code, _, err) = tiny_run(&dir, 3);
+    assert_eq!(code, 0, "{err}");
+    let before = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    let (code, out, err) = mtf(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("the run is complete"), "{out}");
+    assert_eq!(std::fs::read_to_string(dir.join("summary.json")).unwrap(), before);
+    // Killed during the held-out evaluation: no summary yet. Resume writes it, with the last
+    // episode taken from metrics.jsonl.
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    let (code, _, err) = mtf(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["last_episode"]["episode"], 2, "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_latest_ckpt_silently_restarted_from_episode_0() {
+    let dir = tmp("fallback");
+    let (code, _, err) = tiny_run(&dir, 3);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    std::fs::remove_file(dir.join("checkpoints/latest.ckpt")).unwrap();
+    std::fs::remove_file(dir.join("checkpoints/episode-000003.ckpt")).unwrap();
+    // Left by a write that was killed: cleaned up on the next open.
+    std::fs::write(dir.join("checkpoints/latest.ckpt.ckpt.99-0.tmp"), b"torn").unwrap();
+    let (code, _, err) = mtf(&["train", "--quiet", "--resume", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // Resumed from episode-000002.ckpt: episodes 0 and 1 kept, episode 2 redone.
+    assert_eq!(episodes(&dir).len(), 3);
+    assert!(!dir.join("checkpoints/latest.ckpt.ckpt.99-0.tmp").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_writers_of_one_run_directory_interleaved_episodes() {
+    let dir = tmp("two-writers");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Hold the lock the way a live writer does, from another process (flock).
+    let mut holder = std::process::Command::new("flock")
+        .arg(dir.join(".lock"))
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    let lock = dir.join(".lock");
+    let start = std::time::Instant::now();
+    while !lock.exists() && start.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (code, _, err) = tiny_run(&dir, 2);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another mtf process is writing this run directory"), "{err}");
+    assert!(!dir.join("config.toml").exists(), "the second writer wrote nothing");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_directory_faults_hung_panicked_or_named_no_file() {
+    let dir = tmp("faults");
+    let (code, _, err) = tiny_run(&dir, 2);
+    assert_eq!(code, 0, "{err}");
+    let d = dir.to_str().unwrap();
+    // A FIFO as latest.ckpt: refused at once, not read forever.
+    let ck = dir.join("checkpoints/latest.ckpt");
+    std::fs::remove_file(&ck).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&ck).status().unwrap().success());
+    let (code, _, err) = mtf(&["train", "--quiet", "--resume", d]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("latest.ckpt: not a regular file") && err.lines().count() == 1, "{err}");
+    std::fs::remove_file(&ck).unwrap();
+    // A binary metrics.jsonl names the file.
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    std::fs::write(dir.join("metrics.jsonl"), [0xff, 0xfe, 0x00, 0x9c]).unwrap();
+    let (code, _, err) = mtf(&["train", "--quiet", "--resume", d]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("metrics.jsonl: not UTF-8"), "{err}");
+    std::fs::remove_file(dir.join("metrics.jsonl")).unwrap();
+    // A tb that is a file: an error, not a panic inside tensorboard-rs.
+    std::fs::remove_dir_all(dir.join("tb")).unwrap();
+    std::fs::write(dir.join("tb"), b"x").unwrap();
+    let (code, _, err) = mtf(&["train", "--quiet", "--resume", d]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("tb: exists and is not a directory"), "{err}");
+    // --name cannot leave the output folder.
+    let (code, _, err) = mtf(&["train", "--config", &quickstart(), "--name", "../../escape"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a run name is one plain file name"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
