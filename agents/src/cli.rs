@@ -169,6 +169,9 @@ enum Command {
         /// One agent's policy (its index in the run), or `all` (choose with --agent at run time).
         #[arg(long, default_value = "all")]
         agent: String,
+        /// Replace PATH if it exists (a regular file only).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -180,14 +183,20 @@ Input, either form:
   demand form:    {\"demands\": [d, ..] (n, jobs >= 0), \"rates\": [[r, ..], ..] (n x m, > 0), ...}
 Common fields:
   thresholds  n values in [0, 1]          required by mtf
-  budgets     n values >= 0               required by mtf
-  weights     n values > 0                default all 1
-  turn        integer in [0, n)           default 0
+  budgets     n values in [0, 1e15]       required by mtf (tokens)
+  weights     n values in [1e-9, 1e9]     default all 1 (bounds keep redistribution finite)
+  turn        integer in [0, n)           default 0 (where the cyclic order starts)
+Demands are at most 1e15 jobs; rates lie in [1e-9, 1e15].
 Optional fields some mechanisms need:
   rates       n x m service rates (with the utilities form): required by stride,
               stride_per_accelerator, gandiva_fair and max_throughput (fastest-first order,
               speed-ups, jobs per accelerator)
   types       m accelerator type labels (gandiva_fair; default: equal rate columns share a type)
+  leftovers   \"round_robin\" (default, SPEC 3.1) or \"weighted_random\" (SPEC 7, mtf only:
+              each leftover goes to an agent drawn by weight, using `draws`)
+  draws       m uniform numbers in [0, 1), one per accelerator: the random draws of the
+              weighted-random leftovers (the scheduler draws none of its own); required with
+              \"leftovers\": \"weighted_random\", ignored otherwise
   fairness    Themis's knob f in [0, 1] (default 0.8)
   state       state printed by the previous call of a stateful mechanism (stride passes, the
               static partition, gandiva_fair passes, Themis's ideal and served accumulators);
@@ -197,8 +206,9 @@ Output: {\"owners\": [agent or null per accelerator], \"budgets\": [..after..], 
          \"spent\": [tokens per agent], \"paid\": [bought with a token, per accelerator],
          \"state\": {..} (stateful mechanisms only)}
 
-Bad input (bad JSON, ragged matrices, NaN, negative weights or budgets, thresholds outside
-[0, 1], a missing field, an unknown mechanism) prints one line on stderr and exits with 2.";
+The round must be a JSON object; unknown fields are errors. Bad input (bad JSON, ragged
+matrices, NaN, values outside the ranges above, a missing field, an unknown mechanism) prints
+one line on stderr and exits with 2.";
 
 const SWEEP_HELP: &str = "\
 Hyperparameter search over a training config, the way Optuna does it.
@@ -303,7 +313,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             out,
             quiet,
         }),
-        Command::Export { run, out, agent } => crate::export::run(&run, &out, Some(agent.as_str())),
+        Command::Export { run, out, agent, force } => crate::export::run(&run, &out, Some(agent.as_str()), force),
         Command::Reproduce { what, quick, out, threads } => {
             if what != "thesis" {
                 return Err(user(format!("mtf reproduce {what}: only `thesis` can be reproduced")));

@@ -1,23 +1,39 @@
 //! Driving exported agent binaries as the agents' policies (`--policy agent:PATH`), over their
 //! stdin/stdout protocol: one process per agent. A file holding every agent of the scenario runs
 //! each process with `--agent i`; a file holding one agent serves every agent (a homogeneous
-//! population). A reply that breaks the protocol is recorded and reported as a user error
-//! after the episode.
+//! population). A reply that breaks the protocol, or none within the timeout
+//! (`MTF_AGENT_TIMEOUT` seconds, default [`DEFAULT_TIMEOUT_SECS`]), is recorded and reported as
+//! a user error after the episode; the agents are then stopped and not asked again.
 
 use crate::runtime::{read_payload, Manifest};
 use env::eval::ActionSource;
 use env::world::Observations;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Seconds an agent may take to answer one observation before it is declared unresponsive.
+pub const DEFAULT_TIMEOUT_SECS: f64 = 10.0;
+
+/// The reply timeout: `MTF_AGENT_TIMEOUT` seconds if set to a positive number, else the default.
+pub fn reply_timeout() -> Duration {
+    let secs = std::env::var("MTF_AGENT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e6)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Duration::from_secs_f64(secs)
+}
 
 /// The first protocol error any driven agent made.
 pub type ErrorSlot = Arc<Mutex<Option<String>>>;
 
 /// Read and check an exported agent file against a scenario's shape.
 pub fn check(path: &Path, n: usize, m: usize, levels: &[f64]) -> Result<Manifest, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::run_dir::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
     let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     if manifest.m != m || manifest.levels != levels {
         return Err(format!(
@@ -40,7 +56,8 @@ pub fn check(path: &Path, n: usize, m: usize, levels: &[f64]) -> Result<Manifest
 struct Proc {
     child: Child,
     stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// Lines the agent wrote, read by a thread of its own so a silent agent cannot hang us.
+    replies: Receiver<std::io::Result<String>>,
 }
 
 /// Exported binaries acting for every agent.
@@ -50,7 +67,9 @@ pub struct AgentProcesses {
     levels: Vec<f64>,
     procs: Vec<Proc>,
     errors: ErrorSlot,
-    line: String,
+    timeout: Duration,
+    /// An agent broke the protocol or went silent: stop asking.
+    dead: bool,
 }
 
 impl AgentProcesses {
@@ -62,13 +81,18 @@ impl AgentProcesses {
             levels: levels.to_vec(),
             procs: Vec::new(),
             errors,
-            line: String::new(),
+            timeout: reply_timeout(),
+            dead: false,
         }
     }
 
-    fn fail(&self, msg: String) {
+    fn fail(&mut self, msg: String) {
         let mut slot = self.errors.lock().expect("not poisoned");
         slot.get_or_insert(msg);
+        self.dead = true;
+        for p in &mut self.procs {
+            let _ = p.child.kill();
+        }
     }
 
     fn start(&mut self, n: usize) -> Result<(), String> {
@@ -84,8 +108,17 @@ impl AgentProcesses {
                 .spawn()
                 .map_err(|e| format!("{}: {e}", self.path.display()))?;
             let stdin = child.stdin.take().expect("piped");
-            let stdout = BufReader::new(child.stdout.take().expect("piped"));
-            self.procs.push(Proc { child, stdin, stdout });
+            let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+            let (tx, replies) = std::sync::mpsc::channel();
+            std::thread::spawn(move || loop {
+                let mut line = String::new();
+                let read = stdout.read_line(&mut line);
+                let end = !matches!(read, Ok(k) if k > 0);
+                if tx.send(read.map(|_| line)).is_err() || end {
+                    return;
+                }
+            });
+            self.procs.push(Proc { child, stdin, replies });
         }
         Ok(())
     }
@@ -105,54 +138,69 @@ impl ActionSource for AgentProcesses {
 
     fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], actions: &mut [usize]) {
         let n = actions.len();
+        actions.fill(0);
+        if self.dead {
+            return;
+        }
         if self.procs.is_empty() {
             if let Err(e) = self.start(n) {
                 self.fail(e);
+                return;
             }
         }
-        if self.procs.len() != n {
-            actions.fill(0);
-            return;
-        }
         let m = self.manifest.m;
-        for (i, p) in self.procs.iter_mut().enumerate() {
+        for i in 0..n {
             let o = obs.get(i);
             let utilities: Vec<f64> = o[1..1 + m].iter().map(|&u| f64::from(u)).collect();
             let line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities }).to_string();
+            let p = &mut self.procs[i];
             if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {
                 let msg = format!("{}: agent {i} stopped reading its input", self.path.display());
-                let mut slot = self.errors.lock().expect("not poisoned");
-                slot.get_or_insert(msg);
+                self.fail(msg);
+                return;
             }
         }
         for i in 0..n {
-            self.line.clear();
-            let read = self.procs[i].stdout.read_line(&mut self.line);
-            let level = match read {
-                Ok(0) | Err(_) => Err(format!("agent {i} closed its output")),
-                Ok(_) => serde_json::from_str::<serde_json::Value>(&self.line)
-                    .map_err(|e| format!("agent {i} replied with bad JSON ({e}): {}", self.line.trim()))
-                    .and_then(|v| {
-                        if let Some(e) = v.get("error") {
-                            return Err(format!("agent {i} reported an error: {e}"));
-                        }
-                        let t = v
-                            .get("threshold")
-                            .and_then(serde_json::Value::as_f64)
-                            .ok_or_else(|| format!("agent {i}'s reply has no numeric `threshold`: {}", self.line.trim()))?;
-                        self.levels
-                            .iter()
-                            .position(|&l| (l - t).abs() < 1e-9)
-                            .ok_or_else(|| format!("agent {i} chose threshold {t}, not one of the levels {:?}", self.levels))
-                    }),
-            };
-            actions[i] = match level {
-                Ok(l) => l,
-                Err(e) => {
-                    self.fail(format!("{}: {e}", self.path.display()));
-                    0
+            let line = match self.procs[i].replies.recv_timeout(self.timeout) {
+                Ok(Ok(line)) if !line.is_empty() => line,
+                Ok(_) | Err(RecvTimeoutError::Disconnected) => {
+                    let msg = format!("{}: agent {i} closed its output", self.path.display());
+                    self.fail(msg);
+                    return;
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let msg = format!(
+                        "{}: agent {i} did not answer within {:.1} s (set MTF_AGENT_TIMEOUT=SECONDS to wait longer)",
+                        self.path.display(),
+                        self.timeout.as_secs_f64()
+                    );
+                    self.fail(msg);
+                    return;
                 }
             };
+            let level = serde_json::from_str::<serde_json::Value>(&line)
+                .map_err(|e| format!("agent {i} replied with bad JSON ({e}): {}", line.trim()))
+                .and_then(|v| {
+                    if let Some(e) = v.get("error") {
+                        return Err(format!("agent {i} reported an error: {e}"));
+                    }
+                    let t = v
+                        .get("threshold")
+                        .and_then(serde_json::Value::as_f64)
+                        .ok_or_else(|| format!("agent {i}'s reply has no numeric `threshold`: {}", line.trim()))?;
+                    self.levels
+                        .iter()
+                        .position(|&l| (l - t).abs() < 1e-9)
+                        .ok_or_else(|| format!("agent {i} chose threshold {t}, not one of the levels {:?}", self.levels))
+                });
+            match level {
+                Ok(l) => actions[i] = l,
+                Err(e) => {
+                    let msg = format!("{}: {e}", self.path.display());
+                    self.fail(msg);
+                    return;
+                }
+            }
         }
     }
 }

@@ -2,14 +2,16 @@
 
 use crate::config::{Features, LearnerKind};
 use crate::error::user;
-use crate::runtime::{append_payload, fnv_hex, Manifest};
+use crate::runtime::{append_payload, fnv_hex, Manifest, VERSION};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
 pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> anyhow::Result<(Vec<u8>, Manifest)> {
-    let (exp, learner, _) = crate::train::load_run(dir, true)?;
+    // A run without a checkpoint has learned nothing: exporting it would ship an untrained
+    // policy under a trained run's name.
+    let (exp, learner, _) = crate::train::load_run(dir, false)?;
     let sc = &exp.scenario;
     let (n, m) = (sc.n(), sc.m());
     let chosen: Vec<usize> = match agents {
@@ -30,7 +32,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> anyhow
     let levels = sc.file.env.threshold_levels.clone();
     let config = std::fs::read(dir.join("config.toml")).with_context(|| format!("reading {}", dir.join("config.toml").display()))?;
     let manifest = Manifest {
-        version: 1,
+        version: VERSION,
         kind: kind.into(),
         agents: chosen.clone(),
         m,
@@ -71,8 +73,12 @@ pub fn runtime_path() -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// The `export` command.
-pub fn run(dir: &Path, out: &Path, agent: Option<&str>) -> anyhow::Result<ExitCode> {
+/// The `export` command. An existing `out` is replaced only with `force`, and only if it is a
+/// regular file.
+pub fn run(dir: &Path, out: &Path, agent: Option<&str>, force: bool) -> anyhow::Result<ExitCode> {
+    if std::fs::symlink_metadata(out).is_ok() && !force {
+        return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
+    }
     let agents = match agent {
         None | Some("all") => None,
         Some(s) => Some(
@@ -80,13 +86,15 @@ pub fn run(dir: &Path, out: &Path, agent: Option<&str>) -> anyhow::Result<ExitCo
                 .map_err(|_| user(format!("--agent {s}: expected an agent index or `all`")))?,
         ),
     };
-    let runtime = std::fs::read(runtime_path()?).context("reading the agent runtime")?;
+    let runtime_file = runtime_path()?;
+    let runtime = crate::run_dir::read_regular(&runtime_file, 1 << 30)?;
     let (bytes, manifest) = export_bytes(dir, agents, &runtime)?;
     crate::run_dir::write_atomic(out, &bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| crate::run_dir::io_error(out, "making executable", e))?;
     }
     println!(
         "exported {} agent(s) {:?} ({}, {} levels) to {} ({} bytes)",

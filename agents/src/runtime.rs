@@ -3,8 +3,10 @@
 //! An exported agent is a copy of the `mtf-agent` runtime binary with a payload appended: a
 //! JSON manifest (agents, observation layout, threshold levels, training run, config hash),
 //! the policy's numbers as little-endian f32, then `[manifest length u64][weights length
-//! u64][MTFAGNT1]`. At start the runtime reads its own executable, finds the footer and loads
-//! the payload, so the single file is all a tenant needs. This module depends on serde_json
+//! u64][FNV-1a 64 of manifest and weights u64][MTFAGNT2]`. At start the runtime reads its own
+//! executable, finds the footer, checks the checksum, the manifest (known version and kind,
+//! levels in [0, 1], sizes that fit) and that every number is finite, and loads the payload, so
+//! the single file is all a tenant needs and a damaged one refuses to run. This module depends on serde_json
 //! only: the runtime links none of the harness (no burn, no environment).
 //!
 //! Protocol: JSON lines. In: `{"budget": B / T, "utilities": [u_c; m]}` (the environment's
@@ -14,8 +16,17 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Footer magic.
-pub const MAGIC: &[u8; 8] = b"MTFAGNT1";
+/// Footer magic (2: the footer carries a checksum).
+pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
+
+/// The manifest version this runtime reads and `mtf export` writes.
+pub const VERSION: u32 = 2;
+
+/// Footer length: manifest length, weights length, checksum, magic.
+const FOOTER: usize = 32;
+
+/// Largest manifest read (a manifest is a few hundred bytes).
+const MAX_MANIFEST: usize = 1 << 20;
 
 /// What the payload describes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,59 +56,119 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// Number of f32 per agent in the payload.
+    /// Number of f32 per agent in the payload (saturating: [`Manifest::validate`] bounds it).
     pub fn per_agent(&self) -> usize {
         let (d, h, k) = (1 + self.m, self.hidden, self.levels.len());
         match self.kind.as_str() {
-            "actor_critic" => d * h + h + h * k + k,
-            "hedge" => self.states * k,
+            "actor_critic" => d
+                .saturating_mul(h)
+                .saturating_add(h)
+                .saturating_add(h.saturating_mul(k))
+                .saturating_add(k),
+            "hedge" => self.states.saturating_mul(k),
             _ => 0,
         }
     }
+
+    /// Check what a runtime relies on: a known version and kind, levels in [0, 1], at least
+    /// one agent and accelerator, a fixed level that exists, budget states for Hedge.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.version != VERSION {
+            return Err(format!(
+                "manifest version {} is not the one this runtime reads ({VERSION})",
+                self.version
+            ));
+        }
+        if !["actor_critic", "hedge", "fixed"].contains(&self.kind.as_str()) {
+            return Err(format!("unknown policy kind `{}`", self.kind));
+        }
+        if self.levels.is_empty() {
+            return Err("the manifest has no levels".into());
+        }
+        if let Some(l) = self.levels.iter().find(|l| !(0.0..=1.0).contains(*l)) {
+            return Err(format!("level {l} is outside [0, 1]"));
+        }
+        if self.agents.is_empty() || self.m == 0 {
+            return Err("the manifest names no agent or no accelerator".into());
+        }
+        if self.fixed_level >= self.levels.len() {
+            return Err(format!(
+                "fixed level {} does not exist ({} levels)",
+                self.fixed_level,
+                self.levels.len()
+            ));
+        }
+        if self.kind == "hedge" && (self.states == 0 || !(self.total_tokens > 0.0 && self.total_tokens.is_finite())) {
+            return Err("a Hedge policy needs budget states and a token total > 0".into());
+        }
+        if self.kind == "actor_critic" && self.hidden == 0 {
+            return Err("an actor-critic policy needs a hidden width".into());
+        }
+        Ok(())
+    }
+}
+
+/// FNV-1a 64 of some bytes.
+pub fn fnv(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// FNV-1a 64 of some bytes, as 16 hex digits.
 pub fn fnv_hex(bytes: &[u8]) -> String {
-    let h = bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    format!("{h:016x}")
+    format!("{:016x}", fnv(bytes))
 }
 
 /// `runtime` with the payload appended.
 pub fn append_payload(runtime: &[u8], manifest: &Manifest, weights: &[f32]) -> Vec<u8> {
     let json = serde_json::to_vec(manifest).expect("a manifest serialises");
-    let mut out = Vec::with_capacity(runtime.len() + json.len() + weights.len() * 4 + 24);
+    let mut out = Vec::with_capacity(runtime.len() + json.len() + weights.len() * 4 + FOOTER);
     out.extend_from_slice(runtime);
+    let start = out.len();
     out.extend_from_slice(&json);
     for w in weights {
         out.extend_from_slice(&w.to_le_bytes());
     }
+    let sum = fnv(&out[start..]);
     out.extend((json.len() as u64).to_le_bytes());
     out.extend(((weights.len() * 4) as u64).to_le_bytes());
+    out.extend(sum.to_le_bytes());
     out.extend(MAGIC);
     out
 }
 
-/// Read the payload from an executable's bytes.
+/// Read the payload from an executable's bytes, checking its checksum, its manifest and that
+/// every number is finite.
 pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
     let n = exe.len();
-    if n < 24 || &exe[n - 8..] != MAGIC {
+    if n < FOOTER || &exe[n - 8..] != MAGIC {
         return Err("this binary carries no policy (export one with `mtf export`)".into());
     }
-    let json_len = u64::from_le_bytes(exe[n - 24..n - 16].try_into().expect("8 bytes")) as usize;
-    let w_len = u64::from_le_bytes(exe[n - 16..n - 8].try_into().expect("8 bytes")) as usize;
-    let end = n - 24;
-    if json_len + w_len > end || w_len % 4 != 0 {
+    let word = |at: usize| u64::from_le_bytes(exe[at..at + 8].try_into().expect("8 bytes"));
+    let (json_len, w_len, sum) = (word(n - FOOTER), word(n - FOOTER + 8), word(n - FOOTER + 16));
+    let end = n - FOOTER;
+    // Lengths are untrusted: compare in u64 so 2^64 - 1 cannot overflow.
+    let fits = json_len <= MAX_MANIFEST as u64 && w_len % 4 == 0 && json_len.checked_add(w_len).is_some_and(|t| t <= end as u64);
+    if !fits {
         return Err("the policy payload is damaged (lengths do not fit)".into());
     }
+    let (json_len, w_len) = (json_len as usize, w_len as usize);
     let w_start = end - w_len;
+    let payload = &exe[w_start - json_len..end];
+    if fnv(payload) != sum {
+        return Err("the policy payload is damaged (checksum mismatch): export it again".into());
+    }
     let manifest: Manifest =
         serde_json::from_slice(&exe[w_start - json_len..w_start]).map_err(|e| format!("the policy manifest is damaged: {e}"))?;
+    manifest.validate().map_err(|e| format!("the policy manifest is invalid: {e}"))?;
     let weights: Vec<f32> = exe[w_start..end]
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect();
+    if let Some(k) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(format!("the policy's number {k} is {}, not finite", weights[k]));
+    }
     if weights.len() != manifest.per_agent() * manifest.agents.len() {
         return Err(format!(
             "the policy payload holds {} numbers, the manifest says {}",
@@ -245,7 +316,7 @@ mod tests {
 
     fn fixed_manifest() -> Manifest {
         Manifest {
-            version: 1,
+            version: VERSION,
             kind: "fixed".into(),
             agents: vec![0],
             m: 2,
@@ -268,8 +339,53 @@ mod tests {
         assert!(read_payload(b"\x7fELF runtime").unwrap_err().contains("carries no policy"));
         let mut bad = exe.clone();
         let n = bad.len();
-        bad[n - 24] = 0xff;
+        bad[n - FOOTER] = 0xff;
         assert!(read_payload(&bad).is_err());
+    }
+
+    fn hedge_exe(tamper: impl Fn(&mut Manifest, &mut Vec<f32>)) -> Vec<u8> {
+        let mut m = fixed_manifest();
+        m.kind = "hedge".into();
+        m.states = 2;
+        let mut w = vec![0.5f32; 6];
+        tamper(&mut m, &mut w);
+        append_payload(b"runtime", &m, &w)
+    }
+
+    #[test]
+    fn flipped_weight_byte_silently_changed_decisions() {
+        let exe = hedge_exe(|_, _| {});
+        read_payload(&exe).unwrap();
+        let mut bad = exe.clone();
+        bad[exe.len() - FOOTER - 3] ^= 0x10;
+        assert!(read_payload(&bad).unwrap_err().contains("checksum mismatch"));
+    }
+
+    #[test]
+    fn nan_weights_and_bad_manifests_were_served() {
+        assert!(read_payload(&hedge_exe(|_, w| w[2] = f32::NAN))
+            .unwrap_err()
+            .contains("number 2 is NaN"));
+        assert!(read_payload(&hedge_exe(|m, _| m.levels[1] = 1.5))
+            .unwrap_err()
+            .contains("level 1.5 is outside [0, 1]"));
+        assert!(read_payload(&hedge_exe(|m, _| m.version = 7))
+            .unwrap_err()
+            .contains("manifest version 7"));
+        assert!(read_payload(&hedge_exe(|m, _| m.kind = "oracle".into()))
+            .unwrap_err()
+            .contains("unknown policy kind"));
+    }
+
+    #[test]
+    fn footer_length_of_2_pow_64_minus_1_panicked() {
+        let mut exe = hedge_exe(|_, _| {});
+        let n = exe.len();
+        exe[n - FOOTER..n - FOOTER + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(read_payload(&exe).unwrap_err().contains("lengths do not fit"));
+        exe[n - FOOTER..n - FOOTER + 8].copy_from_slice(&8u64.to_le_bytes());
+        exe[n - FOOTER + 8..n - FOOTER + 16].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+        assert!(read_payload(&exe).unwrap_err().contains("lengths do not fit"));
     }
 
     #[test]

@@ -203,3 +203,142 @@ fn hedge_and_fixed_runs_export_and_serve_the_protocol() {
     assert_eq!(bare.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bare.stderr).contains("carries no policy"));
 }
+
+/// Bytes of one protocol line given as raw bytes (not necessarily UTF-8).
+fn ask_raw(agent: &Path, input: &[u8]) -> std::process::Output {
+    let mut child = Command::new(agent)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn invalid_utf8_line_made_the_agent_exit_0_dropping_the_rest() {
+    let run = tmp("utf8");
+    train(&run, "fixed");
+    let exe = run.join("agent");
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        exe.to_str().unwrap(),
+        "--agent",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let ok = serde_json::json!({ "budget": 0.12, "utilities": vec![0.5; 16] }).to_string();
+    let mut input = b"\xff\xfe not utf-8\n".to_vec();
+    input.extend_from_slice(ok.as_bytes());
+    input.push(b'\n');
+    let out = ask_raw(&exe, &input);
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "an error object, then the answer to the next line");
+    assert!(lines[0]["error"].as_str().unwrap().contains("not UTF-8"));
+    assert_eq!(lines[1]["threshold"], 0.5);
+    // A full disk is an error, not exit 0.
+    let full = Command::new(&exe)
+        .stdin(Stdio::piped())
+        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut full = full;
+    full.stdin.take().unwrap().write_all(format!("{ok}\n").as_bytes()).unwrap();
+    let out = full.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn export_overwrote_files_and_shipped_untrained_policies() {
+    let run = tmp("refusals");
+    train(&run, "hedge");
+    let r = run.to_str().unwrap();
+    let exe = run.join("agent");
+    std::fs::write(&exe, b"precious").unwrap();
+    let (code, _, err) = mtf(&["export", "--run", r, "--out", exe.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("exists; pass --force"), "{err}");
+    assert_eq!(std::fs::read(&exe).unwrap(), b"precious");
+    let (code, _, err) = mtf(&["export", "--run", r, "--out", exe.to_str().unwrap(), "--force"]);
+    assert_eq!(code, 0, "{err}");
+    // Never rename over what is not a regular file, --force or not.
+    let (code, _, err) = mtf(&["export", "--run", r, "--out", "/dev/full", "--force"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/dev/full: exists and is not a regular file"), "{err}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+    // A run with no checkpoint has learned nothing: refused.
+    std::fs::remove_dir_all(run.join("checkpoints")).unwrap();
+    let (code, _, err) = mtf(&["export", "--run", r, "--out", run.join("untrained").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no checkpoint"), "{err}");
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn simulate_hung_forever_on_an_agent_that_never_answers() {
+    let dir = tmp("silent");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A script carrying a valid payload that never answers: the shell runs `exec sleep` and
+    // never reaches the payload bytes.
+    let manifest = agents::runtime::Manifest {
+        version: agents::runtime::VERSION,
+        kind: "fixed".into(),
+        agents: vec![0],
+        m: 16,
+        levels: (0..10).map(|k| k as f64 / 10.0).collect(),
+        hidden: 0,
+        total_tokens: 100.0,
+        states: 0,
+        fixed_level: 0,
+        training_run: "test".into(),
+        config_hash: "0".into(),
+    };
+    let silent = dir.join("silent");
+    std::fs::write(
+        &silent,
+        agents::runtime::append_payload(b"#!/bin/sh\nexec sleep 60\n", &manifest, &[]),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&silent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let q = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let start = std::time::Instant::now();
+    // A bare name is a file in the current directory, not a $PATH lookup.
+    let out = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .current_dir(&dir)
+        .env("MTF_AGENT_TIMEOUT", "1")
+        .args([
+            "simulate",
+            "--config",
+            q.to_str().unwrap(),
+            "--policy",
+            "agent:silent",
+            "--seeds",
+            "1",
+        ])
+        .args(["--set", "env.rounds=5", "--out", dir.join("sim").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("agent 0 did not answer within 1.0 s"), "{err}");
+    assert!(start.elapsed().as_secs() < 30, "the timeout bounds the wait");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -67,17 +67,32 @@ fn main() -> ExitCode {
     };
     let policy = Agent::new(&manifest, &weights, slot);
     let mut draws = seed.map(Draws::new);
-    let stdin = std::io::stdin().lock();
+    let mut stdin = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for line in stdin.lines() {
-        let Ok(line) = line else { break };
-        if line.trim().is_empty() {
-            continue;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match stdin.read_until(b'\n', &mut buf) {
+            Ok(0) => return ExitCode::SUCCESS,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("mtf-agent: reading standard input: {e}");
+                return ExitCode::from(1);
+            }
         }
-        let reply = policy.answer(&line, draws.as_mut().filter(|_| sample).map(Draws::next_unit));
-        if writeln!(out, "{reply}").and_then(|_| out.flush()).is_err() {
-            break;
+        // A line that is not UTF-8 gets an error object, like any other bad line.
+        let reply = match std::str::from_utf8(&buf) {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => policy.answer(line, draws.as_mut().filter(|_| sample).map(Draws::next_unit)),
+            Err(e) => serde_json::json!({ "error": format!("the line is not UTF-8 ({e})") }).to_string(),
+        };
+        if let Err(e) = writeln!(out, "{reply}").and_then(|_| out.flush()) {
+            // A closed pipe means the driver is gone: that is the end of the conversation.
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("mtf-agent: writing standard output: {e}");
+            return ExitCode::from(1);
         }
     }
-    ExitCode::SUCCESS
 }
