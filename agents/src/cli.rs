@@ -1,7 +1,7 @@
 //! Command-line definitions (clap) and dispatch.
 
 use crate::error::user;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,17 +38,19 @@ enum Command {
         /// Mechanism (overrides mechanism.name).
         #[arg(long, short)]
         mechanism: Option<String>,
-        /// Policy: fixed:TAU (TAU one of the threshold levels).
+        /// Policy: fixed:X (the threshold level X), hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
+        /// agent:PATH (an exported agent binary; a bare name is a file in this directory;
+        /// MTF_AGENT_TIMEOUT seconds per reply, default 10).
         #[arg(long, short, default_value = "fixed:0.5")]
         policy: String,
-        /// Evaluation episodes (seeds derived from the root seed).
-        #[arg(long, default_value_t = 8)]
+        /// Evaluation episodes (seeds derived from the root seed; at most 100000).
+        #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
         seeds: usize,
         /// Root seed (overrides the config's `seed`).
         #[arg(long)]
         seed: Option<u64>,
         /// Worker threads (results do not depend on it).
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = 2, value_parser = parse_threads)]
         threads: usize,
         /// Override any config key: key.path=value (repeatable; arrays: env.agents.*.load=0.8).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -59,6 +61,9 @@ enum Command {
         /// Run directory (default runs/simulate-<config>-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// No progress bars.
+        #[arg(long)]
+        quiet: bool,
     },
     /// A training run: learners per agent, run directory with metrics, TensorBoard, checkpoints.
     Train {
@@ -78,7 +83,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// Worker threads (results do not depend on it).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Run directory (default runs/<name>-<timestamp>).
         #[arg(long)]
@@ -86,27 +91,31 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Print {"run_dir": .., "summary": ..} (summary.json) as JSON instead of the report.
+        #[arg(long)]
+        json: bool,
     },
     /// Policies x mechanisms on the same seeds: comparison.md / .csv and plots (PNG, SVG).
     Compare {
         /// Scenario config (TOML).
         #[arg(long, short)]
         config: PathBuf,
-        /// Policies, comma-separated: fixed:TAU, fixed:all (every level), hedge, run:RUN_DIR,
-        /// agent:PATH.
+        /// Policies, comma-separated: fixed:X (the threshold level X), fixed:all (every level),
+        /// hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
+        /// agent:PATH (an exported agent binary; a bare name is a file in this directory).
         #[arg(long, value_delimiter = ',', required = true)]
         policies: Vec<String>,
         /// Mechanisms, comma-separated (default: the config's).
         #[arg(long, value_delimiter = ',')]
         mechanisms: Vec<String>,
-        /// Evaluation episodes per pair (the same seeds for every pair).
-        #[arg(long, default_value_t = 8)]
+        /// Evaluation episodes per pair (the same seeds for every pair; at most 100000).
+        #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
         seeds: usize,
         /// Root seed (overrides the config's `seed`).
         #[arg(long)]
         seed: Option<u64>,
         /// Worker threads (results do not depend on it).
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = 2, value_parser = parse_threads)]
         threads: usize,
         /// Override any config key: key.path=value (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -114,6 +123,12 @@ enum Command {
         /// Run directory (default runs/compare-<config>-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Print the rows as JSON instead of the markdown table.
+        #[arg(long)]
+        json: bool,
+        /// No progress bars.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Regenerate a paper's evaluation: `mtf reproduce thesis [--quick]`.
     Reproduce {
@@ -126,8 +141,20 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Worker threads (results do not depend on it).
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = 2, value_parser = parse_threads)]
         threads: usize,
+        /// Root seed of every scenario (overrides the configs' `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a key of every scenario: key.path=value (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// No progress lines on stderr.
+        #[arg(long)]
+        quiet: bool,
+        /// Print {"out": .., "index": ..} as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Hyperparameter search over a training config: SQLite study, samplers, pruners, plots.
     #[command(long_about = SWEEP_HELP)]
@@ -147,9 +174,22 @@ enum Command {
         /// Study name: continue it, or start it (default: the file's `study`, else its stem).
         #[arg(long)]
         study: Option<String>,
-        /// Sampler seed (overrides the file's `seed`).
+        /// Sampler seed (overrides the sweep file's `seed`).
+        #[arg(long)]
+        sampler_seed: Option<u64>,
+        /// Root seed of every trial's training run (overrides the base config's `seed`).
         #[arg(long)]
         seed: Option<u64>,
+        /// Override a key of every trial's config: key.path=value (repeatable; the trial's
+        /// searched parameters win).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Worker threads of each trial (overrides the file's budget.threads).
+        #[arg(long, value_parser = parse_threads)]
+        threads: Option<usize>,
+        /// Print the study (trials, best) as JSON instead of the report.
+        #[arg(long)]
+        json: bool,
         /// Output directory for trials.csv, best.toml, plots and trial runs
         /// (default: <storage dir>/<study>/).
         #[arg(long)]
@@ -172,6 +212,12 @@ enum Command {
         /// Replace PATH if it exists (a regular file only).
         #[arg(long)]
         force: bool,
+        /// No progress bars.
+        #[arg(long)]
+        quiet: bool,
+        /// Print the exported manifest as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -225,9 +271,36 @@ study's trials across all of them. Each trial is an ordinary run directory under
 <out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
 `mtf train`), history.png and params.png (and .svg).";
 
+/// `--threads`: 1 to `config::limits::MAX_THREADS`.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let max = crate::config::limits::MAX_THREADS;
+    match s.parse::<usize>() {
+        Ok(t) if (1..=max).contains(&t) => Ok(t),
+        _ => Err(format!("expected a whole number of threads in [1, {max}], got `{s}`")),
+    }
+}
+
+/// `--seeds`: 1 to `config::limits::MAX_SEEDS`.
+fn parse_seeds(s: &str) -> Result<usize, String> {
+    let max = crate::config::limits::MAX_SEEDS;
+    match s.parse::<usize>() {
+        Ok(t) if (1..=max).contains(&t) => Ok(t),
+        _ => Err(format!("expected a whole number of seeds in [1, {max}], got `{s}`")),
+    }
+}
+
 /// Parse `args` and run the command.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // The subcommand named, for pointing a usage error at its own help.
+    let sub = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| Cli::command().find_subcommand(a).is_some())
+        .map(|a| format!("mtf {a} --help"))
+        .unwrap_or_else(|| "mtf --help".into());
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e)
             if matches!(
@@ -244,7 +317,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             let msg = e.to_string();
             let what: Vec<&str> = msg.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
             let what = what.join(" ");
-            return Err(user(format!("{} (see `mtf --help`)", what.trim_start_matches("error: "))));
+            return Err(user(format!("{} (see `{sub}`)", what.trim_start_matches("error: "))));
         }
     };
     match cli.command {
@@ -263,6 +336,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             set,
             json,
             out,
+            quiet,
         } => crate::simulate::run(crate::simulate::SimulateArgs {
             config,
             mechanism,
@@ -273,6 +347,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             set,
             json,
             out,
+            quiet,
         }),
         Command::Train {
             config,
@@ -283,24 +358,32 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             threads,
             out,
             quiet,
-        } => crate::train::run(crate::train::TrainArgs {
-            config,
-            name,
-            set,
-            resume,
-            out,
-            seed,
-            threads,
-            quiet,
-            on_episode: None,
-        }),
+            json,
+        } => crate::train::run(
+            crate::train::TrainArgs {
+                config,
+                name,
+                set,
+                resume,
+                out,
+                seed,
+                threads,
+                quiet,
+                on_episode: None,
+            },
+            json,
+        ),
         Command::Sweep {
             config,
             trials,
             workers,
             storage,
             study,
+            sampler_seed,
             seed,
+            set,
+            threads,
+            json,
             out,
             quiet,
         } => crate::sweep::run(crate::sweep::SweepArgs {
@@ -309,16 +392,44 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             workers,
             storage,
             study,
+            sampler_seed,
             seed,
+            set,
+            threads,
+            json,
             out,
             quiet,
         }),
-        Command::Export { run, out, agent, force } => crate::export::run(&run, &out, Some(agent.as_str()), force),
-        Command::Reproduce { what, quick, out, threads } => {
+        Command::Export {
+            run,
+            out,
+            agent,
+            force,
+            quiet: _,
+            json,
+        } => crate::export::run(&run, &out, Some(agent.as_str()), force, json),
+        Command::Reproduce {
+            what,
+            quick,
+            out,
+            threads,
+            seed,
+            set,
+            quiet,
+            json,
+        } => {
             if what != "thesis" {
                 return Err(user(format!("mtf reproduce {what}: only `thesis` can be reproduced")));
             }
-            crate::reproduce::run(crate::reproduce::ReproduceArgs { quick, out, threads })
+            crate::reproduce::run(crate::reproduce::ReproduceArgs {
+                quick,
+                out,
+                threads,
+                seed,
+                set,
+                quiet,
+                json,
+            })
         }
         Command::Compare {
             config,
@@ -329,6 +440,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             threads,
             set,
             out,
+            json,
+            quiet,
         } => crate::compare::run(crate::compare::CompareArgs {
             config,
             policies,
@@ -338,6 +451,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             threads,
             set,
             out,
+            json,
+            quiet,
         }),
     }
 }

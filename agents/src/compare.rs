@@ -29,6 +29,10 @@ pub struct CompareArgs {
     pub set: Vec<String>,
     /// Run directory override.
     pub out: Option<PathBuf>,
+    /// Print the rows (policy, mechanism, figures) as JSON instead of the markdown table.
+    pub json: bool,
+    /// No progress bars (compare draws none; accepted for one meaning everywhere).
+    pub quiet: bool,
 }
 
 /// One evaluated pair.
@@ -215,7 +219,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         &dir.join("summary.json"),
         serde_json::to_string_pretty(&serde_json::json!({ "seeds": seeds, "rows": rows, "plots": plots }))?.as_bytes(),
     )?;
-    print!("{md}");
-    println!("run directory: {}", dir.display());
+    if args.json {
+        let v = serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": seeds, "rows": rows });
+        println!("{v}");
+    } else {
+        print!("{md}");
+        println!("run directory: {}", dir.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,18 @@ use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSect
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Documented limits of an experiment, checked before anything of that size is allocated.
+pub mod limits {
+    /// Hidden layer width of the actor or critic.
+    pub const MAX_HIDDEN: usize = 16_384;
+    /// Evaluation episodes (`train.eval_seeds`, `--seeds`).
+    pub const MAX_SEEDS: usize = 100_000;
+    /// Worker threads.
+    pub const MAX_THREADS: usize = 1_024;
+    /// Hedge weights in all (agents x budget states x levels).
+    pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
+}
+
 /// Which learner every agent runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -241,6 +253,29 @@ impl Experiment {
         if ac.actor_hidden == 0 || ac.critic_hidden.contains(&0) {
             return Err(err("learner.actor_critic", "hidden layer widths must be at least 1".into()));
         }
+        // Checked before any tensor of that size is allocated.
+        for (key, h) in [
+            ("actor_hidden", ac.actor_hidden),
+            ("critic_hidden[0]", ac.critic_hidden[0]),
+            ("critic_hidden[1]", ac.critic_hidden[1]),
+        ] {
+            if h > limits::MAX_HIDDEN {
+                return Err(err(
+                    &format!("learner.actor_critic.{key}"),
+                    format!("{h} is more than the limit of {}", limits::MAX_HIDDEN),
+                ));
+            }
+        }
+        let states = scenario.file.mechanism.total_tokens.floor() as usize + 1;
+        if l.kind == LearnerKind::Hedge && states.saturating_mul(levels.len()).saturating_mul(scenario.n()) > limits::MAX_HEDGE_WEIGHTS {
+            return Err(err(
+                "mechanism.total_tokens",
+                format!(
+                    "Hedge keeps a weight per agent, budget state (floor(T) + 1 = {states}) and level: more than the limit of {}",
+                    limits::MAX_HEDGE_WEIGHTS
+                ),
+            ));
+        }
         for (key, v) in [
             ("actor_lr", ac.actor_lr),
             ("critic_lr", ac.critic_lr),
@@ -271,8 +306,21 @@ impl Experiment {
         if t.checkpoint_every == 0 {
             return Err(err("train.checkpoint_every", "must be at least 1".into()));
         }
-        if t.threads == 0 {
-            return Err(err("train.threads", "must be at least 1".into()));
+        if t.threads == 0 || t.threads > limits::MAX_THREADS {
+            return Err(err(
+                "train.threads",
+                format!("must be in [1, {}], got {}", limits::MAX_THREADS, t.threads),
+            ));
+        }
+        if t.eval_seeds == 0 || t.eval_seeds > limits::MAX_SEEDS {
+            return Err(err(
+                "train.eval_seeds",
+                format!(
+                    "must be in [1, {}], got {} (the held-out evaluation needs a seed)",
+                    limits::MAX_SEEDS,
+                    t.eval_seeds
+                ),
+            ));
         }
         Ok(Experiment {
             scenario,

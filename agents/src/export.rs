@@ -75,7 +75,7 @@ pub fn runtime_path() -> anyhow::Result<PathBuf> {
 
 /// The `export` command. An existing `out` is replaced only with `force`, and only if it is a
 /// regular file.
-pub fn run(dir: &Path, out: &Path, agent: Option<&str>, force: bool) -> anyhow::Result<ExitCode> {
+pub fn run(dir: &Path, out: &Path, agent: Option<&str>, force: bool, json: bool) -> anyhow::Result<ExitCode> {
     if std::fs::symlink_metadata(out).is_ok() && !force {
         return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
     }
@@ -95,6 +95,11 @@ pub fn run(dir: &Path, out: &Path, agent: Option<&str>, force: bool) -> anyhow::
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| crate::run_dir::io_error(out, "making executable", e))?;
+    }
+    if json {
+        let v = serde_json::json!({ "out": out.display().to_string(), "bytes": bytes.len(), "manifest": manifest });
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
     }
     println!(
         "exported {} agent(s) {:?} ({}, {} levels) to {} ({} bytes)",

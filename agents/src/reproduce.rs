@@ -26,6 +26,14 @@ pub struct ReproduceArgs {
     pub out: Option<PathBuf>,
     /// Worker threads.
     pub threads: usize,
+    /// Root seed of every scenario (overrides the configs' `seed`).
+    pub seed: Option<u64>,
+    /// `--set` overrides applied to every scenario (before the reproduction's own).
+    pub set: Vec<String>,
+    /// No progress lines on stderr.
+    pub quiet: bool,
+    /// Print `{"out": .., "index": ..}` as JSON instead of the closing line.
+    pub json: bool,
 }
 
 struct Plan {
@@ -81,14 +89,25 @@ struct Ctx {
     dir: PathBuf,
     plan: Plan,
     threads: usize,
+    seed: Option<u64>,
+    set: Vec<String>,
+    quiet: bool,
     started: Instant,
     step: usize,
     steps: usize,
 }
 
 impl Ctx {
+    /// The command line's overrides, then the reproduction's.
+    fn overrides(&self, set: &[String]) -> Vec<String> {
+        self.set.iter().chain(set).cloned().collect()
+    }
+
     fn progress(&mut self, what: &str) {
         self.step += 1;
+        if self.quiet {
+            return;
+        }
         eprintln!(
             "[{}/{}] {:>6.1} s  {what}",
             self.step,
@@ -103,10 +122,12 @@ impl Ctx {
             policies: policies.iter().map(|s| s.to_string()).collect(),
             mechanisms: mechanisms.iter().map(|s| s.to_string()).collect(),
             seeds,
-            seed: None,
+            seed: self.seed,
             threads: self.threads,
-            set: set.to_vec(),
+            set: self.overrides(set),
             out: None,
+            json: false,
+            quiet: true,
         };
         Ok(compare(&args)?.1)
     }
@@ -121,7 +142,7 @@ impl Ctx {
 
     fn train(&self, config: &Path, set: &[String], name: &str) -> anyhow::Result<PathBuf> {
         let out = self.dir.join("train").join(name);
-        let mut set = set.to_vec();
+        let mut set = self.overrides(set);
         set.push(format!("train.episodes={}", self.plan.episodes));
         set.push("train.eval_seeds=1".into());
         set.push(format!("train.checkpoint_every={}", self.plan.episodes));
@@ -131,7 +152,7 @@ impl Ctx {
             set,
             resume: None,
             out: Some(out.clone()),
-            seed: None,
+            seed: self.seed,
             threads: Some(self.threads),
             quiet: true,
             on_episode: None,
@@ -204,6 +225,9 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
         dir: dir.clone(),
         plan,
         threads: args.threads,
+        seed: args.seed,
+        set: args.set.clone(),
+        quiet: args.quiet,
         started: Instant::now(),
         step: 0,
         steps,
@@ -533,10 +557,19 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
 
     let _ = writeln!(index, "---\nWall time: {:.1} s.", ctx.started.elapsed().as_secs_f64());
     run_dir::write_atomic(&dir.join("index.md"), index.as_bytes())?;
-    println!(
-        "reproduced the thesis evaluation in {:.1} s: {}",
-        ctx.started.elapsed().as_secs_f64(),
-        dir.join("index.md").display()
-    );
+    if args.json {
+        let v = serde_json::json!({
+            "out": dir.display().to_string(),
+            "index": dir.join("index.md").display().to_string(),
+            "seconds": ctx.started.elapsed().as_secs_f64(),
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "reproduced the thesis evaluation in {:.1} s: {}",
+            ctx.started.elapsed().as_secs_f64(),
+            dir.join("index.md").display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

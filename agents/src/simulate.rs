@@ -30,12 +30,21 @@ pub struct SimulateArgs {
     pub json: bool,
     /// Run directory override.
     pub out: Option<PathBuf>,
+    /// No progress bars (simulate draws none; accepted for one meaning everywhere).
+    pub quiet: bool,
 }
 
 /// Load a scenario with the command line's overrides; config errors are user errors.
 pub fn load_scenario(config: &Path, set: &[String], mechanism: Option<&str>, seed: Option<u64>) -> anyhow::Result<Scenario> {
     let mut overrides = set.to_vec();
     if let Some(m) = mechanism {
+        // Reported as the command line's, not as a key of the config file.
+        if !scheduler::registry::NAMES.contains(&m) {
+            return Err(user(format!(
+                "unknown mechanism `{m}` given on the command line (known: {})",
+                scheduler::registry::NAMES.join(", ")
+            )));
+        }
         overrides.push(format!("mechanism.name=\"{m}\""));
     }
     if let Some(s) = seed {

@@ -95,6 +95,8 @@ pub struct Trained {
     pub message: String,
     /// Episodes done when the episode hook stopped the run (no evaluation, no summary.json).
     pub stopped_after: Option<u64>,
+    /// The run's summary.json as a value (`None` when stopped early).
+    pub summary: Option<serde_json::Value>,
 }
 
 /// Build the configured learner population.
@@ -340,9 +342,17 @@ struct SummaryFile<'a> {
     eval_welfare: Stat,
 }
 
-/// The `train` command.
-pub fn run(args: TrainArgs) -> anyhow::Result<ExitCode> {
-    print!("{}", execute(args)?.message);
+/// The `train` command; with `json`, prints `{"run_dir": .., "summary": ..}`.
+pub fn run(args: TrainArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let t = execute(args)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "run_dir": t.dir.display().to_string(), "summary": t.summary })
+        );
+    } else {
+        print!("{}", t.message);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -370,6 +380,10 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
                     ),
                     dir: dir.clone(),
                     stopped_after: None,
+                    summary: Some(serde_json::from_str(&run_dir::read_text(
+                        &dir.join("summary.json"),
+                        MAX_METRICS_BYTES,
+                    )?)?),
                 });
             }
             truncate_metrics(&dir.join("metrics.jsonl"), done)?;
@@ -482,6 +496,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
                     message: format!("stopped after {done} episodes\nrun directory: {}\n", dir.display()),
                     dir,
                     stopped_after: Some(done),
+                    summary: None,
                 });
             }
         }
@@ -512,6 +527,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
         eval_welfare: eval.welfare,
         eval: &eval,
     };
+    let summary = serde_json::to_value(&summary)?;
     run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     let message = format!(
         "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {} seeds\nrun directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
@@ -527,6 +543,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
         dir,
         message,
         stopped_after: None,
+        summary: Some(summary),
     })
 }
 

@@ -165,7 +165,7 @@ fn bad_configs_are_one_line_naming_file_and_key() {
         (vec!["--policy", "fixed:0.33"], "not one of the threshold levels"),
         (vec!["--policy", "greedy"], "expected fixed:TAU"),
         (vec!["--mechanism", "fifo"], "unknown mechanism `fifo`"),
-        (vec!["--seeds", "0"], "--seeds must be at least 1"),
+        (vec!["--seeds", "0"], "seeds in [1, 100000], got `0`"),
     ] {
         let mut all = vec!["simulate", "--config", q.as_str(), "--out", dir.to_str().unwrap()];
         all.extend(args.iter());

@@ -245,7 +245,7 @@ impl Sweep {
         };
         // The base config with the budget applied must load; its resolved form says which keys
         // exist and their default values.
-        let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new()))?;
+        let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new(), &[]))?;
         let resolved: toml::Table = toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML");
         for (k, d) in &sweep.file.params {
             match lookup(&resolved, k) {
@@ -257,7 +257,7 @@ impl Sweep {
                 None => {
                     let mut probe = BTreeMap::new();
                     probe.insert(k.clone(), d.sample(0.5));
-                    if let Err(e) = Experiment::load(&sweep.base, &sweep.overrides(&probe)) {
+                    if let Err(e) = Experiment::load(&sweep.base, &sweep.overrides(&probe, &[])) {
                         return Err(err(path, format!("params.{k}"), format!("not a key of the base config ({e})")));
                     }
                 }
@@ -267,7 +267,9 @@ impl Sweep {
     }
 
     /// The `--set` overrides of a trial: the budget, then the parameters.
-    pub fn overrides(&self, params: &BTreeMap<String, Value>) -> Vec<String> {
+    /// The `--set` overrides of a trial: the file's budget, then `extra` (the command line's
+    /// `--set`), then the trial's parameters (the search wins over both).
+    pub fn overrides(&self, params: &BTreeMap<String, Value>, extra: &[String]) -> Vec<String> {
         let b = &self.file.budget;
         let mut set = Vec::new();
         if let Some(e) = b.episodes {
@@ -277,6 +279,7 @@ impl Sweep {
             set.push(format!("train.eval_seeds={s}"));
         }
         set.extend(b.set.iter().cloned());
+        set.extend(extra.iter().cloned());
         set.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
         set
     }

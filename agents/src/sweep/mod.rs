@@ -40,8 +40,16 @@ pub struct SweepArgs {
     pub storage: Option<String>,
     /// Study name (default: the file's `study`, else its stem).
     pub study: Option<String>,
-    /// Sampler seed (overrides the file).
+    /// Sampler seed (overrides the file's `seed`).
+    pub sampler_seed: Option<u64>,
+    /// Root seed of every trial's training run (overrides the base config's `seed`).
     pub seed: Option<u64>,
+    /// `--set` overrides of every trial's config (the trial's parameters win).
+    pub set: Vec<String>,
+    /// Worker threads of each trial's training run (overrides the file's budget).
+    pub threads: Option<usize>,
+    /// Print the study as JSON (trials and the best) instead of the report.
+    pub json: bool,
     /// Output directory (default: `<storage dir>/<study>/`).
     pub out: Option<PathBuf>,
     /// No progress bar.
@@ -56,6 +64,9 @@ struct Ctx {
     out: PathBuf,
     target: usize,
     seed: u64,
+    root_seed: Option<u64>,
+    set: Vec<String>,
+    threads: usize,
     bar: indicatif::ProgressBar,
 }
 
@@ -101,9 +112,18 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
     }
     // Opening checks the study's fingerprint before any worker starts; this connection then
     // reads the state for the progress bar and the report.
+    // The command line's overrides must make a valid config before any trial runs.
+    let mut probe = sweep.overrides(&BTreeMap::new(), &args.set);
+    if let Some(seed) = args.seed {
+        probe.push(format!("seed={seed}"));
+    }
+    crate::config::Experiment::load(&sweep.base, &probe).map_err(|e| user(format!("--set: {e}")))?;
     let st = Storage::open(&db, &study, &sweep.fingerprint())?;
     let ctx = Ctx {
-        seed: args.seed.unwrap_or(sweep.file.seed),
+        seed: args.sampler_seed.unwrap_or(sweep.file.seed),
+        root_seed: args.seed,
+        set: args.set.clone(),
+        threads: args.threads.unwrap_or(sweep.file.budget.threads),
         sweep,
         db,
         study,
@@ -126,7 +146,16 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
     })?;
     ctx.bar.finish_and_clear();
     let trials = st.trials()?;
-    let message = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
+    let mut message = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = trials
+            .iter()
+            .map(|t| serde_json::json!({ "number": t.number, "state": t.state.as_str(), "value": t.value, "params": t.params, "run_dir": t.run_dir }))
+            .collect();
+        let best = best(&trials, ctx.sweep.file.objective.direction).map(|b| b.number);
+        message =
+            serde_json::json!({ "study": ctx.study, "out": out.display().to_string(), "best": best, "trials": rows }).to_string() + "\n";
+    }
     Ok((out, message))
 }
 
@@ -272,11 +301,11 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     let trained = crate::train::execute(TrainArgs {
         config: Some(ctx.sweep.base.clone()),
         name: None,
-        set: ctx.sweep.overrides(params),
+        set: ctx.sweep.overrides(params, &ctx.set),
         resume: None,
         out: Some(dir.clone()),
-        seed: None,
-        threads: Some(file.budget.threads),
+        seed: ctx.root_seed,
+        threads: Some(ctx.threads),
         quiet: true,
         on_episode: Some(hook),
     })?;

@@ -1,0 +1,120 @@
+//! The CLI keeps INTERFACE's promises: common flags with one meaning, usage errors that point
+//! to the subcommand's help, limits checked before allocating, machine-readable `--json`.
+
+mod common;
+use common::mtf;
+use std::path::Path;
+
+fn quickstart() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs/quickstart.toml")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn unknown_flag_pointed_to_the_top_level_help() {
+    let (code, _, err) = mtf(&["simulate", "--config", &quickstart(), "--frobnicate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("(see `mtf simulate --help`)") && err.lines().count() == 1, "{err}");
+    let (_, _, err) = mtf(&["sweep", "--bogus"]);
+    assert!(err.contains("(see `mtf sweep --help`)"), "{err}");
+}
+
+#[test]
+fn threads_0_seeds_1e9_and_huge_widths_were_accepted_or_aborted() {
+    let q = quickstart();
+    for (args, want) in [
+        (vec!["simulate", "--config", &q, "--threads", "0"], "--threads"),
+        (vec!["train", "--config", &q, "--threads", "0"], "threads in [1, 1024]"),
+        (vec!["simulate", "--config", &q, "--seeds", "1000000000"], "seeds in [1, 100000]"),
+        (
+            vec!["train", "--config", &q, "--set", "learner.actor_critic.actor_hidden=100000000"],
+            "learner.actor_critic.actor_hidden: 100000000 is more than the limit",
+        ),
+        (
+            vec!["train", "--config", &q, "--set", "train.eval_seeds=0"],
+            "train.eval_seeds: must be in [1, 100000], got 0",
+        ),
+        (
+            vec!["simulate", "--config", &q, "--mechanism", "fifo"],
+            "unknown mechanism `fifo` given on the command line",
+        ),
+    ] {
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(want) && err.lines().count() == 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn common_flags_exist_where_interface_promises_them() {
+    for (cmd, flags) in [
+        ("simulate", &["--set", "--seed", "--threads", "--out", "--json", "--quiet"][..]),
+        ("train", &["--set", "--seed", "--threads", "--out", "--json", "--quiet"]),
+        ("compare", &["--set", "--seed", "--threads", "--out", "--json", "--quiet"]),
+        (
+            "sweep",
+            &["--set", "--seed", "--sampler-seed", "--threads", "--out", "--json", "--quiet"],
+        ),
+        ("reproduce", &["--set", "--seed", "--threads", "--out", "--json", "--quiet"]),
+        ("export", &["--out", "--json", "--quiet", "--force"]),
+    ] {
+        let (code, help, _) = mtf(&[cmd, "--help"]);
+        assert_eq!(code, 0);
+        for f in flags {
+            assert!(
+                help.contains(&format!("{f} ")) || help.contains(&format!("{f}\n")),
+                "{cmd} lacks {f}:\n{help}"
+            );
+        }
+    }
+    let (_, help, _) = mtf(&["simulate", "--help"]);
+    for form in ["fixed:X", "hedge", "run:RUN_DIR", "agent:PATH"] {
+        assert!(help.contains(form), "--policy help lacks {form}");
+    }
+}
+
+#[test]
+fn json_output_of_train_and_compare_is_one_object() {
+    let dir = common::tmp("flags", "json");
+    let run = dir.join("run");
+    let q = quickstart();
+    let small = [
+        "--set",
+        "env.rounds=20",
+        "--set",
+        "train.eval_seeds=1",
+        "--set",
+        "train.episodes=2",
+        "--set",
+        "learner.kind=hedge",
+    ];
+    let mut args = vec!["train", "--config", &q, "--quiet", "--json", "--out", run.to_str().unwrap()];
+    args.extend(small);
+    let (code, out, err) = mtf(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["summary"]["eval_welfare"]["mean"].is_f64(), "{v}");
+    assert_eq!(v["run_dir"], run.to_str().unwrap());
+    let cmp = dir.join("cmp");
+    let (code, out, err) = mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--set",
+        "env.rounds=20",
+        "--seeds",
+        "2",
+        "--policies",
+        "fixed:0.0,hedge",
+        "--json",
+        "--out",
+        cmp.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 2, "{v}");
+    assert!(v["rows"][0]["summary"]["welfare"]["mean"].is_f64());
+    let _ = std::fs::remove_dir_all(&dir);
+}
