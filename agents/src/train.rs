@@ -342,6 +342,44 @@ struct SummaryFile<'a> {
     eval_welfare: Stat,
 }
 
+/// The shape of a training run's `summary.json` (every optional figure present, numbers 0):
+/// what a sweep's objective path is checked against before any trial runs.
+pub fn summary_shape() -> serde_json::Value {
+    let stat = Some(Stat::default());
+    let eval = Summary {
+        phi_min: stat,
+        phi_median: stat,
+        si_violations: stat,
+        ef_violations: stat,
+        pareto: stat,
+        ..Summary::default()
+    };
+    let last = EpisodeLog {
+        episode: 0,
+        welfare: 0.0,
+        mean_reward: 0.0,
+        throughput: 0.0,
+        dropped: 0.0,
+        tokens_spent: 0.0,
+        threshold_by_weight: Vec::new(),
+        actor_loss: 0.0,
+        critic_loss: 0.0,
+        entropy: 0.0,
+        wall_time: 0.0,
+    };
+    serde_json::to_value(SummaryFile {
+        learner: LearnerKind::Fixed,
+        episodes: 0,
+        last_episode: Some(&last),
+        train_seconds: 0.0,
+        agent_updates_per_second: 0.0,
+        eval_seeds: 0,
+        eval: &eval,
+        eval_welfare: Stat::default(),
+    })
+    .expect("a summary serialises")
+}
+
 /// The `train` command; with `json`, prints `{"run_dir": .., "summary": ..}`.
 pub fn run(args: TrainArgs, json: bool) -> anyhow::Result<ExitCode> {
     let t = execute(args)?;

@@ -271,6 +271,19 @@ fn bad_sweep_files_are_one_line_and_status_2() {
             "pruner.reduction_factor",
         ),
         (good.replace(&quickstart().replace('\\', "/"), "/nonexistent/base.toml"), "base"),
+        // Found before any trial runs, not after every trial failed.
+        (
+            good.replace("metric = \"eval_welfare.mean\"", "metric = \"eval_welfare.nope\""),
+            "`eval_welfare.nope` is not a number in a run's summary.json",
+        ),
+        // Used to panic with a capacity overflow inside the trials and exit 0.
+        (
+            good.replace(
+                "[params]",
+                "[params]\n\"train.checkpoint_every\" = { type = \"int\", low = 1, high = 9223372036854775807 }",
+            ),
+            "within +-2^53",
+        ),
     ];
     for (k, (text, needle)) in cases.iter().enumerate() {
         let p = dir.join(format!("bad-{k}.toml"));
@@ -285,5 +298,93 @@ fn bad_sweep_files_are_one_line_and_status_2() {
     let (code, _, err) = mtf(&["sweep", "--config", p.to_str().unwrap(), "--storage", "postgres://x"]);
     assert_eq!(code, 2);
     assert!(err.contains("--storage"), "{err}");
+    // An in-memory database "succeeded" with 0 trials.
+    let (code, _, err) = mtf(&["sweep", "--config", p.to_str().unwrap(), "--storage", "sqlite::memory:"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("in-memory databases are not shared"), "{err}");
+    // A file that is not an SQLite database names the file and is the input's fault.
+    let junk = dir.join("junk.db");
+    std::fs::write(&junk, vec![b'x'; 4096]).unwrap();
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        p.to_str().unwrap(),
+        "--storage",
+        &format!("sqlite:{}", junk.display()),
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(junk.to_str().unwrap()) && err.contains("not a database"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn three_sweeps_started_at_once_on_a_fresh_study_failed_with_database_is_locked() {
+    let dir = tmp("race");
+    let file = sweep_file(&dir, 2);
+    for round in 0..4 {
+        let db = format!("sqlite:{}", dir.join(format!("race-{round}.db")).display());
+        let out = dir.join(format!("out-{round}"));
+        let children: Vec<_> = (0..3)
+            .map(|_| {
+                Command::new(env!("CARGO_BIN_EXE_mtf"))
+                    .args([
+                        "sweep",
+                        "--config",
+                        file.to_str().unwrap(),
+                        "--storage",
+                        &db,
+                        "--trials",
+                        "3",
+                        "--quiet",
+                    ])
+                    .args(["--out", out.to_str().unwrap(), "--set", "env.rounds=10"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "round {round}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_interrupted_defaults_trial_was_never_retried() {
+    let dir = tmp("defaults");
+    let file = sweep_file(&dir, 2);
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "\"learner.actor_critic.features\" = { type = \"categorical\", choices = [\"spec\", \"all\", \"bogus\"] }\n",
+        "",
+    );
+    std::fs::write(&file, text).unwrap();
+    let db = dir.join("d.db");
+    let storage = format!("sqlite:{}", db.display());
+    let args = [
+        "sweep",
+        "--config",
+        file.to_str().unwrap(),
+        "--storage",
+        &storage,
+        "--quiet",
+        "--set",
+        "env.rounds=10",
+    ];
+    let (code, _, err) = mtf(&[&args[..], &["--trials", "2"]].concat());
+    assert_eq!(code, 0, "{err}");
+    // Trial 0 (the defaults) died with its process after trial 1 was claimed.
+    let c = Connection::open(&db).unwrap();
+    c.execute("UPDATE trials SET state = 'interrupted' WHERE number = 0", []).unwrap();
+    drop(c);
+    let (code, _, err) = mtf(&[&args[..], &["--trials", "2"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let r = rows(&db, "sweep");
+    assert_eq!(r.len(), 3, "one more trial ran");
+    assert_eq!(r[2].params, r[0].params, "the defaults trial ran again");
+    assert_eq!(r[2].state, "complete");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -216,6 +216,18 @@ impl Sweep {
         file.pruner.validate().map_err(|(k, p)| err(path, format!("pruner.{k}"), p))?;
         let o = &file.objective;
         let head = o.metric.split('.').next().unwrap_or("");
+        let shape = crate::train::summary_shape();
+        let leaf = o.metric.split('.').try_fold(&shape, |v, k| v.get(k));
+        if SUMMARY_KEYS.contains(&head) && !leaf.is_some_and(serde_json::Value::is_number) {
+            return Err(err(
+                path,
+                "objective.metric",
+                format!(
+                    "`{}` is not a number in a run's summary.json (e.g. eval_welfare.mean, eval.jain.mean, last_episode.welfare)",
+                    o.metric
+                ),
+            ));
+        }
         if !SUMMARY_KEYS.contains(&head) {
             return Err(err(
                 path,

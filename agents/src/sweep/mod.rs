@@ -90,6 +90,13 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
     let db = match &args.storage {
         None => PathBuf::from("runs").join("sweeps").join(format!("{study}.db")),
         Some(s) => match s.strip_prefix("sqlite:") {
+            // In-memory or URI databases vanish with the process (or with each connection) and
+            // cannot be shared by the workers: a study needs a file.
+            Some(p) if p.starts_with(':') || p.starts_with("file:") => {
+                return Err(user(format!(
+                    "--storage `{s}`: a study must live in a file that every worker opens (sqlite:PATH); in-memory databases are not shared"
+                )))
+            }
             Some(p) if !p.is_empty() => PathBuf::from(p),
             _ => return Err(user(format!("--storage `{s}`: expected sqlite:PATH"))),
         },
@@ -204,8 +211,12 @@ fn worker(ctx: &Ctx) -> anyhow::Result<()> {
             ctx.target,
             |n| trial_dir(ctx, n).display().to_string(),
             |c| {
-                if defaults_first && c.index == 0 {
-                    return ctx.sweep.default_params();
+                // The defaults trial comes first, and comes again if it was interrupted (its
+                // process died) after later trials were claimed: the comparison with the
+                // defaults is part of the study.
+                let defaults = ctx.sweep.default_params();
+                if defaults_first && !c.live.iter().any(|p| Some(p) == defaults.as_ref()) {
+                    return defaults;
                 }
                 let index = c.index - usize::from(defaults_first);
                 if file.sampler == SamplerKind::Grid && index >= grid_size(&ctx.sweep) {

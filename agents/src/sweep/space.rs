@@ -67,6 +67,14 @@ impl Dist {
                         "int range needs low <= high and step >= 1, got [{low}, {high}] step {step}"
                     ));
                 }
+                // Grid and sampler arithmetic run in i64 and f64: keep bounds where both are
+                // exact (|x| <= 2^53) so `high - low` cannot overflow.
+                const EXACT: i64 = 1 << 53;
+                if low.abs() > EXACT || high.abs() > EXACT || *step > EXACT {
+                    return Err(format!(
+                        "int bounds and step must lie within +-2^53 (9007199254740992), got [{low}, {high}] step {step}"
+                    ));
+                }
             }
             Dist::Categorical { choices } => {
                 if choices.is_empty() {

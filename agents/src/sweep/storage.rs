@@ -132,6 +132,44 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 ";
 
+/// A storage error that names the database file. The input is at fault (exit 2) when the file
+/// is not an SQLite database, is read-only, cannot be opened, or lacks the study schema.
+fn db_error(path: &Path, doing: &str, e: rusqlite::Error) -> anyhow::Error {
+    use rusqlite::ErrorCode as C;
+    let msg = format!("{}: {doing} the study database: {e}", path.display());
+    let user_fault = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => matches!(
+            f.code,
+            C::NotADatabase | C::ReadOnly | C::CannotOpen | C::PermissionDenied | C::DatabaseCorrupt | C::DiskFull
+        ),
+        rusqlite::Error::SqlInputError { .. } => true,
+        _ => msg.contains("no such column") || msg.contains("no such table"),
+    };
+    if user_fault {
+        crate::error::user(msg)
+    } else {
+        anyhow::anyhow!(msg)
+    }
+}
+
+/// Run `f` until it does not fail with SQLITE_BUSY / SQLITE_LOCKED, for up to two minutes.
+fn retry_busy<T>(path: &Path, mut f: impl FnMut() -> rusqlite::Result<T>) -> anyhow::Result<T> {
+    let start = std::time::Instant::now();
+    let mut wait = Duration::from_millis(5);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+                    && start.elapsed() < Duration::from_secs(120) =>
+            {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_millis(200));
+            }
+            other => return other.map_err(|e| db_error(path, "opening", e)),
+        }
+    }
+}
+
 /// What a claim's proposal sees: the trial number it will get, how many trials count so far,
 /// and the completed trials' (parameters, value).
 pub struct ClaimContext<'a> {
@@ -141,6 +179,8 @@ pub struct ClaimContext<'a> {
     pub index: usize,
     /// Completed trials.
     pub completed: &'a [(BTreeMap<String, Value>, f64)],
+    /// Parameters of every trial that counts (running, complete, pruned, failed).
+    pub live: &'a [BTreeMap<String, Value>],
 }
 
 impl Storage {
@@ -150,13 +190,17 @@ impl Storage {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        let mut conn = Connection::open(path).with_context(|| format!("opening study database {}", path.display()))?;
-        conn.busy_timeout(Duration::from_secs(120))?;
-        // WAL lets readers (progress, pruners) proceed while a claim writes.
-        conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-            .with_context(|| format!("{}: not an SQLite database", path.display()))?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute_batch(SCHEMA)?;
+        let mut conn = Connection::open(path).map_err(|e| db_error(path, "opening", e))?;
+        conn.busy_timeout(Duration::from_secs(120))
+            .map_err(|e| db_error(path, "opening", e))?;
+        // WAL lets readers (progress, pruners) proceed while a claim writes. Switching to WAL
+        // needs the database to itself and SQLite does not wait on the busy handler for it, so
+        // several processes opening a fresh study at once retry here instead of failing.
+        retry_busy(path, || conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| db_error(path, "opening", e))?;
+        tx.execute_batch(SCHEMA).map_err(|e| db_error(path, "creating the schema in", e))?;
         let existing: Option<String> = tx
             .query_row("SELECT fingerprint FROM studies WHERE name = ?1", [study], |r| r.get(0))
             .optional()?;
@@ -228,10 +272,20 @@ impl Storage {
             }
             out
         };
+        let live: Vec<BTreeMap<String, Value>> = {
+            let mut q = tx.prepare("SELECT params FROM trials WHERE study = ?1 AND state != 'interrupted' ORDER BY number")?;
+            let rows = q.query_map([&study], |r| r.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(decode_params(&row?)?);
+            }
+            out
+        };
         let ctx = ClaimContext {
             number,
             index: index as usize,
             completed: &completed,
+            live: &live,
         };
         let Some(params) = propose(&ctx) else {
             return Ok(None);
