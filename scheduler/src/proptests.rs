@@ -138,3 +138,28 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// The static partition walks each agent's share with the valuation's cursors; a plain
+    /// scan of the share per pick (the rule as written, O(m) per pick) must agree.
+    #[test]
+    fn static_partition_agrees_with_a_scan_per_pick(r in round(4, 14)) {
+        use crate::board::Board;
+        let out = run(&mut crate::static_partition::StaticPartition::default(), &r);
+        let part = crate::static_partition::deal(&r.weights, r.m);
+        let mut board = Board::default();
+        board.reset(&r, false);
+        let mut want = crate::Allocation::default();
+        want.reset(&r);
+        for i in 0..r.n {
+            let mut mine: Vec<bool> = part.iter().map(|&o| o == i).collect();
+            while let Some(c) = board.val.first_pref_in(&r, i, &mine, |u| u > 0.0) {
+                mine[c] = false;
+                board.give(&r, i, c, &mut want);
+            }
+        }
+        prop_assert_eq!(&out.owners, &want.owners);
+    }
+}

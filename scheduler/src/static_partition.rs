@@ -85,9 +85,11 @@ impl Mechanism for StaticPartition {
         out.reset(input);
         self.board.reset(input, false);
         for i in 0..input.n {
+            // Agent i's share, as an availability mask that only loses entries while i picks:
+            // the valuation's cursors then never rescan (O(m) per agent, not per pick).
             self.mine.clear();
             self.mine.extend(self.state.partition.iter().map(|&o| o == i));
-            while let Some(c) = self.board.val.first_pref_in(input, i, &self.mine, |u| u > 0.0) {
+            while let Some(c) = self.board.val.first_pref(i, &self.mine, |u| u > 0.0) {
                 self.mine[c] = false;
                 self.board.give(input, i, c, out);
             }
