@@ -25,4 +25,5 @@ pub mod runtime;
 pub mod schedule;
 pub mod simulate;
 pub mod sweep;
+pub mod tb;
 pub mod train;

@@ -406,7 +406,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
         let config = cfg.join(format!("{stem}.toml"));
         let rows = ctx.mtf_and_baselines(&config, &["fixed:0.0"], &[], ctx.plan.seeds)?;
         let sub = dir.join(stem);
-        std::fs::create_dir_all(&sub)?;
+        std::fs::create_dir_all(&sub).map_err(|e| run_dir::io_error(&sub, "creating", e))?;
         plots::comparison(&sub, &rows)?;
         let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
         let _ = writeln!(
@@ -492,7 +492,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     ctx.progress("sharing incentive and envy");
     if let Some(rows) = rows_w124_high {
         let sub = dir.join("phi-w124");
-        std::fs::create_dir_all(&sub)?;
+        std::fs::create_dir_all(&sub).map_err(|e| run_dir::io_error(&sub, "creating", e))?;
         plots::comparison(&sub, &rows)?;
         let _ = writeln!(index, "## Fig. 5.18: sharing incentive (weights 1/2/4, load {})\n\n![](phi-w124/phi.png)\n\n| series | phi min | phi median | agents with phi < 1 |\n|---|---:|---:|---:|", ctx.plan.loads.last().unwrap());
         for r in &rows {

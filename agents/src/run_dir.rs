@@ -233,6 +233,19 @@ mod tests {
     }
 
     #[test]
+    fn disk_full_and_read_only_named_no_path() {
+        use std::io::{Error, ErrorKind};
+        for kind in [ErrorKind::StorageFull, ErrorKind::ReadOnlyFilesystem, ErrorKind::PermissionDenied] {
+            let e = io_error(Path::new("runs/x/metrics.jsonl"), "appending to", Error::from(kind));
+            assert!(e.to_string().starts_with("runs/x/metrics.jsonl: appending to: "), "{e}");
+            assert_eq!(crate::error::exit_code(&e), 2, "{kind:?} is the user's to fix");
+        }
+        // A real full device: the error names it.
+        let e = append_line(Path::new("/dev/full"), "x").unwrap_err().to_string();
+        assert!(e.starts_with("/dev/full: appending to: No space left on device"), "{e}");
+    }
+
+    #[test]
     fn name_escaped_the_output_folder() {
         for bad in ["../../escape", "a/b", "..", "", "x\ny"] {
             assert!(check_name(bad).is_err(), "{bad:?}");

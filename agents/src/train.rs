@@ -260,7 +260,7 @@ pub fn decode_checkpoint(bytes: &[u8]) -> Result<(u64, &[u8]), String> {
 fn checkpoint(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> anyhow::Result<()> {
     let bytes = encode_checkpoint(episodes_done, &learner.save()?);
     let ck = dir.join("checkpoints");
-    std::fs::create_dir_all(&ck)?;
+    std::fs::create_dir_all(&ck).map_err(|e| run_dir::io_error(&ck, "creating", e))?;
     run_dir::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
     if keep {
         run_dir::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
@@ -319,15 +319,6 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Bo
     let (done, state) = decode_checkpoint(&bytes).map_err(|e| user(format!("{}: {e}", latest.display())))?;
     learner.load(state).map_err(|e| user(format!("{}: {e:#}", latest.display())))?;
     Ok((exp, learner, done))
-}
-
-/// The run's TensorBoard event writer.
-struct Board(tensorboard_rs::summary_writer::SummaryWriter);
-
-impl Board {
-    fn scalar(&mut self, tag: &str, value: f64, step: u64) {
-        self.0.add_scalar(tag, value as f32, step as usize);
-    }
 }
 
 #[derive(Serialize)]
@@ -460,7 +451,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
             tb_dir.display()
         )));
     }
-    let mut tb = Board(tensorboard_rs::summary_writer::SummaryWriter::new(tb_dir));
+    let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
     let bar = progress(total, start, args.quiet);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(exp.train.threads).build()?;
     let weights: Vec<f64> = exp.scenario.agents.iter().map(|a| a.weight).collect();
@@ -512,12 +503,12 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
             (tags::ENTROPY, log.entropy),
             (tags::SPS, f64::from(m.rounds) / secs.max(1e-9)),
         ] {
-            tb.scalar(tag, v, e);
+            tb.scalar(tag, v as f32, e)?;
         }
         for (w, t) in &log.threshold_by_weight {
-            tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t, e);
+            tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t as f32, e)?;
         }
-        tb.0.flush();
+        tb.flush()?;
         let done = e + 1;
         checkpoint(
             &dir,

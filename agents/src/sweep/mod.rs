@@ -105,7 +105,8 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
         .out
         .clone()
         .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(&study));
-    std::fs::create_dir_all(out.join("trials"))?;
+    let trials_dir = out.join("trials");
+    std::fs::create_dir_all(&trials_dir).map_err(|e| run_dir::io_error(&trials_dir, "creating", e))?;
     let workers = args.workers.unwrap_or(sweep.file.workers);
     if workers == 0 {
         return Err(user("--workers must be at least 1"));
@@ -283,7 +284,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     if dir.exists() {
         // Left by an earlier study under this name whose database was removed: trial numbers
         // are unique within a study, so nothing live writes here.
-        std::fs::remove_dir_all(&dir)?;
+        std::fs::remove_dir_all(&dir).map_err(|e| run_dir::io_error(&dir, "removing", e))?;
     }
     let file = &ctx.sweep.file;
     let (pr, direction, metric) = (file.pruner.clone(), file.objective.direction, file.objective.intermediate.clone());
@@ -323,8 +324,8 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     if trained.stopped_after.is_some() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(dir.join("summary.json"))?;
-    let summary: serde_json::Value = serde_json::from_str(&text)?;
+    // The objective comes from the run's typed outcome, not from summary.json on disk.
+    let summary = trained.summary.unwrap_or_default();
     let mut v = &summary;
     for k in file.objective.metric.split('.') {
         v = v.get(k).unwrap_or(&serde_json::Value::Null);
@@ -416,7 +417,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
             ));
         }
         // The best trial's own resolved config: `mtf train --config best.toml` reproduces it.
-        let config = std::fs::read_to_string(Path::new(&b.run_dir).join("config.toml"))?;
+        let config = run_dir::read_text(&Path::new(&b.run_dir).join("config.toml"), 1 << 24)?;
         let header = format!(
             "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (budget included); train longer with --set train.episodes=N.\n",
             b.number, ctx.study, file.objective.metric

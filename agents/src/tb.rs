@@ -1,0 +1,207 @@
+//! TensorBoard scalars, written synchronously with errors that name the file.
+//!
+//! An event file is a sequence of TFRecord frames (`len u64`, masked CRC-32C of `len`, the
+//! data, masked CRC-32C of the data), each holding one `Event` protocol buffer: first the file
+//! version, then one event per scalar (`wall_time`, `step`, and a `Summary` with one
+//! `simple_value`). The protobufs are encoded by hand: five fields are all scalars need. The
+//! bytes are those tensorboard-rs writes (checked in this file's tests), but every write
+//! happens on the caller's thread and returns its error: tensorboard-rs writes on a thread of
+//! its own and panics on a full disk.
+
+use crate::run_dir::io_error;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// An open event file in a log directory.
+pub struct EventWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl EventWriter {
+    /// Create `logdir` if needed and a new event file in it, named as TensorBoard expects
+    /// (`events.out.tfevents.<seconds>.<host>.<pid>.0`).
+    pub fn create(logdir: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(logdir).map_err(|e| io_error(logdir, "creating", e))?;
+        let now = wall_time();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "localhost".into());
+        let name = format!("events.out.tfevents.{:010}.{host}.{}.0", now as u64, std::process::id());
+        let path = logdir.join(name);
+        let file = File::create(&path).map_err(|e| io_error(&path, "creating", e))?;
+        let mut w = Self {
+            path,
+            out: BufWriter::new(file),
+        };
+        w.record(&version_event(now))?;
+        w.flush()?;
+        Ok(w)
+    }
+
+    /// Append one scalar at `step`.
+    pub fn scalar(&mut self, tag: &str, value: f32, step: u64) -> anyhow::Result<()> {
+        self.record(&scalar_event(wall_time(), step, tag, value))
+    }
+
+    /// Push buffered events to the file.
+    pub fn flush(&mut self) -> anyhow::Result<()> {
+        self.out.flush().map_err(|e| io_error(&self.path, "writing", e))
+    }
+
+    fn record(&mut self, data: &[u8]) -> anyhow::Result<()> {
+        let frame = frame(data);
+        self.out.write_all(&frame).map_err(|e| io_error(&self.path, "writing", e))
+    }
+}
+
+fn wall_time() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// One TFRecord frame around `data`.
+pub fn frame(data: &[u8]) -> Vec<u8> {
+    let len = (data.len() as u64).to_le_bytes();
+    let mut out = Vec::with_capacity(data.len() + 16);
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&masked_crc32c(&len).to_le_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(&masked_crc32c(data).to_le_bytes());
+    out
+}
+
+/// CRC-32C (Castagnoli), bitwise: event files are small and written once per episode.
+pub fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0x82F6_3B78 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// TFRecord's masked CRC.
+pub fn masked_crc32c(data: &[u8]) -> u32 {
+    let c = crc32c(data);
+    (c.rotate_right(15)).wrapping_add(0xa282_ead8)
+}
+
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited field (`wire type 2`).
+fn bytes_field(field: u64, bytes: &[u8], out: &mut Vec<u8>) {
+    varint(field << 3 | 2, out);
+    varint(bytes.len() as u64, out);
+    out.extend_from_slice(bytes);
+}
+
+/// `Event { wall_time: 1 (double), file_version: 3 (string) }`.
+fn version_event(wall_time: f64) -> Vec<u8> {
+    let mut e = vec![0x09];
+    e.extend_from_slice(&wall_time.to_le_bytes());
+    bytes_field(3, b"brain.Event:2", &mut e);
+    e
+}
+
+/// `Event { wall_time: 1, step: 2 (int64), summary: 5 { value: 1 { tag: 1, simple_value: 2 (float) } } }`.
+fn scalar_event(wall_time: f64, step: u64, tag: &str, value: f32) -> Vec<u8> {
+    let mut v = Vec::new();
+    bytes_field(1, tag.as_bytes(), &mut v);
+    v.push(0x15);
+    v.extend_from_slice(&value.to_le_bytes());
+    let mut summary = Vec::new();
+    bytes_field(1, &v, &mut summary);
+    let mut e = vec![0x09];
+    e.extend_from_slice(&wall_time.to_le_bytes());
+    if step != 0 {
+        // proto3 leaves a zero step out, as tensorboard-rs's encoder does.
+        e.push(0x10);
+        varint(step, &mut e);
+    }
+    bytes_field(5, &summary, &mut e);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32c_of_the_standard_check_string() {
+        assert_eq!(crc32c(b"123456789"), 0xE306_9283);
+    }
+
+    /// Split an event file into its records, checking both CRCs of each.
+    fn records(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut p = 0;
+        while p < bytes.len() {
+            let len = u64::from_le_bytes(bytes[p..p + 8].try_into().unwrap()) as usize;
+            assert_eq!(
+                u32::from_le_bytes(bytes[p + 8..p + 12].try_into().unwrap()),
+                masked_crc32c(&bytes[p..p + 8])
+            );
+            let data = &bytes[p + 12..p + 12 + len];
+            assert_eq!(
+                u32::from_le_bytes(bytes[p + 12 + len..p + 16 + len].try_into().unwrap()),
+                masked_crc32c(data)
+            );
+            out.push(data.to_vec());
+            p += 16 + len;
+        }
+        out
+    }
+
+    fn only_file(dir: &Path) -> Vec<u8> {
+        let files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        std::fs::read(&files[0]).unwrap()
+    }
+
+    #[test]
+    fn events_are_the_bytes_tensorboard_rs_writes() {
+        let base = std::env::temp_dir().join(format!("mtf-tb-{}", std::process::id()));
+        let (ours, theirs) = (base.join("ours"), base.join("theirs"));
+        let mut w = EventWriter::create(&ours).unwrap();
+        let mut t = tensorboard_rs::summary_writer::SummaryWriter::new(&theirs);
+        for (tag, v, step) in [
+            ("charts/welfare", 101.25f32, 0u64),
+            ("losses/actor", -0.5, 7),
+            ("perf/steps_per_second", 3.0e5, 300),
+        ] {
+            w.scalar(tag, v, step).unwrap();
+            t.add_scalar(tag, v, step as usize);
+        }
+        w.flush().unwrap();
+        t.flush();
+        drop(t);
+        let (a, b) = (records(&only_file(&ours)), records(&only_file(&theirs)));
+        assert_eq!(a.len(), 4);
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            // Same bytes but for the wall time (field 1, bytes 1..9).
+            assert_eq!((x[0], &x[9..]), (y[0], &y[9..]));
+        }
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_tb_path_that_is_a_file_is_an_error_naming_it() {
+        let base = std::env::temp_dir().join(format!("mtf-tb-file-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("tb"), b"x").unwrap();
+        let e = EventWriter::create(&base.join("tb")).err().unwrap().to_string();
+        assert!(e.contains("tb: creating"), "{e}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
