@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Time every mechanism per round at n x m in {20,40,60}^2 (criterion) and print the median
-# table (microseconds) that scheduler/README.md shows.
+# table (microseconds) that scheduler/README.md shows; then the scaling table (n = m from 20 to
+# 2000, and 1 x 100,000; milliseconds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo bench -p scheduler --bench mechanisms -- "$@" >&2
@@ -21,3 +22,4 @@ for mech in mechs:
             row.append("-")
     print("| %s | %s |" % (mech, " | ".join(row)))
 PY
+cargo bench -p scheduler --bench scaling

@@ -271,22 +271,22 @@ study's trials across all of them. Each trial is an ordinary run directory under
 <out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
 `mtf train`), history.png and params.png (and .svg).";
 
-/// `--threads`: 1 to `config::limits::MAX_THREADS`.
-fn parse_threads(s: &str) -> Result<usize, String> {
-    let max = crate::config::limits::MAX_THREADS;
+/// A whole number of `what` in `[1, max]`.
+fn bounded(s: &str, max: usize, what: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(t) if (1..=max).contains(&t) => Ok(t),
-        _ => Err(format!("expected a whole number of threads in [1, {max}], got `{s}`")),
+        _ => Err(format!("expected a whole number of {what} in [1, {max}], got `{s}`")),
     }
+}
+
+/// `--threads`: 1 to `config::limits::MAX_THREADS`.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    bounded(s, crate::config::limits::MAX_THREADS, "threads")
 }
 
 /// `--seeds`: 1 to `config::limits::MAX_SEEDS`.
 fn parse_seeds(s: &str) -> Result<usize, String> {
-    let max = crate::config::limits::MAX_SEEDS;
-    match s.parse::<usize>() {
-        Ok(t) if (1..=max).contains(&t) => Ok(t),
-        _ => Err(format!("expected a whole number of seeds in [1, {max}], got `{s}`")),
-    }
+    bounded(s, crate::config::limits::MAX_SEEDS, "seeds")
 }
 
 /// Parse `args` and run the command.

@@ -33,6 +33,22 @@ fn train(dir: &Path, learner: &str) {
     assert_eq!(code, 0, "{err}");
 }
 
+/// Export agent `agent` of `run` to `run/agent`; returns its path.
+fn export_one(run: &Path, agent: &str) -> PathBuf {
+    let exe = run.join("agent");
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        exe.to_str().unwrap(),
+        "--agent",
+        agent,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    exe
+}
+
 /// Feed lines to an exported agent and collect its replies.
 fn ask(agent: &Path, args: &[&str], lines: &[String]) -> Vec<serde_json::Value> {
     let mut child = Command::new(agent)
@@ -159,17 +175,7 @@ fn hedge_and_fixed_runs_export_and_serve_the_protocol() {
     for learner in ["hedge", "fixed"] {
         let run = tmp(learner);
         train(&run, learner);
-        let exe = run.join("agent");
-        let (code, _, err) = mtf(&[
-            "export",
-            "--run",
-            run.to_str().unwrap(),
-            "--out",
-            exe.to_str().unwrap(),
-            "--agent",
-            "2",
-        ]);
-        assert_eq!(code, 0, "{err}");
+        let exe = export_one(&run, "2");
         let describe = Command::new(&exe).arg("--describe").output().unwrap();
         let d: serde_json::Value = serde_json::from_slice(&describe.stdout).unwrap();
         assert_eq!(d["kind"], learner);
@@ -224,17 +230,7 @@ fn ask_raw(agent: &Path, input: &[u8]) -> std::process::Output {
 fn invalid_utf8_line_made_the_agent_exit_0_dropping_the_rest() {
     let run = tmp("utf8");
     train(&run, "fixed");
-    let exe = run.join("agent");
-    let (code, _, err) = mtf(&[
-        "export",
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        exe.to_str().unwrap(),
-        "--agent",
-        "0",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let exe = export_one(&run, "0");
     let ok = serde_json::json!({ "budget": 0.12, "utilities": vec![0.5; 16] }).to_string();
     let mut input = b"\xff\xfe not utf-8\n".to_vec();
     input.extend_from_slice(ok.as_bytes());

@@ -11,17 +11,8 @@ use scheduler::{registry, Allocation, Form, RoundInput};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// splitmix64: the bench needs reproducible inputs, not a random-number library.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::Rng;
 
 /// Speed-up of gemmini_3ghz over gemmini_2ghz per application (SPEC 1 table).
 const SPEEDUP: [f64; 4] = [86.332 / 70.262, 4.139 / 3.001, 111.995 / 81.644, 2.101 / 1.480];

@@ -13,16 +13,8 @@ use std::time::Instant;
 /// A mechanism slower than this at one size is not timed at larger sizes.
 const LIMIT_MS: f64 = 20_000.0;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+mod common;
+use common::Rng;
 
 /// n agents x m accelerators: half gemmini_2ghz, half gemmini_3ghz (per-application speed-ups of
 /// SPEC 1), weights 1/1/2/4, demands around 0.8 of the fair share, thresholds 0.0-0.9.
