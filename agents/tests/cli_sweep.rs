@@ -315,6 +315,25 @@ fn bad_sweep_files_are_one_line_and_status_2() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(junk.to_str().unwrap()) && err.contains("not a database"), "{err}");
+    // A database of another schema failed mid-study with "no such column" and no file named.
+    let other = dir.join("other.db");
+    Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE trials (study TEXT, number INTEGER, state TEXT);")
+        .unwrap();
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        p.to_str().unwrap(),
+        "--storage",
+        &format!("sqlite:{}", other.display()),
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(other.to_str().unwrap()) && err.contains("table `trials` has no column `params`"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -151,9 +151,10 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
             h.join().map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
         }
         Ok(())
-    })?;
+    })
+    .map_err(|e| storage::name_db(e, &ctx.db))?;
     ctx.bar.finish_and_clear();
-    let trials = st.trials()?;
+    let trials = st.trials().map_err(|e| storage::name_db(e, &ctx.db))?;
     let mut message = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
     if args.json {
         let rows: Vec<serde_json::Value> = trials

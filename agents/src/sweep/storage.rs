@@ -152,6 +152,60 @@ fn db_error(path: &Path, doing: &str, e: rusqlite::Error) -> anyhow::Error {
     }
 }
 
+/// Name the study database in an error from a study operation (claims, reports, reads): a
+/// storage error becomes `PATH: using the study database: ...`, exit 2 when the file is at
+/// fault (see [`db_error`]); other errors pass unchanged.
+pub fn name_db(e: anyhow::Error, path: &Path) -> anyhow::Error {
+    match e.downcast::<rusqlite::Error>() {
+        Ok(sql) => db_error(path, "using", sql),
+        Err(other) => other,
+    }
+}
+
+/// Every column this storage reads and writes, per table: a database made by something else
+/// (or by a future version) is refused at open, naming the file, instead of failing in the
+/// middle of a study with "no such column".
+const COLUMNS: &[(&str, &[&str])] = &[
+    ("studies", &["name", "fingerprint", "created"]),
+    (
+        "trials",
+        &[
+            "study",
+            "number",
+            "state",
+            "params",
+            "value",
+            "error",
+            "run_dir",
+            "host",
+            "pid",
+            "started",
+            "heartbeat",
+            "finished",
+        ],
+    ),
+    ("steps", &["study", "number", "step", "value"]),
+];
+
+fn check_schema(conn: &Connection, path: &Path) -> anyhow::Result<()> {
+    for (table, want) in COLUMNS {
+        let mut q = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .map_err(|e| db_error(path, "reading the schema of", e))?;
+        let have: Vec<String> = q
+            .query_map([], |r| r.get::<_, String>(1))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| db_error(path, "reading the schema of", e))?;
+        if let Some(missing) = want.iter().find(|c| !have.iter().any(|h| h == *c)) {
+            return Err(crate::error::user(format!(
+                "{}: table `{table}` has no column `{missing}`: not a study database of this version of mtf (choose another --storage)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Run `f` until it does not fail with SQLITE_BUSY / SQLITE_LOCKED, for up to two minutes.
 fn retry_busy<T>(path: &Path, mut f: impl FnMut() -> rusqlite::Result<T>) -> anyhow::Result<T> {
     let start = std::time::Instant::now();
@@ -201,6 +255,7 @@ impl Storage {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| db_error(path, "opening", e))?;
         tx.execute_batch(SCHEMA).map_err(|e| db_error(path, "creating the schema in", e))?;
+        check_schema(&tx, path)?;
         let existing: Option<String> = tx
             .query_row("SELECT fingerprint FROM studies WHERE name = ?1", [study], |r| r.get(0))
             .optional()?;
