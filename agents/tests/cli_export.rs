@@ -51,18 +51,7 @@ fn export_one(run: &Path, agent: &str) -> PathBuf {
 
 /// Feed lines to an exported agent and collect its replies.
 fn ask(agent: &Path, args: &[&str], lines: &[String]) -> Vec<serde_json::Value> {
-    let mut child = Command::new(agent)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = lines.join("\n") + "\n";
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let out = ask_raw(agent, args, (lines.join("\n") + "\n").as_bytes());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout)
         .unwrap()
@@ -210,9 +199,10 @@ fn hedge_and_fixed_runs_export_and_serve_the_protocol() {
     assert!(String::from_utf8_lossy(&bare.stderr).contains("carries no policy"));
 }
 
-/// Bytes of one protocol line given as raw bytes (not necessarily UTF-8).
-fn ask_raw(agent: &Path, input: &[u8]) -> std::process::Output {
+/// Run an exported agent on raw input bytes (not necessarily UTF-8).
+fn ask_raw(agent: &Path, args: &[&str], input: &[u8]) -> std::process::Output {
     let mut child = Command::new(agent)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -235,7 +225,7 @@ fn invalid_utf8_line_made_the_agent_exit_0_dropping_the_rest() {
     let mut input = b"\xff\xfe not utf-8\n".to_vec();
     input.extend_from_slice(ok.as_bytes());
     input.push(b'\n');
-    let out = ask_raw(&exe, &input);
+    let out = ask_raw(&exe, &[], &input);
     assert!(out.status.success());
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
