@@ -18,14 +18,16 @@ use std::time::Duration;
 /// Seconds an agent may take to answer one observation before it is declared unresponsive.
 pub const DEFAULT_TIMEOUT_SECS: f64 = 10.0;
 
-/// The reply timeout: `MTF_AGENT_TIMEOUT` seconds if set to a positive number, else the default.
-pub fn reply_timeout() -> Duration {
-    let secs = std::env::var("MTF_AGENT_TIMEOUT")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e6)
-        .unwrap_or(DEFAULT_TIMEOUT_SECS);
-    Duration::from_secs_f64(secs)
+/// The reply timeout: `MTF_AGENT_TIMEOUT` seconds when set, else the default; a value that is
+/// not a number of seconds in (0, 1e6) is an error.
+pub fn reply_timeout() -> Result<Duration, String> {
+    let Ok(raw) = std::env::var("MTF_AGENT_TIMEOUT") else {
+        return Ok(Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS));
+    };
+    match raw.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs < 1e6 => Ok(Duration::from_secs_f64(secs)),
+        _ => Err(format!("MTF_AGENT_TIMEOUT={raw:?}: expected a number of seconds in (0, 1e6)")),
+    }
 }
 
 /// The first protocol error any driven agent made.
@@ -74,14 +76,14 @@ pub struct AgentProcesses {
 
 impl AgentProcesses {
     /// Processes start lazily, at the first episode.
-    pub fn new(path: &Path, manifest: Manifest, levels: &[f64], errors: ErrorSlot) -> Self {
+    pub fn new(path: &Path, manifest: Manifest, levels: &[f64], errors: ErrorSlot, timeout: Duration) -> Self {
         Self {
             path: path.to_path_buf(),
             manifest,
             levels: levels.to_vec(),
             procs: Vec::new(),
             errors,
-            timeout: reply_timeout(),
+            timeout,
             dead: false,
         }
     }

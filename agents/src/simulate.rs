@@ -117,9 +117,16 @@ pub fn policy_factory(
             crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels).map_err(|e| user(format!("--policy {spec}: {e}")))?;
         // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
         let path = std::fs::canonicalize(path).map_err(|e| user(format!("--policy {spec}: {path}: {e}")))?;
+        let timeout = crate::drive::reply_timeout().map_err(user)?;
         let (levels, errors) = (levels.clone(), agent_errors.clone());
         return Ok(Box::new(move || {
-            Box::new(crate::drive::AgentProcesses::new(&path, manifest.clone(), &levels, errors.clone())) as Box<dyn ActionSource>
+            Box::new(crate::drive::AgentProcesses::new(
+                &path,
+                manifest.clone(),
+                &levels,
+                errors.clone(),
+                timeout,
+            )) as Box<dyn ActionSource>
         }));
     }
     Err(user(format!(

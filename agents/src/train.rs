@@ -409,10 +409,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
                     ),
                     dir: dir.clone(),
                     stopped_after: None,
-                    summary: Some(serde_json::from_str(&run_dir::read_text(
-                        &dir.join("summary.json"),
-                        MAX_METRICS_BYTES,
-                    )?)?),
+                    summary: Some(read_json(&dir.join("summary.json"))?),
                 });
             }
             truncate_metrics(&dir.join("metrics.jsonl"), done)?;
@@ -574,6 +571,11 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
         stopped_after: None,
         summary: Some(summary),
     })
+}
+
+/// A JSON file of the run, naming it in every error.
+fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
+    serde_json::from_str(&run_dir::read_text(path, MAX_METRICS_BYTES)?).map_err(|e| user(format!("{}: {e}", path.display())))
 }
 
 /// The last episode line of a metrics file.

@@ -326,5 +326,21 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("agent 0 did not answer within 1.0 s"), "{err}");
     assert!(start.elapsed().as_secs() < 30, "the timeout bounds the wait");
+    let out = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .current_dir(&dir)
+        .env("MTF_AGENT_TIMEOUT", "soon")
+        .args([
+            "simulate",
+            "--config",
+            q.to_str().unwrap(),
+            "--policy",
+            "agent:silent",
+            "--seeds",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MTF_AGENT_TIMEOUT=\"soon\": expected a number of seconds"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -379,20 +379,10 @@ impl MtfEnv {
         self.mechanism.state()
     }
 
-    /// The mechanism's registry name.
-    pub fn mechanism_name(&self) -> &'static str {
-        self.mechanism.name()
-    }
-
     /// The round observed and not yet played: its arrivals, rejections, drops and the budgets
     /// it starts with (what the next `step`'s infos will repeat, completed).
     pub fn pending_infos(&self) -> &[Info] {
         &self.pending_infos
-    }
-
-    /// The infos of the round last played (those the last `step` returned).
-    pub fn last_infos(&self) -> &[Info] {
-        &self.infos
     }
 
     /// Rewards of the last round.
