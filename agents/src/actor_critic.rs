@@ -152,7 +152,7 @@ impl ActorCritic {
             device,
             actors: Some(actors),
             critics: Some(critics),
-            rngs: (0..n).map(|i| stream(0, "policy", i as u64)).collect(),
+            rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
         }
     }
 
@@ -175,7 +175,9 @@ impl Policy for ActorCritic {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = (0..self.n).map(|i| stream(episode_seed, "policy", i as u64)).collect();
+        self.rngs = (0..self.n)
+            .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
+            .collect();
     }
 
     fn fork(&self) -> Box<dyn Policy> {
@@ -211,7 +213,9 @@ impl Policy for ActorPolicy {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = (0..self.n).map(|i| stream(episode_seed, "policy", i as u64)).collect();
+        self.rngs = (0..self.n)
+            .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
+            .collect();
     }
 
     fn fork(&self) -> Box<dyn Policy> {

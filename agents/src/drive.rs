@@ -153,7 +153,7 @@ impl ActionSource for AgentProcesses {
         let m = self.manifest.m;
         for i in 0..n {
             let o = obs.get(i);
-            let utilities: Vec<f64> = o[1..1 + m].iter().map(|&u| f64::from(u)).collect();
+            let utilities: Vec<f64> = o[1..env::world::spec_features(m)].iter().map(|&u| f64::from(u)).collect();
             let line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities }).to_string();
             let p = &mut self.procs[i];
             if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {

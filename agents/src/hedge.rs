@@ -67,7 +67,7 @@ impl Hedge {
             mechanism: mechanism.to_string(),
             params,
             logw: vec![0.0; n * states * k],
-            rngs: (0..n).map(|i| stream(0, "policy", i as u64)).collect(),
+            rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
             scratch: vec![0.0; k],
         }
     }
@@ -99,7 +99,7 @@ fn start_utility(input: &RoundInput, i: usize, c: usize) -> f64 {
         Form::Demand => {
             let row = &input.rates[i * input.m..(i + 1) * input.m];
             let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            input.demands[i].min(row[c]) / max
+            scheduler::valuation::demand_utility(input.demands[i], row[c], max)
         }
     }
 }
@@ -144,7 +144,9 @@ impl Policy for Hedge {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = (0..self.n).map(|i| stream(episode_seed, "policy", i as u64)).collect();
+        self.rngs = (0..self.n)
+            .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
+            .collect();
     }
 
     fn fork(&self) -> Box<dyn Policy> {

@@ -85,7 +85,7 @@ impl OnlineLearning {
 impl env::eval::ActionSource for OnlineLearning {
     fn reset(&mut self, seed: u64) {
         let mut l = (self.initial)();
-        l.begin_episode(env::rng::stream_seed(seed, "policy-episode", 0));
+        l.begin_episode(env::rng::stream_seed(seed, env::rng::names::POLICY_EPISODE, 0));
         self.learner = Some(l);
     }
 
@@ -118,7 +118,8 @@ impl env::eval::ActionSource for OnlineLearning {
 
 impl env::eval::ActionSource for Acting {
     fn reset(&mut self, seed: u64) {
-        self.policy.begin_episode(env::rng::stream_seed(seed, "policy-episode", 0));
+        self.policy
+            .begin_episode(env::rng::stream_seed(seed, env::rng::names::POLICY_EPISODE, 0));
     }
 
     fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) {

@@ -58,7 +58,7 @@ pub struct Manifest {
 impl Manifest {
     /// Number of f32 per agent in the payload (saturating: [`Manifest::validate`] bounds it).
     pub fn per_agent(&self) -> usize {
-        let (d, h, k) = (1 + self.m, self.hidden, self.levels.len());
+        let (d, h, k) = (env::world::spec_features(self.m), self.hidden, self.levels.len());
         match self.kind.as_str() {
             "actor_critic" => d
                 .saturating_mul(h)
@@ -110,9 +110,7 @@ impl Manifest {
 
 /// FNV-1a 64 of some bytes.
 pub fn fnv(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    env::rng::fnv1a(bytes)
 }
 
 /// FNV-1a 64 of some bytes, as 16 hex digits.
@@ -209,7 +207,7 @@ impl<'a> Agent<'a> {
         match self.manifest.kind.as_str() {
             "actor_critic" => {
                 // h = tanh(x W1 + b1); logits = h W2 + b2, in f32 like the harness.
-                let (d, h) = (1 + self.manifest.m, self.manifest.hidden);
+                let (d, h) = (env::world::spec_features(self.manifest.m), self.manifest.hidden);
                 let x: Vec<f32> = std::iter::once(budget as f32).chain(utilities.iter().map(|&u| u as f32)).collect();
                 let (w1, rest) = self.w.split_at(d * h);
                 let (b1, rest) = rest.split_at(h);
@@ -256,7 +254,7 @@ impl<'a> Agent<'a> {
         }
         let p = self.probabilities(input.budget, &input.utilities);
         let level = match draw {
-            None => argmax(&p),
+            None => crate::learner::argmax(p.iter().copied()),
             Some(u) => {
                 let mut x = u;
                 p.iter()
@@ -278,17 +276,6 @@ fn softmax(logits: impl Iterator<Item = f64>) -> Vec<f64> {
     let e: Vec<f64> = l.iter().map(|x| (x - max).exp()).collect();
     let s: f64 = e.iter().sum();
     e.into_iter().map(|x| x / s).collect()
-}
-
-/// Index of the largest value, ties to the lowest index.
-pub fn argmax(p: &[f64]) -> usize {
-    let mut best = 0;
-    for (k, &x) in p.iter().enumerate() {
-        if x > p[best] {
-            best = k;
-        }
-    }
-    best
 }
 
 /// splitmix64 uniforms for `--sample --seed N` (the runtime has no other randomness).

@@ -137,7 +137,9 @@ pub fn policy_factory(
 /// Seeds of the evaluation episodes, derived from the root seed by hashing (never `seed + k`,
 /// whose streams would overlap another run's).
 pub fn episode_seeds(root: u64, count: usize) -> Vec<u64> {
-    (0..count as u64).map(|k| env::rng::stream_seed(root, "episode", k)).collect()
+    (0..count as u64)
+        .map(|k| env::rng::stream_seed(root, env::rng::names::EVAL_EPISODE, k))
+        .collect()
 }
 
 #[derive(Serialize)]

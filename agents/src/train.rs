@@ -17,7 +17,7 @@ use crate::learner::{Acting, FixedLearner, Learner, Losses, Transition};
 use crate::run_dir;
 use env::eval::{evaluate, ActionSource, Stat, Summary};
 use env::metrics::EpisodeMetrics;
-use env::rng::stream_seed;
+use env::rng::{names, stream_seed};
 use env::world::{MtfEnv, Observations};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -113,10 +113,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
         }
         LearnerKind::Hedge => {
             let m = &sc.file.mechanism;
-            let params = scheduler::registry::Params {
-                fairness: m.fairness,
-                weighted_leftovers: m.leftovers == env::config::Leftovers::WeightedRandom,
-            };
+            let params = m.params();
             Box::new(Hedge::new(
                 sc.n(),
                 levels,
@@ -130,7 +127,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
         LearnerKind::ActorCritic => {
             let obs = MtfEnv::new(sc.clone()).observation_space(0).dim();
             let used = match exp.learner.actor_critic.features {
-                crate::config::Features::Spec => 1 + sc.m(),
+                crate::config::Features::Spec => env::world::spec_features(sc.m()),
                 crate::config::Features::All => obs,
             };
             Box::new(ActorCritic::new(
@@ -139,7 +136,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
                 used,
                 levels.len(),
                 &exp.learner.actor_critic,
-                stream_seed(sc.file.seed, "init", 0),
+                stream_seed(sc.file.seed, names::INIT, 0),
             ))
         }
     }
@@ -175,8 +172,8 @@ pub struct EpisodeLog {
 /// Run one training episode: act (sampled), step, learn, every round.
 pub fn train_episode(env: &mut MtfEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
     let n = env.n();
-    learner.begin_episode(stream_seed(root, "policy-episode", episode));
-    env.reset(stream_seed(root, "train-episode", episode));
+    learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
+    env.reset(stream_seed(root, names::TRAIN_EPISODE, episode));
     let (mut actions, mut obs, mut budgets, mut rewards, mut next_budgets) =
         (vec![0; n], Vec::new(), vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut sum = Losses::default();
@@ -219,11 +216,7 @@ pub fn train_episode(env: &mut MtfEnv, learner: &mut dyn Learner, root: u64, epi
 
 const MAGIC: &[u8; 8] = b"MTFCKPT1";
 
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-}
+use env::rng::fnv1a as fnv;
 
 /// A checkpoint file's bytes.
 pub fn encode_checkpoint(episodes_done: u64, learner: &[u8]) -> Vec<u8> {

@@ -396,6 +396,16 @@ pub struct MechanismSection {
     pub fairness: f64,
 }
 
+impl MechanismSection {
+    /// The mechanism parameters this section sets (for [`scheduler::registry::build`]).
+    pub fn params(&self) -> scheduler::registry::Params {
+        scheduler::registry::Params {
+            fairness: self.fairness,
+            weighted_leftovers: self.leftovers == Leftovers::WeightedRandom,
+        }
+    }
+}
+
 impl Default for MechanismSection {
     fn default() -> Self {
         Self {

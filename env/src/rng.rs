@@ -25,6 +25,26 @@ pub mod names {
     pub const REPLAY: &str = "replay";
     /// MTF's weighted-random leftovers.
     pub const LEFTOVERS: &str = "leftovers";
+    /// Agent i's action sampling (learners; per episode from [`POLICY_EPISODE`]).
+    pub const POLICY: &str = "policy";
+    /// A learner population's sampling seed for episode k.
+    pub const POLICY_EPISODE: &str = "policy-episode";
+    /// The environment seed of training episode k.
+    pub const TRAIN_EPISODE: &str = "train-episode";
+    /// The environment seed of evaluation episode k (`mtf simulate`, held-out evaluation).
+    pub const EVAL_EPISODE: &str = "episode";
+    /// A learner's parameter initialisation.
+    pub const INIT: &str = "init";
+    /// A sweep's sampler draws for trial k.
+    pub const SWEEP_TRIAL: &str = "sweep-trial";
+}
+
+/// FNV-1a 64 of some bytes: stream names here, checkpoint and exported-policy checksums in
+/// `agents` (one implementation, so formats cannot drift apart).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn splitmix(mut z: u64) -> u64 {
@@ -36,11 +56,7 @@ fn splitmix(mut z: u64) -> u64 {
 
 /// The seed of stream `(root, name, index)`: FNV-1a over the name, mixed with splitmix64.
 pub fn stream_seed(root: u64, name: &str, index: u64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fnv1a(name.as_bytes());
     splitmix(splitmix(root ^ splitmix(h)) ^ splitmix(index.wrapping_add(0x1234_5678)))
 }
 

@@ -13,6 +13,7 @@ use crate::spaces::{BoxSpace, Discrete};
 use rand::rngs::SmallRng;
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson};
+use scheduler::valuation::demand_utility;
 use scheduler::{registry, Allocation, Form, Mechanism, RoundInput};
 use std::time::Instant;
 
@@ -193,6 +194,14 @@ pub struct MtfEnv {
     totals: Totals,
 }
 
+/// Length of the SPEC 2.4 state an agent observes first: its budget share, then its m
+/// utilities. Learners that read only this, the exported-agent protocol and its runtime all
+/// size their input with this function (the environment's observation continues with the
+/// backlog over the arrival rate and the optional extras).
+pub const fn spec_features(m: usize) -> usize {
+    1 + m
+}
+
 /// Marker for an idle accelerator in the owners log.
 pub const IDLE: u32 = u32::MAX;
 
@@ -201,16 +210,12 @@ impl MtfEnv {
     pub fn new(sc: Scenario) -> Self {
         let (n, m) = (sc.n(), sc.m());
         let mech = &sc.file.mechanism;
-        let params = registry::Params {
-            fairness: mech.fairness,
-            weighted_leftovers: mech.leftovers == Leftovers::WeightedRandom,
-        };
-        let mechanism = registry::build(&mech.name, &params).expect("validated mechanism name");
+        let mechanism = registry::build(&mech.name, &mech.params()).expect("validated mechanism name");
         let weights = crate::config::normalised_weights(&sc.agents.iter().map(|a| a.weight).collect::<Vec<_>>());
         let total_w = weights.iter().sum();
         let levels = sc.file.env.threshold_levels.clone();
         let e = &sc.file.env;
-        let dim = 1 + m + 1 + usize::from(e.observe_burst) + if e.observe_budgets { n } else { 0 };
+        let dim = spec_features(m) + 1 + usize::from(e.observe_burst) + if e.observe_budgets { n } else { 0 };
         let mut env = Self {
             n,
             m,
@@ -689,7 +694,7 @@ impl MtfEnv {
                     let q = self.backlog[i].len() as f64;
                     self.pending.demands[i] = q;
                     for c in 0..m {
-                        o[1 + c] = (q.min(self.mu[i * m + c]) / max) as f32;
+                        o[1 + c] = demand_utility(q, self.mu[i * m + c], max) as f32;
                     }
                     self.backlog[i].len()
                 }
@@ -698,7 +703,7 @@ impl MtfEnv {
                     for c in 0..m {
                         let q = self.queues[i * m + c].len();
                         total += q;
-                        let u = (q as f64).min(self.mu[i * m + c]) / max;
+                        let u = demand_utility(q as f64, self.mu[i * m + c], max);
                         self.pending.utilities[i * m + c] = u;
                         o[1 + c] = u as f32;
                     }

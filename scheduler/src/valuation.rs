@@ -14,6 +14,15 @@
 
 use crate::input::{Form, RoundInput};
 
+/// Utility of an accelerator of rate `rate` to an agent with `remaining` jobs whose fastest
+/// accelerator has rate `max_rate` (SPEC 2.4 and 3.3): the share of the best accelerator's
+/// round it would fill. The one definition the environment's observations, the mechanisms and
+/// Hedge's rewards share.
+#[inline]
+pub fn demand_utility(remaining: f64, rate: f64, max_rate: f64) -> f64 {
+    remaining.min(rate) / max_rate
+}
+
 /// Current utilities of one round; reused across rounds (no allocation after the first).
 #[derive(Clone, Debug, Default)]
 pub struct Valuation {
@@ -121,7 +130,7 @@ impl Valuation {
             for i in 0..n {
                 let (r, max) = (input.demands[i], self.max_rate[i]);
                 for cl in self.classes.start[i]..self.classes.start[i + 1] {
-                    self.cls_u.push(r.min(self.classes.rate[cl]) / max);
+                    self.cls_u.push(demand_utility(r, self.classes.rate[cl], max));
                     self.cls_avail
                         .push((self.classes.mem_start[cl + 1] - self.classes.mem_start[cl]) as u32);
                     self.cls_cursor.push(self.classes.mem_start[cl]);
@@ -315,7 +324,7 @@ impl Valuation {
         let max = self.max_rate[i];
         let mut changed = false;
         for k in self.classes.start[i]..self.classes.start[i + 1] {
-            let new = r.min(self.classes.rate[k]) / max;
+            let new = demand_utility(r, self.classes.rate[k], max);
             let old = self.cls_u[k];
             if new != old {
                 changed = true;

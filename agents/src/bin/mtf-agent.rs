@@ -47,7 +47,7 @@ fn main() -> ExitCode {
     };
     if describe {
         let mut v = serde_json::to_value(&manifest).expect("serialisable");
-        v["observation_size"] = (1 + manifest.m).into();
+        v["observation_size"] = env::world::spec_features(manifest.m).into();
         v["observation"] = serde_json::json!(["budget share B/T", format!("utilities[{}]", manifest.m)]);
         println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
         return ExitCode::SUCCESS;

@@ -232,7 +232,7 @@ fn worker(ctx: &Ctx) -> anyhow::Result<()> {
                         loss: file.objective.direction.loss(*v),
                     })
                     .collect();
-                let mut draws = Draws::new(env::rng::stream_seed(ctx.seed, "sweep-trial", c.number));
+                let mut draws = Draws::new(env::rng::stream_seed(ctx.seed, env::rng::names::SWEEP_TRIAL, c.number));
                 Some(propose(
                     file.sampler,
                     &file.params,
