@@ -12,7 +12,7 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn train(dir: &Path, learner: &str) {
-    let q = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let q = std::path::PathBuf::from(common::quickstart());
     let kind = format!("learner.kind={learner}");
     let (code, _, err) = mtf(&[
         "train",
@@ -304,7 +304,7 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&silent, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let q = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let q = std::path::PathBuf::from(common::quickstart());
     let start = std::time::Instant::now();
     // A bare name is a file in the current directory, not a $PATH lookup.
     let out = Command::new(env!("CARGO_BIN_EXE_mtf"))

@@ -2,15 +2,7 @@
 //! to the subcommand's help, limits checked before allocating, machine-readable `--json`.
 
 mod common;
-use common::mtf;
-use std::path::Path;
-
-fn quickstart() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../configs/quickstart.toml")
-        .display()
-        .to_string()
-}
+use common::{mtf, quickstart};
 
 #[test]
 fn unknown_flag_pointed_to_the_top_level_help() {

@@ -2,7 +2,7 @@
 //! bad sweep files.
 
 mod common;
-use common::mtf;
+use common::{mtf, quickstart};
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,15 +13,6 @@ fn tmp(name: &str) -> PathBuf {
     let d = common::tmp("sweep", name);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn quickstart() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../configs/quickstart.toml")
-        .canonicalize()
-        .unwrap()
-        .display()
-        .to_string()
 }
 
 /// A tiny actor-critic sweep: 40-round episodes, 6 per trial; successive halving with rungs at

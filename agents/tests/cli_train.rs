@@ -2,17 +2,10 @@
 //! thread-count independence.
 
 mod common;
-use common::mtf;
+use common::{mtf, quickstart};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn quickstart() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../configs/quickstart.toml")
-        .display()
-        .to_string()
-}
 
 fn tmp(name: &str) -> PathBuf {
     common::tmp("train", name)

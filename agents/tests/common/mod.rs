@@ -20,3 +20,13 @@ pub fn tmp(kind: &str, name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     d
 }
+
+/// The quickstart config's absolute path (no `..`: sweep files embed it).
+pub fn quickstart() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs/quickstart.toml")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
