@@ -219,6 +219,11 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
             cfg.display()
         )));
     }
+    // The episode length every scenario runs with (the configs' own, unless --set changes it).
+    let rounds = crate::simulate::load_scenario(&cfg.join("equal.toml"), &args.set, None, args.seed)?
+        .file
+        .env
+        .rounds;
     let (dir, _lock) = run_dir::create(args.out.as_deref(), "reproduce-thesis")?;
     let steps = SETUPS.len() * plan.variants.len() * plan.loads.len() + 1 + 2 + 2 + 1;
     let mut ctx = Ctx {
@@ -236,7 +241,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
     let _ = writeln!(index, "# Thesis chapter 5, reproduced with this harness\n");
     let _ = writeln!(
         index,
-        "Mode: {}. {} seeds per point, 300 rounds per episode, learned MTF = actor-critic trained {} episodes per scenario and load. \
+        "Mode: {}. {} seeds per point, {rounds} rounds per episode, learned MTF = actor-critic trained {} episodes per scenario and load. \
          Welfare is the weighted social welfare in jobs per round (thesis 5.3), mean +- 95% CI over seeds; every row of a table ran on the same seeds (same arrivals). \
          \"Best fixed\" is MTF with threshold 0.0. Where the harness and the thesis differ, the text says so.\n",
         if args.quick { "--quick" } else { "full" },

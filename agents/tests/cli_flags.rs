@@ -110,3 +110,38 @@ fn json_output_of_train_and_compare_is_one_object() {
     assert!(v["rows"][0]["summary"]["welfare"]["mean"].is_f64());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn reproduce_thesis_quick_writes_its_report_and_figures() {
+    // The quick plan with 20-round episodes: every section runs, in seconds.
+    let out = common::tmp("flags", "reproduce");
+    let (code, stdout, err) = mtf(&[
+        "reproduce",
+        "thesis",
+        "--quick",
+        "--set",
+        "env.rounds=20",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "--quiet prints no progress: {err}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let index = std::fs::read_to_string(v["index"].as_str().unwrap()).unwrap();
+    assert!(
+        index.contains("20 rounds per episode"),
+        "the report states the episode length it ran"
+    );
+    for section in ["Fig. 5.2/5.3", "Table 5.2", "Wall time"] {
+        assert!(index.contains(section), "index.md lacks {section}");
+    }
+    // Every figure the report links exists, as PNG and SVG.
+    let linked: Vec<&str> = index.lines().filter_map(|l| l.strip_prefix("![](")?.strip_suffix(')')).collect();
+    assert!(linked.len() >= 8, "{linked:?}");
+    for png in linked {
+        assert!(out.join(png).exists() && out.join(png.replace(".png", ".svg")).exists(), "{png}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
