@@ -150,7 +150,7 @@ pub fn markdown(rows: &[Row]) -> String {
 }
 
 /// The CSV: one row per pair, mean and ci95 columns per figure.
-pub fn csv(rows: &[Row]) -> String {
+pub fn csv(rows: &[Row]) -> anyhow::Result<Vec<u8>> {
     let weights: Vec<f64> = rows
         .first()
         .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())
@@ -158,34 +158,35 @@ pub fn csv(rows: &[Row]) -> String {
     let mut cols = vec!["welfare".to_string()];
     cols.extend(weights.iter().map(|w| format!("throughput_w{w}")));
     cols.extend(["dropped", "phi_min", "phi_median", "ef_violations", "pareto", "jain", "sched_us"].map(String::from));
-    let mut out = String::from("policy,mechanism");
+    let mut header = vec!["policy".to_string(), "mechanism".to_string()];
     for c in &cols {
-        out.push_str(&format!(",{c}_mean,{c}_ci95"));
+        header.push(format!("{c}_mean"));
+        header.push(format!("{c}_ci95"));
     }
-    out.push('\n');
-    for r in rows {
-        let s = &r.summary;
-        let mut stats = vec![Some(s.welfare)];
-        stats.extend(s.throughput_by_weight.iter().map(|(_, st)| Some(*st)));
-        stats.extend([
-            Some(s.dropped),
-            s.phi_min,
-            s.phi_median,
-            s.ef_violations,
-            s.pareto,
-            Some(s.jain),
-            Some(s.sched_us),
-        ]);
-        out.push_str(&format!("{},{}", r.policy, r.mechanism));
-        for st in stats {
-            match st {
-                Some(st) => out.push_str(&format!(",{},{}", st.mean, st.ci95)),
-                None => out.push_str(",,"),
+    let records: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            let mut stats = vec![Some(s.welfare)];
+            stats.extend(s.throughput_by_weight.iter().map(|(_, st)| Some(*st)));
+            stats.extend([
+                Some(s.dropped),
+                s.phi_min,
+                s.phi_median,
+                s.ef_violations,
+                s.pareto,
+                Some(s.jain),
+                Some(s.sched_us),
+            ]);
+            let mut rec = vec![r.policy.clone(), r.mechanism.clone()];
+            for st in stats {
+                rec.push(st.map(|x| x.mean.to_string()).unwrap_or_default());
+                rec.push(st.map(|x| x.ci95.to_string()).unwrap_or_default());
             }
-        }
-        out.push('\n');
-    }
-    out
+            rec
+        })
+        .collect();
+    run_dir::csv_bytes(&header, &records)
 }
 
 /// The `compare` command.
@@ -213,7 +214,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         seeds.len()
     );
     run_dir::write_atomic(&dir.join("comparison.md"), (title + &md).as_bytes())?;
-    run_dir::write_atomic(&dir.join("comparison.csv"), csv(&rows).as_bytes())?;
+    run_dir::write_atomic(&dir.join("comparison.csv"), &csv(&rows)?)?;
     let plots = crate::plots::comparison(&dir, &rows)?;
     run_dir::write_atomic(
         &dir.join("summary.json"),

@@ -188,6 +188,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A CSV file's bytes: a header row, then records, every field quoted as RFC 4180 needs.
+pub fn csv_bytes(header: &[String], records: &[Vec<String>]) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header)?;
+    for r in records {
+        w.write_record(r)?;
+    }
+    Ok(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+}
+
 /// Append one line to a JSON-lines file (created if absent).
 pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
     let mut f = std::fs::OpenOptions::new()
@@ -243,6 +253,12 @@ mod tests {
         // A real full device: the error names it.
         let e = append_line(Path::new("/dev/full"), "x").unwrap_err().to_string();
         assert!(e.starts_with("/dev/full: appending to: No space left on device"), "{e}");
+    }
+
+    #[test]
+    fn csv_fields_with_commas_and_quotes_are_quoted() {
+        let bytes = csv_bytes(&["policy".into(), "x".into()], &[vec!["run:a,b".into(), "say \"hi\"".into()]]).unwrap();
+        assert_eq!(String::from_utf8(bytes).unwrap(), "policy,x\n\"run:a,b\",\"say \"\"hi\"\"\"\n");
     }
 
     #[test]

@@ -345,46 +345,33 @@ fn cell(v: &Value) -> String {
     }
 }
 
-fn csv_quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// `trials.csv`, `best.toml`, the plots, and the printed report.
 fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
     let file = &ctx.sweep.file;
     let names: Vec<&String> = file.params.keys().collect();
-    let mut csv = String::from("number,state,value,episodes,last_intermediate,seconds");
-    for n in &names {
-        csv.push(',');
-        csv.push_str(&csv_quote(n));
-    }
-    csv.push_str(",run_dir,error\n");
-    for t in trials {
-        let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-        csv.push_str(&format!(
-            "{},{},{},{},{},{}",
-            t.number,
-            t.state.as_str(),
-            opt(t.value),
-            t.last_step.map(|s| s.0.to_string()).unwrap_or_default(),
-            opt(t.last_step.map(|s| s.1)),
-            t.seconds.map(|s| format!("{s:.2}")).unwrap_or_default()
-        ));
-        for n in &names {
-            csv.push(',');
-            csv.push_str(&csv_quote(&t.params.get(*n).map(cell).unwrap_or_default()));
-        }
-        csv.push_str(&format!(
-            ",{},{}\n",
-            csv_quote(&t.run_dir),
-            csv_quote(t.error.as_deref().unwrap_or(""))
-        ));
-    }
-    run_dir::write_atomic(&ctx.out.join("trials.csv"), csv.as_bytes())?;
+    let mut header: Vec<String> = ["number", "state", "value", "episodes", "last_intermediate", "seconds"]
+        .map(String::from)
+        .into();
+    header.extend(names.iter().map(|n| n.to_string()));
+    header.extend(["run_dir".to_string(), "error".to_string()]);
+    let records: Vec<Vec<String>> = trials
+        .iter()
+        .map(|t| {
+            let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+            let mut rec = vec![
+                t.number.to_string(),
+                t.state.as_str().to_string(),
+                opt(t.value),
+                t.last_step.map(|s| s.0.to_string()).unwrap_or_default(),
+                opt(t.last_step.map(|s| s.1)),
+                t.seconds.map(|s| format!("{s:.2}")).unwrap_or_default(),
+            ];
+            rec.extend(names.iter().map(|n| t.params.get(*n).map(cell).unwrap_or_default()));
+            rec.extend([t.run_dir.clone(), t.error.clone().unwrap_or_default()]);
+            rec
+        })
+        .collect();
+    run_dir::write_atomic(&ctx.out.join("trials.csv"), &run_dir::csv_bytes(&header, &records)?)?;
 
     let count = |s: TrialState| trials.iter().filter(|t| t.state == s).count();
     let mut msg = format!(
