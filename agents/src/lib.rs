@@ -1,7 +1,43 @@
-//! Learners, training, sweeps and export for the MTF harness, and the `mtf` command.
+//! Learners, training, evaluation, sweeps and policy export for the MTF harness, and the `mtf`
+//! command built on them.
 //!
-//! For now this crate holds the command-line front end; `mtf schedule` drives the
-//! `scheduler` crate's mechanisms one round at a time:
+//! Data flow: policy -> learner -> trainer -> run directory -> reports.
+//! - [`learner`]: `Policy` (acting: a level per agent from the observations) and `Learner`
+//!   (updating from one round's `Transition`, which carries the environment's record of the
+//!   round); [`hedge`] and [`actor_critic`] implement both; [`config`] reads an experiment
+//!   (scenario + learner + training) and its documented limits.
+//! - [`train`]: the trainer. It runs episodes on `env::world::MtfEnv`, checkpoints the learner,
+//!   evaluates on held-out seeds and returns a typed `Trained` outcome; the run directory is
+//!   written through [`run_dir`] (atomic files, one writer's lock) and [`tb`] (TensorBoard).
+//! - Reports: [`simulate`] (evaluation episodes), [`compare`] (policies x mechanisms on the same
+//!   seeds), [`reproduce`] (the thesis's chapter 5), [`plots`]; [`sweep`] searches
+//!   hyperparameters over training runs.
+//! - Export: [`export`] writes a trained policy into a copy of the [`runtime`] binary;
+//!   [`drive`] drives such binaries as agents.
+//! - The application: [`cli`] (commands and flags), [`schedule`] (one mechanism round as
+//!   JSON), [`error`] (exit status 2 for the user's errors).
+//!
+//! A short training run, and its outcome read back without touching the files:
+//!
+//! ```
+//! use agents::train::{execute, TrainArgs};
+//! let out = std::env::temp_dir().join(format!("mtf-doc-{}", std::process::id()));
+//! let trained = execute(TrainArgs {
+//!     config: Some("../configs/quickstart.toml".into()),
+//!     set: ["learner.kind=hedge", "train.episodes=2", "env.rounds=20", "train.eval_seeds=1"]
+//!         .map(String::from)
+//!         .to_vec(),
+//!     out: Some(out.clone()),
+//!     quiet: true,
+//!     ..TrainArgs::default()
+//! })
+//! .unwrap();
+//! let welfare = trained.summary.unwrap()["eval_welfare"]["mean"].as_f64().unwrap();
+//! assert!(welfare > 0.0);
+//! std::fs::remove_dir_all(out).unwrap();
+//! ```
+//!
+//! One round of a mechanism, as `mtf schedule` prints it:
 //!
 //! ```
 //! let out = agents::schedule::schedule_json("mtf", r#"{"utilities": [[0.1, 0.9, 0.1, 0.2], [0.5, 0.6, 0.5, 0.7]],

@@ -146,7 +146,7 @@ impl Ctx {
         set.push(format!("train.episodes={}", self.plan.episodes));
         set.push("train.eval_seeds=1".into());
         set.push(format!("train.checkpoint_every={}", self.plan.episodes));
-        crate::train::run_quiet(TrainArgs {
+        crate::train::execute(TrainArgs {
             config: Some(config.to_path_buf()),
             name: None,
             set,

@@ -378,11 +378,6 @@ pub fn run(args: TrainArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A training run without printing; returns its run directory.
-pub fn run_quiet(args: TrainArgs) -> anyhow::Result<PathBuf> {
-    Ok(execute(args)?.dir)
-}
-
 /// A training run.
 pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     let (mut exp, mut learner, start, dir, _lock) = match (&args.resume, &args.config) {

@@ -11,28 +11,47 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (mut describe, mut sample, mut seed, mut agent) = (false, false, None::<u64>, None::<usize>);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--describe" => describe = true,
-            "--sample" => sample = true,
-            "--seed" => match it.next().and_then(|s| s.parse().ok()) {
-                Some(s) => seed = Some(s),
-                None => return fail("--seed needs a whole number"),
-            },
-            "--agent" => match it.next().and_then(|s| s.parse().ok()) {
-                Some(i) => agent = Some(i),
-                None => return fail("--agent needs an agent index"),
-            },
-            "--help" | "-h" => {
-                println!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}}; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default());
-                return ExitCode::SUCCESS;
-            }
-            other => return fail(&format!("unknown argument `{other}` (see --help)")),
+/// What the command line asks for.
+#[derive(Default)]
+struct Args {
+    describe: bool,
+    sample: bool,
+    seed: Option<u64>,
+    agent: Option<usize>,
+    help: bool,
+}
+
+fn parse() -> Result<Args, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut args = Args::default();
+    let mut p = lexopt::Parser::from_env();
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("describe") => args.describe = true,
+            Long("sample") => args.sample = true,
+            Long("seed") => args.seed = Some(p.value()?.parse()?),
+            Long("agent") => args.agent = Some(p.value()?.parse()?),
+            Long("help") | Short('h') => args.help = true,
+            _ => return Err(arg.unexpected()),
         }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let Args {
+        describe,
+        sample,
+        seed,
+        agent,
+        help,
+    } = match parse() {
+        Ok(a) => a,
+        Err(e) => return fail(&format!("{e} (see --help)")),
+    };
+    if help {
+        println!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}}; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default());
+        return ExitCode::SUCCESS;
     }
     if sample && seed.is_none() {
         return fail("--sample needs --seed N (reproducible draws)");
