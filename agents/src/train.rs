@@ -378,11 +378,21 @@ pub fn run(args: TrainArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A training run.
-pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
-    let (mut exp, mut learner, start, dir, _lock) = match (&args.resume, &args.config) {
-        (Some(_), Some(_)) => return Err(user("--resume continues a run with its own config.toml; do not pass --config")),
-        (Some(_), None) if !args.set.is_empty() => return Err(user("--set cannot change a run being resumed")),
+/// A run directory opened for training: a new run, or one to resume.
+struct Opened {
+    exp: Experiment,
+    learner: Box<dyn Learner>,
+    /// Episodes already done (from the checkpoint).
+    start: u64,
+    dir: PathBuf,
+    _lock: run_dir::RunLock,
+}
+
+/// Open the run `args` asks for; `Err(Ok(trained))` is a resumed run that is already complete.
+fn open(args: &TrainArgs) -> anyhow::Result<Result<Opened, Trained>> {
+    match (&args.resume, &args.config) {
+        (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
+        (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
         (Some(dir), None) => {
             if !dir.join("config.toml").exists() {
                 return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
@@ -390,7 +400,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
             let lock = run_dir::lock(dir)?;
             let (exp, learner, done) = load_run(dir, true)?;
             if done >= exp.train.episodes && dir.join("summary.json").exists() {
-                return Ok(Trained {
+                return Ok(Err(Trained {
                     message: format!(
                         "{}: the run is complete ({done} episodes, summary.json written); nothing to resume\n",
                         dir.display()
@@ -398,10 +408,16 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
                     dir: dir.clone(),
                     stopped_after: None,
                     summary: Some(read_json(&dir.join("summary.json"))?),
-                });
+                }));
             }
             truncate_metrics(&dir.join("metrics.jsonl"), done)?;
-            (exp, learner, done, dir.clone(), lock)
+            Ok(Ok(Opened {
+                exp,
+                learner,
+                start: done,
+                dir: dir.clone(),
+                _lock: lock,
+            }))
         }
         (None, Some(config)) => {
             let mut set = args.set.clone();
@@ -417,9 +433,91 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
             // The resolved config goes in before anything else can fail.
             run_dir::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
             let learner = build_learner(&exp);
-            (exp, learner, 0, dir, lock)
+            Ok(Ok(Opened {
+                exp,
+                learner,
+                start: 0,
+                dir,
+                _lock: lock,
+            }))
         }
-        (None, None) => return Err(user("give --config FILE (or --resume RUN_DIR)")),
+        (None, None) => Err(user("give --config FILE (or --resume RUN_DIR)")),
+    }
+}
+
+/// One episode's log line from its metrics and losses.
+fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64, weights: &[f64], classes: &[f64]) -> EpisodeLog {
+    let n = weights.len();
+    EpisodeLog {
+        episode: e,
+        welfare: m.welfare,
+        mean_reward: m.reward.iter().sum::<f64>() / n as f64,
+        throughput: m.throughput.iter().sum(),
+        dropped: m.dropped.iter().sum::<u64>() as f64 / f64::from(m.rounds.max(1)),
+        tokens_spent: m.spent.iter().sum(),
+        threshold_by_weight: classes
+            .iter()
+            .map(|&w| {
+                let idx: Vec<usize> = (0..n).filter(|&i| weights[i] == w).collect();
+                (w, idx.iter().map(|&i| m.threshold[i]).sum::<f64>() / idx.len() as f64)
+            })
+            .collect(),
+        actor_loss: losses.actor,
+        critic_loss: losses.critic,
+        entropy: losses.entropy,
+        wall_time: secs,
+    }
+}
+
+/// An episode's scalars into TensorBoard (one step axis: the episode).
+fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> anyhow::Result<()> {
+    let e = log.episode;
+    for (tag, v) in [
+        (tags::WELFARE, log.welfare),
+        (tags::REWARD, log.mean_reward),
+        (tags::THROUGHPUT, log.throughput),
+        (tags::DROPPED, log.dropped),
+        (tags::TOKENS, log.tokens_spent),
+        (tags::ACTOR, log.actor_loss),
+        (tags::CRITIC, log.critic_loss),
+        (tags::ENTROPY, log.entropy),
+        (tags::SPS, f64::from(rounds) / log.wall_time.max(1e-9)),
+    ] {
+        tb.scalar(tag, v as f32, e)?;
+    }
+    for (w, t) in &log.threshold_by_weight {
+        tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t as f32, e)?;
+    }
+    tb.flush()
+}
+
+/// The held-out evaluation, greedy, on seeds no training episode used: the ones `mtf simulate`
+/// uses for the same root seed, so fixed thresholds and baselines compare on equal arrivals.
+fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, usize) {
+    let seeds = crate::simulate::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
+    let policy = std::sync::Mutex::new(learner.fork());
+    let make = move || {
+        Box::new(Acting {
+            policy: policy.lock().expect("not poisoned").fork(),
+            greedy: true,
+        }) as Box<dyn ActionSource>
+    };
+    let episodes = evaluate(&exp.scenario, &seeds, &make, true, exp.train.threads);
+    (Summary::of(&exp.scenario, &episodes), seeds.len())
+}
+
+/// A training run: open (or resume) the run directory, train episode by episode (log line,
+/// TensorBoard, checkpoint, the hook), then evaluate on held-out seeds and write summary.json.
+pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
+    let Opened {
+        mut exp,
+        mut learner,
+        start,
+        dir,
+        _lock,
+    } = match open(&args)? {
+        Ok(opened) => opened,
+        Err(complete) => return Ok(complete),
     };
     if let Some(t) = args.threads {
         exp.train.threads = t;
@@ -456,44 +554,9 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
         let t0 = Instant::now();
         let (m, losses) = pool.install(|| train_episode(&mut env, learner.as_mut(), root, e));
         rounds_run += u64::from(m.rounds);
-        let secs = t0.elapsed().as_secs_f64();
-        let log = EpisodeLog {
-            episode: e,
-            welfare: m.welfare,
-            mean_reward: m.reward.iter().sum::<f64>() / n as f64,
-            throughput: m.throughput.iter().sum(),
-            dropped: m.dropped.iter().sum::<u64>() as f64 / f64::from(m.rounds.max(1)),
-            tokens_spent: m.spent.iter().sum(),
-            threshold_by_weight: classes
-                .iter()
-                .map(|&w| {
-                    let idx: Vec<usize> = (0..n).filter(|&i| weights[i] == w).collect();
-                    (w, idx.iter().map(|&i| m.threshold[i]).sum::<f64>() / idx.len() as f64)
-                })
-                .collect(),
-            actor_loss: losses.actor,
-            critic_loss: losses.critic,
-            entropy: losses.entropy,
-            wall_time: secs,
-        };
+        let log = episode_log(e, &m, losses, t0.elapsed().as_secs_f64(), &weights, &classes);
         run_dir::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;
-        for (tag, v) in [
-            (tags::WELFARE, log.welfare),
-            (tags::REWARD, log.mean_reward),
-            (tags::THROUGHPUT, log.throughput),
-            (tags::DROPPED, log.dropped),
-            (tags::TOKENS, log.tokens_spent),
-            (tags::ACTOR, log.actor_loss),
-            (tags::CRITIC, log.critic_loss),
-            (tags::ENTROPY, log.entropy),
-            (tags::SPS, f64::from(m.rounds) / secs.max(1e-9)),
-        ] {
-            tb.scalar(tag, v as f32, e)?;
-        }
-        for (w, t) in &log.threshold_by_weight {
-            tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t as f32, e)?;
-        }
-        tb.flush()?;
+        write_scalars(&mut tb, &log, m.rounds)?;
         let done = e + 1;
         checkpoint(
             &dir,
@@ -519,39 +582,26 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     bar.finish_and_clear();
     let train_seconds = started.elapsed().as_secs_f64();
 
-    // Held-out evaluation, greedy, on seeds no training episode used: the ones `mtf simulate`
-    // uses for the same root seed, so fixed thresholds and baselines compare on equal arrivals.
-    let seeds = crate::simulate::episode_seeds(root, exp.train.eval_seeds);
-    let policy = std::sync::Mutex::new(learner.fork());
-    let make = move || {
-        Box::new(Acting {
-            policy: policy.lock().expect("not poisoned").fork(),
-            greedy: true,
-        }) as Box<dyn ActionSource>
-    };
-    let episodes = evaluate(&exp.scenario, &seeds, &make, true, exp.train.threads);
-    let eval = Summary::of(&exp.scenario, &episodes);
-    let summary = SummaryFile {
+    let (eval, eval_seeds) = evaluate_held_out(&exp, learner.as_ref());
+    let summary = serde_json::to_value(SummaryFile {
         learner: exp.learner.kind,
         episodes: total,
         last_episode: last.as_ref(),
         train_seconds,
         agent_updates_per_second: (rounds_run * n as u64) as f64 / train_seconds.max(1e-9),
-        eval_seeds: seeds.len(),
+        eval_seeds,
         eval_welfare: eval.welfare,
         eval: &eval,
-    };
-    let summary = serde_json::to_value(&summary)?;
+    })?;
     run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     let message = format!(
-        "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {} seeds\nrun directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
+        "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {eval_seeds} seeds\nrun directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
         total - start,
         exp.learner.kind,
         eval.welfare.mean,
         eval.welfare.ci95,
-        seeds.len(),
         dir.display(),
-        dir.join("tb").display()
+        tb_dir.display()
     );
     Ok(Trained {
         dir,
