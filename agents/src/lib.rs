@@ -14,8 +14,9 @@
 //!   hyperparameters over training runs.
 //! - Export: [`export`] writes a trained policy into a copy of the [`runtime`] binary;
 //!   [`drive`] drives such binaries as agents.
-//! - The application: [`cli`] (commands and flags), [`schedule`] (one mechanism round as
-//!   JSON), [`error`] (exit status 2 for the user's errors).
+//! - For the application (the `mtf` binary, whose command-line module is private to it):
+//!   [`schedule`] (one mechanism round as JSON), [`error`] (exit status 2 for the user's
+//!   errors).
 //!
 //! A short training run, and its outcome read back without touching the files:
 //!
@@ -46,7 +47,6 @@
 //! ```
 
 pub mod actor_critic;
-pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod drive;

@@ -1,6 +1,6 @@
-//! Command-line definitions (clap) and dispatch.
+//! Command-line definitions (clap) and dispatch: private to the `mtf` binary.
 
-use crate::error::user;
+use agents::error::user;
 use clap::{CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// The MTF harness: fair accelerator sharing, learned thresholds, baselines.
 #[derive(Parser, Debug)]
 #[command(name = "mtf", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -281,16 +281,16 @@ fn bounded(s: &str, max: usize, what: &str) -> Result<usize, String> {
 
 /// `--threads`: 1 to `config::limits::MAX_THREADS`.
 fn parse_threads(s: &str) -> Result<usize, String> {
-    bounded(s, crate::config::limits::MAX_THREADS, "threads")
+    bounded(s, agents::config::limits::MAX_THREADS, "threads")
 }
 
 /// `--seeds`: 1 to `config::limits::MAX_SEEDS`.
 fn parse_seeds(s: &str) -> Result<usize, String> {
-    bounded(s, crate::config::limits::MAX_SEEDS, "seeds")
+    bounded(s, agents::config::limits::MAX_SEEDS, "seeds")
 }
 
 /// Parse `args` and run the command.
-pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
     let args: Vec<OsString> = args.into_iter().collect();
     // The subcommand named, for pointing a usage error at its own help.
     let sub = args
@@ -325,7 +325,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             mechanism,
             input,
             fairness,
-        } => crate::schedule::run(&mechanism, input.as_deref(), fairness),
+        } => agents::schedule::run(&mechanism, input.as_deref(), fairness),
         Command::Simulate {
             config,
             mechanism,
@@ -337,7 +337,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             json,
             out,
             quiet,
-        } => crate::simulate::run(crate::simulate::SimulateArgs {
+        } => agents::simulate::run(agents::simulate::SimulateArgs {
             config,
             mechanism,
             policy,
@@ -359,8 +359,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             out,
             quiet,
             json,
-        } => crate::train::run(
-            crate::train::TrainArgs {
+        } => agents::train::run(
+            agents::train::TrainArgs {
                 config,
                 name,
                 set,
@@ -386,7 +386,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             json,
             out,
             quiet,
-        } => crate::sweep::run(crate::sweep::SweepArgs {
+        } => agents::sweep::run(agents::sweep::SweepArgs {
             config,
             trials,
             workers,
@@ -407,7 +407,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             force,
             quiet: _,
             json,
-        } => crate::export::run(&run, &out, Some(agent.as_str()), force, json),
+        } => agents::export::run(&run, &out, Some(agent.as_str()), force, json),
         Command::Reproduce {
             what,
             quick,
@@ -421,7 +421,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             if what != "thesis" {
                 return Err(user(format!("mtf reproduce {what}: only `thesis` can be reproduced")));
             }
-            crate::reproduce::run(crate::reproduce::ReproduceArgs {
+            agents::reproduce::run(agents::reproduce::ReproduceArgs {
                 quick,
                 out,
                 threads,
@@ -442,7 +442,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode>
             out,
             json,
             quiet,
-        } => crate::compare::run(crate::compare::CompareArgs {
+        } => agents::compare::run(agents::compare::CompareArgs {
             config,
             policies,
             mechanisms,
