@@ -61,5 +61,6 @@ pub mod runtime;
 pub mod schedule;
 pub mod simulate;
 pub mod sweep;
+pub mod table;
 pub mod tb;
 pub mod train;

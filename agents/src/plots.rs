@@ -1,7 +1,7 @@
 //! Figures for comparisons, as PNG and SVG (plotters), with labelled axes, units and legends.
 //! Text uses DejaVu Sans embedded in the binary, so figures look the same on any machine.
 
-use crate::compare::Row;
+use crate::table::Row;
 use anyhow::anyhow;
 use plotters::coord::Shift;
 use plotters::prelude::*;

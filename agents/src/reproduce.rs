@@ -6,10 +6,11 @@
 //! "best fixed" is MTF with threshold 0.0, the best fixed level wherever levels differ
 //! (`env/README.md`). Baselines: round robin, stride, Gandiva_fair, Themis, max-throughput.
 
-use crate::compare::{compare, CompareArgs, Row};
+use crate::compare::{compare, CompareArgs};
 use crate::error::user;
 use crate::plots;
 use crate::run_dir;
+use crate::table::Row;
 use crate::train::TrainArgs;
 use env::eval::Stat;
 use std::fmt::Write as _;

@@ -134,14 +134,6 @@ pub fn policy_factory(
     )))
 }
 
-/// Seeds of the evaluation episodes, derived from the root seed by hashing (never `seed + k`,
-/// whose streams would overlap another run's).
-pub fn episode_seeds(root: u64, count: usize) -> Vec<u64> {
-    (0..count as u64)
-        .map(|k| env::rng::stream_seed(root, env::rng::names::EVAL_EPISODE, k))
-        .collect()
-}
-
 #[derive(Serialize)]
 struct SummaryFile<'a> {
     config: String,
@@ -162,7 +154,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let scenario = load_scenario(&args.config, &args.set, args.mechanism.as_deref(), args.seed)?;
     let agent_errors = crate::drive::ErrorSlot::default();
     let make = policy_factory(&args.policy, &scenario, &agent_errors)?;
-    let seeds = episode_seeds(scenario.file.seed, args.seeds);
+    let seeds = env::eval::episode_seeds(scenario.file.seed, args.seeds);
     let stem = args.config.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
     let (dir, _lock) = run_dir::create(args.out.as_deref(), &format!("simulate-{stem}"))?;
     run_dir::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;

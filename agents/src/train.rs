@@ -494,7 +494,7 @@ fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32)
 /// The held-out evaluation, greedy, on seeds no training episode used: the ones `mtf simulate`
 /// uses for the same root seed, so fixed thresholds and baselines compare on equal arrivals.
 fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, usize) {
-    let seeds = crate::simulate::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
+    let seeds = env::eval::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
     let policy = std::sync::Mutex::new(learner.fork());
     let make = move || {
         Box::new(Acting {

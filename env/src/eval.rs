@@ -73,6 +73,15 @@ pub fn evaluate(
     })
 }
 
+/// Seeds of the evaluation episodes (`mtf simulate`, a training run's held-out evaluation,
+/// `mtf compare`), derived from the root seed by hashing: never `seed + k`, whose streams would
+/// overlap another run's, and never a training episode's seed.
+pub fn episode_seeds(root: u64, count: usize) -> Vec<u64> {
+    (0..count as u64)
+        .map(|k| crate::rng::stream_seed(root, crate::rng::names::EVAL_EPISODE, k))
+        .collect()
+}
+
 /// Mean and 95% confidence interval half-width (Student's t) of a sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Stat {
