@@ -2,23 +2,15 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-/// UTC timestamp `YYYYMMDD-HHMMSS`.
+/// UTC timestamp `YYYYMMDD-HHMMSS`, now.
 pub fn timestamp() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    timestamp_of(jiff::Timestamp::now())
+}
+
+/// UTC timestamp `YYYYMMDD-HHMMSS` of an instant.
+pub fn timestamp_of(t: jiff::Timestamp) -> String {
+    t.strftime("%Y%m%d-%H%M%S").to_string()
 }
 
 /// The exclusive right to write one run directory, held for the life of the value (and so of the
@@ -215,6 +207,15 @@ pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_of_known_instants() {
+        let at = |secs: i64| timestamp_of(jiff::Timestamp::from_second(secs).unwrap());
+        assert_eq!(at(0), "19700101-000000");
+        // 2026-11-21T02:00:00Z, and the last second of a leap year's February.
+        assert_eq!(at(1_795_226_400), "20261121-020000");
+        assert_eq!(at(951_868_799), "20000229-235959");
+    }
 
     #[test]
     fn timestamp_has_the_run_directory_shape() {
