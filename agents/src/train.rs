@@ -22,7 +22,6 @@ use env::world::{MtfEnv, Observations};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
 /// Metric names (one step axis: the episode).
@@ -362,20 +361,6 @@ pub fn summary_shape() -> serde_json::Value {
         eval_welfare: Stat::default(),
     })
     .expect("a summary serialises")
-}
-
-/// The `train` command; with `json`, prints `{"run_dir": .., "summary": ..}`.
-pub fn run(args: TrainArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let t = execute(args)?;
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({ "run_dir": t.dir.display().to_string(), "summary": t.summary })
-        );
-    } else {
-        print!("{}", t.message);
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A run directory opened for training: a new run, or one to resume.

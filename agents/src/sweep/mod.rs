@@ -22,7 +22,6 @@ use pruner::{halving_prunes, median_prunes, PrunerKind};
 use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use storage::{Storage, Trial, TrialState};
@@ -68,12 +67,6 @@ struct Ctx {
     set: Vec<String>,
     threads: usize,
     bar: indicatif::ProgressBar,
-}
-
-/// The `sweep` command.
-pub fn run(args: SweepArgs) -> anyhow::Result<ExitCode> {
-    print!("{}", execute(&args)?.1);
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Run (or continue) a study; returns its output directory and the report printed.

@@ -359,8 +359,8 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             out,
             quiet,
             json,
-        } => agents::train::run(
-            agents::train::TrainArgs {
+        } => {
+            let trained = agents::train::execute(agents::train::TrainArgs {
                 config,
                 name,
                 set,
@@ -370,9 +370,15 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
                 threads,
                 quiet,
                 on_episode: None,
-            },
-            json,
-        ),
+            })?;
+            if json {
+                let v = serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary });
+                println!("{v}");
+            } else {
+                print!("{}", trained.message);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Sweep {
             config,
             trials,
@@ -386,7 +392,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             json,
             out,
             quiet,
-        } => agents::sweep::run(agents::sweep::SweepArgs {
+        } => agents::sweep::execute(&agents::sweep::SweepArgs {
             config,
             trials,
             workers,
@@ -399,6 +405,10 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             json,
             out,
             quiet,
+        })
+        .map(|(_, report)| {
+            print!("{report}");
+            ExitCode::SUCCESS
         }),
         Command::Export {
             run,
