@@ -46,24 +46,11 @@ enum Command {
         /// Evaluation episodes (seeds derived from the root seed; at most 100000).
         #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
         seeds: usize,
-        /// Root seed (overrides the config's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Worker threads (results do not depend on it).
-        #[arg(long, default_value_t = 2, value_parser = parse_threads)]
-        threads: usize,
-        /// Override any config key: key.path=value (repeatable; arrays: env.agents.*.load=0.8).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Print the figures as one JSON object instead of the table.
-        #[arg(long)]
-        json: bool,
         /// Run directory (default runs/simulate-<config>-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// No progress bars.
-        #[arg(long)]
-        quiet: bool,
+        #[command(flatten)]
+        common: Common,
     },
     /// A training run: learners per agent, run directory with metrics, TensorBoard, checkpoints.
     Train {
@@ -73,27 +60,14 @@ enum Command {
         /// Run name (default: the config's file stem).
         #[arg(long)]
         name: Option<String>,
-        /// Override any config key: key.path=value (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
         /// Continue RUN_DIR from its last checkpoint.
         #[arg(long, value_name = "RUN_DIR")]
         resume: Option<PathBuf>,
-        /// Root seed (overrides the config's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Worker threads (results do not depend on it).
-        #[arg(long, value_parser = parse_threads)]
-        threads: Option<usize>,
         /// Run directory (default runs/<name>-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// No progress bar.
-        #[arg(long)]
-        quiet: bool,
-        /// Print {"run_dir": .., "summary": ..} (summary.json) as JSON instead of the report.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        common: Common,
     },
     /// Policies x mechanisms on the same seeds: comparison.md / .csv and plots (PNG, SVG).
     Compare {
@@ -111,24 +85,11 @@ enum Command {
         /// Evaluation episodes per pair (the same seeds for every pair; at most 100000).
         #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
         seeds: usize,
-        /// Root seed (overrides the config's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Worker threads (results do not depend on it).
-        #[arg(long, default_value_t = 2, value_parser = parse_threads)]
-        threads: usize,
-        /// Override any config key: key.path=value (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
         /// Run directory (default runs/compare-<config>-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Print the rows as JSON instead of the markdown table.
-        #[arg(long)]
-        json: bool,
-        /// No progress bars.
-        #[arg(long)]
-        quiet: bool,
+        #[command(flatten)]
+        common: Common,
     },
     /// Regenerate a paper's evaluation: `mtf reproduce thesis [--quick]`.
     Reproduce {
@@ -140,21 +101,8 @@ enum Command {
         /// Output directory (default runs/reproduce-thesis-<timestamp>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Worker threads (results do not depend on it).
-        #[arg(long, default_value_t = 2, value_parser = parse_threads)]
-        threads: usize,
-        /// Root seed of every scenario (overrides the configs' `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override a key of every scenario: key.path=value (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// No progress lines on stderr.
-        #[arg(long)]
-        quiet: bool,
-        /// Print {"out": .., "index": ..} as JSON.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        common: Common,
     },
     /// Hyperparameter search over a training config: SQLite study, samplers, pruners, plots.
     #[command(long_about = SWEEP_HELP)]
@@ -177,26 +125,12 @@ enum Command {
         /// Sampler seed (overrides the sweep file's `seed`).
         #[arg(long)]
         sampler_seed: Option<u64>,
-        /// Root seed of every trial's training run (overrides the base config's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Override a key of every trial's config: key.path=value (repeatable; the trial's
-        /// searched parameters win).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Worker threads of each trial (overrides the file's budget.threads).
-        #[arg(long, value_parser = parse_threads)]
-        threads: Option<usize>,
-        /// Print the study (trials, best) as JSON instead of the report.
-        #[arg(long)]
-        json: bool,
         /// Output directory for trials.csv, best.toml, plots and trial runs
         /// (default: <storage dir>/<study>/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// No progress bar.
-        #[arg(long)]
-        quiet: bool,
+        #[command(flatten)]
+        common: Common,
     },
     /// A trained run's policies as one standalone executable (JSON lines in and out).
     Export {
@@ -220,6 +154,32 @@ enum Command {
         json: bool,
     },
 }
+
+/// The common flags of INTERFACE: defined once, so they mean the same on every command that has
+/// them (simulate, train, compare, sweep, reproduce).
+#[derive(clap::Args, Debug)]
+struct Common {
+    /// Override any config key: key.path=value (repeatable; arrays by index or `*`, e.g.
+    /// env.agents.*.load=0.8).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Root seed (overrides the config's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Worker threads (default: the config's train.threads for train and sweep, else 2;
+    /// results do not depend on it).
+    #[arg(long, value_parser = parse_threads)]
+    threads: Option<usize>,
+    /// Machine-readable JSON on stdout instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// No progress bars or progress lines (also off when stderr is not a terminal).
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// Threads for commands without a config default.
+const DEFAULT_THREADS: usize = 2;
 
 const SCHEDULE_HELP: &str = "\
 One allocation round: reads the SPEC section 3 JSON (stdin by default), writes the result JSON to stdout.
@@ -269,7 +229,10 @@ with --study NAME, to continue a killed sweep; run it in several processes at on
 the work: trials are claimed in a transaction, so none runs twice, and --trials counts the
 study's trials across all of them. Each trial is an ordinary run directory under
 <out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
-`mtf train`), history.png and params.png (and .svg).";
+`mtf train`), history.png and params.png (and .svg).
+
+--set, --seed and --threads apply to every trial's training run (a trial's searched
+parameters win over --set); --sampler-seed seeds the sampler.";
 
 /// A whole number of `what` in `[1, max]`.
 fn bounded(s: &str, max: usize, what: &str) -> Result<usize, String> {
@@ -331,19 +294,22 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             mechanism,
             policy,
             seeds,
-            seed,
-            threads,
-            set,
-            json,
             out,
-            quiet,
+            common:
+                Common {
+                    set,
+                    seed,
+                    threads,
+                    json,
+                    quiet,
+                },
         } => agents::simulate::run(agents::simulate::SimulateArgs {
             config,
             mechanism,
             policy,
             seeds,
             seed,
-            threads,
+            threads: threads.unwrap_or(DEFAULT_THREADS),
             set,
             json,
             out,
@@ -352,13 +318,16 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
         Command::Train {
             config,
             name,
-            set,
             resume,
-            seed,
-            threads,
             out,
-            quiet,
-            json,
+            common:
+                Common {
+                    set,
+                    seed,
+                    threads,
+                    json,
+                    quiet,
+                },
         } => {
             let trained = agents::train::execute(agents::train::TrainArgs {
                 config,
@@ -386,12 +355,15 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             storage,
             study,
             sampler_seed,
-            seed,
-            set,
-            threads,
-            json,
             out,
-            quiet,
+            common:
+                Common {
+                    set,
+                    seed,
+                    threads,
+                    json,
+                    quiet,
+                },
         } => agents::sweep::execute(&agents::sweep::SweepArgs {
             config,
             trials,
@@ -422,11 +394,14 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             what,
             quick,
             out,
-            threads,
-            seed,
-            set,
-            quiet,
-            json,
+            common:
+                Common {
+                    set,
+                    seed,
+                    threads,
+                    json,
+                    quiet,
+                },
         } => {
             if what != "thesis" {
                 return Err(user(format!("mtf reproduce {what}: only `thesis` can be reproduced")));
@@ -434,7 +409,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             agents::reproduce::run(agents::reproduce::ReproduceArgs {
                 quick,
                 out,
-                threads,
+                threads: threads.unwrap_or(DEFAULT_THREADS),
                 seed,
                 set,
                 quiet,
@@ -446,19 +421,22 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Ex
             policies,
             mechanisms,
             seeds,
-            seed,
-            threads,
-            set,
             out,
-            json,
-            quiet,
+            common:
+                Common {
+                    set,
+                    seed,
+                    threads,
+                    json,
+                    quiet,
+                },
         } => agents::compare::run(agents::compare::CompareArgs {
             config,
             policies,
             mechanisms,
             seeds,
             seed,
-            threads,
+            threads: threads.unwrap_or(DEFAULT_THREADS),
             set,
             out,
             json,
