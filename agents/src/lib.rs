@@ -47,6 +47,7 @@
 //! ```
 
 pub mod actor_critic;
+pub mod checkpoint;
 pub mod compare;
 pub mod config;
 pub mod drive;

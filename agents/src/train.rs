@@ -6,10 +6,11 @@
 //! replays exactly what an uninterrupted run does from e on. `checkpoints/latest.ckpt` is
 //! rewritten atomically after every episode (a killed run loses at most the episode in
 //! progress); `checkpoints/episode-NNNNNN.ckpt` is kept every `checkpoint_every` episodes and at
-//! the end. A checkpoint is `MTFCKPT1`, the episode counter, the learner's bytes and an FNV-1a
+//! the end (the format: [`crate::checkpoint`]). A checkpoint is `MTFCKPT1`, the episode counter, the learner's bytes and an FNV-1a
 //! checksum, so a corrupt or truncated file is reported, never trusted.
 
 use crate::actor_critic::ActorCritic;
+use crate::checkpoint;
 use crate::config::{Experiment, LearnerKind};
 use crate::error::user;
 use crate::hedge::Hedge;
@@ -213,83 +214,11 @@ pub fn train_episode(env: &mut MtfEnv, learner: &mut dyn Learner, root: u64, epi
     (EpisodeMetrics::compute(env, false), mean)
 }
 
-const MAGIC: &[u8; 8] = b"MTFCKPT1";
-
-use env::rng::fnv1a as fnv;
-
-/// A checkpoint file's bytes.
-pub fn encode_checkpoint(episodes_done: u64, learner: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(learner.len() + 32);
-    out.extend(MAGIC);
-    out.extend(episodes_done.to_le_bytes());
-    out.extend((learner.len() as u64).to_le_bytes());
-    out.extend(learner);
-    out.extend(fnv(&out).to_le_bytes());
-    out
-}
-
-/// Decode a checkpoint: (episodes done, learner bytes). Every malformation is an error naming it.
-pub fn decode_checkpoint(bytes: &[u8]) -> Result<(u64, &[u8]), String> {
-    if bytes.len() < 32 || &bytes[..8] != MAGIC {
-        return Err("not an mtf checkpoint (bad header)".into());
-    }
-    let body = &bytes[..bytes.len() - 8];
-    let sum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
-    let len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")) as usize;
-    if body.len() != 24 + len {
-        return Err(format!(
-            "truncated or padded: {} bytes of learner state, header says {len}",
-            body.len().saturating_sub(24)
-        ));
-    }
-    if fnv(body) != sum {
-        return Err("checksum mismatch (corrupt)".into());
-    }
-    Ok((u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")), &body[24..]))
-}
-
-/// Write `latest.ckpt` (and a numbered copy when `keep`), atomically.
-fn checkpoint(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> anyhow::Result<()> {
-    let bytes = encode_checkpoint(episodes_done, &learner.save()?);
-    let ck = dir.join("checkpoints");
-    std::fs::create_dir_all(&ck).map_err(|e| run_dir::io_error(&ck, "creating", e))?;
-    run_dir::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
-    if keep {
-        run_dir::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
-    }
-    Ok(())
-}
-
-/// Largest checkpoint file read (a learner's state is a few MB; anything larger is not ours).
-const MAX_CHECKPOINT_BYTES: u64 = 1 << 32;
-
 /// Largest `metrics.jsonl` read back on resume.
 const MAX_METRICS_BYTES: u64 = 1 << 30;
 
-/// The checkpoint a run continues from: `checkpoints/latest.ckpt`, or, when that is missing
-/// (deleted, or lost with a disk), the newest `episode-NNNNNN.ckpt`. `None`: no checkpoint.
-pub fn latest_checkpoint(dir: &Path) -> Option<PathBuf> {
-    let ck = dir.join("checkpoints");
-    let latest = ck.join("latest.ckpt");
-    if std::fs::symlink_metadata(&latest).is_ok() {
-        return Some(latest);
-    }
-    let mut numbered: Vec<PathBuf> = std::fs::read_dir(&ck)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|s| s.to_str()).unwrap_or("");
-            name.starts_with("episode-") && name.ends_with(".ckpt")
-        })
-        .collect();
-    numbered.sort();
-    numbered.pop()
-}
-
 /// Load a run directory's experiment and its learner restored from its latest checkpoint
-/// ([`latest_checkpoint`]), or fresh, with 0 episodes done, when there is none and
+/// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
 pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Box<dyn Learner>, u64)> {
     let config = dir.join("config.toml");
@@ -298,7 +227,7 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Bo
     }
     let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
     let mut learner = build_learner(&exp);
-    let Some(latest) = latest_checkpoint(dir) else {
+    let Some(latest) = checkpoint::latest(dir) else {
         if allow_fresh {
             return Ok((exp, learner, 0));
         }
@@ -307,9 +236,7 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Bo
             dir.join("checkpoints").join("latest.ckpt").display()
         )));
     };
-    let bytes = run_dir::read_regular(&latest, MAX_CHECKPOINT_BYTES)?;
-    let (done, state) = decode_checkpoint(&bytes).map_err(|e| user(format!("{}: {e}", latest.display())))?;
-    learner.load(state).map_err(|e| user(format!("{}: {e:#}", latest.display())))?;
+    let done = checkpoint::restore(&latest, learner.as_mut())?;
     Ok((exp, learner, done))
 }
 
@@ -543,7 +470,7 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
         run_dir::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;
         write_scalars(&mut tb, &log, m.rounds)?;
         let done = e + 1;
-        checkpoint(
+        checkpoint::write(
             &dir,
             done,
             learner.as_ref(),
@@ -649,20 +576,4 @@ pub fn progress_bar(total: u64, template: &str, quiet: bool) -> indicatif::Progr
             .progress_chars("=> "),
     );
     bar
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn checkpoints_detect_truncation_and_corruption() {
-        let bytes = encode_checkpoint(7, b"learner state");
-        assert_eq!(decode_checkpoint(&bytes).unwrap(), (7, &b"learner state"[..]));
-        assert!(decode_checkpoint(&bytes[..bytes.len() - 3]).unwrap_err().contains("truncated"));
-        let mut bad = bytes.clone();
-        bad[30] ^= 1;
-        assert!(decode_checkpoint(&bad).unwrap_err().contains("checksum"));
-        assert!(decode_checkpoint(b"hello").unwrap_err().contains("not an mtf checkpoint"));
-    }
 }

@@ -1,0 +1,166 @@
+//! Checkpoint files of a training run: `MTFCKPT1`, the episodes done (u64), the length of the
+//! learner's state (u64), the state, then FNV-1a 64 of everything before it. Written
+//! atomically (`latest.ckpt` after every episode, `episode-NNNNNN.ckpt` kept every
+//! `train.checkpoint_every`); read back with every malformation a [`CheckpointError`] naming
+//! the file, never trusted and never a panic.
+
+use crate::learner::Learner;
+use crate::run_dir;
+use env::rng::fnv1a;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"MTFCKPT1";
+
+/// Header (magic, episodes, length) and footer (checksum) bytes.
+const FRAME: usize = 32;
+
+/// Largest checkpoint file read (a learner's state is a few MB; anything larger is not ours).
+const MAX_BYTES: u64 = 1 << 32;
+
+/// What is wrong with a checkpoint file.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// Not a checkpoint at all.
+    #[error("{}: not an mtf checkpoint (bad header)", path.display())]
+    NotCheckpoint {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The learner state's length disagrees with the header.
+    #[error("{}: truncated or padded: {got} bytes of learner state, header says {expected}", path.display())]
+    Length {
+        /// The file.
+        path: PathBuf,
+        /// Bytes present.
+        got: u64,
+        /// Bytes the header announces.
+        expected: u64,
+    },
+    /// The bytes do not match their checksum.
+    #[error("{}: checksum mismatch (corrupt)", path.display())]
+    Checksum {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The learner refused its state (another learner kind or size).
+    #[error("{}: {reason}", path.display())]
+    Learner {
+        /// The file.
+        path: PathBuf,
+        /// The learner's reason.
+        reason: String,
+    },
+}
+
+/// A checkpoint file's bytes.
+pub fn encode(episodes_done: u64, learner: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(learner.len() + FRAME);
+    out.extend(MAGIC);
+    out.extend(episodes_done.to_le_bytes());
+    out.extend((learner.len() as u64).to_le_bytes());
+    out.extend(learner);
+    out.extend(fnv1a(&out).to_le_bytes());
+    out
+}
+
+/// Decode a checkpoint read from `path`: (episodes done, learner bytes).
+pub fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<(u64, &'a [u8]), CheckpointError> {
+    let path = || path.to_path_buf();
+    if bytes.len() < FRAME || &bytes[..8] != MAGIC {
+        return Err(CheckpointError::NotCheckpoint { path: path() });
+    }
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let body = &bytes[..bytes.len() - 8];
+    let got = (body.len() - 24) as u64;
+    let expected = word(16);
+    if got != expected {
+        return Err(CheckpointError::Length {
+            path: path(),
+            got,
+            expected,
+        });
+    }
+    if fnv1a(body) != word(bytes.len() - 8) {
+        return Err(CheckpointError::Checksum { path: path() });
+    }
+    Ok((word(8), &body[24..]))
+}
+
+/// Write `latest.ckpt` (and a numbered copy when `keep`) into `dir/checkpoints`, atomically.
+pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> anyhow::Result<()> {
+    let bytes = encode(episodes_done, &learner.save()?);
+    let ck = dir.join("checkpoints");
+    std::fs::create_dir_all(&ck).map_err(|e| run_dir::io_error(&ck, "creating", e))?;
+    run_dir::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
+    if keep {
+        run_dir::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
+    }
+    Ok(())
+}
+
+/// The checkpoint a run continues from: `checkpoints/latest.ckpt`, or, when that is missing
+/// (deleted, or lost with a disk), the newest `episode-NNNNNN.ckpt`. `None`: no checkpoint.
+pub fn latest(dir: &Path) -> Option<PathBuf> {
+    let ck = dir.join("checkpoints");
+    let latest = ck.join("latest.ckpt");
+    if std::fs::symlink_metadata(&latest).is_ok() {
+        return Some(latest);
+    }
+    let mut numbered: Vec<PathBuf> = std::fs::read_dir(&ck)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|s| s.to_str()).unwrap_or("");
+            name.starts_with("episode-") && name.ends_with(".ckpt")
+        })
+        .collect();
+    numbered.sort();
+    numbered.pop()
+}
+
+/// Restore `learner` from the checkpoint at `path`; returns the episodes it had done.
+pub fn restore(path: &Path, learner: &mut dyn Learner) -> anyhow::Result<u64> {
+    let bytes = run_dir::read_regular(path, MAX_BYTES)?;
+    let (done, state) = decode(path, &bytes).map_err(|e| crate::error::user(e.to_string()))?;
+    learner.load(state).map_err(|e| {
+        crate::error::user(
+            CheckpointError::Learner {
+                path: path.to_path_buf(),
+                reason: format!("{e:#}"),
+            }
+            .to_string(),
+        )
+    })?;
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoints_detect_truncation_and_corruption() {
+        let p = Path::new("run/checkpoints/latest.ckpt");
+        let bytes = encode(7, b"learner state");
+        assert_eq!(decode(p, &bytes).unwrap(), (7, &b"learner state"[..]));
+        let e = decode(p, &bytes[..bytes.len() - 3]).unwrap_err();
+        assert!(matches!(e, CheckpointError::Length { got: 10, expected: 13, .. }), "{e}");
+        assert!(e.to_string().starts_with("run/checkpoints/latest.ckpt: truncated or padded"));
+        let mut bad = bytes.clone();
+        bad[30] ^= 1;
+        assert!(matches!(decode(p, &bad).unwrap_err(), CheckpointError::Checksum { .. }));
+        assert!(matches!(decode(p, b"hello").unwrap_err(), CheckpointError::NotCheckpoint { .. }));
+    }
+
+    #[test]
+    fn a_length_field_of_2_pow_64_minus_1_is_an_error_not_an_overflow() {
+        let mut bytes = encode(1, b"x");
+        bytes[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            decode(Path::new("c"), &bytes).unwrap_err(),
+            CheckpointError::Length { .. }
+        ));
+    }
+}
