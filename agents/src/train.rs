@@ -6,8 +6,8 @@
 //! replays exactly what an uninterrupted run does from e on. `checkpoints/latest.ckpt` is
 //! rewritten atomically after every episode (a killed run loses at most the episode in
 //! progress); `checkpoints/episode-NNNNNN.ckpt` is kept every `checkpoint_every` episodes and at
-//! the end (the format: [`crate::checkpoint`]). A checkpoint is `MTFCKPT1`, the episode counter, the learner's bytes and an FNV-1a
-//! checksum, so a corrupt or truncated file is reported, never trusted.
+//! the end. [`crate::checkpoint`] owns the format: a corrupt or truncated file is reported,
+//! never trusted.
 
 use crate::actor_critic::ActorCritic;
 use crate::checkpoint;
