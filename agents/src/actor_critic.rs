@@ -12,7 +12,6 @@
 //! so the bootstrap is never cut), critic loss `delta^2`, actor loss `-log pi(a|s) * delta`
 //! (delta detached) minus `entropy * H(pi(.|s))`.
 
-use crate::config::ActorCriticConfig;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use burn::module::{Module, Param};
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
@@ -23,6 +22,57 @@ use env::rng::{stream, unit};
 use env::world::Observations;
 use rand::rngs::SmallRng;
 use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// Which observation features the actor-critic reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Features {
+    /// SPEC 4's state: the budget share and the agent's m utilities.
+    Spec,
+    /// The whole observation (adds backlog over arrival rate, and the configured extras).
+    All,
+}
+
+/// `[learner.actor_critic]` (defaults: the thesis code, SPEC 4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ActorCriticConfig {
+    /// Actor hidden layer width (one tanh layer).
+    pub actor_hidden: usize,
+    /// Critic hidden layer widths (two ReLU layers).
+    pub critic_hidden: [usize; 2],
+    /// Actor learning rate (AdamW).
+    pub actor_lr: f64,
+    /// Critic learning rate (AdamW).
+    pub critic_lr: f64,
+    /// Discount.
+    pub gamma: f64,
+    /// Entropy bonus coefficient.
+    pub entropy: f64,
+    /// AdamW weight decay.
+    pub weight_decay: f64,
+    /// Reward multiplier applied before the TD error.
+    pub reward_scale: f64,
+    /// State features.
+    pub features: Features,
+}
+
+impl Default for ActorCriticConfig {
+    fn default() -> Self {
+        Self {
+            actor_hidden: 256,
+            critic_hidden: [64, 64],
+            actor_lr: 1e-3,
+            critic_lr: 2.5e-3,
+            gamma: 0.99,
+            entropy: 0.01,
+            weight_decay: 1e-4,
+            reward_scale: 1.0,
+            features: Features::Spec,
+        }
+    }
+}
 
 /// The backend, in one line: burn's ndarray CPU backend with autodiff. (burn 0.22 deprecates
 /// ndarray in favour of `Device::flex()`, a drop-in replacement here.)

@@ -2,6 +2,8 @@
 //! learners (`[learner]`) and the training run (`[train]`). Raw TOML with overrides, unknown
 //! keys rejected, then resolved; every error names the file, the key and the problem.
 
+use crate::actor_critic::ActorCriticConfig;
+use crate::hedge::HedgeConfig;
 use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSection, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -30,16 +32,6 @@ pub enum LearnerKind {
     ActorCritic,
 }
 
-/// Hedge's per-round reward (SPEC 4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HedgeReward {
-    /// Utility won minus the utility-value of the tokens spent.
-    Net,
-    /// The thesis's eq. 4.2 as written: utility won.
-    Eq42,
-}
-
 /// `[learner.fixed]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -51,76 +43,6 @@ pub struct FixedConfig {
 impl Default for FixedConfig {
     fn default() -> Self {
         Self { threshold: 0.5 }
-    }
-}
-
-/// `[learner.hedge]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HedgeConfig {
-    /// Learning rate; absent: `sqrt(8 ln K / rounds)`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub eta: Option<f64>,
-    /// Reward of a counterfactual level.
-    pub reward: HedgeReward,
-}
-
-impl Default for HedgeConfig {
-    fn default() -> Self {
-        Self {
-            eta: None,
-            reward: HedgeReward::Net,
-        }
-    }
-}
-
-/// Which observation features the actor-critic reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Features {
-    /// SPEC 4's state: the budget share and the agent's m utilities.
-    Spec,
-    /// The whole observation (adds backlog over arrival rate, and the configured extras).
-    All,
-}
-
-/// `[learner.actor_critic]` (defaults: the thesis code, SPEC 4).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ActorCriticConfig {
-    /// Actor hidden layer width (one tanh layer).
-    pub actor_hidden: usize,
-    /// Critic hidden layer widths (two ReLU layers).
-    pub critic_hidden: [usize; 2],
-    /// Actor learning rate (AdamW).
-    pub actor_lr: f64,
-    /// Critic learning rate (AdamW).
-    pub critic_lr: f64,
-    /// Discount.
-    pub gamma: f64,
-    /// Entropy bonus coefficient.
-    pub entropy: f64,
-    /// AdamW weight decay.
-    pub weight_decay: f64,
-    /// Reward multiplier applied before the TD error.
-    pub reward_scale: f64,
-    /// State features.
-    pub features: Features,
-}
-
-impl Default for ActorCriticConfig {
-    fn default() -> Self {
-        Self {
-            actor_hidden: 256,
-            critic_hidden: [64, 64],
-            actor_lr: 1e-3,
-            critic_lr: 2.5e-3,
-            gamma: 0.99,
-            entropy: 0.01,
-            weight_decay: 1e-4,
-            reward_scale: 1.0,
-            features: Features::Spec,
-        }
     }
 }
 

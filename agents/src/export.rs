@@ -1,6 +1,7 @@
 //! `mtf export`: a trained run's policies as one self-contained executable (see `runtime`).
 
-use crate::config::{Features, LearnerKind};
+use crate::actor_critic::Features;
+use crate::config::LearnerKind;
 use crate::error::user;
 use crate::runtime::{append_payload, fnv_hex, Manifest, VERSION};
 use anyhow::Context;

@@ -9,7 +9,6 @@
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
 
-use crate::config::{HedgeConfig, HedgeReward};
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use env::rng::{stream, unit};
 use env::world::Observations;
@@ -18,6 +17,36 @@ use rand::Rng;
 use rayon::prelude::*;
 use scheduler::{registry, Allocation, Form, RoundInput};
 use serde::{Deserialize, Serialize};
+
+/// Hedge's per-round reward (SPEC 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HedgeReward {
+    /// Utility won minus the utility-value of the tokens spent.
+    Net,
+    /// The thesis's eq. 4.2 as written: utility won.
+    Eq42,
+}
+
+/// `[learner.hedge]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HedgeConfig {
+    /// Learning rate; absent: `sqrt(8 ln K / rounds)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eta: Option<f64>,
+    /// Reward of a counterfactual level.
+    pub reward: HedgeReward,
+}
+
+impl Default for HedgeConfig {
+    fn default() -> Self {
+        Self {
+            eta: None,
+            reward: HedgeReward::Net,
+        }
+    }
+}
 
 /// Hedge for n agents.
 #[derive(Clone)]

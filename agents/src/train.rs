@@ -127,8 +127,8 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
         LearnerKind::ActorCritic => {
             let obs = MtfEnv::new(sc.clone()).observation_space(0).dim();
             let used = match exp.learner.actor_critic.features {
-                crate::config::Features::Spec => env::world::spec_features(sc.m()),
-                crate::config::Features::All => obs,
+                crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
+                crate::actor_critic::Features::All => obs,
             };
             Box::new(ActorCritic::new(
                 sc.n(),
