@@ -19,15 +19,15 @@ enum Command {
     /// One allocation round: SPEC section 3 JSON in (stdin by default), result JSON out.
     #[command(long_about = SCHEDULE_HELP)]
     Schedule {
-        /// Mechanism: mtf, round_robin, static_partition, stride, stride_per_accelerator,
-        /// gandiva_fair, themis, max_throughput.
-        #[arg(long, short)]
+        #[arg(long, short, help = format!("Mechanism: {}", scheduler::registry::NAMES.join(", ")))]
         mechanism: String,
         /// Round input JSON file (default: stdin).
         #[arg(long, short)]
         input: Option<PathBuf>,
-        /// Themis fairness knob f in [0, 1] (overrides the input's `fairness`; default 0.8).
-        #[arg(long)]
+        #[arg(long, help = format!(
+            "Themis fairness knob f in [0, 1] (overrides the input's `fairness`; default {})",
+            scheduler::themis::DEFAULT_FAIRNESS
+        ))]
         fairness: Option<f64>,
     },
     /// Evaluation episodes without learning: metrics table (mean, 95% CI) and a run directory.
@@ -203,7 +203,7 @@ Optional fields some mechanisms need:
   draws       m uniform numbers in [0, 1), one per accelerator: the random draws of the
               weighted-random leftovers (the scheduler draws none of its own); required with
               \"leftovers\": \"weighted_random\", ignored otherwise
-  fairness    Themis's knob f in [0, 1] (default 0.8)
+  fairness    Themis's knob f in [0, 1] (default: see --fairness)
   state       state printed by the previous call of a stateful mechanism (stride passes, the
               static partition, gandiva_fair passes, Themis's ideal and served accumulators);
               omit it on the first round
