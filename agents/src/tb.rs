@@ -24,6 +24,12 @@ impl EventWriter {
     /// Create `logdir` if needed and a new event file in it, named as TensorBoard expects
     /// (`events.out.tfevents.<seconds>.<host>.<pid>.0`).
     pub fn create(logdir: &Path) -> anyhow::Result<Self> {
+        if std::fs::symlink_metadata(logdir).is_ok_and(|m| !m.is_dir()) {
+            return Err(crate::error::user(format!(
+                "{}: exists and is not a directory (TensorBoard writes its event files there)",
+                logdir.display()
+            )));
+        }
         std::fs::create_dir_all(logdir).map_err(|e| io_error(logdir, "creating", e))?;
         let now = wall_time();
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -201,7 +207,7 @@ mod tests {
         std::fs::create_dir_all(&base).unwrap();
         std::fs::write(base.join("tb"), b"x").unwrap();
         let e = EventWriter::create(&base.join("tb")).err().unwrap().to_string();
-        assert!(e.contains("tb: creating"), "{e}");
+        assert!(e.contains("tb: exists and is not a directory"), "{e}");
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

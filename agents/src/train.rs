@@ -440,12 +440,6 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     let mut env = MtfEnv::new(exp.scenario.clone());
     env.set_recording(false);
     let tb_dir = dir.join("tb");
-    if std::fs::symlink_metadata(&tb_dir).is_ok_and(|m| !m.is_dir()) {
-        return Err(user(format!(
-            "{}: exists and is not a directory (TensorBoard writes its event files there)",
-            tb_dir.display()
-        )));
-    }
     let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
     let bar = progress(total, start, args.quiet);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(exp.train.threads).build()?;

@@ -201,19 +201,7 @@ fn hedge_and_fixed_runs_export_and_serve_the_protocol() {
 
 /// Run an exported agent on raw input bytes (not necessarily UTF-8).
 fn ask_raw(agent: &Path, args: &[&str], input: &[u8]) -> std::process::Output {
-    let mut child = Command::new(agent)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    common::run_piped(agent, args, input)
 }
 
 #[test]
@@ -307,39 +295,30 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     let q = std::path::PathBuf::from(common::quickstart());
     let start = std::time::Instant::now();
     // A bare name is a file in the current directory, not a $PATH lookup.
-    let out = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .current_dir(&dir)
-        .env("MTF_AGENT_TIMEOUT", "1")
-        .args([
-            "simulate",
-            "--config",
-            q.to_str().unwrap(),
-            "--policy",
-            "agent:silent",
-            "--seeds",
-            "1",
-        ])
-        .args(["--set", "env.rounds=5", "--out", dir.join("sim").to_str().unwrap()])
-        .output()
-        .unwrap();
+    // The silent agent driven under a given MTF_AGENT_TIMEOUT.
+    let simulate = |timeout: &str| {
+        Command::new(env!("CARGO_BIN_EXE_mtf"))
+            .current_dir(&dir)
+            .env("MTF_AGENT_TIMEOUT", timeout)
+            .args([
+                "simulate",
+                "--config",
+                q.to_str().unwrap(),
+                "--policy",
+                "agent:silent",
+                "--seeds",
+                "1",
+            ])
+            .args(["--set", "env.rounds=5", "--out", dir.join("sim").to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = simulate("1");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("agent 0 did not answer within 1.0 s"), "{err}");
     assert!(start.elapsed().as_secs() < 30, "the timeout bounds the wait");
-    let out = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .current_dir(&dir)
-        .env("MTF_AGENT_TIMEOUT", "soon")
-        .args([
-            "simulate",
-            "--config",
-            q.to_str().unwrap(),
-            "--policy",
-            "agent:silent",
-            "--seeds",
-            "1",
-        ])
-        .output()
-        .unwrap();
+    let out = simulate("soon");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("MTF_AGENT_TIMEOUT=\"soon\": expected a number of seconds"));
     let _ = std::fs::remove_dir_all(&dir);

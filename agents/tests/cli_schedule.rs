@@ -1,18 +1,9 @@
 //! End-to-end tests of `mtf schedule`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 fn mtf(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_piped(env!("CARGO_BIN_EXE_mtf"), args, stdin.as_bytes());
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),

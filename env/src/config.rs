@@ -594,11 +594,7 @@ impl ScenarioFile {
     /// Validate into a [`Scenario`]; `path` names the file in errors and anchors the trace path.
     pub fn resolve(self, path: &Path) -> Result<Scenario, ConfigError> {
         let fname = path.display().to_string();
-        let err = |key: &str, problem: String| ConfigError {
-            file: fname.clone(),
-            key: key.to_string(),
-            problem,
-        };
+        let err = error_in(&fname);
         let e = &self.env;
         // In this order: what later checks rely on is checked first, and sizes are checked
         // before anything of that size is allocated.
@@ -639,13 +635,18 @@ impl ScenarioFile {
     }
 }
 
-/// The catalog: applications, types, and a positive throughput table of the right shape.
-fn check_catalog(file: &str, e: &EnvSection) -> Result<(), ConfigError> {
-    let err = |key: &str, problem: String| ConfigError {
+/// A constructor of errors in `file`: `err(key, problem)`.
+fn error_in(file: &str) -> impl Fn(&str, String) -> ConfigError + '_ {
+    move |key, problem| ConfigError {
         file: file.to_string(),
         key: key.to_string(),
         problem,
-    };
+    }
+}
+
+/// The catalog: applications, types, and a positive throughput table of the right shape.
+fn check_catalog(file: &str, e: &EnvSection) -> Result<(), ConfigError> {
+    let err = error_in(file);
     let cat = &e.catalog;
     if cat.applications.is_empty() {
         return Err(err("env.catalog.applications", "needs at least one application".into()));
@@ -682,11 +683,7 @@ fn check_catalog(file: &str, e: &EnvSection) -> Result<(), ConfigError> {
 
 /// The world's numbers: rounds, rates, levels, the mmpp chain, the queue cap.
 fn check_world(file: &str, e: &EnvSection) -> Result<(), ConfigError> {
-    let err = |key: &str, problem: String| ConfigError {
-        file: file.to_string(),
-        key: key.to_string(),
-        problem,
-    };
+    let err = error_in(file);
     let cat = &e.catalog;
     if e.rounds == 0 || e.rounds > limits::MAX_ROUNDS {
         return Err(err(
@@ -750,11 +747,7 @@ fn check_world(file: &str, e: &EnvSection) -> Result<(), ConfigError> {
 
 /// The agents, expanded from their groups after their total (and the accelerators' total, returned) are checked against the limits.
 fn expand_agents(file: &str, e: &EnvSection) -> Result<(Vec<AgentSpec>, usize), ConfigError> {
-    let err = |key: &str, problem: String| ConfigError {
-        file: file.to_string(),
-        key: key.to_string(),
-        problem,
-    };
+    let err = error_in(file);
     let cat = &e.catalog;
     // Sizes first, before anything of that size is allocated.
     let count = |groups: Vec<usize>, key: &str, max: usize| -> Result<usize, ConfigError> {
@@ -824,11 +817,7 @@ fn expand_agents(file: &str, e: &EnvSection) -> Result<(Vec<AgentSpec>, usize), 
 
 /// The accelerators' types, expanded from the cluster groups.
 fn expand_cluster(file: &str, e: &EnvSection, m_total: usize) -> Result<Vec<usize>, ConfigError> {
-    let err = |key: &str, problem: String| ConfigError {
-        file: file.to_string(),
-        key: key.to_string(),
-        problem,
-    };
+    let err = error_in(file);
     let cat = &e.catalog;
     if e.cluster.is_empty() {
         return Err(err("env.cluster", "needs at least one accelerator group".into()));
@@ -851,11 +840,7 @@ fn expand_cluster(file: &str, e: &EnvSection, m_total: usize) -> Result<Vec<usiz
 
 /// The mechanism section: a registered name, a token total and fairness in range.
 fn check_mechanism(file: &str, mechanism: &MechanismSection) -> Result<(), ConfigError> {
-    let err = |key: &str, problem: String| ConfigError {
-        file: file.to_string(),
-        key: key.to_string(),
-        problem,
-    };
+    let err = error_in(file);
     let mech = mechanism;
     if !scheduler::registry::NAMES.contains(&mech.name.as_str()) {
         return Err(err(
@@ -881,11 +866,7 @@ fn check_mechanism(file: &str, mechanism: &MechanismSection) -> Result<(), Confi
 
 /// Every agent's largest mean arrival rate, in any burst state, within the limit.
 fn check_arrival_rates(file: &str, e: &EnvSection, agents: &[AgentSpec], m_total: usize) -> Result<(), ConfigError> {
-    let err = |key: &str, problem: String| ConfigError {
-        file: file.to_string(),
-        key: key.to_string(),
-        problem,
-    };
+    let err = error_in(file);
     let cat = &e.catalog;
     let m = &e.mmpp;
     // The largest mean arrival rate any agent can have in any burst state (SPEC 2.1).

@@ -14,6 +14,26 @@ pub fn mtf(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Run `program` with `args`, `input` on its standard input (written from a thread, so a
+/// program that answers while it reads cannot deadlock on a full pipe).
+pub fn run_piped(program: impl AsRef<std::ffi::OsStr>, args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
 /// A fresh temporary directory path for this test process (`kind` and `name` keep tests apart).
 pub fn tmp(kind: &str, name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("mtf-{kind}-{}-{name}", std::process::id()));
