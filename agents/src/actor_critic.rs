@@ -12,6 +12,7 @@
 //! so the bootstrap is never cut), critic loss `delta^2`, actor loss `-log pi(a|s) * delta`
 //! (delta detached) minus `entropy * H(pi(.|s))`.
 
+use crate::error::failed;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use burn::module::{Module, Param};
 use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
@@ -342,24 +343,25 @@ impl Learner for ActorCritic {
         }
     }
 
-    fn export_weights(&self, agent: usize) -> anyhow::Result<Vec<f32>> {
+    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
         let a = self.actors.as_ref().expect("actors");
         let mut out = Vec::new();
         for p in [&a.w1, &a.b1, &a.w2, &a.b2] {
             let data = p.val().into_data();
-            let all = data.as_slice::<f32>().map_err(|e| anyhow::anyhow!("actor weights: {e:?}"))?;
+            let all = data.as_slice::<f32>().map_err(|e| failed(format!("actor weights: {e:?}")))?;
             let per = all.len() / self.n;
             out.extend_from_slice(&all[agent * per..(agent + 1) * per]);
         }
         Ok(out)
     }
 
-    fn save(&self) -> anyhow::Result<Vec<u8>> {
+    fn save(&self) -> crate::Result<Vec<u8>> {
+        let saving = |e| failed(format!("saving the actor-critic state: {e:?}"));
         let parts: [Vec<u8>; 4] = [
-            self.actors.clone().expect("actors").into_record().into_bytes()?.to_vec(),
-            self.critics.clone().expect("critics").into_record().into_bytes()?.to_vec(),
-            self.opt_actor.into_bytes()?.to_vec(),
-            self.opt_critic.into_bytes()?.to_vec(),
+            self.actors.clone().expect("actors").into_record().into_bytes().map_err(saving)?.to_vec(),
+            self.critics.clone().expect("critics").into_record().into_bytes().map_err(saving)?.to_vec(),
+            self.opt_actor.into_bytes().map_err(saving)?.to_vec(),
+            self.opt_critic.into_bytes().map_err(saving)?.to_vec(),
         ];
         // Length-prefixed parts: n, d, k, then the four records.
         let mut out = Vec::new();
@@ -370,53 +372,59 @@ impl Learner for ActorCritic {
         Ok(out)
     }
 
-    fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
         let mut parts = Vec::new();
         let mut rest = bytes;
+        let truncated = || failed("actor-critic state is truncated");
         while !rest.is_empty() {
-            anyhow::ensure!(rest.len() >= 8, "actor-critic state is truncated");
+            if rest.len() < 8 {
+                return Err(truncated());
+            }
             let len = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")) as usize;
-            anyhow::ensure!(rest.len() - 8 >= len, "actor-critic state is truncated");
+            if rest.len() - 8 < len {
+                return Err(truncated());
+            }
             parts.push(&rest[8..8 + len]);
             rest = &rest[8 + len..];
         }
-        anyhow::ensure!(parts.len() == 7, "actor-critic state has {} parts, expected 7", parts.len());
+        if parts.len() != 7 {
+            return Err(failed(format!("actor-critic state has {} parts, expected 7", parts.len())));
+        }
         let dims: Vec<usize> = parts[..3]
             .iter()
             .map(|p| usize::from_le_bytes((*p).try_into().unwrap_or([0; 8])))
             .collect();
-        anyhow::ensure!(
-            dims == [self.n, self.d, self.k],
-            "actor-critic state is for (agents, features, levels) = {dims:?}; this run has [{}, {}, {}]",
-            self.n,
-            self.d,
-            self.k
-        );
+        if dims != [self.n, self.d, self.k] {
+            return Err(failed(format!(
+                "actor-critic state is for (agents, features, levels) = {dims:?}; this run has [{}, {}, {}]",
+                self.n, self.d, self.k
+            )));
+        }
         let record =
-            |b: &[u8]| ModuleRecord::from_bytes(Bytes::from_bytes_vec(b.to_vec())).map_err(|e| anyhow::anyhow!("network weights: {e:?}"));
+            |b: &[u8]| ModuleRecord::from_bytes(Bytes::from_bytes_vec(b.to_vec())).map_err(|e| failed(format!("network weights: {e:?}")));
         let actors = self
             .actors
             .take()
             .expect("actors")
             .try_load_record(record(parts[3])?)
-            .map_err(|e| anyhow::anyhow!("actor weights: {e:?}"))?;
+            .map_err(|e| failed(format!("actor weights: {e:?}")))?;
         let critics = self
             .critics
             .take()
             .expect("critics")
             .try_load_record(record(parts[4])?)
-            .map_err(|e| anyhow::anyhow!("critic weights: {e:?}"))?;
+            .map_err(|e| failed(format!("critic weights: {e:?}")))?;
         self.actors = Some(actors);
         self.critics = Some(critics);
         let adamw = AdamWConfig::new().with_weight_decay(self.cfg.weight_decay as f32);
         self.opt_actor = adamw
             .init()
             .from_bytes(Bytes::from_bytes_vec(parts[5].to_vec()))
-            .map_err(|e| anyhow::anyhow!("actor optimizer state: {e:?}"))?;
+            .map_err(|e| failed(format!("actor optimizer state: {e:?}")))?;
         self.opt_critic = adamw
             .init()
             .from_bytes(Bytes::from_bytes_vec(parts[6].to_vec()))
-            .map_err(|e| anyhow::anyhow!("critic optimizer state: {e:?}"))?;
+            .map_err(|e| failed(format!("critic optimizer state: {e:?}")))?;
         Ok(())
     }
 }

@@ -87,7 +87,7 @@ pub fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<(u64, &'a [u8]), Check
 }
 
 /// Write `latest.ckpt` (and a numbered copy when `keep`) into `dir/checkpoints`, atomically.
-pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> anyhow::Result<()> {
+pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> crate::Result<()> {
     let bytes = encode(episodes_done, &learner.save()?);
     let ck = dir.join("checkpoints");
     std::fs::create_dir_all(&ck).map_err(|e| run_dir::io_error(&ck, "creating", e))?;
@@ -121,17 +121,12 @@ pub fn latest(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Restore `learner` from the checkpoint at `path`; returns the episodes it had done.
-pub fn restore(path: &Path, learner: &mut dyn Learner) -> anyhow::Result<u64> {
+pub fn restore(path: &Path, learner: &mut dyn Learner) -> crate::Result<u64> {
     let bytes = run_dir::read_regular(path, MAX_BYTES)?;
-    let (done, state) = decode(path, &bytes).map_err(|e| crate::error::user(e.to_string()))?;
-    learner.load(state).map_err(|e| {
-        crate::error::user(
-            CheckpointError::Learner {
-                path: path.to_path_buf(),
-                reason: format!("{e:#}"),
-            }
-            .to_string(),
-        )
+    let (done, state) = decode(path, &bytes)?;
+    learner.load(state).map_err(|e| CheckpointError::Learner {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
     })?;
     Ok(done)
 }

@@ -6,7 +6,7 @@ use crate::actor_critic::ActorCriticConfig;
 use crate::hedge::HedgeConfig;
 use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSection, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Documented limits of an experiment, checked before anything of that size is allocated.
 pub mod limits {
@@ -122,6 +122,53 @@ impl Default for ExperimentFile {
             learner: LearnerSection::default(),
             train: TrainSection::default(),
         }
+    }
+}
+
+/// Where a scenario comes from: a scenario or experiment file, `--set` overrides, and a root
+/// seed that overrides the file's. `simulate`, `compare` and `reproduce` load scenarios from it.
+#[derive(Clone, Debug, Default)]
+pub struct Source {
+    /// The file (an experiment file works: its `[learner]` and `[train]` are checked, unused).
+    pub config: PathBuf,
+    /// `key.path=value` overrides.
+    pub set: Vec<String>,
+    /// Root seed override.
+    pub seed: Option<u64>,
+}
+
+impl Source {
+    /// The file with its overrides.
+    pub fn new(config: impl Into<PathBuf>, set: &[String], seed: Option<u64>) -> Self {
+        Self {
+            config: config.into(),
+            set: set.to_vec(),
+            seed,
+        }
+    }
+
+    /// The file's stem, for naming run directories.
+    pub fn stem(&self) -> &str {
+        self.config.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario")
+    }
+
+    /// The validated scenario, with its mechanism replaced by `mechanism` if given.
+    pub fn load(&self, mechanism: Option<&str>) -> crate::Result<Scenario> {
+        let mut overrides = self.set.clone();
+        if let Some(m) = mechanism {
+            // Reported as the caller's, not as a key of the config file.
+            if !scheduler::registry::NAMES.contains(&m) {
+                return Err(crate::error::user(format!(
+                    "unknown mechanism `{m}` given on the command line (known: {})",
+                    scheduler::registry::NAMES.join(", ")
+                )));
+            }
+            overrides.push(format!("mechanism.name=\"{m}\""));
+        }
+        if let Some(s) = self.seed {
+            overrides.push(format!("seed={s}"));
+        }
+        Ok(Experiment::load(&self.config, &overrides)?.scenario)
     }
 }
 

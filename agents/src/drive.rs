@@ -6,7 +6,7 @@
 //! a user error after the episode; the agents are then stopped and not asked again.
 
 use crate::runtime::{read_payload, Manifest};
-use env::eval::ActionSource;
+use env::policy::Policy;
 use env::world::Observations;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -135,10 +135,21 @@ impl Drop for AgentProcesses {
     }
 }
 
-impl ActionSource for AgentProcesses {
-    fn reset(&mut self, _seed: u64) {}
+impl Policy for AgentProcesses {
+    fn begin_episode(&mut self, _seed: u64) {}
 
-    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], actions: &mut [usize]) {
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(AgentProcesses::new(
+            &self.path,
+            self.manifest.clone(),
+            &self.levels,
+            self.errors.clone(),
+            self.timeout,
+        ))
+    }
+
+    /// The agents choose; `greedy` is theirs to decide (an exported policy acts greedily).
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
         let n = actions.len();
         actions.fill(0);
         if self.dead {

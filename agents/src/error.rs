@@ -1,21 +1,65 @@
-//! Errors at the binary's edge: user errors (bad usage, config or input) exit with status 2,
-//! anything else with 1.
+//! The library's one error type. Every error names the offending thing (a file, a key, a flag,
+//! an agent) in its message; [`Error::exit_code`] says whose fault it is: 2 for the user's (bad
+//! usage, config, input, a corrupt file), 1 for anything else. The `mtf` binary prints the
+//! message as its one error line.
 
-/// A user error: bad usage, a bad config, bad input. Its message is the one line printed.
+/// An error of the `agents` library.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UserError(pub String);
-
-/// Shorthand for a user error as an `anyhow::Error`.
-pub fn user(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UserError(msg.into()))
+pub enum Error {
+    /// The user's to fix: bad usage, a bad config, bad input, a missing or unreadable file.
+    #[error("{0}")]
+    User(String),
+    /// A config file or override is wrong (names the file and key).
+    #[error(transparent)]
+    Config(#[from] env::config::ConfigError),
+    /// A checkpoint file is not what it should be (names the file).
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
+    /// The study database refused an operation; [`crate::sweep::storage`] names the file when
+    /// it reports one.
+    #[error("the study database: {0}")]
+    Storage(#[from] rusqlite::Error),
+    /// Something failed that the user could not have prevented (a worker panicked, a plot could
+    /// not be drawn, an I/O error that is not about permissions or space).
+    #[error("{0}")]
+    Failed(String),
 }
 
-/// Exit status for an error: 2 for a [`UserError`] anywhere in the chain, 1 otherwise.
-pub fn exit_code(err: &anyhow::Error) -> u8 {
-    if err.chain().any(|e| e.is::<UserError>()) {
-        2
-    } else {
-        1
+/// The library's result.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Exit status: 2 for the user's errors, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::User(_) | Error::Config(_) | Error::Checkpoint(_) => 2,
+            Error::Storage(_) | Error::Failed(_) => 1,
+        }
+    }
+
+    /// The same error with `context: ` before its message (keeps whose fault it is).
+    pub fn context(self, context: impl std::fmt::Display) -> Error {
+        match self {
+            Error::Failed(m) => Error::Failed(format!("{context}: {m}")),
+            Error::Storage(_) => Error::Failed(format!("{context}: {self}")),
+            other => Error::User(format!("{context}: {other}")),
+        }
+    }
+}
+
+/// A user error (exit 2) with this message.
+pub fn user(msg: impl Into<String>) -> Error {
+    Error::User(msg.into())
+}
+
+/// A failure (exit 1) with this message.
+pub fn failed(msg: impl Into<String>) -> Error {
+    Error::Failed(msg.into())
+}
+
+impl From<serde_json::Error> for Error {
+    /// Our own values failing to serialise is a bug, not the user's: exit 1.
+    fn from(e: serde_json::Error) -> Self {
+        Error::Failed(format!("JSON: {e}"))
     }
 }

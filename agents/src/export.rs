@@ -2,14 +2,12 @@
 
 use crate::actor_critic::Features;
 use crate::config::LearnerKind;
-use crate::error::user;
+use crate::error::{failed, user};
 use crate::runtime::{append_payload, fnv_hex, Manifest, VERSION};
-use anyhow::Context;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
-pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> anyhow::Result<(Vec<u8>, Manifest)> {
+pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate::Result<(Vec<u8>, Manifest)> {
     // A run without a checkpoint has learned nothing: exporting it would ship an untrained
     // policy under a trained run's name.
     let (exp, learner, _) = crate::train::load_run(dir, false)?;
@@ -31,7 +29,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> anyhow
         LearnerKind::Fixed => "fixed",
     };
     let levels = sc.file.env.threshold_levels.clone();
-    let config = std::fs::read(dir.join("config.toml")).with_context(|| format!("reading {}", dir.join("config.toml").display()))?;
+    let config = crate::run_dir::read_regular(&dir.join("config.toml"), crate::run_dir::MAX_TEXT)?;
     let manifest = Manifest {
         version: VERSION,
         kind: kind.into(),
@@ -52,18 +50,19 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> anyhow
     for &i in &chosen {
         weights.extend(learner.export_weights(i)?);
     }
-    anyhow::ensure!(
-        weights.len() == manifest.per_agent() * chosen.len(),
-        "exported {} numbers, expected {}",
-        weights.len(),
-        manifest.per_agent() * chosen.len()
-    );
+    if weights.len() != manifest.per_agent() * chosen.len() {
+        return Err(failed(format!(
+            "exported {} numbers, expected {}",
+            weights.len(),
+            manifest.per_agent() * chosen.len()
+        )));
+    }
     Ok((append_payload(runtime, &manifest, &weights), manifest))
 }
 
 /// The runtime binary: `mtf-agent` next to this executable.
-pub fn runtime_path() -> anyhow::Result<PathBuf> {
-    let me = std::env::current_exe().context("locating the mtf executable")?;
+pub fn runtime_path() -> crate::Result<PathBuf> {
+    let me = std::env::current_exe().map_err(|e| failed(format!("locating the mtf executable: {e}")))?;
     let path = me.with_file_name(format!("mtf-agent{}", std::env::consts::EXE_SUFFIX));
     if !path.exists() {
         return Err(user(format!(
@@ -74,19 +73,23 @@ pub fn runtime_path() -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-/// The `export` command. An existing `out` is replaced only with `force`, and only if it is a
-/// regular file.
-pub fn run(dir: &Path, out: &Path, agent: Option<&str>, force: bool, json: bool) -> anyhow::Result<ExitCode> {
+/// What [`export`] wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Exported {
+    /// The executable.
+    pub out: PathBuf,
+    /// Its size.
+    pub bytes: usize,
+    /// The policy it carries.
+    pub manifest: Manifest,
+}
+
+/// Export the run in `dir` (its `agents`, or all) to the executable `out`. An existing `out` is
+/// replaced only with `force`, and only if it is a regular file.
+pub fn export(dir: &Path, out: &Path, agents: Option<usize>, force: bool) -> crate::Result<Exported> {
     if std::fs::symlink_metadata(out).is_ok() && !force {
         return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
     }
-    let agents = match agent {
-        None | Some("all") => None,
-        Some(s) => Some(
-            s.parse::<usize>()
-                .map_err(|_| user(format!("--agent {s}: expected an agent index or `all`")))?,
-        ),
-    };
     let runtime_file = runtime_path()?;
     let runtime = crate::run_dir::read_regular(&runtime_file, 1 << 30)?;
     let (bytes, manifest) = export_bytes(dir, agents, &runtime)?;
@@ -97,19 +100,9 @@ pub fn run(dir: &Path, out: &Path, agent: Option<&str>, force: bool, json: bool)
         std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| crate::run_dir::io_error(out, "making executable", e))?;
     }
-    if json {
-        let v = serde_json::json!({ "out": out.display().to_string(), "bytes": bytes.len(), "manifest": manifest });
-        println!("{v}");
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!(
-        "exported {} agent(s) {:?} ({}, {} levels) to {} ({} bytes)",
-        manifest.agents.len(),
-        manifest.agents,
-        manifest.kind,
-        manifest.levels.len(),
-        out.display(),
-        bytes.len()
-    );
-    Ok(ExitCode::SUCCESS)
+    Ok(Exported {
+        out: out.to_path_buf(),
+        bytes: bytes.len(),
+        manifest,
+    })
 }

@@ -9,6 +9,7 @@
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
 
+use crate::error::failed;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use env::rng::{stream, unit};
 use env::world::Observations;
@@ -243,12 +244,12 @@ impl Learner for Hedge {
         }
     }
 
-    fn export_weights(&self, agent: usize) -> anyhow::Result<Vec<f32>> {
+    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
         let per = self.states * self.levels.len();
         Ok(self.logw[agent * per..(agent + 1) * per].iter().map(|&w| w as f32).collect())
     }
 
-    fn save(&self) -> anyhow::Result<Vec<u8>> {
+    fn save(&self) -> crate::Result<Vec<u8>> {
         Ok(serde_json::to_vec(&Saved {
             n: self.n,
             states: self.states,
@@ -257,10 +258,10 @@ impl Learner for Hedge {
         })?)
     }
 
-    fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
-        let s: Saved = serde_json::from_slice(bytes).map_err(|e| anyhow::anyhow!("hedge weights: {e}"))?;
+    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+        let s: Saved = serde_json::from_slice(bytes).map_err(|e| failed(format!("hedge weights: {e}")))?;
         if (s.n, s.states, s.levels) != (self.n, self.states, self.levels.len()) || s.logw.len() != self.logw.len() {
-            anyhow::bail!(
+            return Err(failed(format!(
                 "hedge weights are for {} agents, {} budget states, {} levels; this run has {}, {}, {}",
                 s.n,
                 s.states,
@@ -268,10 +269,10 @@ impl Learner for Hedge {
                 self.n,
                 self.states,
                 self.levels.len()
-            );
+            )));
         }
         if s.logw.iter().any(|w| !w.is_finite()) {
-            anyhow::bail!("hedge weights hold a value that is not finite");
+            return Err(failed("hedge weights hold a value that is not finite"));
         }
         self.logw = s.logw;
         Ok(())

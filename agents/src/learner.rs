@@ -1,5 +1,5 @@
-//! The two roles of a learning agent population: [`Policy`] picks thresholds, [`Learner`]
-//! updates from what happened. One value serves all n agents (the actor-critic batches them),
+//! The two roles of a learning agent population: [`Policy`] (the environment crate's one policy
+//! interface) picks thresholds, [`Learner`] updates from what happened. One value serves all n agents (the actor-critic batches them),
 //! but every agent's parameters and state are its own: nothing is shared between agents.
 
 use env::world::Observations;
@@ -39,32 +39,14 @@ pub struct Losses {
     pub entropy: f64,
 }
 
-/// Acting: every agent's threshold level for this round.
-pub trait Policy: Send {
-    /// Fill `actions` with one level index per agent: sampled, or the most likely with `greedy`.
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]);
-
-    /// Start of an episode: (re)seed the sampling streams for this episode.
-    fn begin_episode(&mut self, episode_seed: u64);
-
-    /// An independent copy for acting (e.g. one per evaluation worker).
-    fn fork(&self) -> Box<dyn Policy>;
-}
-
-/// Adapts a [`Policy`] to the environment's evaluation loop: greedy or sampled actions, sampling
-/// streams seeded from each episode's seed.
-pub struct Acting {
-    /// The policy.
-    pub policy: Box<dyn Policy>,
-    /// Greedy (argmax) actions.
-    pub greedy: bool,
-}
+pub use env::policy::{Fixed, Policy};
 
 /// A learner that keeps learning while it is evaluated (Hedge as a no-regret online learner):
-/// every episode starts from the learner's state at construction.
+/// every episode starts from the learner `initial` builds, and it samples even when asked for
+/// greedy actions (sampling is how it plays).
 pub struct OnlineLearning {
     /// The learner as it starts each episode.
-    pub initial: Box<dyn Fn() -> Box<dyn Learner> + Send + Sync>,
+    pub initial: std::sync::Arc<dyn Fn() -> Box<dyn Learner> + Send + Sync>,
     learner: Option<Box<dyn Learner>>,
     obs: Vec<f32>,
     dim: usize,
@@ -72,7 +54,7 @@ pub struct OnlineLearning {
 
 impl OnlineLearning {
     /// Evaluate learners built by `initial`.
-    pub fn new(initial: Box<dyn Fn() -> Box<dyn Learner> + Send + Sync>) -> Self {
+    pub fn new(initial: std::sync::Arc<dyn Fn() -> Box<dyn Learner> + Send + Sync>) -> Self {
         Self {
             initial,
             learner: None,
@@ -82,22 +64,21 @@ impl OnlineLearning {
     }
 }
 
-impl env::eval::ActionSource for OnlineLearning {
-    fn reset(&mut self, seed: u64) {
+impl Policy for OnlineLearning {
+    fn begin_episode(&mut self, seed: u64) {
         let mut l = (self.initial)();
-        l.begin_episode(env::rng::stream_seed(seed, env::rng::names::POLICY_EPISODE, 0));
+        l.begin_episode(seed);
         self.learner = Some(l);
     }
 
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) {
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
         self.obs.clear();
         self.obs.extend_from_slice(obs.data);
         self.dim = obs.dim;
-        self.learner.as_mut().expect("reset first").act(obs, budgets, false, actions);
+        self.learner.as_mut().expect("begin_episode first").act(obs, budgets, false, actions);
     }
 
-    fn after_step(&mut self, env: &env::world::MtfEnv, budgets_before: &[f64], actions: &[usize]) {
-        let rewards: Vec<f64> = (0..env.n()).map(|i| env.last_rewards()[i]).collect();
+    fn after_step(&mut self, env: &env::world::ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
         let t = Transition {
             obs: Observations {
                 data: &self.obs,
@@ -105,25 +86,18 @@ impl env::eval::ActionSource for OnlineLearning {
             },
             budgets: budgets_before,
             actions,
-            rewards: &rewards,
+            rewards: env.last_rewards(),
             next_obs: env.observations(),
             next_budgets: env.budgets(),
             done: env.agents().is_empty(),
             input: env.last_input(),
             allocation: env.last_allocation(),
         };
-        self.learner.as_mut().expect("reset first").learn(&t);
-    }
-}
-
-impl env::eval::ActionSource for Acting {
-    fn reset(&mut self, seed: u64) {
-        self.policy
-            .begin_episode(env::rng::stream_seed(seed, env::rng::names::POLICY_EPISODE, 0));
+        self.learner.as_mut().expect("begin_episode first").learn(&t);
     }
 
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) {
-        self.policy.act(obs, budgets, self.greedy, actions);
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(OnlineLearning::new(self.initial.clone()))
     }
 }
 
@@ -133,50 +107,32 @@ pub trait Learner: Policy {
     fn learn(&mut self, t: &Transition<'_>) -> Losses;
 
     /// Everything needed to continue training: parameters, optimizer state, weights.
-    fn save(&self) -> anyhow::Result<Vec<u8>>;
+    fn save(&self) -> crate::Result<Vec<u8>>;
 
     /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
-    fn load(&mut self, bytes: &[u8]) -> anyhow::Result<()>;
+    fn load(&mut self, bytes: &[u8]) -> crate::Result<()>;
 
     /// Agent i's policy as the numbers an exported agent carries (`agents::runtime` layout):
     /// actor-critic `W1 [1+m, h], b1 [h], W2 [h, K], b2 [K]`; Hedge log-weights `[states, K]`;
     /// nothing for a fixed threshold.
-    fn export_weights(&self, agent: usize) -> anyhow::Result<Vec<f32>>;
+    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>>;
 }
 
-/// Every agent reports the same fixed level.
-#[derive(Clone, Debug)]
-pub struct FixedLearner {
-    /// Level index.
-    pub level: usize,
-}
-
-impl Policy for FixedLearner {
-    fn act(&mut self, _obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
-        actions.fill(self.level);
-    }
-
-    fn begin_episode(&mut self, _seed: u64) {}
-
-    fn fork(&self) -> Box<dyn Policy> {
-        Box::new(self.clone())
-    }
-}
-
-impl Learner for FixedLearner {
+/// A fixed threshold "learns" nothing: the baseline every learner is compared with.
+impl Learner for Fixed {
     fn learn(&mut self, _t: &Transition<'_>) -> Losses {
         Losses::default()
     }
 
-    fn save(&self) -> anyhow::Result<Vec<u8>> {
+    fn save(&self) -> crate::Result<Vec<u8>> {
         Ok(Vec::new())
     }
 
-    fn load(&mut self, _bytes: &[u8]) -> anyhow::Result<()> {
+    fn load(&mut self, _bytes: &[u8]) -> crate::Result<()> {
         Ok(())
     }
 
-    fn export_weights(&self, _agent: usize) -> anyhow::Result<Vec<f32>> {
+    fn export_weights(&self, _agent: usize) -> crate::Result<Vec<f32>> {
         Ok(Vec::new())
     }
 }

@@ -6,7 +6,7 @@
 //!   (updating from one round's `Transition`, which carries the environment's record of the
 //!   round); [`hedge`] and [`actor_critic`] implement both; [`config`] reads an experiment
 //!   (scenario + learner + training) and its documented limits.
-//! - [`train`]: the trainer. It runs episodes on `env::world::MtfEnv`, checkpoints the learner,
+//! - [`train`]: the trainer. It runs episodes on `env::world::ClusterEnv`, checkpoints the learner,
 //!   evaluates on held-out seeds and returns a typed `Trained` outcome; the run directory is
 //!   written through [`run_dir`] (atomic files, one writer's lock) and [`tb`] (TensorBoard).
 //! - Reports: [`simulate`] (evaluation episodes), [`compare`] (policies x mechanisms on the same
@@ -21,16 +21,16 @@
 //! A short training run, and its outcome read back without touching the files:
 //!
 //! ```
-//! use agents::train::{execute, TrainArgs};
+//! use agents::train::{execute, TrainSpec};
 //! let out = std::env::temp_dir().join(format!("mtf-doc-{}", std::process::id()));
-//! let trained = execute(TrainArgs {
+//! let trained = execute(TrainSpec {
 //!     config: Some("../configs/quickstart.toml".into()),
 //!     set: ["learner.kind=hedge", "train.episodes=2", "env.rounds=20", "train.eval_seeds=1"]
 //!         .map(String::from)
 //!         .to_vec(),
 //!     out: Some(out.clone()),
 //!     quiet: true,
-//!     ..TrainArgs::default()
+//!     ..TrainSpec::default()
 //! })
 //! .unwrap();
 //! let welfare = trained.summary.unwrap()["eval_welfare"]["mean"].as_f64().unwrap();
@@ -56,6 +56,7 @@ pub mod export;
 pub mod hedge;
 pub mod learner;
 pub mod plots;
+pub mod policies;
 pub mod reproduce;
 pub mod run_dir;
 pub mod runtime;
@@ -64,4 +65,6 @@ pub mod simulate;
 pub mod sweep;
 pub mod table;
 pub mod tb;
+
+pub use error::{Error, Result};
 pub mod train;

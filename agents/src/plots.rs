@@ -1,8 +1,8 @@
 //! Figures for comparisons, as PNG and SVG (plotters), with labelled axes, units and legends.
 //! Text uses DejaVu Sans embedded in the binary, so figures look the same on any machine.
 
+use crate::error::failed;
 use crate::table::Row;
-use anyhow::anyhow;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -40,16 +40,16 @@ macro_rules! both {
         let png = $dir.join(format!("{}.png", $name));
         {
             let root = BitMapBackend::new(&png, $size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-            $draw(&root).map_err(|e| anyhow!("{}: {e:?}", png.display()))?;
-            root.present().map_err(|e| anyhow!("{}: {e:?}", png.display()))?;
+            root.fill(&WHITE).map_err(|e| failed(format!("{e:?}")))?;
+            $draw(&root).map_err(|e| failed(format!("{}: {e:?}", png.display())))?;
+            root.present().map_err(|e| failed(format!("{}: {e:?}", png.display())))?;
         }
         let svg = $dir.join(format!("{}.svg", $name));
         {
             let root = SVGBackend::new(&svg, $size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| anyhow!("{e:?}"))?;
-            $draw(&root).map_err(|e| anyhow!("{}: {e:?}", svg.display()))?;
-            root.present().map_err(|e| anyhow!("{}: {e:?}", svg.display()))?;
+            root.fill(&WHITE).map_err(|e| failed(format!("{e:?}")))?;
+            $draw(&root).map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
+            root.present().map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
         }
         vec![format!("{}.png", $name), format!("{}.svg", $name)]
     }};
@@ -339,7 +339,7 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], t
 }
 
 /// Every comparison figure into `dir`; returns the file names.
-pub fn comparison(dir: &Path, rows: &[Row]) -> anyhow::Result<Vec<String>> {
+pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
     fonts();
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -373,7 +373,7 @@ pub fn lines(
     y_desc: &str,
     xs: &[f64],
     series: &[(String, Vec<env::eval::Stat>)],
-) -> anyhow::Result<Vec<String>> {
+) -> crate::Result<Vec<String>> {
     fonts();
     Ok(both!(dir, name, (960, 620), |root| lines_chart(
         root, title, x_desc, y_desc, xs, series
@@ -474,7 +474,7 @@ fn value_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 /// A sweep's optimization history: each completed trial's objective and the best so far.
-pub fn sweep_history(dir: &Path, points: &[(f64, f64)], maximize: bool, y_desc: &str) -> anyhow::Result<Vec<String>> {
+pub fn sweep_history(dir: &Path, points: &[(f64, f64)], maximize: bool, y_desc: &str) -> crate::Result<Vec<String>> {
     fonts();
     Ok(both!(dir, "history", (960, 620), |root| history_chart(
         root, points, maximize, y_desc
@@ -527,7 +527,7 @@ fn history_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[(f
 }
 
 /// One scatter per parameter: its value against the objective, for the completed trials.
-pub fn sweep_params(dir: &Path, panels: &[ParamPanel], y_desc: &str) -> anyhow::Result<Vec<String>> {
+pub fn sweep_params(dir: &Path, panels: &[ParamPanel], y_desc: &str) -> crate::Result<Vec<String>> {
     fonts();
     let cols = panels.len().clamp(1, 3);
     let rows = panels.len().div_ceil(cols).max(1);

@@ -6,21 +6,21 @@
 //! "best fixed" is MTF with threshold 0.0, the best fixed level wherever levels differ
 //! (`env/README.md`). Baselines: round robin, stride, Gandiva_fair, Themis, max-throughput.
 
-use crate::compare::{compare, CompareArgs};
+use crate::compare::{compare, CompareSpec};
+use crate::config::Source;
 use crate::error::user;
 use crate::plots;
 use crate::run_dir;
 use crate::table::Row;
-use crate::train::TrainArgs;
+use crate::train::TrainSpec;
 use env::eval::Stat;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
-/// Options of `mtf reproduce thesis`.
-#[derive(Debug, Clone)]
-pub struct ReproduceArgs {
+/// What to reproduce, and how.
+#[derive(Debug, Clone, Default)]
+pub struct ReproduceSpec {
     /// Fewer loads, seeds and training episodes: under 10 minutes on 2 cores.
     pub quick: bool,
     /// Output directory (default `runs/reproduce-thesis-<timestamp>`).
@@ -33,8 +33,17 @@ pub struct ReproduceArgs {
     pub set: Vec<String>,
     /// No progress lines on stderr.
     pub quiet: bool,
-    /// Print `{"out": .., "index": ..}` as JSON instead of the closing line.
-    pub json: bool,
+}
+
+/// What a reproduction wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Reproduced {
+    /// The output directory.
+    pub out: PathBuf,
+    /// Its `index.md`: every figure and table next to the thesis's claim.
+    pub index: PathBuf,
+    /// Wall time.
+    pub seconds: f64,
 }
 
 struct Plan {
@@ -117,37 +126,32 @@ impl Ctx {
         );
     }
 
-    fn compare(&self, config: &Path, policies: &[&str], mechanisms: &[&str], set: &[String], seeds: usize) -> anyhow::Result<Vec<Row>> {
-        let args = CompareArgs {
-            config: config.to_path_buf(),
+    fn compare(&self, config: &Path, policies: &[&str], mechanisms: &[&str], set: &[String], seeds: usize) -> crate::Result<Vec<Row>> {
+        let spec = CompareSpec {
+            source: Source::new(config, &self.overrides(set), self.seed),
             policies: policies.iter().map(|s| s.to_string()).collect(),
             mechanisms: mechanisms.iter().map(|s| s.to_string()).collect(),
             seeds,
-            seed: self.seed,
             threads: self.threads,
-            set: self.overrides(set),
-            out: None,
-            json: false,
-            quiet: true,
         };
-        Ok(compare(&args)?.1)
+        Ok(compare(&spec)?.rows)
     }
 
     /// MTF under `mtf_policies`, then every baseline (thresholds only matter to MTF, so the
     /// baselines run once, under an arbitrary fixed level), all on the same seeds.
-    fn mtf_and_baselines(&self, config: &Path, mtf_policies: &[&str], set: &[String], seeds: usize) -> anyhow::Result<Vec<Row>> {
+    fn mtf_and_baselines(&self, config: &Path, mtf_policies: &[&str], set: &[String], seeds: usize) -> crate::Result<Vec<Row>> {
         let mut rows = self.compare(config, mtf_policies, &["mtf"], set, seeds)?;
         rows.extend(self.compare(config, &["fixed:0.5"], &BASELINES, set, seeds)?);
         Ok(rows)
     }
 
-    fn train(&self, config: &Path, set: &[String], name: &str) -> anyhow::Result<PathBuf> {
+    fn train(&self, config: &Path, set: &[String], name: &str) -> crate::Result<PathBuf> {
         let out = self.dir.join("train").join(name);
         let mut set = self.overrides(set);
         set.push(format!("train.episodes={}", self.plan.episodes));
         set.push("train.eval_seeds=1".into());
         set.push(format!("train.checkpoint_every={}", self.plan.episodes));
-        crate::train::execute(TrainArgs {
+        crate::train::execute(TrainSpec {
             config: Some(config.to_path_buf()),
             name: None,
             set,
@@ -190,8 +194,9 @@ fn series_label(r: &Row) -> String {
     }
 }
 
-/// The `reproduce thesis` command.
-pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
+/// Regenerate the thesis's chapter 5 (`mtf reproduce thesis`): run every section, write
+/// `index.md` and its figures.
+pub fn reproduce(args: &ReproduceSpec) -> crate::Result<Reproduced> {
     let plan = if args.quick {
         Plan {
             loads: vec![0.4, 0.6, 0.8],
@@ -221,7 +226,8 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     // The episode length every scenario runs with (the configs' own, unless --set changes it).
-    let rounds = crate::simulate::load_scenario(&cfg.join("equal.toml"), &args.set, None, args.seed)?
+    let rounds = Source::new(cfg.join("equal.toml"), &args.set, args.seed)
+        .load(None)?
         .file
         .env
         .rounds;
@@ -259,25 +265,15 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<ExitCode> {
 
     let _ = writeln!(index, "---\nWall time: {:.1} s.", ctx.started.elapsed().as_secs_f64());
     run_dir::write_atomic(&dir.join("index.md"), index.as_bytes())?;
-    if args.json {
-        let v = serde_json::json!({
-            "out": dir.display().to_string(),
-            "index": dir.join("index.md").display().to_string(),
-            "seconds": ctx.started.elapsed().as_secs_f64(),
-        });
-        println!("{v}");
-    } else {
-        println!(
-            "reproduced the thesis evaluation in {:.1} s: {}",
-            ctx.started.elapsed().as_secs_f64(),
-            dir.join("index.md").display()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Reproduced {
+        index: dir.join("index.md"),
+        out: dir,
+        seconds: ctx.started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Fig. 5.2-5.12: welfare vs load per weight setup and arrival variant, with the thesis's claim at its load; returns the w124 Poisson rows at the highest load (for the sharing incentive).
-fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<Option<Vec<Row>>> {
+fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<Option<Vec<Row>>> {
     let dir = ctx.dir.clone();
     let mut rows_w124_high: Option<Vec<Row>> = None;
     for &(stem, figs, claim, claim_load) in &SETUPS {
@@ -389,7 +385,7 @@ fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Res
 }
 
 /// Fig. 5.13: welfare vs deadline (w124, load 0.7).
-fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<()> {
+fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
     let dir = ctx.dir.clone();
     ctx.progress("deadlines (w124, load 0.7)");
     let config = cfg.join("w124.toml");
@@ -441,7 +437,7 @@ fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<()
 }
 
 /// Fig. 5.14/5.15: mixed loads per weight class.
-fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<()> {
+fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
     let dir = ctx.dir.clone();
     for (stem, fig) in [("mixed-a", "Fig. 5.14"), ("mixed-b", "Fig. 5.15")] {
         ctx.progress(&format!("mixed loads: {stem}"));
@@ -477,7 +473,7 @@ fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<
 }
 
 /// Fig. 5.16/5.17: mechanism time per round vs agents and vs accelerators.
-fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<()> {
+fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
     let dir = ctx.dir.clone();
     for (axis, fig) in [("agents", "Fig. 5.16"), ("accelerators", "Fig. 5.17")] {
         ctx.progress(&format!("scheduling overhead vs {axis}"));
@@ -537,7 +533,7 @@ fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<()>
 }
 
 /// Fig. 5.18: sharing incentive, from the w124 runs at the highest load.
-fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>, index: &mut String) -> anyhow::Result<()> {
+fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>, index: &mut String) -> crate::Result<()> {
     let dir = ctx.dir.clone();
     ctx.progress("sharing incentive and envy");
     if let Some(rows) = rows_w124_high {
@@ -566,7 +562,7 @@ fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>, index: &mu
 }
 
 /// Table 5.2: envy with 5 agents and 10 accelerators at load 0.8.
-fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> anyhow::Result<()> {
+fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
     let config = cfg.join("envy.toml");
     let run = ctx.train(&config, &[], "envy")?;
     let policy = format!("run:{}", run.display());

@@ -24,10 +24,13 @@ pub struct RunLock {
 /// Name of the lock file inside a run directory.
 pub const LOCK_FILE: &str = ".lock";
 
+/// Largest config or summary file read back from a run directory (16 MiB).
+pub const MAX_TEXT: u64 = 1 << 24;
+
 /// Take the writer's lock on run directory `dir` (which must exist), then remove the temporary
 /// files of writes a killed process left behind (`*.tmp`, here and in `checkpoints/`): with the
 /// lock held, no other process can be writing them.
-pub fn lock(dir: &Path) -> anyhow::Result<RunLock> {
+pub fn lock(dir: &Path) -> crate::Result<RunLock> {
     let path = dir.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -61,7 +64,7 @@ pub fn lock(dir: &Path) -> anyhow::Result<RunLock> {
 
 /// An I/O error that names its file: `PATH: doing: error`. Errors the user can fix (a missing
 /// file, no permission, a full or read-only disk) are user errors (exit 2).
-pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> anyhow::Error {
+pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> crate::Error {
     use std::io::ErrorKind as K;
     let msg = format!("{}: {doing}: {e}", path.display());
     match e.kind() {
@@ -72,13 +75,13 @@ pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> anyhow::Error {
         | K::IsADirectory
         | K::NotADirectory
         | K::AlreadyExists => crate::error::user(msg),
-        _ => anyhow::anyhow!(msg),
+        _ => crate::error::failed(msg),
     }
 }
 
 /// Check that a run name is one plain path component (no `/`, `..` or control characters), so
 /// `--name` cannot place a run outside the output folder.
-pub fn check_name(name: &str) -> anyhow::Result<()> {
+pub fn check_name(name: &str) -> crate::Result<()> {
     let bad = name.is_empty() || name == "." || name == ".." || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
     if bad {
         return Err(crate::error::user(format!(
@@ -90,7 +93,7 @@ pub fn check_name(name: &str) -> anyhow::Result<()> {
 
 /// Read a regular file of at most `max` bytes, naming it in every error. FIFOs, devices and
 /// directories are refused (reading `/dev/zero` or a FIFO would never end).
-pub fn read_regular(path: &Path, max: u64) -> anyhow::Result<Vec<u8>> {
+pub fn read_regular(path: &Path, max: u64) -> crate::Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, "reading", e))?;
     if !meta.is_file() {
         return Err(crate::error::user(format!(
@@ -109,13 +112,13 @@ pub fn read_regular(path: &Path, max: u64) -> anyhow::Result<Vec<u8>> {
 }
 
 /// [`read_regular`] for a UTF-8 text file.
-pub fn read_text(path: &Path, max: u64) -> anyhow::Result<String> {
+pub fn read_text(path: &Path, max: u64) -> crate::Result<String> {
     String::from_utf8(read_regular(path, max)?).map_err(|e| crate::error::user(format!("{}: not UTF-8 text ({e})", path.display())))
 }
 
 /// Create a fresh run directory and take its writer's lock: `out` if given (must not hold a run
 /// already), else `runs/<name>-<timestamp>` (with a numeric suffix if that exists).
-pub fn create(out: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, RunLock)> {
+pub fn create(out: Option<&Path>, name: &str) -> crate::Result<(PathBuf, RunLock)> {
     check_name(name)?;
     let dir = match out {
         Some(p) => p.to_path_buf(),
@@ -148,7 +151,7 @@ pub fn create(out: Option<&Path>, name: &str) -> anyhow::Result<(PathBuf, RunLoc
 /// processes finishing one study) never write into each other's temporary file. A target that
 /// exists and is not a regular file (a device such as `/dev/full`, a FIFO, a directory) is
 /// refused: renaming over it would replace it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.is_file() {
             return Err(crate::error::user(format!(
@@ -181,17 +184,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 /// A CSV file's bytes: a header row, then records, every field quoted as RFC 4180 needs.
-pub fn csv_bytes(header: &[String], records: &[Vec<String>]) -> anyhow::Result<Vec<u8>> {
+pub fn csv_bytes(header: &[String], records: &[Vec<String>]) -> crate::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(header)?;
+    let fail = |e: csv::Error| crate::error::failed(format!("writing CSV: {e}"));
+    w.write_record(header).map_err(fail)?;
     for r in records {
-        w.write_record(r)?;
+        w.write_record(r).map_err(fail)?;
     }
-    Ok(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+    w.into_inner().map_err(|e| crate::error::failed(format!("writing CSV: {e}")))
 }
 
 /// Append one line to a JSON-lines file (created if absent).
-pub fn append_line(path: &Path, line: &str) -> anyhow::Result<()> {
+pub fn append_line(path: &Path, line: &str) -> crate::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -249,7 +253,7 @@ mod tests {
         for kind in [ErrorKind::StorageFull, ErrorKind::ReadOnlyFilesystem, ErrorKind::PermissionDenied] {
             let e = io_error(Path::new("runs/x/metrics.jsonl"), "appending to", Error::from(kind));
             assert!(e.to_string().starts_with("runs/x/metrics.jsonl: appending to: "), "{e}");
-            assert_eq!(crate::error::exit_code(&e), 2, "{kind:?} is the user's to fix");
+            assert_eq!(e.exit_code(), 2, "{kind:?} is the user's to fix");
         }
         // A real full device: the error names it.
         let e = append_line(Path::new("/dev/full"), "x").unwrap_err().to_string();

@@ -3,9 +3,6 @@
 use crate::error::user;
 use scheduler::{registry, Allocation, RoundInput};
 use serde::Serialize;
-use std::io::{Read, Write};
-use std::path::Path;
-use std::process::ExitCode;
 
 #[derive(Serialize)]
 struct Output<'a> {
@@ -21,7 +18,7 @@ struct Output<'a> {
 
 /// Run one round of `mechanism` on the JSON `text`; returns the output JSON. Errors are user
 /// errors (exit status 2) naming the problem.
-pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> anyhow::Result<String> {
+pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> crate::Result<String> {
     let (input, extras) = RoundInput::from_json(text).map_err(|e| user(format!("input: {e}")))?;
     let fairness = fairness.or(extras.fairness).unwrap_or(registry::Params::default().fairness);
     if !(0.0..=1.0).contains(&fairness) {
@@ -52,23 +49,4 @@ pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> anyh
         state: mech.state(),
     };
     Ok(serde_json::to_string(&json)?)
-}
-
-/// The `schedule` command.
-pub fn run(mechanism: &str, input: Option<&Path>, fairness: Option<f64>) -> anyhow::Result<ExitCode> {
-    let text = match input {
-        Some(path) => std::fs::read_to_string(path).map_err(|e| user(format!("{}: {e}", path.display())))?,
-        None => {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| user(format!("stdin: {e}")))?;
-            s
-        }
-    };
-    let out = schedule_json(mechanism, &text, fairness).map_err(|e| match input {
-        Some(path) if crate::error::exit_code(&e) == 2 => user(format!("{}: {e}", path.display())),
-        _ => e,
-    })?;
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{out}")?;
-    Ok(ExitCode::SUCCESS)
 }

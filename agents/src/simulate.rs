@@ -1,205 +1,113 @@
 //! `mtf simulate`: evaluation episodes without learning; a metrics table (mean and 95% CI over
 //! seeds) and a run directory.
 
+use crate::config::Source;
 use crate::error::user;
 use crate::run_dir;
 use env::config::Scenario;
-use env::eval::{evaluate, ActionSource, Fixed, Stat, Summary};
+use env::eval::{Stat, Summary};
+use env::metrics::EpisodeMetrics;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
-/// Options of `mtf simulate`.
+/// What to simulate.
 #[derive(Debug, Clone)]
-pub struct SimulateArgs {
-    /// Scenario file.
-    pub config: PathBuf,
+pub struct SimulateSpec {
+    /// The scenario's source.
+    pub source: Source,
     /// Mechanism override.
     pub mechanism: Option<String>,
-    /// Policy spec, e.g. `fixed:0.3`.
+    /// The policy, as [`crate::policies`] reads it (e.g. `fixed:0.3`).
     pub policy: String,
-    /// Episodes.
+    /// Episodes (seeds derived from the root seed).
     pub seeds: usize,
-    /// Root seed override.
-    pub seed: Option<u64>,
+    /// Worker threads (results do not depend on it).
+    pub threads: usize,
+    /// Run directory (default `runs/simulate-<config stem>-<timestamp>`).
+    pub out: Option<PathBuf>,
+}
+
+/// What a simulation produced; `summary.json` is [`Simulated::file`] as JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Simulated {
+    /// The run directory.
+    #[serde(skip)]
+    pub dir: PathBuf,
+    /// The scenario it ran.
+    #[serde(skip)]
+    pub scenario: Scenario,
+    /// The config file.
+    pub config: String,
+    /// The mechanism.
+    pub mechanism: String,
+    /// The policy spec.
+    pub policy: String,
+    /// Root seed.
+    pub root_seed: u64,
+    /// Every episode's seed.
+    pub episode_seeds: Vec<u64>,
     /// Worker threads.
     pub threads: usize,
-    /// `--set` overrides.
-    pub set: Vec<String>,
-    /// Print JSON instead of the table.
-    pub json: bool,
-    /// Run directory override.
-    pub out: Option<PathBuf>,
-    /// No progress bars (simulate draws none; accepted for one meaning everywhere).
-    pub quiet: bool,
-}
-
-/// Load a scenario with the command line's overrides; config errors are user errors.
-pub fn load_scenario(config: &Path, set: &[String], mechanism: Option<&str>, seed: Option<u64>) -> anyhow::Result<Scenario> {
-    let mut overrides = set.to_vec();
-    if let Some(m) = mechanism {
-        // Reported as the command line's, not as a key of the config file.
-        if !scheduler::registry::NAMES.contains(&m) {
-            return Err(user(format!(
-                "unknown mechanism `{m}` given on the command line (known: {})",
-                scheduler::registry::NAMES.join(", ")
-            )));
-        }
-        overrides.push(format!("mechanism.name=\"{m}\""));
-    }
-    if let Some(s) = seed {
-        overrides.push(format!("seed={s}"));
-    }
-    // Any experiment file works: its [learner] and [train] sections are checked and unused.
-    crate::config::Experiment::load(config, &overrides)
-        .map(|e| e.scenario)
-        .map_err(|e| user(e.to_string()))
-}
-
-/// A policy for evaluation, parsed from its spec: `fixed:TAU`; `hedge` (learning online from
-/// uniform weights in every episode); `run:RUN_DIR` (a trained run's greedy policy);
-/// `agent:PATH` (exported agent binaries, driven over their protocol).
-pub fn policy_factory(
-    spec: &str,
-    scenario: &Scenario,
-    agent_errors: &crate::drive::ErrorSlot,
-) -> anyhow::Result<Box<dyn Fn() -> Box<dyn ActionSource> + Sync>> {
-    let levels = &scenario.file.env.threshold_levels;
-    if let Some(tau) = spec.strip_prefix("fixed:") {
-        let t: f64 = tau.parse().map_err(|_| user(format!("--policy {spec}: `{tau}` is not a number")))?;
-        let level = levels
-            .iter()
-            .position(|&l| (l - t).abs() < 1e-9)
-            .ok_or_else(|| user(format!("--policy {spec}: {t} is not one of the threshold levels {levels:?}")))?;
-        return Ok(Box::new(move || Box::new(Fixed { level }) as Box<dyn ActionSource>));
-    }
-    if spec == "hedge" {
-        // Hedge plays online, from uniform weights, in every evaluation episode.
-        let exp = crate::config::Experiment {
-            scenario: scenario.clone(),
-            learner: crate::config::LearnerSection {
-                kind: crate::config::LearnerKind::Hedge,
-                ..Default::default()
-            },
-            train: Default::default(),
-        };
-        return Ok(Box::new(move || {
-            let exp = exp.clone();
-            Box::new(crate::learner::OnlineLearning::new(Box::new(move || {
-                crate::train::build_learner(&exp)
-            }))) as Box<dyn ActionSource>
-        }));
-    }
-    if let Some(dir) = spec.strip_prefix("run:") {
-        let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
-        let trained = &exp.scenario;
-        if (trained.n(), trained.m(), &trained.file.env.threshold_levels) != (scenario.n(), scenario.m(), levels) {
-            return Err(user(format!(
-                "--policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
-                trained.n(),
-                trained.m(),
-                trained.file.env.threshold_levels,
-                scenario.n(),
-                scenario.m(),
-                levels
-            )));
-        }
-        let policy = std::sync::Mutex::new(learner.fork());
-        return Ok(Box::new(move || {
-            Box::new(crate::learner::Acting {
-                policy: policy.lock().expect("not poisoned").fork(),
-                greedy: true,
-            }) as Box<dyn ActionSource>
-        }));
-    }
-    if let Some(path) = spec.strip_prefix("agent:") {
-        let manifest =
-            crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels).map_err(|e| user(format!("--policy {spec}: {e}")))?;
-        // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
-        let path = std::fs::canonicalize(path).map_err(|e| user(format!("--policy {spec}: {path}: {e}")))?;
-        let timeout = crate::drive::reply_timeout().map_err(user)?;
-        let (levels, errors) = (levels.clone(), agent_errors.clone());
-        return Ok(Box::new(move || {
-            Box::new(crate::drive::AgentProcesses::new(
-                &path,
-                manifest.clone(),
-                &levels,
-                errors.clone(),
-                timeout,
-            )) as Box<dyn ActionSource>
-        }));
-    }
-    Err(user(format!(
-        "--policy {spec}: expected fixed:TAU, hedge, run:RUN_DIR or agent:PATH"
-    )))
-}
-
-#[derive(Serialize)]
-struct SummaryFile<'a> {
-    config: String,
-    mechanism: &'a str,
-    policy: &'a str,
-    root_seed: u64,
-    episode_seeds: &'a [u64],
-    threads: usize,
+    /// The figures, mean and 95% CI over episodes.
     #[serde(flatten)]
-    summary: &'a Summary,
+    pub summary: Summary,
 }
 
-/// The `simulate` command.
-pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
-    if args.seeds == 0 {
+/// Run the evaluation episodes and write the run directory: `config.toml`, `metrics.jsonl`
+/// (one line per episode), `summary.json`.
+pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
+    if spec.seeds == 0 {
         return Err(user("--seeds must be at least 1"));
     }
-    let scenario = load_scenario(&args.config, &args.set, args.mechanism.as_deref(), args.seed)?;
-    let agent_errors = crate::drive::ErrorSlot::default();
-    let make = policy_factory(&args.policy, &scenario, &agent_errors)?;
-    let seeds = env::eval::episode_seeds(scenario.file.seed, args.seeds);
-    let stem = args.config.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let (dir, _lock) = run_dir::create(args.out.as_deref(), &format!("simulate-{stem}"))?;
+    let scenario = spec.source.load(spec.mechanism.as_deref())?;
+    let policy = crate::policies::Named::parse(&spec.policy, &scenario)?;
+    let seeds = env::eval::episode_seeds(scenario.file.seed, spec.seeds);
+    let (dir, _lock) = run_dir::create(spec.out.as_deref(), &format!("simulate-{}", spec.source.stem()))?;
     run_dir::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
+    let episodes = policy.evaluate(&scenario, &seeds, spec.threads)?;
+    run_dir::write_atomic(&dir.join("metrics.jsonl"), &jsonl(&seeds, &episodes, |_| {})?)?;
+    let out = Simulated {
+        config: spec.source.config.display().to_string(),
+        mechanism: scenario.file.mechanism.name.clone(),
+        policy: spec.policy.clone(),
+        root_seed: scenario.file.seed,
+        threads: spec.threads,
+        summary: Summary::of(&scenario, &episodes),
+        episode_seeds: seeds,
+        dir,
+        scenario,
+    };
+    run_dir::write_atomic(&out.dir.join("summary.json"), serde_json::to_string_pretty(&out)?.as_bytes())?;
+    Ok(out)
+}
 
-    let episodes = evaluate(&scenario, &seeds, make.as_ref(), true, args.threads);
-    if let Some(e) = agent_errors.lock().expect("not poisoned").take() {
-        return Err(user(format!("--policy {}: {e}", args.policy)));
-    }
+/// `metrics.jsonl`: one line per episode, its metrics with its `seed`, and whatever `extra` adds.
+pub fn jsonl(seeds: &[u64], episodes: &[EpisodeMetrics], extra: impl Fn(&mut serde_json::Value)) -> crate::Result<Vec<u8>> {
     let mut lines = String::new();
-    for (seed, m) in seeds.iter().zip(&episodes) {
+    for (seed, m) in seeds.iter().zip(episodes) {
         let mut v = serde_json::to_value(m)?;
         v["seed"] = (*seed).into();
+        extra(&mut v);
         lines.push_str(&serde_json::to_string(&v)?);
         lines.push('\n');
     }
-    run_dir::write_atomic(&dir.join("metrics.jsonl"), lines.as_bytes())?;
-    let summary = Summary::of(&scenario, &episodes);
-    let file = SummaryFile {
-        config: args.config.display().to_string(),
-        mechanism: &scenario.file.mechanism.name,
-        policy: &args.policy,
-        root_seed: scenario.file.seed,
-        episode_seeds: &seeds,
-        threads: args.threads,
-        summary: &summary,
-    };
-    let json = serde_json::to_string_pretty(&file)?;
-    run_dir::write_atomic(&dir.join("summary.json"), json.as_bytes())?;
+    Ok(lines.into_bytes())
+}
 
-    if args.json {
-        let mut v = serde_json::to_value(&file)?;
-        v["run_dir"] = dir.display().to_string().into();
-        println!("{}", serde_json::to_string(&v)?);
-    } else {
-        println!(
+impl std::fmt::Display for Simulated {
+    /// The report `mtf simulate` prints.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
             "mtf simulate: {}, mechanism {}, policy {}, {} seeds",
-            args.config.display(),
-            scenario.file.mechanism.name,
-            args.policy,
-            args.seeds
-        );
-        print!("{}", table(&summary));
-        println!("run directory: {}", dir.display());
+            self.config,
+            self.mechanism,
+            self.policy,
+            self.episode_seeds.len()
+        )?;
+        f.write_str(&table(&self.summary))?;
+        writeln!(f, "run directory: {}", self.dir.display())
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The metrics table: one row per figure, mean and 95% CI.

@@ -69,7 +69,7 @@ pub fn markdown(rows: &[Row]) -> String {
 }
 
 /// The CSV: one row per pair, mean and ci95 columns per figure.
-pub fn csv(rows: &[Row]) -> anyhow::Result<Vec<u8>> {
+pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
     let weights: Vec<f64> = rows
         .first()
         .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())

@@ -23,7 +23,7 @@ pub struct EventWriter {
 impl EventWriter {
     /// Create `logdir` if needed and a new event file in it, named as TensorBoard expects
     /// (`events.out.tfevents.<seconds>.<host>.<pid>.0`).
-    pub fn create(logdir: &Path) -> anyhow::Result<Self> {
+    pub fn create(logdir: &Path) -> crate::Result<Self> {
         if std::fs::symlink_metadata(logdir).is_ok_and(|m| !m.is_dir()) {
             return Err(crate::error::user(format!(
                 "{}: exists and is not a directory (TensorBoard writes its event files there)",
@@ -48,16 +48,16 @@ impl EventWriter {
     }
 
     /// Append one scalar at `step`.
-    pub fn scalar(&mut self, tag: &str, value: f32, step: u64) -> anyhow::Result<()> {
+    pub fn scalar(&mut self, tag: &str, value: f32, step: u64) -> crate::Result<()> {
         self.record(&scalar_event(wall_time(), step, tag, value))
     }
 
     /// Push buffered events to the file.
-    pub fn flush(&mut self) -> anyhow::Result<()> {
+    pub fn flush(&mut self) -> crate::Result<()> {
         self.out.flush().map_err(|e| io_error(&self.path, "writing", e))
     }
 
-    fn record(&mut self, data: &[u8]) -> anyhow::Result<()> {
+    fn record(&mut self, data: &[u8]) -> crate::Result<()> {
         let frame = frame(data);
         self.out.write_all(&frame).map_err(|e| io_error(&self.path, "writing", e))
     }

@@ -14,12 +14,12 @@ use crate::checkpoint;
 use crate::config::{Experiment, LearnerKind};
 use crate::error::user;
 use crate::hedge::Hedge;
-use crate::learner::{Acting, FixedLearner, Learner, Losses, Transition};
+use crate::learner::{Fixed, Learner, Losses, Transition};
 use crate::run_dir;
-use env::eval::{evaluate, ActionSource, Stat, Summary};
+use env::eval::{evaluate, Stat, Summary};
 use env::metrics::EpisodeMetrics;
 use env::rng::{names, stream_seed};
-use env::world::{MtfEnv, Observations};
+use env::world::{ClusterEnv, Observations};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -55,7 +55,7 @@ pub mod tags {
 pub struct EpisodeHook(pub std::sync::Arc<EpisodeFn>);
 
 /// The callback inside an [`EpisodeHook`].
-pub type EpisodeFn = dyn Fn(&EpisodeLog) -> anyhow::Result<bool> + Send + Sync;
+pub type EpisodeFn = dyn Fn(&EpisodeLog) -> crate::Result<bool> + Send + Sync;
 
 impl std::fmt::Debug for EpisodeHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -63,9 +63,10 @@ impl std::fmt::Debug for EpisodeHook {
     }
 }
 
-/// Options of `mtf train`.
+/// What to train: a new run from an experiment config (with overrides), or a run directory to
+/// resume; where the run directory goes; how many threads.
 #[derive(Debug, Clone, Default)]
-pub struct TrainArgs {
+pub struct TrainSpec {
     /// Experiment config (not with `resume`).
     pub config: Option<PathBuf>,
     /// Run name (default: the config's file stem).
@@ -91,12 +92,68 @@ pub struct TrainArgs {
 pub struct Trained {
     /// The run directory.
     pub dir: PathBuf,
-    /// The lines `mtf train` prints.
-    pub message: String,
-    /// Episodes done when the episode hook stopped the run (no evaluation, no summary.json).
-    pub stopped_after: Option<u64>,
-    /// The run's summary.json as a value (`None` when stopped early).
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// The run's `summary.json` as a value (`None` when stopped early): a sweep's objective is a
+    /// path into it.
     pub summary: Option<serde_json::Value>,
+}
+
+/// How a training run ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Trained, then evaluated on held-out seeds.
+    Evaluated {
+        /// The learner.
+        learner: LearnerKind,
+        /// Episodes trained by this call (the rest were done before a resume).
+        episodes_run: u64,
+        /// Seconds spent training.
+        train_seconds: f64,
+        /// The held-out evaluation.
+        eval: Box<Summary>,
+        /// Its episodes.
+        eval_seeds: usize,
+        /// The last training episode's log line.
+        last_episode: Option<EpisodeLog>,
+    },
+    /// A resumed run that was already complete: nothing was done.
+    AlreadyComplete {
+        /// Its episodes.
+        episodes: u64,
+    },
+    /// The episode hook stopped the run (a pruned sweep trial): no evaluation, no summary.json.
+    Stopped {
+        /// Episodes done.
+        after: u64,
+    },
+}
+
+/// The lines `mtf train` prints.
+impl std::fmt::Display for Trained {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dir = self.dir.display();
+        match &self.outcome {
+            Outcome::Evaluated {
+                learner,
+                episodes_run,
+                train_seconds,
+                eval,
+                eval_seeds,
+                ..
+            } => write!(
+                f,
+                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {eval_seeds} seeds\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
+                eval.welfare.mean,
+                eval.welfare.ci95,
+                self.dir.join("tb").display()
+            ),
+            Outcome::AlreadyComplete { episodes } => {
+                writeln!(f, "{dir}: the run is complete ({episodes} episodes, summary.json written); nothing to resume")
+            }
+            Outcome::Stopped { after } => write!(f, "stopped after {after} episodes\nrun directory: {dir}\n"),
+        }
+    }
 }
 
 /// Build the configured learner population.
@@ -109,7 +166,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
                 .iter()
                 .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)
                 .expect("validated level");
-            Box::new(FixedLearner { level })
+            Box::new(Fixed { level })
         }
         LearnerKind::Hedge => {
             let m = &sc.file.mechanism;
@@ -125,7 +182,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
             ))
         }
         LearnerKind::ActorCritic => {
-            let obs = MtfEnv::new(sc.clone()).observation_space(0).dim();
+            let obs = ClusterEnv::new(sc.clone()).observation_space(0).dim();
             let used = match exp.learner.actor_critic.features {
                 crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
                 crate::actor_critic::Features::All => obs,
@@ -170,7 +227,7 @@ pub struct EpisodeLog {
 }
 
 /// Run one training episode: act (sampled), step, learn, every round.
-pub fn train_episode(env: &mut MtfEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
+pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
     let n = env.n();
     learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
     env.reset(stream_seed(root, names::TRAIN_EPISODE, episode));
@@ -220,7 +277,7 @@ const MAX_METRICS_BYTES: u64 = 1 << 30;
 /// Load a run directory's experiment and its learner restored from its latest checkpoint
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
-pub fn load_run(dir: &Path, allow_fresh: bool) -> anyhow::Result<(Experiment, Box<dyn Learner>, u64)> {
+pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::Result<(Experiment, Box<dyn Learner>, u64)> {
     let config = dir.join("config.toml");
     if !config.exists() {
         return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
@@ -301,7 +358,7 @@ struct Opened {
 }
 
 /// Open the run `args` asks for; `Err(Ok(trained))` is a resumed run that is already complete.
-fn open(args: &TrainArgs) -> anyhow::Result<Result<Opened, Trained>> {
+fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
     match (&args.resume, &args.config) {
         (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
@@ -313,12 +370,8 @@ fn open(args: &TrainArgs) -> anyhow::Result<Result<Opened, Trained>> {
             let (exp, learner, done) = load_run(dir, true)?;
             if done >= exp.train.episodes && dir.join("summary.json").exists() {
                 return Ok(Err(Trained {
-                    message: format!(
-                        "{}: the run is complete ({done} episodes, summary.json written); nothing to resume\n",
-                        dir.display()
-                    ),
                     dir: dir.clone(),
-                    stopped_after: None,
+                    outcome: Outcome::AlreadyComplete { episodes: done },
                     summary: Some(read_json(&dir.join("summary.json"))?),
                 }));
             }
@@ -382,7 +435,7 @@ fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64, weights: &
 }
 
 /// An episode's scalars into TensorBoard (one step axis: the episode).
-fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> anyhow::Result<()> {
+fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> crate::Result<()> {
     let e = log.episode;
     for (tag, v) in [
         (tags::WELFARE, log.welfare),
@@ -407,20 +460,13 @@ fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32)
 /// uses for the same root seed, so fixed thresholds and baselines compare on equal arrivals.
 fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, usize) {
     let seeds = env::eval::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
-    let policy = std::sync::Mutex::new(learner.fork());
-    let make = move || {
-        Box::new(Acting {
-            policy: policy.lock().expect("not poisoned").fork(),
-            greedy: true,
-        }) as Box<dyn ActionSource>
-    };
-    let episodes = evaluate(&exp.scenario, &seeds, &make, true, exp.train.threads);
+    let episodes = evaluate(&exp.scenario, &seeds, learner.fork().as_ref(), true, exp.train.threads);
     (Summary::of(&exp.scenario, &episodes), seeds.len())
 }
 
 /// A training run: open (or resume) the run directory, train episode by episode (log line,
 /// TensorBoard, checkpoint, the hook), then evaluate on held-out seeds and write summary.json.
-pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
+pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let Opened {
         mut exp,
         mut learner,
@@ -437,12 +483,15 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
     let total = exp.train.episodes;
     let root = exp.scenario.file.seed;
     let n = exp.scenario.n();
-    let mut env = MtfEnv::new(exp.scenario.clone());
+    let mut env = ClusterEnv::new(exp.scenario.clone());
     env.set_recording(false);
     let tb_dir = dir.join("tb");
     let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
     let bar = progress(total, start, args.quiet);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(exp.train.threads).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(exp.train.threads)
+        .build()
+        .map_err(|e| crate::error::failed(format!("starting {} training threads: {e}", exp.train.threads)))?;
     let weights: Vec<f64> = exp.scenario.agents.iter().map(|a| a.weight).collect();
     let mut classes = weights.clone();
     classes.sort_by(f64::total_cmp);
@@ -476,9 +525,8 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
             if (hook.0)(&log)? {
                 bar.finish_and_clear();
                 return Ok(Trained {
-                    message: format!("stopped after {done} episodes\nrun directory: {}\n", dir.display()),
                     dir,
-                    stopped_after: Some(done),
+                    outcome: Outcome::Stopped { after: done },
                     summary: None,
                 });
             }
@@ -500,30 +548,27 @@ pub fn execute(args: TrainArgs) -> anyhow::Result<Trained> {
         eval: &eval,
     })?;
     run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
-    let message = format!(
-        "trained {} episodes ({:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {eval_seeds} seeds\nrun directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
-        total - start,
-        exp.learner.kind,
-        eval.welfare.mean,
-        eval.welfare.ci95,
-        dir.display(),
-        tb_dir.display()
-    );
     Ok(Trained {
         dir,
-        message,
-        stopped_after: None,
+        outcome: Outcome::Evaluated {
+            learner: exp.learner.kind,
+            episodes_run: total - start,
+            train_seconds,
+            eval: Box::new(eval),
+            eval_seeds,
+            last_episode: last,
+        },
         summary: Some(summary),
     })
 }
 
 /// A JSON file of the run, naming it in every error.
-fn read_json(path: &Path) -> anyhow::Result<serde_json::Value> {
+fn read_json(path: &Path) -> crate::Result<serde_json::Value> {
     serde_json::from_str(&run_dir::read_text(path, MAX_METRICS_BYTES)?).map_err(|e| user(format!("{}: {e}", path.display())))
 }
 
 /// The last episode line of a metrics file.
-fn last_logged(path: &Path) -> anyhow::Result<Option<EpisodeLog>> {
+fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
     if !path.exists() {
         return Ok(None);
     }
@@ -538,7 +583,7 @@ fn last_logged(path: &Path) -> anyhow::Result<Option<EpisodeLog>> {
 
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
 /// a resumed run redoes the rest.
-fn truncate_metrics(path: &Path, episodes: u64) -> anyhow::Result<()> {
+fn truncate_metrics(path: &Path, episodes: u64) -> crate::Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }

@@ -2,7 +2,7 @@
 
 mod common;
 use common::mtf;
-use env::world::MtfEnv;
+use env::world::ClusterEnv;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -73,7 +73,7 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
     // Record observations and the harness's greedy thresholds over two episodes.
     let (exp, learner, _) = agents::train::load_run(&run, false).unwrap();
     let mut policy = learner.fork();
-    let mut env = MtfEnv::new(exp.scenario.clone());
+    let mut env = ClusterEnv::new(exp.scenario.clone());
     let (n, m) = (env.n(), env.m());
     let levels = env.levels().to_vec();
     let mut lines = vec![Vec::new(); n];

@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use env::config::ScenarioFile;
-use env::world::MtfEnv;
+use env::world::ClusterEnv;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
@@ -28,7 +28,7 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     for queues in ["central", "per_accelerator"] {
-        let mut world = MtfEnv::new(scenario(queues, u32::MAX));
+        let mut world = ClusterEnv::new(scenario(queues, u32::MAX));
         world.set_recording(false);
         world.reset(1);
         let actions = vec![5; world.n()];
@@ -40,7 +40,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(world.step(black_box(&actions)).unwrap().rewards[0]))
         });
         let sc = scenario(queues, 300);
-        let mut episode = MtfEnv::new(sc);
+        let mut episode = ClusterEnv::new(sc);
         g.bench_function(format!("episode300/{queues}/20x40"), |b| {
             b.iter(|| {
                 episode.reset(7);

@@ -2,7 +2,7 @@
 //! to each level; print the deviator's mean reward and throughput and the welfare, averaged
 //! over seeds. Usage: cargo run --release -p env --example deviation -- CONFIG [AGENT] [BASE]
 use env::config::ScenarioFile;
-use env::world::MtfEnv;
+use env::world::ClusterEnv;
 use std::path::Path;
 
 fn main() {
@@ -11,7 +11,7 @@ fn main() {
     let agent: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let base: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(0);
     let sc = ScenarioFile::load(Path::new(config), &[]).unwrap_or_else(|e| panic!("{e}"));
-    let mut env = MtfEnv::new(sc);
+    let mut env = ClusterEnv::new(sc);
     let n = env.n();
     let k = env.levels().len();
     println!(

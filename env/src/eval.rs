@@ -4,63 +4,32 @@
 
 use crate::config::Scenario;
 use crate::metrics::EpisodeMetrics;
-use crate::world::{MtfEnv, Observations};
+use crate::policy::Policy;
+use crate::world::ClusterEnv;
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// Something that picks every agent's threshold level each round.
-pub trait ActionSource: Send {
-    /// Start of an episode with this seed.
-    fn reset(&mut self, seed: u64);
-    /// Fill `actions` (one level index per agent) from the observations and the budgets
-    /// (exact, for learners whose state is the budget).
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]);
-
-    /// After each step: online learners (Hedge evaluated as it plays) update here from the
-    /// environment's last round. Frozen policies do nothing.
-    fn after_step(&mut self, env: &MtfEnv, budgets_before: &[f64], actions: &[usize]) {
-        let _ = (env, budgets_before, actions);
-    }
-}
-
-/// Every agent reports the same fixed level.
-#[derive(Clone, Debug)]
-pub struct Fixed {
-    /// Level index.
-    pub level: usize,
-}
-
-impl ActionSource for Fixed {
-    fn reset(&mut self, _seed: u64) {}
-    fn act(&mut self, _obs: Observations<'_>, _budgets: &[f64], actions: &mut [usize]) {
-        actions.fill(self.level);
-    }
-}
-
 /// Run one episode of `scenario` with `seed`.
-pub fn run_episode(scenario: &Scenario, seed: u64, policy: &mut dyn ActionSource, fairness: bool) -> EpisodeMetrics {
-    let mut env = MtfEnv::new(scenario.clone());
+pub fn run_episode(scenario: &Scenario, seed: u64, policy: &mut dyn Policy, fairness: bool) -> EpisodeMetrics {
+    let mut env = ClusterEnv::new(scenario.clone());
     let mut actions = vec![0; env.n()];
     let mut budgets = vec![0.0; env.n()];
-    policy.reset(seed);
+    policy.begin_episode(crate::rng::stream_seed(seed, crate::rng::names::POLICY_EPISODE, 0));
     env.reset(seed);
     while !env.agents().is_empty() {
         budgets.copy_from_slice(env.budgets());
-        policy.act(env.observations(), &budgets, &mut actions);
+        policy.act(env.observations(), &budgets, true, &mut actions);
         env.step(&actions).expect("policies pick levels inside the action space");
         policy.after_step(&env, &budgets, &actions);
     }
     EpisodeMetrics::compute(&env, fairness)
 }
 
-/// Run one episode per seed on `threads` worker threads; results in seed order.
-pub fn evaluate(
-    scenario: &Scenario,
-    seeds: &[u64],
-    make_policy: &(dyn Fn() -> Box<dyn ActionSource> + Sync),
-    fairness: bool,
-    threads: usize,
-) -> Vec<EpisodeMetrics> {
+/// Run one episode per seed on `threads` worker threads, each with its own fork of `policy`
+/// acting greedily; results in seed order.
+pub fn evaluate(scenario: &Scenario, seeds: &[u64], policy: &dyn Policy, fairness: bool, threads: usize) -> Vec<EpisodeMetrics> {
+    // Forked under a lock: a policy is `Send`, not `Sync`.
+    let proto = std::sync::Mutex::new(policy.fork());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .build()
@@ -68,7 +37,10 @@ pub fn evaluate(
     pool.install(|| {
         seeds
             .par_iter()
-            .map(|&seed| run_episode(scenario, seed, make_policy().as_mut(), fairness))
+            .map(|&seed| {
+                let mut p = proto.lock().expect("no panic while forking").fork();
+                run_episode(scenario, seed, p.as_mut(), fairness)
+            })
             .collect()
     })
 }

@@ -2,18 +2,19 @@
 //! environment in PettingZoo's parallel shape, composed with any mechanism of `scheduler`.
 //!
 //! Roles: [`config`] reads a scenario (TOML, `--set` overrides) into a validated
-//! [`config::Scenario`]; [`world::MtfEnv`] runs it round by round — arrivals, expiry,
+//! [`config::Scenario`]; [`world::ClusterEnv`] runs it round by round — arrivals, expiry,
 //! observation, the agents' thresholds, allocation by the mechanism, service, rewards — with
 //! every random number drawn from named streams of one seed ([`rng`]); [`metrics`] turns an
 //! episode into the SPEC 5 figures (throughput, drops, welfare, sharing incentive, envy,
-//! Pareto, Jain) and [`eval`] runs seeds in parallel.
+//! Pareto, Jain); [`policy::Policy`] is what picks the agents' levels, and [`eval`] runs it on
+//! seeds in parallel.
 //!
 //! ```
 //! use env::config::ScenarioFile;
 //! let mut file = ScenarioFile::default();
 //! file.env.rounds = 20;
 //! let scenario = file.resolve(std::path::Path::new("example")).unwrap();
-//! let mut world = env::world::MtfEnv::new(scenario);
+//! let mut world = env::world::ClusterEnv::new(scenario);
 //! world.reset(7);
 //! let actions = vec![5; world.n()]; // threshold level 0.5 for everyone
 //! while !world.agents().is_empty() {
@@ -27,6 +28,7 @@
 pub mod config;
 pub mod eval;
 pub mod metrics;
+pub mod policy;
 pub mod queue;
 pub mod rng;
 pub mod spaces;

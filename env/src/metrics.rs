@@ -9,7 +9,7 @@
 use crate::config::{Queues, Service};
 use crate::queue::Queue;
 use crate::rng::{names, poisson_inv, stream, unit};
-use crate::world::{MtfEnv, IDLE};
+use crate::world::{ClusterEnv, IDLE};
 use rand::Rng;
 use serde::Serialize;
 
@@ -60,7 +60,7 @@ pub struct Fairness {
 impl EpisodeMetrics {
     /// Metrics of the episode `env` has run (after truncation, or so far). With `fairness` (and
     /// recording on), also the replays (phi, envy) and the Pareto scan.
-    pub fn compute(env: &MtfEnv, fairness: bool) -> Self {
+    pub fn compute(env: &ClusterEnv, fairness: bool) -> Self {
         let t = env.totals();
         let n = env.n();
         let rounds = t.rounds.max(1) as f64;
@@ -152,7 +152,7 @@ fn replay(arrivals: impl Iterator<Item = u64>, capacity: impl Iterator<Item = u6
 }
 
 impl Fairness {
-    fn compute(env: &MtfEnv, throughput: &[f64]) -> Self {
+    fn compute(env: &ClusterEnv, throughput: &[f64]) -> Self {
         let (n, m) = (env.n(), env.m());
         let sc = env.scenario();
         let rounds = env.totals().rounds as usize;
@@ -239,7 +239,7 @@ impl Fairness {
 /// Share of rounds where moving one accelerator (from its owner or from idle) to another
 /// agent, or swapping two agents' accelerators, makes one strictly better off and nobody worse
 /// (values as the mechanism saw them that round): a lower bound on Pareto violations.
-fn pareto_share(env: &MtfEnv) -> f64 {
+fn pareto_share(env: &ClusterEnv) -> f64 {
     let (n, m) = (env.n(), env.m());
     let rounds = env.totals().rounds as usize;
     if rounds == 0 {

@@ -1,8 +1,8 @@
 //! The multi-agent environment (SPEC 2) in PettingZoo's parallel shape.
 //!
 //! A round: arrivals (and placement), expiry, observation — then the agents act — allocation
-//! by the configured mechanism, service, rewards. [`MtfEnv::reset`] runs the first round up to
-//! the observation; each [`MtfEnv::step`] finishes the round with the agents' actions and runs
+//! by the configured mechanism, service, rewards. [`ClusterEnv::reset`] runs the first round up to
+//! the observation; each [`ClusterEnv::step`] finishes the round with the agents' actions and runs
 //! the next one up to its observation. Nothing is allocated per round: observations, rewards
 //! and infos are slices into buffers the environment owns.
 
@@ -45,8 +45,8 @@ pub enum ActionError {
 
 /// What the environment reports about each agent for one round (PettingZoo's `infos`, typed).
 ///
-/// The infos [`MtfEnv::step`] returns describe the round the actions were played in, from its
-/// arrivals to its service, as PettingZoo users expect. The infos [`MtfEnv::reset`] returns
+/// The infos [`ClusterEnv::step`] returns describe the round the actions were played in, from its
+/// arrivals to its service, as PettingZoo users expect. The infos [`ClusterEnv::reset`] returns
 /// describe the first round as far as it has gone when the agents observe it: `arrived`,
 /// `rejected`, `dropped` and `budget` (the budget at the start of the round) are set, the
 /// fields of allocation and service are 0.
@@ -132,8 +132,9 @@ pub struct Totals {
     pub sched_ns: u128,
 }
 
-/// The environment.
-pub struct MtfEnv {
+/// The environment: a cluster of accelerators shared by n agents under any mechanism of the
+/// registry (MTF is one of them, hence no mechanism in the name).
+pub struct ClusterEnv {
     sc: Scenario,
     n: usize,
     m: usize,
@@ -205,7 +206,7 @@ pub const fn spec_features(m: usize) -> usize {
 /// Marker for an idle accelerator in the owners log.
 pub const IDLE: u32 = u32::MAX;
 
-impl MtfEnv {
+impl ClusterEnv {
     /// Build the environment for a validated scenario.
     pub fn new(sc: Scenario) -> Self {
         let (n, m) = (sc.n(), sc.m());
@@ -372,8 +373,8 @@ impl MtfEnv {
     }
 
     /// The round input the mechanism saw in the round last played (after `step`): re-running
-    /// the mechanism on it (from its state before that round, [`MtfEnv::mechanism_state`])
-    /// reproduces [`MtfEnv::last_allocation`]. For counterfactual re-runs and transitions.
+    /// the mechanism on it (from its state before that round, [`ClusterEnv::mechanism_state`])
+    /// reproduces [`ClusterEnv::last_allocation`]. For counterfactual re-runs and transitions.
     pub fn last_input(&self) -> &RoundInput {
         &self.input
     }

@@ -2,8 +2,9 @@
 //! `configs/`, and determinism across thread counts.
 
 use env::config::ScenarioFile;
-use env::eval::{evaluate, ActionSource, Fixed};
-use env::world::{ActionError, MtfEnv};
+use env::eval::evaluate;
+use env::policy::Fixed;
+use env::world::{ActionError, ClusterEnv};
 use std::path::{Path, PathBuf};
 
 fn configs() -> Vec<PathBuf> {
@@ -26,7 +27,7 @@ fn configs() -> Vec<PathBuf> {
 
 /// One episode with actions sampled from the action spaces: every observation, reward and
 /// info, as bits.
-fn trajectory(env: &mut MtfEnv, seed: u64) -> Vec<u64> {
+fn trajectory(env: &mut ClusterEnv, seed: u64) -> Vec<u64> {
     let mut rng = env::rng::stream(seed, "test-actions", 0);
     let n = env.n();
     let mut trace = Vec::new();
@@ -89,11 +90,11 @@ fn trajectory(env: &mut MtfEnv, seed: u64) -> Vec<u64> {
 fn every_config_conforms_and_seeds_reproduce() {
     for path in configs() {
         let scenario = ScenarioFile::load(&path, &["env.rounds=25".into()]).unwrap_or_else(|e| panic!("{e}"));
-        let mut env = MtfEnv::new(scenario.clone());
+        let mut env = ClusterEnv::new(scenario.clone());
         let a = trajectory(&mut env, 3);
         // Reset reseeds: the same seed again gives the same episode, on this env or a new one.
         assert_eq!(trajectory(&mut env, 3), a, "{}: reset with the same seed", path.display());
-        assert_eq!(trajectory(&mut MtfEnv::new(scenario), 3), a, "{}: a fresh env", path.display());
+        assert_eq!(trajectory(&mut ClusterEnv::new(scenario), 3), a, "{}: a fresh env", path.display());
         assert_ne!(trajectory(&mut env, 4), a, "{}: another seed gives another episode", path.display());
     }
 }
@@ -101,7 +102,7 @@ fn every_config_conforms_and_seeds_reproduce() {
 #[test]
 fn an_action_outside_the_space_is_an_error_not_a_clamp() {
     let scenario = ScenarioFile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml"), &[]).unwrap();
-    let mut env = MtfEnv::new(scenario);
+    let mut env = ClusterEnv::new(scenario);
     env.reset(1);
     let n = env.n();
     let k = env.action_space(0).n;
@@ -128,7 +129,7 @@ fn metrics_do_not_depend_on_the_thread_count() {
     )
     .unwrap();
     let seeds = [1, 2, 3, 4];
-    let make = || Box::new(Fixed { level: 3 }) as Box<dyn ActionSource>;
+    let make = Fixed { level: 3 };
     let strip = |mut v: Vec<env::metrics::EpisodeMetrics>| {
         // Scheduling time is a wall-clock measurement, the one figure that is not replayable.
         v.iter_mut().for_each(|m| m.sched_us = 0.0);

@@ -2,7 +2,7 @@
 //! buffers reserved at reset, whatever the number of jobs.
 
 use env::config::ScenarioFile;
-use env::world::MtfEnv;
+use env::world::ClusterEnv;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,7 +55,7 @@ fn steps_allocate_nothing_after_warm_up() {
         for recording in [true, false] {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/thesis/w124-mmpp.toml");
             let scenario = ScenarioFile::load(&path, &[format!("env.queues=\"{queues}\""), "env.agents.*.load=0.9".into()]).unwrap();
-            let mut world = MtfEnv::new(scenario);
+            let mut world = ClusterEnv::new(scenario);
             world.set_recording(recording);
             world.reset(3);
             let actions = vec![4; world.n()];

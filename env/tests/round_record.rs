@@ -6,10 +6,10 @@
 //! next round with served, won and spent zeroed.
 
 use env::config::{Queues, ScenarioFile};
-use env::world::MtfEnv;
+use env::world::ClusterEnv;
 use std::path::Path;
 
-fn world(mechanism: &str, queues: Queues, leftovers: &str) -> MtfEnv {
+fn world(mechanism: &str, queues: Queues, leftovers: &str) -> ClusterEnv {
     let queues = match queues {
         Queues::Central => "central",
         Queues::PerAccelerator => "per_accelerator",
@@ -24,7 +24,7 @@ fn world(mechanism: &str, queues: Queues, leftovers: &str) -> MtfEnv {
         "env.agents.*.load=0.9".to_string(),
     ];
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
-    MtfEnv::new(ScenarioFile::load(&path, &overrides).expect("quickstart config"))
+    ClusterEnv::new(ScenarioFile::load(&path, &overrides).expect("quickstart config"))
 }
 
 #[test]

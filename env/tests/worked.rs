@@ -1,9 +1,10 @@
 //! Metrics on tiny cases computed by hand.
 
 use env::config::ScenarioFile;
-use env::eval::{run_episode, Fixed};
+use env::eval::run_episode;
+use env::policy::Fixed;
 use env::metrics::EpisodeMetrics;
-use env::world::MtfEnv;
+use env::world::ClusterEnv;
 use std::path::Path;
 
 fn scenario(text: &str) -> env::config::Scenario {
@@ -82,7 +83,7 @@ name = "static_partition"
 
 #[test]
 fn jain_and_welfare_follow_their_definitions() {
-    let mut w = MtfEnv::new(scenario("[env]\nrounds = 30\nagents = [{ count = 3, load = 0.7 }, { count = 1, weight = 2.0, load = 0.7 }]\ncluster = [{ type = \"gemmini_2ghz\", count = 6 }]"));
+    let mut w = ClusterEnv::new(scenario("[env]\nrounds = 30\nagents = [{ count = 3, load = 0.7 }, { count = 1, weight = 2.0, load = 0.7 }]\ncluster = [{ type = \"gemmini_2ghz\", count = 6 }]"));
     w.reset(5);
     let mut left = vec![0u64; 4];
     while !w.agents().is_empty() {

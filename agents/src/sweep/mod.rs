@@ -16,7 +16,7 @@ pub mod storage;
 
 use crate::error::user;
 use crate::run_dir;
-use crate::train::{EpisodeHook, EpisodeLog, TrainArgs};
+use crate::train::{EpisodeHook, EpisodeLog, TrainSpec};
 use file::{Direction, Sweep};
 use pruner::{halving_prunes, median_prunes, PrunerKind};
 use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
@@ -26,9 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use storage::{Storage, Trial, TrialState};
 
-/// Options of `mtf sweep`.
+/// What to sweep: the sweep file, and what the command line overrides in it.
 #[derive(Debug, Clone, Default)]
-pub struct SweepArgs {
+pub struct SweepSpec {
     /// The sweep file.
     pub config: PathBuf,
     /// Trials in the study (overrides the file).
@@ -47,8 +47,6 @@ pub struct SweepArgs {
     pub set: Vec<String>,
     /// Worker threads of each trial's training run (overrides the file's budget).
     pub threads: Option<usize>,
-    /// Print the study as JSON (trials and the best) instead of the report.
-    pub json: bool,
     /// Output directory (default: `<storage dir>/<study>/`).
     pub out: Option<PathBuf>,
     /// No progress bar.
@@ -70,7 +68,7 @@ struct Ctx {
 }
 
 /// Run (or continue) a study; returns its output directory and the report printed.
-pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
+pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
     let sweep = Sweep::load(&args.config).map_err(|e| user(e.to_string()))?;
     let study = args
         .study
@@ -138,27 +136,52 @@ pub fn execute(args: &SweepArgs) -> anyhow::Result<(PathBuf, String)> {
     };
     let started = Instant::now();
     update_bar(&ctx, &st.trials()?);
-    std::thread::scope(|s| -> anyhow::Result<()> {
+    std::thread::scope(|s| -> crate::Result<()> {
         let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| worker(&ctx))).collect();
         for h in handles {
-            h.join().map_err(|_| anyhow::anyhow!("a sweep worker panicked"))??;
+            h.join().map_err(|_| crate::error::failed("a sweep worker panicked"))??;
         }
         Ok(())
     })
     .map_err(|e| storage::name_db(e, &ctx.db))?;
     ctx.bar.finish_and_clear();
     let trials = st.trials().map_err(|e| storage::name_db(e, &ctx.db))?;
-    let mut message = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
-    if args.json {
-        let rows: Vec<serde_json::Value> = trials
+    let report = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
+    Ok(Swept {
+        best: best(&trials, ctx.sweep.file.objective.direction).map(|b| b.number),
+        study: ctx.study,
+        out,
+        trials,
+        report,
+    })
+}
+
+/// A sweep's outcome: the whole study as this process saw it at the end.
+#[derive(Debug, Clone)]
+pub struct Swept {
+    /// The study's name.
+    pub study: String,
+    /// The output directory (`trials.csv`, `best.toml`, plots, trial runs).
+    pub out: PathBuf,
+    /// Every trial of the study, by number.
+    pub trials: Vec<Trial>,
+    /// The best complete trial's number.
+    pub best: Option<u64>,
+    /// The report `mtf sweep` prints.
+    pub report: String,
+}
+
+impl Swept {
+    /// The study as `mtf sweep --json` prints it: study, out, best, and every trial's number,
+    /// state, value, parameters and run directory.
+    pub fn to_json(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .trials
             .iter()
             .map(|t| serde_json::json!({ "number": t.number, "state": t.state.as_str(), "value": t.value, "params": t.params, "run_dir": t.run_dir }))
             .collect();
-        let best = best(&trials, ctx.sweep.file.objective.direction).map(|b| b.number);
-        message =
-            serde_json::json!({ "study": ctx.study, "out": out.display().to_string(), "best": best, "trials": rows }).to_string() + "\n";
+        serde_json::json!({ "study": self.study, "out": self.out.display().to_string(), "best": self.best, "trials": rows })
     }
-    Ok((out, message))
 }
 
 fn grid_size(sweep: &Sweep) -> usize {
@@ -197,7 +220,7 @@ fn trial_dir(ctx: &Ctx, number: u64) -> PathBuf {
     ctx.out.join("trials").join(format!("trial-{number:04}"))
 }
 
-fn worker(ctx: &Ctx) -> anyhow::Result<()> {
+fn worker(ctx: &Ctx) -> crate::Result<()> {
     let st = Arc::new(Mutex::new(Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?));
     let file = &ctx.sweep.file;
     let defaults_first = defaults_first(&ctx.sweep);
@@ -246,7 +269,7 @@ fn worker(ctx: &Ctx) -> anyhow::Result<()> {
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Err(anyhow::anyhow!("training panicked: {what}"))
+            Err(crate::error::failed(format!("training panicked: {what}")))
         });
         let mut guard = st.lock().expect("not poisoned");
         match outcome {
@@ -273,7 +296,7 @@ fn intermediate(log: &EpisodeLog, name: &str) -> f64 {
 }
 
 /// Train one trial: `Some(objective)` when it completes, `None` when pruned.
-fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap<String, Value>) -> anyhow::Result<Option<f64>> {
+fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap<String, Value>) -> crate::Result<Option<f64>> {
     let dir = trial_dir(ctx, number);
     if dir.exists() {
         // Left by an earlier study under this name whose database was removed: trial numbers
@@ -284,7 +307,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     let (pr, direction, metric) = (file.pruner.clone(), file.objective.direction, file.objective.intermediate.clone());
     let seen = Mutex::new((Vec::<f64>::new(), f64::INFINITY));
     let storage = Arc::clone(st);
-    let hook = EpisodeHook(Arc::new(move |log: &EpisodeLog| -> anyhow::Result<bool> {
+    let hook = EpisodeHook(Arc::new(move |log: &EpisodeLog| -> crate::Result<bool> {
         let mut seen = seen.lock().expect("not poisoned");
         seen.0.push(intermediate(log, &metric));
         let w = &seen.0[seen.0.len().saturating_sub(pr.window)..];
@@ -304,7 +327,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
             PrunerKind::SuccessiveHalving => pr.is_rung(step) && halving_prunes(&pr, loss, &oriented(st.values_at(step, None)?)),
         })
     }));
-    let trained = crate::train::execute(TrainArgs {
+    let trained = crate::train::execute(TrainSpec {
         config: Some(ctx.sweep.base.clone()),
         name: None,
         set: ctx.sweep.overrides(params, &ctx.set),
@@ -315,7 +338,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
         quiet: true,
         on_episode: Some(hook),
     })?;
-    if trained.stopped_after.is_some() {
+    if matches!(trained.outcome, crate::train::Outcome::Stopped { .. }) {
         return Ok(None);
     }
     // The objective comes from the run's typed outcome, not from summary.json on disk.
@@ -327,7 +350,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     v.as_f64()
         .filter(|x| x.is_finite())
         .map(Some)
-        .ok_or_else(|| anyhow::anyhow!("summary.json has no finite number at `{}`", file.objective.metric))
+        .ok_or_else(|| crate::error::failed(format!("the run's summary has no finite number at `{}`", file.objective.metric)))
 }
 
 /// A parameter value as a CSV cell or a plot coordinate.
@@ -339,7 +362,7 @@ fn cell(v: &Value) -> String {
 }
 
 /// `trials.csv`, `best.toml`, the plots, and the printed report.
-fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
+fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
     let file = &ctx.sweep.file;
     let names: Vec<&String> = file.params.keys().collect();
     let mut header: Vec<String> = ["number", "state", "value", "episodes", "last_intermediate", "seconds"]
@@ -398,7 +421,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
             ));
         }
         // The best trial's own resolved config: `mtf train --config best.toml` reproduces it.
-        let config = run_dir::read_text(&Path::new(&b.run_dir).join("config.toml"), 1 << 24)?;
+        let config = run_dir::read_text(&Path::new(&b.run_dir).join("config.toml"), run_dir::MAX_TEXT)?;
         let header = format!(
             "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (budget included); train longer with --set train.episodes=N.\n",
             b.number, ctx.study, file.objective.metric
@@ -424,7 +447,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> anyhow::Result<String> {
     Ok(msg)
 }
 
-fn plots(ctx: &Ctx, trials: &[Trial]) -> anyhow::Result<()> {
+fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::Result<()> {
     let file = &ctx.sweep.file;
     let complete: Vec<&Trial> = trials
         .iter()

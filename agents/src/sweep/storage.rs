@@ -7,7 +7,6 @@
 //! towards the study's trials, so a killed sweep resumes where it stopped.
 
 use super::space::Value;
-use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -134,7 +133,7 @@ CREATE TABLE IF NOT EXISTS steps (
 
 /// A storage error that names the database file. The input is at fault (exit 2) when the file
 /// is not an SQLite database, is read-only, cannot be opened, or lacks the study schema.
-fn db_error(path: &Path, doing: &str, e: rusqlite::Error) -> anyhow::Error {
+fn db_error(path: &Path, doing: &str, e: rusqlite::Error) -> crate::Error {
     use rusqlite::ErrorCode as C;
     let msg = format!("{}: {doing} the study database: {e}", path.display());
     let user_fault = match &e {
@@ -148,17 +147,17 @@ fn db_error(path: &Path, doing: &str, e: rusqlite::Error) -> anyhow::Error {
     if user_fault {
         crate::error::user(msg)
     } else {
-        anyhow::anyhow!(msg)
+        crate::error::failed(msg)
     }
 }
 
 /// Name the study database in an error from a study operation (claims, reports, reads): a
 /// storage error becomes `PATH: using the study database: ...`, exit 2 when the file is at
 /// fault (see [`db_error`]); other errors pass unchanged.
-pub fn name_db(e: anyhow::Error, path: &Path) -> anyhow::Error {
-    match e.downcast::<rusqlite::Error>() {
-        Ok(sql) => db_error(path, "using", sql),
-        Err(other) => other,
+pub fn name_db(e: crate::Error, path: &Path) -> crate::Error {
+    match e {
+        crate::Error::Storage(sql) => db_error(path, "using", sql),
+        other => other,
     }
 }
 
@@ -187,7 +186,7 @@ const COLUMNS: &[(&str, &[&str])] = &[
     ("steps", &["study", "number", "step", "value"]),
 ];
 
-fn check_schema(conn: &Connection, path: &Path) -> anyhow::Result<()> {
+fn check_schema(conn: &Connection, path: &Path) -> crate::Result<()> {
     for (table, want) in COLUMNS {
         let mut q = conn
             .prepare(&format!("PRAGMA table_info({table})"))
@@ -207,7 +206,7 @@ fn check_schema(conn: &Connection, path: &Path) -> anyhow::Result<()> {
 }
 
 /// Run `f` until it does not fail with SQLITE_BUSY / SQLITE_LOCKED, for up to two minutes.
-fn retry_busy<T>(path: &Path, mut f: impl FnMut() -> rusqlite::Result<T>) -> anyhow::Result<T> {
+fn retry_busy<T>(path: &Path, mut f: impl FnMut() -> rusqlite::Result<T>) -> crate::Result<T> {
     let start = std::time::Instant::now();
     let mut wait = Duration::from_millis(5);
     loop {
@@ -240,9 +239,9 @@ pub struct ClaimContext<'a> {
 impl Storage {
     /// Open (creating if needed) `study` in the SQLite file at `path`. A study that exists with
     /// another fingerprint (search space, objective) is an error.
-    pub fn open(path: &Path, study: &str, fingerprint: &str) -> anyhow::Result<Storage> {
+    pub fn open(path: &Path, study: &str, fingerprint: &str) -> crate::Result<Storage> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| crate::run_dir::io_error(dir, "creating", e))?;
         }
         let mut conn = Connection::open(path).map_err(|e| db_error(path, "opening", e))?;
         conn.busy_timeout(Duration::from_secs(120))
@@ -289,7 +288,7 @@ impl Storage {
         target: usize,
         run_dir: impl Fn(u64) -> String,
         propose: impl FnOnce(&ClaimContext) -> Option<BTreeMap<String, Value>>,
-    ) -> anyhow::Result<Option<(u64, BTreeMap<String, Value>)>> {
+    ) -> crate::Result<Option<(u64, BTreeMap<String, Value>)>> {
         let study = self.study.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let running: Vec<(i64, String, i64, f64)> = {
@@ -363,7 +362,7 @@ impl Storage {
     }
 
     /// Record a trial's intermediate value at `step` (episodes done).
-    pub fn report(&mut self, number: u64, step: u64, value: f64) -> anyhow::Result<()> {
+    pub fn report(&mut self, number: u64, step: u64, value: f64) -> crate::Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "INSERT OR REPLACE INTO steps (study, number, step, value) VALUES (?1, ?2, ?3, ?4)",
@@ -378,7 +377,7 @@ impl Storage {
     }
 
     /// Every trial's intermediate value at `step`, by state filter (`None`: all states).
-    pub fn values_at(&self, step: u64, state: Option<TrialState>) -> anyhow::Result<Vec<f64>> {
+    pub fn values_at(&self, step: u64, state: Option<TrialState>) -> crate::Result<Vec<f64>> {
         let mut q = self.conn.prepare(
             "SELECT s.value FROM steps s JOIN trials t ON t.study = s.study AND t.number = s.number
              WHERE s.study = ?1 AND s.step = ?2 AND (?3 IS NULL OR t.state = ?3)",
@@ -388,7 +387,7 @@ impl Storage {
     }
 
     /// Completed trials so far.
-    pub fn completed(&self) -> anyhow::Result<usize> {
+    pub fn completed(&self) -> crate::Result<usize> {
         let n: i64 = self.conn.query_row(
             "SELECT COUNT(*) FROM trials WHERE study = ?1 AND state = 'complete'",
             [&self.study],
@@ -398,7 +397,7 @@ impl Storage {
     }
 
     /// Close a trial.
-    pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> anyhow::Result<()> {
+    pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> crate::Result<()> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute(
             "UPDATE trials SET state = ?3, value = ?4, error = ?5, finished = ?6 WHERE study = ?1 AND number = ?2",
@@ -409,7 +408,7 @@ impl Storage {
     }
 
     /// Every trial of the study, by number.
-    pub fn trials(&self) -> anyhow::Result<Vec<Trial>> {
+    pub fn trials(&self) -> crate::Result<Vec<Trial>> {
         let mut q = self.conn.prepare(
             "SELECT number, state, params, value, error, run_dir, started, finished,
                     (SELECT step FROM steps s WHERE s.study = t.study AND s.number = t.number ORDER BY step DESC LIMIT 1),
@@ -448,8 +447,8 @@ impl Storage {
     }
 }
 
-fn decode_params(json: &str) -> anyhow::Result<BTreeMap<String, Value>> {
-    serde_json::from_str(json).with_context(|| format!("a stored trial's parameters are not valid: {json}"))
+fn decode_params(json: &str) -> crate::Result<BTreeMap<String, Value>> {
+    serde_json::from_str(json).map_err(|e| crate::error::user(format!("a stored trial's parameters are not valid ({e}): {json}")))
 }
 
 #[cfg(test)]

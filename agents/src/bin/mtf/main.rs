@@ -1,7 +1,15 @@
-//! The `mtf` command: parse, run, print one error line. The command-line definitions are this
-//! binary's private `cli` module; everything it calls is the `agents` library.
+//! The `mtf` command: parse, run, print one error line. Every command is a private module of
+//! this binary, one screen each: its flags (clap), a call into the `agents` library, the
+//! printing.
 
 mod cli;
+mod compare;
+mod export;
+mod reproduce;
+mod schedule;
+mod simulate;
+mod sweep;
+mod train;
 
 use std::process::ExitCode;
 
@@ -9,8 +17,8 @@ fn main() -> ExitCode {
     match cli::run(std::env::args_os()) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("mtf: {err:#}");
-            ExitCode::from(agents::error::exit_code(&err))
+            eprintln!("mtf: {err}");
+            ExitCode::from(err.exit_code())
         }
     }
 }

@@ -1,0 +1,49 @@
+//! `mtf compare`: policies x mechanisms on the same seeds.
+
+use crate::cli::{parse_seeds, print_json, Common};
+use agents::compare::{compare, write, CompareSpec};
+use agents::config::Source;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Scenario config (TOML).
+    #[arg(long, short)]
+    config: PathBuf,
+    /// Policies, comma-separated: fixed:X (the threshold level X), fixed:all (every level),
+    /// hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
+    /// agent:PATH (an exported agent binary; a bare name is a file in this directory).
+    #[arg(long, value_delimiter = ',', required = true)]
+    policies: Vec<String>,
+    /// Mechanisms, comma-separated (default: the config's).
+    #[arg(long, value_delimiter = ',')]
+    mechanisms: Vec<String>,
+    /// Evaluation episodes per pair (the same seeds for every pair; at most 100000).
+    #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
+    seeds: usize,
+    /// Run directory (default runs/compare-<config>-<timestamp>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let spec = CompareSpec {
+        source: Source::new(a.config, &a.common.set, a.common.seed),
+        policies: a.policies,
+        mechanisms: a.mechanisms,
+        seeds: a.seeds,
+        threads: a.common.threads_or_default(),
+    };
+    let compared = compare(&spec)?;
+    let dir = write(&compared, &spec.source, a.out.as_deref())?;
+    if a.common.json {
+        print_json(&serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": compared.seeds, "rows": compared.rows }))?;
+    } else {
+        print!("{}", agents::table::markdown(&compared.rows));
+        println!("run directory: {}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,58 @@
+//! `mtf export`: a trained run's policies as one standalone executable.
+
+use crate::cli::print_json;
+use agents::export::export;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// The training run directory.
+    #[arg(long)]
+    run: PathBuf,
+    /// The executable to write.
+    #[arg(long)]
+    out: PathBuf,
+    /// One agent's policy (its index in the run), or `all` (choose with --agent at run time).
+    #[arg(long, default_value = "all", value_parser = parse_agent)]
+    agent: Agent,
+    /// Replace PATH if it exists (a regular file only).
+    #[arg(long)]
+    force: bool,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+    /// Print the exported manifest as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `--agent`: an index, or `all` (`None`).
+#[derive(Clone, Debug)]
+struct Agent(Option<usize>);
+
+fn parse_agent(s: &str) -> Result<Agent, String> {
+    if s == "all" {
+        return Ok(Agent(None));
+    }
+    s.parse().map(|i| Agent(Some(i))).map_err(|_| format!("expected an agent index or `all`, got `{s}`"))
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let done = export(&a.run, &a.out, a.agent.0, a.force)?;
+    if a.json {
+        print_json(&serde_json::json!({ "out": done.out.display().to_string(), "bytes": done.bytes, "manifest": done.manifest }))?;
+    } else {
+        let m = &done.manifest;
+        println!(
+            "exported {} agent(s) {:?} ({}, {} levels) to {} ({} bytes)",
+            m.agents.len(),
+            m.agents,
+            m.kind,
+            m.levels.len(),
+            done.out.display(),
+            done.bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

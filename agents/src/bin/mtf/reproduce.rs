@@ -1,0 +1,41 @@
+//! `mtf reproduce thesis`: the thesis's chapter 5, regenerated.
+
+use crate::cli::{print_json, Common};
+use agents::error::user;
+use agents::reproduce::{reproduce, ReproduceSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// What to reproduce: `thesis` (chapter 5 of the MTF thesis).
+    what: String,
+    /// Fewer loads, seeds and training episodes (under 10 minutes on 2 cores).
+    #[arg(long)]
+    quick: bool,
+    /// Output directory (default runs/reproduce-thesis-<timestamp>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if a.what != "thesis" {
+        return Err(user(format!("mtf reproduce {}: only `thesis` can be reproduced", a.what)));
+    }
+    let done = reproduce(&ReproduceSpec {
+        quick: a.quick,
+        out: a.out,
+        threads: a.common.threads_or_default(),
+        seed: a.common.seed,
+        set: a.common.set.clone(),
+        quiet: a.common.quiet,
+    })?;
+    if a.common.json {
+        print_json(&done)?;
+    } else {
+        println!("reproduced the thesis evaluation in {:.1} s: {}", done.seconds, done.index.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

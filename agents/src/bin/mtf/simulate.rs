@@ -1,0 +1,49 @@
+//! `mtf simulate`: evaluation episodes of one policy, without learning.
+
+use crate::cli::{parse_seeds, print_json, Common};
+use agents::config::Source;
+use agents::simulate::{simulate, SimulateSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Scenario config (TOML).
+    #[arg(long, short)]
+    config: PathBuf,
+    /// Mechanism (overrides mechanism.name).
+    #[arg(long, short)]
+    mechanism: Option<String>,
+    /// Policy: fixed:X (the threshold level X), hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
+    /// agent:PATH (an exported agent binary; a bare name is a file in this directory;
+    /// MTF_AGENT_TIMEOUT seconds per reply, default 10).
+    #[arg(long, short, default_value = "fixed:0.5")]
+    policy: String,
+    /// Evaluation episodes (seeds derived from the root seed; at most 100000).
+    #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
+    seeds: usize,
+    /// Run directory (default runs/simulate-<config>-<timestamp>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let done = simulate(&SimulateSpec {
+        source: Source::new(a.config, &a.common.set, a.common.seed),
+        mechanism: a.mechanism,
+        policy: a.policy,
+        seeds: a.seeds,
+        threads: a.common.threads_or_default(),
+        out: a.out,
+    })?;
+    if a.common.json {
+        let mut v = serde_json::to_value(&done)?;
+        v["run_dir"] = done.dir.display().to_string().into();
+        print_json(&v)?;
+    } else {
+        print!("{done}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

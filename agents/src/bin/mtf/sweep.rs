@@ -1,0 +1,74 @@
+//! `mtf sweep`: a hyperparameter search over training runs.
+
+use crate::cli::{print_json, Common};
+use agents::sweep::{execute, SweepSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Sweep file (TOML; see configs/sweeps/).
+    #[arg(long, short)]
+    config: PathBuf,
+    /// Trials in the study, counting every process working on it (overrides the file).
+    #[arg(long)]
+    trials: Option<usize>,
+    /// Trials trained side by side by this process (overrides the file).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// Study storage, sqlite:PATH (default sqlite:runs/sweeps/<study>.db).
+    #[arg(long, value_name = "URL")]
+    storage: Option<String>,
+    /// Study name: continue it, or start it (default: the file's `study`, else its stem).
+    #[arg(long)]
+    study: Option<String>,
+    /// Sampler seed (overrides the sweep file's `seed`).
+    #[arg(long)]
+    sampler_seed: Option<u64>,
+    /// Output directory for trials.csv, best.toml, plots and trial runs
+    /// (default: <storage dir>/<study>/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let swept = execute(&SweepSpec {
+        config: a.config,
+        trials: a.trials,
+        workers: a.workers,
+        storage: a.storage,
+        study: a.study,
+        sampler_seed: a.sampler_seed,
+        seed: a.common.seed,
+        set: a.common.set,
+        threads: a.common.threads,
+        out: a.out,
+        quiet: a.common.quiet,
+    })?;
+    if a.common.json {
+        print_json(&swept.to_json())?;
+    } else {
+        print!("{}", swept.report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) const HELP: &str = "\
+Hyperparameter search over a training config, the way Optuna does it.
+
+The sweep file (configs/sweeps/quickstart.toml is an example) names the base config, the
+search space (config key paths with float/int/categorical distributions), the objective (a
+path into a run's summary.json, e.g. eval_welfare.mean, and its direction), the budget per
+trial, the sampler (random, grid, tpe) and the pruner (none, median, successive_halving).
+
+The study lives in SQLite (default runs/sweeps/<study>.db). Run the same command again, or
+with --study NAME, to continue a killed sweep; run it in several processes at once to share
+the work: trials are claimed in a transaction, so none runs twice, and --trials counts the
+study's trials across all of them. Each trial is an ordinary run directory under
+<out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
+`mtf train`), history.png and params.png (and .svg).
+
+--set, --seed and --threads apply to every trial's training run (a trial's searched
+parameters win over --set); --sampler-seed seeds the sampler.";

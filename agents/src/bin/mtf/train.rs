@@ -1,0 +1,44 @@
+//! `mtf train`: a training run, or the resumption of one.
+
+use crate::cli::{print_json, Common};
+use agents::train::{execute, TrainSpec};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Experiment config (TOML).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Run name (default: the config's file stem).
+    #[arg(long)]
+    name: Option<String>,
+    /// Continue RUN_DIR from its last checkpoint.
+    #[arg(long, value_name = "RUN_DIR")]
+    resume: Option<PathBuf>,
+    /// Run directory (default runs/<name>-<timestamp>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let trained = execute(TrainSpec {
+        config: a.config,
+        name: a.name,
+        set: a.common.set,
+        resume: a.resume,
+        out: a.out,
+        seed: a.common.seed,
+        threads: a.common.threads,
+        quiet: a.common.quiet,
+        on_episode: None,
+    })?;
+    if a.common.json {
+        print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
+    } else {
+        print!("{trained}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,121 @@
+//! Policies named by a spec, as `mtf simulate --policy` and `mtf compare --policies` take them:
+//! `fixed:TAU` (the level TAU for everyone), `fixed:all` (every level, in `compare`), `hedge`
+//! (Hedge learning online from uniform weights in every episode), `run:RUN_DIR` (a trained run's
+//! greedy policy), `agent:PATH` (exported agent binaries, driven over their protocol).
+
+use crate::config::{Experiment, LearnerKind, LearnerSection};
+use crate::drive::ErrorSlot;
+use crate::error::user;
+use crate::learner::{Fixed, OnlineLearning, Policy};
+use env::config::Scenario;
+use env::metrics::EpisodeMetrics;
+use std::path::Path;
+
+/// The spec forms, for messages and help.
+pub const FORMS: &str = "fixed:TAU, hedge, run:RUN_DIR or agent:PATH";
+
+/// Expand `fixed:all` to one `fixed:X` per threshold level.
+pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
+    specs
+        .iter()
+        .flat_map(|p| {
+            if p == "fixed:all" {
+                levels.iter().map(|l| format!("fixed:{l}")).collect()
+            } else {
+                vec![p.clone()]
+            }
+        })
+        .collect()
+}
+
+/// The policy `spec` names, for `scenario`. Exported agents report protocol errors into
+/// `agent_errors` (a policy cannot fail mid-episode; [`evaluate`] turns the first into an
+/// error).
+pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<Box<dyn Policy>> {
+    let levels = &scenario.file.env.threshold_levels;
+    if let Some(tau) = spec.strip_prefix("fixed:") {
+        let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
+        let level = levels
+            .iter()
+            .position(|&l| (l - t).abs() < 1e-9)
+            .ok_or_else(|| user(format!("policy {spec}: {t} is not one of the threshold levels {levels:?}")))?;
+        return Ok(Box::new(Fixed { level }));
+    }
+    if spec == "hedge" {
+        let exp = Experiment {
+            scenario: scenario.clone(),
+            learner: LearnerSection {
+                kind: LearnerKind::Hedge,
+                ..Default::default()
+            },
+            train: Default::default(),
+        };
+        return Ok(Box::new(OnlineLearning::new(std::sync::Arc::new(move || {
+            crate::train::build_learner(&exp)
+        }))));
+    }
+    if let Some(dir) = spec.strip_prefix("run:") {
+        let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
+        let trained = &exp.scenario;
+        if (trained.n(), trained.m(), &trained.file.env.threshold_levels) != (scenario.n(), scenario.m(), levels) {
+            return Err(user(format!(
+                "policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
+                trained.n(),
+                trained.m(),
+                trained.file.env.threshold_levels,
+                scenario.n(),
+                scenario.m(),
+                levels
+            )));
+        }
+        return Ok(learner.fork());
+    }
+    if let Some(path) = spec.strip_prefix("agent:") {
+        let manifest = crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels)
+            .map_err(|e| user(format!("policy {spec}: {e}")))?;
+        // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
+        let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {path}: {e}")))?;
+        let timeout = crate::drive::reply_timeout().map_err(user)?;
+        return Ok(Box::new(crate::drive::AgentProcesses::new(
+            &path,
+            manifest,
+            levels,
+            agent_errors.clone(),
+            timeout,
+        )));
+    }
+    Err(user(format!("policy {spec}: expected {FORMS}")))
+}
+
+/// A policy named by a spec, parsed and ready to evaluate.
+pub struct Named {
+    /// The spec.
+    pub spec: String,
+    /// The policy.
+    pub policy: Box<dyn Policy>,
+    errors: ErrorSlot,
+}
+
+impl Named {
+    /// Parse `spec` for `scenario` (see [`parse`]).
+    pub fn parse(spec: &str, scenario: &Scenario) -> crate::Result<Named> {
+        let errors = ErrorSlot::default();
+        let policy = parse(spec, scenario, &errors)?;
+        Ok(Named {
+            spec: spec.to_string(),
+            policy,
+            errors,
+        })
+    }
+
+    /// Evaluate it on `seeds` of `scenario` (greedy, fairness figures on): one episode's
+    /// metrics per seed, in seed order, whatever `threads` says; an exported agent's protocol
+    /// error is an error.
+    pub fn evaluate(&self, scenario: &Scenario, seeds: &[u64], threads: usize) -> crate::Result<Vec<EpisodeMetrics>> {
+        let episodes = env::eval::evaluate(scenario, seeds, self.policy.as_ref(), true, threads);
+        if let Some(e) = self.errors.lock().expect("not poisoned").take() {
+            return Err(user(format!("policy {}: {e}", self.spec)));
+        }
+        Ok(episodes)
+    }
+}
