@@ -12,6 +12,7 @@
 //! so the bootstrap is never cut), critic loss `delta^2`, actor loss `-log pi(a|s) * delta`
 //! (delta detached) minus `entropy * H(pi(.|s))`.
 
+use crate::checkpoint::Parts;
 use crate::error::failed;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use burn::module::{Module, Param};
@@ -152,6 +153,15 @@ fn states(obs: Observations<'_>, n: usize, obs_dim: usize, d: usize, device: &De
     };
     Tensor::from_data(TensorData::new(data, [n, 1, d]), device)
 }
+
+/// The parts of a saved actor-critic state, in order.
+const PARTS: [&str; 5] = [
+    "actor_critic/dims",
+    "actor_critic/actors",
+    "actor_critic/critics",
+    "actor_critic/actor_optimizer",
+    "actor_critic/critic_optimizer",
+];
 
 /// Actor-critic learners for n agents, batched.
 pub struct ActorCritic {
@@ -340,6 +350,7 @@ impl Learner for ActorCritic {
             actor: scalar(actor_loss) / per,
             critic: scalar(critic_loss) / per,
             entropy: scalar(entropy_sum) / per,
+            reward_spread: 0.0,
         }
     }
 
@@ -357,73 +368,53 @@ impl Learner for ActorCritic {
 
     fn save(&self) -> crate::Result<Vec<u8>> {
         let saving = |e| failed(format!("saving the actor-critic state: {e:?}"));
-        let parts: [Vec<u8>; 4] = [
-            self.actors.clone().expect("actors").into_record().into_bytes().map_err(saving)?.to_vec(),
-            self.critics.clone().expect("critics").into_record().into_bytes().map_err(saving)?.to_vec(),
-            self.opt_actor.into_bytes().map_err(saving)?.to_vec(),
-            self.opt_critic.into_bytes().map_err(saving)?.to_vec(),
-        ];
-        // Length-prefixed parts: n, d, k, then the four records.
-        let mut out = Vec::new();
-        for p in [self.n, self.d, self.k].iter().map(|x| x.to_le_bytes().to_vec()).chain(parts) {
-            out.extend((p.len() as u64).to_le_bytes());
-            out.extend(p);
-        }
-        Ok(out)
+        let actors = self.actors.clone().expect("actors").into_record().into_bytes().map_err(saving)?;
+        let critics = self.critics.clone().expect("critics").into_record().into_bytes().map_err(saving)?;
+        let opt_actor = self.opt_actor.into_bytes().map_err(saving)?;
+        let opt_critic = self.opt_critic.into_bytes().map_err(saving)?;
+        Ok(Parts::default()
+            .add_u64("actor_critic/dims", &[self.n, self.d, self.k].map(|x| x as u64))
+            .add(PARTS[1], &actors)
+            .add(PARTS[2], &critics)
+            .add(PARTS[3], &opt_actor)
+            .add(PARTS[4], &opt_critic)
+            .into_bytes())
     }
 
     fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
-        let mut parts = Vec::new();
-        let mut rest = bytes;
-        let truncated = || failed("actor-critic state is truncated");
-        while !rest.is_empty() {
-            if rest.len() < 8 {
-                return Err(truncated());
-            }
-            let len = u64::from_le_bytes(rest[..8].try_into().expect("8 bytes")) as usize;
-            if rest.len() - 8 < len {
-                return Err(truncated());
-            }
-            parts.push(&rest[8..8 + len]);
-            rest = &rest[8 + len..];
-        }
-        if parts.len() != 7 {
-            return Err(failed(format!("actor-critic state has {} parts, expected 7", parts.len())));
-        }
-        let dims: Vec<usize> = parts[..3]
-            .iter()
-            .map(|p| usize::from_le_bytes((*p).try_into().unwrap_or([0; 8])))
-            .collect();
-        if dims != [self.n, self.d, self.k] {
+        let parts = Parts::read(bytes, &PARTS).map_err(failed)?;
+        let dims = Parts::u64s(parts[0], PARTS[0]).map_err(failed)?;
+        let ours = [self.n, self.d, self.k].map(|x| x as u64);
+        if dims != ours {
             return Err(failed(format!(
-                "actor-critic state is for (agents, features, levels) = {dims:?}; this run has [{}, {}, {}]",
-                self.n, self.d, self.k
+                "actor-critic state is for (agents, features, levels) = {dims:?}; this run has {ours:?}"
             )));
         }
+        let parts = &parts[1..];
         let record =
             |b: &[u8]| ModuleRecord::from_bytes(Bytes::from_bytes_vec(b.to_vec())).map_err(|e| failed(format!("network weights: {e:?}")));
         let actors = self
             .actors
             .take()
             .expect("actors")
-            .try_load_record(record(parts[3])?)
+            .try_load_record(record(parts[0])?)
             .map_err(|e| failed(format!("actor weights: {e:?}")))?;
         let critics = self
             .critics
             .take()
             .expect("critics")
-            .try_load_record(record(parts[4])?)
+            .try_load_record(record(parts[1])?)
             .map_err(|e| failed(format!("critic weights: {e:?}")))?;
         self.actors = Some(actors);
         self.critics = Some(critics);
         let adamw = AdamWConfig::new().with_weight_decay(self.cfg.weight_decay as f32);
         self.opt_actor = adamw
             .init()
-            .from_bytes(Bytes::from_bytes_vec(parts[5].to_vec()))
+            .from_bytes(Bytes::from_bytes_vec(parts[2].to_vec()))
             .map_err(|e| failed(format!("actor optimizer state: {e:?}")))?;
         self.opt_critic = adamw
             .init()
-            .from_bytes(Bytes::from_bytes_vec(parts[6].to_vec()))
+            .from_bytes(Bytes::from_bytes_vec(parts[3].to_vec()))
             .map_err(|e| failed(format!("critic optimizer state: {e:?}")))?;
         Ok(())
     }

@@ -3,6 +3,8 @@
 //! usage, config, input, a corrupt file), 1 for anything else. The `mtf` binary prints the
 //! message as its one error line.
 
+use std::path::PathBuf;
+
 /// An error of the `agents` library.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -14,15 +16,56 @@ pub enum Error {
     Config(#[from] env::config::ConfigError),
     /// A checkpoint file is not what it should be (names the file).
     #[error(transparent)]
-    Checkpoint(#[from] crate::checkpoint::CheckpointError),
-    /// The study database refused an operation; [`crate::sweep::storage`] names the file when
-    /// it reports one.
+    Checkpoint(#[from] CheckpointError),
+    /// The study database refused an operation (the sweep's storage names the file where it
+    /// reports one).
     #[error("the study database: {0}")]
     Storage(#[from] rusqlite::Error),
     /// Something failed that the user could not have prevented (a worker panicked, a plot could
     /// not be drawn, an I/O error that is not about permissions or space).
     #[error("{0}")]
     Failed(String),
+}
+
+/// What is wrong with a checkpoint file.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// Not a checkpoint at all.
+    #[error("{}: not an mtf checkpoint (bad header)", path.display())]
+    NotCheckpoint {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The learner state's length disagrees with the header.
+    #[error("{}: truncated or padded: {got} bytes of learner state, header says {expected}", path.display())]
+    Length {
+        /// The file.
+        path: PathBuf,
+        /// Bytes present.
+        got: u64,
+        /// Bytes the header announces.
+        expected: u64,
+    },
+    /// Written by an older mtf, in checkpoint format 1.
+    #[error("{}: a checkpoint of an older mtf (format 1, before learner states had named parts); resume it with that version, or train again", path.display())]
+    OldFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The bytes do not match their checksum.
+    #[error("{}: checksum mismatch (corrupt)", path.display())]
+    Checksum {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The learner refused its state (another learner kind or size).
+    #[error("{}: {reason}", path.display())]
+    Learner {
+        /// The file.
+        path: PathBuf,
+        /// The learner's reason.
+        reason: String,
+    },
 }
 
 /// The library's result.

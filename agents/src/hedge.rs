@@ -9,6 +9,7 @@
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
 
+use crate::checkpoint::Parts;
 use crate::error::failed;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use env::rng::{stream, unit};
@@ -63,14 +64,6 @@ pub struct Hedge {
     logw: Vec<f64>,
     rngs: Vec<SmallRng>,
     scratch: Vec<f64>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Saved {
-    n: usize,
-    states: usize,
-    levels: usize,
-    logw: Vec<f64>,
 }
 
 impl Hedge {
@@ -238,9 +231,9 @@ impl Learner for Hedge {
             .sum::<f64>()
             / self.n as f64;
         Losses {
-            actor: spread / self.n as f64,
-            critic: 0.0,
             entropy,
+            reward_spread: spread / self.n as f64,
+            ..Losses::default()
         }
     }
 
@@ -250,31 +243,27 @@ impl Learner for Hedge {
     }
 
     fn save(&self) -> crate::Result<Vec<u8>> {
-        Ok(serde_json::to_vec(&Saved {
-            n: self.n,
-            states: self.states,
-            levels: self.levels.len(),
-            logw: self.logw.clone(),
-        })?)
+        let dims = [self.n, self.states, self.levels.len()].map(|x| x as u64);
+        Ok(Parts::default()
+            .add_u64("hedge/dims", &dims)
+            .add_f64("hedge/logw", &self.logw)
+            .into_bytes())
     }
 
     fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
-        let s: Saved = serde_json::from_slice(bytes).map_err(|e| failed(format!("hedge weights: {e}")))?;
-        if (s.n, s.states, s.levels) != (self.n, self.states, self.levels.len()) || s.logw.len() != self.logw.len() {
+        let parts = Parts::read(bytes, &["hedge/dims", "hedge/logw"]).map_err(failed)?;
+        let dims = Parts::u64s(parts[0], "hedge/dims").map_err(failed)?;
+        let ours = [self.n, self.states, self.levels.len()].map(|x| x as u64);
+        if dims != ours {
             return Err(failed(format!(
-                "hedge weights are for {} agents, {} budget states, {} levels; this run has {}, {}, {}",
-                s.n,
-                s.states,
-                s.levels,
-                self.n,
-                self.states,
-                self.levels.len()
+                "hedge weights are for (agents, budget states, levels) = {dims:?}; this run has {ours:?}"
             )));
         }
-        if s.logw.iter().any(|w| !w.is_finite()) {
-            return Err(failed("hedge weights hold a value that is not finite"));
+        let logw = Parts::f64s(parts[1], "hedge/logw").map_err(failed)?;
+        if logw.len() != self.logw.len() {
+            return Err(failed(format!("hedge weights hold {} numbers, expected {}", logw.len(), self.logw.len())));
         }
-        self.logw = s.logw;
+        self.logw = logw;
         Ok(())
     }
 }

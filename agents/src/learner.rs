@@ -37,6 +37,10 @@ pub struct Losses {
     pub critic: f64,
     /// Policy entropy (nats).
     pub entropy: f64,
+    /// Hedge: the spread (max - min) of an agent's counterfactual rewards over the levels, the
+    /// signal its update scales to [0, 1]; 0 when every level would have paid the same (the
+    /// round taught nothing). 0 for other learners.
+    pub reward_spread: f64,
 }
 
 pub use env::policy::{Fixed, Policy};

@@ -1,27 +1,32 @@
-//! Learners, training, evaluation, sweeps and policy export for the MTF harness, and the `mtf`
-//! command built on them.
+//! Learners, training, evaluation, sweeps, reports and policy export for the MTF harness. The
+//! `mtf` command is a thin application over this library (its modules are private to the
+//! binary: flags, one call here, printing).
 //!
 //! Data flow: policy -> learner -> trainer -> run directory -> reports.
-//! - [`learner`]: `Policy` (acting: a level per agent from the observations) and `Learner`
-//!   (updating from one round's `Transition`, which carries the environment's record of the
-//!   round); [`hedge`] and [`actor_critic`] implement both; [`config`] reads an experiment
-//!   (scenario + learner + training) and its documented limits.
-//! - [`train`]: the trainer. It runs episodes on `env::world::ClusterEnv`, checkpoints the learner,
-//!   evaluates on held-out seeds and returns a typed `Trained` outcome; the run directory is
-//!   written through [`run_dir`] (atomic files, one writer's lock) and [`tb`] (TensorBoard).
+//! - Policy: `env::policy::Policy` is the one interface for whatever picks the agents' levels
+//!   (re-exported in [`learner`], with the fixed threshold `Fixed`); [`policies`] reads the
+//!   specs the commands take (`fixed:X`, `hedge`, `run:DIR`, `agent:PATH`).
+//! - Learner: [`learner::Learner`] updates from one round's [`learner::Transition`] (the
+//!   environment's record of the round); [`hedge`] and [`actor_critic`] implement it, each
+//!   with its config beside it; [`config`] reads an experiment (scenario + learner + training)
+//!   with its documented limits, and [`config::Source`] a scenario with overrides.
+//! - Trainer: [`train`] runs episodes on `env::world::ClusterEnv` from a [`train::TrainSpec`],
+//!   checkpoints the learner ([`checkpoint`]), evaluates on held-out seeds, and returns a typed
+//!   [`train::Trained`]; [`sweep`] searches hyperparameters over such runs and reads each
+//!   objective from the typed outcome.
+//! - Run directory: [`run_dir`] (atomic files, one writer's lock, errors naming the file) and
+//!   [`tb`] (TensorBoard event files).
 //! - Reports: [`simulate`] (evaluation episodes), [`compare`] (policies x mechanisms on the same
-//!   seeds), [`reproduce`] (the thesis's chapter 5), [`plots`]; [`sweep`] searches
-//!   hyperparameters over training runs.
+//!   seeds), [`reproduce`] (the thesis's chapter 5); [`table`] is the one source of the
+//!   comparison's markdown, CSV and [`plots`].
 //! - Export: [`export`] writes a trained policy into a copy of the [`runtime`] binary;
-//!   [`drive`] drives such binaries as agents.
-//! - For the application (the `mtf` binary, whose command-line module is private to it):
-//!   [`schedule`] (one mechanism round as JSON), [`error`] (exit status 2 for the user's
-//!   errors).
+//!   [`drive`] drives such binaries as agents. [`schedule`] runs one mechanism round as JSON.
+//! - Errors: one [`Error`] type; [`Error::exit_code`] is 2 for the user's errors.
 //!
 //! A short training run, and its outcome read back without touching the files:
 //!
 //! ```
-//! use agents::train::{execute, TrainSpec};
+//! use agents::train::{execute, Outcome, TrainSpec};
 //! let out = std::env::temp_dir().join(format!("mtf-doc-{}", std::process::id()));
 //! let trained = execute(TrainSpec {
 //!     config: Some("../configs/quickstart.toml".into()),
@@ -33,8 +38,10 @@
 //!     ..TrainSpec::default()
 //! })
 //! .unwrap();
-//! let welfare = trained.summary.unwrap()["eval_welfare"]["mean"].as_f64().unwrap();
-//! assert!(welfare > 0.0);
+//! let Outcome::Evaluated { eval, .. } = &trained.outcome else { panic!("not stopped early") };
+//! assert!(eval.welfare.mean > 0.0);
+//! // summary.json is a view of the same outcome.
+//! assert_eq!(trained.summary.unwrap()["eval_welfare"]["mean"].as_f64(), Some(eval.welfare.mean));
 //! std::fs::remove_dir_all(out).unwrap();
 //! ```
 //!

@@ -45,6 +45,8 @@ pub mod tags {
     pub const CRITIC: &str = "losses/critic";
     /// Policy entropy.
     pub const ENTROPY: &str = "losses/entropy";
+    /// Hedge's counterfactual reward spread (not a loss: what its update learns from).
+    pub const REWARD_SPREAD: &str = "learner/reward_spread";
     /// Environment steps per second.
     pub const SPS: &str = "perf/steps_per_second";
 }
@@ -222,6 +224,10 @@ pub struct EpisodeLog {
     pub critic_loss: f64,
     /// Mean policy entropy.
     pub entropy: f64,
+    /// Mean counterfactual reward spread per round (Hedge; 0 for other learners). Absent from
+    /// logs written before it existed.
+    #[serde(default)]
+    pub reward_spread: f64,
     /// Seconds the episode took.
     pub wall_time: f64,
 }
@@ -261,12 +267,14 @@ pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64,
         sum.actor += l.actor;
         sum.critic += l.critic;
         sum.entropy += l.entropy;
+        sum.reward_spread += l.reward_spread;
         rounds += 1.0;
     }
     let mean = Losses {
         actor: sum.actor / rounds,
         critic: sum.critic / rounds,
         entropy: sum.entropy / rounds,
+        reward_spread: sum.reward_spread / rounds,
     };
     (EpisodeMetrics::compute(env, false), mean)
 }
@@ -332,6 +340,7 @@ pub fn summary_shape() -> serde_json::Value {
         actor_loss: 0.0,
         critic_loss: 0.0,
         entropy: 0.0,
+        reward_spread: 0.0,
         wall_time: 0.0,
     };
     serde_json::to_value(SummaryFile {
@@ -430,6 +439,7 @@ fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64, weights: &
         actor_loss: losses.actor,
         critic_loss: losses.critic,
         entropy: losses.entropy,
+        reward_spread: losses.reward_spread,
         wall_time: secs,
     }
 }
@@ -446,6 +456,7 @@ fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32)
         (tags::ACTOR, log.actor_loss),
         (tags::CRITIC, log.critic_loss),
         (tags::ENTROPY, log.entropy),
+        (tags::REWARD_SPREAD, log.reward_spread),
         (tags::SPS, f64::from(rounds) / log.wall_time.max(1e-9)),
     ] {
         tb.scalar(tag, v as f32, e)?;

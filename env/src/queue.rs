@@ -1,6 +1,8 @@
 //! A FIFO job queue stored run-length encoded: (arrival round, count) runs, oldest first, so a
 //! round costs O(runs) whatever the number of jobs, and nothing is allocated per job.
 
+use crate::config::Queues;
+use scheduler::Form;
 use std::collections::VecDeque;
 
 /// A run-length-encoded FIFO of jobs by arrival round.
@@ -82,6 +84,78 @@ impl Queue {
         }
         self.len -= served;
         (served, wait)
+    }
+}
+
+/// Every agent's waiting jobs, in the scenario's queue structure (SPEC 2.2). The one place
+/// that knows the two structures: the environment asks it, and matches on it only where the
+/// structures really differ (placement, observation, service).
+#[derive(Clone, Debug)]
+pub enum Backlogs {
+    /// One queue per agent: its jobs go to whichever accelerators it wins.
+    Central(Vec<Queue>),
+    /// One queue per agent and accelerator, row-major (`[i * m + c]`): jobs are pinned to an
+    /// accelerator when they arrive.
+    PerAccelerator {
+        /// Accelerators.
+        m: usize,
+        /// The n x m queues.
+        queues: Vec<Queue>,
+    },
+}
+
+impl Backlogs {
+    /// Empty queues for `n` agents and `m` accelerators.
+    pub fn new(structure: Queues, n: usize, m: usize) -> Self {
+        match structure {
+            Queues::Central => Backlogs::Central(vec![Queue::default(); n]),
+            Queues::PerAccelerator => Backlogs::PerAccelerator {
+                m,
+                queues: vec![Queue::default(); n * m],
+            },
+        }
+    }
+
+    /// Empty every queue, with room for `runs` arrival rounds each.
+    pub fn clear(&mut self, runs: usize) {
+        let (Backlogs::Central(queues) | Backlogs::PerAccelerator { queues, .. }) = self;
+        for q in queues {
+            q.clear();
+            q.reserve(runs);
+        }
+    }
+
+    /// Agent `i`'s queued jobs.
+    pub fn len(&self, i: usize) -> u64 {
+        match self {
+            Backlogs::Central(q) => q[i].len(),
+            Backlogs::PerAccelerator { m, queues } => queues[i * m..(i + 1) * m].iter().map(Queue::len).sum(),
+        }
+    }
+
+    /// Drop agent `i`'s jobs older than `deadline` rounds at round `now`; returns how many.
+    pub fn expire(&mut self, i: usize, now: u32, deadline: u32) -> u64 {
+        match self {
+            Backlogs::Central(q) => q[i].expire(now, deadline),
+            Backlogs::PerAccelerator { m, queues } => queues[i * *m..(i + 1) * *m].iter_mut().map(|q| q.expire(now, deadline)).sum(),
+        }
+    }
+
+    /// Jobs one agent can hold when every queue holds at most `cap`.
+    pub fn agent_capacity(&self, cap: u64) -> u64 {
+        match self {
+            Backlogs::Central(_) => cap,
+            Backlogs::PerAccelerator { m, .. } => cap * *m as u64,
+        }
+    }
+
+    /// The round input form the mechanism gets: demands for central queues, utilities per
+    /// accelerator for pinned jobs.
+    pub fn form(&self) -> Form {
+        match self {
+            Backlogs::Central(_) => Form::Demand,
+            Backlogs::PerAccelerator { .. } => Form::Utilities,
+        }
     }
 }
 

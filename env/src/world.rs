@@ -6,8 +6,8 @@
 //! the next one up to its observation. Nothing is allocated per round: observations, rewards
 //! and infos are slices into buffers the environment owns.
 
-use crate::config::{Arrivals, Dispatch, Heterogeneity, Leftovers, P2cDraw, Placement, Queues, Reward, Scenario, Service};
-use crate::queue::Queue;
+use crate::config::{Arrivals, Dispatch, EnvSection, Heterogeneity, Leftovers, P2cDraw, Placement, Reward, Scenario, Service};
+use crate::queue::{Backlogs, Queue};
 use crate::rng::{names, poisson_inv, stream, unit};
 use crate::spaces::{BoxSpace, Discrete};
 use rand::rngs::SmallRng;
@@ -160,8 +160,7 @@ pub struct ClusterEnv {
     seed: u64,
     round: u32,
     done: bool,
-    backlog: Vec<Queue>,
-    queues: Vec<Queue>,
+    backlogs: Backlogs,
     budgets: Vec<f64>,
     turn: usize,
     high: Vec<bool>,
@@ -235,8 +234,7 @@ impl ClusterEnv {
             seed: 0,
             round: 0,
             done: true,
-            backlog: vec![Queue::default(); n],
-            queues: vec![Queue::default(); if e.queues == Queues::PerAccelerator { n * m } else { 0 }],
+            backlogs: Backlogs::new(e.queues, n, m),
             budgets: vec![0.0; n],
             turn: 0,
             high: vec![false; n],
@@ -447,7 +445,6 @@ impl ClusterEnv {
     /// Start an episode: reseed every stream, empty the queues, reset budgets and the
     /// mechanism's state, and run the first round up to the observation.
     pub fn reset(&mut self, seed: u64) -> (Observations<'_>, &[Info]) {
-        let (n, m) = (self.n, self.m);
         self.seed = seed;
         if self.sc.file.env.heterogeneity == Heterogeneity::SpeedupDraw {
             self.set_rates(seed);
@@ -456,17 +453,32 @@ impl ClusterEnv {
         self.done = false;
         // A queue holds at most one run per arrival round still within the deadline: reserve
         // that (bounded, for `deadline = "none"`) so rounds do not reallocate.
-        let runs = (self.sc.deadline.min(self.sc.file.env.rounds) as usize + 1).min(256);
-        for q in self.backlog.iter_mut().chain(self.queues.iter_mut()) {
-            q.clear();
-            q.reserve(runs);
-        }
+        self.backlogs
+            .clear((self.sc.deadline.min(self.sc.file.env.rounds) as usize + 1).min(256));
         let t = self.sc.file.mechanism.total_tokens;
-        for i in 0..n {
+        for i in 0..self.n {
             self.budgets[i] = self.weights[i] * t / self.total_w;
         }
         self.turn = 0;
         self.mechanism.reset();
+        self.reseed(seed);
+        self.reset_input();
+        self.reset_records();
+        self.infos.iter_mut().for_each(|x| *x = Info::default());
+        self.truncations.iter_mut().for_each(|t| *t = false);
+        self.begin_round();
+        (
+            Observations {
+                data: &self.obs,
+                dim: self.dim,
+            },
+            &self.pending_infos,
+        )
+    }
+
+    /// Every random stream of the episode from its seed, and the burst chains' first states.
+    fn reseed(&mut self, seed: u64) {
+        let (n, m) = (self.n, self.m);
         self.rng_arrivals = (0..n).map(|i| stream(seed, names::ARRIVALS, i as u64)).collect();
         self.rng_place = (0..n).map(|i| stream(seed, names::PLACEMENT, i as u64)).collect();
         self.rng_dispatch = (0..n).map(|i| stream(seed, names::DISPATCH, i as u64)).collect();
@@ -491,14 +503,18 @@ impl ClusterEnv {
         for i in 0..n {
             self.high[i] = bursty && unit(self.rng_arrivals[i].next_u64()) < mmpp.p_high();
         }
-        // The mechanism's round input: the form and the constant rates are set once.
-        let central = self.sc.file.env.queues == Queues::Central;
+    }
+
+    /// The mechanism's round input: its form and the constant rates are set once an episode.
+    fn reset_input(&mut self) {
+        let (n, m) = (self.n, self.m);
+        let form = self.backlogs.form();
         self.pending = RoundInput {
             n,
             m,
-            form: if central { Form::Demand } else { Form::Utilities },
-            utilities: if central { Vec::new() } else { vec![0.0; n * m] },
-            demands: if central { vec![0.0; n] } else { Vec::new() },
+            form,
+            utilities: if form == Form::Utilities { vec![0.0; n * m] } else { Vec::new() },
+            demands: if form == Form::Demand { vec![0.0; n] } else { Vec::new() },
             rates: self.mu.clone(),
             thresholds: vec![0.0; n],
             budgets: vec![0.0; n],
@@ -512,6 +528,11 @@ impl ClusterEnv {
             },
         };
         self.input = self.pending.clone();
+    }
+
+    /// Empty the episode's logs and totals.
+    fn reset_records(&mut self) {
+        let (n, m) = (self.n, self.m);
         // Reserve for the episode, up to a bound: a config may ask for far more rounds than
         // it will ever run before a reset.
         let rounds = if self.recording {
@@ -526,8 +547,8 @@ impl ClusterEnv {
         self.utility_log.clear();
         self.utility_log.reserve(rounds * m);
         self.value_log.clear();
-        self.value_log
-            .reserve(rounds * if self.sc.file.env.queues == Queues::Central { n } else { n * m });
+        let values = if self.backlogs.form() == Form::Demand { n } else { n * m };
+        self.value_log.reserve(rounds * values);
         self.totals = Totals {
             arrived: vec![0; n],
             rejected: vec![0; n],
@@ -542,16 +563,6 @@ impl ClusterEnv {
             rounds: 0,
             sched_ns: 0,
         };
-        self.infos.iter_mut().for_each(|x| *x = Info::default());
-        self.truncations.iter_mut().for_each(|t| *t = false);
-        self.begin_round();
-        (
-            Observations {
-                data: &self.obs,
-                dim: self.dim,
-            },
-            &self.pending_infos,
-        )
     }
 
     /// Finish the round with the agents' actions (indices into the threshold levels) and run
@@ -597,88 +608,74 @@ impl ClusterEnv {
 
     /// Arrivals, placement, expiry, observation.
     fn begin_round(&mut self) {
-        let (n, m) = (self.n, self.m);
         let r = self.round;
-        let e = &self.sc.file.env;
-        let cap = self.sc.queue_cap;
-        for i in 0..n {
-            let info = &mut self.pending_infos[i];
-            *info = Info {
-                budget: self.budgets[i],
-                ..Info::default()
-            };
-            // Burst state, then arrivals, from the agent's own stream.
-            let rng = &mut self.rng_arrivals[i];
-            let arrived = match e.arrivals {
-                Arrivals::Trace => self.sc.trace[r as usize % self.sc.trace.len()][i],
-                Arrivals::Poisson | Arrivals::Mmpp => {
-                    if e.arrivals == Arrivals::Mmpp && r > 0 {
-                        let flip = unit(rng.next_u64());
-                        self.high[i] = if self.high[i] {
-                            flip >= e.mmpp.p_high_to_low
-                        } else {
-                            flip < e.mmpp.p_low_to_high
-                        };
-                    }
-                    match &self.poisson[i][usize::from(self.high[i])] {
-                        Some(p) => p.sample(rng) as u64,
-                        None => 0,
-                    }
-                }
-            };
-            info.arrived = arrived;
+        for i in 0..self.n {
+            let arrived = self.arrivals(i);
             if self.recording {
                 self.arrivals_log.push(arrived.min(u64::from(u32::MAX)) as u32);
             }
-            match e.queues {
-                Queues::Central => info.rejected = self.backlog[i].push(r, arrived, cap),
-                Queues::PerAccelerator => {
-                    let rng = &mut self.rng_place[i];
-                    let row = i * m;
-                    for _ in 0..arrived {
-                        let draw = |rng: &mut SmallRng| match e.p2c_draw {
-                            P2cDraw::Uniform => rng.random_range(0..m),
-                            P2cDraw::RateProportional => {
-                                let x = unit(rng.next_u64()) * self.cum_mu[row + m - 1];
-                                self.cum_mu[row..row + m].partition_point(|&cdf| cdf <= x).min(m - 1)
-                            }
-                        };
-                        let c = match e.placement {
-                            Placement::Uniform => draw(rng),
-                            Placement::P2c if m == 1 => 0,
-                            Placement::P2c => {
-                                let a = draw(rng);
-                                let mut b = draw(rng);
-                                // Two distinct accelerators: redraw (uniform: shift) on a repeat.
-                                let mut tries = 0;
-                                while b == a && tries < 64 {
-                                    b = draw(rng);
-                                    tries += 1;
-                                }
-                                if b == a {
-                                    b = (a + 1) % m;
-                                }
-                                let load = |c: usize| self.queues[row + c].len() as f64 / self.mu[row + c];
-                                if load(b) < load(a) {
-                                    b
-                                } else {
-                                    a
-                                }
-                            }
-                        };
-                        info.rejected += self.queues[row + c].push(r, 1, cap);
-                    }
-                }
-            }
-            // Expiry.
-            if self.sc.deadline != u32::MAX {
-                info.dropped = match e.queues {
-                    Queues::Central => self.backlog[i].expire(r, self.sc.deadline),
-                    Queues::PerAccelerator => (0..m).map(|c| self.queues[i * m + c].expire(r, self.sc.deadline)).sum(),
-                };
-            }
+            let rejected = self.enqueue(i, arrived);
+            let dropped = if self.sc.deadline != u32::MAX {
+                self.backlogs.expire(i, r, self.sc.deadline)
+            } else {
+                0
+            };
+            self.pending_infos[i] = Info {
+                budget: self.budgets[i],
+                arrived,
+                rejected,
+                dropped,
+                ..Info::default()
+            };
         }
         self.observe();
+    }
+
+    /// Agent `i`'s arrivals this round: its burst state, then a draw, from its own stream.
+    fn arrivals(&mut self, i: usize) -> u64 {
+        let (r, e) = (self.round, &self.sc.file.env);
+        let rng = &mut self.rng_arrivals[i];
+        match e.arrivals {
+            Arrivals::Trace => self.sc.trace[r as usize % self.sc.trace.len()][i],
+            Arrivals::Poisson | Arrivals::Mmpp => {
+                if e.arrivals == Arrivals::Mmpp && r > 0 {
+                    let flip = unit(rng.next_u64());
+                    self.high[i] = if self.high[i] {
+                        flip >= e.mmpp.p_high_to_low
+                    } else {
+                        flip < e.mmpp.p_low_to_high
+                    };
+                }
+                match &self.poisson[i][usize::from(self.high[i])] {
+                    Some(p) => p.sample(rng) as u64,
+                    None => 0,
+                }
+            }
+        }
+    }
+
+    /// Queue agent `i`'s `arrived` jobs (pinned jobs each to the accelerator the placement
+    /// picks); returns how many were rejected by full queues.
+    fn enqueue(&mut self, i: usize, arrived: u64) -> u64 {
+        let (r, cap) = (self.round, self.sc.queue_cap);
+        match &mut self.backlogs {
+            Backlogs::Central(q) => q[i].push(r, arrived, cap),
+            Backlogs::PerAccelerator { m, queues } => {
+                let (m, row) = (*m, i * *m);
+                let rates = Rates {
+                    mu: &self.mu[row..row + m],
+                    cum: &self.cum_mu[row..row + m],
+                };
+                let queues = &mut queues[row..row + m];
+                let rng = &mut self.rng_place[i];
+                (0..arrived)
+                    .map(|_| {
+                        let c = place(&self.sc.file.env, rng, &rates, queues);
+                        queues[c].push(r, 1, cap)
+                    })
+                    .sum()
+            }
+        }
     }
 
     /// Fill the observation buffer and the mechanism's round input.
@@ -690,19 +687,19 @@ impl ClusterEnv {
             let o = &mut self.obs[i * dim..(i + 1) * dim];
             o[0] = (self.budgets[i] / t) as f32;
             let max = self.max_mu[i];
-            let queued: u64 = match e.queues {
-                Queues::Central => {
-                    let q = self.backlog[i].len() as f64;
-                    self.pending.demands[i] = q;
+            let queued: u64 = match &self.backlogs {
+                Backlogs::Central(q) => {
+                    let q = q[i].len();
+                    self.pending.demands[i] = q as f64;
                     for c in 0..m {
-                        o[1 + c] = demand_utility(q, self.mu[i * m + c], max) as f32;
+                        o[1 + c] = demand_utility(q as f64, self.mu[i * m + c], max) as f32;
                     }
-                    self.backlog[i].len()
+                    q
                 }
-                Queues::PerAccelerator => {
+                Backlogs::PerAccelerator { queues, .. } => {
                     let mut total = 0;
                     for c in 0..m {
-                        let q = self.queues[i * m + c].len();
+                        let q = queues[i * m + c].len();
                         total += q;
                         let u = demand_utility(q as f64, self.mu[i * m + c], max);
                         self.pending.utilities[i * m + c] = u;
@@ -731,13 +728,35 @@ impl ClusterEnv {
 
     /// Allocation, service, rewards.
     fn finish_round(&mut self, actions: &[usize]) {
-        let (n, m) = (self.n, self.m);
-        let r = self.round;
+        self.allocate(actions);
+        self.draw_service();
+        for i in 0..self.n {
+            self.mine.clear();
+            self.mine.extend((0..self.m).filter(|&c| self.alloc.owners[c] == Some(i)));
+            let (served, wait) = self.serve(i);
+            let backlog = self.backlogs.len(i);
+            self.rewards[i] = self.reward(i, served, backlog);
+            self.book(i, served, wait, backlog);
+        }
+        if self.sc.file.env.reward == Reward::Welfare {
+            let n = self.n;
+            let welfare: f64 = (0..n).map(|i| self.weights[i] * self.infos[i].served as f64).sum::<f64>() / self.total_w;
+            let scale = self.max_mu.iter().sum::<f64>() / n as f64;
+            let r = welfare / scale;
+            self.rewards.fill(r);
+            for t in self.totals.reward.iter_mut() {
+                *t += r;
+            }
+        }
+    }
+
+    /// The mechanism's allocation of the observed round with the agents' thresholds.
+    fn allocate(&mut self, actions: &[usize]) {
         // The observed round becomes the played one; `pending` is refilled by the next
         // observation (every value it holds is overwritten there).
         std::mem::swap(&mut self.input, &mut self.pending);
         self.infos.copy_from_slice(&self.pending_infos);
-        for i in 0..n {
+        for i in 0..self.n {
             self.input.thresholds[i] = self.levels[actions[i]];
         }
         self.input.budgets.copy_from_slice(&self.budgets);
@@ -759,10 +778,12 @@ impl ClusterEnv {
         self.totals.sched_ns += start.elapsed().as_nanos();
         self.budgets.copy_from_slice(&self.alloc.budgets);
         self.turn = self.alloc.turn;
+    }
 
-        // Service capacity: one uniform per accelerator per round, allocated or not, so the
-        // service streams stay aligned across mechanisms.
-        let e = &self.sc.file.env;
+    /// Service capacity: one uniform per accelerator per round, allocated or not, so the
+    /// service streams stay aligned across mechanisms.
+    fn draw_service(&mut self) {
+        let (m, e) = (self.m, &self.sc.file.env);
         for c in 0..m {
             let u = unit(self.rng_service[c].next_u64());
             self.capacity[c] = match self.alloc.owners[c] {
@@ -773,104 +794,138 @@ impl ClusterEnv {
                 None => 0,
             };
         }
+    }
 
-        for i in 0..n {
-            self.mine.clear();
-            self.mine.extend((0..m).filter(|&c| self.alloc.owners[c] == Some(i)));
-            let (served, wait) = match e.queues {
-                Queues::Central => {
-                    let q = self.backlog[i].len();
-                    let total: u64 = self.mine.iter().map(|&c| self.capacity[c]).sum();
-                    let jobs = q.min(total);
-                    let served = match e.dispatch {
-                        Dispatch::Fluid => jobs,
-                        Dispatch::P2c => {
-                            let k = self.mine.len();
-                            for &c in &self.mine {
-                                self.assigned[c] = 0;
-                            }
-                            let rng = &mut self.rng_dispatch[i];
-                            for _ in 0..jobs {
-                                let c = if k == 1 {
-                                    self.mine[0]
-                                } else {
-                                    let a = rng.random_range(0..k);
-                                    let mut b = rng.random_range(0..k - 1);
-                                    if b >= a {
-                                        b += 1;
-                                    }
-                                    let (ca, cb) = (self.mine[a], self.mine[b]);
-                                    // Lower assigned / mu wins; tie: the first drawn.
-                                    if (self.assigned[cb] as f64) * self.mu[i * m + ca] < (self.assigned[ca] as f64) * self.mu[i * m + cb] {
-                                        cb
-                                    } else {
-                                        ca
-                                    }
-                                };
-                                self.assigned[c] += 1;
-                            }
-                            self.mine.iter().map(|&c| self.assigned[c].min(self.capacity[c])).sum()
-                        }
-                    };
-                    // The served jobs leave oldest first (wait accounting); the unserved stay
-                    // in age order.
-                    self.backlog[i].serve(r, served)
-                }
-                Queues::PerAccelerator => {
-                    let (mut s, mut w) = (0, 0);
-                    for &c in &self.mine {
-                        let (a, b) = self.queues[i * m + c].serve(r, self.capacity[c]);
-                        s += a;
-                        w += b;
-                    }
-                    (s, w)
-                }
-            };
-            let backlog = match e.queues {
-                Queues::Central => self.backlog[i].len(),
-                Queues::PerAccelerator => (0..m).map(|c| self.queues[i * m + c].len()).sum(),
-            };
-            let utility: f64 = self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum();
-            self.rewards[i] = match e.reward {
-                Reward::Utility => utility,
-                Reward::Throughput => served as f64 / self.max_mu[i],
-                // Filled in below, once every agent's service is known.
-                Reward::Welfare => 0.0,
-                Reward::Backlog => {
-                    let cap = match e.queues {
-                        Queues::Central => self.sc.queue_cap,
-                        Queues::PerAccelerator => self.sc.queue_cap * m as u64,
-                    };
-                    -(backlog as f64) / cap as f64
-                }
-            };
-            let info = &mut self.infos[i];
-            info.served = served;
-            info.backlog = backlog;
-            info.won = self.mine.len() as u32;
-            info.spent = self.alloc.spent[i];
-            info.budget = self.budgets[i];
-            info.threshold = self.input.thresholds[i];
-            let t = &mut self.totals;
-            t.arrived[i] += info.arrived;
-            t.rejected[i] += info.rejected;
-            t.dropped[i] += info.dropped;
-            t.served[i] += served;
-            t.wait[i] += wait;
-            t.backlog[i] += backlog;
-            t.reward[i] += self.rewards[i];
-            t.spent[i] += info.spent;
-            t.threshold[i] += info.threshold;
-            t.won[i] += u64::from(info.won);
+    /// Serve agent `i`'s jobs on the accelerators it won (`self.mine`): returns (served,
+    /// total wait in rounds). The served jobs leave oldest first; the rest stay in age order.
+    fn serve(&mut self, i: usize) -> (u64, u64) {
+        let (m, r) = (self.m, self.round);
+        match &mut self.backlogs {
+            Backlogs::Central(q) => {
+                let total: u64 = self.mine.iter().map(|&c| self.capacity[c]).sum();
+                let jobs = q[i].len().min(total);
+                let served = match self.sc.file.env.dispatch {
+                    Dispatch::Fluid => jobs,
+                    Dispatch::P2c => dispatch_p2c(
+                        jobs,
+                        &self.mine,
+                        &self.mu[i * m..(i + 1) * m],
+                        &self.capacity,
+                        &mut self.assigned,
+                        &mut self.rng_dispatch[i],
+                    ),
+                };
+                q[i].serve(r, served)
+            }
+            Backlogs::PerAccelerator { queues, .. } => self.mine.iter().fold((0, 0), |(s, w), &c| {
+                let (a, b) = queues[i * m + c].serve(r, self.capacity[c]);
+                (s + a, w + b)
+            }),
         }
-        if e.reward == Reward::Welfare {
-            let welfare: f64 = (0..n).map(|i| self.weights[i] * self.infos[i].served as f64).sum::<f64>() / self.total_w;
-            let scale = self.max_mu.iter().sum::<f64>() / n as f64;
-            let r = welfare / scale;
-            self.rewards.fill(r);
-            for t in self.totals.reward.iter_mut() {
-                *t += r;
+    }
+
+    /// Agent `i`'s reward for the round (the welfare reward is set once every agent is served).
+    fn reward(&self, i: usize, served: u64, backlog: u64) -> f64 {
+        match self.sc.file.env.reward {
+            Reward::Utility => self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum(),
+            Reward::Throughput => served as f64 / self.max_mu[i],
+            Reward::Welfare => 0.0,
+            Reward::Backlog => -(backlog as f64) / self.backlogs.agent_capacity(self.sc.queue_cap) as f64,
+        }
+    }
+
+    /// Agent `i`'s info for the round and the episode totals.
+    fn book(&mut self, i: usize, served: u64, wait: u64, backlog: u64) {
+        let info = &mut self.infos[i];
+        info.served = served;
+        info.backlog = backlog;
+        info.won = self.mine.len() as u32;
+        info.spent = self.alloc.spent[i];
+        info.budget = self.budgets[i];
+        info.threshold = self.input.thresholds[i];
+        let t = &mut self.totals;
+        t.arrived[i] += info.arrived;
+        t.rejected[i] += info.rejected;
+        t.dropped[i] += info.dropped;
+        t.served[i] += served;
+        t.wait[i] += wait;
+        t.backlog[i] += backlog;
+        t.reward[i] += self.rewards[i];
+        t.spent[i] += info.spent;
+        t.threshold[i] += info.threshold;
+        t.won[i] += u64::from(info.won);
+    }
+}
+
+/// One agent's service rates over the accelerators, and their running sums (for
+/// rate-proportional draws).
+struct Rates<'a> {
+    mu: &'a [f64],
+    cum: &'a [f64],
+}
+
+/// The accelerator a pinned job goes to (SPEC 2.2): a uniform or rate-proportional draw, or
+/// the power of two choices between two distinct draws (the shorter queue in service time).
+fn place(e: &EnvSection, rng: &mut SmallRng, rates: &Rates<'_>, queues: &[Queue]) -> usize {
+    let m = queues.len();
+    let draw = |rng: &mut SmallRng| match e.p2c_draw {
+        P2cDraw::Uniform => rng.random_range(0..m),
+        P2cDraw::RateProportional => {
+            let x = unit(rng.next_u64()) * rates.cum[m - 1];
+            rates.cum.partition_point(|&cdf| cdf <= x).min(m - 1)
+        }
+    };
+    match e.placement {
+        Placement::Uniform => draw(rng),
+        Placement::P2c if m == 1 => 0,
+        Placement::P2c => {
+            let a = draw(rng);
+            let mut b = draw(rng);
+            // Two distinct accelerators: redraw (uniform: shift) on a repeat.
+            let mut tries = 0;
+            while b == a && tries < 64 {
+                b = draw(rng);
+                tries += 1;
+            }
+            if b == a {
+                b = (a + 1) % m;
+            }
+            let load = |c: usize| queues[c].len() as f64 / rates.mu[c];
+            if load(b) < load(a) {
+                b
+            } else {
+                a
             }
         }
     }
+}
+
+/// Central-queue dispatch by the power of two choices: each of `jobs` jobs goes to the less
+/// loaded (assigned / rate) of two distinct accelerators among `mine`; returns the jobs the
+/// accelerators' capacities serve.
+fn dispatch_p2c(jobs: u64, mine: &[usize], mu: &[f64], capacity: &[u64], assigned: &mut [u64], rng: &mut SmallRng) -> u64 {
+    let k = mine.len();
+    for &c in mine {
+        assigned[c] = 0;
+    }
+    for _ in 0..jobs {
+        let c = if k == 1 {
+            mine[0]
+        } else {
+            let a = rng.random_range(0..k);
+            let mut b = rng.random_range(0..k - 1);
+            if b >= a {
+                b += 1;
+            }
+            let (ca, cb) = (mine[a], mine[b]);
+            // Lower assigned / mu wins; tie: the first drawn.
+            if (assigned[cb] as f64) * mu[ca] < (assigned[ca] as f64) * mu[cb] {
+                cb
+            } else {
+                ca
+            }
+        };
+        assigned[c] += 1;
+    }
+    mine.iter().map(|&c| assigned[c].min(capacity[c])).sum()
 }
