@@ -456,6 +456,7 @@ mod tests {
             let next = obs_of(1 - s);
             let _ = rng.next_u64();
             ac.learn(&Transition {
+                bid_values: &[],
                 obs: Observations { data: &obs, dim: d },
                 budgets: &budgets,
                 actions: &actions,

@@ -133,7 +133,10 @@ impl Parts {
         if part.len() % 8 != 0 {
             return Err(format!("part `{name}` is not whole 8-byte integers"));
         }
-        Ok(part.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect())
+        Ok(part
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect())
     }
 
     /// A part of finite f64 numbers.
@@ -141,7 +144,10 @@ impl Parts {
         if part.len() % 8 != 0 {
             return Err(format!("part `{name}` is not whole 8-byte numbers"));
         }
-        let xs: Vec<f64> = part.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+        let xs: Vec<f64> = part
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect();
         if xs.iter().any(|x| !x.is_finite()) {
             return Err(format!("part `{name}` holds a value that is not finite"));
         }
@@ -223,14 +229,18 @@ mod tests {
         assert_eq!(Parts::f64s(parts[1], "w").unwrap(), [0.5, -1.0]);
         let e = Parts::read(&bytes, &["logw", "w"]).unwrap_err();
         assert!(e.contains("part `dims` where `logw` was expected"), "{e}");
-        assert!(Parts::read(&bytes[..bytes.len() - 1], &["dims", "w"]).unwrap_err().contains("truncated"));
+        assert!(Parts::read(&bytes[..bytes.len() - 1], &["dims", "w"])
+            .unwrap_err()
+            .contains("truncated"));
         assert!(Parts::read(&bytes, &["dims"]).unwrap_err().contains("bytes after its last part"));
         // A length of 2^64 - 1 is an error, not an allocation or an overflow.
         let mut huge = bytes.clone();
         huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(Parts::read(&huge, &["dims", "w"]).unwrap_err().contains("truncated"));
         let nan = Parts::default().add_f64("w", &[f64::NAN]).into_bytes();
-        assert!(Parts::f64s(Parts::read(&nan, &["w"]).unwrap()[0], "w").unwrap_err().contains("not finite"));
+        assert!(Parts::f64s(Parts::read(&nan, &["w"]).unwrap()[0], "w")
+            .unwrap_err()
+            .contains("not finite"));
     }
 
     #[test]

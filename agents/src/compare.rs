@@ -42,7 +42,7 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
         return Err(user("--seeds must be at least 1"));
     }
     let base = spec.source.load(None)?;
-    let policies = crate::policies::expand(&spec.policies, &base.file.env.threshold_levels);
+    let policies = crate::policies::expand(&spec.policies, &base.action_levels());
     if policies.is_empty() {
         return Err(user("--policies needs at least one policy"));
     }

@@ -125,6 +125,14 @@ impl Default for ExperimentFile {
     }
 }
 
+/// What the levels of `sc`'s actions are called in messages.
+pub fn levels_name(sc: &Scenario) -> &'static str {
+    match sc.action_kind() {
+        env::config::ActionKind::Threshold => "threshold levels",
+        env::config::ActionKind::Bid => "bid levels",
+    }
+}
+
 /// Where a scenario comes from: a scenario or experiment file, `--set` overrides, and a root
 /// seed that overrides the file's. `simulate`, `compare` and `reproduce` load scenarios from it.
 #[derive(Clone, Debug, Default)]
@@ -206,11 +214,11 @@ impl Experiment {
         }
         .resolve(path)?;
         let l = &file.learner;
-        let levels = &scenario.file.env.threshold_levels;
+        let levels = &scenario.action_levels();
         if l.kind == LearnerKind::Fixed && !levels.iter().any(|&t| (t - l.fixed.threshold).abs() < 1e-9) {
             return Err(err(
                 "learner.fixed.threshold",
-                format!("{} is not one of the threshold levels {levels:?}", l.fixed.threshold),
+                format!("{} is not one of the {} {levels:?}", l.fixed.threshold, levels_name(&scenario)),
             ));
         }
         if let Some(eta) = l.hedge.eta {
@@ -235,7 +243,7 @@ impl Experiment {
                 ));
             }
         }
-        let states = scenario.file.mechanism.total_tokens.floor() as usize + 1;
+        let states = crate::hedge::budget_states(&scenario);
         if l.kind == LearnerKind::Hedge && states.saturating_mul(levels.len()).saturating_mul(scenario.n()) > limits::MAX_HEDGE_WEIGHTS {
             return Err(err(
                 "mechanism.total_tokens",

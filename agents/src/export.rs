@@ -18,6 +18,14 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         Some(i) if i < n => vec![i],
         Some(i) => return Err(user(format!("--agent {i}: the run has agents 0..{}", n - 1))),
     };
+    if sc.action_kind() == env::config::ActionKind::Bid {
+        // The agent protocol answers a threshold; bid policies need bids in the reply.
+        return Err(user(format!(
+            "{}: a bid policy (mechanism `{}`); exported agents carry threshold policies only",
+            dir.display(),
+            sc.file.mechanism.name
+        )));
+    }
     let kind = match exp.learner.kind {
         LearnerKind::ActorCritic => {
             if exp.learner.actor_critic.features != Features::Spec {
@@ -28,7 +36,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         LearnerKind::Hedge => "hedge",
         LearnerKind::Fixed => "fixed",
     };
-    let levels = sc.file.env.threshold_levels.clone();
+    let levels = sc.action_levels().to_vec();
     let config = crate::run_dir::read_regular(&dir.join("config.toml"), crate::run_dir::MAX_TEXT)?;
     let manifest = Manifest {
         version: VERSION,

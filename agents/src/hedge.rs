@@ -12,8 +12,9 @@
 use crate::checkpoint::Parts;
 use crate::error::failed;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use env::config::{ActionKind, Scenario, World};
 use env::rng::{stream, unit};
-use env::world::Observations;
+use env::world::{play, Observations};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use rayon::prelude::*;
@@ -60,13 +61,38 @@ pub struct Hedge {
     reward: HedgeReward,
     mechanism: String,
     params: registry::Params,
+    /// What an action sets (a threshold or a bid factor), for the counterfactual re-runs.
+    action: ActionKind,
+    /// The valuation world's token value (`value_scale`): rewards are quasi-linear there.
+    quasi_linear: Option<f64>,
     /// Log-weights, `[agent][state][level]` flattened.
     logw: Vec<f64>,
     rngs: Vec<SmallRng>,
     scratch: Vec<f64>,
 }
 
+/// Hedge's budget states for a scenario: `floor(T) + 1` (SPEC 4); one in the valuation world,
+/// whose budgets do not bind (T = 1e9) and so say nothing.
+pub fn budget_states(sc: &Scenario) -> usize {
+    match sc.file.env.world {
+        World::Valuations => 1,
+        World::Queues => sc.file.mechanism.total_tokens.floor() as usize + 1,
+    }
+}
+
 impl Hedge {
+    /// Hedge for every agent of a scenario, over its action levels (thresholds, or bid factors
+    /// under an auction), with the scenario's reward in its counterfactuals.
+    pub fn for_scenario(sc: &Scenario, cfg: &HedgeConfig) -> Self {
+        let m = &sc.file.mechanism;
+        let mut h = Self::new(sc.n(), sc.action_levels(), 0.0, sc.file.env.rounds, cfg, &m.name, m.params());
+        h.states = budget_states(sc);
+        h.logw = vec![0.0; sc.n() * h.states * h.levels.len()];
+        h.action = sc.action_kind();
+        h.quasi_linear = (sc.file.env.world == World::Valuations).then_some(sc.file.env.value_scale);
+        h
+    }
+
     /// Hedge over `levels` for `n` agents, with token total `total_tokens` (budget states
     /// 0..=floor(T)), episodes of `rounds` rounds (for the default eta).
     pub fn new(
@@ -89,6 +115,8 @@ impl Hedge {
             reward: cfg.reward,
             mechanism: mechanism.to_string(),
             params,
+            action: ActionKind::Threshold,
+            quasi_linear: None,
             logw: vec![0.0; n * states * k],
             rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
             scratch: vec![0.0; k],
@@ -128,12 +156,16 @@ fn start_utility(input: &RoundInput, i: usize, c: usize) -> f64 {
 }
 
 /// Hedge's reward of one outcome for agent i (SPEC 4): utility won, minus (for `Net`) the
-/// mean utility of the agent's accelerators times the tokens it spent.
-pub fn level_reward(kind: HedgeReward, input: &RoundInput, alloc: &Allocation, i: usize) -> f64 {
+/// mean utility of the agent's accelerators times the tokens it spent. In the valuation world
+/// (`quasi_linear` = its token value) the environment's own reward: values won minus the price.
+pub fn level_reward(kind: HedgeReward, quasi_linear: Option<f64>, input: &RoundInput, alloc: &Allocation, i: usize) -> f64 {
     let won: f64 = (0..input.m)
         .filter(|&c| alloc.owners[c] == Some(i))
         .map(|c| alloc.won_utility[c])
         .sum();
+    if let Some(scale) = quasi_linear {
+        return won - alloc.spent[i] / scale;
+    }
     match kind {
         HedgeReward::Eq42 => won,
         HedgeReward::Net => {
@@ -181,6 +213,7 @@ impl Learner for Hedge {
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
         let k = self.levels.len();
         let (levels, kind, name, params) = (&self.levels, self.reward, self.mechanism.as_str(), &self.params);
+        let (action, quasi_linear) = (self.action, self.quasi_linear);
         // Each agent's K counterfactual rewards; agents in parallel, results in agent order.
         let rewards: Vec<Vec<f64>> = (0..self.n)
             .into_par_iter()
@@ -196,11 +229,11 @@ impl Learner for Hedge {
                     input.clone_from(t.input);
                     levels
                         .iter()
-                        .map(|&tau| {
-                            input.thresholds[i] = tau;
+                        .map(|&level| {
+                            play(input, action, i, level, t.bid_values);
                             mech.reset();
                             mech.allocate(input, alloc);
-                            level_reward(kind, input, alloc, i)
+                            level_reward(kind, quasi_linear, input, alloc, i)
                         })
                         .collect()
                 },
@@ -261,7 +294,11 @@ impl Learner for Hedge {
         }
         let logw = Parts::f64s(parts[1], "hedge/logw").map_err(failed)?;
         if logw.len() != self.logw.len() {
-            return Err(failed(format!("hedge weights hold {} numbers, expected {}", logw.len(), self.logw.len())));
+            return Err(failed(format!(
+                "hedge weights hold {} numbers, expected {}",
+                logw.len(),
+                self.logw.len()
+            )));
         }
         self.logw = logw;
         Ok(())
@@ -323,7 +360,9 @@ mod tests {
             .unwrap()
             .allocate(&input, &mut alloc);
         assert_eq!(alloc.spent, vec![1.0]);
-        assert!((level_reward(HedgeReward::Net, &input, &alloc, 0) - (0.8 + 0.2 - 0.5)).abs() < 1e-12);
-        assert!((level_reward(HedgeReward::Eq42, &input, &alloc, 0) - 1.0).abs() < 1e-12);
+        assert!((level_reward(HedgeReward::Net, None, &input, &alloc, 0) - (0.8 + 0.2 - 0.5)).abs() < 1e-12);
+        assert!((level_reward(HedgeReward::Eq42, None, &input, &alloc, 0) - 1.0).abs() < 1e-12);
+        // Quasi-linear (the valuation world, 2 tokens per unit of value): 1.0 won - 1 / 2.
+        assert!((level_reward(HedgeReward::Net, Some(2.0), &input, &alloc, 0) - 0.5).abs() < 1e-12);
     }
 }

@@ -24,6 +24,9 @@ pub struct Transition<'a> {
     pub done: bool,
     /// The round input the mechanism saw (for counterfactual re-runs).
     pub input: &'a RoundInput,
+    /// The bids at factor 1 of that round (auctions; empty otherwise): with
+    /// `env::world::play`, a counterfactual bid factor's bids.
+    pub bid_values: &'a [f64],
     /// The allocation it made.
     pub allocation: &'a Allocation,
 }
@@ -79,7 +82,10 @@ impl Policy for OnlineLearning {
         self.obs.clear();
         self.obs.extend_from_slice(obs.data);
         self.dim = obs.dim;
-        self.learner.as_mut().expect("begin_episode first").act(obs, budgets, false, actions);
+        self.learner
+            .as_mut()
+            .expect("begin_episode first")
+            .act(obs, budgets, false, actions);
     }
 
     fn after_step(&mut self, env: &env::world::ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
@@ -95,6 +101,7 @@ impl Policy for OnlineLearning {
             next_budgets: env.budgets(),
             done: env.agents().is_empty(),
             input: env.last_input(),
+            bid_values: env.last_bid_values(),
             allocation: env.last_allocation(),
         };
         self.learner.as_mut().expect("begin_episode first").learn(&t);

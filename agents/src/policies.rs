@@ -32,13 +32,15 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
 /// `agent_errors` (a policy cannot fail mid-episode; [`evaluate`] turns the first into an
 /// error).
 pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<Box<dyn Policy>> {
-    let levels = &scenario.file.env.threshold_levels;
+    let levels = &scenario.action_levels();
     if let Some(tau) = spec.strip_prefix("fixed:") {
         let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
-        let level = levels
-            .iter()
-            .position(|&l| (l - t).abs() < 1e-9)
-            .ok_or_else(|| user(format!("policy {spec}: {t} is not one of the threshold levels {levels:?}")))?;
+        let level = levels.iter().position(|&l| (l - t).abs() < 1e-9).ok_or_else(|| {
+            user(format!(
+                "policy {spec}: {t} is not one of the {} {levels:?}",
+                crate::config::levels_name(scenario)
+            ))
+        })?;
         return Ok(Box::new(Fixed { level }));
     }
     if spec == "hedge" {
@@ -57,12 +59,12 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
     if let Some(dir) = spec.strip_prefix("run:") {
         let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
         let trained = &exp.scenario;
-        if (trained.n(), trained.m(), &trained.file.env.threshold_levels) != (scenario.n(), scenario.m(), levels) {
+        if (trained.n(), trained.m(), &trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
             return Err(user(format!(
                 "policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
                 trained.n(),
                 trained.m(),
-                trained.file.env.threshold_levels,
+                trained.action_levels(),
                 scenario.n(),
                 scenario.m(),
                 levels
@@ -71,8 +73,8 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
         return Ok(learner.fork());
     }
     if let Some(path) = spec.strip_prefix("agent:") {
-        let manifest = crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels)
-            .map_err(|e| user(format!("policy {spec}: {e}")))?;
+        let manifest =
+            crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels).map_err(|e| user(format!("policy {spec}: {e}")))?;
         // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
         let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {path}: {e}")))?;
         let timeout = crate::drive::reply_timeout().map_err(user)?;

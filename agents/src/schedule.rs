@@ -12,6 +12,9 @@ struct Output<'a> {
     turn: usize,
     spent: &'a [f64],
     paid: &'a [bool],
+    /// The auctions' price per accelerator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prices: Option<&'a [f64]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<serde_json::Value>,
 }
@@ -28,7 +31,7 @@ pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> crat
         mechanism,
         &registry::Params {
             fairness,
-            weighted_leftovers: extras.weighted_leftovers,
+            leftovers: extras.leftovers,
         },
     )
     .map_err(|e| user(e.to_string()))?;
@@ -46,6 +49,7 @@ pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> crat
         turn: out.turn,
         spent: &out.spent,
         paid: &out.paid,
+        prices: mech.needs().contains(&scheduler::Need::Bids).then_some(&out.prices[..]),
         state: mech.state(),
     };
     Ok(serde_json::to_string(&json)?)

@@ -161,7 +161,7 @@ impl std::fmt::Display for Trained {
 /// Build the configured learner population.
 pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
     let sc = &exp.scenario;
-    let levels = &sc.file.env.threshold_levels;
+    let levels = sc.action_levels();
     match exp.learner.kind {
         LearnerKind::Fixed => {
             let level = levels
@@ -170,19 +170,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
                 .expect("validated level");
             Box::new(Fixed { level })
         }
-        LearnerKind::Hedge => {
-            let m = &sc.file.mechanism;
-            let params = m.params();
-            Box::new(Hedge::new(
-                sc.n(),
-                levels,
-                m.total_tokens,
-                sc.file.env.rounds,
-                &exp.learner.hedge,
-                &m.name,
-                params,
-            ))
-        }
+        LearnerKind::Hedge => Box::new(Hedge::for_scenario(sc, &exp.learner.hedge)),
         LearnerKind::ActorCritic => {
             let obs = ClusterEnv::new(sc.clone()).observation_space(0).dim();
             let used = match exp.learner.actor_critic.features {
@@ -261,6 +249,7 @@ pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64,
             next_budgets: &next_budgets,
             done,
             input: env.last_input(),
+            bid_values: env.last_bid_values(),
             allocation: env.last_allocation(),
         };
         let l = learner.learn(&t);

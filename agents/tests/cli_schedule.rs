@@ -25,6 +25,41 @@ fn spec_example_from_stdin_and_from_a_file() {
 }
 
 #[test]
+fn spec_section_8_auction_example() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rounds/auction-example.json");
+    let (code, out, err) = mtf(&["schedule", "-m", "second_price", "--input", file], "");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["owners"], serde_json::json!([0, 2]));
+    assert_eq!(v["prices"], serde_json::json!([3.0, 4.0]));
+    assert_eq!(v["spent"], serde_json::json!([3.0, 0.0, 4.0]));
+    let budgets: Vec<f64> = serde_json::from_value(v["budgets"].clone()).unwrap();
+    for (got, want) in budgets.iter().zip([7.0 + 7.0 / 3.0, 10.0 + 7.0 / 3.0, 6.0 + 7.0 / 3.0]) {
+        assert!((got - want).abs() < 1e-12, "{budgets:?}");
+    }
+    let (code, out, _) = mtf(&["schedule", "-m", "first_price", "--input", file], "");
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["prices"], serde_json::json!([5.0, 4.5]));
+}
+
+#[test]
+fn bad_bids_are_input_errors() {
+    for (round, want) in [
+        (r#"{"utilities": [[0.5]], "budgets": [1]}"#, "missing field `bids`"),
+        (r#"{"utilities": [[0.5]], "budgets": [1], "bids": [[-1]]}"#, "bids"),
+        (r#"{"utilities": [[0.5]], "budgets": [1], "bids": [[1, 2]]}"#, "bids"),
+        (r#"{"utilities": [[0.5]], "budgets": [1], "bids": [[1], [2]]}"#, "bids"),
+        (r#"{"utilities": [[0.5]], "budgets": [1], "bids": [[1]], "reserve": -2}"#, "reserve"),
+        (r#"{"utilities": [[0.5]], "budgets": [1], "bids": [["x"]]}"#, "input"),
+    ] {
+        let (code, out, err) = mtf(&["schedule", "-m", "first_price"], round);
+        assert_eq!((code, out.as_str()), (2, ""), "{round}: {err}");
+        assert!(err.contains(want) && err.lines().count() == 1, "{round}: {err}");
+    }
+}
+
+#[test]
 fn every_mechanism_runs_on_the_demand_example() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/rounds/demand-example.json");
     for m in scheduler::registry::NAMES {

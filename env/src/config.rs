@@ -30,6 +30,8 @@ pub mod limits {
     pub const MAX_TRACE_ARRIVALS: u64 = 1_000_000_000;
     /// Threshold levels.
     pub const MAX_LEVELS: usize = 1_000;
+    /// Largest bid factor (bids stay below the scheduler's 1e15 with `value_scale` <= 1e12).
+    pub const MAX_BID_FACTOR: f64 = 1e3;
     /// Queue cap per queue.
     pub const MAX_QUEUE_CAP: u64 = 1_000_000_000_000;
 }
@@ -145,7 +147,30 @@ pub enum Heterogeneity {
     SpeedupDraw,
 }
 
-/// MTF leftovers rule.
+/// What the agents share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum World {
+    /// Accelerators serving job queues (SPEC 2).
+    Queues,
+    /// No queues: each round every agent draws a private value U[0, 1) per accelerator and
+    /// earns its value minus its price for what it wins (SPEC 8, for checking learners against
+    /// auction theory).
+    Valuations,
+}
+
+/// What an agent's action sets: its threshold (MTF and the baselines) or its bid factor (the
+/// auctions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    /// A threshold level (`env.threshold_levels`).
+    Threshold,
+    /// A bid factor (`env.bid_levels`): bids are factor x `value_scale` x utility.
+    Bid,
+}
+
+/// What happens to the accelerators nobody bought (MTF's free phase; the auctions' unsold).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Leftovers {
@@ -153,6 +178,8 @@ pub enum Leftovers {
     RoundRobin,
     /// One by one to an agent drawn with probability proportional to weight (the thesis code).
     WeightedRandom,
+    /// They stay idle (SPEC 8's valuation world).
+    None,
 }
 
 /// Application and accelerator-type catalog: throughput of each application on each type.
@@ -259,6 +286,8 @@ fn one_f() -> f64 {
 pub struct EnvSection {
     /// Rounds per episode.
     pub rounds: u32,
+    /// What the agents share: job queues (SPEC 2) or private values (SPEC 8).
+    pub world: World,
     /// Queue structure.
     pub queues: Queues,
     /// Central-queue dispatch.
@@ -288,6 +317,10 @@ pub struct EnvSection {
     pub base_rate: f64,
     /// Threshold levels agents choose from.
     pub threshold_levels: Vec<f64>,
+    /// Bid factors agents choose from under an auction mechanism (SPEC 8).
+    pub bid_levels: Vec<f64>,
+    /// Tokens bid per unit of utility at bid factor 1 (SPEC 8).
+    pub value_scale: f64,
     /// Whether observations include the burst state (mmpp).
     pub observe_burst: bool,
     /// Whether observations include every agent's budget share.
@@ -357,7 +390,10 @@ impl Default for EnvSection {
             reward: Reward::Utility,
             heterogeneity: Heterogeneity::Catalog,
             base_rate: 40.0,
+            world: World::Queues,
             threshold_levels: (0..10).map(|k| k as f64 / 10.0).collect(),
+            bid_levels: (0..=30).map(|k| k as f64 / 20.0).collect(),
+            value_scale: 1.0,
             observe_burst: false,
             observe_budgets: false,
             mmpp: Mmpp::default(),
@@ -401,7 +437,11 @@ impl MechanismSection {
     pub fn params(&self) -> scheduler::registry::Params {
         scheduler::registry::Params {
             fairness: self.fairness,
-            weighted_leftovers: self.leftovers == Leftovers::WeightedRandom,
+            leftovers: match self.leftovers {
+                Leftovers::RoundRobin => scheduler::registry::Leftovers::RoundRobin,
+                Leftovers::WeightedRandom => scheduler::registry::Leftovers::WeightedRandom,
+                Leftovers::None => scheduler::registry::Leftovers::Idle,
+            },
         }
     }
 }
@@ -603,6 +643,7 @@ impl ScenarioFile {
         let (agents, m_total) = expand_agents(&fname, e)?;
         let accelerators = expand_cluster(&fname, e, m_total)?;
         check_mechanism(&fname, &self.mechanism)?;
+        check_valuations(&fname, e, &self.mechanism)?;
         check_arrival_rates(&fname, e, &agents, m_total)?;
         let trace = match (e.arrivals, &e.trace) {
             (Arrivals::Trace, None) => return Err(err("env.trace", "arrivals = \"trace\" needs a trace file".into())),
@@ -719,6 +760,21 @@ fn check_world(file: &str, e: &EnvSection) -> Result<(), ConfigError> {
             &format!("env.threshold_levels[{k}]"),
             format!("must be in [0, 1], got {}", e.threshold_levels[k]),
         ));
+    }
+    if e.bid_levels.is_empty() || e.bid_levels.len() > limits::MAX_LEVELS {
+        return Err(err(
+            "env.bid_levels",
+            format!("needs 1 to {} levels, got {}", limits::MAX_LEVELS, e.bid_levels.len()),
+        ));
+    }
+    if let Some(k) = e.bid_levels.iter().position(|a| !(0.0..=limits::MAX_BID_FACTOR).contains(a)) {
+        return Err(err(
+            &format!("env.bid_levels[{k}]"),
+            format!("must be in [0, {}], got {}", limits::MAX_BID_FACTOR, e.bid_levels[k]),
+        ));
+    }
+    if !(e.value_scale > 0.0 && e.value_scale <= limits::MAX_TOKENS) {
+        return Err(err("env.value_scale", format!("must be in (0, 1e12], got {}", e.value_scale)));
     }
     let m = &e.mmpp;
     for (key, p) in [
@@ -864,6 +920,17 @@ fn check_mechanism(file: &str, mechanism: &MechanismSection) -> Result<(), Confi
     Ok(())
 }
 
+/// The valuation world gives nothing away: unsold items must stay idle (SPEC 8).
+fn check_valuations(file: &str, e: &EnvSection, mech: &MechanismSection) -> Result<(), ConfigError> {
+    if e.world == World::Valuations && mech.leftovers != Leftovers::None {
+        return Err(error_in(file)(
+            "mechanism.leftovers",
+            "env.world = \"valuations\" needs leftovers = \"none\" (a free phase would give items to agents that bid nothing)".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Every agent's largest mean arrival rate, in any burst state, within the limit.
 fn check_arrival_rates(file: &str, e: &EnvSection, agents: &[AgentSpec], m_total: usize) -> Result<(), ConfigError> {
     let err = error_in(file);
@@ -954,6 +1021,23 @@ impl Scenario {
     pub fn m(&self) -> usize {
         self.accelerators.len()
     }
+
+    /// What an agent's action sets under this scenario's mechanism.
+    pub fn action_kind(&self) -> ActionKind {
+        if scheduler::registry::takes_bids(&self.file.mechanism.name) {
+            ActionKind::Bid
+        } else {
+            ActionKind::Threshold
+        }
+    }
+
+    /// The levels an action indexes: threshold levels, or bid factors under an auction.
+    pub fn action_levels(&self) -> &[f64] {
+        match self.action_kind() {
+            ActionKind::Threshold => &self.file.env.threshold_levels,
+            ActionKind::Bid => &self.file.env.bid_levels,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -980,7 +1064,7 @@ mod tests {
     #[test]
     fn errors_name_file_key_and_problem() {
         let e = |t: &str| load_str(t, &[]).unwrap_err().to_string();
-        assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `observe_burst`, `observe_budgets`, `mmpp`, `agents`, `cluster`, `catalog`");
+        assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `mmpp`, `agents`, `cluster`, `catalog`");
         assert!(e("[env]\nrounds = \"many\"").starts_with("test.toml: env.rounds: invalid type: string \"many\""));
         assert_eq!(
             e("[[env.agents]]\nload = 0.5\nweight = 0"),

@@ -139,6 +139,18 @@ pub struct Summary {
     pub pareto: Option<Stat>,
     /// Mechanism time per round (microseconds).
     pub sched_us: Stat,
+    /// Valuation world: payments per item (value units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revenue_per_item: Option<Stat>,
+    /// Valuation world: surplus per bidder per item.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub surplus_per_bidder_item: Option<Stat>,
+    /// Valuation world: share of items sold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sold_share: Option<Stat>,
+    /// Valuation world: mean bid factor per agent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bid_factor: Option<Vec<Stat>>,
 }
 
 impl Summary {
@@ -150,6 +162,10 @@ impl Summary {
             xs.map(|x| Stat::of(&x))
         };
         let rounds = |e: &EpisodeMetrics| f64::from(e.rounds.max(1));
+        let auction = |f: &dyn Fn(&crate::metrics::AuctionMetrics) -> f64| -> Option<Stat> {
+            let xs: Option<Vec<f64>> = eps.iter().map(|e| e.auction.as_ref().map(f)).collect();
+            xs.filter(|x| !x.is_empty()).map(|x| Stat::of(&x))
+        };
         let n = scenario.n() as f64;
         let mut classes: Vec<f64> = scenario.agents.iter().map(|a| a.weight).collect();
         classes.sort_by(f64::total_cmp);
@@ -189,6 +205,13 @@ impl Summary {
             ef_violations: fair(&|f| f.ef_violations as f64),
             pareto: fair(&|f| f.pareto),
             sched_us: stat(&|e| e.sched_us),
+            revenue_per_item: auction(&|a| a.revenue_per_item),
+            surplus_per_bidder_item: auction(&|a| a.surplus_per_bidder_item),
+            sold_share: auction(&|a| a.sold_share),
+            bid_factor: (0..scenario.n())
+                .map(|i| auction(&|a| a.bid_factor[i]))
+                .collect::<Option<Vec<Stat>>>()
+                .filter(|v| !v.is_empty()),
         }
     }
 }

@@ -40,8 +40,25 @@ pub struct EpisodeMetrics {
     pub jain: f64,
     /// Mechanism time per round, microseconds.
     pub sched_us: f64,
-    /// Fairness figures, when computed.
+    /// Fairness figures, when computed (never in the valuation world, which has no jobs).
     pub fairness: Option<Fairness>,
+    /// The valuation world's figures (SPEC 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auction: Option<AuctionMetrics>,
+}
+
+/// What an auction of private values yields (the valuation world), in value units (tokens
+/// divided by `value_scale`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AuctionMetrics {
+    /// Payments per accelerator-round.
+    pub revenue_per_item: f64,
+    /// Surplus (value won minus price) per agent per accelerator-round.
+    pub surplus_per_bidder_item: f64,
+    /// Share of accelerator-rounds sold.
+    pub sold_share: f64,
+    /// Per agent: mean bid factor (under an auction; the mean threshold otherwise).
+    pub bid_factor: Vec<f64>,
 }
 
 /// Sharing incentive, envy and Pareto figures.
@@ -71,6 +88,7 @@ impl EpisodeMetrics {
         let x: Vec<f64> = (0..n).map(|i| throughput[i] / w[i]).collect();
         let (s1, s2) = (x.iter().sum::<f64>(), x.iter().map(|v| v * v).sum::<f64>());
         let jain = if s2 > 0.0 { s1 * s1 / (n as f64 * s2) } else { 1.0 };
+        let valuations = env.scenario().file.env.world == crate::config::World::Valuations;
         Self {
             rounds: t.rounds,
             mean_wait: (0..n)
@@ -91,7 +109,17 @@ impl EpisodeMetrics {
             welfare,
             jain,
             sched_us: t.sched_ns as f64 / 1e3 / rounds,
-            fairness: (fairness && env.recording()).then(|| Fairness::compute(env, &throughput)),
+            fairness: (fairness && env.recording() && !valuations).then(|| Fairness::compute(env, &throughput)),
+            auction: valuations.then(|| {
+                let items = rounds * env.m() as f64;
+                let scale = env.scenario().file.env.value_scale;
+                AuctionMetrics {
+                    revenue_per_item: t.spent.iter().sum::<f64>() / scale / items,
+                    surplus_per_bidder_item: t.reward.iter().sum::<f64>() / (n as f64 * items),
+                    sold_share: t.sold as f64 / items,
+                    bid_factor: t.threshold.iter().map(|x| x / rounds).collect(),
+                }
+            }),
             throughput,
         }
     }

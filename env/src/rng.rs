@@ -23,8 +23,10 @@ pub mod names {
     pub const EXCLUSIVE: &str = "exclusive";
     /// Capacity draws of the envy replays, per accelerator.
     pub const REPLAY: &str = "replay";
-    /// MTF's weighted-random leftovers.
+    /// MTF's weighted-random leftovers, and the auctions' tie draws.
     pub const LEFTOVERS: &str = "leftovers";
+    /// Agent i's private values (the valuation world, SPEC 8).
+    pub const VALUES: &str = "values";
     /// Agent i's action sampling (learners; per episode from [`POLICY_EPISODE`]).
     pub const POLICY: &str = "policy";
     /// A learner population's sampling seed for episode k.

@@ -6,7 +6,9 @@
 //! the next one up to its observation. Nothing is allocated per round: observations, rewards
 //! and infos are slices into buffers the environment owns.
 
-use crate::config::{Arrivals, Dispatch, EnvSection, Heterogeneity, Leftovers, P2cDraw, Placement, Reward, Scenario, Service};
+use crate::config::{
+    ActionKind, Arrivals, Dispatch, EnvSection, Heterogeneity, Leftovers, P2cDraw, Placement, Reward, Scenario, Service, World,
+};
 use crate::queue::{Backlogs, Queue};
 use crate::rng::{names, poisson_inv, stream, unit};
 use crate::spaces::{BoxSpace, Discrete};
@@ -106,6 +108,8 @@ impl<'a> Observations<'a> {
 /// Per-episode accumulators per agent (the raw material of [`crate::metrics`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Totals {
+    /// Accelerator-rounds bought (MTF's paid phase, auction sales).
+    pub sold: u64,
     /// Jobs arrived.
     pub arrived: Vec<u64>,
     /// Jobs rejected at full queues.
@@ -148,6 +152,16 @@ pub struct ClusterEnv {
     weights: Vec<f64>,
     total_w: f64,
     levels: Vec<f64>,
+    /// What an action sets: a threshold or a bid factor.
+    kind: ActionKind,
+    /// The valuation world (SPEC 8): private values, no queues.
+    valuations: bool,
+    /// Tokens per unit of utility at bid factor 1.
+    value_scale: f64,
+    /// Per agent and accelerator, `value_scale x utility` of the round played (auctions): the
+    /// bids at factor 1. Swapped with `pending_bid_values` like `input` and `pending`.
+    bid_values: Vec<f64>,
+    pending_bid_values: Vec<f64>,
     mechanism: Box<dyn Mechanism>,
     /// The round input of the round last played: what the mechanism saw.
     input: RoundInput,
@@ -169,6 +183,7 @@ pub struct ClusterEnv {
     rng_dispatch: Vec<SmallRng>,
     rng_service: Vec<SmallRng>,
     rng_leftovers: SmallRng,
+    rng_values: Vec<SmallRng>,
     poisson: Vec<[Option<Poisson<f64>>; 2]>,
     // Per-round buffers.
     obs: Vec<f32>,
@@ -213,7 +228,9 @@ impl ClusterEnv {
         let mechanism = registry::build(&mech.name, &mech.params()).expect("validated mechanism name");
         let weights = crate::config::normalised_weights(&sc.agents.iter().map(|a| a.weight).collect::<Vec<_>>());
         let total_w = weights.iter().sum();
-        let levels = sc.file.env.threshold_levels.clone();
+        let levels = sc.action_levels().to_vec();
+        let kind = sc.action_kind();
+        let bid_cells = if kind == ActionKind::Bid { n * m } else { 0 };
         let e = &sc.file.env;
         let dim = spec_features(m) + 1 + usize::from(e.observe_burst) + if e.observe_budgets { n } else { 0 };
         let mut env = Self {
@@ -227,6 +244,11 @@ impl ClusterEnv {
             weights,
             total_w,
             levels,
+            kind,
+            valuations: e.world == World::Valuations,
+            value_scale: e.value_scale,
+            bid_values: vec![0.0; bid_cells],
+            pending_bid_values: vec![0.0; bid_cells],
             mechanism,
             input: RoundInput::from_utilities(&[vec![0.0]]),
             pending: RoundInput::from_utilities(&[vec![0.0]]),
@@ -243,6 +265,7 @@ impl ClusterEnv {
             rng_dispatch: Vec::new(),
             rng_service: Vec::new(),
             rng_leftovers: stream(0, names::LEFTOVERS, 0),
+            rng_values: Vec::new(),
             poisson: Vec::new(),
             obs: vec![0.0; n * dim],
             dim,
@@ -322,7 +345,8 @@ impl ClusterEnv {
         self.m
     }
 
-    /// Agent i's action space: an index into the threshold levels.
+    /// Agent i's action space: an index into the action levels (thresholds, or bid factors
+    /// under an auction).
     pub fn action_space(&self, _agent: usize) -> Discrete {
         Discrete { n: self.levels.len() }
     }
@@ -350,9 +374,21 @@ impl ClusterEnv {
         }
     }
 
-    /// Threshold levels (action i means `levels()[i]`).
+    /// The action levels (action k means `levels()[k]`): thresholds, or bid factors under an
+    /// auction.
     pub fn levels(&self) -> &[f64] {
         &self.levels
+    }
+
+    /// What an action sets under this environment's mechanism.
+    pub fn action_kind(&self) -> ActionKind {
+        self.kind
+    }
+
+    /// The bids at factor 1 of the round last played (`value_scale x utility`, n x m; empty
+    /// unless the mechanism is an auction): with [`play`], what a counterfactual re-run needs.
+    pub fn last_bid_values(&self) -> &[f64] {
+        &self.bid_values
     }
 
     /// Service rates mu[i][c] (row-major).
@@ -484,6 +520,11 @@ impl ClusterEnv {
         self.rng_dispatch = (0..n).map(|i| stream(seed, names::DISPATCH, i as u64)).collect();
         self.rng_service = (0..m).map(|c| stream(seed, names::SERVICE, c as u64)).collect();
         self.rng_leftovers = stream(seed, names::LEFTOVERS, 0);
+        self.rng_values = if self.valuations {
+            (0..n).map(|i| stream(seed, names::VALUES, i as u64)).collect()
+        } else {
+            Vec::new()
+        };
         let mmpp = self.sc.file.env.mmpp.clone();
         let bursty = self.sc.file.env.arrivals == Arrivals::Mmpp;
         self.poisson = (0..n)
@@ -508,7 +549,8 @@ impl ClusterEnv {
     /// The mechanism's round input: its form and the constant rates are set once an episode.
     fn reset_input(&mut self) {
         let (n, m) = (self.n, self.m);
-        let form = self.backlogs.form();
+        let form = self.form();
+        let auction = self.kind == ActionKind::Bid;
         self.pending = RoundInput {
             n,
             m,
@@ -521,11 +563,15 @@ impl ClusterEnv {
             weights: self.weights.clone(),
             turn: 0,
             types: self.sc.accelerators.clone(),
-            draws: if self.sc.file.mechanism.leftovers == Leftovers::WeightedRandom {
+            // Random ties for the auctions (SPEC 8), random leftovers for SPEC 7.
+            draws: if auction || self.sc.file.mechanism.leftovers == Leftovers::WeightedRandom {
                 vec![0.0; m]
             } else {
                 Vec::new()
             },
+            bids: if auction { vec![0.0; n * m] } else { Vec::new() },
+            reserve: 0.0,
+            redistribute: true,
         };
         self.input = self.pending.clone();
     }
@@ -547,9 +593,10 @@ impl ClusterEnv {
         self.utility_log.clear();
         self.utility_log.reserve(rounds * m);
         self.value_log.clear();
-        let values = if self.backlogs.form() == Form::Demand { n } else { n * m };
+        let values = if self.form() == Form::Demand { n } else { n * m };
         self.value_log.reserve(rounds * values);
         self.totals = Totals {
+            sold: 0,
             arrived: vec![0; n],
             rejected: vec![0; n],
             dropped: vec![0; n],
@@ -606,8 +653,22 @@ impl ClusterEnv {
         })
     }
 
-    /// Arrivals, placement, expiry, observation.
+    /// The mechanism's input form: utilities in the valuation world, else the queues'.
+    fn form(&self) -> Form {
+        if self.valuations {
+            Form::Utilities
+        } else {
+            self.backlogs.form()
+        }
+    }
+
+    /// Arrivals, placement, expiry, observation (the valuation world: the round's values).
     fn begin_round(&mut self) {
+        if self.valuations {
+            self.draw_values();
+            self.observe();
+            return;
+        }
         let r = self.round;
         for i in 0..self.n {
             let arrived = self.arrivals(i);
@@ -629,6 +690,21 @@ impl ClusterEnv {
             };
         }
         self.observe();
+    }
+
+    /// The valuation world's round: every agent's private value per accelerator, U[0, 1), from
+    /// its own stream.
+    fn draw_values(&mut self) {
+        let m = self.m;
+        for i in 0..self.n {
+            for c in 0..m {
+                self.pending.utilities[i * m + c] = unit(self.rng_values[i].next_u64());
+            }
+            self.pending_infos[i] = Info {
+                budget: self.budgets[i],
+                ..Info::default()
+            };
+        }
     }
 
     /// Agent `i`'s arrivals this round: its burst state, then a draw, from its own stream.
@@ -688,6 +764,12 @@ impl ClusterEnv {
             o[0] = (self.budgets[i] / t) as f32;
             let max = self.max_mu[i];
             let queued: u64 = match &self.backlogs {
+                _ if self.valuations => {
+                    for c in 0..m {
+                        o[1 + c] = self.pending.utilities[i * m + c] as f32;
+                    }
+                    0
+                }
                 Backlogs::Central(q) => {
                     let q = q[i].len();
                     self.pending.demands[i] = q as f64;
@@ -708,6 +790,15 @@ impl ClusterEnv {
                     total
                 }
             };
+            if self.kind == ActionKind::Bid {
+                for c in 0..m {
+                    let u = match self.pending.form {
+                        Form::Utilities => self.pending.utilities[i * m + c],
+                        Form::Demand => demand_utility(self.pending.demands[i], self.mu[i * m + c], max),
+                    };
+                    self.pending_bid_values[i * m + c] = self.value_scale * u;
+                }
+            }
             o[1 + m] = if self.lambda[i] > 0.0 {
                 (queued as f64 / self.lambda[i]) as f32
             } else {
@@ -733,12 +824,12 @@ impl ClusterEnv {
         for i in 0..self.n {
             self.mine.clear();
             self.mine.extend((0..self.m).filter(|&c| self.alloc.owners[c] == Some(i)));
-            let (served, wait) = self.serve(i);
+            let (served, wait) = if self.valuations { (0, 0) } else { self.serve(i) };
             let backlog = self.backlogs.len(i);
             self.rewards[i] = self.reward(i, served, backlog);
             self.book(i, served, wait, backlog);
         }
-        if self.sc.file.env.reward == Reward::Welfare {
+        if self.sc.file.env.reward == Reward::Welfare && !self.valuations {
             let n = self.n;
             let welfare: f64 = (0..n).map(|i| self.weights[i] * self.infos[i].served as f64).sum::<f64>() / self.total_w;
             let scale = self.max_mu.iter().sum::<f64>() / n as f64;
@@ -755,9 +846,12 @@ impl ClusterEnv {
         // The observed round becomes the played one; `pending` is refilled by the next
         // observation (every value it holds is overwritten there).
         std::mem::swap(&mut self.input, &mut self.pending);
+        std::mem::swap(&mut self.bid_values, &mut self.pending_bid_values);
         self.infos.copy_from_slice(&self.pending_infos);
         for i in 0..self.n {
-            self.input.thresholds[i] = self.levels[actions[i]];
+            let level = self.levels[actions[i]];
+            play(&mut self.input, self.kind, i, level, &self.bid_values);
+            self.infos[i].threshold = level;
         }
         self.input.budgets.copy_from_slice(&self.budgets);
         self.input.turn = self.turn;
@@ -776,6 +870,7 @@ impl ClusterEnv {
             self.utility_log.extend_from_slice(&self.alloc.won_utility);
         }
         self.totals.sched_ns += start.elapsed().as_nanos();
+        self.totals.sold += self.alloc.paid.iter().filter(|&&p| p).count() as u64;
         self.budgets.copy_from_slice(&self.alloc.budgets);
         self.turn = self.alloc.turn;
     }
@@ -826,6 +921,11 @@ impl ClusterEnv {
 
     /// Agent `i`'s reward for the round (the welfare reward is set once every agent is served).
     fn reward(&self, i: usize, served: u64, backlog: u64) -> f64 {
+        if self.valuations {
+            // Quasi-linear: the values won minus the price paid, in value units.
+            let won: f64 = self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum();
+            return won - self.alloc.spent[i] / self.value_scale;
+        }
         match self.sc.file.env.reward {
             Reward::Utility => self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum(),
             Reward::Throughput => served as f64 / self.max_mu[i],
@@ -842,7 +942,6 @@ impl ClusterEnv {
         info.won = self.mine.len() as u32;
         info.spent = self.alloc.spent[i];
         info.budget = self.budgets[i];
-        info.threshold = self.input.thresholds[i];
         let t = &mut self.totals;
         t.arrived[i] += info.arrived;
         t.rejected[i] += info.rejected;
@@ -854,6 +953,21 @@ impl ClusterEnv {
         t.spent[i] += info.spent;
         t.threshold[i] += info.threshold;
         t.won[i] += u64::from(info.won);
+    }
+}
+
+/// Put agent `i`'s action level into a round input: its threshold, or under an auction its
+/// bids, the factor times its bids at factor 1 (`bid_values`, n x m). The environment plays
+/// actions through this, and learners' counterfactual re-runs (Hedge) too.
+pub fn play(input: &mut RoundInput, kind: ActionKind, i: usize, level: f64, bid_values: &[f64]) {
+    match kind {
+        ActionKind::Threshold => input.thresholds[i] = level,
+        ActionKind::Bid => {
+            let m = input.m;
+            for (b, v) in input.bids[i * m..(i + 1) * m].iter_mut().zip(&bid_values[i * m..(i + 1) * m]) {
+                *b = level * v;
+            }
+        }
     }
 }
 

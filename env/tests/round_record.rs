@@ -38,10 +38,7 @@ fn last_input_held_the_next_rounds_demands() {
             };
             for &left in leftovers {
                 let mut env = world(name, queues, left);
-                let params = scheduler::registry::Params {
-                    fairness: env.scenario().file.mechanism.fairness,
-                    weighted_leftovers: left == "weighted_random",
-                };
+                let params = env.scenario().file.mechanism.params();
                 let mut rng = env::rng::stream(11, "test-actions", 0);
                 env.reset(3);
                 let (mut rounds, mut allocated) = (0, 0);
@@ -62,8 +59,17 @@ fn last_input_held_the_next_rounds_demands() {
                         env.last_allocation(),
                         "{name} ({queues:?}, leftovers {left}): round {rounds} is not reproduced from last_input()"
                     );
+                    let m = env.m();
                     for i in 0..env.n() {
-                        assert_eq!(input.thresholds[i], env.levels()[actions[i]]);
+                        let level = env.levels()[actions[i]];
+                        match env.action_kind() {
+                            env::config::ActionKind::Threshold => assert_eq!(input.thresholds[i], level),
+                            env::config::ActionKind::Bid => {
+                                for c in 0..m {
+                                    assert_eq!(input.bids[i * m + c], level * env.last_bid_values()[i * m + c], "{name}");
+                                }
+                            }
+                        }
                     }
                     allocated += rerun.owners.iter().flatten().count();
                     rounds += 1;

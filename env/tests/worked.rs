@@ -2,8 +2,8 @@
 
 use env::config::ScenarioFile;
 use env::eval::run_episode;
-use env::policy::Fixed;
 use env::metrics::EpisodeMetrics;
+use env::policy::Fixed;
 use env::world::ClusterEnv;
 use std::path::Path;
 

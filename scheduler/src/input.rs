@@ -1,5 +1,6 @@
 //! The round input of SPEC section 3 (both forms), its validation, and its JSON reading.
 
+use crate::registry::Leftovers;
 use serde::Deserialize;
 
 /// Which form the agents' values take this round (SPEC 3 and 3.3).
@@ -42,9 +43,15 @@ pub struct RoundInput {
     /// Optional accelerator type per accelerator (gandiva_fair); derived from equal rate
     /// columns when absent.
     pub types: Vec<usize>,
-    /// Uniform numbers in [0, 1), at least m, for MTF's weighted-random leftovers (the caller
-    /// draws them: the scheduler has no randomness of its own).
+    /// Uniform numbers in [0, 1), at least m, for MTF's weighted-random leftovers and the
+    /// auctions' ties (the caller draws them: the scheduler has no randomness of its own).
     pub draws: Vec<f64>,
+    /// n x m bids in tokens, finite and >= 0 (the auctions, SPEC 8).
+    pub bids: Vec<f64>,
+    /// The auctions' reserve price in tokens (>= 0; default 0).
+    pub reserve: f64,
+    /// Whether the auctions' payments go back to the agents by weight (default true).
+    pub redistribute: bool,
 }
 
 /// Largest weight ratio accepted, as bounds on each weight: weights must lie in
@@ -72,6 +79,8 @@ pub enum Need {
     Rates,
     /// `draws`, at least m uniforms in [0, 1).
     Draws,
+    /// `bids`, n x m.
+    Bids,
 }
 
 impl Need {
@@ -82,6 +91,7 @@ impl Need {
             Need::Budgets => "budgets",
             Need::Rates => "rates",
             Need::Draws => "draws",
+            Need::Bids => "bids",
         }
     }
 }
@@ -158,6 +168,9 @@ impl RoundInput {
             turn: 0,
             types: Vec::new(),
             draws: Vec::new(),
+            bids: Vec::new(),
+            reserve: 0.0,
+            redistribute: true,
         }
     }
 
@@ -178,6 +191,9 @@ impl RoundInput {
             turn: 0,
             types: Vec::new(),
             draws: Vec::new(),
+            bids: Vec::new(),
+            reserve: 0.0,
+            redistribute: true,
         }
     }
 
@@ -284,6 +300,24 @@ impl RoundInput {
             check_len("types", &self.types, m)?;
         }
         check_vec("draws", &self.draws, |v| (0.0..1.0).contains(&v), "expected a number in [0, 1)")?;
+        if !self.bids.is_empty() {
+            check_len("bids", &self.bids, n * m)?;
+            check_matrix(
+                "bids",
+                &self.bids,
+                m,
+                |v| (0.0..=MAX_AMOUNT).contains(&v),
+                "expected a number of tokens in [0, 1e15]",
+            )?;
+        }
+        if !(0.0..=MAX_AMOUNT).contains(&self.reserve) {
+            return Err(InputError::Value {
+                field: "reserve",
+                at: String::new(),
+                value: self.reserve.to_string(),
+                expected: "expected a number of tokens in [0, 1e15]",
+            });
+        }
         Ok(())
     }
 
@@ -295,6 +329,7 @@ impl RoundInput {
                 Need::Budgets => self.budgets.is_empty(),
                 Need::Rates => self.rates.is_empty(),
                 Need::Draws => self.draws.len() < self.m,
+                Need::Bids => self.bids.is_empty(),
             };
             if missing {
                 return Err(InputError::Missing {
@@ -334,9 +369,10 @@ pub struct JsonExtras {
     pub state: Option<serde_json::Value>,
     /// Themis's fairness knob f in [0, 1].
     pub fairness: Option<f64>,
-    /// MTF's free phase: `"round_robin"` (SPEC 3.1, the default) or `"weighted_random"`
-    /// (SPEC 7: one leftover per entry of `draws`, to an agent drawn by weight).
-    pub weighted_leftovers: bool,
+    /// The free phase: `"round_robin"` (SPEC 3.1, the default), `"weighted_random"` (SPEC 7:
+    /// one leftover per entry of `draws`, to an agent drawn by weight) or `"none"` (leftovers
+    /// stay idle, SPEC 8's valuation world).
+    pub leftovers: Leftovers,
 }
 
 #[derive(Deserialize)]
@@ -354,6 +390,9 @@ struct RawRound {
     state: Option<serde_json::Value>,
     fairness: Option<f64>,
     leftovers: Option<String>,
+    bids: Option<Vec<Vec<f64>>>,
+    reserve: Option<f64>,
+    redistribute: Option<bool>,
 }
 
 impl RawRound {
@@ -419,17 +458,32 @@ impl RawRound {
                 });
             }
         }
-        let weighted_leftovers = match self.leftovers.as_deref() {
-            None | Some("round_robin") => false,
-            Some("weighted_random") => true,
+        let leftovers = match self.leftovers.as_deref() {
+            None | Some("round_robin") => Leftovers::RoundRobin,
+            Some("weighted_random") => Leftovers::WeightedRandom,
+            Some("none") => Leftovers::Idle,
             Some(other) => {
                 return Err(InputError::Value {
                     field: "leftovers",
                     at: String::new(),
                     value: format!("\"{other}\""),
-                    expected: "expected \"round_robin\" or \"weighted_random\"",
+                    expected: "expected \"round_robin\", \"weighted_random\" or \"none\"",
                 })
             }
+        };
+        let bids = match self.bids {
+            Some(b) => {
+                if b.len() != n {
+                    return Err(InputError::Length {
+                        field: "bids",
+                        at: String::new(),
+                        got: b.len(),
+                        expected: n,
+                    });
+                }
+                flatten("bids", b, m)?
+            }
+            None => Vec::new(),
         };
         let input = RoundInput {
             n,
@@ -444,6 +498,9 @@ impl RawRound {
             turn: self.turn.unwrap_or(0),
             types: self.types.unwrap_or_default(),
             draws: self.draws.unwrap_or_default(),
+            bids,
+            reserve: self.reserve.unwrap_or(0.0),
+            redistribute: self.redistribute.unwrap_or(true),
         };
         input.validate()?;
         Ok((
@@ -451,7 +508,7 @@ impl RawRound {
             JsonExtras {
                 state: self.state,
                 fairness: self.fairness,
-                weighted_leftovers,
+                leftovers,
             },
         ))
     }

@@ -18,6 +18,7 @@
 //! assert_eq!(out.budgets, vec![51.0, 49.0]);
 //! ```
 
+pub mod auction;
 pub mod board;
 pub mod gandiva;
 pub mod input;
@@ -45,8 +46,11 @@ pub struct Allocation {
     /// The utility each accelerator had for its owner when it was given (0 when idle). In the
     /// demand form this is the reward of SPEC 2.8.
     pub won_utility: Vec<f64>,
-    /// Whether each accelerator was bought with a token (MTF's paid phase).
+    /// Whether each accelerator was bought (MTF's paid phase, an auction's sale).
     pub paid: Vec<bool>,
+    /// Tokens paid for each accelerator (1 for MTF's paid phase, the price in an auction, 0
+    /// when not bought).
+    pub prices: Vec<f64>,
     /// Budgets after the round (MTF); a copy of the input budgets for the other mechanisms.
     pub budgets: Vec<f64>,
     /// Tokens each agent spent this round (0 for mechanisms without tokens).
@@ -64,6 +68,8 @@ impl Allocation {
         self.won_utility.resize(input.m, 0.0);
         self.paid.clear();
         self.paid.resize(input.m, false);
+        self.prices.clear();
+        self.prices.resize(input.m, 0.0);
         self.budgets.clear();
         self.budgets.extend_from_slice(&input.budgets);
         self.spent.clear();

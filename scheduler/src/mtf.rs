@@ -2,6 +2,7 @@
 
 use crate::board::Board;
 use crate::input::{Need, RoundInput};
+use crate::registry::Leftovers;
 use crate::{Allocation, Mechanism};
 
 /// Most-Token-First. Holds only scratch space: its state across rounds (budgets, turn) travels
@@ -9,7 +10,7 @@ use crate::{Allocation, Mechanism};
 #[derive(Clone, Debug, Default)]
 pub struct Mtf {
     board: Board,
-    weighted_leftovers: bool,
+    leftovers: Leftovers,
 }
 
 impl Mtf {
@@ -22,9 +23,14 @@ impl Mtf {
     /// probability proportional to weight among those that still want something, using the
     /// input's `draws` (one per leftover).
     pub fn with_weighted_leftovers() -> Self {
+        Self::with_leftovers(Leftovers::WeightedRandom)
+    }
+
+    /// MTF with the given free phase.
+    pub fn with_leftovers(leftovers: Leftovers) -> Self {
         Self {
             board: Board::default(),
-            weighted_leftovers: true,
+            leftovers,
         }
     }
 }
@@ -35,7 +41,7 @@ impl Mechanism for Mtf {
     }
 
     fn needs(&self) -> &'static [Need] {
-        if self.weighted_leftovers {
+        if self.leftovers == Leftovers::WeightedRandom {
             &[Need::Thresholds, Need::Budgets, Need::Draws]
         } else {
             &[Need::Thresholds, Need::Budgets]
@@ -73,18 +79,38 @@ impl Mechanism for Mtf {
             out.budgets[best] -= 1.0;
             out.spent[best] += 1.0;
             out.paid[c] = true;
+            out.prices[c] = 1.0;
             board.give(input, best, c, out);
         }
 
         // 2. Redistribution of the spent tokens by weight.
-        let spent: f64 = out.spent.iter().sum();
-        let total_weight: f64 = input.weights.iter().sum();
-        for (b, &w) in out.budgets.iter_mut().zip(&input.weights) {
-            *b += spent * w / total_weight;
-        }
+        redistribute(input, out);
 
         // 3. Free phase, round robin from `turn` (or the thesis code's weighted draw).
-        if self.weighted_leftovers {
+        free_phase(board, input, out, self.leftovers);
+
+        // 4. Next turn.
+        out.turn = (turn + 1) % n;
+    }
+}
+
+/// SPEC 3.1 step 2: the tokens spent this round go back to every agent by weight.
+pub(crate) fn redistribute(input: &RoundInput, out: &mut Allocation) {
+    let spent: f64 = out.spent.iter().sum();
+    let total_weight: f64 = input.weights.iter().sum();
+    for (b, &w) in out.budgets.iter_mut().zip(&input.weights) {
+        *b += spent * w / total_weight;
+    }
+}
+
+/// SPEC 3.1 step 3: what nobody bought goes round robin from `turn`, or (SPEC 7) one by one to
+/// an agent drawn by weight with the input's `draws`, or stays idle.
+pub(crate) fn free_phase(board: &mut Board, input: &RoundInput, out: &mut Allocation, rule: Leftovers) {
+    let n = input.n;
+    match rule {
+        Leftovers::RoundRobin => board.free_phase(input, out, input.turn, |_| true),
+        Leftovers::Idle => {}
+        Leftovers::WeightedRandom => {
             let mut k = 0;
             while board.anything_wanted() && k < input.draws.len() {
                 let total: f64 = (0..n).filter(|&i| board.wants(i)).map(|i| input.weights[i]).sum();
@@ -103,12 +129,7 @@ impl Mechanism for Mtf {
                     .expect("a wanting agent has a wanted accelerator");
                 board.give(input, pick, c, out);
             }
-        } else {
-            board.free_phase(input, out, turn, |_| true);
         }
-
-        // 4. Next turn.
-        out.turn = (turn + 1) % n;
     }
 }
 

@@ -109,7 +109,7 @@ proptest! {
                     }
                 }
             }
-            if name != "mtf" {
+            if !["mtf", "second_price", "first_price"].contains(&name) {
                 prop_assert_eq!(&out.budgets, &r.budgets);
                 prop_assert!(out.spent.iter().all(|&s| s == 0.0));
             }
@@ -141,6 +141,54 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// SPEC 8: with the budgets as they stand when each accelerator is sold (replayed from the
+    /// prices), the winner had the highest effective bid, at least the reserve; it paid at most
+    /// that bid (second price: exactly the highest competing bid or the reserve; first price:
+    /// exactly its bid); tokens are conserved with redistribution, and leave the agents without.
+    #[test]
+    fn auctions_sell_to_the_highest_effective_bid_at_the_right_price(r in round(6, 8)) {
+        for (name, first) in [("second_price", false), ("first_price", true)] {
+            let out = run(build(name).as_mut(), &r);
+            let mut budgets = r.budgets.clone();
+            for c in 0..r.m {
+                let effective = |i: usize, b: &[f64]| r.bids[i * r.m + c].min(b[i]);
+                if !out.paid[c] {
+                    prop_assert_eq!(out.prices[c], 0.0);
+                    continue;
+                }
+                let w = out.owners[c].unwrap();
+                let e = effective(w, &budgets);
+                prop_assert!(e > 0.0 && e >= r.reserve, "{}: c{} sold at bid {}", name, c, e);
+                if r.form == Form::Utilities {
+                    // Every competitor with a use for c bid at most the winner's bid.
+                    for i in (0..r.n).filter(|&i| i != w && r.utilities[i * r.m + c] > 0.0) {
+                        let x = effective(i, &budgets);
+                        prop_assert!(!(x > e && x >= r.reserve), "{}: c{} agent {} bid {} above the winner's {}", name, c, i, x, e);
+                    }
+                }
+                let price = out.prices[c];
+                prop_assert!(price <= e, "{}: paid {} above the effective bid {}", name, price, e);
+                if first {
+                    prop_assert_eq!(price, e);
+                } else if r.form == Form::Utilities {
+                    let competing = (0..r.n)
+                        .filter(|&i| i != w && r.utilities[i * r.m + c] > 0.0)
+                        .map(|i| effective(i, &budgets))
+                        .filter(|&x| x > 0.0 && x >= r.reserve)
+                        .fold(r.reserve, f64::max);
+                    prop_assert_eq!(price, competing, "{}: c{}", name, c);
+                }
+                budgets[w] -= price;
+            }
+            let spent: f64 = out.spent.iter().sum();
+            prop_assert!((spent - out.prices.iter().sum::<f64>()).abs() <= 1e-9 * spent.max(1.0));
+            let (before, after): (f64, f64) = (r.budgets.iter().sum(), out.budgets.iter().sum());
+            let expected = if r.redistribute { before } else { before - spent };
+            prop_assert!((after - expected).abs() <= 1e-9 * before.max(1.0), "{}: {} -> {}", name, before, after);
+            prop_assert!(out.budgets.iter().all(|&b| b >= -1e-9 * before.max(1.0)));
+        }
+    }
 
     /// The static partition walks each agent's share with the valuation's cursors; a plain
     /// scan of the share per pick (the rule as written, O(m) per pick) must agree.

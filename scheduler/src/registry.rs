@@ -1,5 +1,6 @@
 //! The one place that maps mechanism names to constructors.
 
+use crate::auction::{Auction, Pricing};
 use crate::gandiva::GandivaFair;
 use crate::max_throughput::MaxThroughput;
 use crate::mtf::Mtf;
@@ -19,22 +20,45 @@ pub const NAMES: &[&str] = &[
     "gandiva_fair",
     "themis",
     "max_throughput",
+    "second_price",
+    "first_price",
 ];
+
+/// The mechanisms that take bids (SPEC 8) rather than thresholds.
+pub const AUCTIONS: &[&str] = &["second_price", "first_price"];
+
+/// Whether mechanism `name` takes bids (an agent's action is a bid factor, not a threshold).
+pub fn takes_bids(name: &str) -> bool {
+    AUCTIONS.contains(&name)
+}
+
+/// What happens to the accelerators nobody bought (MTF's free phase, SPEC 3.1 step 3; the
+/// auctions' unsold items, SPEC 8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Leftovers {
+    /// Round robin from `turn` (SPEC 3.1).
+    #[default]
+    RoundRobin,
+    /// One by one to an agent drawn by weight, with the input's `draws` (SPEC 7).
+    WeightedRandom,
+    /// They stay idle (the valuation world: a free phase would give items to non-bidders).
+    Idle,
+}
 
 /// Mechanism parameters that are not part of a round (configurable per experiment).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     /// Themis's fairness knob f in [0, 1].
     pub fairness: f64,
-    /// MTF leftovers drawn by weight (SPEC 7) instead of round robin; needs `draws`.
-    pub weighted_leftovers: bool,
+    /// The free phase of MTF and the auctions.
+    pub leftovers: Leftovers,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Self {
             fairness: DEFAULT_FAIRNESS,
-            weighted_leftovers: false,
+            leftovers: Leftovers::RoundRobin,
         }
     }
 }
@@ -47,8 +71,7 @@ pub struct UnknownMechanism(pub String);
 /// Build a mechanism by name.
 pub fn build(name: &str, params: &Params) -> Result<Box<dyn Mechanism>, UnknownMechanism> {
     Ok(match name {
-        "mtf" if params.weighted_leftovers => Box::new(Mtf::with_weighted_leftovers()),
-        "mtf" => Box::new(Mtf::new()),
+        "mtf" => Box::new(Mtf::with_leftovers(params.leftovers)),
         "round_robin" => Box::new(RoundRobin::default()),
         "static_partition" => Box::new(StaticPartition::default()),
         "stride" => Box::new(Stride::per_agent()),
@@ -56,6 +79,8 @@ pub fn build(name: &str, params: &Params) -> Result<Box<dyn Mechanism>, UnknownM
         "gandiva_fair" => Box::new(GandivaFair::default()),
         "themis" => Box::new(Themis::new(params.fairness)),
         "max_throughput" => Box::new(MaxThroughput::default()),
+        "second_price" => Box::new(Auction::new(Pricing::SecondPrice, params.leftovers)),
+        "first_price" => Box::new(Auction::new(Pricing::FirstPrice, params.leftovers)),
         other => return Err(UnknownMechanism(other.to_string())),
     })
 }

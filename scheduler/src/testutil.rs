@@ -17,20 +17,29 @@ pub fn round(max_n: usize, max_m: usize) -> impl Strategy<Value = RoundInput> {
         let thresholds = prop::collection::vec(tie_prone(&[0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], 0.0, 1.0), n);
         let budgets = prop::collection::vec(tie_prone(&[0.0, 0.5, 1.0, 2.0, 2.5, 5.0, 50.0], 0.0, 10.0), n);
         let weights = prop::collection::vec(tie_prone(&[1.0, 2.0, 4.0], 0.1, 5.0), n);
-        (utilities, demands, rates, thresholds, budgets, weights, 0..n).prop_map(move |(u, d, r, t, b, w, turn)| RoundInput {
-            n,
-            m,
-            form: if demand { Form::Demand } else { Form::Utilities },
-            utilities: if demand { Vec::new() } else { u },
-            demands: if demand { d } else { Vec::new() },
-            rates: if demand || with_rates { r } else { Vec::new() },
-            thresholds: t,
-            budgets: b,
-            weights: w,
-            turn,
-            types: Vec::new(),
-            draws: Vec::new(),
-        })
+        let bids = prop::collection::vec(tie_prone(&[0.0, 0.5, 1.0, 2.0, 5.0], 0.0, 8.0), n * m);
+        let draws = prop::option::of(prop::collection::vec(0.0..1.0f64, m));
+        let reserve = tie_prone(&[0.0, 0.0, 0.5, 1.0], 0.0, 3.0);
+        let auction = (bids, draws, reserve, any::<bool>());
+        (utilities, demands, rates, thresholds, budgets, weights, 0..n, auction).prop_map(
+            move |(u, d, r, t, b, w, turn, (bids, draws, reserve, redistribute))| RoundInput {
+                n,
+                m,
+                form: if demand { Form::Demand } else { Form::Utilities },
+                utilities: if demand { Vec::new() } else { u },
+                demands: if demand { d } else { Vec::new() },
+                rates: if demand || with_rates { r } else { Vec::new() },
+                thresholds: t,
+                budgets: b,
+                weights: w,
+                turn,
+                types: Vec::new(),
+                draws: draws.unwrap_or_default(),
+                bids,
+                reserve,
+                redistribute,
+            },
+        )
     })
 }
 

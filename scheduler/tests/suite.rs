@@ -73,6 +73,13 @@ fn every_mechanism_keeps_the_invariants_on_every_case() {
             // Give rate-aware mechanisms a cluster of two types.
             r.rates = (0..r.n * r.m).map(|k| if k % r.m < r.m / 2 { 4.0 } else { 6.0 }).collect();
         }
+        if r.budgets.is_empty() {
+            r.budgets = vec![10.0; r.n];
+        }
+        if r.bids.is_empty() {
+            // Give the auctions bids: agent i bids i + 1 tokens on everything.
+            r.bids = (0..r.n * r.m).map(|k| (k / r.m + 1) as f64).collect();
+        }
         for &name in NAMES {
             let mut mech = registry::build(name, &Params::default()).unwrap();
             let out = scheduler::run(mech.as_mut(), &r);

@@ -35,7 +35,9 @@ fn parse_agent(s: &str) -> Result<Agent, String> {
     if s == "all" {
         return Ok(Agent(None));
     }
-    s.parse().map(|i| Agent(Some(i))).map_err(|_| format!("expected an agent index or `all`, got `{s}`"))
+    s.parse()
+        .map(|i| Agent(Some(i)))
+        .map_err(|_| format!("expected an agent index or `all`, got `{s}`"))
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {

@@ -53,18 +53,26 @@ Optional fields some mechanisms need:
               stride_per_accelerator, gandiva_fair and max_throughput (fastest-first order,
               speed-ups, jobs per accelerator)
   types       m accelerator type labels (gandiva_fair; default: equal rate columns share a type)
-  leftovers   \"round_robin\" (default, SPEC 3.1) or \"weighted_random\" (SPEC 7, mtf only:
-              each leftover goes to an agent drawn by weight, using `draws`)
+  leftovers   what nobody bought: \"round_robin\" (default, SPEC 3.1), \"weighted_random\"
+              (SPEC 7: each leftover goes to an agent drawn by weight, using `draws`) or
+              \"none\" (they stay idle; mtf and the auctions)
   draws       m uniform numbers in [0, 1), one per accelerator: the random draws of the
-              weighted-random leftovers (the scheduler draws none of its own); required with
-              \"leftovers\": \"weighted_random\", ignored otherwise
+              weighted-random leftovers and of the auctions' ties (the scheduler draws none of
+              its own); required with \"leftovers\": \"weighted_random\"; without them an
+              auction's tie goes to the first tied agent in cyclic order from `turn`
+  bids        n x m bids in tokens, in [0, 1e15]: required by second_price and first_price
+              (SPEC 8: accelerators sold in index order, each bid capped by the bidder's budget
+              at that moment; an agent bids only on accelerators it values above 0)
+  reserve     the auctions' reserve price in tokens (default 0)
+  redistribute  whether the auctions' payments go back to the agents by weight (default true)
   fairness    Themis's knob f in [0, 1] (default: see --fairness)
   state       state printed by the previous call of a stateful mechanism (stride passes, the
               static partition, gandiva_fair passes, Themis's ideal and served accumulators);
               omit it on the first round
 
 Output: {\"owners\": [agent or null per accelerator], \"budgets\": [..after..], \"turn\": next,
-         \"spent\": [tokens per agent], \"paid\": [bought with a token, per accelerator],
+         \"spent\": [tokens per agent], \"paid\": [bought, per accelerator],
+         \"prices\": [tokens paid per accelerator] (auctions only),
          \"state\": {..} (stateful mechanisms only)}
 
 The round must be a JSON object; unknown fields are errors. Bad input (bad JSON, ragged
