@@ -42,8 +42,7 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
         return Err(user("--seeds must be at least 1"));
     }
     let base = spec.source.load(None)?;
-    let policies = crate::policies::expand(&spec.policies, &base.action_levels());
-    if policies.is_empty() {
+    if spec.policies.is_empty() {
         return Err(user("--policies needs at least one policy"));
     }
     let mechanisms = if spec.mechanisms.is_empty() {
@@ -55,7 +54,8 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
     let mut rows = Vec::new();
     for mech in &mechanisms {
         let scenario = spec.source.load(Some(mech))?;
-        for policy in &policies {
+        // `fixed:all` is every level of this mechanism's action: thresholds, or bid factors.
+        for policy in &crate::policies::expand(&spec.policies, scenario.action_levels()) {
             let episodes = Named::parse(policy, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
             rows.push(Row {
                 policy: policy.clone(),

@@ -34,9 +34,16 @@ pub fn reply_timeout() -> Result<Duration, String> {
 pub type ErrorSlot = Arc<Mutex<Option<String>>>;
 
 /// Read and check an exported agent file against a scenario's shape.
-pub fn check(path: &Path, n: usize, m: usize, levels: &[f64]) -> Result<Manifest, String> {
+pub fn check(path: &Path, n: usize, m: usize, action: &str, levels: &[f64]) -> Result<Manifest, String> {
     let bytes = crate::run_dir::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
     let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    if manifest.action != action {
+        return Err(format!(
+            "{}: a {} policy; this scenario's mechanism takes a {action}",
+            path.display(),
+            manifest.action
+        ));
+    }
     if manifest.m != m || manifest.levels != levels {
         return Err(format!(
             "{}: the agent expects {} accelerators and levels {:?}; this scenario has {m} and {levels:?}",
@@ -197,14 +204,16 @@ impl Policy for AgentProcesses {
                     if let Some(e) = v.get("error") {
                         return Err(format!("agent {i} reported an error: {e}"));
                     }
+                    // A threshold policy answers `threshold`, a bid policy `bid_factor`.
+                    let key = if self.manifest.action == "bid" { "bid_factor" } else { "threshold" };
                     let t = v
-                        .get("threshold")
+                        .get(key)
                         .and_then(serde_json::Value::as_f64)
-                        .ok_or_else(|| format!("agent {i}'s reply has no numeric `threshold`: {}", line.trim()))?;
+                        .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
                     self.levels
                         .iter()
                         .position(|&l| (l - t).abs() < 1e-9)
-                        .ok_or_else(|| format!("agent {i} chose threshold {t}, not one of the levels {:?}", self.levels))
+                        .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))
                 });
             match level {
                 Ok(l) => actions[i] = l,

@@ -18,14 +18,6 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         Some(i) if i < n => vec![i],
         Some(i) => return Err(user(format!("--agent {i}: the run has agents 0..{}", n - 1))),
     };
-    if sc.action_kind() == env::config::ActionKind::Bid {
-        // The agent protocol answers a threshold; bid policies need bids in the reply.
-        return Err(user(format!(
-            "{}: a bid policy (mechanism `{}`); exported agents carry threshold policies only",
-            dir.display(),
-            sc.file.mechanism.name
-        )));
-    }
     let kind = match exp.learner.kind {
         LearnerKind::ActorCritic => {
             if exp.learner.actor_critic.features != Features::Spec {
@@ -41,11 +33,13 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
     let manifest = Manifest {
         version: VERSION,
         kind: kind.into(),
+        action: sc.action_kind().as_str().into(),
+        value_scale: sc.file.env.value_scale,
         agents: chosen.clone(),
         m,
         hidden: exp.learner.actor_critic.actor_hidden,
         total_tokens: sc.file.mechanism.total_tokens,
-        states: sc.file.mechanism.total_tokens.floor() as usize + 1,
+        states: crate::hedge::budget_states(sc),
         fixed_level: levels
             .iter()
             .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)

@@ -73,8 +73,9 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
         return Ok(learner.fork());
     }
     if let Some(path) = spec.strip_prefix("agent:") {
-        let manifest =
-            crate::drive::check(Path::new(path), scenario.n(), scenario.m(), levels).map_err(|e| user(format!("policy {spec}: {e}")))?;
+        let action = scenario.action_kind().as_str();
+        let manifest = crate::drive::check(Path::new(path), scenario.n(), scenario.m(), action, levels)
+            .map_err(|e| user(format!("policy {spec}: {e}")))?;
         // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
         let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {path}: {e}")))?;
         let timeout = crate::drive::reply_timeout().map_err(user)?;

@@ -10,8 +10,9 @@
 //! only: the runtime links none of the harness (no burn, no environment).
 //!
 //! Protocol: JSON lines. In: `{"budget": B / T, "utilities": [u_c; m]}` (the environment's
-//! normalisation). Out: `{"threshold": .., "probabilities": [..]}`, greedy unless the runtime
-//! was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
+//! normalisation). Out: `{"threshold": .., "probabilities": [..]}` for a threshold policy, or,
+//! for a bid policy (SPEC 8), `{"bid_factor": a, "bids": [a * value_scale * u_c; m],
+//! "probabilities": [..]}`; greedy unless the runtime was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
 //! and the agent goes on with the next.
 
 use serde::{Deserialize, Serialize};
@@ -39,7 +40,14 @@ pub struct Manifest {
     pub agents: Vec<usize>,
     /// Accelerators (length of `utilities`).
     pub m: usize,
-    /// Threshold levels.
+    /// What the levels are: `threshold` (MTF and the baselines) or `bid` (bid factors of the
+    /// auctions). Absent in manifests written before bid policies: `threshold`.
+    #[serde(default = "threshold")]
+    pub action: String,
+    /// Tokens bid per unit of utility at bid factor 1 (bid policies).
+    #[serde(default = "one")]
+    pub value_scale: f64,
+    /// Action levels: thresholds in [0, 1], or bid factors.
     pub levels: Vec<f64>,
     /// Actor hidden width (actor_critic).
     pub hidden: usize,
@@ -54,6 +62,17 @@ pub struct Manifest {
     /// FNV-1a 64 of the run's resolved config.toml, hex.
     pub config_hash: String,
 }
+
+fn threshold() -> String {
+    "threshold".into()
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Largest bid factor a manifest may carry (as the environment's limit).
+const MAX_BID_FACTOR: f64 = 1e3;
 
 impl Manifest {
     /// Number of f32 per agent in the payload (saturating: [`Manifest::validate`] bounds it).
@@ -85,8 +104,16 @@ impl Manifest {
         if self.levels.is_empty() {
             return Err("the manifest has no levels".into());
         }
-        if let Some(l) = self.levels.iter().find(|l| !(0.0..=1.0).contains(*l)) {
-            return Err(format!("level {l} is outside [0, 1]"));
+        let max = match self.action.as_str() {
+            "threshold" => 1.0,
+            "bid" => MAX_BID_FACTOR,
+            other => return Err(format!("unknown action `{other}` (threshold or bid)")),
+        };
+        if let Some(l) = self.levels.iter().find(|l| !(0.0..=max).contains(*l)) {
+            return Err(format!("level {l} is outside [0, {max}]"));
+        }
+        if !(self.value_scale > 0.0 && self.value_scale <= 1e12) {
+            return Err(format!("value_scale {} is outside (0, 1e12]", self.value_scale));
         }
         if self.agents.is_empty() || self.m == 0 {
             return Err("the manifest names no agent or no accelerator".into());
@@ -266,7 +293,12 @@ impl<'a> Agent<'a> {
                     .unwrap_or(p.len() - 1)
             }
         };
-        serde_json::json!({ "threshold": self.manifest.levels[level], "probabilities": p }).to_string()
+        let a = self.manifest.levels[level];
+        if self.manifest.action == "bid" {
+            let bids: Vec<f64> = input.utilities.iter().map(|u| a * self.manifest.value_scale * u).collect();
+            return serde_json::json!({ "bid_factor": a, "bids": bids, "probabilities": p }).to_string();
+        }
+        serde_json::json!({ "threshold": a, "probabilities": p }).to_string()
     }
 }
 
@@ -305,6 +337,8 @@ mod tests {
         Manifest {
             version: VERSION,
             kind: "fixed".into(),
+            action: "threshold".into(),
+            value_scale: 1.0,
             agents: vec![0],
             m: 2,
             levels: vec![0.0, 0.5, 0.9],

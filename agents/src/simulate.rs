@@ -112,22 +112,27 @@ impl std::fmt::Display for Simulated {
 
 /// The metrics table: one row per figure, mean and 95% CI.
 pub fn table(s: &Summary) -> String {
-    let mut rows: Vec<(String, Stat)> = vec![
-        ("welfare (jobs/round)".into(), s.welfare),
-        ("throughput (jobs/round)".into(), s.throughput),
-    ];
-    for (w, st) in &s.throughput_by_weight {
-        rows.push((format!("  per agent, weight {w}"), *st));
+    let mut rows: Vec<(String, Stat)> = Vec::new();
+    // The valuation world (SPEC 8) has no jobs: its figures are the auction's.
+    let jobs = s.revenue_per_item.is_none();
+    if jobs {
+        rows.push(("welfare (jobs/round)".into(), s.welfare));
+        rows.push(("throughput (jobs/round)".into(), s.throughput));
+        for (w, st) in &s.throughput_by_weight {
+            rows.push((format!("  per agent, weight {w}"), *st));
+        }
+        rows.extend([
+            ("dropped (jobs/round)".to_string(), s.dropped),
+            ("rejected (jobs/round)".into(), s.rejected),
+            ("mean wait (rounds)".into(), s.mean_wait),
+            ("backlog (jobs/agent)".into(), s.backlog),
+        ]);
     }
-    rows.extend([
-        ("dropped (jobs/round)".to_string(), s.dropped),
-        ("rejected (jobs/round)".into(), s.rejected),
-        ("mean wait (rounds)".into(), s.mean_wait),
-        ("backlog (jobs/agent)".into(), s.backlog),
-        ("reward (per agent-round)".into(), s.reward),
-        ("tokens spent (per round)".into(), s.tokens_spent),
-        ("Jain's index".into(), s.jain),
-    ]);
+    rows.push(("reward (per agent-round)".into(), s.reward));
+    rows.push(("tokens spent (per round)".into(), s.tokens_spent));
+    if jobs {
+        rows.push(("Jain's index".into(), s.jain));
+    }
     for (name, st) in [
         ("phi min", s.phi_min),
         ("phi median", s.phi_median),
@@ -138,6 +143,18 @@ pub fn table(s: &Summary) -> String {
         if let Some(st) = st {
             rows.push((name.into(), st));
         }
+    }
+    for (name, st) in [
+        ("revenue (per item)", s.revenue_per_item),
+        ("surplus (per bidder per item)", s.surplus_per_bidder_item),
+        ("items sold (share)", s.sold_share),
+    ] {
+        if let Some(st) = st {
+            rows.push((name.into(), st));
+        }
+    }
+    for (i, st) in s.bid_factor.iter().flatten().enumerate() {
+        rows.push((format!("  bid factor, agent {i}"), *st));
     }
     rows.push(("scheduling time (us/round)".into(), s.sched_us));
     let mut out = format!("{:<30} {:>12} {:>12}\n", "metric", "mean", "95% CI +-");

@@ -274,6 +274,8 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     let manifest = agents::runtime::Manifest {
         version: agents::runtime::VERSION,
         kind: "fixed".into(),
+        action: "threshold".into(),
+        value_scale: 1.0,
         agents: vec![0],
         m: 16,
         levels: (0..10).map(|k| k as f64 / 10.0).collect(),
@@ -322,4 +324,44 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("MTF_AGENT_TIMEOUT=\"soon\": expected a number of seconds"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bid_policy_exports_answers_with_bids_and_drives_simulate_as_its_run() {
+    // Hedge bid factors learned in the first-price valuation world (SPEC 8).
+    let run = tmp("bids");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/auctions/first-price.toml");
+    let (code, _, err) = mtf(&[
+        "train", "--config", config, "--quiet", "--out", run.to_str().unwrap(),
+        "--set", "train.episodes=2", "--set", "env.rounds=300", "--set", "train.eval_seeds=1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let exe = run.join("agents");
+    let (code, _, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let line = serde_json::json!({ "budget": 0.25, "utilities": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0] }).to_string();
+    let reply = &ask(&exe, &["--agent", "1"], &[line])[0];
+    let a = reply["bid_factor"].as_f64().unwrap_or_else(|| panic!("no bid_factor: {reply}"));
+    assert!(reply.get("threshold").is_none());
+    let bids: Vec<f64> = serde_json::from_value(reply["bids"].clone()).unwrap();
+    let want: Vec<f64> = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 1.0].iter().map(|u| a * u).collect();
+    assert_eq!(bids, want, "bids = factor x value_scale (1) x utility");
+    // The exported agents play as the run does, on the same seeds.
+    let mut figures = Vec::new();
+    for policy in [format!("run:{}", run.display()), format!("agent:{}", exe.display())] {
+        let (code, out, err) = mtf(&[
+            "simulate", "--config", config, "--policy", &policy, "--seeds", "2", "--json",
+            "--set", "env.rounds=200", "--out", run.join(format!("sim-{}", figures.len())).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        figures.push((v["revenue_per_item"].clone(), v["surplus_per_bidder_item"].clone(), v["bid_factor"].clone()));
+    }
+    assert!(figures[0].0.is_object(), "the valuation world reports revenue");
+    assert_eq!(figures[0], figures[1]);
+    // A bid policy cannot drive a threshold mechanism.
+    let (code, _, err) = mtf(&["simulate", "--config", config, "-m", "mtf", "--policy", &format!("agent:{}", exe.display())]);
+    assert_eq!(code, 2);
+    assert!(err.contains("a bid policy; this scenario's mechanism takes a threshold"), "{err}");
+    let _ = std::fs::remove_dir_all(&run);
 }

@@ -170,6 +170,16 @@ pub enum ActionKind {
     Bid,
 }
 
+impl ActionKind {
+    /// The name in exported agents' manifests and messages: `threshold` or `bid`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Threshold => "threshold",
+            ActionKind::Bid => "bid",
+        }
+    }
+}
+
 /// What happens to the accelerators nobody bought (MTF's free phase; the auctions' unsold).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
