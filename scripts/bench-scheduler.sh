@@ -9,7 +9,7 @@ python3 - <<'PY'
 import json, os
 root = "target/criterion/round"
 sizes = ["20x20", "20x40", "20x60", "40x20", "40x40", "40x60", "60x20", "60x40", "60x60"]
-mechs = ["mtf-utilities", "mtf", "round_robin", "static_partition", "stride", "stride_per_accelerator", "gandiva_fair", "themis", "max_throughput"]
+mechs = ["mtf-utilities", "mtf", "round_robin", "static_partition", "stride", "stride_per_accelerator", "gandiva_fair", "themis", "max_throughput", "second_price", "first_price"]
 print("| mechanism (n x m) | " + " | ".join(sizes) + " |")
 print("|---|" + "---:|" * len(sizes))
 for mech in mechs:

@@ -21,6 +21,8 @@
 //!   comparison's markdown, CSV and [`plots`].
 //! - Export: [`export`] writes a trained policy into a copy of the [`runtime`] binary;
 //!   [`drive`] drives such binaries as agents. [`schedule`] runs one mechanism round as JSON.
+//! - Checks against theory: [`theory`] trains learners against pinned opponents in SPEC 8's
+//!   valuation world and measures what they earn.
 //! - Errors: one [`Error`] type; [`Error::exit_code`] is 2 for the user's errors.
 //!
 //! A short training run, and its outcome read back without touching the files:
@@ -72,6 +74,7 @@ pub mod simulate;
 pub mod sweep;
 pub mod table;
 pub mod tb;
+pub mod theory;
 
 pub use error::{Error, Result};
 pub mod train;

@@ -38,6 +38,8 @@ fn round(n: usize, m: usize, form: Form, seed: u64) -> RoundInput {
     r.weights = weights.clone();
     r.thresholds = (0..n).map(|_| (rng.next() * 10.0).floor() / 10.0).collect();
     r.budgets = weights.iter().map(|w| w * 100.0 / total_w).collect();
+    // The auctions' bids: up to 3 tokens per accelerator.
+    r.bids = (0..n * m).map(|_| (rng.next() * 30.0).floor() / 10.0).collect();
     if form == Form::Utilities {
         // Per-accelerator queues: u = min(q, mu) / max mu with q spread over the agent's queues.
         r.form = Form::Utilities;

@@ -33,6 +33,8 @@ fn demand_round(n: usize, m: usize, seed: u64) -> RoundInput {
     r.weights = weights.clone();
     r.thresholds = (0..n).map(|_| (rng.next() * 10.0).floor() / 10.0).collect();
     r.budgets = weights.iter().map(|w| w * 100.0 / total_w).collect();
+    // The auctions' bids: up to 3 tokens per accelerator.
+    r.bids = (0..n * m).map(|_| (rng.next() * 30.0).floor() / 10.0).collect();
     r.turn = n / 3;
     r
 }
