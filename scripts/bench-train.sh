@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Training speed at 20 agents x 40 accelerators x 300 rounds (the 1/2/4-weight mmpp thesis
 # scenario at load 0.8): seconds per episode and agent-updates per second, for the
-# actor-critic (SPEC 4 defaults) and for Hedge.  Usage: scripts/bench-train.sh [EPISODES]
+# actor-critic (SPEC 4 defaults) and for Hedge; then Hedge in the valuation world of SPEC 8.
+# Usage: scripts/bench-train.sh [EPISODES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 episodes=${1:-5}
@@ -18,6 +19,18 @@ eps = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
 times = [e["wall_time"] for e in eps]
 s = json.load(open(f"{run}/summary.json"))
 print(f"{learner}: median {statistics.median(times):.3f} s per episode (min {min(times):.3f}, max {max(times):.3f}) over {len(times)} episodes; {s['agent_updates_per_second']:.0f} agent-updates/s")
+PY
+  rm -rf "$out"
+done
+# The valuation world (SPEC 8): Hedge learners, 4 bidders x 8 items x 3000 rounds per episode.
+for config in configs/auctions/second-price.toml configs/auctions/first-price.toml; do
+  out=$(mktemp -d)
+  target/release/mtf train --config "$config" --quiet --out "$out/run" --set "train.episodes=$episodes" --set train.eval_seeds=1 > /dev/null
+  python3 - "$out/run" "$config" <<'PY'
+import json, sys, statistics
+run, config = sys.argv[1], sys.argv[2]
+times = [json.loads(l)["wall_time"] for l in open(f"{run}/metrics.jsonl")]
+print(f"hedge, {config}: median {statistics.median(times):.3f} s per 3000-round episode (min {min(times):.3f}, max {max(times):.3f})")
 PY
   rm -rf "$out"
 done

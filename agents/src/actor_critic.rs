@@ -242,19 +242,24 @@ impl Policy for ActorCritic {
     }
 
     fn fork(&self) -> Box<dyn Policy> {
+        // Acting needs no gradients: the copy lives on the plain device, so its forward passes
+        // leave nothing in the autodiff graph (over a long evaluation, orphaned graph entries
+        // made every step slower).
+        let actors = self.actors.as_ref().expect("actors").valid();
         Box::new(ActorPolicy {
             n: self.n,
             obs_dim: self.obs_dim,
             d: self.d,
             k: self.k,
-            device: self.device.clone(),
-            actors: self.actors.clone().expect("actors"),
+            device: actors.w1.val().device(),
+            actors,
             rngs: self.rngs.clone(),
         })
     }
 }
 
-/// The acting half of [`ActorCritic`]: actors only, no critics or optimizer state.
+/// The acting half of [`ActorCritic`]: actors only, on the plain device, no critics or
+/// optimizer state.
 pub struct ActorPolicy {
     n: usize,
     obs_dim: usize,

@@ -83,3 +83,28 @@ fn pinned_agents_keep_their_level() {
     let factors: Vec<f64> = summary.bid_factor.unwrap().iter().map(|s| s.mean).collect();
     assert_eq!(factors, [0.5, 0.5, 1.0, 0.5]);
 }
+
+#[test]
+fn the_actor_critic_best_responds_within_one_grid_step() {
+    // The SPEC 4 actor-critic, 2 episodes of 3000 rounds, its greedy policy on held-out seeds
+    // (state-dependent, so its mean bid factor is what it chose).
+    for (kind, opponents, best) in [("second", 1.0, 1.0), ("first", 0.75, 0.75)] {
+        let sc = scenario(kind);
+        let exp = agents::config::Experiment {
+            scenario: sc.clone(),
+            learner: agents::config::LearnerSection {
+                kind: agents::config::LearnerKind::ActorCritic,
+                ..Default::default()
+            },
+            train: Default::default(),
+        };
+        let mut ac = agents::train::build_learner(&exp);
+        let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(&sc, opponents))).collect();
+        train_against(&sc, ac.as_mut(), 2, &pinned, 7, Record::True);
+        let (summary, per_item) = evaluate(&sc, &Pinned { inner: ac.fork(), pinned }, &HELD_OUT);
+        let chosen = summary.bid_factor.unwrap()[0].mean;
+        eprintln!("{kind} price, actor-critic best response: mean bid factor {chosen:.3}, surplus {:.4} (theory {best}, 0.05)", per_item[0]);
+        assert!((chosen - best).abs() <= 0.05 + 1e-9, "{kind}: actor-critic bids {chosen}, theory {best}");
+        assert!((per_item[0] - 0.05).abs() < 0.002, "{kind}: surplus {}", per_item[0]);
+    }
+}
