@@ -5,7 +5,6 @@
 
 use crate::learner::{Learner, Policy, Transition};
 use env::config::Scenario;
-use env::rng::{names, stream_seed};
 use env::world::{ClusterEnv, Observations};
 
 /// What the learners' counterfactuals are told about a round.
@@ -23,44 +22,63 @@ pub enum Record {
 pub fn train_against(sc: &Scenario, learner: &mut dyn Learner, episodes: u64, pinned: &[(usize, usize)], root: u64, record: Record) {
     let mut env = ClusterEnv::new(sc.clone());
     env.set_recording(false);
-    let n = env.n();
-    let (mut actions, mut budgets, mut next_budgets) = (vec![0; n], vec![0.0; n], vec![0.0; n]);
-    let (mut obs, mut rewards, mut stale) = (Vec::new(), vec![0.0; n], Vec::new());
+    let mut stale = StaleRecord {
+        inner: learner,
+        previous: Vec::new(),
+    };
     for e in 0..episodes {
-        learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, e));
-        env.reset(stream_seed(root, names::TRAIN_EPISODE, e));
-        while !env.agents().is_empty() {
-            let o = env.observations();
-            let dim = o.dim;
-            obs.clear();
-            obs.extend_from_slice(o.data);
-            budgets.copy_from_slice(env.budgets());
-            learner.act(Observations { data: &obs, dim }, &budgets, false, &mut actions);
-            for &(i, level) in pinned {
-                actions[i] = level;
-            }
-            rewards.copy_from_slice(env.step(&actions).expect("actions in the space").rewards);
-            next_budgets.copy_from_slice(env.budgets());
-            let bid_values = match record {
-                Record::Stale if !stale.is_empty() => stale.clone(),
-                _ => env.last_bid_values().to_vec(),
-            };
-            learner.learn(&Transition {
-                obs: Observations { data: &obs, dim },
-                budgets: &budgets,
-                actions: &actions,
-                rewards: &rewards,
-                next_obs: env.observations(),
-                next_budgets: &next_budgets,
-                done: env.agents().is_empty(),
-                input: env.last_input(),
-                bid_values: &bid_values,
-                allocation: env.last_allocation(),
-            });
-            if record == Record::Stale {
-                stale = env.last_bid_values().to_vec();
-            }
+        let learner: &mut dyn Learner = match record {
+            Record::True => &mut *stale.inner,
+            Record::Stale => &mut stale,
+        };
+        crate::train::train_episode_pinned(&mut env, learner, root, e, pinned);
+    }
+}
+
+/// A learner whose counterfactuals see the previous round's bid values ([`Record::Stale`]).
+struct StaleRecord<'a> {
+    inner: &'a mut dyn Learner,
+    previous: Vec<f64>,
+}
+
+impl Policy for StaleRecord<'_> {
+    fn begin_episode(&mut self, seed: u64) {
+        self.inner.begin_episode(seed);
+    }
+
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        self.inner.act(obs, budgets, greedy, actions);
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        self.inner.fork()
+    }
+}
+
+impl Learner for StaleRecord<'_> {
+    fn learn(&mut self, t: &Transition<'_>) -> crate::learner::Losses {
+        if self.previous.is_empty() {
+            self.previous = t.bid_values.to_vec();
         }
+        let losses = self.inner.learn(&Transition {
+            bid_values: &self.previous,
+            ..*t
+        });
+        self.previous.clear();
+        self.previous.extend_from_slice(t.bid_values);
+        losses
+    }
+
+    fn save(&self) -> crate::Result<Vec<u8>> {
+        self.inner.save()
+    }
+
+    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+        self.inner.load(bytes)
+    }
+
+    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
+        self.inner.export_weights(agent)
     }
 }
 

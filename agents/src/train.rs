@@ -222,6 +222,19 @@ pub struct EpisodeLog {
 
 /// Run one training episode: act (sampled), step, learn, every round.
 pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
+    train_episode_pinned(env, learner, root, episode, &[])
+}
+
+/// [`train_episode`] with some agents pinned: each `(agent, level)` plays that level index
+/// instead of the learner's choice (the fixed opponents of a best-response check); the learner
+/// still learns from every round as played.
+pub fn train_episode_pinned(
+    env: &mut ClusterEnv,
+    learner: &mut dyn Learner,
+    root: u64,
+    episode: u64,
+    pinned: &[(usize, usize)],
+) -> (EpisodeMetrics, Losses) {
     let n = env.n();
     learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
     env.reset(stream_seed(root, names::TRAIN_EPISODE, episode));
@@ -236,6 +249,9 @@ pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64,
         let dim = o.dim;
         budgets.copy_from_slice(env.budgets());
         learner.act(Observations { data: &obs, dim }, &budgets, false, &mut actions);
+        for &(i, level) in pinned {
+            actions[i] = level;
+        }
         let step = env.step(&actions).expect("learners pick levels inside the action space");
         rewards.copy_from_slice(step.rewards);
         let done = step.truncations.iter().all(|&t| t);

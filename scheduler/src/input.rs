@@ -407,17 +407,7 @@ impl RawRound {
                 utilities = flatten("utilities", u, m)?;
                 demands = Vec::new();
                 rates = match self.rates {
-                    Some(r) => {
-                        if r.len() != n {
-                            return Err(InputError::Length {
-                                field: "rates",
-                                at: String::new(),
-                                got: r.len(),
-                                expected: n,
-                            });
-                        }
-                        flatten("rates", r, m)?
-                    }
+                    Some(r) => rows("rates", r, n, m)?,
                     None => Vec::new(),
                 };
             }
@@ -428,16 +418,8 @@ impl RawRound {
                     field: "rates",
                     why: " (the demand form needs an n x m rate matrix)".into(),
                 })?;
-                if r.len() != n {
-                    return Err(InputError::Length {
-                        field: "rates",
-                        at: String::new(),
-                        got: r.len(),
-                        expected: n,
-                    });
-                }
                 m = r.first().map_or(0, Vec::len);
-                rates = flatten("rates", r, m)?;
+                rates = rows("rates", r, n, m)?;
                 demands = d;
                 utilities = Vec::new();
             }
@@ -472,17 +454,7 @@ impl RawRound {
             }
         };
         let bids = match self.bids {
-            Some(b) => {
-                if b.len() != n {
-                    return Err(InputError::Length {
-                        field: "bids",
-                        at: String::new(),
-                        got: b.len(),
-                        expected: n,
-                    });
-                }
-                flatten("bids", b, m)?
-            }
+            Some(b) => rows("bids", b, n, m)?,
             None => Vec::new(),
         };
         let input = RoundInput {
@@ -512,6 +484,19 @@ impl RawRound {
             },
         ))
     }
+}
+
+/// An n x m matrix field: n rows of m, flattened row-major.
+fn rows(field: &'static str, rows: Vec<Vec<f64>>, n: usize, m: usize) -> Result<Vec<f64>, InputError> {
+    if rows.len() != n {
+        return Err(InputError::Length {
+            field,
+            at: String::new(),
+            got: rows.len(),
+            expected: n,
+        });
+    }
+    flatten(field, rows, m)
 }
 
 fn flatten(field: &'static str, rows: Vec<Vec<f64>>, m: usize) -> Result<Vec<f64>, InputError> {

@@ -56,6 +56,18 @@ pub(crate) struct Common {
     pub quiet: bool,
 }
 
+/// Where evaluation episodes come from and where their run directory goes (simulate, compare).
+#[derive(clap::Args, Debug)]
+pub(crate) struct Episodes {
+    /// Evaluation episodes, seeds derived from the root seed (compare: the same seeds for every
+    /// policy and mechanism); at most 100000.
+    #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
+    pub seeds: usize,
+    /// Run directory (default runs/<command>-<config stem>-<timestamp>).
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
 impl Common {
     /// Threads for commands without a config default.
     pub fn threads_or_default(&self) -> usize {
@@ -77,7 +89,7 @@ fn parse_threads(s: &str) -> Result<usize, String> {
 }
 
 /// `--seeds`: 1 to `config::limits::MAX_SEEDS`.
-pub(crate) fn parse_seeds(s: &str) -> Result<usize, String> {
+fn parse_seeds(s: &str) -> Result<usize, String> {
     bounded(s, agents::config::limits::MAX_SEEDS, "seeds")
 }
 

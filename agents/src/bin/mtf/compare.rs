@@ -1,6 +1,6 @@
 //! `mtf compare`: policies x mechanisms on the same seeds.
 
-use crate::cli::{parse_seeds, print_json, Common};
+use crate::cli::{print_json, Common, Episodes};
 use agents::compare::{compare, write, CompareSpec};
 use agents::config::Source;
 use std::path::PathBuf;
@@ -19,12 +19,8 @@ pub(crate) struct Args {
     /// Mechanisms, comma-separated (default: the config's).
     #[arg(long, value_delimiter = ',')]
     mechanisms: Vec<String>,
-    /// Evaluation episodes per pair (the same seeds for every pair; at most 100000).
-    #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
-    seeds: usize,
-    /// Run directory (default runs/compare-<config>-<timestamp>).
-    #[arg(long)]
-    out: Option<PathBuf>,
+    #[command(flatten)]
+    episodes: Episodes,
     #[command(flatten)]
     common: Common,
 }
@@ -34,11 +30,11 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         policies: a.policies,
         mechanisms: a.mechanisms,
-        seeds: a.seeds,
+        seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),
     };
     let compared = compare(&spec)?;
-    let dir = write(&compared, &spec.source, a.out.as_deref())?;
+    let dir = write(&compared, &spec.source, a.episodes.out.as_deref())?;
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": compared.seeds, "rows": compared.rows }))?;
     } else {

@@ -1,6 +1,6 @@
 //! `mtf simulate`: evaluation episodes of one policy, without learning.
 
-use crate::cli::{parse_seeds, print_json, Common};
+use crate::cli::{print_json, Common, Episodes};
 use agents::config::Source;
 use agents::simulate::{simulate, SimulateSpec};
 use std::path::PathBuf;
@@ -19,12 +19,8 @@ pub(crate) struct Args {
     /// MTF_AGENT_TIMEOUT seconds per reply, default 10).
     #[arg(long, short, default_value = "fixed:0.5")]
     policy: String,
-    /// Evaluation episodes (seeds derived from the root seed; at most 100000).
-    #[arg(long, default_value_t = 8, value_parser = parse_seeds)]
-    seeds: usize,
-    /// Run directory (default runs/simulate-<config>-<timestamp>).
-    #[arg(long)]
-    out: Option<PathBuf>,
+    #[command(flatten)]
+    episodes: Episodes,
     #[command(flatten)]
     common: Common,
 }
@@ -34,9 +30,9 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         mechanism: a.mechanism,
         policy: a.policy,
-        seeds: a.seeds,
+        seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),
-        out: a.out,
+        out: a.episodes.out,
     })?;
     if a.common.json {
         let mut v = serde_json::to_value(&done)?;
