@@ -23,6 +23,9 @@ pub struct CompareSpec {
     pub seeds: usize,
     /// Worker threads (results do not depend on it).
     pub threads: usize,
+    /// The row every row is paired against, `POLICY/MECHANISM` (default: the best fixed level
+    /// under the first mechanism).
+    pub baseline: Option<String>,
 }
 
 /// Every policy x mechanism pair, evaluated on the same seeds.
@@ -63,9 +66,18 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
                 summary: Summary::of(&scenario, &episodes),
                 weights: scenario.agents.iter().map(|a| a.weight).collect(),
                 episodes,
+                paired: None,
             });
         }
     }
+    let baseline = match &spec.baseline {
+        None => crate::table::default_baseline(&rows),
+        Some(b) => rows.iter().position(|r| &r.label() == b).ok_or_else(|| {
+            let known: Vec<String> = rows.iter().map(Row::label).collect();
+            user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
+        })?,
+    };
+    crate::table::pair(&mut rows, baseline);
     Ok(Compared {
         scenario: base,
         rows,

@@ -132,6 +132,50 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
     Ok(())
 }
 
+/// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
+fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String], baseline: &str) -> DrawResult<DB> {
+    let k = rows.len();
+    let diff = |r: &Row| r.paired.as_ref().map(|p| p.welfare_diff).unwrap_or_default();
+    let lo = rows.iter().map(|r| diff(r).mean - diff(r).ci95).fold(0.0, f64::min);
+    let hi = rows.iter().map(|r| diff(r).mean + diff(r).ci95).fold(0.0, f64::max);
+    let (lo, hi) = padded(lo, hi);
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("Welfare minus {baseline}, paired over seeds (95% CI)"), (FONT, 24))
+        .margin(20)
+        .x_label_area_size(70)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), lo..hi)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(names, *x))
+        .x_label_style((FONT, 14))
+        .y_label_style((FONT, 16))
+        .y_desc("welfare difference (jobs per round)")
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    chart.draw_series(LineSeries::new([(-0.5, 0.0), (k as f64 - 0.5, 0.0)], BLACK.stroke_width(1)))?;
+    // Differences whose CI excludes 0 in one colour, the others in grey.
+    let colour = |r: &Row| {
+        if r.paired.as_ref().is_some_and(|p| p.significant) {
+            PALETTE[3]
+        } else {
+            PALETTE[7]
+        }
+    };
+    chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+        let d = diff(r);
+        ErrorBar::new_vertical(i as f64, d.mean - d.ci95, d.mean, d.mean + d.ci95, colour(r).filled(), 14)
+    }))?;
+    chart.draw_series(
+        rows.iter()
+            .enumerate()
+            .map(|(i, r)| Circle::new((i as f64, diff(r).mean), 5, colour(r).filled())),
+    )?;
+    Ok(())
+}
+
 fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
     let k = rows.len();
     let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
@@ -348,6 +392,10 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
     let wide = (220 + 70 * rows.len() as u32).clamp(800, 2400);
     let mut files = Vec::new();
     files.extend(both!(dir, "welfare", (wide, 620), |root| welfare(root, rows, &names)));
+    if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
+        let baseline = p.baseline.clone();
+        files.extend(both!(dir, "welfare_paired", (wide, 620), |root| paired(root, rows, &names, &baseline)));
+    }
     files.extend(both!(dir, "throughput_by_weight", (wide, 620), |root| throughput(
         root, rows, &names
     )));

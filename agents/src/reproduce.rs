@@ -133,6 +133,7 @@ impl Ctx {
             mechanisms: mechanisms.iter().map(|s| s.to_string()).collect(),
             seeds,
             threads: self.threads,
+            baseline: None,
         };
         Ok(compare(&spec)?.rows)
     }

@@ -22,6 +22,62 @@ pub struct Row {
     /// The agents' weights.
     #[serde(skip)]
     pub weights: Vec<f64>,
+    /// Its welfare against the comparison's baseline row, seed by seed ([`pair`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired: Option<Paired>,
+}
+
+/// A row's welfare minus the baseline row's, paired seed by seed (both ran on the same seeds,
+/// so the arrivals cancel out of the difference): mean and paired 95% CI.
+#[derive(Debug, Clone, Serialize)]
+pub struct Paired {
+    /// The baseline row, `POLICY/MECHANISM`.
+    pub baseline: String,
+    /// Welfare difference, jobs per round.
+    pub welfare_diff: Stat,
+    /// Whether the CI excludes 0.
+    pub significant: bool,
+}
+
+impl Row {
+    /// `POLICY/MECHANISM`, as `--baseline` names a row.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.policy, self.mechanism)
+    }
+}
+
+/// The default baseline: the best fixed level (by mean welfare) under the first mechanism, or
+/// the first row when that mechanism has no fixed policy.
+pub fn default_baseline(rows: &[Row]) -> usize {
+    let Some(first) = rows.first() else { return 0 };
+    rows.iter()
+        .enumerate()
+        .filter(|(_, r)| r.mechanism == first.mechanism && r.policy.starts_with("fixed:"))
+        .max_by(|a, b| a.1.summary.welfare.mean.total_cmp(&b.1.summary.welfare.mean).then(b.0.cmp(&a.0)))
+        .map_or(0, |(i, _)| i)
+}
+
+/// Fill every row's [`Paired`] against row `baseline`.
+pub fn pair(rows: &mut [Row], baseline: usize) {
+    let base: Vec<f64> = rows[baseline].episodes.iter().map(|e| e.welfare).collect();
+    let label = rows[baseline].label();
+    for r in rows.iter_mut() {
+        let d: Vec<f64> = r.episodes.iter().zip(&base).map(|(e, b)| e.welfare - b).collect();
+        let welfare_diff = Stat::of(&d);
+        r.paired = Some(Paired {
+            baseline: label.clone(),
+            significant: welfare_diff.ci95.is_finite() && welfare_diff.mean.abs() > welfare_diff.ci95,
+            welfare_diff,
+        });
+    }
+}
+
+fn diff_cell(p: &Paired, is_baseline: bool) -> String {
+    if is_baseline {
+        return "baseline".into();
+    }
+    let mark = if p.significant { " *" } else { "" };
+    format!("{:+.3} +- {:.3}{mark}", p.welfare_diff.mean, p.welfare_diff.ci95)
 }
 
 fn fmt(s: &Stat) -> String {
@@ -34,7 +90,11 @@ pub fn markdown(rows: &[Row]) -> String {
         .first()
         .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())
         .unwrap_or_default();
+    let paired = rows.iter().find_map(|r| r.paired.as_ref());
     let mut head = vec!["policy".to_string(), "mechanism".into(), "welfare".into()];
+    if paired.is_some() {
+        head.push("Δ welfare (paired)".into());
+    }
     head.extend(weights.iter().map(|w| format!("thr w={w}")));
     head.extend(
         [
@@ -53,6 +113,9 @@ pub fn markdown(rows: &[Row]) -> String {
         let s = &r.summary;
         let opt = |x: &Option<Stat>| x.as_ref().map(fmt).unwrap_or_else(|| "-".into());
         let mut cells = vec![r.policy.clone(), r.mechanism.clone(), fmt(&s.welfare)];
+        if let Some(p) = &r.paired {
+            cells.push(diff_cell(p, p.baseline == r.label()));
+        }
         cells.extend(s.throughput_by_weight.iter().map(|(_, st)| fmt(st)));
         cells.extend([
             fmt(&s.dropped),
@@ -64,6 +127,12 @@ pub fn markdown(rows: &[Row]) -> String {
             fmt(&s.sched_us),
         ]);
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    if let Some(p) = paired {
+        out.push_str(&format!(
+            "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",
+            p.baseline
+        ));
     }
     out
 }
@@ -81,6 +150,10 @@ pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
     for c in &cols {
         header.push(format!("{c}_mean"));
         header.push(format!("{c}_ci95"));
+    }
+    let paired = rows.iter().any(|r| r.paired.is_some());
+    if paired {
+        header.extend(["baseline", "welfare_diff_mean", "welfare_diff_ci95", "welfare_diff_significant"].map(String::from));
     }
     let records: Vec<Vec<String>> = rows
         .iter()
@@ -101,6 +174,17 @@ pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
             for st in stats {
                 rec.push(st.map(|x| x.mean.to_string()).unwrap_or_default());
                 rec.push(st.map(|x| x.ci95.to_string()).unwrap_or_default());
+            }
+            if paired {
+                match &r.paired {
+                    Some(p) => rec.extend([
+                        p.baseline.clone(),
+                        p.welfare_diff.mean.to_string(),
+                        p.welfare_diff.ci95.to_string(),
+                        p.significant.to_string(),
+                    ]),
+                    None => rec.extend(std::iter::repeat_n(String::new(), 4)),
+                }
             }
             rec
         })

@@ -126,3 +126,57 @@ fn bad_compare_invocations_are_user_errors() {
         assert!(err.contains(want) && err.lines().count() == 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn paired_differences_match_a_hand_computation() {
+    let q = common::quickstart();
+    let out = tmp("paired");
+    let (code, stdout, err) = mtf(&[
+        "compare", "--config", &q, "--policies", "fixed:0.0,fixed:0.9", "--mechanisms", "mtf,stride",
+        "--seeds", "4", "--set", "env.rounds=60", "--baseline", "fixed:0.0/stride", "--json",
+        "--out", out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // Each row's per-seed welfare from metrics.jsonl, in seed order.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let welfare = |policy: &str, mech: &str| -> Vec<f64> {
+        lines
+            .iter()
+            .filter(|l| l["policy"] == policy && l["mechanism"] == mech)
+            .map(|l| l["welfare"].as_f64().unwrap())
+            .collect()
+    };
+    let base = welfare("fixed:0.0", "stride");
+    assert_eq!(base.len(), 4);
+    for row in v["rows"].as_array().unwrap() {
+        let (p, m) = (row["policy"].as_str().unwrap(), row["mechanism"].as_str().unwrap());
+        let d: Vec<f64> = welfare(p, m).iter().zip(&base).map(|(a, b)| a - b).collect();
+        let mean = d.iter().sum::<f64>() / 4.0;
+        let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+        // Student's t, 3 degrees of freedom, 0.975: 3.182.
+        let ci = 3.182 * sd / 2.0;
+        let paired = &row["paired"];
+        assert_eq!(paired["baseline"], "fixed:0.0/stride");
+        let (got_mean, got_ci) = (paired["welfare_diff"]["mean"].as_f64().unwrap(), paired["welfare_diff"]["ci95"].as_f64().unwrap());
+        assert!((got_mean - mean).abs() < 1e-9 && (got_ci - ci).abs() < 1e-9, "{p}/{m}: {got_mean} +- {got_ci} vs {mean} +- {ci}");
+        assert_eq!(paired["significant"], mean.abs() > ci, "{p}/{m}");
+    }
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("| baseline |") && md.contains("Δ welfare: each row's weighted welfare minus the baseline's (fixed:0.0/stride)"), "{md}");
+    assert!(out.join("welfare_paired.png").exists());
+    let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with("baseline,welfare_diff_mean,welfare_diff_ci95,welfare_diff_significant"));
+    // A baseline that is not a row is a usage error naming the rows.
+    let (code, _, err) = mtf(&[
+        "compare", "--config", &q, "--policies", "fixed:0.0", "--seeds", "2", "--set", "env.rounds=20",
+        "--baseline", "fixed:0.5/mtf", "--out", out.join("bad").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--baseline fixed:0.5/mtf: no such row (rows: fixed:0.0/mtf)"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -19,6 +19,10 @@ pub(crate) struct Args {
     /// Mechanisms, comma-separated (default: the config's).
     #[arg(long, value_delimiter = ',')]
     mechanisms: Vec<String>,
+    /// The row every row is compared with, seed by seed: POLICY/MECHANISM (e.g. fixed:0.0/mtf;
+    /// default: the best fixed level under the first mechanism).
+    #[arg(long, value_name = "POLICY/MECHANISM")]
+    baseline: Option<String>,
     #[command(flatten)]
     episodes: Episodes,
     #[command(flatten)]
@@ -32,6 +36,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         mechanisms: a.mechanisms,
         seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),
+        baseline: a.baseline,
     };
     let compared = compare(&spec)?;
     let dir = write(&compared, &spec.source, a.episodes.out.as_deref())?;
