@@ -51,8 +51,16 @@ macro_rules! both {
             $draw(&root).map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
             root.present().map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
         }
+        preserve_spaces(&svg)?;
         vec![format!("{}.png", $name), format!("{}.svg", $name)]
     }};
+}
+
+/// Keep the leading spaces that push rotated labels below the axis ([`row_axis`]): SVG
+/// collapses whitespace unless told otherwise.
+fn preserve_spaces(svg: &Path) -> crate::Result<()> {
+    let text = crate::run_dir::read_text(svg, crate::run_dir::MAX_TEXT)?;
+    crate::run_dir::write_atomic(svg, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
 }
 
 /// A policy spec for a label: `run:` and `agent:` paths shortened to their last component.
@@ -88,12 +96,31 @@ fn row_label(names: &[String], x: f64) -> String {
     }
 }
 
+/// The row axis: labels upright when each fits its slot, else rotated (reading downward), with the
+/// label area as deep as the longest label (so labels never run into each other).
+fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String]) -> (u32, TextStyle<'static>, Vec<String>) {
+    const CHAR_PX: f64 = 7.5;
+    let width = f64::from(root.dim_in_pixel().0.saturating_sub(120));
+    let slot = width / names.len().max(1) as f64;
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    let font = (FONT, 14).into_font();
+    if longest + 8.0 <= slot {
+        (70, TextStyle::from(font), names.to_vec())
+    } else {
+        // plotters centres a rotated label on its tick; leading spaces (about two per glyph)
+        // push the visible text below the axis.
+        let pushed = names.iter().map(|n| format!("{}{n}", " ".repeat(2 * n.chars().count() + 2))).collect();
+        ((longest + 24.0).clamp(70.0, 320.0) as u32, TextStyle::from(font).transform(FontTransform::Rotate90), pushed)
+    }
+}
+
 fn padded(lo: f64, hi: f64) -> (f64, f64) {
     let span = (hi - lo).max(hi.abs() * 0.02).max(1e-6);
     (lo - 0.08 * span, hi + 0.08 * span)
 }
 
 fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let axis = row_axis(root, names);
     let k = rows.len();
     let lo = rows
         .iter()
@@ -107,15 +134,15 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
     let mut chart = ChartBuilder::on(root)
         .caption("Weighted social welfare (mean, 95% CI over seeds)", (FONT, 26))
         .margin(20)
-        .x_label_area_size(70)
+        .x_label_area_size(axis.0)
         .y_label_area_size(80)
         .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), lo..hi)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(k)
-        .x_label_formatter(&|x| row_label(names, *x))
-        .x_label_style((FONT, 14))
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
         .y_desc("welfare (jobs per round)")
         .axis_desc_style((FONT, 18))
@@ -134,6 +161,7 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
 
 /// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
 fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String], baseline: &str) -> DrawResult<DB> {
+    let axis = row_axis(root, names);
     let k = rows.len();
     let diff = |r: &Row| r.paired.as_ref().map(|p| p.welfare_diff).unwrap_or_default();
     let lo = rows.iter().map(|r| diff(r).mean - diff(r).ci95).fold(0.0, f64::min);
@@ -142,15 +170,15 @@ fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names
     let mut chart = ChartBuilder::on(root)
         .caption(format!("Welfare minus {baseline}, paired over seeds (95% CI)"), (FONT, 24))
         .margin(20)
-        .x_label_area_size(70)
+        .x_label_area_size(axis.0)
         .y_label_area_size(80)
         .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), lo..hi)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(k)
-        .x_label_formatter(&|x| row_label(names, *x))
-        .x_label_style((FONT, 14))
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
         .y_desc("welfare difference (jobs per round)")
         .axis_desc_style((FONT, 18))
@@ -177,6 +205,7 @@ fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names
 }
 
 fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let axis = row_axis(root, names);
     let k = rows.len();
     let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
     let c = classes.len().max(1);
@@ -188,15 +217,15 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
     let mut chart = ChartBuilder::on(root)
         .caption("Throughput per agent, by weight class (mean, 95% CI)", (FONT, 26))
         .margin(20)
-        .x_label_area_size(70)
+        .x_label_area_size(axis.0)
         .y_label_area_size(80)
         .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), 0.0..hi.max(1e-6))?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(k)
-        .x_label_formatter(&|x| row_label(names, *x))
-        .x_label_style((FONT, 14))
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
         .y_desc("throughput (jobs per round per agent)")
         .axis_desc_style((FONT, 18))
@@ -230,6 +259,7 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
 }
 
 fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let axis = row_axis(root, names);
     let k = rows.len();
     let values: Vec<Vec<f64>> = rows
         .iter()
@@ -263,15 +293,15 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
     let mut chart = ChartBuilder::on(root)
         .caption("Sharing incentive phi per agent (all agents and seeds)", (FONT, 26))
         .margin(20)
-        .x_label_area_size(70)
+        .x_label_area_size(axis.0)
         .y_label_area_size(80)
         .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), (lo as f32)..(hi as f32))?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(k)
-        .x_label_formatter(&|x| row_label(names, *x))
-        .x_label_style((FONT, 14))
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
         .y_desc("phi = u_shared / u_exclusive  (SI holds at >= 1)")
         .axis_desc_style((FONT, 18))
