@@ -103,9 +103,13 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
         source.config.display(),
         c.seeds.len()
     );
-    run_dir::write_atomic(&dir.join("comparison.md"), (title + &markdown(&c.rows)).as_bytes())?;
-    run_dir::write_atomic(&dir.join("comparison.csv"), &csv(&c.rows)?)?;
     let plots = crate::plots::comparison(&dir, &c.rows)?;
+    let mut md = title + &markdown(&c.rows) + "\n## Figures\n\n";
+    for png in plots.iter().filter(|f| f.ends_with(".png")) {
+        md.push_str(&format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg")));
+    }
+    run_dir::write_atomic(&dir.join("comparison.md"), md.as_bytes())?;
+    run_dir::write_atomic(&dir.join("comparison.csv"), &csv(&c.rows)?)?;
     run_dir::write_atomic(
         &dir.join("summary.json"),
         serde_json::to_string_pretty(&serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "plots": plots }))?.as_bytes(),

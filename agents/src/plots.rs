@@ -213,7 +213,8 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
         .iter()
         .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.ci95))
         .fold(0.0, f64::max)
-        * 1.1;
+        // Head room for the legend (upper right, one line per class) above the tallest bar.
+        * (1.15 + 0.09 * c as f64);
     let mut chart = ChartBuilder::on(root)
         .caption("Throughput per agent, by weight class (mean, 95% CI)", (FONT, 26))
         .margin(20)
@@ -435,7 +436,12 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
             let weights = r.weights.clone();
             let ratio = envy_ratio(r, &weights);
             let title = format!("Envy: {}", names[k]);
-            files.extend(both!(dir, format!("envy-{k:02}"), (820, 680), |root| envy(root, &ratio, &title)));
+            // Named by the row, so a file says which policy and mechanism it shows.
+            let slug: String = format!("{}-{}", short(&r.policy), r.mechanism)
+                .chars()
+                .map(|ch| if ch.is_ascii_alphanumeric() || ch == '.' { ch } else { '_' })
+                .collect();
+            files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(root, &ratio, &title)));
         }
     }
     Ok(files)

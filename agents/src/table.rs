@@ -109,10 +109,21 @@ pub fn markdown(rows: &[Row]) -> String {
         .map(String::from),
     );
     let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
-    for r in rows {
+    // The best row by mean welfare (the first of equals) is marked in bold.
+    let best = rows
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.summary.welfare.mean.total_cmp(&b.1.summary.welfare.mean).then(b.0.cmp(&a.0)))
+        .map(|(i, _)| i);
+    for (i, r) in rows.iter().enumerate() {
         let s = &r.summary;
         let opt = |x: &Option<Stat>| x.as_ref().map(fmt).unwrap_or_else(|| "-".into());
-        let mut cells = vec![r.policy.clone(), r.mechanism.clone(), fmt(&s.welfare)];
+        let welfare = if rows.len() > 1 && Some(i) == best {
+            format!("**{}**", fmt(&s.welfare))
+        } else {
+            fmt(&s.welfare)
+        };
+        let mut cells = vec![r.policy.clone(), r.mechanism.clone(), welfare];
         if let Some(p) = &r.paired {
             cells.push(diff_cell(p, p.baseline == r.label()));
         }
@@ -130,7 +141,7 @@ pub fn markdown(rows: &[Row]) -> String {
     }
     if let Some(p) = paired {
         out.push_str(&format!(
-            "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",
+            "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0; the best mean welfare is in bold. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",
             p.baseline
         ));
     }

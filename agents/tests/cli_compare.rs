@@ -41,11 +41,16 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
         "throughput_by_weight.png",
         "phi.png",
         "phi.svg",
-        "envy-00.png",
-        "envy-19.svg",
+        "envy-00-fixed_0_mtf.png",
+        "envy-19-fixed_0.9_round_robin.svg",
     ] {
         assert!(out.join(f).exists(), "missing {f}");
     }
+    // comparison.md links every figure, marks the best row and explains its columns.
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("- [envy-19-fixed_0.9_round_robin.png](envy-19-fixed_0.9_round_robin.png)"), "{md}");
+    assert!(md.contains("- [welfare_paired.png](welfare_paired.png)"), "{md}");
+    assert_eq!(md.matches("| **").count(), 1, "one best row in bold: {md}");
     let png = std::fs::read(out.join("welfare.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(std::fs::read_to_string(out.join("welfare.svg"))
