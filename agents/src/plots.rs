@@ -3,6 +3,7 @@
 
 use crate::error::failed;
 use crate::table::Row;
+use env::eval::Stat;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -119,20 +120,24 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
     (lo - 0.08 * span, hi + 0.08 * span)
 }
 
-fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+/// One value per row with its 95% error bar, in the row's colour; `zero` draws a line at 0 and
+/// keeps 0 on the axis.
+fn per_row<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    names: &[String],
+    caption: &str,
+    y_desc: &str,
+    stats: &[(Stat, RGBColor)],
+    zero: bool,
+) -> DrawResult<DB> {
     let axis = row_axis(root, names);
-    let k = rows.len();
-    let lo = rows
-        .iter()
-        .map(|r| r.summary.welfare.mean - r.summary.welfare.ci95)
-        .fold(f64::INFINITY, f64::min);
-    let hi = rows
-        .iter()
-        .map(|r| r.summary.welfare.mean + r.summary.welfare.ci95)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let k = stats.len();
+    let start = if zero { 0.0 } else { f64::INFINITY };
+    let lo = stats.iter().map(|(s, _)| s.mean - s.ci95).fold(start, f64::min);
+    let hi = stats.iter().map(|(s, _)| s.mean + s.ci95).fold(-start, f64::max);
     let (lo, hi) = padded(lo, hi);
     let mut chart = ChartBuilder::on(root)
-        .caption("Weighted social welfare (mean, 95% CI over seeds)", (FONT, 26))
+        .caption(caption, (FONT, 24))
         .margin(20)
         .x_label_area_size(axis.0)
         .y_label_area_size(80)
@@ -144,64 +149,58 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
         .x_label_formatter(&|x| row_label(&axis.2, *x))
         .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
-        .y_desc("welfare (jobs per round)")
+        .y_desc(y_desc)
         .axis_desc_style((FONT, 18))
         .draw()?;
-    chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
-        let s = r.summary.welfare;
-        ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, PALETTE[0].filled(), 14)
+    if zero {
+        chart.draw_series(LineSeries::new([(-0.5, 0.0), (k as f64 - 0.5, 0.0)], BLACK.stroke_width(1)))?;
+    }
+    chart.draw_series(stats.iter().enumerate().map(|(i, (s, c))| {
+        ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, c.filled(), 14)
     }))?;
     chart.draw_series(
-        rows.iter()
+        stats
+            .iter()
             .enumerate()
-            .map(|(i, r)| Circle::new((i as f64, r.summary.welfare.mean), 5, PALETTE[0].filled())),
+            .map(|(i, (s, c))| Circle::new((i as f64, s.mean), 5, c.filled())),
     )?;
     Ok(())
 }
 
+fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    // One colour per mechanism, in the order they first appear.
+    let mut mechanisms: Vec<&str> = Vec::new();
+    let stats: Vec<(Stat, RGBColor)> = rows
+        .iter()
+        .map(|r| {
+            let k = mechanisms.iter().position(|m| *m == r.mechanism).unwrap_or_else(|| {
+                mechanisms.push(&r.mechanism);
+                mechanisms.len() - 1
+            });
+            (r.summary.welfare, PALETTE[k % PALETTE.len()])
+        })
+        .collect();
+    per_row(root, names, "Weighted social welfare (mean, 95% CI over seeds)", "welfare (jobs per round)", &stats, false)
+}
+
 /// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
+/// Differences whose CI excludes 0 in red, the others in grey.
 fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String], baseline: &str) -> DrawResult<DB> {
-    let axis = row_axis(root, names);
-    let k = rows.len();
-    let diff = |r: &Row| r.paired.as_ref().map(|p| p.welfare_diff).unwrap_or_default();
-    let lo = rows.iter().map(|r| diff(r).mean - diff(r).ci95).fold(0.0, f64::min);
-    let hi = rows.iter().map(|r| diff(r).mean + diff(r).ci95).fold(0.0, f64::max);
-    let (lo, hi) = padded(lo, hi);
-    let mut chart = ChartBuilder::on(root)
-        .caption(format!("Welfare minus {baseline}, paired over seeds (95% CI)"), (FONT, 24))
-        .margin(20)
-        .x_label_area_size(axis.0)
-        .y_label_area_size(80)
-        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), lo..hi)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(k)
-        .x_label_formatter(&|x| row_label(&axis.2, *x))
-        .x_label_style(axis.1.clone())
-        .y_label_style((FONT, 16))
-        .y_desc("welfare difference (jobs per round)")
-        .axis_desc_style((FONT, 18))
-        .draw()?;
-    chart.draw_series(LineSeries::new([(-0.5, 0.0), (k as f64 - 0.5, 0.0)], BLACK.stroke_width(1)))?;
-    // Differences whose CI excludes 0 in one colour, the others in grey.
-    let colour = |r: &Row| {
-        if r.paired.as_ref().is_some_and(|p| p.significant) {
-            PALETTE[3]
-        } else {
-            PALETTE[7]
-        }
-    };
-    chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
-        let d = diff(r);
-        ErrorBar::new_vertical(i as f64, d.mean - d.ci95, d.mean, d.mean + d.ci95, colour(r).filled(), 14)
-    }))?;
-    chart.draw_series(
-        rows.iter()
-            .enumerate()
-            .map(|(i, r)| Circle::new((i as f64, diff(r).mean), 5, colour(r).filled())),
-    )?;
-    Ok(())
+    let stats: Vec<(Stat, RGBColor)> = rows
+        .iter()
+        .map(|r| match &r.paired {
+            Some(p) => (p.welfare_diff, if p.significant { PALETTE[3] } else { PALETTE[7] }),
+            None => (Stat::default(), PALETTE[7]),
+        })
+        .collect();
+    per_row(
+        root,
+        names,
+        &format!("Welfare minus {baseline}, paired over seeds (95% CI)"),
+        "welfare difference (jobs per round)",
+        &stats,
+        true,
+    )
 }
 
 fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
