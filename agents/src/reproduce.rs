@@ -358,6 +358,21 @@ fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
                 .map(|(k, _)| k)
                 .unwrap_or(0);
             let rows = &per_load[k];
+            // Paired over the same seeds: the differences the unpaired intervals hide.
+            let d = |a: &str, b: &str| {
+                let s = crate::table::welfare_diff(by_label(rows, a), by_label(rows, b));
+                // A difference that rounds to zero prints as +0.00, not -0.00.
+                let mean = if s.mean.abs() < 0.005 { 0.0 } else { s.mean };
+                format!("{mean:+.2} +- {:.2}", s.ci95)
+            };
+            let paired = format!(
+                "Paired over the same {} seeds (jobs per round, 95% CI): learned MTF minus best fixed MTF {}; learned MTF minus Themis {}; best fixed MTF minus Themis {}; best fixed MTF minus stride {}.",
+                ctx.plan.seeds,
+                d("mtf learned", "mtf fixed:0.0"),
+                d("mtf learned", "themis"),
+                d("mtf fixed:0.0", "themis"),
+                d("mtf fixed:0.0", "stride"),
+            );
             let learned = by_label(rows, "mtf learned").summary.welfare.mean;
             let best = by_label(rows, "mtf fixed:0.0").summary.welfare.mean;
             let themis = by_label(rows, "themis").summary.welfare.mean;
@@ -377,6 +392,7 @@ fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
                     "The gap is smaller than the thesis's."
                 }
             );
+            let _ = writeln!(index, "{paired}\n");
             if stem == "w124" && variant.is_empty() {
                 rows_w124_high = per_load.pop();
             }

@@ -57,13 +57,19 @@ pub fn default_baseline(rows: &[Row]) -> usize {
         .map_or(0, |(i, _)| i)
 }
 
+/// Welfare of `a` minus welfare of `b`, seed by seed (both evaluated on the same seeds): mean
+/// and paired 95% CI, jobs per round.
+pub fn welfare_diff(a: &Row, b: &Row) -> Stat {
+    let d: Vec<f64> = a.episodes.iter().zip(&b.episodes).map(|(x, y)| x.welfare - y.welfare).collect();
+    Stat::of(&d)
+}
+
 /// Fill every row's [`Paired`] against row `baseline`.
 pub fn pair(rows: &mut [Row], baseline: usize) {
-    let base: Vec<f64> = rows[baseline].episodes.iter().map(|e| e.welfare).collect();
-    let label = rows[baseline].label();
+    let base = rows[baseline].clone();
+    let label = base.label();
     for r in rows.iter_mut() {
-        let d: Vec<f64> = r.episodes.iter().zip(&base).map(|(e, b)| e.welfare - b).collect();
-        let welfare_diff = Stat::of(&d);
+        let welfare_diff = welfare_diff(r, &base);
         r.paired = Some(Paired {
             baseline: label.clone(),
             significant: welfare_diff.ci95.is_finite() && welfare_diff.mean.abs() > welfare_diff.ci95,

@@ -137,6 +137,9 @@ fn reproduce_thesis_quick_writes_its_report_and_figures() {
     for section in ["Fig. 5.2/5.3", "Table 5.2", "Wall time"] {
         assert!(index.contains(section), "index.md lacks {section}");
     }
+    // Each claim's measurement carries the paired differences (3 seeds in the quick plan).
+    let paired = index.lines().filter(|l| l.starts_with("Paired over the same 3 seeds")).count();
+    assert_eq!(paired, 4, "one paired line per weight setup's claim");
     // Every figure the report links exists, as PNG and SVG.
     let linked: Vec<&str> = index.lines().filter_map(|l| l.strip_prefix("![](")?.strip_suffix(')')).collect();
     assert!(linked.len() >= 8, "{linked:?}");
