@@ -20,7 +20,10 @@ fn main() {
         for kind_l in [LearnerKind::Hedge, LearnerKind::ActorCritic] {
             let exp = Experiment {
                 scenario: sc.clone(),
-                learner: LearnerSection { kind: kind_l, ..Default::default() },
+                learner: LearnerSection {
+                    kind: kind_l,
+                    ..Default::default()
+                },
                 train: Default::default(),
             };
             let build = || -> Box<dyn Learner> { agents::train::build_learner(&exp) };

@@ -110,8 +110,15 @@ fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String])
     } else {
         // plotters centres a rotated label on its tick; leading spaces (about two per glyph)
         // push the visible text below the axis.
-        let pushed = names.iter().map(|n| format!("{}{n}", " ".repeat(2 * n.chars().count() + 2))).collect();
-        ((longest + 24.0).clamp(70.0, 320.0) as u32, TextStyle::from(font).transform(FontTransform::Rotate90), pushed)
+        let pushed = names
+            .iter()
+            .map(|n| format!("{}{n}", " ".repeat(2 * n.chars().count() + 2)))
+            .collect();
+        (
+            (longest + 24.0).clamp(70.0, 320.0) as u32,
+            TextStyle::from(font).transform(FontTransform::Rotate90),
+            pushed,
+        )
     }
 }
 
@@ -155,9 +162,12 @@ fn per_row<DB: DrawingBackend>(
     if zero {
         chart.draw_series(LineSeries::new([(-0.5, 0.0), (k as f64 - 0.5, 0.0)], BLACK.stroke_width(1)))?;
     }
-    chart.draw_series(stats.iter().enumerate().map(|(i, (s, c))| {
-        ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, c.filled(), 14)
-    }))?;
+    chart.draw_series(
+        stats
+            .iter()
+            .enumerate()
+            .map(|(i, (s, c))| ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, c.filled(), 14)),
+    )?;
     chart.draw_series(
         stats
             .iter()
@@ -180,7 +190,14 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
             (r.summary.welfare, PALETTE[k % PALETTE.len()])
         })
         .collect();
-    per_row(root, names, "Weighted social welfare (mean, 95% CI over seeds)", "welfare (jobs per round)", &stats, false)
+    per_row(
+        root,
+        names,
+        "Weighted social welfare (mean, 95% CI over seeds)",
+        "welfare (jobs per round)",
+        &stats,
+        false,
+    )
 }
 
 /// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
@@ -424,7 +441,9 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
     files.extend(both!(dir, "welfare", (wide, 620), |root| welfare(root, rows, &names)));
     if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
         let baseline = p.baseline.clone();
-        files.extend(both!(dir, "welfare_paired", (wide, 620), |root| paired(root, rows, &names, &baseline)));
+        files.extend(both!(dir, "welfare_paired", (wide, 620), |root| paired(
+            root, rows, &names, &baseline
+        )));
     }
     files.extend(both!(dir, "throughput_by_weight", (wide, 620), |root| throughput(
         root, rows, &names
@@ -440,7 +459,9 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
                 .chars()
                 .map(|ch| if ch.is_ascii_alphanumeric() || ch == '.' { ch } else { '_' })
                 .collect();
-            files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(root, &ratio, &title)));
+            files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(
+                root, &ratio, &title
+            )));
         }
     }
     Ok(files)

@@ -357,48 +357,47 @@ fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
                 .min_by(|a, b| (a.1 - claim_load).abs().total_cmp(&(b.1 - claim_load).abs()))
                 .map(|(k, _)| k)
                 .unwrap_or(0);
-            let rows = &per_load[k];
-            // Paired over the same seeds: the differences the unpaired intervals hide.
-            let d = |a: &str, b: &str| {
-                let s = crate::table::welfare_diff(by_label(rows, a), by_label(rows, b));
-                // A difference that rounds to zero prints as +0.00, not -0.00.
-                let mean = if s.mean.abs() < 0.005 { 0.0 } else { s.mean };
-                format!("{mean:+.2} +- {:.2}", s.ci95)
-            };
-            let paired = format!(
-                "Paired over the same {} seeds (jobs per round, 95% CI): learned MTF minus best fixed MTF {}; learned MTF minus Themis {}; best fixed MTF minus Themis {}; best fixed MTF minus stride {}.",
-                ctx.plan.seeds,
-                d("mtf learned", "mtf fixed:0.0"),
-                d("mtf learned", "themis"),
-                d("mtf fixed:0.0", "themis"),
-                d("mtf fixed:0.0", "stride"),
-            );
-            let learned = by_label(rows, "mtf learned").summary.welfare.mean;
-            let best = by_label(rows, "mtf fixed:0.0").summary.welfare.mean;
-            let themis = by_label(rows, "themis").summary.welfare.mean;
-            let gandiva = by_label(rows, "gandiva_fair").summary.welfare.mean;
-            let rr = by_label(rows, "round_robin").summary.welfare.mean;
-            let _ = writeln!(
-                index,
-                "\n**Thesis:** {claim}.\n\n**Measured at load {}:** learned MTF {} vs Themis, {} vs Gandiva_fair, {} vs round robin; best fixed MTF {} vs Themis. {}\n",
-                ctx.plan.loads[k],
-                pct(learned, themis),
-                pct(learned, gandiva),
-                pct(learned, rr),
-                pct(best, themis),
-                if (learned / themis - 1.0).abs() < 0.05 {
-                    "The mechanisms are within 5% of each other here: this model does not reproduce the thesis's gap. Below saturation every work-conserving mechanism serves every job."
-                } else {
-                    "The gap is smaller than the thesis's."
-                }
-            );
-            let _ = writeln!(index, "{paired}\n");
+            claim_text(index, claim, ctx.plan.loads[k], ctx.plan.seeds, &per_load[k]);
             if stem == "w124" && variant.is_empty() {
                 rows_w124_high = per_load.pop();
             }
         }
     }
     Ok(rows_w124_high)
+}
+
+/// A thesis claim next to what was measured at `load`: relative gaps, and the paired
+/// differences over the same `seeds` (the differences the unpaired intervals hide).
+fn claim_text(index: &mut String, claim: &str, load: f64, seeds: usize, rows: &[Row]) {
+    let d = |a: &str, b: &str| {
+        let s = crate::table::welfare_diff(by_label(rows, a), by_label(rows, b));
+        // A difference that rounds to zero prints as +0.00, not -0.00.
+        let mean = if s.mean.abs() < 0.005 { 0.0 } else { s.mean };
+        format!("{mean:+.2} +- {:.2}", s.ci95)
+    };
+    let welfare = |label: &str| by_label(rows, label).summary.welfare.mean;
+    let (learned, best, themis) = (welfare("mtf learned"), welfare("mtf fixed:0.0"), welfare("themis"));
+    let _ = writeln!(
+        index,
+        "\n**Thesis:** {claim}.\n\n**Measured at load {load}:** learned MTF {} vs Themis, {} vs Gandiva_fair, {} vs round robin; best fixed MTF {} vs Themis. {}\n",
+        pct(learned, themis),
+        pct(learned, welfare("gandiva_fair")),
+        pct(learned, welfare("round_robin")),
+        pct(best, themis),
+        if (learned / themis - 1.0).abs() < 0.05 {
+            "The mechanisms are within 5% of each other here: this model does not reproduce the thesis's gap. Below saturation every work-conserving mechanism serves every job."
+        } else {
+            "The gap is smaller than the thesis's."
+        }
+    );
+    let _ = writeln!(
+        index,
+        "Paired over the same {seeds} seeds (jobs per round, 95% CI): learned MTF minus best fixed MTF {}; learned MTF minus Themis {}; best fixed MTF minus Themis {}; best fixed MTF minus stride {}.\n",
+        d("mtf learned", "mtf fixed:0.0"),
+        d("mtf learned", "themis"),
+        d("mtf fixed:0.0", "themis"),
+        d("mtf fixed:0.0", "stride"),
+    );
 }
 
 /// Fig. 5.13: welfare vs deadline (w124, load 0.7).

@@ -26,7 +26,10 @@ fn best_response(sc: &Scenario, opponents: f64, record: Record) -> (f64, f64) {
     let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(sc, opponents))).collect();
     train_against(sc, &mut hedge, 4, &pinned, 7, record);
     let chosen = agents::learner::argmax(hedge.probabilities(0, 0));
-    (sc.action_levels()[chosen], surplus_per_item(sc, chosen, level(sc, opponents), &HELD_OUT))
+    (
+        sc.action_levels()[chosen],
+        surplus_per_item(sc, chosen, level(sc, opponents), &HELD_OUT),
+    )
 }
 
 #[test]
@@ -103,8 +106,14 @@ fn the_actor_critic_best_responds_within_one_grid_step() {
         train_against(&sc, ac.as_mut(), 2, &pinned, 7, Record::True);
         let (summary, per_item) = evaluate(&sc, &Pinned { inner: ac.fork(), pinned }, &HELD_OUT);
         let chosen = summary.bid_factor.unwrap()[0].mean;
-        eprintln!("{kind} price, actor-critic best response: mean bid factor {chosen:.3}, surplus {:.4} (theory {best}, 0.05)", per_item[0]);
-        assert!((chosen - best).abs() <= 0.05 + 1e-9, "{kind}: actor-critic bids {chosen}, theory {best}");
+        eprintln!(
+            "{kind} price, actor-critic best response: mean bid factor {chosen:.3}, surplus {:.4} (theory {best}, 0.05)",
+            per_item[0]
+        );
+        assert!(
+            (chosen - best).abs() <= 0.05 + 1e-9,
+            "{kind}: actor-critic bids {chosen}, theory {best}"
+        );
         assert!((per_item[0] - 0.05).abs() < 0.002, "{kind}: surplus {}", per_item[0]);
     }
 }

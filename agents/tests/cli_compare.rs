@@ -48,7 +48,10 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
     }
     // comparison.md links every figure, marks the best row and explains its columns.
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
-    assert!(md.contains("- [envy-19-fixed_0.9_round_robin.png](envy-19-fixed_0.9_round_robin.png)"), "{md}");
+    assert!(
+        md.contains("- [envy-19-fixed_0.9_round_robin.png](envy-19-fixed_0.9_round_robin.png)"),
+        "{md}"
+    );
     assert!(md.contains("- [welfare_paired.png](welfare_paired.png)"), "{md}");
     assert_eq!(md.matches("| **").count(), 1, "one best row in bold: {md}");
     let png = std::fs::read(out.join("welfare.png")).unwrap();
@@ -137,9 +140,22 @@ fn paired_differences_match_a_hand_computation() {
     let q = common::quickstart();
     let out = tmp("paired");
     let (code, stdout, err) = mtf(&[
-        "compare", "--config", &q, "--policies", "fixed:0.0,fixed:0.9", "--mechanisms", "mtf,stride",
-        "--seeds", "4", "--set", "env.rounds=60", "--baseline", "fixed:0.0/stride", "--json",
-        "--out", out.to_str().unwrap(),
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        "fixed:0.0,fixed:0.9",
+        "--mechanisms",
+        "mtf,stride",
+        "--seeds",
+        "4",
+        "--set",
+        "env.rounds=60",
+        "--baseline",
+        "fixed:0.0/stride",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -167,19 +183,43 @@ fn paired_differences_match_a_hand_computation() {
         let ci = 3.182 * sd / 2.0;
         let paired = &row["paired"];
         assert_eq!(paired["baseline"], "fixed:0.0/stride");
-        let (got_mean, got_ci) = (paired["welfare_diff"]["mean"].as_f64().unwrap(), paired["welfare_diff"]["ci95"].as_f64().unwrap());
-        assert!((got_mean - mean).abs() < 1e-9 && (got_ci - ci).abs() < 1e-9, "{p}/{m}: {got_mean} +- {got_ci} vs {mean} +- {ci}");
+        let (got_mean, got_ci) = (
+            paired["welfare_diff"]["mean"].as_f64().unwrap(),
+            paired["welfare_diff"]["ci95"].as_f64().unwrap(),
+        );
+        assert!(
+            (got_mean - mean).abs() < 1e-9 && (got_ci - ci).abs() < 1e-9,
+            "{p}/{m}: {got_mean} +- {got_ci} vs {mean} +- {ci}"
+        );
         assert_eq!(paired["significant"], mean.abs() > ci, "{p}/{m}");
     }
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
-    assert!(md.contains("| baseline |") && md.contains("Δ welfare: each row's weighted welfare minus the baseline's (fixed:0.0/stride)"), "{md}");
+    assert!(
+        md.contains("| baseline |") && md.contains("Δ welfare: each row's weighted welfare minus the baseline's (fixed:0.0/stride)"),
+        "{md}"
+    );
     assert!(out.join("welfare_paired.png").exists());
     let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
-    assert!(csv.lines().next().unwrap().ends_with("baseline,welfare_diff_mean,welfare_diff_ci95,welfare_diff_significant"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("baseline,welfare_diff_mean,welfare_diff_ci95,welfare_diff_significant"));
     // A baseline that is not a row is a usage error naming the rows.
     let (code, _, err) = mtf(&[
-        "compare", "--config", &q, "--policies", "fixed:0.0", "--seeds", "2", "--set", "env.rounds=20",
-        "--baseline", "fixed:0.5/mtf", "--out", out.join("bad").to_str().unwrap(),
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        "fixed:0.0",
+        "--seeds",
+        "2",
+        "--set",
+        "env.rounds=20",
+        "--baseline",
+        "fixed:0.5/mtf",
+        "--out",
+        out.join("bad").to_str().unwrap(),
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("--baseline fixed:0.5/mtf: no such row (rows: fixed:0.0/mtf)"), "{err}");

@@ -332,8 +332,18 @@ fn a_bid_policy_exports_answers_with_bids_and_drives_simulate_as_its_run() {
     let run = tmp("bids");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../configs/auctions/first-price.toml");
     let (code, _, err) = mtf(&[
-        "train", "--config", config, "--quiet", "--out", run.to_str().unwrap(),
-        "--set", "train.episodes=2", "--set", "env.rounds=300", "--set", "train.eval_seeds=1",
+        "train",
+        "--config",
+        config,
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+        "--set",
+        "train.episodes=2",
+        "--set",
+        "env.rounds=300",
+        "--set",
+        "train.eval_seeds=1",
     ]);
     assert_eq!(code, 0, "{err}");
     let exe = run.join("agents");
@@ -350,17 +360,39 @@ fn a_bid_policy_exports_answers_with_bids_and_drives_simulate_as_its_run() {
     let mut figures = Vec::new();
     for policy in [format!("run:{}", run.display()), format!("agent:{}", exe.display())] {
         let (code, out, err) = mtf(&[
-            "simulate", "--config", config, "--policy", &policy, "--seeds", "2", "--json",
-            "--set", "env.rounds=200", "--out", run.join(format!("sim-{}", figures.len())).to_str().unwrap(),
+            "simulate",
+            "--config",
+            config,
+            "--policy",
+            &policy,
+            "--seeds",
+            "2",
+            "--json",
+            "--set",
+            "env.rounds=200",
+            "--out",
+            run.join(format!("sim-{}", figures.len())).to_str().unwrap(),
         ]);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        figures.push((v["revenue_per_item"].clone(), v["surplus_per_bidder_item"].clone(), v["bid_factor"].clone()));
+        figures.push((
+            v["revenue_per_item"].clone(),
+            v["surplus_per_bidder_item"].clone(),
+            v["bid_factor"].clone(),
+        ));
     }
     assert!(figures[0].0.is_object(), "the valuation world reports revenue");
     assert_eq!(figures[0], figures[1]);
     // A bid policy cannot drive a threshold mechanism.
-    let (code, _, err) = mtf(&["simulate", "--config", config, "-m", "mtf", "--policy", &format!("agent:{}", exe.display())]);
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        config,
+        "-m",
+        "mtf",
+        "--policy",
+        &format!("agent:{}", exe.display()),
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("a bid policy; this scenario's mechanism takes a threshold"), "{err}");
     let _ = std::fs::remove_dir_all(&run);

@@ -263,6 +263,12 @@ impl RoundInput {
                 "expected a number in [1e-9, 1e15]",
             )?;
         }
+        self.validate_fields()
+    }
+
+    /// The per-agent fields and the optional ones (thresholds to the reserve).
+    fn validate_fields(&self) -> Result<(), InputError> {
+        let (n, m) = (self.n, self.m);
         if !self.thresholds.is_empty() {
             check_len("thresholds", &self.thresholds, n)?;
             check_vec(
