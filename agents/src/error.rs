@@ -79,15 +79,6 @@ impl Error {
             Error::Storage(_) | Error::Failed(_) => 1,
         }
     }
-
-    /// The same error with `context: ` before its message (keeps whose fault it is).
-    pub fn context(self, context: impl std::fmt::Display) -> Error {
-        match self {
-            Error::Failed(m) => Error::Failed(format!("{context}: {m}")),
-            Error::Storage(_) => Error::Failed(format!("{context}: {self}")),
-            other => Error::User(format!("{context}: {other}")),
-        }
-    }
 }
 
 /// A user error (exit 2) with this message.
