@@ -213,92 +213,9 @@ impl Experiment {
             mechanism: file.mechanism,
         }
         .resolve(path)?;
-        let l = &file.learner;
-        let levels = &scenario.action_levels();
-        if l.kind == LearnerKind::Fixed && !levels.iter().any(|&t| (t - l.fixed.threshold).abs() < 1e-9) {
-            return Err(err(
-                "learner.fixed.threshold",
-                format!("{} is not one of the {} {levels:?}", l.fixed.threshold, levels_name(&scenario)),
-            ));
-        }
-        if let Some(eta) = l.hedge.eta {
-            if !(eta.is_finite() && eta > 0.0) {
-                return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
-            }
-        }
-        let ac = &l.actor_critic;
-        if ac.actor_hidden == 0 || ac.critic_hidden.contains(&0) {
-            return Err(err("learner.actor_critic", "hidden layer widths must be at least 1".into()));
-        }
-        // Checked before any tensor of that size is allocated.
-        for (key, h) in [
-            ("actor_hidden", ac.actor_hidden),
-            ("critic_hidden[0]", ac.critic_hidden[0]),
-            ("critic_hidden[1]", ac.critic_hidden[1]),
-        ] {
-            if h > limits::MAX_HIDDEN {
-                return Err(err(
-                    &format!("learner.actor_critic.{key}"),
-                    format!("{h} is more than the limit of {}", limits::MAX_HIDDEN),
-                ));
-            }
-        }
-        let states = crate::hedge::budget_states(&scenario);
-        if l.kind == LearnerKind::Hedge && states.saturating_mul(levels.len()).saturating_mul(scenario.n()) > limits::MAX_HEDGE_WEIGHTS {
-            return Err(err(
-                "mechanism.total_tokens",
-                format!(
-                    "Hedge keeps a weight per agent, budget state (floor(T) + 1 = {states}) and level: more than the limit of {}",
-                    limits::MAX_HEDGE_WEIGHTS
-                ),
-            ));
-        }
-        for (key, v) in [
-            ("actor_lr", ac.actor_lr),
-            ("critic_lr", ac.critic_lr),
-            ("reward_scale", ac.reward_scale),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(err(
-                    &format!("learner.actor_critic.{key}"),
-                    format!("must be a finite number > 0, got {v}"),
-                ));
-            }
-        }
-        for (key, v) in [("entropy", ac.entropy), ("weight_decay", ac.weight_decay)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(err(
-                    &format!("learner.actor_critic.{key}"),
-                    format!("must be a finite number >= 0, got {v}"),
-                ));
-            }
-        }
-        if !(0.0..=1.0).contains(&ac.gamma) {
-            return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
-        }
-        let t = &file.train;
-        if t.episodes == 0 {
-            return Err(err("train.episodes", "must be at least 1".into()));
-        }
-        if t.checkpoint_every == 0 {
-            return Err(err("train.checkpoint_every", "must be at least 1".into()));
-        }
-        if t.threads == 0 || t.threads > limits::MAX_THREADS {
-            return Err(err(
-                "train.threads",
-                format!("must be in [1, {}], got {}", limits::MAX_THREADS, t.threads),
-            ));
-        }
-        if t.eval_seeds == 0 || t.eval_seeds > limits::MAX_SEEDS {
-            return Err(err(
-                "train.eval_seeds",
-                format!(
-                    "must be in [1, {}], got {} (the held-out evaluation needs a seed)",
-                    limits::MAX_SEEDS,
-                    t.eval_seeds
-                ),
-            ));
-        }
+        check_learner(&err, &scenario, &file.learner)?;
+        check_actor_critic(&err, &file.learner.actor_critic)?;
+        check_train(&err, &file.train)?;
         Ok(Experiment {
             scenario,
             learner: file.learner,
@@ -318,6 +235,107 @@ impl Experiment {
         };
         toml::to_string(&file).expect("an experiment serialises")
     }
+}
+
+/// The error constructor of [`Experiment::resolve`]: file, key, problem.
+type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
+
+/// `[learner]` against the scenario: the fixed level exists, Hedge's eta and table size.
+fn check_learner(err: &ErrorIn<'_>, scenario: &Scenario, l: &LearnerSection) -> Result<(), ConfigError> {
+    let levels = &scenario.action_levels();
+    if l.kind == LearnerKind::Fixed && !levels.iter().any(|&t| (t - l.fixed.threshold).abs() < 1e-9) {
+        return Err(err(
+            "learner.fixed.threshold",
+            format!("{} is not one of the {} {levels:?}", l.fixed.threshold, levels_name(scenario)),
+        ));
+    }
+    if let Some(eta) = l.hedge.eta {
+        if !(eta.is_finite() && eta > 0.0) {
+            return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
+        }
+    }
+    let states = crate::hedge::budget_states(scenario);
+    if l.kind == LearnerKind::Hedge && states.saturating_mul(levels.len()).saturating_mul(scenario.n()) > limits::MAX_HEDGE_WEIGHTS {
+        return Err(err(
+            "mechanism.total_tokens",
+            format!(
+                "Hedge keeps a weight per agent, budget state (floor(T) + 1 = {states}) and level: more than the limit of {}",
+                limits::MAX_HEDGE_WEIGHTS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `[learner.actor_critic]`: widths (before any tensor of that size exists) and rates.
+fn check_actor_critic(err: &ErrorIn<'_>, ac: &ActorCriticConfig) -> Result<(), ConfigError> {
+    if ac.actor_hidden == 0 || ac.critic_hidden.contains(&0) {
+        return Err(err("learner.actor_critic", "hidden layer widths must be at least 1".into()));
+    }
+    // Checked before any tensor of that size is allocated.
+    for (key, h) in [
+        ("actor_hidden", ac.actor_hidden),
+        ("critic_hidden[0]", ac.critic_hidden[0]),
+        ("critic_hidden[1]", ac.critic_hidden[1]),
+    ] {
+        if h > limits::MAX_HIDDEN {
+            return Err(err(
+                &format!("learner.actor_critic.{key}"),
+                format!("{h} is more than the limit of {}", limits::MAX_HIDDEN),
+            ));
+        }
+    }
+    for (key, v) in [
+        ("actor_lr", ac.actor_lr),
+        ("critic_lr", ac.critic_lr),
+        ("reward_scale", ac.reward_scale),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(err(
+                &format!("learner.actor_critic.{key}"),
+                format!("must be a finite number > 0, got {v}"),
+            ));
+        }
+    }
+    for (key, v) in [("entropy", ac.entropy), ("weight_decay", ac.weight_decay)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(err(
+                &format!("learner.actor_critic.{key}"),
+                format!("must be a finite number >= 0, got {v}"),
+            ));
+        }
+    }
+    if !(0.0..=1.0).contains(&ac.gamma) {
+        return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
+    }
+    Ok(())
+}
+
+/// `[train]`: episodes, checkpoints, threads, held-out seeds.
+fn check_train(err: &ErrorIn<'_>, t: &TrainSection) -> Result<(), ConfigError> {
+    if t.episodes == 0 {
+        return Err(err("train.episodes", "must be at least 1".into()));
+    }
+    if t.checkpoint_every == 0 {
+        return Err(err("train.checkpoint_every", "must be at least 1".into()));
+    }
+    if t.threads == 0 || t.threads > limits::MAX_THREADS {
+        return Err(err(
+            "train.threads",
+            format!("must be in [1, {}], got {}", limits::MAX_THREADS, t.threads),
+        ));
+    }
+    if t.eval_seeds == 0 || t.eval_seeds > limits::MAX_SEEDS {
+        return Err(err(
+            "train.eval_seeds",
+            format!(
+                "must be in [1, {}], got {} (the held-out evaluation needs a seed)",
+                limits::MAX_SEEDS,
+                t.eval_seeds
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
