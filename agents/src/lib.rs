@@ -17,7 +17,8 @@
 //! - Run directory: [`run_dir`] (atomic files, one writer's lock, errors naming the file) and
 //!   [`tb`] (TensorBoard event files).
 //! - Reports: [`simulate`] (evaluation episodes), [`compare`] (policies x mechanisms on the same
-//!   seeds), [`reproduce`] (the thesis's chapter 5); [`table`] is the one source of the
+//!   seeds), [`analyze`] (can learning help: headroom, best responses, the token scale),
+//!   [`reproduce`] (the thesis's chapter 5); [`table`] is the one source of the
 //!   comparison's markdown, CSV and [`plots`].
 //! - Export: [`export`] writes a trained policy into a copy of the [`runtime`] binary;
 //!   [`drive`] drives such binaries as agents. [`schedule`] runs one mechanism round as JSON.
@@ -56,6 +57,7 @@
 //! ```
 
 pub mod actor_critic;
+pub mod analyze;
 pub mod checkpoint;
 pub mod compare;
 pub mod config;

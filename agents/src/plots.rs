@@ -168,12 +168,12 @@ fn per_row<DB: DrawingBackend>(
             .enumerate()
             .map(|(i, (s, c))| ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, c.filled(), 14)),
     )?;
-    chart.draw_series(
-        stats
-            .iter()
-            .enumerate()
-            .map(|(i, (s, c))| Circle::new((i as f64, s.mean), 5, c.filled())),
-    )?;
+    for (i, (s, c)) in stats.iter().enumerate() {
+        // The marker follows the colour: one shape per palette entry in use.
+        let k = PALETTE.iter().position(|p| p == c).unwrap_or(0);
+        let at = chart.backend_coord(&(i as f64, s.mean));
+        marker(root, k, at, *c)?;
+    }
     Ok(())
 }
 
@@ -468,7 +468,10 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
 }
 
 /// One line per series over `xs`, with 95% error bars: the "vs load", "vs deadline" and
-/// "vs size" figures. Returns the PNG and SVG file names.
+/// "vs size" figures. `log_x` spaces x logarithmically (xs must be positive). Each series has
+/// its own colour and marker; the legend sits right of the plot, outside the data; a line
+/// marks 0 when the values straddle it (difference plots). Returns the PNG and SVG file names.
+#[allow(clippy::too_many_arguments)]
 pub fn lines(
     dir: &Path,
     name: &str,
@@ -476,12 +479,45 @@ pub fn lines(
     x_desc: &str,
     y_desc: &str,
     xs: &[f64],
+    log_x: bool,
     series: &[(String, Vec<env::eval::Stat>)],
 ) -> crate::Result<Vec<String>> {
     fonts();
-    Ok(both!(dir, name, (960, 620), |root| lines_chart(
-        root, title, x_desc, y_desc, xs, series
-    )))
+    let xs: Vec<f64> = if log_x {
+        xs.iter().map(|x| x.log10()).collect()
+    } else {
+        xs.to_vec()
+    };
+    let longest = series.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) as u32;
+    let legend = (60 + 8 * longest).clamp(140, 360);
+    Ok(both!(dir, name, (960 + legend, 620), |root: &DrawingArea<_, Shift>| {
+        let (plot, side) = root.split_horizontally(960);
+        lines_chart(&plot, title, x_desc, y_desc, &xs, log_x, series)?;
+        lines_legend(&side, series)
+    }))
+}
+
+/// Draw series k's marker at pixel `at`: circle, triangle, square, diamond, cross, then again.
+fn marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, k: usize, at: (i32, i32), color: RGBColor) -> DrawResult<DB> {
+    let style = color.filled();
+    match k % 5 {
+        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), 5, style))),
+        1 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), 7, style))),
+        2 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], style))),
+        3 => area.draw(&(EmptyElement::at(at) + Polygon::new(vec![(0, -7), (6, 0), (0, 7), (-6, 0)], style))),
+        _ => area.draw(&(EmptyElement::at(at) + Cross::new((0, 0), 6, color.stroke_width(3)))),
+    }
+}
+
+fn lines_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, series: &[(String, Vec<env::eval::Stat>)]) -> DrawResult<DB> {
+    for (k, (label, _)) in series.iter().enumerate() {
+        let color = PALETTE[k % PALETTE.len()];
+        let y = 70 + 28 * k as i32;
+        root.draw(&PathElement::new([(4, y), (40, y)], color.stroke_width(3)))?;
+        marker(root, k, (22, y), color)?;
+        root.draw(&Text::new(label.clone(), (48, y - 9), (FONT, 16)))?;
+    }
+    Ok(())
 }
 
 fn lines_chart<DB: DrawingBackend>(
@@ -490,6 +526,7 @@ fn lines_chart<DB: DrawingBackend>(
     x_desc: &str,
     y_desc: &str,
     xs: &[f64],
+    log_x: bool,
     series: &[(String, Vec<env::eval::Stat>)],
 ) -> DrawResult<DB> {
     let lo = series
@@ -500,7 +537,11 @@ fn lines_chart<DB: DrawingBackend>(
         .iter()
         .flat_map(|(_, v)| v.iter().map(|s| s.mean + s.ci95))
         .fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = padded(lo.min(hi), hi.max(lo));
+    // A quantity that cannot be negative (a time, a welfare) keeps its axis at or above 0.
+    let (lo, hi) = match padded(lo.min(hi), hi.max(lo)) {
+        (l, h) if lo >= 0.0 => (l.max(0.0), h),
+        both => both,
+    };
     let (x0, x1) = (
         xs.iter().copied().fold(f64::INFINITY, f64::min),
         xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -512,39 +553,103 @@ fn lines_chart<DB: DrawingBackend>(
         .x_label_area_size(60)
         .y_label_area_size(80)
         .build_cartesian_2d((x0 - pad)..(x1 + pad), lo..hi)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc)
         .y_desc(y_desc)
         .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
-        .draw()?;
-    for (k, (label, stats)) in series.iter().enumerate() {
+        .axis_desc_style((FONT, 17));
+    if log_x {
+        // Ticks at the data's own x values, labelled as plain numbers (drawn below).
+        mesh.disable_x_mesh().x_labels(0);
+    }
+    mesh.draw()?;
+    if log_x {
+        let bottom = chart.plotting_area().get_pixel_range().1.end;
+        for &x in xs {
+            let (px, _) = chart.backend_coord(&(x, lo));
+            root.draw(&PathElement::new([(px, bottom), (px, bottom + 6)], BLACK.stroke_width(1)))?;
+            let label = tick(10f64.powf(x).round());
+            let half = (label.chars().count() as i32 * 8) / 2;
+            root.draw(&Text::new(label, (px - half, bottom + 10), (FONT, 15)))?;
+        }
+    }
+    if lo < 0.0 && hi > 0.0 {
+        chart.draw_series(LineSeries::new([(x0 - pad, 0.0), (x1 + pad, 0.0)], BLACK.stroke_width(1)))?;
+    }
+    for (k, (_, stats)) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
-        let style = if k >= PALETTE.len() {
-            color.stroke_width(2)
-        } else {
-            color.stroke_width(3)
-        };
-        chart
-            .draw_series(LineSeries::new(xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)), style))?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(3)));
+        chart.draw_series(LineSeries::new(
+            xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)),
+            color.stroke_width(2),
+        ))?;
         chart.draw_series(
             xs.iter()
                 .zip(stats)
-                .map(|(&x, s)| ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, color.stroke_width(1), 8)),
+                .map(|(&x, s)| ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, color.stroke_width(2), 10)),
         )?;
-        chart.draw_series(xs.iter().zip(stats).map(|(&x, s)| Circle::new((x, s.mean), 4, color.filled())))?;
+        let points: Vec<(f64, f64)> = xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)).collect();
+        for p in points {
+            let (px, py) = chart.backend_coord(&p);
+            marker(root, k, (px, py), color)?;
+        }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 15))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
     Ok(())
+}
+
+/// The analysis figures (`mtf analyze`): every held-out row's welfare minus the best fixed
+/// level's (`headroom`), the best responses per weight class (`best_responses`), and MTF minus
+/// each baseline over the token total (`token_scale`). Returns the file names.
+pub fn analysis(dir: &Path, a: &crate::analyze::Analyzed) -> crate::Result<Vec<String>> {
+    fonts();
+    let mut files = Vec::new();
+    let rows = &a.rows;
+    if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
+        let names = labels(rows);
+        let baseline = p.baseline.clone();
+        let wide = (220 + 90 * rows.len() as u32).clamp(800, 2400);
+        files.extend(both!(dir, "headroom", (wide, 620), |root| paired(root, rows, &names, &baseline)));
+    }
+    if !a.best_responses.is_empty() {
+        let mut names = Vec::new();
+        let mut stats = Vec::new();
+        for b in &a.best_responses {
+            names.push(format!("w{} own throughput", b.weight));
+            stats.push((b.own_throughput_gain, PALETTE[0]));
+            names.push(format!("w{} welfare", b.weight));
+            stats.push((b.welfare_change, PALETTE[3]));
+        }
+        let wide = (220 + 110 * names.len() as u32).clamp(800, 2400);
+        files.extend(both!(dir, "best_responses", (wide, 620), |root| per_row(
+            root,
+            &names,
+            "One agent per weight class deviates alone: its throughput (blue), welfare (red)",
+            "deviation minus common level (jobs per round)",
+            &stats,
+            true,
+        )));
+    }
+    if let Some(first) = a.token_scale.first() {
+        let xs: Vec<f64> = a.token_scale.iter().map(|p| p.total_tokens).collect();
+        let series: Vec<(String, Vec<Stat>)> = (0..first.diffs.len())
+            .map(|k| {
+                (
+                    format!("MTF − {}", first.diffs[k].0),
+                    a.token_scale.iter().map(|p| p.diffs[k].1).collect(),
+                )
+            })
+            .collect();
+        files.extend(lines(
+            dir,
+            "token_scale",
+            "MTF minus each baseline vs the token total (paired, 95% CI)",
+            "total tokens T (log scale)",
+            "welfare difference (jobs per round)",
+            &xs,
+            true,
+            &series,
+        )?);
+    }
+    Ok(files)
 }
 
 /// One parameter-vs-objective panel of a sweep.

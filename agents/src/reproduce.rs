@@ -302,6 +302,7 @@ fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
                 "queue load rho",
                 "welfare (jobs per round)",
                 &ctx.plan.loads,
+                false,
                 &series,
             )?;
             let _ = writeln!(
@@ -429,6 +430,7 @@ fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()>
         "deadline (rounds)",
         "welfare (jobs per round)",
         &xs,
+        false,
         &series,
     )?;
     let _ = writeln!(
@@ -523,6 +525,7 @@ fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> 
             &format!("number of {axis}"),
             "mechanism time per round (microseconds)",
             &xs,
+            false,
             &series,
         )?;
         let _ = writeln!(

@@ -72,7 +72,7 @@ pub fn pair(rows: &mut [Row], baseline: usize) {
         let welfare_diff = welfare_diff(r, &base);
         r.paired = Some(Paired {
             baseline: label.clone(),
-            significant: welfare_diff.ci95.is_finite() && welfare_diff.mean.abs() > welfare_diff.ci95,
+            significant: significant(&welfare_diff),
             welfare_diff,
         });
     }
@@ -82,8 +82,18 @@ fn diff_cell(p: &Paired, is_baseline: bool) -> String {
     if is_baseline {
         return "baseline".into();
     }
-    let mark = if p.significant { " *" } else { "" };
-    format!("{:+.3} +- {:.3}{mark}", p.welfare_diff.mean, p.welfare_diff.ci95)
+    signed(&p.welfare_diff)
+}
+
+/// Whether a paired difference's 95% CI excludes 0.
+pub fn significant(d: &Stat) -> bool {
+    d.ci95.is_finite() && d.mean.abs() > d.ci95
+}
+
+/// A paired difference as `+m +- ci`, with ` *` when its CI excludes 0.
+pub fn signed(d: &Stat) -> String {
+    let mark = if significant(d) { " *" } else { "" };
+    format!("{:+.3} +- {:.3}{mark}", d.mean, d.ci95)
 }
 
 fn fmt(s: &Stat) -> String {

@@ -139,6 +139,9 @@ pub struct Summary {
     pub pareto: Option<Stat>,
     /// Mechanism time per round (microseconds).
     pub sched_us: Stat,
+    /// Share of the accelerator-rounds given out that were bought (see
+    /// [`EpisodeMetrics::paid_share`](crate::metrics::EpisodeMetrics::paid_share)).
+    pub paid_share: Stat,
     /// Valuation world: payments per item (value units).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revenue_per_item: Option<Stat>,
@@ -205,6 +208,7 @@ impl Summary {
             ef_violations: fair(&|f| f.ef_violations as f64),
             pareto: fair(&|f| f.pareto),
             sched_us: stat(&|e| e.sched_us),
+            paid_share: stat(&|e| e.paid_share),
             revenue_per_item: auction(&|a| a.revenue_per_item),
             surplus_per_bidder_item: auction(&|a| a.surplus_per_bidder_item),
             sold_share: auction(&|a| a.sold_share),

@@ -40,6 +40,11 @@ pub struct EpisodeMetrics {
     pub jain: f64,
     /// Mechanism time per round, microseconds.
     pub sched_us: f64,
+    /// Share of the accelerator-rounds given out that were bought (MTF's paid phase, an
+    /// auction's sales); the rest went out free (MTF's unweighted free phase, or a mechanism
+    /// without tokens). When the token total is too small for the heavy agents, this falls:
+    /// what `mtf analyze`'s token scale shows.
+    pub paid_share: f64,
     /// Fairness figures, when computed (never in the valuation world, which has no jobs).
     pub fairness: Option<Fairness>,
     /// The valuation world's figures (SPEC 8).
@@ -109,6 +114,14 @@ impl EpisodeMetrics {
             welfare,
             jain,
             sched_us: t.sched_ns as f64 / 1e3 / rounds,
+            paid_share: {
+                let given: u64 = t.won.iter().sum();
+                if given > 0 {
+                    t.sold as f64 / given as f64
+                } else {
+                    0.0
+                }
+            },
             fairness: (fairness && env.recording() && !valuations).then(|| Fairness::compute(env, &throughput)),
             auction: valuations.then(|| {
                 let items = rounds * env.m() as f64;

@@ -37,6 +37,9 @@ pub mod names {
     pub const EVAL_EPISODE: &str = "episode";
     /// A learner's parameter initialisation.
     pub const INIT: &str = "init";
+    /// The environment seed of selection episode k (`mtf analyze` picks its policies on these
+    /// and scores them on [`EVAL_EPISODE`] seeds).
+    pub const SELECT_EPISODE: &str = "select-episode";
     /// A sweep's sampler draws for trial k.
     pub const SWEEP_TRIAL: &str = "sweep-trial";
 }

@@ -24,6 +24,9 @@ enum Command {
     Train(crate::train::Args),
     /// Policies x mechanisms on the same seeds: comparison.md / .csv and plots (PNG, SVG).
     Compare(crate::compare::Args),
+    /// Can learning help here: headroom of simple adaptive policies, best responses per weight
+    /// class, the token scale, and a trained run against them.
+    Analyze(crate::analyze::Args),
     /// Regenerate a paper's evaluation: `mtf reproduce thesis [--quick]`.
     Reproduce(crate::reproduce::Args),
     /// Hyperparameter search over a training config: SQLite study, samplers, pruners, plots.
@@ -88,8 +91,16 @@ fn parse_threads(s: &str) -> Result<usize, String> {
     bounded(s, agents::config::limits::MAX_THREADS, "threads")
 }
 
+/// `--seeds` of a paired analysis: 2 (a CI needs two) to `config::limits::MAX_SEEDS`.
+pub(crate) fn parse_paired_seeds(s: &str) -> Result<usize, String> {
+    match parse_seeds(s)? {
+        1 => Err("expected at least 2 seeds (a paired CI needs two), got `1`".into()),
+        n => Ok(n),
+    }
+}
+
 /// `--seeds`: 1 to `config::limits::MAX_SEEDS`.
-fn parse_seeds(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_seeds(s: &str) -> Result<usize, String> {
     bounded(s, agents::config::limits::MAX_SEEDS, "seeds")
 }
 
@@ -120,6 +131,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> agents::Result<Ex
         Command::Simulate(a) => crate::simulate::run(a),
         Command::Train(a) => crate::train::run(a),
         Command::Compare(a) => crate::compare::run(a),
+        Command::Analyze(a) => crate::analyze::run(a),
         Command::Reproduce(a) => crate::reproduce::run(a),
         Command::Sweep(a) => crate::sweep::run(a),
         Command::Export(a) => crate::export::run(a),

@@ -2,6 +2,7 @@
 //! this binary, one screen each: its flags (clap), a call into the `agents` library, the
 //! printing.
 
+mod analyze;
 mod cli;
 mod compare;
 mod export;

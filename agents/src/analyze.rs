@@ -1,0 +1,803 @@
+//! `mtf analyze`: can learning help in a scenario, and where would selfish learners go?
+//!
+//! 1. **Headroom.** The best policy of simple adaptive classes: one level per weight class,
+//!    optionally times one state bit an agent can see (burst state, budget above its share,
+//!    backlog above its own running mean). Each class is searched by coordinate ascent from the
+//!    best fixed level on *selection* seeds, then scored on held-out seeds, paired against the
+//!    best fixed level. A learner of these classes can gain about that much, no more; a richer
+//!    learner is not bounded by it, but a small headroom says there is little to learn.
+//! 2. **Best responses.** For each weight class, one agent deviates unilaterally from the best
+//!    common fixed level: its own reward gain and what the deviation costs welfare.
+//! 3. **The token scale.** MTF (at its best fixed level for each total) against the baselines
+//!    as `mechanism.total_tokens` varies, with the share of accelerators bought rather than
+//!    given out free.
+//! 4. **A trained run** (`--run DIR`) against all three.
+//!
+//! Every comparison is paired on the same seeds, and every result is independent of
+//! `threads`: evaluations run in seed order and the search breaks ties by its fixed order.
+
+use crate::config::Source;
+use crate::error::user;
+use crate::learner::{Fixed, Policy};
+use crate::table::{signed, welfare_diff, Row};
+use crate::theory::Pinned;
+use env::config::{ActionKind, Arrivals, Scenario, World};
+use env::eval::{episode_seeds, Stat, Summary};
+use env::metrics::EpisodeMetrics;
+use env::world::Observations;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What to analyze.
+#[derive(Debug, Clone)]
+pub struct AnalyzeSpec {
+    /// The scenario's source.
+    pub source: Source,
+    /// A trained run to place against the analysis.
+    pub run: Option<PathBuf>,
+    /// Held-out episodes every result is scored on (the same seeds as `mtf compare`'s).
+    pub seeds: usize,
+    /// Episodes the searches select on (other seeds than the held-out ones).
+    pub select_seeds: usize,
+    /// Token totals of the token-scale sweep.
+    pub tokens: Vec<f64>,
+    /// Baseline mechanisms of the token-scale sweep and the run's standing.
+    pub baselines: Vec<String>,
+    /// Worker threads (results do not depend on it).
+    pub threads: usize,
+    /// Progress lines on stderr.
+    pub progress: bool,
+}
+
+/// Defaults of the command line.
+pub mod defaults {
+    /// Held-out seeds.
+    pub const SEEDS: usize = 16;
+    /// Selection seeds.
+    pub const SELECT_SEEDS: usize = 8;
+    /// Token totals (the 100, 1,000, 10,000).
+    pub const TOKENS: [f64; 3] = [100.0, 1000.0, 10000.0];
+    /// Baselines: the standard schedulers of the thesis's comparison.
+    pub const BASELINES: [&str; 3] = ["stride", "gandiva_fair", "themis"];
+}
+
+/// The state bit of an adaptive class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bit {
+    /// No state: one level per weight class.
+    None,
+    /// The agent's arrival process is in its high (burst) state.
+    Burst,
+    /// The agent's budget is above its weight's share of the tokens.
+    Budget,
+    /// The agent's backlog (over its arrival rate) is above its running mean this episode.
+    Backlog,
+}
+
+impl Bit {
+    /// Every bit, in search order.
+    pub const ALL: [Bit; 4] = [Bit::None, Bit::Burst, Bit::Budget, Bit::Backlog];
+
+    /// Its row name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bit::None => "per-class",
+            Bit::Burst => "per-class x burst",
+            Bit::Budget => "per-class x budget above share",
+            Bit::Backlog => "per-class x backlog above mean",
+        }
+    }
+
+    /// Whether the bit carries information in `sc` (a burst state needs bursty arrivals, a
+    /// budget needs a mechanism that spends tokens, a backlog needs queues).
+    fn applies(self, sc: &Scenario) -> bool {
+        let queues = sc.file.env.world == World::Queues;
+        match self {
+            Bit::None => true,
+            Bit::Burst => queues && sc.file.env.arrivals == Arrivals::Mmpp,
+            Bit::Budget => sc.file.mechanism.name == "mtf",
+            Bit::Backlog => queues,
+        }
+    }
+}
+
+/// A level per weight class and state bit; agents read their bit from their observation
+/// (the burst state needs `env.observe_burst`, which `analyze` turns on: an observation-only
+/// switch that changes no dynamics).
+#[derive(Clone, Debug)]
+pub struct Adaptive {
+    bit: Bit,
+    /// Weight class of each agent (index into the ascending distinct weights).
+    class_of: Vec<usize>,
+    /// Each agent's weight share of the tokens (its starting budget share).
+    share: Vec<f64>,
+    m: usize,
+    /// Level index per `class * 2 + bit`.
+    levels: Vec<usize>,
+    /// Running mean of each agent's backlog over arrival rate, and the rounds it spans.
+    mean: Vec<f64>,
+    rounds: u32,
+}
+
+impl Adaptive {
+    /// Every agent of every class at `level` (a fixed policy, the search's start).
+    pub fn uniform(sc: &Scenario, bit: Bit, level: usize) -> Self {
+        let classes = weight_classes(sc);
+        let weights: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
+        let total: f64 = weights.iter().sum();
+        Self {
+            bit,
+            class_of: weights
+                .iter()
+                .map(|w| classes.iter().position(|c| c == w).expect("a class"))
+                .collect(),
+            share: weights.iter().map(|w| w / total).collect(),
+            m: sc.m(),
+            levels: vec![level; classes.len() * 2],
+            mean: vec![0.0; sc.n()],
+            rounds: 0,
+        }
+    }
+
+    /// The parameters the search moves: both bit values per class, or one when there is no
+    /// bit.
+    fn params(&self) -> Vec<usize> {
+        let k = self.levels.len() / 2;
+        match self.bit {
+            Bit::None => (0..k).map(|c| c * 2).collect(),
+            _ => (0..2 * k).collect(),
+        }
+    }
+
+    fn set(&mut self, param: usize, level: usize) {
+        self.levels[param] = level;
+        if self.bit == Bit::None {
+            self.levels[param + 1] = level;
+        }
+    }
+
+    fn state(&mut self, i: usize, o: &[f32]) -> usize {
+        let on = match self.bit {
+            Bit::None => false,
+            Bit::Burst => o[2 + self.m] > 0.5,
+            Bit::Budget => f64::from(o[0]) > self.share[i],
+            Bit::Backlog => {
+                // Above the mean of the rounds before this one (0 before the first).
+                let x = f64::from(o[1 + self.m]);
+                let above = x > self.mean[i];
+                self.mean[i] += (x - self.mean[i]) / f64::from(self.rounds + 1);
+                above
+            }
+        };
+        usize::from(on)
+    }
+}
+
+impl Policy for Adaptive {
+    fn begin_episode(&mut self, _seed: u64) {
+        self.mean.fill(0.0);
+        self.rounds = 0;
+    }
+
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
+        for (i, a) in actions.iter_mut().enumerate() {
+            let b = self.state(i, obs.get(i));
+            *a = self.levels[self.class_of[i] * 2 + b];
+        }
+        self.rounds += 1;
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+}
+
+/// The distinct weights, ascending.
+fn weight_classes(sc: &Scenario) -> Vec<f64> {
+    let mut w: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
+    w.sort_by(f64::total_cmp);
+    w.dedup();
+    w
+}
+
+/// One class's best policy.
+#[derive(Debug, Clone, Serialize)]
+pub struct Headroom {
+    /// The class.
+    pub bit: Bit,
+    /// Per weight class: (weight, level when the bit is off, level when it is on).
+    pub levels: Vec<(f64, f64, f64)>,
+    /// Mean welfare on the selection seeds.
+    pub select_welfare: f64,
+    /// The same minus the best fixed level's, on the selection seeds (never negative: fixed
+    /// policies are in every class).
+    pub select_gain: f64,
+    /// Welfare minus the best fixed level's on the held-out seeds (paired 95% CI).
+    pub held_out_gain: Stat,
+    /// Evaluations the search ran.
+    pub evaluations: usize,
+}
+
+/// One weight class's unilateral best response to the best common fixed level.
+#[derive(Debug, Clone, Serialize)]
+pub struct BestResponse {
+    /// The class's weight.
+    pub weight: f64,
+    /// The deviating agent (the class's first).
+    pub agent: usize,
+    /// The level everyone else plays.
+    pub common: f64,
+    /// The deviation that maximises the agent's own reward on the selection seeds.
+    pub deviation: f64,
+    /// Its own reward per round, deviation minus common (held-out, paired).
+    pub own_reward_gain: Stat,
+    /// Its own throughput (jobs per round), deviation minus common (held-out, paired).
+    pub own_throughput_gain: Stat,
+    /// Welfare, deviation minus common (held-out, paired).
+    pub welfare_change: Stat,
+}
+
+/// MTF against the baselines at one token total.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenPoint {
+    /// `mechanism.total_tokens`.
+    pub total_tokens: f64,
+    /// MTF's best fixed level at this total (selection seeds).
+    pub best_fixed: f64,
+    /// MTF's welfare there (held-out).
+    pub mtf_welfare: Stat,
+    /// Share of accelerator-rounds MTF gave out by sale rather than for free.
+    pub paid_share: Stat,
+    /// MTF minus each baseline, paired (held-out).
+    pub diffs: Vec<(String, Stat)>,
+}
+
+/// A trained run's standing.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunStanding {
+    /// The run directory.
+    pub run: String,
+    /// The run's policy minus: the best fixed level, every headroom class's best policy, every
+    /// baseline (held-out, paired).
+    pub diffs: Vec<(String, Stat)>,
+}
+
+/// The analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Analyzed {
+    /// The analyzed scenario.
+    #[serde(skip)]
+    pub scenario: Scenario,
+    /// Selection seeds.
+    pub select_seeds: Vec<u64>,
+    /// Held-out seeds.
+    pub seeds: Vec<u64>,
+    /// Every fixed level with its mean welfare on the selection seeds.
+    pub fixed: Vec<(f64, f64)>,
+    /// The best fixed level (selection seeds).
+    pub best_fixed: f64,
+    /// One entry per adaptive class that applies.
+    pub headroom: Vec<Headroom>,
+    /// One entry per weight class.
+    pub best_responses: Vec<BestResponse>,
+    /// The token-scale sweep (empty unless the scenario's mechanism is MTF).
+    pub token_scale: Vec<TokenPoint>,
+    /// The trained run's standing, with `--run`.
+    pub run: Option<RunStanding>,
+    /// The held-out rows: best fixed (the baseline of `paired`), the headroom policies, the
+    /// run, the baselines.
+    pub rows: Vec<Row>,
+}
+
+struct Ctx<'a> {
+    spec: &'a AnalyzeSpec,
+    select: Vec<u64>,
+    held_out: Vec<u64>,
+    evaluations: usize,
+}
+
+impl Ctx<'_> {
+    fn run(&mut self, sc: &Scenario, policy: &dyn Policy, seeds: &[u64]) -> Vec<EpisodeMetrics> {
+        self.evaluations += 1;
+        env::eval::evaluate(sc, seeds, policy, false, self.spec.threads)
+    }
+
+    fn selection_welfare(&mut self, sc: &Scenario, policy: &dyn Policy) -> f64 {
+        let seeds = self.select.clone();
+        mean(&self.run(sc, policy, &seeds), |e| e.welfare)
+    }
+
+    fn held_out(&mut self, sc: &Scenario, policy: &dyn Policy) -> Vec<EpisodeMetrics> {
+        let seeds = self.held_out.clone();
+        self.run(sc, policy, &seeds)
+    }
+
+    fn say(&self, what: &str) {
+        if self.spec.progress {
+            eprintln!("analyze: {what}");
+        }
+    }
+
+    /// The best fixed level on the selection seeds (the lowest of equals) and every level's
+    /// welfare.
+    fn best_fixed(&mut self, sc: &Scenario) -> (usize, Vec<(f64, f64)>) {
+        let levels = sc.action_levels().to_vec();
+        let welfare: Vec<(f64, f64)> = (0..levels.len())
+            .map(|l| (levels[l], self.selection_welfare(sc, &Fixed { level: l })))
+            .collect();
+        let best = (0..levels.len()).fold(0, |b, l| if welfare[l].1 > welfare[b].1 { l } else { b });
+        (best, welfare)
+    }
+
+    /// Coordinate ascent over one class from every agent at `start`: each parameter in turn
+    /// takes its best level given the others, until a pass changes nothing (at most 4 passes).
+    fn search(&mut self, sc: &Scenario, bit: Bit, start: usize, start_welfare: f64) -> (Adaptive, f64) {
+        let mut best = Adaptive::uniform(sc, bit, start);
+        let mut value = start_welfare;
+        let levels = sc.action_levels().len();
+        for _pass in 0..4 {
+            let mut moved = false;
+            for p in best.params() {
+                for l in 0..levels {
+                    if l == best.levels[p] {
+                        continue;
+                    }
+                    let mut cand = best.clone();
+                    cand.set(p, l);
+                    let w = self.selection_welfare(sc, &cand);
+                    if w > value + 1e-12 {
+                        (best, value, moved) = (cand, w, true);
+                    }
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+        (best, value)
+    }
+}
+
+fn mean(eps: &[EpisodeMetrics], f: impl Fn(&EpisodeMetrics) -> f64) -> f64 {
+    eps.iter().map(f).sum::<f64>() / eps.len().max(1) as f64
+}
+
+fn paired(a: &[EpisodeMetrics], b: &[EpisodeMetrics], f: impl Fn(&EpisodeMetrics) -> f64) -> Stat {
+    Stat::of(&a.iter().zip(b).map(|(x, y)| f(x) - f(y)).collect::<Vec<_>>())
+}
+
+fn row(sc: &Scenario, policy: &str, mechanism: &str, episodes: Vec<EpisodeMetrics>) -> Row {
+    Row {
+        policy: policy.into(),
+        mechanism: mechanism.into(),
+        summary: Summary::of(sc, &episodes),
+        weights: sc.agents.iter().map(|a| a.weight).collect(),
+        episodes,
+        paired: None,
+    }
+}
+
+/// Run the analysis.
+pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
+    if spec.seeds < 2 || spec.select_seeds < 1 {
+        return Err(user("--seeds must be at least 2 (a paired CI) and --select-seeds at least 1"));
+    }
+    if let Some(t) = spec.tokens.iter().find(|t| !(t.is_finite() && **t > 0.0)) {
+        return Err(user(format!("--tokens: {t} is not a positive token total")));
+    }
+    let mut sc = spec.source.load(None)?;
+    if let Some(dir) = &spec.run {
+        // A bad run directory fails now, not after the analysis.
+        crate::train::load_run(dir, false)?;
+    }
+    // Observation only: the burst bit reads it; dynamics and results are unchanged.
+    sc.file.env.observe_burst = true;
+    let mut sc_dim = sc.clone();
+    sc_dim.file.env.observe_burst = false;
+    let root = sc.file.seed;
+    let mut ctx = Ctx {
+        spec,
+        select: (0..spec.select_seeds as u64)
+            .map(|k| env::rng::stream_seed(root, env::rng::names::SELECT_EPISODE, k))
+            .collect(),
+        held_out: episode_seeds(root, spec.seeds),
+        evaluations: 0,
+    };
+    let levels = sc.action_levels().to_vec();
+    let mech = sc.file.mechanism.name.clone();
+    ctx.say("fixed levels");
+    let (best, fixed) = ctx.best_fixed(&sc);
+    let best_eps = ctx.held_out(&sc, &Fixed { level: best });
+    let mut rows = vec![row(&sc, &format!("fixed:{}", levels[best]), &mech, best_eps.clone())];
+    let mut headroom = Vec::new();
+    let mut policies = Vec::new();
+    for bit in Bit::ALL.into_iter().filter(|b| b.applies(&sc)) {
+        ctx.say(&format!("headroom: {}", bit.name()));
+        let before = ctx.evaluations;
+        let (policy, value) = ctx.search(&sc, bit, best, fixed[best].1);
+        let eps = ctx.held_out(&sc, &policy);
+        let classes = weight_classes(&sc);
+        headroom.push(Headroom {
+            bit,
+            levels: (0..classes.len())
+                .map(|c| (classes[c], levels[policy.levels[c * 2]], levels[policy.levels[c * 2 + 1]]))
+                .collect(),
+            select_welfare: value,
+            select_gain: value - fixed[best].1,
+            held_out_gain: paired(&eps, &best_eps, |e| e.welfare),
+            evaluations: ctx.evaluations - before,
+        });
+        rows.push(row(&sc, bit.name(), &mech, eps));
+        policies.push((bit, policy));
+    }
+    ctx.say("best responses");
+    let best_responses = best_responses(&mut ctx, &sc, best, &best_eps);
+    let token_scale = if sc.action_kind() == ActionKind::Threshold && mech == "mtf" {
+        token_scale(&mut ctx, spec)?
+    } else {
+        Vec::new()
+    };
+    for b in &spec.baselines {
+        let bsc = spec.source.load(Some(b))?;
+        let eps = ctx.held_out(&bsc, &Fixed { level: best });
+        rows.push(row(&bsc, &format!("fixed:{}", levels[best]), b, eps));
+    }
+    let run = match &spec.run {
+        None => None,
+        Some(dir) => Some(standing(&mut ctx, &sc_dim, dir, &mut rows)?),
+    };
+    crate::table::pair(&mut rows, 0);
+    Ok(Analyzed {
+        scenario: sc_dim,
+        select_seeds: ctx.select.clone(),
+        seeds: ctx.held_out.clone(),
+        best_fixed: levels[best],
+        fixed,
+        headroom,
+        best_responses,
+        token_scale,
+        run,
+        rows,
+    })
+}
+
+fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[EpisodeMetrics]) -> Vec<BestResponse> {
+    let levels = sc.action_levels().to_vec();
+    let deviate = |agent: usize, level: usize| Pinned {
+        inner: Box::new(Fixed { level: best }),
+        pinned: vec![(agent, level)],
+    };
+    let seeds = ctx.select.clone();
+    let common = ctx.run(sc, &Fixed { level: best }, &seeds);
+    weight_classes(sc)
+        .into_iter()
+        .map(|w| {
+            let agent = sc.agents.iter().position(|a| a.weight == w).expect("a class has an agent");
+            let mut dev = (best, mean(&common, |e| e.reward[agent]));
+            for l in (0..levels.len()).filter(|&l| l != best) {
+                let own = mean(&ctx.run(sc, &deviate(agent, l), &seeds), |e| e.reward[agent]);
+                if own > dev.1 + 1e-12 {
+                    dev = (l, own);
+                }
+            }
+            let eps = ctx.held_out(sc, &deviate(agent, dev.0));
+            BestResponse {
+                weight: w,
+                agent,
+                common: levels[best],
+                deviation: levels[dev.0],
+                own_reward_gain: paired(&eps, best_eps, |e| e.reward[agent]),
+                own_throughput_gain: paired(&eps, best_eps, |e| e.throughput[agent]),
+                welfare_change: paired(&eps, best_eps, |e| e.welfare),
+            }
+        })
+        .collect()
+}
+
+fn token_scale(ctx: &mut Ctx<'_>, spec: &AnalyzeSpec) -> crate::Result<Vec<TokenPoint>> {
+    let mut points = Vec::new();
+    for &t in &spec.tokens {
+        ctx.say(&format!("token scale: T = {t}"));
+        let mut set = spec.source.set.clone();
+        set.push(format!("mechanism.total_tokens={t:?}"));
+        let source = Source::new(&spec.source.config, &set, spec.source.seed);
+        let sc = source.load(Some("mtf"))?;
+        let (best, _) = ctx.best_fixed(&sc);
+        let mtf = ctx.held_out(&sc, &Fixed { level: best });
+        let mut diffs = Vec::new();
+        for b in &spec.baselines {
+            let eps = ctx.held_out(&source.load(Some(b))?, &Fixed { level: best });
+            diffs.push((b.clone(), paired(&mtf, &eps, |e| e.welfare)));
+        }
+        points.push(TokenPoint {
+            total_tokens: t,
+            best_fixed: sc.action_levels()[best],
+            mtf_welfare: Stat::of(&mtf.iter().map(|e| e.welfare).collect::<Vec<_>>()),
+            paid_share: Stat::of(&mtf.iter().map(|e| e.paid_share).collect::<Vec<_>>()),
+            diffs,
+        });
+    }
+    Ok(points)
+}
+
+/// The run's policy on the held-out seeds, paired against every row so far; its row joins
+/// `rows`.
+fn standing(ctx: &mut Ctx<'_>, sc: &Scenario, dir: &Path, rows: &mut Vec<Row>) -> crate::Result<RunStanding> {
+    ctx.say("the trained run");
+    // The run's learners read the observation it was trained with: its observation-only
+    // switches, over this scenario's dynamics.
+    let (exp, _, _) = crate::train::load_run(dir, false)?;
+    let mut sc = sc.clone();
+    sc.file.env.observe_burst = exp.scenario.file.env.observe_burst;
+    sc.file.env.observe_budgets = exp.scenario.file.env.observe_budgets;
+    let spec = format!("run:{}", dir.display());
+    let eps = crate::policies::Named::parse(&spec, &sc)?.evaluate(&sc, &ctx.held_out, ctx.spec.threads)?;
+    let run = row(&sc, &spec, &sc.file.mechanism.name, eps);
+    let diffs = rows.iter().map(|r| (r.label(), welfare_diff(&run, r))).collect();
+    rows.push(run);
+    Ok(RunStanding {
+        run: dir.display().to_string(),
+        diffs,
+    })
+}
+
+/// The report: a verdict paragraph, then one table per part with its column legend.
+pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
+    let mut md = format!(
+        "# Can learning help? {} (mechanism {}; policies selected on {} seeds, scored on {} held-out seeds, paired)\n\n",
+        config.display(),
+        a.scenario.file.mechanism.name,
+        a.select_seeds.len(),
+        a.seeds.len()
+    );
+    md += &verdict(a);
+    md += &format!(
+        "\n## 1. Headroom: simple adaptive policies against the best fixed level ({})\n\n",
+        a.best_fixed
+    );
+    md += "| class | levels per weight class (bit off / on) | gain on selection seeds | Δ welfare, held out |\n|---|---|---|---|\n";
+    for h in &a.headroom {
+        let levels: Vec<String> = h
+            .levels
+            .iter()
+            .map(|(w, off, on)| {
+                if h.bit == Bit::None {
+                    format!("w{w}: {off}")
+                } else {
+                    format!("w{w}: {off} / {on}")
+                }
+            })
+            .collect();
+        md += &format!(
+            "| {} | {} | {:+.3} | {} |\n",
+            h.bit.name(),
+            levels.join(", "),
+            h.select_gain,
+            signed(&h.held_out_gain)
+        );
+    }
+    md += "\nGain on selection seeds: mean welfare (jobs per round) minus the best fixed level's on the seeds the search chose on (never negative). Δ welfare, held out: the same on other seeds, mean and paired 95% CI; * marks a CI that excludes 0.\n";
+    md += "\n## 2. Best responses: one agent per weight class deviates from the common best fixed level\n\n";
+    md +=
+        "| weight | agent | common | deviation | own reward gain | own throughput gain | welfare change |\n|---|---|---|---|---|---|---|\n";
+    for b in &a.best_responses {
+        md += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            b.weight,
+            b.agent,
+            b.common,
+            b.deviation,
+            signed(&b.own_reward_gain),
+            signed(&b.own_throughput_gain),
+            signed(&b.welfare_change)
+        );
+    }
+    md += "\nDeviation: the level that maximises the agent's own reward on the selection seeds while every other agent keeps the common level. Gains and changes: deviation minus common on the held-out seeds, paired 95% CI (reward per round in the scenario's reward units, throughput and welfare in jobs per round).\n";
+    if !a.token_scale.is_empty() {
+        md += &token_table(a);
+    }
+    if let Some(r) = &a.run {
+        md += &format!(
+            "\n## 4. The trained run `{}`\n\n| the run minus | Δ welfare, held out |\n|---|---|\n",
+            r.run
+        );
+        for (label, d) in &r.diffs {
+            md += &format!("| {label} | {} |\n", signed(d));
+        }
+        md += "\nWelfare of the run's greedy policy minus each row's, on the held-out seeds, paired 95% CI in jobs per round.\n";
+    }
+    md += "\n## Every held-out row\n\n";
+    md += &crate::table::markdown(&a.rows);
+    md += "\n## Figures\n\n";
+    for png in figures.iter().filter(|f| f.ends_with(".png")) {
+        md += &format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg"));
+    }
+    md
+}
+
+fn token_table(a: &Analyzed) -> String {
+    let names: Vec<&str> = a.token_scale[0].diffs.iter().map(|(b, _)| b.as_str()).collect();
+    let mut md = "\n## 3. The token scale: MTF against the baselines as the token total varies\n\n".to_string();
+    md += &format!(
+        "| total tokens | MTF best fixed | MTF welfare | bought share | {} |\n|{}\n",
+        names.iter().map(|b| format!("MTF − {b}")).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(4 + names.len())
+    );
+    for p in &a.token_scale {
+        let diffs: Vec<String> = p.diffs.iter().map(|(_, d)| signed(d)).collect();
+        md += &format!(
+            "| {} | {} | {:.3} +- {:.3} | {:.3} | {} |\n",
+            p.total_tokens,
+            p.best_fixed,
+            p.mtf_welfare.mean,
+            p.mtf_welfare.ci95,
+            p.paid_share.mean,
+            diffs.join(" | ")
+        );
+    }
+    md += "\nMTF at its best fixed level for each total (selection seeds). Bought share: the share of accelerator-rounds MTF sold for a token; the rest went by its unweighted free phase. MTF − baseline: welfare difference on the held-out seeds, paired 95% CI, jobs per round.\n";
+    md
+}
+
+/// One paragraph that answers the question, from the numbers.
+fn verdict(a: &Analyzed) -> String {
+    let mut s = String::from("**Verdict.** ");
+    if let Some(h) = a
+        .headroom
+        .iter()
+        .max_by(|x, y| x.held_out_gain.mean.total_cmp(&y.held_out_gain.mean))
+    {
+        s += &format!(
+            "The best simple adaptive class here ({}) gains {} jobs per round over the best fixed level {} on held-out seeds ({}). ",
+            h.bit.name(),
+            signed(&h.held_out_gain),
+            a.best_fixed,
+            if crate::table::significant(&h.held_out_gain) {
+                "a real but bounded headroom for learners of such policies"
+            } else {
+                "not distinguishable from 0: little for a learner to find"
+            }
+        );
+    }
+    let selfish: Vec<String> = a
+        .best_responses
+        .iter()
+        .filter(|b| crate::table::significant(&b.own_reward_gain) && b.own_reward_gain.mean > 0.0)
+        .map(|b| {
+            format!(
+                "weight {} (to {}, own reward {}, welfare {})",
+                b.weight,
+                b.deviation,
+                signed(&b.own_reward_gain),
+                signed(&b.welfare_change)
+            )
+        })
+        .collect();
+    s += &if selfish.is_empty() {
+        "No weight class gains by deviating alone from the common level: it is stable against selfish learners. ".to_string()
+    } else {
+        format!("Selfish learners will move: {}. ", selfish.join("; "))
+    };
+    if let (Some(lo), Some(hi)) = (a.token_scale.first(), a.token_scale.last()) {
+        let worst = |p: &TokenPoint| {
+            p.diffs
+                .iter()
+                .min_by(|x, y| x.1.mean.total_cmp(&y.1.mean))
+                .map(|(b, d)| format!("{} against {b}", signed(d)))
+                .unwrap_or_default()
+        };
+        s += &format!(
+            "The token total matters: at T = {} MTF's worst paired difference is {} (bought share {:.2}); at T = {} it is {} (bought share {:.2}). ",
+            lo.total_tokens,
+            worst(lo),
+            lo.paid_share.mean,
+            hi.total_tokens,
+            worst(hi),
+            hi.paid_share.mean
+        );
+    }
+    if let Some(r) = &a.run {
+        if let Some((_, d)) = r.diffs.first() {
+            s += &format!("The trained run stands at {} against the best fixed level.", signed(d));
+        }
+    }
+    s + "\n"
+}
+
+/// Write the analysis's run directory: `config.toml`, `analysis.md`, `headroom.csv`,
+/// `best_responses.csv`, `token_scale.csv`, `rows.csv`, the figures, `summary.json`.
+pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result<PathBuf> {
+    let (dir, _lock) = crate::run_dir::create(out, &format!("analyze-{}", source.stem()))?;
+    crate::run_dir::write_atomic(&dir.join("config.toml"), a.scenario.to_toml().as_bytes())?;
+    let figures = crate::plots::analysis(&dir, a)?;
+    crate::run_dir::write_atomic(&dir.join("analysis.md"), markdown(a, &source.config, &figures).as_bytes())?;
+    let stat = |s: &Stat| [format!("{}", s.mean), format!("{}", s.ci95)];
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let records: Vec<Vec<String>> = a
+        .headroom
+        .iter()
+        .flat_map(|h| {
+            h.levels.iter().map(move |(w, off, on)| {
+                let mut r = vec![
+                    h.bit.name().to_string(),
+                    w.to_string(),
+                    off.to_string(),
+                    on.to_string(),
+                    h.select_gain.to_string(),
+                ];
+                r.extend(stat(&h.held_out_gain));
+                r
+            })
+        })
+        .collect();
+    let header = strings(&[
+        "class",
+        "weight",
+        "level_off",
+        "level_on",
+        "select_gain",
+        "held_out_gain_mean",
+        "held_out_gain_ci95",
+    ]);
+    crate::run_dir::write_atomic(&dir.join("headroom.csv"), &crate::run_dir::csv_bytes(&header, &records)?)?;
+    let records: Vec<Vec<String>> = a
+        .best_responses
+        .iter()
+        .map(|b| {
+            let mut r = vec![
+                b.weight.to_string(),
+                b.agent.to_string(),
+                b.common.to_string(),
+                b.deviation.to_string(),
+            ];
+            r.extend(stat(&b.own_reward_gain));
+            r.extend(stat(&b.own_throughput_gain));
+            r.extend(stat(&b.welfare_change));
+            r
+        })
+        .collect();
+    let header = strings(&[
+        "weight",
+        "agent",
+        "common",
+        "deviation",
+        "own_reward_gain_mean",
+        "own_reward_gain_ci95",
+        "own_throughput_gain_mean",
+        "own_throughput_gain_ci95",
+        "welfare_change_mean",
+        "welfare_change_ci95",
+    ]);
+    crate::run_dir::write_atomic(&dir.join("best_responses.csv"), &crate::run_dir::csv_bytes(&header, &records)?)?;
+    let records: Vec<Vec<String>> = a
+        .token_scale
+        .iter()
+        .flat_map(|p| {
+            p.diffs.iter().map(move |(b, d)| {
+                let mut r = vec![p.total_tokens.to_string(), p.best_fixed.to_string()];
+                r.extend(stat(&p.mtf_welfare));
+                r.push(p.paid_share.mean.to_string());
+                r.push(b.clone());
+                r.extend(stat(d));
+                r
+            })
+        })
+        .collect();
+    let header = strings(&[
+        "total_tokens",
+        "best_fixed",
+        "mtf_welfare_mean",
+        "mtf_welfare_ci95",
+        "bought_share",
+        "baseline",
+        "diff_mean",
+        "diff_ci95",
+    ]);
+    crate::run_dir::write_atomic(&dir.join("token_scale.csv"), &crate::run_dir::csv_bytes(&header, &records)?)?;
+    crate::run_dir::write_atomic(&dir.join("rows.csv"), &crate::table::csv(&a.rows)?)?;
+    let mut json = serde_json::to_value(a)?;
+    json["figures"] = figures.into();
+    crate::run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&json)?.as_bytes())?;
+    Ok(dir)
+}

@@ -1,0 +1,58 @@
+//! `mtf analyze`: can learning help in a scenario.
+
+use crate::cli::{parse_paired_seeds, parse_seeds, print_json, Common};
+use agents::analyze::{analyze, defaults, markdown, write, AnalyzeSpec};
+use agents::config::Source;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// Scenario config (TOML).
+    #[arg(long, short)]
+    config: PathBuf,
+    /// A trained run directory to place against the analysis.
+    #[arg(long)]
+    run: Option<PathBuf>,
+    /// Held-out episodes every result is scored on (paired: the same seeds for every policy).
+    #[arg(long, default_value_t = defaults::SEEDS, value_parser = parse_paired_seeds)]
+    seeds: usize,
+    /// Episodes the searches select on (other seeds than the held-out ones).
+    #[arg(long, default_value_t = defaults::SELECT_SEEDS, value_parser = parse_seeds)]
+    select_seeds: usize,
+    /// Token totals of the token-scale sweep, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = defaults::TOKENS)]
+    tokens: Vec<f64>,
+    /// Baseline mechanisms, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = defaults::BASELINES.map(String::from))]
+    baselines: Vec<String>,
+    /// Run directory (default runs/analyze-<config stem>-<timestamp>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let spec = AnalyzeSpec {
+        source: Source::new(a.config, &a.common.set, a.common.seed),
+        run: a.run,
+        seeds: a.seeds,
+        select_seeds: a.select_seeds,
+        tokens: a.tokens,
+        baselines: a.baselines,
+        threads: a.common.threads_or_default(),
+        progress: !a.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+    };
+    let analyzed = analyze(&spec)?;
+    let dir = write(&analyzed, &spec.source, a.out.as_deref())?;
+    if a.common.json {
+        let mut v = serde_json::to_value(&analyzed)?;
+        v["run_dir"] = dir.display().to_string().into();
+        print_json(&v)?;
+    } else {
+        print!("{}", markdown(&analyzed, &spec.source.config, &[]));
+        println!("run directory: {}", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
