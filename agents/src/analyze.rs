@@ -640,8 +640,8 @@ fn token_table(a: &Analyzed) -> String {
     md
 }
 
-/// One paragraph that answers the question, from the numbers.
-fn verdict(a: &Analyzed) -> String {
+/// One paragraph that answers the question, from the numbers (`analysis.md` opens with it).
+pub fn verdict(a: &Analyzed) -> String {
     let mut s = String::from("**Verdict.** ");
     if let Some(h) = a
         .headroom

@@ -104,7 +104,7 @@ fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String])
     let width = f64::from(root.dim_in_pixel().0.saturating_sub(120));
     let slot = width / names.len().max(1) as f64;
     let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
-    let font = (FONT, 14).into_font();
+    let font = (FONT, 15).into_font();
     if longest + 8.0 <= slot {
         (70, TextStyle::from(font), names.to_vec())
     } else {
@@ -162,16 +162,12 @@ fn per_row<DB: DrawingBackend>(
     if zero {
         chart.draw_series(LineSeries::new([(-0.5, 0.0), (k as f64 - 0.5, 0.0)], BLACK.stroke_width(1)))?;
     }
-    chart.draw_series(
-        stats
-            .iter()
-            .enumerate()
-            .map(|(i, (s, c))| ErrorBar::new_vertical(i as f64, s.mean - s.ci95, s.mean, s.mean + s.ci95, c.filled(), 14)),
-    )?;
     for (i, (s, c)) in stats.iter().enumerate() {
         // The marker follows the colour: one shape per palette entry in use.
         let k = PALETTE.iter().position(|p| p == c).unwrap_or(0);
         let at = chart.backend_coord(&(i as f64, s.mean));
+        let (lo, hi) = (chart.backend_coord(&(i as f64, s.mean - s.ci95)), chart.backend_coord(&(i as f64, s.mean + s.ci95)));
+        error_bar(root, at.0, lo.1, hi.1, 7, *c)?;
         marker(root, k, at, *c)?;
     }
     Ok(())
@@ -509,6 +505,15 @@ fn marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, k: usize, at: (i32,
     }
 }
 
+/// A vertical 95% error bar at pixel column `x` from `lo` to `hi`, with caps `half` wide (drawn
+/// by hand: plotters' ErrorBar also draws a circle that would hide the series' marker).
+fn error_bar<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, x: i32, lo: i32, hi: i32, half: i32, color: RGBColor) -> DrawResult<DB> {
+    let style = color.stroke_width(2);
+    area.draw(&PathElement::new([(x, lo), (x, hi)], style))?;
+    area.draw(&PathElement::new([(x - half, lo), (x + half, lo)], style))?;
+    area.draw(&PathElement::new([(x - half, hi), (x + half, hi)], style))
+}
+
 fn lines_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, series: &[(String, Vec<env::eval::Stat>)]) -> DrawResult<DB> {
     for (k, (label, _)) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
@@ -578,18 +583,18 @@ fn lines_chart<DB: DrawingBackend>(
     }
     for (k, (_, stats)) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
+        // Series side by side at each x (a small dodge), so their error bars do not overlap.
+        let dodge = (k as f64 - (series.len() as f64 - 1.0) / 2.0) * (x1 - x0).max(1e-9) * 0.006;
+        let xs: Vec<f64> = xs.iter().map(|x| x + dodge).collect();
         chart.draw_series(LineSeries::new(
             xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)),
             color.stroke_width(2),
         ))?;
-        chart.draw_series(
-            xs.iter()
-                .zip(stats)
-                .map(|(&x, s)| ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, color.stroke_width(2), 10)),
-        )?;
         let points: Vec<(f64, f64)> = xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)).collect();
-        for p in points {
+        for ((x, s), p) in xs.iter().zip(stats).zip(points) {
             let (px, py) = chart.backend_coord(&p);
+            let (lo, hi) = (chart.backend_coord(&(*x, s.mean - s.ci95)), chart.backend_coord(&(*x, s.mean + s.ci95)));
+            error_bar(root, px, lo.1, hi.1, 5, color)?;
             marker(root, k, (px, py), color)?;
         }
     }

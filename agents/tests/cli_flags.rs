@@ -139,7 +139,21 @@ fn reproduce_thesis_quick_writes_its_report_and_figures() {
     }
     // Each claim's measurement carries the paired differences (3 seeds in the quick plan).
     let paired = index.lines().filter(|l| l.starts_with("Paired over the same 3 seeds")).count();
-    assert_eq!(paired, 4, "one paired line per weight setup's claim");
+    assert_eq!(paired, 8, "one paired line per weight setup's claim, Poisson and mmpp");
+    // The report opens with the verdict: one paragraph per thesis claim, each with its word.
+    let verdict = &index[..index.find("\nMode: ").expect("the mode line")];
+    assert!(verdict.contains("## Verdict"), "{verdict}");
+    let claims: Vec<&str> = verdict.lines().filter(|l| l.starts_with("**") && !l.starts_with("**Can")).collect();
+    assert_eq!(claims.len(), 7, "1.28x, four setups, phi, envy: {claims:?}");
+    for c in &claims {
+        let words = ["— reproduced.", "— not reproduced.", "— reproduced only under the thesis code's structure.", ": reproduced", ": not reproduced"];
+        assert!(words.iter().any(|w| c.contains(w)), "no verdict in {c}");
+    }
+    // The sections the verdict is written from.
+    for section in ["thesis-code preset", "Can learning help? `mtf analyze`"] {
+        assert!(index.contains(section), "index.md lacks {section}");
+    }
+    assert!(out.join("analyze-w128-mmpp/analysis.md").exists());
     // Every figure the report links exists, as PNG and SVG.
     let linked: Vec<&str> = index.lines().filter_map(|l| l.strip_prefix("![](")?.strip_suffix(')')).collect();
     assert!(linked.len() >= 8, "{linked:?}");

@@ -18,7 +18,7 @@ fn tiny(line: &str) -> &'static str {
         "train" | "sweep" => {
             " --set env.rounds=20 --set train.episodes=2 --set train.eval_seeds=1 --set learner.actor_critic.actor_hidden=16"
         }
-        "simulate" | "compare" => " --set env.rounds=20",
+        "simulate" | "compare" | "analyze" => " --set env.rounds=20",
         _ => "",
     }
 }
