@@ -166,7 +166,10 @@ fn per_row<DB: DrawingBackend>(
         // The marker follows the colour: one shape per palette entry in use.
         let k = PALETTE.iter().position(|p| p == c).unwrap_or(0);
         let at = chart.backend_coord(&(i as f64, s.mean));
-        let (lo, hi) = (chart.backend_coord(&(i as f64, s.mean - s.ci95)), chart.backend_coord(&(i as f64, s.mean + s.ci95)));
+        let (lo, hi) = (
+            chart.backend_coord(&(i as f64, s.mean - s.ci95)),
+            chart.backend_coord(&(i as f64, s.mean + s.ci95)),
+        );
         error_bar(root, at.0, lo.1, hi.1, 7, *c)?;
         marker(root, k, at, *c)?;
     }
@@ -593,7 +596,10 @@ fn lines_chart<DB: DrawingBackend>(
         let points: Vec<(f64, f64)> = xs.iter().zip(stats).map(|(&x, s)| (x, s.mean)).collect();
         for ((x, s), p) in xs.iter().zip(stats).zip(points) {
             let (px, py) = chart.backend_coord(&p);
-            let (lo, hi) = (chart.backend_coord(&(*x, s.mean - s.ci95)), chart.backend_coord(&(*x, s.mean + s.ci95)));
+            let (lo, hi) = (
+                chart.backend_coord(&(*x, s.mean - s.ci95)),
+                chart.backend_coord(&(*x, s.mean + s.ci95)),
+            );
             error_bar(root, px, lo.1, hi.1, 5, color)?;
             marker(root, k, (px, py), color)?;
         }

@@ -146,7 +146,13 @@ fn reproduce_thesis_quick_writes_its_report_and_figures() {
     let claims: Vec<&str> = verdict.lines().filter(|l| l.starts_with("**") && !l.starts_with("**Can")).collect();
     assert_eq!(claims.len(), 7, "1.28x, four setups, phi, envy: {claims:?}");
     for c in &claims {
-        let words = ["— reproduced.", "— not reproduced.", "— reproduced only under the thesis code's structure.", ": reproduced", ": not reproduced"];
+        let words = [
+            "— reproduced.",
+            "— not reproduced.",
+            "— reproduced only under the thesis code's structure.",
+            ": reproduced",
+            ": not reproduced",
+        ];
         assert!(words.iter().any(|w| c.contains(w)), "no verdict in {c}");
     }
     // The sections the verdict is written from.
