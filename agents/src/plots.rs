@@ -100,12 +100,9 @@ fn row_label(names: &[String], x: f64) -> String {
 /// The row axis: labels upright when each fits its slot, else rotated (reading downward), with the
 /// label area as deep as the longest label (so labels never run into each other).
 fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String]) -> (u32, TextStyle<'static>, Vec<String>) {
-    const CHAR_PX: f64 = 7.5;
-    let width = f64::from(root.dim_in_pixel().0.saturating_sub(120));
-    let slot = width / names.len().max(1) as f64;
     let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
     let font = (FONT, 15).into_font();
-    if longest + 8.0 <= slot {
+    if fits_upright(root.dim_in_pixel().0, names) {
         (70, TextStyle::from(font), names.to_vec())
     } else {
         // plotters centres a rotated label on its tick; leading spaces (about two per glyph)
@@ -119,6 +116,28 @@ fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String])
             TextStyle::from(font).transform(FontTransform::Rotate90),
             pushed,
         )
+    }
+}
+
+const CHAR_PX: f64 = 7.5;
+
+/// Whether every row label fits upright in its slot at `width` pixels.
+fn fits_upright(width: u32, names: &[String]) -> bool {
+    let slot = f64::from(width.saturating_sub(120)) / names.len().max(1) as f64;
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    longest + 8.0 <= slot
+}
+
+/// The size of a one-value-per-row figure ([`per_row`]): wide with the rows along x when their
+/// labels fit upright, else tall with the rows down the y axis and the labels horizontal
+/// beside them (a forest plot: no rotated text).
+fn row_figure(names: &[String]) -> (u32, u32) {
+    let wide = (220 + 70 * names.len() as u32).clamp(800, 2400);
+    if fits_upright(wide, names) {
+        (wide, 620)
+    } else {
+        let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+        (760 + longest.min(460.0) as u32, 170 + 34 * names.len() as u32)
     }
 }
 
@@ -137,12 +156,16 @@ fn per_row<DB: DrawingBackend>(
     stats: &[(Stat, RGBColor)],
     zero: bool,
 ) -> DrawResult<DB> {
-    let axis = row_axis(root, names);
     let k = stats.len();
     let start = if zero { 0.0 } else { f64::INFINITY };
     let lo = stats.iter().map(|(s, _)| s.mean - s.ci95).fold(start, f64::min);
     let hi = stats.iter().map(|(s, _)| s.mean + s.ci95).fold(-start, f64::max);
     let (lo, hi) = padded(lo, hi);
+    let (w, h) = root.dim_in_pixel();
+    if h > w || !fits_upright(w, names) {
+        return forest(root, names, caption, y_desc, stats, zero, (lo, hi));
+    }
+    let axis = row_axis(root, names);
     let mut chart = ChartBuilder::on(root)
         .caption(caption, (FONT, 24))
         .margin(20)
@@ -172,6 +195,54 @@ fn per_row<DB: DrawingBackend>(
         );
         error_bar(root, at.0, lo.1, hi.1, 7, *c)?;
         marker(root, k, at, *c)?;
+    }
+    Ok(())
+}
+
+/// [`per_row`] with the rows down the y axis (first row on top) and their labels horizontal.
+fn forest<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    names: &[String],
+    caption: &str,
+    x_desc: &str,
+    stats: &[(Stat, RGBColor)],
+    zero: bool,
+    (lo, hi): (f64, f64),
+) -> DrawResult<DB> {
+    let k = stats.len();
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    let y = |i: usize| (k - 1 - i) as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, (FONT, 22))
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size((longest + 24.0).clamp(80.0, 480.0) as u32)
+        .build_cartesian_2d(lo..hi, -0.5f64..(k as f64 - 0.5))?;
+    let bottom_up: Vec<String> = names.iter().rev().cloned().collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(k)
+        .y_label_formatter(&|v| row_label(&bottom_up, *v))
+        .label_style((FONT, 15))
+        .x_desc(x_desc)
+        .axis_desc_style((FONT, 17))
+        .draw()?;
+    if zero {
+        chart.draw_series(LineSeries::new([(0.0, -0.5), (0.0, k as f64 - 0.5)], BLACK.stroke_width(1)))?;
+    }
+    for (i, (s, c)) in stats.iter().enumerate() {
+        let shape = PALETTE.iter().position(|p| p == c).unwrap_or(0);
+        let at = chart.backend_coord(&(s.mean, y(i)));
+        let (l, r) = (
+            chart.backend_coord(&(s.mean - s.ci95, y(i))),
+            chart.backend_coord(&(s.mean + s.ci95, y(i))),
+        );
+        let style = c.stroke_width(2);
+        root.draw(&PathElement::new([(l.0, at.1), (r.0, at.1)], style))?;
+        root.draw(&PathElement::new([(l.0, at.1 - 6), (l.0, at.1 + 6)], style))?;
+        root.draw(&PathElement::new([(r.0, at.1 - 6), (r.0, at.1 + 6)], style))?;
+        marker(root, shape, at, *c)?;
     }
     Ok(())
 }
@@ -437,12 +508,11 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
     let names = labels(rows);
     let wide = (220 + 70 * rows.len() as u32).clamp(800, 2400);
     let mut files = Vec::new();
-    files.extend(both!(dir, "welfare", (wide, 620), |root| welfare(root, rows, &names)));
+    let size = row_figure(&names);
+    files.extend(both!(dir, "welfare", size, |root| welfare(root, rows, &names)));
     if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
         let baseline = p.baseline.clone();
-        files.extend(both!(dir, "welfare_paired", (wide, 620), |root| paired(
-            root, rows, &names, &baseline
-        )));
+        files.extend(both!(dir, "welfare_paired", size, |root| paired(root, rows, &names, &baseline)));
     }
     files.extend(both!(dir, "throughput_by_weight", (wide, 620), |root| throughput(
         root, rows, &names
@@ -617,8 +687,9 @@ pub fn analysis(dir: &Path, a: &crate::analyze::Analyzed) -> crate::Result<Vec<S
     if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
         let names = labels(rows);
         let baseline = p.baseline.clone();
-        let wide = (220 + 90 * rows.len() as u32).clamp(800, 2400);
-        files.extend(both!(dir, "headroom", (wide, 620), |root| paired(root, rows, &names, &baseline)));
+        files.extend(both!(dir, "headroom", row_figure(&names), |root| paired(
+            root, rows, &names, &baseline
+        )));
     }
     if !a.best_responses.is_empty() {
         let mut names = Vec::new();
@@ -629,8 +700,7 @@ pub fn analysis(dir: &Path, a: &crate::analyze::Analyzed) -> crate::Result<Vec<S
             names.push(format!("w{} welfare", b.weight));
             stats.push((b.welfare_change, PALETTE[3]));
         }
-        let wide = (220 + 110 * names.len() as u32).clamp(800, 2400);
-        files.extend(both!(dir, "best_responses", (wide, 620), |root| per_row(
+        files.extend(both!(dir, "best_responses", row_figure(&names), |root| per_row(
             root,
             &names,
             "One agent per weight class deviates alone: its throughput (blue), welfare (red)",

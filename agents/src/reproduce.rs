@@ -130,6 +130,9 @@ impl Gap {
     }
 }
 
+/// One thesis-code measurement: (setup, deadline, MTF's policy, gap vs each baseline).
+type CodeRow = (&'static str, u32, String, Vec<(String, Gap)>);
+
 /// What the verdict paragraphs are written from, filled as the sections run.
 #[derive(Default)]
 struct Findings {
@@ -137,7 +140,7 @@ struct Findings {
     /// the standard schedulers as a ratio).
     setups: Vec<(&'static str, &'static str, Gap, f64)>,
     /// (setup, deadline, best fixed MTF level, gap vs each of [`CODE_BASELINES`]).
-    code: Vec<(&'static str, u32, String, Vec<(String, Gap)>)>,
+    code: Vec<CodeRow>,
     /// (learned MTF's mean agents with phi < 1, agents, its phi median, the baselines' best
     /// phi median).
     phi: Option<(f64, usize, f64, f64)>,
