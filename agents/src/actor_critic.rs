@@ -93,6 +93,33 @@ pub struct Actors {
 }
 
 impl Actors {
+    /// Fresh stacked actors: `n` agents, `d` inputs, `h` tanh units, `k` levels.
+    pub(crate) fn new(n: usize, d: usize, h: usize, k: usize, seed: u64, device: &Device) -> Self {
+        Actors {
+            w1: init(n, d, h, d, seed, "init/actor/w1", device),
+            b1: init(n, 1, h, d, seed, "init/actor/b1", device),
+            w2: init(n, h, k, h, seed, "init/actor/w2", device),
+            b2: init(n, 1, k, h, seed, "init/actor/b2", device),
+        }
+    }
+
+    /// Every parameter's id (for per-agent gradient clipping).
+    pub(crate) fn ids(&self) -> Vec<burn::module::ParamId> {
+        vec![self.w1.id, self.b1.id, self.w2.id, self.b2.id]
+    }
+
+    /// Agent `agent`'s weights in the exported order (w1, b1, w2, b2; each row-major).
+    pub(crate) fn export(&self, n: usize, agent: usize) -> crate::Result<Vec<f32>> {
+        let mut out = Vec::new();
+        for p in [&self.w1, &self.b1, &self.w2, &self.b2] {
+            let data = p.val().into_data();
+            let all = data.as_slice::<f32>().map_err(|e| failed(format!("actor weights: {e:?}")))?;
+            let per = all.len() / n;
+            out.extend_from_slice(&all[agent * per..(agent + 1) * per]);
+        }
+        Ok(out)
+    }
+
     /// Logits of every agent's policy.
     ///
     /// # Shapes
@@ -116,6 +143,23 @@ pub struct Critics {
 }
 
 impl Critics {
+    /// Fresh stacked critics: `n` agents, `d` inputs, two ReLU layers.
+    pub(crate) fn new(n: usize, d: usize, [c1, c2]: [usize; 2], seed: u64, device: &Device) -> Self {
+        Critics {
+            w1: init(n, d, c1, d, seed, "init/critic/w1", device),
+            b1: init(n, 1, c1, d, seed, "init/critic/b1", device),
+            w2: init(n, c1, c2, c1, seed, "init/critic/w2", device),
+            b2: init(n, 1, c2, c1, seed, "init/critic/b2", device),
+            w3: init(n, c2, 1, c2, seed, "init/critic/w3", device),
+            b3: init(n, 1, 1, c2, seed, "init/critic/b3", device),
+        }
+    }
+
+    /// Every parameter's id.
+    pub(crate) fn ids(&self) -> Vec<burn::module::ParamId> {
+        vec![self.w1.id, self.b1.id, self.w2.id, self.b2.id, self.w3.id, self.b3.id]
+    }
+
     /// Every agent's state value.
     ///
     /// # Shapes
@@ -144,7 +188,7 @@ fn init(n: usize, rows: usize, cols: usize, fan_in: usize, seed: u64, name: &str
 ///
 /// # Shapes
 /// - output: `[n, 1, d]`
-fn states(obs: Observations<'_>, n: usize, obs_dim: usize, d: usize, device: &Device) -> Tensor<3> {
+pub(crate) fn states(obs: Observations<'_>, n: usize, obs_dim: usize, d: usize, device: &Device) -> Tensor<3> {
     assert_eq!(obs.dim, obs_dim, "observation length");
     let data: Vec<f32> = if d == obs_dim {
         obs.data.to_vec()
@@ -186,21 +230,8 @@ impl ActorCritic {
     pub fn new(n: usize, obs_dim: usize, d: usize, k: usize, cfg: &ActorCriticConfig, seed: u64) -> Self {
         assert!(d <= obs_dim, "the networks read a prefix of the observation");
         let device = device();
-        let (h, [c1, c2]) = (cfg.actor_hidden, cfg.critic_hidden);
-        let actors = Actors {
-            w1: init(n, d, h, d, seed, "init/actor/w1", &device),
-            b1: init(n, 1, h, d, seed, "init/actor/b1", &device),
-            w2: init(n, h, k, h, seed, "init/actor/w2", &device),
-            b2: init(n, 1, k, h, seed, "init/actor/b2", &device),
-        };
-        let critics = Critics {
-            w1: init(n, d, c1, d, seed, "init/critic/w1", &device),
-            b1: init(n, 1, c1, d, seed, "init/critic/b1", &device),
-            w2: init(n, c1, c2, c1, seed, "init/critic/w2", &device),
-            b2: init(n, 1, c2, c1, seed, "init/critic/b2", &device),
-            w3: init(n, c2, 1, c2, seed, "init/critic/w3", &device),
-            b3: init(n, 1, 1, c2, seed, "init/critic/b3", &device),
-        };
+        let actors = Actors::new(n, d, cfg.actor_hidden, k, seed, &device);
+        let critics = Critics::new(n, d, cfg.critic_hidden, seed, &device);
         let adamw = AdamWConfig::new().with_weight_decay(cfg.weight_decay as f32);
         Self {
             n,
@@ -245,16 +276,30 @@ impl Policy for ActorCritic {
         // Acting needs no gradients: the copy lives on the plain device, so its forward passes
         // leave nothing in the autodiff graph (over a long evaluation, orphaned graph entries
         // made every step slower).
-        let actors = self.actors.as_ref().expect("actors").valid();
-        Box::new(ActorPolicy {
-            n: self.n,
-            obs_dim: self.obs_dim,
-            d: self.d,
-            k: self.k,
+        Box::new(ActorPolicy::of(
+            self.actors.as_ref().expect("actors"),
+            self.n,
+            self.obs_dim,
+            self.d,
+            self.k,
+            &self.rngs,
+        ))
+    }
+}
+
+impl ActorPolicy {
+    /// An acting copy of `actors` on the plain device.
+    pub(crate) fn of(actors: &Actors, n: usize, obs_dim: usize, d: usize, k: usize, rngs: &[SmallRng]) -> Self {
+        let actors = actors.valid();
+        ActorPolicy {
+            n,
+            obs_dim,
+            d,
+            k,
             device: actors.w1.val().device(),
             actors,
-            rngs: self.rngs.clone(),
-        })
+            rngs: rngs.to_vec(),
+        }
     }
 }
 
@@ -298,7 +343,7 @@ impl Policy for ActorPolicy {
 }
 
 /// Each agent's level from its row of probabilities: argmax, or a draw from its own stream.
-fn choose(p: &[f32], k: usize, greedy: bool, rngs: &mut [SmallRng], actions: &mut [usize]) {
+pub(crate) fn choose(p: &[f32], k: usize, greedy: bool, rngs: &mut [SmallRng], actions: &mut [usize]) {
     for (i, a) in actions.iter_mut().enumerate() {
         let row = &p[i * k..(i + 1) * k];
         *a = if greedy {
@@ -314,7 +359,7 @@ fn column(values: impl Iterator<Item = f32>, n: usize, device: &Device) -> Tenso
     Tensor::from_data(TensorData::new(values.collect::<Vec<f32>>(), [n, 1, 1]), device)
 }
 
-fn scalar(t: Tensor<1>) -> f64 {
+pub(crate) fn scalar(t: Tensor<1>) -> f64 {
     f64::from(t.into_data().as_slice::<f32>().expect("f32 scalar")[0])
 }
 
@@ -360,15 +405,7 @@ impl Learner for ActorCritic {
     }
 
     fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
-        let a = self.actors.as_ref().expect("actors");
-        let mut out = Vec::new();
-        for p in [&a.w1, &a.b1, &a.w2, &a.b2] {
-            let data = p.val().into_data();
-            let all = data.as_slice::<f32>().map_err(|e| failed(format!("actor weights: {e:?}")))?;
-            let per = all.len() / self.n;
-            out.extend_from_slice(&all[agent * per..(agent + 1) * per]);
-        }
-        Ok(out)
+        self.actors.as_ref().expect("actors").export(self.n, agent)
     }
 
     fn save(&self) -> crate::Result<Vec<u8>> {

@@ -18,6 +18,8 @@ pub mod limits {
     pub const MAX_THREADS: usize = 1_024;
     /// Hedge weights in all (agents x budget states x levels).
     pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
+    /// A central critic's first-layer weights over all agents (n x n x features x width).
+    pub const MAX_CENTRAL_CRITIC: usize = 200_000_000;
 }
 
 /// Which learner every agent runs.
@@ -30,6 +32,8 @@ pub enum LearnerKind {
     Hedge,
     /// One-step actor-critic (thesis 4.2.2), with burn.
     ActorCritic,
+    /// PPO (IPPO; MAPPO with `learner.ppo.critic = "central"`), with burn.
+    Ppo,
 }
 
 /// `[learner.fixed]`.
@@ -58,6 +62,8 @@ pub struct LearnerSection {
     pub hedge: HedgeConfig,
     /// Actor-critic settings.
     pub actor_critic: ActorCriticConfig,
+    /// PPO settings.
+    pub ppo: crate::ppo::PpoConfig,
 }
 
 impl Default for LearnerSection {
@@ -67,6 +73,7 @@ impl Default for LearnerSection {
             fixed: FixedConfig::default(),
             hedge: HedgeConfig::default(),
             actor_critic: ActorCriticConfig::default(),
+            ppo: crate::ppo::PpoConfig::default(),
         }
     }
 }
@@ -215,6 +222,7 @@ impl Experiment {
         .resolve(path)?;
         check_learner(&err, &scenario, &file.learner)?;
         check_actor_critic(&err, &file.learner.actor_critic)?;
+        check_ppo(&err, &scenario, &file.learner.ppo)?;
         check_train(&err, &file.train)?;
         Ok(Experiment {
             scenario,
@@ -307,6 +315,64 @@ fn check_actor_critic(err: &ErrorIn<'_>, ac: &ActorCriticConfig) -> Result<(), C
     }
     if !(0.0..=1.0).contains(&ac.gamma) {
         return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
+    }
+    Ok(())
+}
+
+/// `[learner.ppo]`: widths (before any tensor exists, the central critic's input included),
+/// rates, counts and coefficients.
+fn check_ppo(err: &ErrorIn<'_>, sc: &Scenario, p: &crate::ppo::PpoConfig) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("learner.ppo.{k}");
+    for (k, h) in [
+        ("actor_hidden", p.actor_hidden),
+        ("critic_hidden[0]", p.critic_hidden[0]),
+        ("critic_hidden[1]", p.critic_hidden[1]),
+    ] {
+        if !(1..=limits::MAX_HIDDEN).contains(&h) {
+            return Err(err(&key(k), format!("must be in [1, {}], got {h}", limits::MAX_HIDDEN)));
+        }
+    }
+    if p.critic == crate::ppo::Critic::Central {
+        // Every agent's critic reads every agent's features: n x (n x d) x width weights.
+        let cells = sc
+            .n()
+            .saturating_mul(sc.n())
+            .saturating_mul(sc.m() + 3)
+            .saturating_mul(p.critic_hidden[0]);
+        if cells > limits::MAX_CENTRAL_CRITIC {
+            return Err(err(
+                &key("critic"),
+                format!(
+                    "a central critic here has {cells} first-layer weights, more than the limit of {}",
+                    limits::MAX_CENTRAL_CRITIC
+                ),
+            ));
+        }
+    }
+    for (k, v) in [
+        ("lr", p.lr),
+        ("reward_scale", p.reward_scale),
+        ("clip", p.clip),
+        ("max_grad_norm", p.max_grad_norm),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(err(&key(k), format!("must be a finite number > 0, got {v}")));
+        }
+    }
+    for (k, v) in [("entropy", p.entropy), ("vf_coef", p.vf_coef), ("weight_decay", p.weight_decay)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(err(&key(k), format!("must be a finite number >= 0, got {v}")));
+        }
+    }
+    for (k, v) in [("gamma", p.gamma), ("gae_lambda", p.gae_lambda)] {
+        if !(0.0..=1.0).contains(&v) {
+            return Err(err(&key(k), format!("must be in [0, 1], got {v}")));
+        }
+    }
+    for (k, v) in [("epochs", p.epochs), ("minibatches", p.minibatches)] {
+        if !(1..=1000).contains(&v) {
+            return Err(err(&key(k), format!("must be in [1, 1000], got {v}")));
+        }
     }
     Ok(())
 }

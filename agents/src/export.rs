@@ -25,6 +25,13 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
             }
             "actor_critic"
         }
+        LearnerKind::Ppo => {
+            if exp.learner.ppo.features != Features::Spec {
+                return Err(user("only runs trained on SPEC 4's state (learner.ppo.features = \"spec\") can be exported: the agent protocol carries the budget and the utilities"));
+            }
+            // The same actor network as the actor-critic's: the runtime runs it as one.
+            "actor_critic"
+        }
         LearnerKind::Hedge => "hedge",
         LearnerKind::Fixed => "fixed",
     };
@@ -37,7 +44,10 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         value_scale: sc.file.env.value_scale,
         agents: chosen.clone(),
         m,
-        hidden: exp.learner.actor_critic.actor_hidden,
+        hidden: match exp.learner.kind {
+            LearnerKind::Ppo => exp.learner.ppo.actor_hidden,
+            _ => exp.learner.actor_critic.actor_hidden,
+        },
         total_tokens: sc.file.mechanism.total_tokens,
         states: crate::hedge::budget_states(sc),
         fixed_level: levels

@@ -68,6 +68,7 @@ pub mod hedge;
 pub mod learner;
 pub mod plots;
 pub mod policies;
+pub mod ppo;
 pub mod reproduce;
 pub mod run_dir;
 pub mod runtime;

@@ -186,6 +186,26 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
                 stream_seed(sc.file.seed, names::INIT, 0),
             ))
         }
+        LearnerKind::Ppo => {
+            let cfg = &exp.learner.ppo;
+            let obs = ClusterEnv::new(sc.clone()).observation_space(0).dim();
+            let used = match cfg.features {
+                crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
+                crate::actor_critic::Features::All => obs,
+            };
+            // One update per rollout, and one at every episode's end.
+            let rounds = u64::from(sc.file.env.rounds);
+            let per_episode = if cfg.rollout == 0 { 1 } else { rounds.div_ceil(cfg.rollout as u64) };
+            Box::new(crate::ppo::Ppo::new(
+                sc.n(),
+                obs,
+                used,
+                levels.len(),
+                cfg,
+                exp.train.episodes.saturating_mul(per_episode),
+                stream_seed(sc.file.seed, names::INIT, 0),
+            ))
+        }
     }
 }
 

@@ -90,8 +90,18 @@ fn a_run_directory_holds_everything() {
 
 #[test]
 fn a_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
+    killed_and_resumed("actor_critic");
+}
+
+#[test]
+fn a_ppo_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
+    // PPO updates at every episode's end, so a checkpoint never holds half a rollout.
+    killed_and_resumed("ppo");
+}
+
+fn killed_and_resumed(learner: &str) {
     let q = quickstart();
-    let (full, cut) = (tmp("full"), tmp("cut"));
+    let (full, cut) = (tmp(&format!("full-{learner}")), tmp(&format!("cut-{learner}")));
     let common = |dir: &Path| {
         let mut a: Vec<String> = [
             "train",
@@ -112,7 +122,15 @@ fn a_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        a.extend(["--set", "learner.actor_critic.actor_hidden=32"].iter().map(|s| s.to_string()));
+        a.extend(
+            [
+                "--set".to_string(),
+                format!("learner.kind={learner}"),
+                "--set".to_string(),
+                format!("learner.{learner}.actor_hidden=32"),
+            ]
+            .into_iter(),
+        );
         a
     };
     let (code, _, err) = mtf(&common(&full).iter().map(String::as_str).collect::<Vec<_>>());
@@ -193,7 +211,7 @@ fn a_corrupt_or_truncated_checkpoint_is_a_clear_error() {
 #[test]
 fn training_does_not_depend_on_the_thread_count() {
     let q = quickstart();
-    for learner in ["actor_critic", "hedge"] {
+    for learner in ["actor_critic", "hedge", "ppo"] {
         let (a, b) = (tmp(&format!("t1-{learner}")), tmp(&format!("t2-{learner}")));
         for (dir, threads) in [(&a, "1"), (&b, "2")] {
             let mut args = vec![
