@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Training speed at 20 agents x 40 accelerators x 300 rounds (the 1/2/4-weight mmpp thesis
 # scenario at load 0.8): seconds per episode and agent-updates per second, for the
-# actor-critic (SPEC 4 defaults) and for Hedge; then Hedge in the valuation world of SPEC 8.
+# actor-critic (SPEC 4 defaults), PPO (defaults, one environment) and Hedge; then Hedge in the valuation world of SPEC 8.
 # Usage: scripts/bench-train.sh [EPISODES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 episodes=${1:-5}
 cargo build --release -q -p agents --bin mtf
-for learner in actor_critic hedge; do
+for learner in actor_critic ppo hedge; do
   out=$(mktemp -d)
   target/release/mtf train --config configs/thesis/w124-mmpp.toml --quiet --out "$out/run" \
     --set "learner.kind=$learner" --set "train.episodes=$episodes" --set train.eval_seeds=1 \
@@ -18,7 +18,8 @@ run, learner = sys.argv[1], sys.argv[2]
 eps = [json.loads(l) for l in open(f"{run}/metrics.jsonl")]
 times = [e["wall_time"] for e in eps]
 s = json.load(open(f"{run}/summary.json"))
-print(f"{learner}: median {statistics.median(times):.3f} s per episode (min {min(times):.3f}, max {max(times):.3f}) over {len(times)} episodes; {s['agent_updates_per_second']:.0f} agent-updates/s")
+steps = 20 * 300 * len(times) / sum(times)
+print(f"{learner}: median {statistics.median(times):.3f} s per episode (min {min(times):.3f}, max {max(times):.3f}) over {len(times)} episodes; {steps:.0f} agent-steps/s of training (acting, stepping, learning); {s['agent_updates_per_second']:.0f} agent-updates/s")
 PY
   rm -rf "$out"
 done

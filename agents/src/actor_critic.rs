@@ -198,6 +198,46 @@ pub(crate) fn states(obs: Observations<'_>, n: usize, obs_dim: usize, d: usize, 
     Tensor::from_data(TensorData::new(data, [n, 1, d]), device)
 }
 
+/// The first `d` features of every agent in K observation sets, agent-major.
+///
+/// # Shapes
+/// - output: `[n, K, d]`
+pub(crate) fn states_many(obs: &[Observations<'_>], n: usize, obs_dim: usize, d: usize, device: &Device) -> Tensor<3> {
+    let copies = obs.len();
+    let mut data = Vec::with_capacity(n * copies * d);
+    for i in 0..n {
+        for o in obs {
+            assert_eq!(o.dim, obs_dim, "observation length");
+            data.extend_from_slice(&o.get(i)[..d]);
+        }
+    }
+    Tensor::from_data(TensorData::new(data, [n, copies, d]), device)
+}
+
+/// Sampled actions for K environment copies from one forward pass of `actors`, drawn copy by
+/// copy and agent by agent from each agent's stream (the order one `act` per copy draws in).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn act_many(
+    actors: &Actors,
+    obs: &[Observations<'_>],
+    (n, obs_dim, d, k): (usize, usize, usize, usize),
+    device: &Device,
+    rngs: &mut [SmallRng],
+    actions: &mut [Vec<usize>],
+) {
+    let copies = obs.len();
+    let x = states_many(obs, n, obs_dim, d, device).detach();
+    let p = softmax(actors.forward(x), 2).into_data();
+    let p = p.as_slice::<f32>().expect("f32 probabilities");
+    let mut rows = vec![0.0f32; n * k];
+    for (c, a) in actions.iter_mut().enumerate() {
+        for i in 0..n {
+            rows[i * k..(i + 1) * k].copy_from_slice(&p[(i * copies + c) * k..(i * copies + c + 1) * k]);
+        }
+        choose(&rows, k, false, rngs, a);
+    }
+}
+
 /// The parts of a saved actor-critic state, in order.
 const PARTS: [&str; 5] = [
     "actor_critic/dims",
@@ -364,6 +404,18 @@ pub(crate) fn scalar(t: Tensor<1>) -> f64 {
 }
 
 impl Learner for ActorCritic {
+    fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
+        let dims = (self.n, self.obs_dim, self.d, self.k);
+        act_many(
+            self.actors.as_ref().expect("actors"),
+            obs,
+            dims,
+            &self.device,
+            &mut self.rngs,
+            actions,
+        );
+    }
+
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
         let (n, dev) = (self.n, self.device.clone());
         let actors = self.actors.take().expect("actors");
@@ -400,7 +452,7 @@ impl Learner for ActorCritic {
             actor: scalar(actor_loss) / per,
             critic: scalar(critic_loss) / per,
             entropy: scalar(entropy_sum) / per,
-            reward_spread: 0.0,
+            ..Losses::default()
         }
     }
 
@@ -466,6 +518,33 @@ impl Learner for ActorCritic {
 mod tests {
     use super::*;
     use scheduler::{Allocation, RoundInput};
+
+    #[test]
+    fn acting_for_many_copies_at_once_draws_what_one_act_per_copy_draws() {
+        let (n, d, k) = (3, 4, 5);
+        let cfg = ActorCriticConfig {
+            actor_hidden: 8,
+            ..ActorCriticConfig::default()
+        };
+        let (mut batched, mut looped) = (ActorCritic::new(n, d, d, k, &cfg, 7), ActorCritic::new(n, d, d, k, &cfg, 7));
+        batched.begin_episode(11);
+        looped.begin_episode(11);
+        let data: Vec<Vec<f32>> = (0..4)
+            .map(|c| (0..n * d).map(|j| ((c * 31 + j * 7) % 10) as f32 / 10.0).collect())
+            .collect();
+        let obs: Vec<Observations<'_>> = data.iter().map(|x| Observations { data: x, dim: d }).collect();
+        let budgets = vec![0.0; n];
+        let b: Vec<&[f64]> = (0..4).map(|_| budgets.as_slice()).collect();
+        for _ in 0..20 {
+            let mut many = vec![vec![0; n]; 4];
+            batched.act_many(&obs, &b, &mut many);
+            let mut one = vec![vec![0; n]; 4];
+            for (c, a) in one.iter_mut().enumerate() {
+                looped.act(obs[c], &budgets, false, a);
+            }
+            assert_eq!(many, one);
+        }
+    }
 
     /// A contextual bandit: agent i is paid 1 for action `(i + s) % k` in state s, 0 otherwise.
     /// Every agent must learn its own mapping: a wrong sign, a wrong gather index or agents

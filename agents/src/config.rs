@@ -18,6 +18,8 @@ pub mod limits {
     pub const MAX_THREADS: usize = 1_024;
     /// Hedge weights in all (agents x budget states x levels).
     pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
+    /// Environment copies per training run (`train.envs`).
+    pub const MAX_ENVS: usize = 1024;
     /// A central critic's first-layer weights over all agents (n x n x features x width).
     pub const MAX_CENTRAL_CRITIC: usize = 200_000_000;
 }
@@ -90,6 +92,9 @@ pub struct TrainSection {
     pub eval_seeds: usize,
     /// Worker threads (results do not depend on it).
     pub threads: usize,
+    /// Environment copies stepped in parallel every round (rollout workers); the learner acts
+    /// for all of them in one batched pass and learns from all their rounds.
+    pub envs: usize,
 }
 
 impl Default for TrainSection {
@@ -99,6 +104,7 @@ impl Default for TrainSection {
             checkpoint_every: 10,
             eval_seeds: 8,
             threads: 2,
+            envs: 1,
         }
     }
 }
@@ -224,6 +230,20 @@ impl Experiment {
         check_actor_critic(&err, &file.learner.actor_critic)?;
         check_ppo(&err, &scenario, &file.learner.ppo)?;
         check_train(&err, &file.train)?;
+        // Every copy holds the scenario's agent x accelerator state.
+        let cells = file.train.envs.saturating_mul(scenario.n()).saturating_mul(scenario.m());
+        if cells > env::config::limits::MAX_CELLS {
+            return Err(err(
+                "train.envs",
+                format!(
+                    "{} copies of {} agents x {} accelerators are {cells} cells, more than the limit of {}",
+                    file.train.envs,
+                    scenario.n(),
+                    scenario.m(),
+                    env::config::limits::MAX_CELLS
+                ),
+            ));
+        }
         Ok(Experiment {
             scenario,
             learner: file.learner,
@@ -384,6 +404,9 @@ fn check_train(err: &ErrorIn<'_>, t: &TrainSection) -> Result<(), ConfigError> {
     }
     if t.checkpoint_every == 0 {
         return Err(err("train.checkpoint_every", "must be at least 1".into()));
+    }
+    if !(1..=limits::MAX_ENVS).contains(&t.envs) {
+        return Err(err("train.envs", format!("must be in [1, {}], got {}", limits::MAX_ENVS, t.envs)));
     }
     if t.threads == 0 || t.threads > limits::MAX_THREADS {
         return Err(err(

@@ -44,6 +44,9 @@ pub struct Losses {
     /// signal its update scales to [0, 1]; 0 when every level would have paid the same (the
     /// round taught nothing). 0 for other learners.
     pub reward_spread: f64,
+    /// The round did no update (PPO between its updates): the episode's means leave it out.
+    #[serde(default, skip_serializing)]
+    pub skipped: bool,
 }
 
 pub use env::policy::{Fixed, Policy};
@@ -116,6 +119,45 @@ impl Policy for OnlineLearning {
 pub trait Learner: Policy {
     /// Update every agent from the round it just played.
     fn learn(&mut self, t: &Transition<'_>) -> Losses;
+
+    /// Act in K environment copies at once (`train.envs`): `obs[k]` and `budgets[k]` in,
+    /// `actions[k]` out, sampled. Default: one `act` per copy, in order; the batched learners
+    /// do one forward pass for all copies and draw in the same order, so both agree.
+    fn act_many(&mut self, obs: &[Observations<'_>], budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
+        for (k, a) in actions.iter_mut().enumerate() {
+            self.act(obs[k], budgets[k], false, a);
+        }
+    }
+
+    /// Learn from one round of K environment copies. Default: `learn` from each in order,
+    /// the losses averaged over the copies that updated.
+    fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
+        let mut sum = Losses::default();
+        let mut count = 0.0;
+        for t in ts {
+            let l = self.learn(t);
+            if !l.skipped {
+                sum.actor += l.actor;
+                sum.critic += l.critic;
+                sum.entropy += l.entropy;
+                sum.reward_spread += l.reward_spread;
+                count += 1.0;
+            }
+        }
+        if count == 0.0 {
+            return Losses {
+                skipped: true,
+                ..Losses::default()
+            };
+        }
+        Losses {
+            actor: sum.actor / count,
+            critic: sum.critic / count,
+            entropy: sum.entropy / count,
+            reward_spread: sum.reward_spread / count,
+            skipped: false,
+        }
+    }
 
     /// Everything needed to continue training: parameters, optimizer state, weights.
     fn save(&self) -> crate::Result<Vec<u8>>;

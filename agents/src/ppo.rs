@@ -203,7 +203,9 @@ pub struct Ppo {
     /// Updates done, and planned over the run (for annealing).
     updates: u64,
     total_updates: u64,
-    /// The rollout: per round, every agent's first `d` features, action and reward.
+    /// Environment copies the rollout comes from (set by the first round).
+    copies: usize,
+    /// The rollout: per round, per copy, every agent's first `d` features, action and reward.
     obs: Vec<f32>,
     actions: Vec<i64>,
     rewards: Vec<f32>,
@@ -234,6 +236,7 @@ impl Ppo {
             seed,
             updates: 0,
             total_updates: total_updates.max(1),
+            copies: 0,
             obs: Vec::new(),
             actions: Vec::new(),
             rewards: Vec::new(),
@@ -252,16 +255,19 @@ impl Ppo {
         p.as_slice::<f32>().expect("f32 probabilities").to_vec()
     }
 
-    /// `rows` rounds of stored features as `[n, rows, d]` (agent-major).
-    fn features(&self, data: &[f32], rows: usize) -> Tensor<3> {
-        let (n, d) = (self.n, self.d);
-        let mut v = Vec::with_capacity(n * rows * d);
+    /// The stored rollout's features as `[n, K * T, d]`: agent-major, then copy, then round.
+    fn features(&self, rounds: usize) -> Tensor<3> {
+        let (n, d, copies) = (self.n, self.d, self.copies);
+        let mut v = Vec::with_capacity(n * copies * rounds * d);
         for i in 0..n {
-            for t in 0..rows {
-                v.extend_from_slice(&data[(t * n + i) * d..(t * n + i + 1) * d]);
+            for k in 0..copies {
+                for t in 0..rounds {
+                    let at = ((t * copies + k) * n + i) * d;
+                    v.extend_from_slice(&self.obs[at..at + d]);
+                }
             }
         }
-        Tensor::from_data(TensorData::new(v, [n, rows, d]), &self.device)
+        Tensor::from_data(TensorData::new(v, [n, copies * rounds, d]), &self.device)
     }
 
     /// The critics' input for actor features `x: [n, rows, d]`: the same, or (central) every
@@ -278,51 +284,54 @@ impl Ppo {
         }
     }
 
-    fn push(&mut self, t: &Transition<'_>) {
-        for i in 0..self.n {
-            self.obs.extend_from_slice(&t.obs.get(i)[..self.d]);
+    fn push(&mut self, ts: &[Transition<'_>]) {
+        if self.copies == 0 {
+            self.copies = ts.len();
         }
-        self.actions.extend(t.actions.iter().map(|&a| a as i64));
-        self.rewards.extend(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32));
+        assert_eq!(ts.len(), self.copies, "the number of environment copies is fixed");
+        for t in ts {
+            for i in 0..self.n {
+                self.obs.extend_from_slice(&t.obs.get(i)[..self.d]);
+            }
+            self.actions.extend(t.actions.iter().map(|&a| a as i64));
+            self.rewards.extend(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32));
+        }
     }
 
-    /// One PPO update on the stored rollout; `next` is the observation after its last round.
-    fn update(&mut self, next: Observations<'_>) -> Losses {
-        let (n, rows, dev) = (self.n, self.rewards.len() / self.n, self.device.clone());
+    /// One PPO update on the stored rollout; `next[k]` is copy k's observation after its last
+    /// round.
+    fn update(&mut self, next: &[Observations<'_>]) -> Losses {
+        let (n, copies, dev) = (self.n, self.copies, self.device.clone());
+        let rounds = self.rewards.len() / (n * copies);
+        let rows = copies * rounds;
         let mut actors = self.actors.take().expect("actors");
         let mut critics = self.critics.take().expect("critics");
 
-        // 1. What the acting networks said about the rollout.
-        let x = self.features(&self.obs, rows);
+        // 1. What the acting networks said about the rollout (rows: copy-major, then round).
+        let x = self.features(rounds);
         let xc = self.critic_input(x.clone());
-        let mut next_feat = Vec::with_capacity(n * self.d);
-        for i in 0..n {
-            next_feat.extend_from_slice(&next.get(i)[..self.d]);
-        }
-        let xc_next = self.critic_input(self.features(&next_feat, 1));
+        let xc_next = self.critic_input(crate::actor_critic::states_many(next, n, self.obs_dim, self.d, &dev));
         let values = critics.forward(xc.clone()).detach().into_data().try_to_vec::<f32>().expect("f32");
         let v_next = critics.forward(xc_next).detach().into_data().try_to_vec::<f32>().expect("f32");
-        let a = Tensor::<3, Int>::from_data(
-            TensorData::new(
-                (0..n)
-                    .flat_map(|i| (0..rows).map(move |t| (t, i)))
-                    .map(|(t, i)| self.actions[t * n + i])
-                    .collect::<Vec<_>>(),
-                [n, rows, 1],
-            ),
-            &dev,
-        );
+        let acts: Vec<i64> = (0..n)
+            .flat_map(|i| (0..copies).flat_map(move |k| (0..rounds).map(move |t| (t * copies + k) * n + i)))
+            .map(|at| self.actions[at])
+            .collect();
+        let a = Tensor::<3, Int>::from_data(TensorData::new(acts, [n, rows, 1]), &dev);
         let old_logp = log_softmax(actors.forward(x.clone()), 2).gather(2, a.clone()).detach();
 
-        // 2. GAE per agent, bootstrapped at the truncation.
+        // 2. GAE per agent and copy, bootstrapped at the truncation.
         let (mut adv, mut ret) = (Vec::with_capacity(n * rows), Vec::with_capacity(n * rows));
         for i in 0..n {
-            let r: Vec<f32> = (0..rows).map(|t| self.rewards[t * n + i]).collect();
-            let mut v = values[i * rows..(i + 1) * rows].to_vec();
-            v.push(v_next[i]);
-            let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
-            adv.extend(ai);
-            ret.extend(ri);
+            for k in 0..copies {
+                let r: Vec<f32> = (0..rounds).map(|t| self.rewards[(t * copies + k) * n + i]).collect();
+                let from = i * rows + k * rounds;
+                let mut v = values[from..from + rounds].to_vec();
+                v.push(v_next[i * copies + k]);
+                let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
+                adv.extend(ai);
+                ret.extend(ri);
+            }
         }
 
         // 3. Epochs of shuffled minibatches.
@@ -390,7 +399,7 @@ impl Ppo {
             actor: sums.actor / per,
             critic: sums.critic / per,
             entropy: sums.entropy / per,
-            reward_spread: 0.0,
+            ..Losses::default()
         }
     }
 }
@@ -421,12 +430,32 @@ impl Policy for Ppo {
 
 impl Learner for Ppo {
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
-        self.push(t);
-        let rows = self.rewards.len() / self.n;
-        if t.done || (self.cfg.rollout > 0 && rows >= self.cfg.rollout) {
-            self.update(t.next_obs)
+        self.learn_many(std::slice::from_ref(t))
+    }
+
+    fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
+        let dims = (self.n, self.obs_dim, self.d, self.k);
+        crate::actor_critic::act_many(
+            self.actors.as_ref().expect("actors"),
+            obs,
+            dims,
+            &self.device,
+            &mut self.rngs,
+            actions,
+        );
+    }
+
+    fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
+        self.push(ts);
+        let rounds = self.rewards.len() / (self.n * self.copies);
+        if ts[0].done || (self.cfg.rollout > 0 && rounds >= self.cfg.rollout) {
+            let next: Vec<Observations<'_>> = ts.iter().map(|t| t.next_obs).collect();
+            self.update(&next)
         } else {
-            Losses::default()
+            Losses {
+                skipped: true,
+                ..Losses::default()
+            }
         }
     }
 

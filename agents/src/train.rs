@@ -255,53 +255,119 @@ pub fn train_episode_pinned(
     episode: u64,
     pinned: &[(usize, usize)],
 ) -> (EpisodeMetrics, Losses) {
-    let n = env.n();
+    let (mut metrics, losses) = train_episode_many(std::slice::from_mut(env), learner, root, episode, pinned);
+    (metrics.pop().expect("one environment"), losses)
+}
+
+/// Environment copy `k`'s seed in training episode `episode`: copy 0 has the episode's seed
+/// (so one copy trains exactly as before copies existed), copy k > 0 a stream of it.
+pub fn env_seed(root: u64, episode: u64, k: usize) -> u64 {
+    let seed = stream_seed(root, names::TRAIN_EPISODE, episode);
+    if k == 0 {
+        seed
+    } else {
+        stream_seed(seed, names::TRAIN_ENV, k as u64)
+    }
+}
+
+/// One training episode over every environment copy in `envs` (`train.envs`), stepped in
+/// parallel on the current rayon pool; the learner acts for all copies at once and learns from
+/// their rounds in copy order, so results do not depend on the number of threads. Returns each
+/// copy's metrics and the episode's mean losses.
+pub fn train_episode_many(
+    envs: &mut [ClusterEnv],
+    learner: &mut dyn Learner,
+    root: u64,
+    episode: u64,
+    pinned: &[(usize, usize)],
+) -> (Vec<EpisodeMetrics>, Losses) {
+    use rayon::prelude::*;
+    let (n, copies) = (envs[0].n(), envs.len());
     learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
-    env.reset(stream_seed(root, names::TRAIN_EPISODE, episode));
-    let (mut actions, mut obs, mut budgets, mut rewards, mut next_budgets) =
-        (vec![0; n], Vec::new(), vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for (k, env) in envs.iter_mut().enumerate() {
+        env.reset(env_seed(root, episode, k));
+    }
+    let mut actions = vec![vec![0; n]; copies];
+    let mut obs: Vec<Vec<f32>> = vec![Vec::new(); copies];
+    let mut budgets = vec![vec![0.0; n]; copies];
     let mut sum = Losses::default();
     let mut rounds = 0.0;
-    while !env.agents().is_empty() {
-        let o = env.observations();
-        obs.clear();
-        obs.extend_from_slice(o.data);
-        let dim = o.dim;
-        budgets.copy_from_slice(env.budgets());
-        learner.act(Observations { data: &obs, dim }, &budgets, false, &mut actions);
-        for &(i, level) in pinned {
-            actions[i] = level;
+    while !envs[0].agents().is_empty() {
+        let dim = envs[0].observations().dim;
+        for (k, env) in envs.iter().enumerate() {
+            obs[k].clear();
+            obs[k].extend_from_slice(env.observations().data);
+            budgets[k].copy_from_slice(env.budgets());
         }
-        let step = env.step(&actions).expect("learners pick levels inside the action space");
-        rewards.copy_from_slice(step.rewards);
-        let done = step.truncations.iter().all(|&t| t);
-        next_budgets.copy_from_slice(env.budgets());
-        let t = Transition {
-            obs: Observations { data: &obs, dim },
-            budgets: &budgets,
-            actions: &actions,
-            rewards: &rewards,
-            next_obs: env.observations(),
-            next_budgets: &next_budgets,
-            done,
-            input: env.last_input(),
-            bid_values: env.last_bid_values(),
-            allocation: env.last_allocation(),
-        };
-        let l = learner.learn(&t);
+        {
+            let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
+            let b: Vec<&[f64]> = budgets.iter().map(Vec::as_slice).collect();
+            learner.act_many(&views, &b, &mut actions);
+        }
+        for a in actions.iter_mut() {
+            for &(i, level) in pinned {
+                a[i] = level;
+            }
+        }
+        envs.par_iter_mut().zip(actions.par_iter()).for_each(|(env, a)| {
+            env.step(a).expect("learners pick levels inside the action space");
+        });
+        let ts: Vec<Transition<'_>> = envs
+            .iter()
+            .enumerate()
+            .map(|(k, env)| Transition {
+                obs: Observations { data: &obs[k], dim },
+                budgets: &budgets[k],
+                actions: &actions[k],
+                rewards: env.last_rewards(),
+                next_obs: env.observations(),
+                next_budgets: env.budgets(),
+                done: env.agents().is_empty(),
+                input: env.last_input(),
+                bid_values: env.last_bid_values(),
+                allocation: env.last_allocation(),
+            })
+            .collect();
+        let l = learner.learn_many(&ts);
+        if l.skipped {
+            continue;
+        }
         sum.actor += l.actor;
         sum.critic += l.critic;
         sum.entropy += l.entropy;
         sum.reward_spread += l.reward_spread;
         rounds += 1.0;
     }
+    let rounds = f64::max(rounds, 1.0);
     let mean = Losses {
         actor: sum.actor / rounds,
         critic: sum.critic / rounds,
         entropy: sum.entropy / rounds,
         reward_spread: sum.reward_spread / rounds,
+        skipped: false,
     };
-    (EpisodeMetrics::compute(env, false), mean)
+    (envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(), mean)
+}
+
+/// The copies' metrics as one, for the episode log: means per agent, drops and rounds summed
+/// (so drops per round is the mean over copies).
+fn merged(ms: Vec<EpisodeMetrics>) -> EpisodeMetrics {
+    let k = ms.len() as f64;
+    let mut out = ms[0].clone();
+    if ms.len() == 1 {
+        return out;
+    }
+    let mean = |f: &dyn Fn(&EpisodeMetrics) -> &Vec<f64>| -> Vec<f64> {
+        (0..f(&ms[0]).len()).map(|i| ms.iter().map(|m| f(m)[i]).sum::<f64>() / k).collect()
+    };
+    out.throughput = mean(&|m| &m.throughput);
+    out.reward = mean(&|m| &m.reward);
+    out.threshold = mean(&|m| &m.threshold);
+    out.spent = mean(&|m| &m.spent);
+    out.welfare = ms.iter().map(|m| m.welfare).sum::<f64>() / k;
+    out.dropped = (0..out.dropped.len()).map(|i| ms.iter().map(|m| m.dropped[i]).sum()).collect();
+    out.rounds = ms.iter().map(|m| m.rounds).sum();
+    out
 }
 
 /// Largest `metrics.jsonl` read back on resume.
@@ -519,8 +585,13 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let total = exp.train.episodes;
     let root = exp.scenario.file.seed;
     let n = exp.scenario.n();
-    let mut env = ClusterEnv::new(exp.scenario.clone());
-    env.set_recording(false);
+    let mut envs: Vec<ClusterEnv> = (0..exp.train.envs)
+        .map(|_| {
+            let mut env = ClusterEnv::new(exp.scenario.clone());
+            env.set_recording(false);
+            env
+        })
+        .collect();
     let tb_dir = dir.join("tb");
     let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
     let bar = progress(total, start, args.quiet);
@@ -543,7 +614,8 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let mut rounds_run = 0u64;
     for e in start..total {
         let t0 = Instant::now();
-        let (m, losses) = pool.install(|| train_episode(&mut env, learner.as_mut(), root, e));
+        let (ms, losses) = pool.install(|| train_episode_many(&mut envs, learner.as_mut(), root, e, &[]));
+        let m = merged(ms);
         rounds_run += u64::from(m.rounds);
         let log = episode_log(e, &m, losses, t0.elapsed().as_secs_f64(), &weights, &classes);
         run_dir::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;

@@ -90,16 +90,16 @@ fn a_run_directory_holds_everything() {
 
 #[test]
 fn a_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
-    killed_and_resumed("actor_critic");
+    killed_and_resumed("actor_critic", &[]);
 }
 
 #[test]
-fn a_ppo_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
+fn a_ppo_run_on_two_environment_copies_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
     // PPO updates at every episode's end, so a checkpoint never holds half a rollout.
-    killed_and_resumed("ppo");
+    killed_and_resumed("ppo", &["--set", "train.envs=2"]);
 }
 
-fn killed_and_resumed(learner: &str) {
+fn killed_and_resumed(learner: &str, extra: &[&str]) {
     let q = quickstart();
     let (full, cut) = (tmp(&format!("full-{learner}")), tmp(&format!("cut-{learner}")));
     let common = |dir: &Path| {
@@ -131,6 +131,7 @@ fn killed_and_resumed(learner: &str) {
             ]
             .into_iter(),
         );
+        a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
     let (code, _, err) = mtf(&common(&full).iter().map(String::as_str).collect::<Vec<_>>());
@@ -211,8 +212,16 @@ fn a_corrupt_or_truncated_checkpoint_is_a_clear_error() {
 #[test]
 fn training_does_not_depend_on_the_thread_count() {
     let q = quickstart();
-    for learner in ["actor_critic", "hedge", "ppo"] {
-        let (a, b) = (tmp(&format!("t1-{learner}")), tmp(&format!("t2-{learner}")));
+    // One environment copy, and four (`train.envs`: stepped in parallel, acted for in one pass).
+    for (learner, envs) in [
+        ("actor_critic", 1),
+        ("hedge", 1),
+        ("ppo", 1),
+        ("actor_critic", 4),
+        ("ppo", 4),
+        ("hedge", 4),
+    ] {
+        let (a, b) = (tmp(&format!("t1-{learner}-{envs}")), tmp(&format!("t2-{learner}-{envs}")));
         for (dir, threads) in [(&a, "1"), (&b, "2")] {
             let mut args = vec![
                 "train",
@@ -227,13 +236,14 @@ fn training_does_not_depend_on_the_thread_count() {
                 "train.episodes=2",
             ];
             let kind = format!("learner.kind={learner}");
-            args.extend(["--set", kind.as_str()]);
+            let copies = format!("train.envs={envs}");
+            args.extend(["--set", kind.as_str(), "--set", copies.as_str()]);
             args.extend(SMALL);
             let (code, _, err) = mtf(&args);
             assert_eq!(code, 0, "{err}");
         }
-        assert_eq!(episodes(&a), episodes(&b), "{learner}");
-        assert_eq!(eval_welfare(&a), eval_welfare(&b), "{learner}");
+        assert_eq!(episodes(&a), episodes(&b), "{learner} x {envs}");
+        assert_eq!(eval_welfare(&a), eval_welfare(&b), "{learner} x {envs}");
         let _ = std::fs::remove_dir_all(&a);
         let _ = std::fs::remove_dir_all(&b);
     }

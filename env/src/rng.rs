@@ -33,6 +33,9 @@ pub mod names {
     pub const POLICY_EPISODE: &str = "policy-episode";
     /// The environment seed of training episode k.
     pub const TRAIN_EPISODE: &str = "train-episode";
+    /// Environment copy k's seed within a training episode (`train.envs`; copy 0 keeps the
+    /// episode's own seed).
+    pub const TRAIN_ENV: &str = "train-env";
     /// The environment seed of evaluation episode k (`mtf simulate`, held-out evaluation).
     pub const EVAL_EPISODE: &str = "episode";
     /// A learner's parameter initialisation.
