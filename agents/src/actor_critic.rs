@@ -103,6 +103,11 @@ impl Actors {
         }
     }
 
+    /// The device its weights are on.
+    pub(crate) fn device_of(&self) -> Device {
+        self.w1.val().device()
+    }
+
     /// Every parameter's id (for per-agent gradient clipping).
     pub(crate) fn ids(&self) -> Vec<burn::module::ParamId> {
         vec![self.w1.id, self.b1.id, self.w2.id, self.b2.id]

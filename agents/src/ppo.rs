@@ -435,14 +435,10 @@ impl Learner for Ppo {
 
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
         let dims = (self.n, self.obs_dim, self.d, self.k);
-        crate::actor_critic::act_many(
-            self.actors.as_ref().expect("actors"),
-            obs,
-            dims,
-            &self.device,
-            &mut self.rngs,
-            actions,
-        );
+        // Acting needs no graph: the plain-device view of the actors records nothing.
+        let actors = self.actors.as_ref().expect("actors").valid();
+        let device = actors.device_of();
+        crate::actor_critic::act_many(&actors, obs, dims, &device, &mut self.rngs, actions);
     }
 
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
