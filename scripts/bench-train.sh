@@ -2,6 +2,7 @@
 # Training speed at 20 agents x 40 accelerators x 300 rounds (the 1/2/4-weight mmpp thesis
 # scenario at load 0.8): seconds per episode and agent-updates per second, for the
 # actor-critic (SPEC 4 defaults), PPO (defaults, one environment) and Hedge; then Hedge in the valuation world of SPEC 8.
+# Then PPO from 8 environment copies on 1 and 2 threads, and peak memory.
 # Usage: scripts/bench-train.sh [EPISODES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,3 +36,28 @@ print(f"hedge, {config}: median {statistics.median(times):.3f} s per 3000-round 
 PY
   rm -rf "$out"
 done
+# PPO from 8 environment copies (train.envs = 8) on 1 and 2 threads: agent-steps per second
+# of training, everything included (acting, stepping, learning).
+for threads in 1 2; do
+  out=$(mktemp -d)
+  target/release/mtf train --config configs/thesis/w124-mmpp.toml --quiet --out "$out/run" \
+    --set learner.kind=ppo --set train.envs=8 --set "train.episodes=$episodes" --set train.eval_seeds=1 \
+    --set 'env.agents.*.load=0.8' --threads "$threads" > /dev/null
+  python3 - "$out/run" "$threads" <<'PY'
+import json, sys, statistics
+run, threads = sys.argv[1], sys.argv[2]
+times = [json.loads(l)["wall_time"] for l in open(f"{run}/metrics.jsonl")]
+med = statistics.median(times)
+print(f"ppo, 8 copies, {threads} thread(s): median {med:.3f} s per episode ({8 * 300} environment rounds), {20 * 300 * 8 / med:.0f} agent-steps/s")
+PY
+  rm -rf "$out"
+done
+# Peak memory of one actor-critic episode (maximum resident set size, KiB).
+if [ -x /usr/bin/time ]; then
+  out=$(mktemp -d)
+  /usr/bin/time -f "actor_critic peak memory: %M KiB" target/release/mtf train --config configs/thesis/w124-mmpp.toml --quiet \
+    --out "$out/run" --set train.episodes=1 --set train.eval_seeds=1 --set 'env.agents.*.load=0.8' > /dev/null
+  rm -rf "$out"
+else
+  echo "peak memory: skipped (no /usr/bin/time; apt install time)"
+fi

@@ -262,6 +262,18 @@ fn bad_training_invocations_are_one_line_and_status_2() {
             vec!["train", "--config", q.as_str(), "--set", "train.episodes=0"],
             "train.episodes: must be at least 1",
         ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "train.envs=0"],
+            "train.envs: must be in [1, 1024], got 0",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.ppo.epochs=0"],
+            "learner.ppo.epochs: must be in [1, 1000], got 0",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.ppo.critic=\"global\""],
+            "learner.ppo.critic: unknown variant `global`",
+        ),
         (vec!["train", "--resume", "/no/such/run"], "not a run directory"),
         (vec!["train", "--resume", "/tmp", "--config", q.as_str()], "do not pass --config"),
     ] {
