@@ -344,47 +344,25 @@ impl Ppo {
         let mb = rows.div_ceil(self.cfg.minibatches.max(1)).max(1);
         let mut order: Vec<usize> = (0..rows).collect();
         let mut rng = stream(self.seed, "ppo-minibatches", self.updates);
+        let batch = Batch {
+            x,
+            xc,
+            a,
+            old_logp,
+            adv,
+            ret,
+            rows,
+        };
         let mut sums = Losses::default();
         let mut steps = 0.0f64;
         for _epoch in 0..self.cfg.epochs {
             order.shuffle(&mut rng);
             for chunk in order.chunks(mb) {
-                let idx = Tensor::<1, Int>::from_data(
-                    TensorData::new(chunk.iter().map(|&t| t as i64).collect::<Vec<_>>(), [chunk.len()]),
-                    &dev,
-                );
-                let pick = |v: &[f32], norm: bool| -> Tensor<3> {
-                    let mut out = Vec::with_capacity(n * chunk.len());
-                    for i in 0..n {
-                        let col: Vec<f32> = chunk.iter().map(|&t| v[i * rows + t]).collect();
-                        out.extend(if norm { normalise(&col) } else { col });
-                    }
-                    Tensor::from_data(TensorData::new(out, [n, chunk.len(), 1]), &dev)
-                };
-                let logp = log_softmax(actors.forward(x.clone().select(1, idx.clone())), 2);
-                let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
-                let new_logp = logp.gather(2, a.clone().select(1, idx.clone()));
-                let value = critics.forward(xc.clone().select(1, idx.clone()));
-                let (pg, vl, ent) = losses(
-                    new_logp,
-                    old_logp.clone().select(1, idx),
-                    pick(&adv, self.cfg.norm_adv && chunk.len() > 1),
-                    entropy,
-                    value,
-                    pick(&ret, false),
-                    self.cfg.clip as f32,
-                );
-                let total = pg.clone() - ent.clone() * (self.cfg.entropy as f32) + vl.clone() * (self.cfg.vf_coef as f32);
-                let mut grads = total.backward();
-                let mut ga = GradientsParams::from_module(&mut grads, &actors);
-                let mut gc = GradientsParams::from_module(&mut grads, &critics);
-                clip_per_agent(&mut ga, &actors.ids(), self.cfg.max_grad_norm as f32);
-                clip_per_agent(&mut gc, &critics.ids(), self.cfg.max_grad_norm as f32);
-                actors = self.opt_actor.step(lr, actors, ga);
-                critics = self.opt_critic.step(lr, critics, gc);
-                sums.actor += scalar(pg);
-                sums.critic += scalar(vl);
-                sums.entropy += scalar(ent);
+                let (pg, vl, ent);
+                (actors, critics, [pg, vl, ent]) = self.minibatch(actors, critics, &batch, chunk, lr);
+                sums.actor += pg;
+                sums.critic += vl;
+                sums.entropy += ent;
                 steps += 1.0;
             }
         }
@@ -401,6 +379,61 @@ impl Ppo {
             entropy: sums.entropy / per,
             ..Losses::default()
         }
+    }
+}
+
+/// A rollout ready for the epochs: features `[n, rows, d]` (critic input `xc`), actions and
+/// their log-probabilities under the acting networks `[n, rows, 1]`, advantages and returns
+/// (`[agent][row]`).
+struct Batch {
+    x: Tensor<3>,
+    xc: Tensor<3>,
+    a: Tensor<3, Int>,
+    old_logp: Tensor<3>,
+    adv: Vec<f32>,
+    ret: Vec<f32>,
+    rows: usize,
+}
+
+impl Ppo {
+    /// One gradient step on the rows `chunk` of `b`: the losses (inline in [`losses`]), the
+    /// per-agent clip, AdamW at `lr`. Returns the networks and (surrogate, value, entropy).
+    fn minibatch(&mut self, actors: Actors, critics: Critics, b: &Batch, chunk: &[usize], lr: f64) -> (Actors, Critics, [f64; 3]) {
+        let (n, dev) = (self.n, self.device.clone());
+        let idx = Tensor::<1, Int>::from_data(
+            TensorData::new(chunk.iter().map(|&t| t as i64).collect::<Vec<_>>(), [chunk.len()]),
+            &dev,
+        );
+        let pick = |v: &[f32], norm: bool| -> Tensor<3> {
+            let mut out = Vec::with_capacity(n * chunk.len());
+            for i in 0..n {
+                let col: Vec<f32> = chunk.iter().map(|&t| v[i * b.rows + t]).collect();
+                out.extend(if norm { normalise(&col) } else { col });
+            }
+            Tensor::from_data(TensorData::new(out, [n, chunk.len(), 1]), &dev)
+        };
+        let logp = log_softmax(actors.forward(b.x.clone().select(1, idx.clone())), 2);
+        let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
+        let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
+        let value = critics.forward(b.xc.clone().select(1, idx.clone()));
+        let (pg, vl, ent) = losses(
+            new_logp,
+            b.old_logp.clone().select(1, idx),
+            pick(&b.adv, self.cfg.norm_adv && chunk.len() > 1),
+            entropy,
+            value,
+            pick(&b.ret, false),
+            self.cfg.clip as f32,
+        );
+        let total = pg.clone() - ent.clone() * (self.cfg.entropy as f32) + vl.clone() * (self.cfg.vf_coef as f32);
+        let mut grads = total.backward();
+        let mut ga = GradientsParams::from_module(&mut grads, &actors);
+        let mut gc = GradientsParams::from_module(&mut grads, &critics);
+        clip_per_agent(&mut ga, &actors.ids(), self.cfg.max_grad_norm as f32);
+        clip_per_agent(&mut gc, &critics.ids(), self.cfg.max_grad_norm as f32);
+        let actors = self.opt_actor.step(lr, actors, ga);
+        let critics = self.opt_critic.step(lr, critics, gc);
+        (actors, critics, [scalar(pg), scalar(vl), scalar(ent)])
     }
 }
 

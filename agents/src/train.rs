@@ -349,6 +349,17 @@ pub fn train_episode_many(
     (envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(), mean)
 }
 
+/// `k` environment copies of `sc` for training (no per-round recording).
+fn copies(sc: &env::config::Scenario, k: usize) -> Vec<ClusterEnv> {
+    (0..k)
+        .map(|_| {
+            let mut env = ClusterEnv::new(sc.clone());
+            env.set_recording(false);
+            env
+        })
+        .collect()
+}
+
 /// The copies' metrics as one, for the episode log: means per agent, drops and rounds summed
 /// (so drops per round is the mean over copies).
 fn merged(ms: Vec<EpisodeMetrics>) -> EpisodeMetrics {
@@ -585,13 +596,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let total = exp.train.episodes;
     let root = exp.scenario.file.seed;
     let n = exp.scenario.n();
-    let mut envs: Vec<ClusterEnv> = (0..exp.train.envs)
-        .map(|_| {
-            let mut env = ClusterEnv::new(exp.scenario.clone());
-            env.set_recording(false);
-            env
-        })
-        .collect();
+    let mut envs = copies(&exp.scenario, exp.train.envs);
     let tb_dir = dir.join("tb");
     let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
     let bar = progress(total, start, args.quiet);
