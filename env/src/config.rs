@@ -335,6 +335,9 @@ pub struct EnvSection {
     pub observe_burst: bool,
     /// Whether observations include every agent's budget share.
     pub observe_budgets: bool,
+    /// Whether observations include the agent's weight over the largest weight (its weight
+    /// class, in (0, 1]).
+    pub observe_weight: bool,
     /// MMPP parameters.
     pub mmpp: Mmpp,
     /// Agent groups, in order.
@@ -406,6 +409,7 @@ impl Default for EnvSection {
             value_scale: 1.0,
             observe_burst: false,
             observe_budgets: false,
+            observe_weight: false,
             mmpp: Mmpp::default(),
             agents: vec![AgentGroup {
                 count: 20,
@@ -1074,7 +1078,7 @@ mod tests {
     #[test]
     fn errors_name_file_key_and_problem() {
         let e = |t: &str| load_str(t, &[]).unwrap_err().to_string();
-        assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `mmpp`, `agents`, `cluster`, `catalog`");
+        assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `observe_weight`, `mmpp`, `agents`, `cluster`, `catalog`");
         assert!(e("[env]\nrounds = \"many\"").starts_with("test.toml: env.rounds: invalid type: string \"many\""));
         assert_eq!(
             e("[[env.agents]]\nload = 0.5\nweight = 0"),

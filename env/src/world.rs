@@ -150,6 +150,8 @@ pub struct ClusterEnv {
     cum_mu: Vec<f64>,
     lambda: Vec<f64>,
     weights: Vec<f64>,
+    /// The largest weight (the `observe_weight` feature's scale).
+    max_weight: f64,
     total_w: f64,
     levels: Vec<f64>,
     /// What an action sets: a threshold or a bid factor.
@@ -232,7 +234,8 @@ impl ClusterEnv {
         let kind = sc.action_kind();
         let bid_cells = if kind == ActionKind::Bid { n * m } else { 0 };
         let e = &sc.file.env;
-        let dim = spec_features(m) + 1 + usize::from(e.observe_burst) + if e.observe_budgets { n } else { 0 };
+        let dim =
+            spec_features(m) + 1 + usize::from(e.observe_burst) + usize::from(e.observe_weight) + if e.observe_budgets { n } else { 0 };
         let mut env = Self {
             n,
             m,
@@ -241,6 +244,7 @@ impl ClusterEnv {
             max_mu: vec![0.0; n],
             cum_mu: vec![0.0; n * m],
             lambda: vec![0.0; n],
+            max_weight: weights.iter().copied().fold(f64::MIN_POSITIVE, f64::max),
             weights,
             total_w,
             levels,
@@ -352,7 +356,8 @@ impl ClusterEnv {
     }
 
     /// Agent i's observation space: budget share, m utilities in [0, 1], backlog over arrival
-    /// rate (>= 0), then the optional burst state and everyone's budget shares.
+    /// rate (>= 0), then the optional burst state, weight class (weight over the largest) and
+    /// everyone's budget shares.
     pub fn observation_space(&self, _agent: usize) -> BoxSpace {
         let mut low = vec![0.0f32; self.dim];
         let mut high = vec![1.0f32; self.dim];
@@ -807,6 +812,10 @@ impl ClusterEnv {
             let mut k = 2 + m;
             if e.observe_burst {
                 o[k] = if self.high[i] { 1.0 } else { 0.0 };
+                k += 1;
+            }
+            if e.observe_weight {
+                o[k] = (self.weights[i] / self.max_weight) as f32;
                 k += 1;
             }
             if e.observe_budgets {

@@ -140,3 +140,46 @@ fn metrics_do_not_depend_on_the_thread_count() {
     assert_eq!(one, two);
     assert_ne!(one[0], one[1]);
 }
+
+#[test]
+fn the_optional_features_sit_where_the_observation_space_says_and_change_no_dynamics() {
+    // quickstart (weights 1/2/4, mmpp) with the burst state, the weight class and the budgets.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let plain = ScenarioFile::load(&path, &["env.rounds=30".into()]).unwrap();
+    let all = ScenarioFile::load(
+        &path,
+        &[
+            "env.rounds=30".into(),
+            "env.observe_burst=true".into(),
+            "env.observe_weight=true".into(),
+            "env.observe_budgets=true".into(),
+        ],
+    )
+    .unwrap();
+    let (mut a, mut b) = (ClusterEnv::new(plain), ClusterEnv::new(all));
+    let n = a.n();
+    assert_eq!(b.observation_space(0).dim(), a.observation_space(0).dim() + 2 + n);
+    let _ = trajectory(&mut b, 3);
+    a.reset(5);
+    b.reset(5);
+    let weights: Vec<f64> = b.scenario().agents.iter().map(|x| x.weight).collect();
+    for _ in 0..30 {
+        let (oa, ob) = (a.observations(), b.observations());
+        for i in 0..n {
+            // The shared prefix is the same: the extras only append.
+            assert_eq!(oa.get(i), &ob.get(i)[..oa.dim]);
+            let extra = &ob.get(i)[oa.dim..];
+            assert!(extra[0] == 0.0 || extra[0] == 1.0, "burst state {}", extra[0]);
+            assert_eq!(f64::from(extra[1]), weights[i] / 4.0, "weight class of agent {i}");
+            for j in 0..n {
+                assert_eq!(f64::from(extra[2 + j]), f64::from(ob.get(j)[0]), "budget share of agent {j}");
+            }
+        }
+        let actions: Vec<usize> = (0..n).map(|i| (i * 3) % 10).collect();
+        let (ra, rb) = (
+            a.step(&actions).unwrap().rewards.to_vec(),
+            b.step(&actions).unwrap().rewards.to_vec(),
+        );
+        assert_eq!(ra, rb, "observation switches change no dynamics");
+    }
+}
