@@ -38,6 +38,17 @@ pub enum LearnerKind {
     Ppo,
 }
 
+/// What the learners are paid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LearnerReward {
+    /// The environment's reward (`env.reward`): each agent's own.
+    Own,
+    /// Difference rewards `D_i = G - G(agent i at learner.difference_default)` from one-round
+    /// counterfactual re-runs of the mechanism ([`crate::difference`]).
+    Difference,
+}
+
 /// `[learner.fixed]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -58,6 +69,10 @@ impl Default for FixedConfig {
 pub struct LearnerSection {
     /// Which learner.
     pub kind: LearnerKind,
+    /// What the learners are paid: their own reward, or difference rewards.
+    pub reward: LearnerReward,
+    /// The level difference rewards compare each agent's action against.
+    pub difference_default: f64,
     /// Fixed threshold settings.
     pub fixed: FixedConfig,
     /// Hedge settings.
@@ -72,6 +87,8 @@ impl Default for LearnerSection {
     fn default() -> Self {
         Self {
             kind: LearnerKind::ActorCritic,
+            reward: LearnerReward::Own,
+            difference_default: 0.0,
             fixed: FixedConfig::default(),
             hedge: HedgeConfig::default(),
             actor_critic: ActorCriticConfig::default(),
@@ -229,6 +246,7 @@ impl Experiment {
         check_learner(&err, &scenario, &file.learner)?;
         check_actor_critic(&err, &file.learner.actor_critic)?;
         check_ppo(&err, &scenario, &file.learner.ppo)?;
+        check_difference(&err, &scenario, &file.learner)?;
         check_train(&err, &file.train)?;
         // Every copy holds the scenario's agent x accelerator state.
         let cells = file.train.envs.saturating_mul(scenario.n()).saturating_mul(scenario.m());
@@ -335,6 +353,41 @@ fn check_actor_critic(err: &ErrorIn<'_>, ac: &ActorCriticConfig) -> Result<(), C
     }
     if !(0.0..=1.0).contains(&ac.gamma) {
         return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
+    }
+    Ok(())
+}
+
+/// `learner.reward = "difference"`: a learner that learns from the rewards it is given, a
+/// mechanism without state across rounds (the counterfactual re-run is then exact), a default
+/// that is one of the levels.
+fn check_difference(err: &ErrorIn<'_>, sc: &Scenario, l: &LearnerSection) -> Result<(), ConfigError> {
+    if l.reward != LearnerReward::Difference {
+        return Ok(());
+    }
+    if !matches!(l.kind, LearnerKind::ActorCritic | LearnerKind::Ppo) {
+        return Err(err(
+            "learner.reward",
+            "difference rewards train actor_critic and ppo (Hedge computes its own counterfactual reward for every level; fixed learns nothing)".into(),
+        ));
+    }
+    let mech = &sc.file.mechanism;
+    let stateful = scheduler::registry::build(&mech.name, &mech.params()).map_or(true, |m| m.state().is_some());
+    if stateful {
+        return Err(err(
+            "learner.reward",
+            format!("difference rewards re-run the mechanism on the round's input, which `{}` does not fully determine (it keeps state across rounds); use mtf, second_price or first_price", mech.name),
+        ));
+    }
+    if !sc.action_levels().iter().any(|&x| (x - l.difference_default).abs() < 1e-9) {
+        return Err(err(
+            "learner.difference_default",
+            format!(
+                "{} is not one of the {} {:?}",
+                l.difference_default,
+                levels_name(sc),
+                sc.action_levels()
+            ),
+        ));
     }
     Ok(())
 }

@@ -61,6 +61,7 @@ pub mod analyze;
 pub mod checkpoint;
 pub mod compare;
 pub mod config;
+pub mod difference;
 pub mod drive;
 pub mod error;
 pub mod export;

@@ -158,8 +158,20 @@ impl std::fmt::Display for Trained {
     }
 }
 
-/// Build the configured learner population.
+/// Build the configured learner population (paid difference rewards when configured).
 pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
+    let learner = build_inner(exp);
+    match exp.learner.reward {
+        crate::config::LearnerReward::Own => learner,
+        crate::config::LearnerReward::Difference => Box::new(crate::difference::Difference::new(
+            learner,
+            &exp.scenario,
+            exp.learner.difference_default,
+        )),
+    }
+}
+
+fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
     let sc = &exp.scenario;
     let levels = sc.action_levels();
     match exp.learner.kind {

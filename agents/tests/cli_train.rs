@@ -263,6 +263,42 @@ fn bad_training_invocations_are_one_line_and_status_2() {
             "train.episodes: must be at least 1",
         ),
         (
+            vec![
+                "train",
+                "--config",
+                q.as_str(),
+                "--set",
+                "learner.kind=hedge",
+                "--set",
+                "learner.reward=difference",
+            ],
+            "learner.reward: difference rewards train actor_critic and ppo",
+        ),
+        (
+            vec![
+                "train",
+                "--config",
+                q.as_str(),
+                "--set",
+                "mechanism.name=\"stride\"",
+                "--set",
+                "learner.reward=difference",
+            ],
+            "which `stride` does not fully determine",
+        ),
+        (
+            vec![
+                "train",
+                "--config",
+                q.as_str(),
+                "--set",
+                "learner.reward=difference",
+                "--set",
+                "learner.difference_default=0.55",
+            ],
+            "learner.difference_default: 0.55 is not one of the threshold levels",
+        ),
+        (
             vec!["train", "--config", q.as_str(), "--set", "train.envs=0"],
             "train.envs: must be in [1, 1024], got 0",
         ),
@@ -450,4 +486,39 @@ fn run_directory_faults_hung_panicked_or_named_no_file() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("a run name is one plain file name"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn difference_rewards_change_what_the_learners_learn_from() {
+    // The same run paid its own rewards and paid difference rewards: the critics see other
+    // returns, so their losses differ from the first episode on; both runs complete.
+    let q = quickstart();
+    for learner in ["actor_critic", "ppo"] {
+        let mut logs = Vec::new();
+        for reward in ["own", "difference"] {
+            let dir = tmp(&format!("reward-{learner}-{reward}"));
+            let kind = format!("learner.kind={learner}");
+            let paid = format!("learner.reward={reward}");
+            let mut args = vec![
+                "train",
+                "--config",
+                q.as_str(),
+                "--quiet",
+                "--out",
+                dir.to_str().unwrap(),
+                "--set",
+                "train.episodes=2",
+                "--set",
+                kind.as_str(),
+                "--set",
+                paid.as_str(),
+            ];
+            args.extend(SMALL);
+            let (code, _, err) = mtf(&args);
+            assert_eq!(code, 0, "{err}");
+            logs.push(episodes(&dir));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        assert_ne!(logs[0][0]["critic_loss"], logs[1][0]["critic_loss"], "{learner}");
+    }
 }
