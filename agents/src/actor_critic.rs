@@ -312,9 +312,7 @@ impl Policy for ActorCritic {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = (0..self.n)
-            .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
-            .collect();
+        self.rngs = episode_streams(self.n, episode_seed);
     }
 
     fn fork(&self) -> Box<dyn Policy> {
@@ -369,9 +367,7 @@ impl Policy for ActorPolicy {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = (0..self.n)
-            .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
-            .collect();
+        self.rngs = episode_streams(self.n, episode_seed);
     }
 
     fn fork(&self) -> Box<dyn Policy> {
@@ -385,6 +381,11 @@ impl Policy for ActorPolicy {
             rngs: self.rngs.clone(),
         })
     }
+}
+
+/// Every agent's sampling stream for an episode.
+pub(crate) fn episode_streams(n: usize, episode_seed: u64) -> Vec<SmallRng> {
+    (0..n).map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64)).collect()
 }
 
 /// Each agent's level from its row of probabilities: argmax, or a draw from its own stream.

@@ -31,6 +31,25 @@ pub struct Transition<'a> {
     pub allocation: &'a Allocation,
 }
 
+impl<'a> Transition<'a> {
+    /// The round `env` just played, from the observations and budgets the actions were taken
+    /// on.
+    pub fn played(env: &'a env::world::ClusterEnv, obs: Observations<'a>, budgets: &'a [f64], actions: &'a [usize]) -> Self {
+        Transition {
+            obs,
+            budgets,
+            actions,
+            rewards: env.last_rewards(),
+            next_obs: env.observations(),
+            next_budgets: env.budgets(),
+            done: env.agents().is_empty(),
+            input: env.last_input(),
+            bid_values: env.last_bid_values(),
+            allocation: env.last_allocation(),
+        }
+    }
+}
+
 /// Training statistics of one round (means over agents), summed into episode logs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Losses {
@@ -92,21 +111,11 @@ impl Policy for OnlineLearning {
     }
 
     fn after_step(&mut self, env: &env::world::ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
-        let t = Transition {
-            obs: Observations {
-                data: &self.obs,
-                dim: self.dim,
-            },
-            budgets: budgets_before,
-            actions,
-            rewards: env.last_rewards(),
-            next_obs: env.observations(),
-            next_budgets: env.budgets(),
-            done: env.agents().is_empty(),
-            input: env.last_input(),
-            bid_values: env.last_bid_values(),
-            allocation: env.last_allocation(),
+        let obs = Observations {
+            data: &self.obs,
+            dim: self.dim,
         };
+        let t = Transition::played(env, obs, budgets_before, actions);
         self.learner.as_mut().expect("begin_episode first").learn(&t);
     }
 

@@ -444,9 +444,7 @@ impl Policy for Ppo {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = (0..self.n)
-            .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
-            .collect();
+        self.rngs = crate::actor_critic::episode_streams(self.n, episode_seed);
     }
 
     fn fork(&self) -> Box<dyn Policy> {

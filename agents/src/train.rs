@@ -327,18 +327,7 @@ pub fn train_episode_many(
         let ts: Vec<Transition<'_>> = envs
             .iter()
             .enumerate()
-            .map(|(k, env)| Transition {
-                obs: Observations { data: &obs[k], dim },
-                budgets: &budgets[k],
-                actions: &actions[k],
-                rewards: env.last_rewards(),
-                next_obs: env.observations(),
-                next_budgets: env.budgets(),
-                done: env.agents().is_empty(),
-                input: env.last_input(),
-                bid_values: env.last_bid_values(),
-                allocation: env.last_allocation(),
-            })
+            .map(|(k, env)| Transition::played(env, Observations { data: &obs[k], dim }, &budgets[k], &actions[k]))
             .collect();
         let l = learner.learn_many(&ts);
         if l.skipped {
