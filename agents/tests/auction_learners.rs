@@ -1,6 +1,7 @@
 //! Learners against auction theory (SPEC 8), in the valuation world with 4 bidders and 8
 //! accelerators, 4 training episodes of 3000 rounds: Hedge's best response to fixed opponents,
-//! Hedge in self-play, and a stale round record that must spoil the best response.
+//! Hedge in self-play, a stale round record that must spoil the best response, and the
+//! actor-critic's and PPO's best responses.
 
 use agents::hedge::{Hedge, HedgeConfig};
 use agents::learner::Policy;
@@ -114,6 +115,40 @@ fn the_actor_critic_best_responds_within_one_grid_step() {
             (chosen - best).abs() <= 0.05 + 1e-9,
             "{kind}: actor-critic bids {chosen}, theory {best}"
         );
+        assert!((per_item[0] - 0.05).abs() < 0.002, "{kind}: surplus {}", per_item[0]);
+    }
+}
+
+#[test]
+fn ppo_best_responds_within_one_grid_step() {
+    // PPO (one copy, a rollout of 100 rounds: 30 updates per 3000-round episode), 2 episodes,
+    // its greedy policy on held-out seeds, checked like the actor-critic's.
+    for (kind, opponents, best) in [("second", 1.0, 1.0), ("first", 0.75, 0.75)] {
+        let sc = scenario(kind);
+        let exp = agents::config::Experiment {
+            scenario: sc.clone(),
+            learner: agents::config::LearnerSection {
+                kind: agents::config::LearnerKind::Ppo,
+                ppo: agents::ppo::PpoConfig {
+                    rollout: 100,
+                    lr: 3e-3,
+                    anneal_lr: false,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            train: Default::default(),
+        };
+        let mut ppo = agents::train::build_learner(&exp);
+        let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(&sc, opponents))).collect();
+        train_against(&sc, ppo.as_mut(), 2, &pinned, 7, Record::True);
+        let (summary, per_item) = evaluate(&sc, &Pinned { inner: ppo.fork(), pinned }, &HELD_OUT);
+        let chosen = summary.bid_factor.unwrap()[0].mean;
+        eprintln!(
+            "{kind} price, PPO best response: mean bid factor {chosen:.3}, surplus {:.4} (theory {best}, 0.05)",
+            per_item[0]
+        );
+        assert!((chosen - best).abs() <= 0.05 + 1e-9, "{kind}: PPO bids {chosen}, theory {best}");
         assert!((per_item[0] - 0.05).abs() < 0.002, "{kind}: surplus {}", per_item[0]);
     }
 }
