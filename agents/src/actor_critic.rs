@@ -103,6 +103,28 @@ impl Actors {
         }
     }
 
+    /// [`Actors::forward`] with agent j using stacked slice `rows[j]` (parameter sharing within
+    /// a class): each shared slice's gradient is the sum over the agents that use it.
+    pub(crate) fn forward_rows(&self, x: Tensor<3>, rows: &[i64]) -> Tensor<3> {
+        let idx = Tensor::<1, Int>::from_data(TensorData::new(rows.to_vec(), [rows.len()]), &self.w1.val().device());
+        let pick = |p: &Param<Tensor<3>>| p.val().select(0, idx.clone());
+        let h = (x.matmul(pick(&self.w1)) + pick(&self.b1)).tanh();
+        h.matmul(pick(&self.w2)) + pick(&self.b2)
+    }
+
+    /// Per-agent actors from stacked shared ones, for acting and export (not for training:
+    /// the copies are new parameters).
+    pub(crate) fn expanded(&self, rows: &[i64]) -> Actors {
+        let idx = Tensor::<1, Int>::from_data(TensorData::new(rows.to_vec(), [rows.len()]), &self.w1.val().device());
+        let pick = |p: &Param<Tensor<3>>| Param::from_tensor(p.val().select(0, idx.clone()));
+        Actors {
+            w1: pick(&self.w1),
+            b1: pick(&self.b1),
+            w2: pick(&self.w2),
+            b2: pick(&self.b2),
+        }
+    }
+
     /// The device its weights are on.
     pub(crate) fn device_of(&self) -> Device {
         self.w1.val().device()

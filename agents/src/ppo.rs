@@ -46,6 +46,16 @@ pub enum Critic {
     Central,
 }
 
+/// Whose actor parameters are shared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Share {
+    /// Every agent has its own actor.
+    None,
+    /// One actor per weight class.
+    Class,
+}
+
 /// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, with the actor-critic's network shapes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -84,6 +94,9 @@ pub struct PpoConfig {
     pub reward_scale: f64,
     /// Local (IPPO) or central (MAPPO) critics.
     pub critic: Critic,
+    /// Actor parameters: one per agent, or one per weight class shared by its agents (the
+    /// class is then implicit in the network; `env.observe_weight` also puts it in the input).
+    pub share: Share,
     /// State features: the whole observation by default (budget share, utilities, backlog
     /// over arrival rate, and the configured extras such as `env.observe_burst`).
     pub features: Features,
@@ -109,6 +122,7 @@ impl Default for PpoConfig {
             weight_decay: 0.0,
             reward_scale: 1.0,
             critic: Critic::Local,
+            share: Share::None,
             features: Features::All,
         }
     }
@@ -194,7 +208,10 @@ pub struct Ppo {
     k: usize,
     cfg: PpoConfig,
     device: Device,
+    /// Stacked actors: one per agent, or one per class (`rows` maps agents to them).
     actors: Option<Actors>,
+    /// The actor row of every agent when actors are shared.
+    rows: Option<Vec<i64>>,
     critics: Option<Critics>,
     opt_actor: ModuleOptimizer,
     opt_critic: ModuleOptimizer,
@@ -213,8 +230,24 @@ pub struct Ppo {
 
 impl Ppo {
     /// Fresh learners for `n` agents reading the first `d` of `obs_dim` features, `k` levels,
-    /// `total_updates` updates planned (the annealing horizon); weights from `seed`.
+    /// `total_updates` updates planned (the annealing horizon); weights from `seed`. With
+    /// `classes` (each agent's class index), agents of a class share one actor.
     pub fn new(n: usize, obs_dim: usize, d: usize, k: usize, cfg: &PpoConfig, total_updates: u64, seed: u64) -> Self {
+        Self::with_classes(n, obs_dim, d, k, cfg, total_updates, seed, None)
+    }
+
+    /// [`Ppo::new`], with agents of a class (`classes[i]`) sharing one actor.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_classes(
+        n: usize,
+        obs_dim: usize,
+        d: usize,
+        k: usize,
+        cfg: &PpoConfig,
+        total_updates: u64,
+        seed: u64,
+        classes: Option<Vec<usize>>,
+    ) -> Self {
         assert!(d <= obs_dim, "the networks read a prefix of the observation");
         let device = device();
         let critic_in = match cfg.critic {
@@ -227,7 +260,15 @@ impl Ppo {
             obs_dim,
             d,
             k,
-            actors: Some(Actors::new(n, d, cfg.actor_hidden, k, seed, &device)),
+            actors: Some(Actors::new(
+                classes.as_ref().map_or(n, |c| c.iter().max().map_or(1, |m| m + 1)),
+                d,
+                cfg.actor_hidden,
+                k,
+                seed,
+                &device,
+            )),
+            rows: classes.map(|c| c.into_iter().map(|x| x as i64).collect()),
             critics: Some(Critics::new(n, critic_in, cfg.critic_hidden, seed, &device)),
             opt_actor: adamw.init(),
             opt_critic: adamw.init(),
@@ -244,6 +285,23 @@ impl Ppo {
         }
     }
 
+    /// Every agent's logits for `x: [n, batch, d]`, through its own or its class's actor.
+    fn logits(&self, actors: &Actors, x: Tensor<3>) -> Tensor<3> {
+        match &self.rows {
+            None => actors.forward(x),
+            Some(rows) => actors.forward_rows(x, rows),
+        }
+    }
+
+    /// One actor per agent on the plain device (acting, export): the stacked actors
+    /// themselves, or the shared ones expanded.
+    fn per_agent(&self, actors: &Actors) -> Actors {
+        match &self.rows {
+            None => actors.clone(),
+            Some(rows) => actors.expanded(rows),
+        }
+    }
+
     fn adamw(cfg: &PpoConfig) -> AdamWConfig {
         AdamWConfig::new().with_epsilon(1e-5).with_weight_decay(cfg.weight_decay as f32)
     }
@@ -251,7 +309,7 @@ impl Ppo {
     /// Every agent's action probabilities, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
         let x = states(obs, self.n, self.obs_dim, self.d, &self.device).detach();
-        let p = softmax(self.actors.as_ref().expect("actors").forward(x), 2).into_data();
+        let p = softmax(self.logits(self.actors.as_ref().expect("actors"), x), 2).into_data();
         p.as_slice::<f32>().expect("f32 probabilities").to_vec()
     }
 
@@ -318,7 +376,7 @@ impl Ppo {
             .map(|at| self.actions[at])
             .collect();
         let a = Tensor::<3, Int>::from_data(TensorData::new(acts, [n, rows, 1]), &dev);
-        let old_logp = log_softmax(actors.forward(x.clone()), 2).gather(2, a.clone()).detach();
+        let old_logp = log_softmax(self.logits(&actors, x.clone()), 2).gather(2, a.clone()).detach();
 
         // 2. GAE per agent and copy, bootstrapped at the truncation.
         let (mut adv, mut ret) = (Vec::with_capacity(n * rows), Vec::with_capacity(n * rows));
@@ -412,7 +470,7 @@ impl Ppo {
             }
             Tensor::from_data(TensorData::new(out, [n, chunk.len(), 1]), &dev)
         };
-        let logp = log_softmax(actors.forward(b.x.clone().select(1, idx.clone())), 2);
+        let logp = log_softmax(self.logits(&actors, b.x.clone().select(1, idx.clone())), 2);
         let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
         let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
         let value = critics.forward(b.xc.clone().select(1, idx.clone()));
@@ -448,14 +506,8 @@ impl Policy for Ppo {
     }
 
     fn fork(&self) -> Box<dyn Policy> {
-        Box::new(ActorPolicy::of(
-            self.actors.as_ref().expect("actors"),
-            self.n,
-            self.obs_dim,
-            self.d,
-            self.k,
-            &self.rngs,
-        ))
+        let actors = self.per_agent(&self.actors.as_ref().expect("actors").valid());
+        Box::new(ActorPolicy::of(&actors, self.n, self.obs_dim, self.d, self.k, &self.rngs))
     }
 }
 
@@ -467,7 +519,7 @@ impl Learner for Ppo {
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
         let dims = (self.n, self.obs_dim, self.d, self.k);
         // Acting needs no graph: the plain-device view of the actors records nothing.
-        let actors = self.actors.as_ref().expect("actors").valid();
+        let actors = self.per_agent(&self.actors.as_ref().expect("actors").valid());
         let device = actors.device_of();
         crate::actor_critic::act_many(&actors, obs, dims, &device, &mut self.rngs, actions);
     }
@@ -487,7 +539,7 @@ impl Learner for Ppo {
     }
 
     fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
-        self.actors.as_ref().expect("actors").export(self.n, agent)
+        self.per_agent(&self.actors.as_ref().expect("actors").valid()).export(self.n, agent)
     }
 
     fn save(&self) -> crate::Result<Vec<u8>> {
@@ -701,6 +753,60 @@ mod tests {
         let obs: Vec<f32> = (0..3).flat_map(|_| [1.0, 0.0]).collect();
         let p = ppo.probabilities(Observations { data: &obs, dim: 2 });
         assert!(p[0] > 0.9 && p[4 + 1] > 0.9 && p[8 + 2] > 0.9, "{p:?}");
+    }
+
+    #[test]
+    fn agents_of_a_class_share_one_actor_and_learn_their_class_mapping() {
+        // Agents 0 and 1 form class 0 (paid for action s), agent 2 class 1 (paid for s + 1).
+        let (n, d, k) = (3, 2, 4);
+        let cfg = bandit_config();
+        let mut ppo = Ppo::with_classes(n, d, d, k, &cfg, 1, 5, Some(vec![0, 0, 1]));
+        ppo.begin_episode(1);
+        let input = RoundInput::from_utilities(&[vec![0.0]]);
+        let alloc = Allocation::default();
+        let budgets = vec![0.0; n];
+        let mut actions = vec![0; n];
+        let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
+        for r in 0..64 * 40 {
+            let s = (r / 3) % 2;
+            let obs = obs_of(s);
+            ppo.act(Observations { data: &obs, dim: d }, &budgets, false, &mut actions);
+            let want = [s, s, (s + 1) % k];
+            let rewards: Vec<f64> = (0..n).map(|i| f64::from(u8::from(actions[i] == want[i]))).collect();
+            let next = obs_of(((r + 1) / 3) % 2);
+            ppo.learn(&Transition {
+                bid_values: &[],
+                obs: Observations { data: &obs, dim: d },
+                budgets: &budgets,
+                actions: &actions,
+                rewards: &rewards,
+                next_obs: Observations { data: &next, dim: d },
+                next_budgets: &budgets,
+                done: false,
+                input: &input,
+                allocation: &alloc,
+            });
+        }
+        for s in 0..2 {
+            let obs = obs_of(s);
+            let p = ppo.probabilities(Observations { data: &obs, dim: d });
+            assert_eq!(p[..k], p[k..2 * k], "one actor for class 0");
+            assert!(p[s] > 0.9 && p[2 * k + (s + 1) % k] > 0.9, "state {s}: {p:?}");
+        }
+        assert_eq!(ppo.export_weights(0).unwrap(), ppo.export_weights(1).unwrap());
+        assert_ne!(ppo.export_weights(0).unwrap(), ppo.export_weights(2).unwrap());
+        // The stack has one actor per class, and it saves and loads as such.
+        let mut other = Ppo::with_classes(n, d, d, k, &cfg, 1, 9, Some(vec![0, 0, 1]));
+        other.load(&ppo.save().unwrap()).unwrap();
+        let obs = obs_of(1);
+        assert_eq!(
+            other.probabilities(Observations { data: &obs, dim: d }),
+            ppo.probabilities(Observations { data: &obs, dim: d })
+        );
+        assert!(
+            Ppo::new(n, d, d, k, &cfg, 1, 9).load(&ppo.save().unwrap()).is_err(),
+            "unshared actors are 3 deep, not 2"
+        );
     }
 
     #[test]

@@ -208,7 +208,17 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
             // One update per rollout, and one at every episode's end.
             let rounds = u64::from(sc.file.env.rounds);
             let per_episode = if cfg.rollout == 0 { 1 } else { rounds.div_ceil(cfg.rollout as u64) };
-            Box::new(crate::ppo::Ppo::new(
+            // Shared actors: one per distinct weight, ascending.
+            let classes = (cfg.share == crate::ppo::Share::Class).then(|| {
+                let mut ws: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
+                ws.sort_by(f64::total_cmp);
+                ws.dedup();
+                sc.agents
+                    .iter()
+                    .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
+                    .collect()
+            });
+            Box::new(crate::ppo::Ppo::with_classes(
                 sc.n(),
                 obs,
                 used,
@@ -216,6 +226,7 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
                 cfg,
                 exp.train.episodes.saturating_mul(per_episode),
                 stream_seed(sc.file.seed, names::INIT, 0),
+                classes,
             ))
         }
     }
