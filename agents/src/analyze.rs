@@ -123,7 +123,7 @@ pub struct Adaptive {
 impl Adaptive {
     /// Every agent of every class at `level` (a fixed policy, the search's start).
     pub fn uniform(sc: &Scenario, bit: Bit, level: usize) -> Self {
-        let classes = weight_classes(sc);
+        let classes = sc.weight_classes();
         let weights: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
         let total: f64 = weights.iter().sum();
         Self {
@@ -191,14 +191,6 @@ impl Policy for Adaptive {
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(self.clone())
     }
-}
-
-/// The distinct weights, ascending.
-fn weight_classes(sc: &Scenario) -> Vec<f64> {
-    let mut w: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
-    w.sort_by(f64::total_cmp);
-    w.dedup();
-    w
 }
 
 /// One class's best policy.
@@ -417,7 +409,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
         let before = ctx.evaluations;
         let (policy, value) = ctx.search(&sc, bit, best, fixed[best].1);
         let eps = ctx.held_out(&sc, &policy);
-        let classes = weight_classes(&sc);
+        let classes = sc.weight_classes();
         headroom.push(Headroom {
             bit,
             levels: (0..classes.len())
@@ -470,7 +462,7 @@ fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[Epi
     };
     let seeds = ctx.select.clone();
     let common = ctx.run(sc, &Fixed { level: best }, &seeds);
-    weight_classes(sc)
+    sc.weight_classes()
         .into_iter()
         .map(|w| {
             let agent = sc.agents.iter().position(|a| a.weight == w).expect("a class has an agent");

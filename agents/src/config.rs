@@ -410,7 +410,7 @@ fn check_ppo(err: &ErrorIn<'_>, sc: &Scenario, p: &crate::ppo::PpoConfig) -> Res
         let cells = sc
             .n()
             .saturating_mul(sc.n())
-            .saturating_mul(sc.m() + 3)
+            .saturating_mul(env::world::observation_dim(sc))
             .saturating_mul(p.critic_hidden[0]);
         if cells > limits::MAX_CENTRAL_CRITIC {
             return Err(err(

@@ -184,7 +184,7 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
         }
         LearnerKind::Hedge => Box::new(Hedge::for_scenario(sc, &exp.learner.hedge)),
         LearnerKind::ActorCritic => {
-            let obs = ClusterEnv::new(sc.clone()).observation_space(0).dim();
+            let obs = env::world::observation_dim(sc);
             let used = match exp.learner.actor_critic.features {
                 crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
                 crate::actor_critic::Features::All => obs,
@@ -200,7 +200,7 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
         }
         LearnerKind::Ppo => {
             let cfg = &exp.learner.ppo;
-            let obs = ClusterEnv::new(sc.clone()).observation_space(0).dim();
+            let obs = env::world::observation_dim(sc);
             let used = match cfg.features {
                 crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
                 crate::actor_critic::Features::All => obs,
@@ -210,9 +210,7 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
             let per_episode = if cfg.rollout == 0 { 1 } else { rounds.div_ceil(cfg.rollout as u64) };
             // Shared actors: one per distinct weight, ascending.
             let classes = (cfg.share == crate::ppo::Share::Class).then(|| {
-                let mut ws: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
-                ws.sort_by(f64::total_cmp);
-                ws.dedup();
+                let ws = sc.weight_classes();
                 sc.agents
                     .iter()
                     .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
@@ -617,9 +615,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         .build()
         .map_err(|e| crate::error::failed(format!("starting {} training threads: {e}", exp.train.threads)))?;
     let weights: Vec<f64> = exp.scenario.agents.iter().map(|a| a.weight).collect();
-    let mut classes = weights.clone();
-    classes.sort_by(f64::total_cmp);
-    classes.dedup();
+    let classes = exp.scenario.weight_classes();
     let started = Instant::now();
     // A resumed run that had finished training (killed in the held-out evaluation) reports
     // the last episode it logged.

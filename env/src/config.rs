@@ -1021,6 +1021,15 @@ pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
 }
 
 impl Scenario {
+    /// The distinct agent weights, ascending: the weight classes every per-class figure and
+    /// per-class policy is indexed by.
+    pub fn weight_classes(&self) -> Vec<f64> {
+        let mut w: Vec<f64> = self.agents.iter().map(|a| a.weight).collect();
+        w.sort_by(f64::total_cmp);
+        w.dedup();
+        w
+    }
+
     /// The resolved config as TOML (defaults filled in, overrides applied): enough to rerun.
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.file).expect("a scenario serialises")

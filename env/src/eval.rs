@@ -170,9 +170,7 @@ impl Summary {
             xs.filter(|x| !x.is_empty()).map(|x| Stat::of(&x))
         };
         let n = scenario.n() as f64;
-        let mut classes: Vec<f64> = scenario.agents.iter().map(|a| a.weight).collect();
-        classes.sort_by(f64::total_cmp);
-        classes.dedup();
+        let classes = scenario.weight_classes();
         let throughput_by_weight = classes
             .iter()
             .map(|&w| {

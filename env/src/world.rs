@@ -219,6 +219,13 @@ pub const fn spec_features(m: usize) -> usize {
     1 + m
 }
 
+/// Length of an agent's observation in `sc`: SPEC 4's state, the backlog over the arrival
+/// rate, then the optional burst state, weight class and everyone's budget shares.
+pub fn observation_dim(sc: &Scenario) -> usize {
+    let e = &sc.file.env;
+    spec_features(sc.m()) + 1 + usize::from(e.observe_burst) + usize::from(e.observe_weight) + if e.observe_budgets { sc.n() } else { 0 }
+}
+
 /// Marker for an idle accelerator in the owners log.
 pub const IDLE: u32 = u32::MAX;
 
@@ -234,8 +241,7 @@ impl ClusterEnv {
         let kind = sc.action_kind();
         let bid_cells = if kind == ActionKind::Bid { n * m } else { 0 };
         let e = &sc.file.env;
-        let dim =
-            spec_features(m) + 1 + usize::from(e.observe_burst) + usize::from(e.observe_weight) + if e.observe_budgets { n } else { 0 };
+        let dim = observation_dim(&sc);
         let mut env = Self {
             n,
             m,
