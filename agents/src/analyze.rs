@@ -379,10 +379,11 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
         return Err(user(format!("--tokens: {t} is not a positive token total")));
     }
     let mut sc = spec.source.load(None)?;
-    if let Some(dir) = &spec.run {
-        // A bad run directory fails now, not after the analysis.
-        crate::train::load_run(dir, false)?;
-    }
+    // A bad run directory fails now, not after the analysis.
+    let trained = match &spec.run {
+        None => None,
+        Some(dir) => Some((dir, crate::train::load_run(dir, false)?)),
+    };
     // Observation only: the burst bit reads it; dynamics and results are unchanged.
     sc.file.env.observe_burst = true;
     let mut sc_dim = sc.clone();
@@ -435,9 +436,9 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
         let eps = ctx.held_out(&bsc, &Fixed { level: best });
         rows.push(row(&bsc, &format!("fixed:{}", levels[best]), b, eps));
     }
-    let run = match &spec.run {
+    let run = match &trained {
         None => None,
-        Some(dir) => Some(standing(&mut ctx, &sc_dim, dir, &mut rows)?),
+        Some((dir, (exp, learner, _))) => Some(standing(&mut ctx, &sc_dim, dir, &exp.scenario, learner.as_ref(), &mut rows)?),
     };
     crate::table::pair(&mut rows, 0);
     Ok(Analyzed {
@@ -515,16 +516,23 @@ fn token_scale(ctx: &mut Ctx<'_>, spec: &AnalyzeSpec) -> crate::Result<Vec<Token
 
 /// The run's policy on the held-out seeds, paired against every row so far; its row joins
 /// `rows`.
-fn standing(ctx: &mut Ctx<'_>, sc: &Scenario, dir: &Path, rows: &mut Vec<Row>) -> crate::Result<RunStanding> {
+fn standing(
+    ctx: &mut Ctx<'_>,
+    sc: &Scenario,
+    dir: &Path,
+    trained: &Scenario,
+    learner: &dyn crate::learner::Learner,
+    rows: &mut Vec<Row>,
+) -> crate::Result<RunStanding> {
     ctx.say("the trained run");
     // The run's learners read the observation it was trained with: its observation-only
     // switches, over this scenario's dynamics.
-    let (exp, _, _) = crate::train::load_run(dir, false)?;
     let mut sc = sc.clone();
-    sc.file.env.observe_burst = exp.scenario.file.env.observe_burst;
-    sc.file.env.observe_budgets = exp.scenario.file.env.observe_budgets;
+    sc.file.env.observe_as(&trained.file.env);
     let spec = format!("run:{}", dir.display());
-    let eps = crate::policies::Named::parse(&spec, &sc)?.evaluate(&sc, &ctx.held_out, ctx.spec.threads)?;
+    crate::policies::check_fits(&spec, trained, &sc)?;
+    let policy = learner.fork();
+    let eps = env::eval::evaluate(&sc, &ctx.held_out, policy.as_ref(), true, ctx.spec.threads);
     let run = row(&sc, &spec, &sc.file.mechanism.name, eps);
     let diffs = rows.iter().map(|r| (r.label(), welfare_diff(&run, r))).collect();
     rows.push(run);

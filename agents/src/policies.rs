@@ -58,18 +58,7 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
     }
     if let Some(dir) = spec.strip_prefix("run:") {
         let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
-        let trained = &exp.scenario;
-        if (trained.n(), trained.m(), &trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
-            return Err(user(format!(
-                "policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
-                trained.n(),
-                trained.m(),
-                trained.action_levels(),
-                scenario.n(),
-                scenario.m(),
-                levels
-            )));
-        }
+        check_fits(spec, &exp.scenario, scenario)?;
         return Ok(learner.fork());
     }
     if let Some(path) = spec.strip_prefix("agent:") {
@@ -88,6 +77,24 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
         )));
     }
     Err(user(format!("policy {spec}: expected {FORMS}")))
+}
+
+/// A policy trained on `trained` can act in `scenario`: the same agents, accelerators and
+/// levels.
+pub fn check_fits(spec: &str, trained: &Scenario, scenario: &Scenario) -> crate::Result<()> {
+    let levels = scenario.action_levels();
+    if (trained.n(), trained.m(), trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
+        return Err(user(format!(
+            "policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
+            trained.n(),
+            trained.m(),
+            trained.action_levels(),
+            scenario.n(),
+            scenario.m(),
+            levels
+        )));
+    }
+    Ok(())
 }
 
 /// A policy named by a spec, parsed and ready to evaluate.

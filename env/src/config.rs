@@ -1020,6 +1020,16 @@ pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
     Ok(rows)
 }
 
+impl EnvSection {
+    /// Take `from`'s observation-only switches (burst state, weight class, budgets): what a
+    /// trained policy reads, over this section's dynamics.
+    pub fn observe_as(&mut self, from: &EnvSection) {
+        self.observe_burst = from.observe_burst;
+        self.observe_weight = from.observe_weight;
+        self.observe_budgets = from.observe_budgets;
+    }
+}
+
 impl Scenario {
     /// The distinct agent weights, ascending: the weight classes every per-class figure and
     /// per-class policy is indexed by.
