@@ -545,7 +545,7 @@ impl Learner for ActorCritic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scheduler::{Allocation, RoundInput};
+    use crate::learner::testing::learn_round;
 
     #[test]
     fn acting_for_many_copies_at_once_draws_what_one_act_per_copy_draws() {
@@ -591,8 +591,6 @@ mod tests {
         };
         let mut ac = ActorCritic::new(n, d, d, k, &cfg, 5);
         ac.begin_episode(1);
-        let input = RoundInput::from_utilities(&[vec![0.0]]);
-        let alloc = Allocation::default();
         let budgets = vec![0.0; n];
         let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
         let mut actions = vec![0; n];
@@ -604,18 +602,7 @@ mod tests {
             let rewards: Vec<f64> = (0..n).map(|i| if actions[i] == (i + s) % k { 1.0 } else { 0.0 }).collect();
             let next = obs_of(1 - s);
             let _ = rng.next_u64();
-            ac.learn(&Transition {
-                bid_values: &[],
-                obs: Observations { data: &obs, dim: d },
-                budgets: &budgets,
-                actions: &actions,
-                rewards: &rewards,
-                next_obs: Observations { data: &next, dim: d },
-                next_budgets: &budgets,
-                done: false,
-                input: &input,
-                allocation: &alloc,
-            });
+            learn_round(&mut ac, d, &obs, &next, &actions, &rewards);
         }
         for s in 0..2 {
             let obs = obs_of(s);

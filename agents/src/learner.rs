@@ -223,6 +223,31 @@ pub fn sample_index(weights: &[f64], u: f64) -> usize {
     weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
 }
 
+/// Helpers of the learners' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// Feed `learner` one round: observations `obs` then `next` (`dim` features per agent),
+    /// `actions` and `rewards`, with zero budgets and an empty mechanism record (the learners
+    /// these tests train do not read them).
+    pub fn learn_round(learner: &mut dyn Learner, dim: usize, obs: &[f32], next: &[f32], actions: &[usize], rewards: &[f64]) -> Losses {
+        let budgets = vec![0.0; actions.len()];
+        learner.learn(&Transition {
+            bid_values: &[],
+            obs: Observations { data: obs, dim },
+            budgets: &budgets,
+            actions,
+            rewards,
+            next_obs: Observations { data: next, dim },
+            next_budgets: &budgets,
+            done: false,
+            input: &RoundInput::from_utilities(&[vec![0.0]]),
+            allocation: &Allocation::default(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

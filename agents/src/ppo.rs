@@ -599,7 +599,7 @@ impl Learner for Ppo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use scheduler::{Allocation, RoundInput};
+    use crate::learner::testing::learn_round;
 
     fn t3(v: &[f32], n: usize) -> Tensor<3> {
         let b = v.len() / n;
@@ -682,8 +682,6 @@ mod tests {
         let (n, d, k) = (3, 2, 4);
         let mut ppo = Ppo::new(n, d, d, k, cfg, 1, 5);
         ppo.begin_episode(1);
-        let input = RoundInput::from_utilities(&[vec![0.0]]);
-        let alloc = Allocation::default();
         let budgets = vec![0.0; n];
         let mut actions = vec![0; n];
         let mut rng = stream(3, "test", 0);
@@ -695,18 +693,7 @@ mod tests {
             let rewards: Vec<f64> = (0..n).map(|i| if actions[i] == (i + s) % k { 1.0 } else { 0.0 }).collect();
             let next_s = usize::from(env::rng::unit(rand::Rng::next_u64(&mut rng)) < 0.5);
             let next = obs_of(next_s);
-            ppo.learn(&Transition {
-                bid_values: &[],
-                obs: Observations { data: &obs, dim: d },
-                budgets: &budgets,
-                actions: &actions,
-                rewards: &rewards,
-                next_obs: Observations { data: &next, dim: d },
-                next_budgets: &budgets,
-                done: false,
-                input: &input,
-                allocation: &alloc,
-            });
+            learn_round(&mut ppo, d, &obs, &next, &actions, &rewards);
             s = next_s;
         }
         ppo
@@ -762,8 +749,6 @@ mod tests {
         let cfg = bandit_config();
         let mut ppo = Ppo::with_classes(n, d, d, k, &cfg, 1, 5, Some(vec![0, 0, 1]));
         ppo.begin_episode(1);
-        let input = RoundInput::from_utilities(&[vec![0.0]]);
-        let alloc = Allocation::default();
         let budgets = vec![0.0; n];
         let mut actions = vec![0; n];
         let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
@@ -774,18 +759,7 @@ mod tests {
             let want = [s, s, (s + 1) % k];
             let rewards: Vec<f64> = (0..n).map(|i| f64::from(u8::from(actions[i] == want[i]))).collect();
             let next = obs_of(((r + 1) / 3) % 2);
-            ppo.learn(&Transition {
-                bid_values: &[],
-                obs: Observations { data: &obs, dim: d },
-                budgets: &budgets,
-                actions: &actions,
-                rewards: &rewards,
-                next_obs: Observations { data: &next, dim: d },
-                next_budgets: &budgets,
-                done: false,
-                input: &input,
-                allocation: &alloc,
-            });
+            learn_round(&mut ppo, d, &obs, &next, &actions, &rewards);
         }
         for s in 0..2 {
             let obs = obs_of(s);
@@ -825,25 +799,11 @@ mod tests {
         b.load(&bytes).unwrap();
         assert_eq!(b.updates, 3);
         // One more identical rollout for both.
-        let input = RoundInput::from_utilities(&[vec![0.0]]);
-        let alloc = Allocation::default();
-        let budgets = vec![0.0; 3];
         for ppo in [&mut a, &mut b] {
             for r in 0..64 {
                 let actions = [r % 4, (r + 1) % 4, 2];
                 let rewards = [1.0, 0.0, f64::from(r as u32 % 3)];
-                ppo.learn(&Transition {
-                    bid_values: &[],
-                    obs: Observations { data: &obs, dim: 2 },
-                    budgets: &budgets,
-                    actions: &actions,
-                    rewards: &rewards,
-                    next_obs: Observations { data: &obs, dim: 2 },
-                    next_budgets: &budgets,
-                    done: false,
-                    input: &input,
-                    allocation: &alloc,
-                });
+                learn_round(ppo, 2, &obs, &obs, &actions, &rewards);
             }
         }
         assert_eq!(
