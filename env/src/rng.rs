@@ -45,6 +45,23 @@ pub mod names {
     pub const SELECT_EPISODE: &str = "select-episode";
     /// A sweep's sampler draws for trial k.
     pub const SWEEP_TRIAL: &str = "sweep-trial";
+    /// Copy k's first seed in a batch of environments (the Python `VecEnv`).
+    pub const COPY: &str = "copy";
+    /// Episode k's seed after a reset without a seed (Python), from the copy's first seed.
+    pub const NEXT_EPISODE: &str = "next-episode";
+}
+
+/// The seed of episode `episode` of environment copy `copy` in a batch reset with `root`
+/// (the Python bindings' `VecEnv` and `parallel_env`): copy 0's first episode is `root`
+/// itself, so one copy seeded with `s` plays the episode `reset(s)` plays everywhere else;
+/// later episodes (auto-resets, resets without a seed) follow from the copy's first seed.
+pub fn copy_seed(root: u64, copy: u64, episode: u64) -> u64 {
+    let first = if copy == 0 { root } else { stream_seed(root, names::COPY, copy) };
+    if episode == 0 {
+        first
+    } else {
+        stream_seed(first, names::NEXT_EPISODE, episode)
+    }
 }
 
 /// FNV-1a 64 of some bytes: stream names here, checkpoint and exported-policy checksums in
@@ -159,6 +176,21 @@ mod tests {
         assert_ne!(a, stream_seed(1, names::SERVICE, 0));
         assert_ne!(a, stream_seed(2, names::ARRIVALS, 0));
         assert_eq!(stream(1, names::ARRIVALS, 0).next_u64(), stream(1, names::ARRIVALS, 0).next_u64());
+    }
+
+    #[test]
+    fn copy_seeds_start_at_the_root_and_never_collide() {
+        assert_eq!(copy_seed(77, 0, 0), 77);
+        let mut seen = std::collections::HashSet::new();
+        for copy in 0..16 {
+            for episode in 0..16 {
+                assert!(seen.insert(copy_seed(77, copy, episode)), "copy {copy} episode {episode}");
+            }
+        }
+        assert_eq!(
+            copy_seed(77, 3, 2),
+            stream_seed(stream_seed(77, names::COPY, 3), names::NEXT_EPISODE, 2)
+        );
     }
 
     #[test]

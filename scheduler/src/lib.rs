@@ -22,6 +22,7 @@ pub mod auction;
 pub mod board;
 pub mod gandiva;
 pub mod input;
+pub mod json;
 pub mod max_throughput;
 pub mod mtf;
 pub mod registry;

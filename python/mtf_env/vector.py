@@ -1,0 +1,73 @@
+"""Many environment copies at once, NumPy arrays in and out."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+import numpy as np
+from gymnasium.spaces import Box, Discrete
+
+from . import _native
+from .parallel import _overrides, _seed
+
+
+class VecEnv:
+    """``num_envs`` copies of one scenario, stepped in parallel in Rust (``threads`` worker
+    threads, default one per core) with the GIL released. Results do not depend on
+    ``threads``.
+
+    - ``reset(seed) -> obs``: ``[num_envs, n_agents, obs_dim]`` float32. Copy k's episode e
+      plays ``mtf_env.episode_seed(seed, k, e)``; copy 0's first episode plays ``seed``.
+    - ``step(actions) -> (obs, rewards, terminations, truncations)``: actions are integer
+      level indices ``[num_envs, n_agents]``; rewards float64 and the flags bool, all
+      ``[num_envs, n_agents]``. A copy whose episode is truncated is reset at once: ``obs``
+      holds its new episode's first observation, and ``final_obs`` (same shape) the
+      observation its old episode ended on, in the rows where ``truncations`` is True.
+      The environment draws no round past the last, so that final observation is the last
+      round's own. ``infos()`` gives the last step's round record as arrays.
+    """
+
+    def __init__(
+        self,
+        config: str | os.PathLike,
+        num_envs: int,
+        overrides: Iterable[str] = (),
+        threads: int | None = None,
+    ):
+        self._native = _native.VecEnv(os.fspath(config), int(num_envs), _overrides(overrides, "overrides"), threads)
+        spec = self._native.spec
+        self.num_envs = int(num_envs)
+        self.possible_agents = list(spec.agents)
+        self.n_agents = len(self.possible_agents)
+        self.obs_dim = spec.dim
+        self.levels = list(spec.levels)
+        self.action_kind = spec.kind
+        self.rounds = spec.rounds
+        self.weights = np.asarray(spec.weights)
+        self.observation_space = Box(
+            np.asarray(spec.low, dtype=np.float32), np.asarray(spec.high, dtype=np.float32), dtype=np.float32
+        )
+        self.action_space = Discrete(len(self.levels))
+
+    def reset(self, seed: int) -> np.ndarray:
+        return self._native.reset(_seed(seed))
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        a = np.asarray(actions)
+        want = (self.num_envs, self.n_agents)
+        if a.shape != want:
+            raise ValueError(f"actions have shape {list(a.shape)}, expected [num_envs, n_agents] = {list(want)}")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions have dtype {a.dtype}, expected integer level indices")
+        return self._native.step(a.astype(np.int64, copy=False))
+
+    @property
+    def final_obs(self) -> np.ndarray:
+        return self._native.final_obs
+
+    def infos(self) -> dict[str, np.ndarray]:
+        return self._native.infos()
+
+    def close(self) -> None:
+        pass
