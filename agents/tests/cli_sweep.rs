@@ -187,6 +187,11 @@ fn two_processes_share_a_study_without_running_a_trial_twice() {
 fn a_killed_sweep_resumes_and_its_running_trial_is_marked_interrupted() {
     let dir = tmp("killed");
     let file = sweep_file(&dir, 40);
+    // A dead worker's trial is recognised by its silence: heartbeats every 0.2 s, dead after 1 s.
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("workers = 1\n", "workers = 1\nheartbeat_interval = 0.2\ngrace_period = 1.0\n");
+    std::fs::write(&file, text).unwrap();
     let db = dir.join("study.db");
     let storage = format!("sqlite:{}", db.display());
     let out = dir.join("out");
@@ -222,6 +227,7 @@ fn a_killed_sweep_resumes_and_its_running_trial_is_marked_interrupted() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(rows(&db, "k")[0].state, "running");
+    std::thread::sleep(Duration::from_millis(1200));
 
     let a: Vec<String> = args("2");
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
@@ -262,6 +268,11 @@ fn bad_sweep_files_are_one_line_and_status_2() {
             "pruner.reduction_factor",
         ),
         (good.replace(&quickstart().replace('\\', "/"), "/nonexistent/base.toml"), "base"),
+        (good.replace("workers = 1", "workers = 1\nheartbeat_interval = 0"), "heartbeat_interval"),
+        (
+            good.replace("workers = 1", "workers = 1\nheartbeat_interval = 5\ngrace_period = 5"),
+            "grace_period",
+        ),
         // Found before any trial runs, not after every trial failed.
         (
             good.replace("metric = \"eval_welfare.mean\"", "metric = \"eval_welfare.nope\""),

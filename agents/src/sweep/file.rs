@@ -132,6 +132,13 @@ pub struct SweepFile {
     /// Pruner.
     #[serde(default)]
     pub pruner: PrunerConfig,
+    /// Seconds between a running trial's heartbeats in the study database.
+    #[serde(default = "default_heartbeat")]
+    pub heartbeat_interval: f64,
+    /// Seconds without a heartbeat after which a running trial counts as dead and is re-queued
+    /// (default: twice the interval).
+    #[serde(default)]
+    pub grace_period: Option<f64>,
     /// The search space: config key path -> distribution.
     pub params: BTreeMap<String, Dist>,
 }
@@ -147,6 +154,9 @@ fn default_trials() -> usize {
 }
 fn default_workers() -> usize {
     2
+}
+fn default_heartbeat() -> f64 {
+    60.0
 }
 fn yes() -> bool {
     true
@@ -187,7 +197,37 @@ pub fn lookup<'a>(table: &'a toml::Table, path: &str) -> Option<&'a toml::Value>
     Some(v)
 }
 
+/// `heartbeat_interval` and `grace_period`: positive, bounded, the grace longer than the
+/// interval.
+fn check_liveness(path: &Path, file: &SweepFile) -> Result<(), ConfigError> {
+    if !(file.heartbeat_interval >= 0.01 && file.heartbeat_interval <= 86_400.0) {
+        return Err(err(path, "heartbeat_interval", "must be a number of seconds in [0.01, 86400]"));
+    }
+    if let Some(g) = file.grace_period {
+        if !(g > file.heartbeat_interval && g <= 864_000.0) {
+            return Err(err(
+                path,
+                "grace_period",
+                format!(
+                    "must be longer than heartbeat_interval ({} s) and at most 864000 s",
+                    file.heartbeat_interval
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Sweep {
+    /// How the study tells a live trial from a dead one.
+    pub fn liveness(&self) -> super::storage::Liveness {
+        let interval = self.file.heartbeat_interval;
+        super::storage::Liveness {
+            interval,
+            grace: self.file.grace_period.unwrap_or(2.0 * interval),
+        }
+    }
+
     /// Read and check a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         let table = read_table(path, &[])?;
@@ -210,6 +250,7 @@ impl Sweep {
                 return Err(err(path, key, "must be at least 1 (grid_points: 2)"));
             }
         }
+        check_liveness(path, &file)?;
         if file.tpe.candidates == 0 || !(file.tpe.gamma > 0.0 && file.tpe.gamma <= 1.0) {
             return Err(err(path, "tpe", "needs candidates >= 1 and gamma in (0, 1]"));
         }

@@ -22,9 +22,22 @@ use pruner::{halving_prunes, median_prunes, PrunerKind};
 use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use storage::db::Location;
 use storage::{Storage, Trial, TrialState};
+
+/// Set by SIGTERM: stop at the next episode boundary and claim nothing more.
+fn ctx_stop() -> &'static Arc<AtomicBool> {
+    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+fn stopping() -> bool {
+    ctx_stop().load(Ordering::Relaxed)
+}
 
 /// What to sweep: the sweep file, and what the command line overrides in it.
 #[derive(Debug, Clone, Default)]
@@ -56,7 +69,7 @@ pub struct SweepSpec {
 /// Everything a worker needs, shared read-only.
 struct Ctx {
     sweep: Sweep,
-    db: PathBuf,
+    db: Location,
     study: String,
     out: PathBuf,
     target: usize,
@@ -79,23 +92,13 @@ pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
         return Err(user(format!("--study `{study}`: use letters, digits, `-`, `_` and `.` only")));
     }
     let db = match &args.storage {
-        None => PathBuf::from("runs").join("sweeps").join(format!("{study}.db")),
-        Some(s) => match s.strip_prefix("sqlite:") {
-            // In-memory or URI databases vanish with the process (or with each connection) and
-            // cannot be shared by the workers: a study needs a file.
-            Some(p) if p.starts_with(':') || p.starts_with("file:") => {
-                return Err(user(format!(
-                    "--storage `{s}`: a study must live in a file that every worker opens (sqlite:PATH); in-memory databases are not shared"
-                )))
-            }
-            Some(p) if !p.is_empty() => PathBuf::from(p),
-            _ => return Err(user(format!("--storage `{s}`: expected sqlite:PATH"))),
-        },
+        None => Location::Sqlite(PathBuf::from("runs").join("sweeps").join(format!("{study}.db"))),
+        Some(s) => Location::parse(s)?,
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| db.parent().unwrap_or(Path::new(".")).join(&study));
+    let out = args.out.clone().unwrap_or_else(|| match &db {
+        Location::Sqlite(p) => p.parent().unwrap_or(Path::new(".")).join(&study),
+        Location::Postgres(_) => PathBuf::from("runs").join("sweeps").join(&study),
+    });
     let trials_dir = out.join("trials");
     std::fs::create_dir_all(&trials_dir).map_err(|e| run_dir::io_error(&trials_dir, "creating", e))?;
     let workers = args.workers.unwrap_or(sweep.file.workers);
@@ -117,7 +120,12 @@ pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
         probe.push(format!("seed={seed}"));
     }
     crate::config::Experiment::load(&sweep.base, &probe).map_err(|e| user(format!("--set: {e}")))?;
-    let st = Storage::open(&db, &study, &sweep.fingerprint())?;
+    let mut st = Storage::open(&db, &study, &sweep.fingerprint(), sweep.liveness())?;
+    // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its
+    // checkpoint written), mark their trials interrupted so others pick them up, and the
+    // process exits 0.
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&ctx_stop()))
+        .map_err(|e| crate::error::failed(format!("installing the SIGTERM handler: {e}")))?;
     let ctx = Ctx {
         seed: args.sampler_seed.unwrap_or(sweep.file.seed),
         root_seed: args.seed,
@@ -142,10 +150,9 @@ pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
             h.join().map_err(|_| crate::error::failed("a sweep worker panicked"))??;
         }
         Ok(())
-    })
-    .map_err(|e| storage::name_db(e, &ctx.db))?;
+    })?;
     ctx.bar.finish_and_clear();
-    let trials = st.trials().map_err(|e| storage::name_db(e, &ctx.db))?;
+    let trials = st.trials()?;
     let report = report(&ctx, &trials, started.elapsed().as_secs_f64())?;
     Ok(Swept {
         best: best(&trials, ctx.sweep.file.objective.direction).map(|b| b.number),
@@ -220,11 +227,26 @@ fn trial_dir(ctx: &Ctx, number: u64) -> PathBuf {
     ctx.out.join("trials").join(format!("trial-{number:04}"))
 }
 
+/// How a trial's training ended.
+enum Ending {
+    /// With its objective value.
+    Complete(f64),
+    /// Stopped by the pruner.
+    Pruned,
+    /// Stopped by SIGTERM, or abandoned after the study declared it stale.
+    Interrupted(&'static str),
+}
+
 fn worker(ctx: &Ctx) -> crate::Result<()> {
-    let st = Arc::new(Mutex::new(Storage::open(&ctx.db, &ctx.study, &ctx.sweep.fingerprint())?));
+    let fingerprint = ctx.sweep.fingerprint();
+    let live = ctx.sweep.liveness();
+    let st = Arc::new(Mutex::new(Storage::open(&ctx.db, &ctx.study, &fingerprint, live)?));
+    // Heartbeats go through their own connection, so a long report or claim of this worker
+    // never delays them.
+    let mut beat = Storage::open(&ctx.db, &ctx.study, &fingerprint, live)?;
     let file = &ctx.sweep.file;
     let defaults_first = defaults_first(&ctx.sweep);
-    loop {
+    while !stopping() {
         let claimed = st.lock().expect("not poisoned").claim(
             ctx.target,
             |n| trial_dir(ctx, n).display().to_string(),
@@ -263,25 +285,62 @@ fn worker(ctx: &Ctx) -> crate::Result<()> {
         let Some((number, params)) = claimed else {
             return Ok(());
         };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_trial(ctx, &st, number, &params))).unwrap_or_else(|p| {
-            let what = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(crate::error::failed(format!("training panicked: {what}")))
+        let outcome = with_heartbeat(&mut beat, number, live.interval, |abandoned| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_trial(ctx, &st, number, &params, abandoned))).unwrap_or_else(|p| {
+                let what = p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(crate::error::failed(format!("training panicked: {what}")))
+            })
         });
         let mut guard = st.lock().expect("not poisoned");
-        match outcome {
-            Ok(Some(v)) => guard.finish(number, TrialState::Complete, Some(v), None)?,
-            Ok(None) => guard.finish(number, TrialState::Pruned, None, None)?,
+        let recorded = match outcome {
+            Ok(Ending::Complete(v)) => guard.finish(number, TrialState::Complete, Some(v), None)?,
+            Ok(Ending::Pruned) => guard.finish(number, TrialState::Pruned, None, None)?,
+            Ok(Ending::Interrupted(why)) => guard.finish(number, TrialState::Interrupted, None, Some(why))?,
             Err(e) => {
                 let msg = format!("{e:#}").replace('\n', " ");
-                guard.finish(number, TrialState::Failed, None, Some(&msg))?;
+                guard.finish(number, TrialState::Failed, None, Some(&msg))?
             }
+        };
+        if !recorded {
+            ctx.bar.println(format!(
+                "trial {number}: the study declared it stale while it ran (no heartbeat within the grace period) and re-queued it; its outcome is not recorded"
+            ));
         }
         update_bar(ctx, &guard.trials()?);
     }
+    Ok(())
+}
+
+/// Run `f` while a thread records trial `number`'s heartbeat every `interval` seconds; `f`
+/// gets a flag that turns true if the study no longer counts the trial as running.
+fn with_heartbeat<T>(beat: &mut Storage, number: u64, interval: f64, f: impl FnOnce(&Arc<AtomicBool>) -> T) -> T {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let abandoned = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|s| {
+        let flag = Arc::clone(&abandoned);
+        s.spawn(move || {
+            let mut warned = false;
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(Duration::from_secs_f64(interval)) {
+                match beat.heartbeat(number) {
+                    Ok(true) => {}
+                    Ok(false) => flag.store(true, Ordering::Relaxed),
+                    // A database out of reach: keep training; the trial may be declared stale.
+                    Err(e) if !warned => {
+                        eprintln!("warning: trial {number}: {e}");
+                        warned = true;
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
+        let out = f(&abandoned);
+        drop(done);
+        out
+    })
 }
 
 /// Pick a per-episode metric by name (the names in [`file::INTERMEDIATES`]).
@@ -295,8 +354,14 @@ fn intermediate(log: &EpisodeLog, name: &str) -> f64 {
     }
 }
 
-/// Train one trial: `Some(objective)` when it completes, `None` when pruned.
-fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap<String, Value>) -> crate::Result<Option<f64>> {
+/// Train one trial.
+fn run_trial(
+    ctx: &Ctx,
+    st: &Arc<Mutex<Storage>>,
+    number: u64,
+    params: &BTreeMap<String, Value>,
+    abandoned: &Arc<AtomicBool>,
+) -> crate::Result<Ending> {
     let dir = trial_dir(ctx, number);
     if dir.exists() {
         // Left by an earlier study under this name whose database was removed: trial numbers
@@ -307,7 +372,11 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     let (pr, direction, metric) = (file.pruner.clone(), file.objective.direction, file.objective.intermediate.clone());
     let seen = Mutex::new((Vec::<f64>::new(), f64::INFINITY));
     let storage = Arc::clone(st);
+    let gone = Arc::clone(abandoned);
     let hook = EpisodeHook(Arc::new(move |log: &EpisodeLog| -> crate::Result<bool> {
+        if stopping() || gone.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
         let mut seen = seen.lock().expect("not poisoned");
         seen.0.push(intermediate(log, &metric));
         let w = &seen.0[seen.0.len().saturating_sub(pr.window)..];
@@ -339,7 +408,13 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
         on_episode: Some(hook),
     })?;
     if matches!(trained.outcome, crate::train::Outcome::Stopped { .. }) {
-        return Ok(None);
+        return Ok(if abandoned.load(Ordering::Relaxed) {
+            Ending::Interrupted("the study declared it stale while it ran")
+        } else if stopping() {
+            Ending::Interrupted("its worker received SIGTERM (it stopped after a checkpoint)")
+        } else {
+            Ending::Pruned
+        });
     }
     // The objective comes from the run's typed outcome, not from summary.json on disk.
     let summary = trained.summary.unwrap_or_default();
@@ -349,7 +424,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, number: u64, params: &BTreeMap
     }
     v.as_f64()
         .filter(|x| x.is_finite())
-        .map(Some)
+        .map(Ending::Complete)
         .ok_or_else(|| crate::error::failed(format!("the run's summary has no finite number at `{}`", file.objective.metric)))
 }
 
@@ -393,7 +468,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
     let mut msg = format!(
         "study {} ({}): {} trials — {} complete, {} pruned, {} failed, {} running, {} interrupted; {seconds:.1} s in this process\n",
         ctx.study,
-        ctx.db.display(),
+        ctx.db.name(),
         trials.len(),
         count(TrialState::Complete),
         count(TrialState::Pruned),

@@ -1,0 +1,673 @@
+//! Studies in a database: trials, their parameters, states, objective values and per-episode
+//! intermediate values, in SQLite (one machine; the default) or PostgreSQL (workers on many
+//! machines), behind one interface ([`db`]) with one set of study semantics:
+//!
+//! - A trial is claimed in one transaction that reads the history, proposes, and inserts the
+//!   trial with the next number, so trial numbers are unique and gap-free and `--trials`
+//!   counts across every worker. SQLite serialises claims with `BEGIN IMMEDIATE`; PostgreSQL
+//!   locks the study's row (`SELECT ... FOR UPDATE`, as Optuna's RDB storage does), and a
+//!   transaction that fails on a serialization failure or deadlock is retried.
+//! - A running trial's worker records the database's clock in `heartbeat` every
+//!   `heartbeat_interval` seconds. A trial whose heartbeat is older than `grace_period` is
+//!   stale, whichever host ran it: the next claim marks it `interrupted` (it stops counting
+//!   towards the study's trials) and re-queues it once: the next trial claimed runs its
+//!   parameters again (`retry_of` names the original), the defaults trial included. A retry
+//!   that goes stale is not retried again (Optuna's fail-stale-trials plus
+//!   retry-failed-trials with one retry).
+//! - A worker told to stop (SIGTERM) marks its trial interrupted at once, so another worker
+//!   picks it up without waiting for the grace period.
+//!
+//! The schema carries a version (`mtf_meta.schema_version`); a database of another version, or
+//! a study created with another search space, is refused with one line.
+
+pub mod db;
+
+use super::space::Value;
+use db::{named, Db, DbError, Location, Tx, Val};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A trial's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrialState {
+    /// Being trained by a live worker.
+    Running,
+    /// Finished with an objective value.
+    Complete,
+    /// Stopped early by the pruner.
+    Pruned,
+    /// Its training run failed (the error is recorded).
+    Failed,
+    /// Its process died while it ran; it does not count towards the study's trials.
+    Interrupted,
+}
+
+impl TrialState {
+    /// The name stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialState::Running => "running",
+            TrialState::Complete => "complete",
+            TrialState::Pruned => "pruned",
+            TrialState::Failed => "failed",
+            TrialState::Interrupted => "interrupted",
+        }
+    }
+
+    fn parse(s: &str) -> TrialState {
+        match s {
+            "complete" => TrialState::Complete,
+            "pruned" => TrialState::Pruned,
+            "failed" => TrialState::Failed,
+            "interrupted" => TrialState::Interrupted,
+            _ => TrialState::Running,
+        }
+    }
+}
+
+/// One trial as stored.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    /// Trial number, unique in the study.
+    pub number: u64,
+    /// State.
+    pub state: TrialState,
+    /// Parameter values.
+    pub params: BTreeMap<String, Value>,
+    /// Objective value (complete trials).
+    pub value: Option<f64>,
+    /// Error (failed trials).
+    pub error: Option<String>,
+    /// Its run directory.
+    pub run_dir: String,
+    /// Seconds from claim to finish.
+    pub seconds: Option<f64>,
+    /// Last step (episodes) reported, and the intermediate value there.
+    pub last_step: Option<(u64, f64)>,
+    /// The interrupted trial this one re-runs.
+    pub retry_of: Option<u64>,
+}
+
+/// How a study decides that a running trial's worker is gone.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Liveness {
+    /// Seconds between a running trial's heartbeats.
+    pub interval: f64,
+    /// Seconds without a heartbeat after which a running trial is stale.
+    pub grace: f64,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Liveness {
+            interval: 60.0,
+            grace: 120.0,
+        }
+    }
+}
+
+/// A study in a database; one per worker thread (connections are not shared).
+pub struct Storage {
+    db: Db,
+    loc: Location,
+    study: String,
+    live: Liveness,
+}
+
+/// This machine's name (recorded with each trial, for people reading the study).
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// The schema this version reads and writes.
+pub const SCHEMA_VERSION: &str = "2";
+
+/// Tables, in the SQL both databases accept (`{int}` and `{real}` per backend).
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS mtf_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS studies (
+    name TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    created {real} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS trials (
+    study TEXT NOT NULL,
+    number {int} NOT NULL,
+    state TEXT NOT NULL,
+    params TEXT NOT NULL,
+    value {real},
+    error TEXT,
+    run_dir TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid {int} NOT NULL,
+    started {real} NOT NULL,
+    heartbeat {real} NOT NULL,
+    finished {real},
+    retry_of {int},
+    PRIMARY KEY (study, number)
+);
+CREATE TABLE IF NOT EXISTS steps (
+    study TEXT NOT NULL,
+    number {int} NOT NULL,
+    step {int} NOT NULL,
+    value {real} NOT NULL,
+    PRIMARY KEY (study, number, step)
+);
+";
+
+/// Every column this storage reads and writes, per table: a database made by something else is
+/// refused at open, naming it, instead of failing in the middle of a study.
+const COLUMNS: &[(&str, &str)] = &[
+    ("studies", "name, fingerprint, created"),
+    (
+        "trials",
+        "study, number, state, params, value, error, run_dir, host, pid, started, heartbeat, finished, retry_of",
+    ),
+    ("steps", "study, number, step, value"),
+];
+
+/// Run one transaction, retrying it while the database says to (SQLite busy, a PostgreSQL
+/// serialization failure or deadlock), for up to two minutes.
+fn retrying<T>(db: &mut Db, mut f: impl FnMut(&mut Tx<'_>) -> Result<T, DbError>) -> Result<T, DbError> {
+    let start = std::time::Instant::now();
+    let mut wait = Duration::from_millis(5);
+    loop {
+        let attempt = db.begin().and_then(|mut tx| {
+            let out = f(&mut tx)?;
+            tx.commit()?;
+            Ok(out)
+        });
+        match attempt {
+            Err(DbError::Busy(_)) if start.elapsed() < Duration::from_secs(120) => {
+                std::thread::sleep(wait);
+                wait = (wait * 2).min(Duration::from_millis(200));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// What a claim's proposal sees: the trial number it will get, how many trials count so far,
+/// and the completed trials' (parameters, value).
+pub struct ClaimContext<'a> {
+    /// The new trial's number.
+    pub number: u64,
+    /// Trials that count (not interrupted) before this one.
+    pub index: usize,
+    /// Completed trials.
+    pub completed: &'a [(BTreeMap<String, Value>, f64)],
+    /// Parameters of every trial that counts (running, complete, pruned, failed).
+    pub live: &'a [BTreeMap<String, Value>],
+}
+
+fn params_of(rows: &[Vec<Val>]) -> Result<Vec<BTreeMap<String, Value>>, DbError> {
+    rows.iter().map(|r| decode_params(&text(&r[0])?)).collect()
+}
+
+fn text(v: &Val) -> Result<String, DbError> {
+    v.text().map_err(|e| DbError::Other(e.to_string()))
+}
+
+fn int(v: &Val) -> Result<i64, DbError> {
+    v.int().map_err(|e| DbError::Other(e.to_string()))
+}
+
+fn real(v: &Val) -> Result<f64, DbError> {
+    v.real().map_err(|e| DbError::Other(e.to_string()))
+}
+
+/// Switch SQLite to WAL, which lets readers (progress, pruners) proceed while a claim writes.
+/// It needs the database to itself and SQLite does not wait on the busy handler for it, so
+/// several processes opening a fresh study at once retry here.
+fn wal(db: &mut Db) -> Result<(), DbError> {
+    let start = std::time::Instant::now();
+    loop {
+        match db.plain("PRAGMA journal_mode=WAL") {
+            Err(DbError::Busy(_)) if start.elapsed() < Duration::from_secs(120) => std::thread::sleep(Duration::from_millis(20)),
+            other => return other.map(|_| ()),
+        }
+    }
+}
+
+impl Storage {
+    /// Open (creating if needed) `study` at `loc`. A study that exists with another
+    /// fingerprint (search space, objective) is an error, as is a database of another schema
+    /// version; SQLite on a network filesystem is refused.
+    pub fn open(loc: &Location, study: &str, fingerprint: &str, live: Liveness) -> crate::Result<Storage> {
+        if let Location::Sqlite(path) = loc {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            std::fs::create_dir_all(dir).map_err(|e| crate::run_dir::io_error(dir, "creating", e))?;
+            if let Some(fs) = db::network_fs(dir) {
+                return Err(crate::error::user(format!(
+                    "{}: the study database is on a network filesystem ({fs}), where SQLite's locks do not work; share a study across machines with --storage postgresql://USER@HOST/DB",
+                    path.display()
+                )));
+            }
+        }
+        let mut db = Db::open(loc, Duration::from_secs(120)).map_err(|e| named(loc, "opening", e))?;
+        if !db.is_postgres() {
+            wal(&mut db).map_err(|e| named(loc, "opening", e))?;
+        }
+        Self::create_schema(&mut db).map_err(|e| named(loc, "creating the schema in", e))?;
+        for (table, cols) in COLUMNS {
+            if let Err(DbError::User(m) | DbError::Other(m) | DbError::Busy(m)) =
+                db.query(&format!("SELECT {cols} FROM {table} WHERE 1 = 0"), &[])
+            {
+                return Err(crate::error::user(format!(
+                    "{}: table `{table}` is not as this version of mtf writes it ({m}): not a study database of this version (choose another --storage)",
+                    loc.name()
+                )));
+            }
+        }
+        let existing = retrying(&mut db, |tx| {
+            tx.exec(
+                "INSERT INTO studies (name, fingerprint, created) VALUES (?1, ?2, {now}) ON CONFLICT (name) DO NOTHING",
+                &[study.into(), fingerprint.into()],
+            )?;
+            text(&tx.query("SELECT fingerprint FROM studies WHERE name = ?1", &[study.into()])?[0][0])
+        })
+        .map_err(|e| named(loc, "opening", e))?;
+        if existing != fingerprint {
+            return Err(crate::error::user(format!(
+                "{}: study `{study}` was created with a different search space or objective; continue it with the same sweep file or choose another --study",
+                loc.name()
+            )));
+        }
+        Ok(Storage {
+            db,
+            loc: loc.clone(),
+            study: study.to_string(),
+            live,
+        })
+    }
+
+    /// Create the tables (safe with several workers at once: SQLite takes the write lock,
+    /// PostgreSQL an advisory lock, for the whole creation) and check the schema version.
+    /// SQLite studies of the first version (no `mtf_meta`, no `retry_of`) are upgraded.
+    fn create_schema(db: &mut Db) -> Result<(), DbError> {
+        let pg = db.is_postgres();
+        let schema = SCHEMA
+            .replace("{int}", if pg { "BIGINT" } else { "INTEGER" })
+            .replace("{real}", if pg { "DOUBLE PRECISION" } else { "REAL" });
+        let version = retrying(db, |tx| {
+            if pg {
+                tx.query("SELECT pg_advisory_xact_lock(7220611)", &[])?;
+            } else {
+                // Check before creating anything: a database made by something else is left
+                // as it was.
+                let tables = tx.query("SELECT name FROM sqlite_master WHERE type = 'table'", &[])?;
+                let has = |t: &str| tables.iter().any(|r| r[0] == Val::from(t));
+                for (table, cols) in COLUMNS.iter().filter(|(t, _)| has(t)) {
+                    let have = tx.query(&format!("SELECT name FROM pragma_table_info('{table}')"), &[])?;
+                    let missing = cols
+                        .split(", ")
+                        .find(|c| *c != "retry_of" && !have.iter().any(|r| r[0] == Val::from(*c)));
+                    if let Some(c) = missing {
+                        return Err(DbError::User(format!(
+                            "table `{table}` has no column `{c}`: not a study database of this version of mtf (choose another --storage)"
+                        )));
+                    }
+                    if *table == "trials" && !has("mtf_meta") && !have.iter().any(|r| r[0] == Val::from("retry_of")) {
+                        // A study of the first version: it gains the retry column.
+                        tx.exec("ALTER TABLE trials ADD COLUMN retry_of INTEGER", &[])?;
+                    }
+                }
+            }
+            for stmt in schema.split(';').filter(|s| !s.trim().is_empty()) {
+                tx.exec(stmt, &[])?;
+            }
+            tx.exec(
+                "INSERT INTO mtf_meta (key, value) VALUES ('schema_version', ?1) ON CONFLICT (key) DO NOTHING",
+                &[SCHEMA_VERSION.into()],
+            )?;
+            text(&tx.query("SELECT value FROM mtf_meta WHERE key = 'schema_version'", &[])?[0][0])
+        })?;
+        if version != SCHEMA_VERSION {
+            return Err(DbError::User(format!(
+                "schema version {version}, but this version of mtf reads and writes version {SCHEMA_VERSION} (use the mtf that created it, or another --storage)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where the study lives, as errors name it.
+    pub fn location(&self) -> &Location {
+        &self.loc
+    }
+
+    /// Claim the next trial, unless `target` trials already count: mark stale trials
+    /// interrupted, re-run the oldest interrupted trial not yet retried, or else ask `propose`
+    /// for parameters (None: nothing left, e.g. a finished grid), and insert the trial as
+    /// running, all in one transaction.
+    pub fn claim(
+        &mut self,
+        target: usize,
+        run_dir: impl Fn(u64) -> String,
+        propose: impl Fn(&ClaimContext) -> Option<BTreeMap<String, Value>>,
+    ) -> crate::Result<Option<(u64, BTreeMap<String, Value>)>> {
+        let (study, grace, pg) = (self.study.as_str(), self.live.grace, self.db.is_postgres());
+        let (host, pid) = (host(), i64::from(std::process::id()));
+        let loc = &self.loc;
+        retrying(&mut self.db, |tx| {
+            if pg {
+                // Claims of one study queue on its row, as Optuna's RDB storage does.
+                tx.query("SELECT name FROM studies WHERE name = ?1 FOR UPDATE", &[study.into()])?;
+            }
+            tx.exec(
+                "UPDATE trials SET state = 'interrupted', error = ?2, finished = {now}
+                 WHERE study = ?1 AND state = 'running' AND heartbeat < {now} - ?3",
+                &[
+                    study.into(),
+                    format!("stale: no heartbeat for more than {grace} s (its worker died or lost the database)").into(),
+                    grace.into(),
+                ],
+            )?;
+            let counts = tx.query(
+                "SELECT COALESCE(MAX(number) + 1, 0), SUM(CASE WHEN state != 'interrupted' THEN 1 ELSE 0 END)
+                 FROM trials WHERE study = ?1",
+                &[study.into()],
+            )?;
+            let number = int(&counts[0][0])? as u64;
+            let index = counts[0][1].opt(Val::int).map_err(|e| DbError::Other(e.to_string()))?.unwrap_or(0) as usize;
+            if index >= target {
+                return Ok(None);
+            }
+            let retry = tx.query(
+                "SELECT number, params FROM trials t WHERE study = ?1 AND state = 'interrupted' AND retry_of IS NULL
+                 AND NOT EXISTS (SELECT 1 FROM trials r WHERE r.study = t.study AND r.retry_of = t.number)
+                 ORDER BY number LIMIT 1",
+                &[study.into()],
+            )?;
+            let (params, retry_of) = match retry.first() {
+                Some(r) => (decode_params(&text(&r[1])?)?, Some(int(&r[0])?)),
+                None => {
+                    let done = tx.query(
+                        "SELECT params, value FROM trials WHERE study = ?1 AND state = 'complete' ORDER BY number",
+                        &[study.into()],
+                    )?;
+                    let values = done.iter().map(|r| real(&r[1])).collect::<Result<Vec<_>, _>>()?;
+                    let completed: Vec<_> = params_of(&done)?.into_iter().zip(values).collect();
+                    let live = params_of(&tx.query(
+                        "SELECT params FROM trials WHERE study = ?1 AND state != 'interrupted' ORDER BY number",
+                        &[study.into()],
+                    )?)?;
+                    let ctx = ClaimContext {
+                        number,
+                        index,
+                        completed: &completed,
+                        live: &live,
+                    };
+                    match propose(&ctx) {
+                        Some(p) => (p, None),
+                        None => return Ok(None),
+                    }
+                }
+            };
+            let json = serde_json::to_string(&params).map_err(|e| DbError::Other(e.to_string()))?;
+            tx.exec(
+                "INSERT INTO trials (study, number, state, params, run_dir, host, pid, started, heartbeat, retry_of)
+                 VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, {now}, {now}, ?7)",
+                &[
+                    study.into(),
+                    number.into(),
+                    json.into(),
+                    run_dir(number).into(),
+                    host.as_str().into(),
+                    pid.into(),
+                    retry_of.into(),
+                ],
+            )?;
+            Ok(Some((number, params)))
+        })
+        .map_err(|e| named(loc, "claiming a trial in", e))
+    }
+
+    /// Record that trial `number` is alive (the database's clock). False when it is no longer
+    /// running (declared stale, or finished).
+    pub fn heartbeat(&mut self, number: u64) -> crate::Result<bool> {
+        let study = self.study.as_str();
+        let n = retrying(&mut self.db, |tx| {
+            tx.exec(
+                "UPDATE trials SET heartbeat = {now} WHERE study = ?1 AND number = ?2 AND state = 'running'",
+                &[study.into(), number.into()],
+            )
+        })
+        .map_err(|e| named(&self.loc, "recording a heartbeat in", e))?;
+        Ok(n > 0)
+    }
+
+    /// Record a trial's intermediate value at `step` (episodes done); a heartbeat too.
+    pub fn report(&mut self, number: u64, step: u64, value: f64) -> crate::Result<()> {
+        let study = self.study.as_str();
+        retrying(&mut self.db, |tx| {
+            tx.exec(
+                "INSERT INTO steps (study, number, step, value) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (study, number, step) DO UPDATE SET value = excluded.value",
+                &[study.into(), number.into(), step.into(), value.into()],
+            )?;
+            tx.exec(
+                "UPDATE trials SET heartbeat = {now} WHERE study = ?1 AND number = ?2 AND state = 'running'",
+                &[study.into(), number.into()],
+            )
+        })
+        .map_err(|e| named(&self.loc, "reporting to", e))?;
+        Ok(())
+    }
+
+    fn read(&mut self, sql: &str, params: &[Val]) -> crate::Result<Vec<Vec<Val>>> {
+        self.db.query(sql, params).map_err(|e| named(&self.loc, "reading", e))
+    }
+
+    /// Every trial's intermediate value at `step`, by state filter (`None`: all states).
+    pub fn values_at(&mut self, step: u64, state: Option<TrialState>) -> crate::Result<Vec<f64>> {
+        let rows = self.read(
+            "SELECT s.value FROM steps s JOIN trials t ON t.study = s.study AND t.number = s.number
+             WHERE s.study = ?1 AND s.step = ?2 AND (t.state = ?3 OR ?4 = 1)",
+            &[
+                self.study.as_str().into(),
+                step.into(),
+                state.map_or("", TrialState::as_str).into(),
+                i64::from(state.is_none()).into(),
+            ],
+        )?;
+        rows.iter().map(|r| r[0].real()).collect()
+    }
+
+    /// Completed trials so far.
+    pub fn completed(&mut self) -> crate::Result<usize> {
+        let rows = self.read(
+            "SELECT COUNT(*) FROM trials WHERE study = ?1 AND state = 'complete'",
+            &[self.study.as_str().into()],
+        )?;
+        Ok(rows[0][0].int()? as usize)
+    }
+
+    /// Close a running trial; false (and nothing written) when it is no longer running: it
+    /// was declared stale meanwhile and re-queued, so its outcome is not recorded twice.
+    pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> crate::Result<bool> {
+        let study = self.study.as_str();
+        let n = retrying(&mut self.db, |tx| {
+            tx.exec(
+                "UPDATE trials SET state = ?3, value = ?4, error = ?5, finished = {now}
+                 WHERE study = ?1 AND number = ?2 AND state = 'running'",
+                &[study.into(), number.into(), state.as_str().into(), value.into(), error.into()],
+            )
+        })
+        .map_err(|e| named(&self.loc, "recording a trial in", e))?;
+        Ok(n > 0)
+    }
+
+    /// Every trial of the study, by number.
+    pub fn trials(&mut self) -> crate::Result<Vec<Trial>> {
+        let rows = self.read(
+            "SELECT number, state, params, value, error, run_dir, started, finished,
+                    (SELECT step FROM steps s WHERE s.study = t.study AND s.number = t.number ORDER BY step DESC LIMIT 1),
+                    (SELECT value FROM steps s WHERE s.study = t.study AND s.number = t.number ORDER BY step DESC LIMIT 1),
+                    retry_of
+             FROM trials t WHERE study = ?1 ORDER BY number",
+            &[self.study.as_str().into()],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let started = r[6].real()?;
+                Ok(Trial {
+                    number: r[0].int()? as u64,
+                    state: TrialState::parse(&r[1].text()?),
+                    params: decode_params(&r[2].text()?).map_err(|e| named(&self.loc, "reading", e))?,
+                    value: r[3].opt(Val::real)?,
+                    error: r[4].opt(Val::text)?,
+                    run_dir: r[5].text()?,
+                    seconds: r[7].opt(Val::real)?.map(|f| f - started),
+                    last_step: r[8].opt(Val::int)?.map(|s| s as u64).zip(r[9].opt(Val::real)?),
+                    retry_of: r[10].opt(Val::int)?.map(|x| x as u64),
+                })
+            })
+            .collect()
+    }
+}
+
+fn decode_params(json: &str) -> Result<BTreeMap<String, Value>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::User(format!("a stored trial's parameters are not valid ({e}): {json}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db(name: &str) -> Location {
+        let d = std::env::temp_dir().join(format!("mtf-storage-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        Location::Sqlite(d.join("study.db"))
+    }
+
+    fn one(x: f64) -> BTreeMap<String, Value> {
+        BTreeMap::from([("x".to_string(), Value::Float(x))])
+    }
+
+    fn sql(loc: &Location, stmt: &str) {
+        let Location::Sqlite(p) = loc else { unreachable!() };
+        rusqlite::Connection::open(p).unwrap().execute_batch(stmt).unwrap();
+    }
+
+    const LIVE: Liveness = Liveness {
+        interval: 60.0,
+        grace: 120.0,
+    };
+
+    #[test]
+    fn concurrent_claims_get_unique_numbers_and_stop_at_the_target() {
+        let loc = db("claims");
+        Storage::open(&loc, "s", "fp", LIVE).unwrap();
+        let claimed = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for w in 0..4 {
+                let (loc, claimed) = (&loc, &claimed);
+                s.spawn(move || {
+                    let mut st = Storage::open(loc, "s", "fp", LIVE).unwrap();
+                    while let Some((n, _)) = st.claim(25, |n| format!("t{n}"), |c| Some(one(c.index as f64))).unwrap() {
+                        st.report(n, 1, w as f64).unwrap();
+                        assert!(st.finish(n, TrialState::Complete, Some(n as f64), None).unwrap());
+                        claimed.lock().unwrap().push(n);
+                    }
+                });
+            }
+        });
+        let mut got = claimed.into_inner().unwrap();
+        got.sort_unstable();
+        assert_eq!(got, (0..25).collect::<Vec<u64>>());
+        let mut st = Storage::open(&loc, "s", "fp", LIVE).unwrap();
+        let trials = st.trials().unwrap();
+        assert_eq!(trials.len(), 25);
+        assert!(trials.iter().all(|t| t.state == TrialState::Complete && t.last_step.is_some()));
+        assert!(trials.iter().all(|t| t.seconds.is_some_and(|s| (0.0..60.0).contains(&s))));
+        assert_eq!(st.values_at(1, Some(TrialState::Complete)).unwrap().len(), 25);
+        assert_eq!(st.values_at(1, None).unwrap().len(), 25);
+        // Another search space under the same name is refused.
+        assert_eq!(Storage::open(&loc, "s", "other", LIVE).err().unwrap().exit_code(), 2);
+    }
+
+    #[test]
+    fn a_stale_trial_is_interrupted_and_re_queued_once() {
+        let loc = db("stale");
+        let mut st = Storage::open(&loc, "s", "fp", LIVE).unwrap();
+        let (n, _) = st.claim(3, |n| format!("t{n}"), |_| Some(one(0.0))).unwrap().unwrap();
+        // Its worker went silent three minutes ago (grace: two).
+        sql(&loc, &format!("UPDATE trials SET heartbeat = heartbeat - 180 WHERE number = {n}"));
+        let (m, p) = st
+            .claim(3, |n| format!("t{n}"), |_| panic!("a re-queued trial is run again, not proposed"))
+            .unwrap()
+            .unwrap();
+        assert_eq!((m, p), (n + 1, one(0.0)), "the stale trial's parameters run again");
+        let trials = st.trials().unwrap();
+        assert_eq!(trials[0].state, TrialState::Interrupted);
+        assert!(trials[0].error.as_deref().unwrap().starts_with("stale"));
+        assert_eq!(trials[1].retry_of, Some(n));
+        // The stale worker's late result is not recorded; its heartbeat says so.
+        assert!(!st.heartbeat(n).unwrap());
+        assert!(!st.finish(n, TrialState::Complete, Some(1.0), None).unwrap());
+        assert!(st.heartbeat(m).unwrap());
+        // The retry goes stale too: it is not retried again, the sampler proposes.
+        sql(&loc, &format!("UPDATE trials SET heartbeat = heartbeat - 180 WHERE number = {m}"));
+        let (k, p) = st
+            .claim(
+                3,
+                |n| format!("t{n}"),
+                |c| {
+                    assert_eq!(c.index, 0, "interrupted trials do not count");
+                    Some(one(2.0))
+                },
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!((k, p), (m + 1, one(2.0)));
+        // A live trial (fresh heartbeat) is never touched.
+        assert!(st.claim(3, |n| format!("t{n}"), |_| Some(one(3.0))).unwrap().is_some());
+        assert_eq!(st.trials().unwrap()[2].state, TrialState::Running);
+    }
+
+    #[test]
+    fn other_schema_versions_are_refused_and_version_1_is_upgraded() {
+        let loc = db("version");
+        Storage::open(&loc, "s", "fp", LIVE).unwrap();
+        sql(&loc, "UPDATE mtf_meta SET value = '9' WHERE key = 'schema_version'");
+        let e = Storage::open(&loc, "s", "fp", LIVE).err().unwrap();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("schema version 9"), "{e}");
+        // A study of the first version: no mtf_meta, no retry_of.
+        let old = db("version1");
+        let Location::Sqlite(p) = &old else { unreachable!() };
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        sql(
+            &old,
+            "CREATE TABLE studies (name TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, created REAL NOT NULL);
+             CREATE TABLE trials (study TEXT NOT NULL, number INTEGER NOT NULL, state TEXT NOT NULL, params TEXT NOT NULL,
+               value REAL, error TEXT, run_dir TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL, started REAL NOT NULL,
+               heartbeat REAL NOT NULL, finished REAL, PRIMARY KEY (study, number));
+             CREATE TABLE steps (study TEXT NOT NULL, number INTEGER NOT NULL, step INTEGER NOT NULL, value REAL NOT NULL,
+               PRIMARY KEY (study, number, step));
+             INSERT INTO studies VALUES ('s', 'fp', 0);
+             INSERT INTO trials VALUES ('s', 0, 'complete', '{\"x\":1.0}', 2.5, NULL, 't0', 'h', 1, 0, 0, 1);",
+        );
+        let mut st = Storage::open(&old, "s", "fp", LIVE).unwrap();
+        let t = st.trials().unwrap();
+        assert_eq!((t.len(), t[0].value, t[0].retry_of), (1, Some(2.5), None));
+        // Not a study database at all.
+        let junk = db("junk");
+        let Location::Sqlite(p) = &junk else { unreachable!() };
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b"not sqlite at all, just text that is long enough to be a header").unwrap();
+        assert_eq!(Storage::open(&junk, "s", "fp", LIVE).err().unwrap().exit_code(), 2);
+    }
+}
