@@ -52,6 +52,60 @@ impl EventWriter {
         self.record(&scalar_event(wall_time(), step, tag, value))
     }
 
+    /// Record the run's hyperparameters for TensorBoard's HPARAMS tab (the hparams plugin's
+    /// `session_start_info`): every value of `config` (a resolved config), flattened to dotted
+    /// keys. The tab's metrics are the run's scalars.
+    pub fn hparams(&mut self, config: &toml::Table, group: &str) -> crate::Result<()> {
+        let mut info = tensorboard_proto::plugin_hparams::SessionStartInfo::new();
+        flatten("", &toml::Value::Table(config.clone()), info.mut_hparams());
+        info.set_group_name(group.to_string());
+        info.set_start_time_secs(wall_time());
+        let mut data = tensorboard_proto::plugin_hparams::HParamsPluginData::new();
+        data.set_session_start_info(info);
+        self.plugin_event("_hparams_/session_start_info", &data)
+    }
+
+    /// Close the HPARAMS session (`session_end_info`), successful or not.
+    pub fn hparams_end(&mut self, success: bool) -> crate::Result<()> {
+        let mut info = tensorboard_proto::plugin_hparams::SessionEndInfo::new();
+        info.set_status(if success {
+            tensorboard_proto::api::Status::STATUS_SUCCESS
+        } else {
+            tensorboard_proto::api::Status::STATUS_FAILURE
+        });
+        info.set_end_time_secs(wall_time());
+        let mut data = tensorboard_proto::plugin_hparams::HParamsPluginData::new();
+        data.set_session_end_info(info);
+        self.plugin_event("_hparams_/session_end_info", &data)?;
+        self.flush()
+    }
+
+    /// An event with one summary value of the hparams plugin, as TensorBoard's own
+    /// `hparams.summary` writes it (plugin data in the metadata, an empty float tensor).
+    fn plugin_event(&mut self, tag: &str, data: &tensorboard_proto::plugin_hparams::HParamsPluginData) -> crate::Result<()> {
+        use protobuf::Message;
+        use tensorboard_proto::summary::{Summary, SummaryMetadata, Summary_Value};
+        let encode = |m: &dyn Message| m.write_to_bytes().map_err(|e| crate::error::failed(format!("encoding {tag}: {e}")));
+        let mut meta = SummaryMetadata::new();
+        meta.mut_plugin_data().set_plugin_name("hparams".into());
+        meta.mut_plugin_data().set_content(encode(data)?);
+        let mut tensor = tensorboard_proto::tensor::TensorProto::new();
+        tensor.set_dtype(tensorboard_proto::types::DataType::DT_FLOAT);
+        let mut dim = tensorboard_proto::tensor_shape::TensorShapeProto_Dim::new();
+        dim.set_size(0);
+        tensor.mut_tensor_shape().mut_dim().push(dim);
+        let mut value = Summary_Value::new();
+        value.set_tag(tag.into());
+        value.set_metadata(meta);
+        value.set_tensor(tensor);
+        let mut summary = Summary::new();
+        summary.mut_value().push(value);
+        let mut event = tensorboard_proto::event::Event::new();
+        event.set_wall_time(wall_time());
+        event.set_summary(summary);
+        self.record(&encode(&event)?)
+    }
+
     /// Push buffered events to the file.
     pub fn flush(&mut self) -> crate::Result<()> {
         self.out.flush().map_err(|e| io_error(&self.path, "writing", e))
@@ -61,6 +115,33 @@ impl EventWriter {
         let frame = frame(data);
         self.out.write_all(&frame).map_err(|e| io_error(&self.path, "writing", e))
     }
+}
+
+/// Config values as hparams: scalars as themselves, arrays of tables by index
+/// (`env.agents[0].load`), other arrays as their TOML text.
+fn flatten(prefix: &str, v: &toml::Value, out: &mut std::collections::HashMap<String, protobuf::well_known_types::Value>) {
+    let mut leaf = protobuf::well_known_types::Value::new();
+    match v {
+        toml::Value::Table(t) => {
+            for (k, x) in t {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten(&key, x, out);
+            }
+            return;
+        }
+        toml::Value::Array(a) if a.iter().all(toml::Value::is_table) && !a.is_empty() => {
+            for (i, x) in a.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), x, out);
+            }
+            return;
+        }
+        toml::Value::Boolean(b) => leaf.set_bool_value(*b),
+        toml::Value::Integer(i) => leaf.set_number_value(*i as f64),
+        toml::Value::Float(x) => leaf.set_number_value(*x),
+        toml::Value::String(s) => leaf.set_string_value(s.clone()),
+        other => leaf.set_string_value(other.to_string()),
+    }
+    out.insert(prefix.to_string(), leaf);
 }
 
 fn wall_time() -> f64 {

@@ -609,6 +609,12 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let mut envs = copies(&exp.scenario, exp.train.envs);
     let tb_dir = dir.join("tb");
     let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
+    let resolved: toml::Table = exp
+        .to_toml()
+        .parse()
+        .map_err(|e| crate::error::failed(format!("re-reading the resolved config: {e}")))?;
+    let group = dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    tb.hparams(&resolved, &group)?;
     let bar = progress(total, start, args.quiet);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(exp.train.threads)
@@ -669,6 +675,19 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         eval: &eval,
     })?;
     run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    // The summary's figures as scalars at the last episode: the HPARAMS tab's metrics.
+    for (tag, v) in [
+        ("summary/eval_welfare", eval.welfare.mean),
+        ("summary/eval_jain", eval.jain.mean),
+        ("summary/eval_dropped", eval.dropped.mean),
+        (
+            "summary/agent_updates_per_second",
+            (rounds_run * n as u64) as f64 / train_seconds.max(1e-9),
+        ),
+    ] {
+        tb.scalar(tag, v as f32, total)?;
+    }
+    tb.hparams_end(true)?;
     Ok(Trained {
         dir,
         outcome: Outcome::Evaluated {

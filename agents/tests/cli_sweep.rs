@@ -268,7 +268,10 @@ fn bad_sweep_files_are_one_line_and_status_2() {
             "pruner.reduction_factor",
         ),
         (good.replace(&quickstart().replace('\\', "/"), "/nonexistent/base.toml"), "base"),
-        (good.replace("workers = 1", "workers = 1\nheartbeat_interval = 0"), "heartbeat_interval"),
+        (
+            good.replace("workers = 1", "workers = 1\nheartbeat_interval = 0"),
+            "heartbeat_interval",
+        ),
         (
             good.replace("workers = 1", "workers = 1\nheartbeat_interval = 5\ngrace_period = 5"),
             "grace_period",

@@ -9,6 +9,7 @@
 //! records the outcome. A trial that fails is recorded with its error and the sweep goes on.
 //! At the end each process writes `trials.csv`, `best.toml` and the plots from the whole study.
 
+pub mod export;
 pub mod file;
 pub mod pruner;
 pub mod space;

@@ -6,17 +6,21 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct Args {
+    #[command(subcommand)]
+    action: Option<Action>,
     /// Sweep file (TOML; see configs/sweeps/).
-    #[arg(long, short)]
-    config: PathBuf,
+    #[arg(long, short, required = true)]
+    config: Option<PathBuf>,
     /// Trials in the study, counting every process working on it (overrides the file).
     #[arg(long)]
     trials: Option<usize>,
     /// Trials trained side by side by this process (overrides the file).
     #[arg(long)]
     workers: Option<usize>,
-    /// Study storage, sqlite:PATH (default sqlite:runs/sweeps/<study>.db).
+    /// Study storage: sqlite:PATH (default sqlite:runs/sweeps/<study>.db, one machine) or
+    /// postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (workers on many machines).
     #[arg(long, value_name = "URL")]
     storage: Option<String>,
     /// Study name: continue it, or start it (default: the file's `study`, else its stem).
@@ -33,9 +37,40 @@ pub(crate) struct Args {
     common: Common,
 }
 
+#[derive(clap::Subcommand, Debug)]
+enum Action {
+    /// Write a study as an Optuna JournalStorage file: optuna.load_study(study_name=NAME,
+    /// storage=JournalStorage(JournalFileBackend(FILE))) and optuna-dashboard read it.
+    Export(ExportArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ExportArgs {
+    /// The study's name.
+    #[arg(long)]
+    study: String,
+    /// Its storage (default sqlite:runs/sweeps/<study>.db).
+    #[arg(long, value_name = "URL")]
+    storage: Option<String>,
+    /// The journal file to write.
+    #[arg(long)]
+    out: PathBuf,
+}
+
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if let Some(Action::Export(e)) = a.action {
+        let storage = e.storage.unwrap_or_else(|| format!("sqlite:runs/sweeps/{}.db", e.study));
+        let n = agents::sweep::export::export_optuna(&storage, &e.study, &e.out)?;
+        println!(
+            "{n} trials of study `{}` written to {} (an Optuna JournalStorage file)",
+            e.study,
+            e.out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let config = a.config.expect("clap requires --config without a subcommand");
     let swept = execute(&SweepSpec {
-        config: a.config,
+        config,
         trials: a.trials,
         workers: a.workers,
         storage: a.storage,
@@ -63,7 +98,14 @@ search space (config key paths with float/int/categorical distributions), the ob
 path into a run's summary.json, e.g. eval_welfare.mean, and its direction), the budget per
 trial, the sampler (random, grid, tpe) and the pruner (none, median, successive_halving).
 
-The study lives in SQLite (default runs/sweeps/<study>.db). Run the same command again, or
+The study lives in SQLite (default runs/sweeps/<study>.db; one machine) or PostgreSQL
+(--storage postgresql://USER@HOST/DB; workers anywhere). Running trials record a heartbeat
+every `heartbeat_interval` seconds (sweep file, default 60); a trial silent for
+`grace_period` (default twice that) is marked interrupted and re-run once by the next worker.
+SIGTERM stops a worker after its current episode (checkpointed), marks its trial interrupted
+and exits 0. `mtf sweep export --study NAME --out FILE` writes a study for Optuna.
+
+Run the same command again, or
 with --study NAME, to continue a killed sweep; run it in several processes at once to share
 the work: trials are claimed in a transaction, so none runs twice, and --trials counts the
 study's trials across all of them. Each trial is an ordinary run directory under

@@ -86,6 +86,10 @@ pub struct Trial {
     pub last_step: Option<(u64, f64)>,
     /// The interrupted trial this one re-runs.
     pub retry_of: Option<u64>,
+    /// When it was claimed and finished (seconds since the epoch, the database's clock).
+    pub started: f64,
+    /// When it finished.
+    pub finished: Option<f64>,
 }
 
 /// How a study decides that a running trial's worker is gone.
@@ -342,6 +346,37 @@ impl Storage {
         Ok(())
     }
 
+    /// Open a study that exists, for reading; returns it with its fingerprint. Nothing is
+    /// created: a missing database or study is an error naming it.
+    pub fn open_existing(loc: &Location, study: &str) -> crate::Result<(Storage, String)> {
+        if let Location::Sqlite(path) = loc {
+            if !path.is_file() {
+                return Err(crate::error::user(format!("{}: no such study database", path.display())));
+            }
+        }
+        let mut db = Db::open(loc, Duration::from_secs(120)).map_err(|e| named(loc, "opening", e))?;
+        let rows = db
+            .query("SELECT fingerprint FROM studies WHERE name = ?1", &[study.into()])
+            .map_err(|e| named(loc, "reading", e))?;
+        let Some(row) = rows.first() else {
+            return Err(crate::error::user(format!("{}: no study named `{study}`", loc.name())));
+        };
+        let fingerprint = row[0].text()?;
+        let live = Liveness::default();
+        Ok((Storage::open(loc, study, &fingerprint, live)?, fingerprint))
+    }
+
+    /// Every intermediate value of the study: (trial number, step, value), in order.
+    pub fn steps(&mut self) -> crate::Result<Vec<(u64, u64, f64)>> {
+        let rows = self.read(
+            "SELECT number, step, value FROM steps WHERE study = ?1 ORDER BY number, step",
+            &[self.study.as_str().into()],
+        )?;
+        rows.iter()
+            .map(|r| Ok((r[0].int()? as u64, r[1].int()? as u64, r[2].real()?)))
+            .collect()
+    }
+
     /// Where the study lives, as errors name it.
     pub fn location(&self) -> &Location {
         &self.loc
@@ -532,6 +567,8 @@ impl Storage {
                     seconds: r[7].opt(Val::real)?.map(|f| f - started),
                     last_step: r[8].opt(Val::int)?.map(|s| s as u64).zip(r[9].opt(Val::real)?),
                     retry_of: r[10].opt(Val::int)?.map(|x| x as u64),
+                    started,
+                    finished: r[7].opt(Val::real)?,
                 })
             })
             .collect()
