@@ -37,13 +37,15 @@ fn main() {
                     loop {
                         let t = Instant::now();
                         let claimed = st
-                            .claim(trials, |n| format!("t{n}"), |c| {
-                                Some(BTreeMap::from([("x".to_string(), Value::Integer(c.number as i64))]))
-                            })
+                            .claim(
+                                trials,
+                                |n| format!("t{n}"),
+                                |c| Some(BTreeMap::from([("x".to_string(), Value::Integer(c.number as i64))])),
+                            )
                             .unwrap();
                         mine.push(t.elapsed().as_secs_f64());
-                        let Some((n, _)) = claimed else { break };
-                        st.finish(n, TrialState::Complete, Some(0.0), None).unwrap();
+                        let Some(c) = claimed else { break };
+                        st.finish(c.number, TrialState::Complete, Some(0.0), None).unwrap();
                     }
                     mine.pop(); // the final claim that found nothing left
                     mine

@@ -607,14 +607,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let root = exp.scenario.file.seed;
     let n = exp.scenario.n();
     let mut envs = copies(&exp.scenario, exp.train.envs);
-    let tb_dir = dir.join("tb");
-    let mut tb = crate::tb::EventWriter::create(&tb_dir)?;
-    let resolved: toml::Table = exp
-        .to_toml()
-        .parse()
-        .map_err(|e| crate::error::failed(format!("re-reading the resolved config: {e}")))?;
-    let group = dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    tb.hparams(&resolved, &group)?;
+    let mut tb = open_tb(&dir, &exp)?;
     let bar = progress(total, start, args.quiet);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(exp.train.threads)
@@ -675,19 +668,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         eval: &eval,
     })?;
     run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
-    // The summary's figures as scalars at the last episode: the HPARAMS tab's metrics.
-    for (tag, v) in [
-        ("summary/eval_welfare", eval.welfare.mean),
-        ("summary/eval_jain", eval.jain.mean),
-        ("summary/eval_dropped", eval.dropped.mean),
-        (
-            "summary/agent_updates_per_second",
-            (rounds_run * n as u64) as f64 / train_seconds.max(1e-9),
-        ),
-    ] {
-        tb.scalar(tag, v as f32, total)?;
-    }
-    tb.hparams_end(true)?;
+    close_tb(&mut tb, &eval, (rounds_run * n as u64) as f64 / train_seconds.max(1e-9), total)?;
     Ok(Trained {
         dir,
         outcome: Outcome::Evaluated {
@@ -700,6 +681,33 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         },
         summary: Some(summary),
     })
+}
+
+/// The run's TensorBoard event file, opened with its hyperparameters (every resolved config
+/// value) for the HPARAMS tab.
+fn open_tb(dir: &Path, exp: &Experiment) -> crate::Result<crate::tb::EventWriter> {
+    let mut tb = crate::tb::EventWriter::create(&dir.join("tb"))?;
+    let resolved: toml::Table = exp
+        .to_toml()
+        .parse()
+        .map_err(|e| crate::error::failed(format!("re-reading the resolved config: {e}")))?;
+    let group = dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    tb.hparams(&resolved, &group)?;
+    Ok(tb)
+}
+
+/// The summary's figures as scalars at the last episode (the HPARAMS tab's metrics), and the
+/// end of the hparams session.
+fn close_tb(tb: &mut crate::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::Result<()> {
+    for (tag, v) in [
+        ("summary/eval_welfare", eval.welfare.mean),
+        ("summary/eval_jain", eval.jain.mean),
+        ("summary/eval_dropped", eval.dropped.mean),
+        ("summary/agent_updates_per_second", updates_per_second),
+    ] {
+        tb.scalar(tag, v as f32, step)?;
+    }
+    tb.hparams_end(true)
 }
 
 /// A JSON file of the run, naming it in every error.

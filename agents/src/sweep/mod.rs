@@ -283,11 +283,12 @@ fn worker(ctx: &Ctx) -> crate::Result<()> {
                 ))
             },
         )?;
-        let Some((number, params)) = claimed else {
+        let Some(claimed) = claimed else {
             return Ok(());
         };
+        let number = claimed.number;
         let outcome = with_heartbeat(&mut beat, number, live.interval, |abandoned| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_trial(ctx, &st, number, &params, abandoned))).unwrap_or_else(|p| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_trial(ctx, &st, &claimed, abandoned))).unwrap_or_else(|p| {
                 let what = p
                     .downcast_ref::<String>()
                     .cloned()
@@ -356,17 +357,21 @@ fn intermediate(log: &EpisodeLog, name: &str) -> f64 {
 }
 
 /// Train one trial.
-fn run_trial(
-    ctx: &Ctx,
-    st: &Arc<Mutex<Storage>>,
-    number: u64,
-    params: &BTreeMap<String, Value>,
-    abandoned: &Arc<AtomicBool>,
-) -> crate::Result<Ending> {
+fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, abandoned: &Arc<AtomicBool>) -> crate::Result<Ending> {
+    let (number, params) = (claimed.number, &claimed.params);
     let dir = trial_dir(ctx, number);
     if dir.exists() {
         // Left by an earlier study under this name whose database was removed: trial numbers
         // are unique within a study, so nothing live writes here.
+        std::fs::remove_dir_all(&dir).map_err(|e| run_dir::io_error(&dir, "removing", e))?;
+    }
+    // A re-run of an interrupted trial continues from its checkpoint when this machine can
+    // read its run directory (resume is exact); otherwise it starts over.
+    let resumed = claimed
+        .retry_of
+        .as_ref()
+        .is_some_and(|(_, src)| copy_checkpointed_run(Path::new(src), &dir).unwrap_or(false));
+    if !resumed && dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| run_dir::io_error(&dir, "removing", e))?;
     }
     let file = &ctx.sweep.file;
@@ -398,12 +403,16 @@ fn run_trial(
         })
     }));
     let trained = crate::train::execute(TrainSpec {
-        config: Some(ctx.sweep.base.clone()),
+        config: (!resumed).then(|| ctx.sweep.base.clone()),
         name: None,
-        set: ctx.sweep.overrides(params, &ctx.set),
-        resume: None,
-        out: Some(dir.clone()),
-        seed: ctx.root_seed,
+        set: if resumed {
+            Vec::new()
+        } else {
+            ctx.sweep.overrides(params, &ctx.set)
+        },
+        resume: resumed.then(|| dir.clone()),
+        out: (!resumed).then(|| dir.clone()),
+        seed: if resumed { None } else { ctx.root_seed },
         threads: Some(ctx.threads),
         quiet: true,
         on_episode: Some(hook),
@@ -427,6 +436,33 @@ fn run_trial(
         .filter(|x| x.is_finite())
         .map(Ending::Complete)
         .ok_or_else(|| crate::error::failed(format!("the run's summary has no finite number at `{}`", file.objective.metric)))
+}
+
+/// Copy an interrupted trial's run directory (not its lock) to `dst` if it holds a checkpoint;
+/// true when `dst` is then a run to resume.
+fn copy_checkpointed_run(src: &Path, dst: &Path) -> std::io::Result<bool> {
+    if !src.join("checkpoints").join("latest.ckpt").is_file() || !src.join("config.toml").is_file() {
+        return Ok(false);
+    }
+    fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dst)?;
+        for entry in std::fs::read_dir(src)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if name == run_dir::LOCK_FILE {
+                continue;
+            }
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                copy_dir(&entry.path(), &dst.join(&name))?;
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), dst.join(&name))?;
+            }
+        }
+        Ok(())
+    }
+    copy_dir(src, dst)?;
+    Ok(true)
 }
 
 /// A parameter value as a CSV cell or a plot coordinate.

@@ -200,6 +200,18 @@ fn retrying<T>(db: &mut Db, mut f: impl FnMut(&mut Tx<'_>) -> Result<T, DbError>
     }
 }
 
+/// A claimed trial.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Claimed {
+    /// Its number.
+    pub number: u64,
+    /// Its parameters.
+    pub params: BTreeMap<String, Value>,
+    /// The interrupted trial it re-runs, and that trial's run directory (whose checkpoint it
+    /// may continue from).
+    pub retry_of: Option<(u64, String)>,
+}
+
 /// What a claim's proposal sees: the trial number it will get, how many trials count so far,
 /// and the completed trials' (parameters, value).
 pub struct ClaimContext<'a> {
@@ -391,7 +403,7 @@ impl Storage {
         target: usize,
         run_dir: impl Fn(u64) -> String,
         propose: impl Fn(&ClaimContext) -> Option<BTreeMap<String, Value>>,
-    ) -> crate::Result<Option<(u64, BTreeMap<String, Value>)>> {
+    ) -> crate::Result<Option<Claimed>> {
         let (study, grace, pg) = (self.study.as_str(), self.live.grace, self.db.is_postgres());
         let (host, pid) = (host(), i64::from(std::process::id()));
         let loc = &self.loc;
@@ -420,13 +432,13 @@ impl Storage {
                 return Ok(None);
             }
             let retry = tx.query(
-                "SELECT number, params FROM trials t WHERE study = ?1 AND state = 'interrupted' AND retry_of IS NULL
+                "SELECT number, params, run_dir FROM trials t WHERE study = ?1 AND state = 'interrupted' AND retry_of IS NULL
                  AND NOT EXISTS (SELECT 1 FROM trials r WHERE r.study = t.study AND r.retry_of = t.number)
                  ORDER BY number LIMIT 1",
                 &[study.into()],
             )?;
             let (params, retry_of) = match retry.first() {
-                Some(r) => (decode_params(&text(&r[1])?)?, Some(int(&r[0])?)),
+                Some(r) => (decode_params(&text(&r[1])?)?, Some((int(&r[0])? as u64, text(&r[2])?))),
                 None => {
                     let done = tx.query(
                         "SELECT params, value FROM trials WHERE study = ?1 AND state = 'complete' ORDER BY number",
@@ -461,10 +473,10 @@ impl Storage {
                     run_dir(number).into(),
                     host.as_str().into(),
                     pid.into(),
-                    retry_of.into(),
+                    retry_of.as_ref().map(|r| r.0).into(),
                 ],
             )?;
-            Ok(Some((number, params)))
+            Ok(Some(Claimed { number, params, retry_of }))
         })
         .map_err(|e| named(loc, "claiming a trial in", e))
     }
@@ -613,7 +625,7 @@ mod tests {
                 let (loc, claimed) = (&loc, &claimed);
                 s.spawn(move || {
                     let mut st = Storage::open(loc, "s", "fp", LIVE).unwrap();
-                    while let Some((n, _)) = st.claim(25, |n| format!("t{n}"), |c| Some(one(c.index as f64))).unwrap() {
+                    while let Some(Claimed { number: n, .. }) = st.claim(25, |n| format!("t{n}"), |c| Some(one(c.index as f64))).unwrap() {
                         st.report(n, 1, w as f64).unwrap();
                         assert!(st.finish(n, TrialState::Complete, Some(n as f64), None).unwrap());
                         claimed.lock().unwrap().push(n);
@@ -639,14 +651,16 @@ mod tests {
     fn a_stale_trial_is_interrupted_and_re_queued_once() {
         let loc = db("stale");
         let mut st = Storage::open(&loc, "s", "fp", LIVE).unwrap();
-        let (n, _) = st.claim(3, |n| format!("t{n}"), |_| Some(one(0.0))).unwrap().unwrap();
+        let n = st.claim(3, |n| format!("t{n}"), |_| Some(one(0.0))).unwrap().unwrap().number;
         // Its worker went silent three minutes ago (grace: two).
         sql(&loc, &format!("UPDATE trials SET heartbeat = heartbeat - 180 WHERE number = {n}"));
-        let (m, p) = st
+        let c = st
             .claim(3, |n| format!("t{n}"), |_| panic!("a re-queued trial is run again, not proposed"))
             .unwrap()
             .unwrap();
-        assert_eq!((m, p), (n + 1, one(0.0)), "the stale trial's parameters run again");
+        assert_eq!((c.number, &c.params), (n + 1, &one(0.0)), "the stale trial's parameters run again");
+        assert_eq!(c.retry_of, Some((n, format!("t{n}"))));
+        let m = c.number;
         let trials = st.trials().unwrap();
         assert_eq!(trials[0].state, TrialState::Interrupted);
         assert!(trials[0].error.as_deref().unwrap().starts_with("stale"));
@@ -657,7 +671,7 @@ mod tests {
         assert!(st.heartbeat(m).unwrap());
         // The retry goes stale too: it is not retried again, the sampler proposes.
         sql(&loc, &format!("UPDATE trials SET heartbeat = heartbeat - 180 WHERE number = {m}"));
-        let (k, p) = st
+        let c = st
             .claim(
                 3,
                 |n| format!("t{n}"),
@@ -668,7 +682,7 @@ mod tests {
             )
             .unwrap()
             .unwrap();
-        assert_eq!((k, p), (m + 1, one(2.0)));
+        assert_eq!((c.number, c.params, c.retry_of), (m + 1, one(2.0), None));
         // A live trial (fresh heartbeat) is never touched.
         assert!(st.claim(3, |n| format!("t{n}"), |_| Some(one(3.0))).unwrap().is_some());
         assert_eq!(st.trials().unwrap()[2].state, TrialState::Running);
