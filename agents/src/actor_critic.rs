@@ -14,9 +14,10 @@
 
 use crate::checkpoint::Parts;
 use crate::error::failed;
+use crate::fused_adamw::FusedAdamW;
 use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use burn::module::{Module, Param};
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
 use burn::tensor::activation::{log_softmax, relu, softmax};
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData};
@@ -299,15 +300,15 @@ impl ActorCritic {
         let device = device();
         let actors = Actors::new(n, d, cfg.actor_hidden, k, seed, &device);
         let critics = Critics::new(n, d, cfg.critic_hidden, seed, &device);
-        let adamw = AdamWConfig::new().with_weight_decay(cfg.weight_decay as f32);
+        let adamw = FusedAdamW::new(cfg.weight_decay as f32);
         Self {
             n,
             obs_dim,
             d,
             k,
             cfg: cfg.clone(),
-            opt_actor: adamw.init(),
-            opt_critic: adamw.init(),
+            opt_actor: adamw.clone().into(),
+            opt_critic: adamw.into(),
             device,
             actors: Some(actors),
             critics: Some(critics),
@@ -529,13 +530,11 @@ impl Learner for ActorCritic {
             .map_err(|e| failed(format!("critic weights: {e:?}")))?;
         self.actors = Some(actors);
         self.critics = Some(critics);
-        let adamw = AdamWConfig::new().with_weight_decay(self.cfg.weight_decay as f32);
-        self.opt_actor = adamw
-            .init()
+        let adamw = FusedAdamW::new(self.cfg.weight_decay as f32);
+        self.opt_actor = ModuleOptimizer::from(adamw.clone())
             .from_bytes(Bytes::from_bytes_vec(parts[2].to_vec()))
             .map_err(|e| failed(format!("actor optimizer state: {e:?}")))?;
-        self.opt_critic = adamw
-            .init()
+        self.opt_critic = ModuleOptimizer::from(adamw)
             .from_bytes(Bytes::from_bytes_vec(parts[3].to_vec()))
             .map_err(|e| failed(format!("critic optimizer state: {e:?}")))?;
         Ok(())

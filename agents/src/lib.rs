@@ -65,6 +65,7 @@ pub mod difference;
 pub mod drive;
 pub mod error;
 pub mod export;
+pub mod fused_adamw;
 pub mod hedge;
 pub mod learner;
 pub mod plots;

@@ -24,9 +24,10 @@
 use crate::actor_critic::{choose, device, scalar, states, ActorPolicy, Actors, Critics, Features};
 use crate::checkpoint::Parts;
 use crate::error::failed;
+use crate::fused_adamw::FusedAdamW;
 use crate::learner::{Learner, Losses, Policy, Transition};
 use burn::module::{Module, ParamId};
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
 use burn::tensor::activation::{log_softmax, softmax};
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData};
@@ -270,8 +271,8 @@ impl Ppo {
             )),
             rows: classes.map(|c| c.into_iter().map(|x| x as i64).collect()),
             critics: Some(Critics::new(n, critic_in, cfg.critic_hidden, seed, &device)),
-            opt_actor: adamw.init(),
-            opt_critic: adamw.init(),
+            opt_actor: adamw.clone().into(),
+            opt_critic: adamw.into(),
             device,
             rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
             seed,
@@ -302,8 +303,9 @@ impl Ppo {
         }
     }
 
-    fn adamw(cfg: &PpoConfig) -> AdamWConfig {
-        AdamWConfig::new().with_epsilon(1e-5).with_weight_decay(cfg.weight_decay as f32)
+    /// AdamW (epsilon 1e-5, as CleanRL's), fused into one pass per tensor.
+    fn adamw(cfg: &PpoConfig) -> FusedAdamW {
+        FusedAdamW::new(cfg.weight_decay as f32)
     }
 
     /// Every agent's action probabilities, `[n][k]` row-major.
@@ -581,8 +583,7 @@ impl Learner for Ppo {
                 .map_err(|e| failed(format!("critic weights: {e:?}")))?,
         );
         let opt = |b: &[u8], what: &str| {
-            Self::adamw(&self.cfg)
-                .init()
+            ModuleOptimizer::from(Self::adamw(&self.cfg))
                 .from_bytes(Bytes::from_bytes_vec(b.to_vec()))
                 .map_err(|e| failed(format!("{what}: {e:?}")))
         };
