@@ -77,11 +77,11 @@ impl Default for ActorCriticConfig {
     }
 }
 
-/// The backend, in one line: burn's ndarray CPU backend with autodiff. (burn 0.22 deprecates
-/// ndarray in favour of `Device::flex()`, a drop-in replacement here.)
-#[allow(deprecated)]
+/// The backend, in one line: burn's `flex` CPU backend with autodiff (burn 0.22's replacement
+/// for `ndarray`: f32 `tanh`, `gemm` matrix products; single-threaded, as its `rayon` feature
+/// is off, so results do not depend on `--threads`).
 pub fn device() -> Device {
-    Device::ndarray().autodiff()
+    Device::flex().autodiff()
 }
 
 /// Stacked actors: one tanh hidden layer per agent.
