@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training speed at 20 agents x 40 accelerators x 300 rounds (the 1/2/4-weight mmpp thesis
 # scenario at load 0.8): seconds per episode and agent-updates per second, for the
-# actor-critic (SPEC 4 defaults), PPO (defaults, one environment) and Hedge; then Hedge in the valuation world of SPEC 8.
+# actor-critic (SPEC 4 defaults), PPO (defaults, one environment) and Hedge, on one thread; then Hedge in the valuation world of SPEC 8.
 # Then PPO from 8 environment copies on 1 and 2 threads, and peak memory.
 # Usage: scripts/bench-train.sh [EPISODES]
 set -euo pipefail
@@ -12,7 +12,7 @@ for learner in actor_critic ppo hedge; do
   out=$(mktemp -d)
   target/release/mtf train --config configs/thesis/w124-mmpp.toml --quiet --out "$out/run" \
     --set "learner.kind=$learner" --set "train.episodes=$episodes" --set train.eval_seeds=1 \
-    --set 'env.agents.*.load=0.8' > /dev/null
+    --set 'env.agents.*.load=0.8' --threads 1 > /dev/null
   python3 - "$out/run" "$learner" <<'PY'
 import json, sys, statistics
 run, learner = sys.argv[1], sys.argv[2]

@@ -19,7 +19,7 @@ use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use burn::module::{Module, Param};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
-use burn::tensor::activation::{log_softmax, relu, softmax};
+use burn::tensor::activation::{log_softmax, relu, sigmoid, softmax};
 use burn::tensor::{Bytes, Device, Int, Tensor, TensorData};
 use env::rng::{stream, unit};
 use env::world::Observations;
@@ -84,6 +84,13 @@ pub fn device() -> Device {
     Device::flex().autodiff()
 }
 
+/// tanh as `2 sigmoid(2x) - 1`: the backend's fused sigmoid (one f32 `exp` per element, and a
+/// backward pass from its output) instead of libm's `tanhf`, which was 39% of PPO's training
+/// time and 13% of the actor-critic's. Equal to tanh within a few f32 ulps of 1.
+fn tanh(x: Tensor<3>) -> Tensor<3> {
+    sigmoid(x.mul_scalar(2.0)).mul_scalar(2.0).sub_scalar(1.0)
+}
+
 /// Stacked actors: one tanh hidden layer per agent.
 #[derive(Module, Debug)]
 pub struct Actors {
@@ -109,7 +116,7 @@ impl Actors {
     pub(crate) fn forward_rows(&self, x: Tensor<3>, rows: &[i64]) -> Tensor<3> {
         let idx = Tensor::<1, Int>::from_data(TensorData::new(rows.to_vec(), [rows.len()]), &self.w1.val().device());
         let pick = |p: &Param<Tensor<3>>| p.val().select(0, idx.clone());
-        let h = (x.matmul(pick(&self.w1)) + pick(&self.b1)).tanh();
+        let h = tanh(x.matmul(pick(&self.w1)) + pick(&self.b1));
         h.matmul(pick(&self.w2)) + pick(&self.b2)
     }
 
@@ -154,7 +161,7 @@ impl Actors {
     /// - x: `[n, batch, d]`
     /// - output: `[n, batch, k]`
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        let h = (x.matmul(self.w1.val()) + self.b1.val()).tanh();
+        let h = tanh(x.matmul(self.w1.val()) + self.b1.val());
         h.matmul(self.w2.val()) + self.b2.val()
     }
 }
@@ -544,6 +551,17 @@ impl Learner for ActorCritic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sigmoid_form_of_tanh_is_tanh() {
+        let xs: Vec<f32> = (-2000..=2000).map(|i| i as f32 / 100.0).chain([1e-6, -1e-6, 60.0, -60.0]).collect();
+        let n = xs.len();
+        let y = tanh(Tensor::<3>::from_data(TensorData::new(xs.clone(), [1, 1, n]), &device())).into_data();
+        for (x, y) in xs.iter().zip(y.as_slice::<f32>().unwrap()) {
+            let want = f64::from(*x).tanh();
+            assert!((f64::from(*y) - want).abs() < 2e-7, "tanh({x}) = {y}, want {want}");
+        }
+    }
     use crate::learner::testing::learn_round;
 
     #[test]
