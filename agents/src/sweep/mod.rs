@@ -31,13 +31,13 @@ use storage::db::Location;
 use storage::{Storage, Trial, TrialState};
 
 /// Set by SIGTERM: stop at the next episode boundary and claim nothing more.
-fn ctx_stop() -> &'static Arc<AtomicBool> {
+fn stop_flag() -> &'static Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
 fn stopping() -> bool {
-    ctx_stop().load(Ordering::Relaxed)
+    stop_flag().load(Ordering::Relaxed)
 }
 
 /// What to sweep: the sweep file, and what the command line overrides in it.
@@ -125,7 +125,7 @@ pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
     // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its
     // checkpoint written), mark their trials interrupted so others pick them up, and the
     // process exits 0.
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&ctx_stop()))
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(stop_flag()))
         .map_err(|e| crate::error::failed(format!("installing the SIGTERM handler: {e}")))?;
     let ctx = Ctx {
         seed: args.sampler_seed.unwrap_or(sweep.file.seed),
@@ -366,7 +366,8 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         std::fs::remove_dir_all(&dir).map_err(|e| run_dir::io_error(&dir, "removing", e))?;
     }
     // A re-run of an interrupted trial continues from its checkpoint when this machine can
-    // read its run directory (resume is exact); otherwise it starts over.
+    // read its run directory (resume is exact); otherwise it starts over, without what a
+    // failed copy left behind.
     let resumed = claimed
         .retry_of
         .as_ref()

@@ -345,35 +345,37 @@ impl Db {
         })
     }
 
-    /// Run SQL statements outside a transaction (schema creation, pragmas).
-    pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        match self {
-            Db::Sqlite(c) => Ok(c.execute_batch(&adapt(sql, false))?),
-            Db::Postgres(c) => Ok(c.batch_execute(&adapt(sql, true))?),
-        }
-    }
-
-    /// A statement outside any transaction (SQLite's `PRAGMA journal_mode`, which a transaction
-    /// refuses); its rows are ignored.
-    pub fn plain(&mut self, sql: &str) -> Result<(), DbError> {
-        match self {
-            Db::Sqlite(c) => {
-                let mut q = c.prepare(&adapt(sql, false))?;
-                let mut rows = q.query([])?;
-                while rows.next()?.is_some() {}
-                Ok(())
-            }
-            Db::Postgres(c) => Ok(c.batch_execute(&adapt(sql, true))?),
-        }
-    }
-
-    /// One query in a transaction of its own.
+    /// One query outside any explicit transaction: a read does not take SQLite's write lock
+    /// (claims do), and SQLite's `PRAGMA journal_mode`, which a transaction refuses, runs here.
     pub fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, DbError> {
-        let mut tx = self.begin()?;
-        let rows = tx.query(sql, params)?;
-        tx.commit()?;
-        Ok(rows)
+        match self {
+            Db::Sqlite(c) => sqlite_rows(c, sql, params),
+            Db::Postgres(c) => pg_rows(c, sql, params),
+        }
     }
+}
+
+/// Every row of a query on SQLite (a connection or a transaction), as values.
+fn sqlite_rows(c: &rusqlite::Connection, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, DbError> {
+    let mut q = c.prepare(&adapt(sql, false))?;
+    let width = q.column_count();
+    let rows = q.query_map(rusqlite::params_from_iter(params.iter()), |r| {
+        (0..width)
+            .map(|i| r.get_ref(i).map(sqlite_val))
+            .collect::<rusqlite::Result<Vec<Val>>>()
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every row of a query on PostgreSQL (a client or a transaction), as values.
+fn pg_rows(c: &mut impl postgres::GenericClient, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, DbError> {
+    let p: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+    let rows = c.query(adapt(sql, true).as_str(), &p)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push((0..r.len()).map(|i| pg_val(r, i)).collect::<Result<Vec<Val>, _>>()?);
+    }
+    Ok(out)
 }
 
 impl Tx<'_> {
@@ -391,25 +393,8 @@ impl Tx<'_> {
     /// Run a query; every row as values.
     pub fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Vec<Val>>, DbError> {
         match self {
-            Tx::Sqlite(t) => {
-                let mut q = t.prepare(&adapt(sql, false))?;
-                let width = q.column_count();
-                let rows = q.query_map(rusqlite::params_from_iter(params.iter()), |r| {
-                    (0..width)
-                        .map(|i| r.get_ref(i).map(sqlite_val))
-                        .collect::<rusqlite::Result<Vec<Val>>>()
-                })?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
-            }
-            Tx::Postgres(t) => {
-                let p: Vec<&(dyn postgres::types::ToSql + Sync)> = params.iter().map(|v| v as _).collect();
-                let rows = t.query(adapt(sql, true).as_str(), &p)?;
-                let mut out = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    out.push((0..r.len()).map(|i| pg_val(r, i)).collect::<Result<Vec<Val>, _>>()?);
-                }
-                Ok(out)
-            }
+            Tx::Sqlite(t) => sqlite_rows(t, sql, params),
+            Tx::Postgres(t) => pg_rows(t, sql, params),
         }
     }
 

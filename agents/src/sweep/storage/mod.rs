@@ -247,9 +247,9 @@ fn real(v: &Val) -> Result<f64, DbError> {
 fn wal(db: &mut Db) -> Result<(), DbError> {
     let start = std::time::Instant::now();
     loop {
-        match db.plain("PRAGMA journal_mode=WAL") {
+        match db.query("PRAGMA journal_mode=WAL", &[]) {
             Err(DbError::Busy(_)) if start.elapsed() < Duration::from_secs(120) => std::thread::sleep(Duration::from_millis(20)),
-            other => return other.map(|_| ()),
+            other => return other.map(drop),
         }
     }
 }
