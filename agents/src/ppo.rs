@@ -153,26 +153,26 @@ pub fn normalise(adv: &[f32]) -> Vec<f32> {
     adv.iter().map(|a| (a - mean) / (var.sqrt() + 1e-8)).collect()
 }
 
-/// The three PPO loss terms, each a mean over the minibatch summed over agents.
+/// The actors' loss terms, each a mean over the minibatch summed over agents: the clipped
+/// surrogate `max(-A ratio, -A clip(ratio, 1 - eps, 1 + eps))` and the entropy.
 ///
 /// # Shapes
 /// every input `[n, batch, 1]`
-pub fn losses(
-    new_logp: Tensor<3>,
-    old_logp: Tensor<3>,
-    adv: Tensor<3>,
-    entropy: Tensor<3>,
-    value: Tensor<3>,
-    ret: Tensor<3>,
-    clip: f32,
-) -> (Tensor<1>, Tensor<1>, Tensor<1>) {
+pub fn policy_losses(new_logp: Tensor<3>, old_logp: Tensor<3>, adv: Tensor<3>, entropy: Tensor<3>, clip: f32) -> (Tensor<1>, Tensor<1>) {
     let ratio = (new_logp - old_logp).exp();
     let pg1 = -adv.clone() * ratio.clone();
     let pg2 = -adv * ratio.clamp(1.0 - clip, 1.0 + clip);
     let pg = pg1.max_pair(pg2).mean_dim(1).sum();
-    let v = ((value - ret).powi_scalar(2) * 0.5).mean_dim(1).sum();
     let ent = entropy.mean_dim(1).sum();
-    (pg, v, ent)
+    (pg, ent)
+}
+
+/// The critics' loss `0.5 (V - R)^2`, a mean over the minibatch summed over agents.
+///
+/// # Shapes
+/// both inputs `[n, batch, 1]`
+pub fn value_loss(value: Tensor<3>, ret: Tensor<3>) -> Tensor<1> {
+    ((value - ret).powi_scalar(2) * 0.5).mean_dim(1).sum()
 }
 
 /// Scale each agent's slice of the gradients of `ids` so that agent's global norm is at most
@@ -371,14 +371,19 @@ impl Ppo {
         let x = self.features(rounds);
         let xc = self.critic_input(x.clone());
         let xc_next = self.critic_input(crate::actor_critic::states_many(next, n, self.obs_dim, self.d, &dev));
-        let values = critics.forward(xc.clone()).detach().into_data().try_to_vec::<f32>().expect("f32");
-        let v_next = critics.forward(xc_next).detach().into_data().try_to_vec::<f32>().expect("f32");
         let acts: Vec<i64> = (0..n)
             .flat_map(|i| (0..copies).flat_map(move |k| (0..rounds).map(move |t| (t * copies + k) * n + i)))
             .map(|at| self.actions[at])
             .collect();
         let a = Tensor::<3, Int>::from_data(TensorData::new(acts, [n, rows, 1]), &dev);
-        let old_logp = log_softmax(self.logits(&actors, x.clone()), 2).gather(2, a.clone()).detach();
+        let ((values, v_next), old_logp) = rayon::join(
+            || {
+                let values = critics.forward(xc.clone()).detach().into_data().try_to_vec::<f32>().expect("f32");
+                let v_next = critics.forward(xc_next).detach().into_data().try_to_vec::<f32>().expect("f32");
+                (values, v_next)
+            },
+            || log_softmax(self.logits(&actors, x.clone()), 2).gather(2, a.clone()).detach(),
+        );
 
         // 2. GAE per agent and copy, bootstrapped at the truncation.
         let (mut adv, mut ret) = (Vec::with_capacity(n * rows), Vec::with_capacity(n * rows));
@@ -456,8 +461,12 @@ struct Batch {
 }
 
 impl Ppo {
-    /// One gradient step on the rows `chunk` of `b`: the losses (inline in [`losses`]), the
+    /// One gradient step on the rows `chunk` of `b`: the losses ([`policy_losses`], [`value_loss`]), the
     /// per-agent clip, AdamW at `lr`. Returns the networks and (surrogate, value, entropy).
+    ///
+    /// The actors' loss (surrogate, entropy) and the critics' (value) share no parameter, so
+    /// their gradients are those of the summed loss: the two steps run side by side
+    /// (`rayon::join`), each the same sequential computation on any number of threads.
     fn minibatch(&mut self, actors: Actors, critics: Critics, b: &Batch, chunk: &[usize], lr: f64) -> (Actors, Critics, [f64; 3]) {
         let (n, dev) = (self.n, self.device.clone());
         let idx = Tensor::<1, Int>::from_data(
@@ -472,28 +481,35 @@ impl Ppo {
             }
             Tensor::from_data(TensorData::new(out, [n, chunk.len(), 1]), &dev)
         };
-        let logp = log_softmax(self.logits(&actors, b.x.clone().select(1, idx.clone())), 2);
-        let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
-        let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
-        let value = critics.forward(b.xc.clone().select(1, idx.clone()));
-        let (pg, vl, ent) = losses(
-            new_logp,
-            b.old_logp.clone().select(1, idx),
-            pick(&b.adv, self.cfg.norm_adv && chunk.len() > 1),
-            entropy,
-            value,
-            pick(&b.ret, false),
-            self.cfg.clip as f32,
+        let adv = pick(&b.adv, self.cfg.norm_adv && chunk.len() > 1);
+        let ret = pick(&b.ret, false);
+        let cfg = &self.cfg;
+        let (rows, opt_actor, opt_critic) = (&self.rows, &mut self.opt_actor, &mut self.opt_critic);
+        let max_norm = cfg.max_grad_norm as f32;
+        let ((actors, pg, ent), (critics, vl)) = rayon::join(
+            || {
+                let logits = match rows {
+                    None => actors.forward(b.x.clone().select(1, idx.clone())),
+                    Some(rows) => actors.forward_rows(b.x.clone().select(1, idx.clone()), rows),
+                };
+                let logp = log_softmax(logits, 2);
+                let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
+                let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
+                let (pg, ent) = policy_losses(new_logp, b.old_logp.clone().select(1, idx.clone()), adv, entropy, cfg.clip as f32);
+                let mut grads = (pg.clone() - ent.clone() * (cfg.entropy as f32)).backward();
+                let mut ga = GradientsParams::from_module(&mut grads, &actors);
+                clip_per_agent(&mut ga, &actors.ids(), max_norm);
+                (opt_actor.step(lr, actors, ga), scalar(pg), scalar(ent))
+            },
+            || {
+                let vl = value_loss(critics.forward(b.xc.clone().select(1, idx.clone())), ret);
+                let mut grads = (vl.clone() * (cfg.vf_coef as f32)).backward();
+                let mut gc = GradientsParams::from_module(&mut grads, &critics);
+                clip_per_agent(&mut gc, &critics.ids(), max_norm);
+                (opt_critic.step(lr, critics, gc), scalar(vl))
+            },
         );
-        let total = pg.clone() - ent.clone() * (self.cfg.entropy as f32) + vl.clone() * (self.cfg.vf_coef as f32);
-        let mut grads = total.backward();
-        let mut ga = GradientsParams::from_module(&mut grads, &actors);
-        let mut gc = GradientsParams::from_module(&mut grads, &critics);
-        clip_per_agent(&mut ga, &actors.ids(), self.cfg.max_grad_norm as f32);
-        clip_per_agent(&mut gc, &critics.ids(), self.cfg.max_grad_norm as f32);
-        let actors = self.opt_actor.step(lr, actors, ga);
-        let critics = self.opt_critic.step(lr, critics, gc);
-        (actors, critics, [scalar(pg), scalar(vl), scalar(ent)])
+        (actors, critics, [pg, vl, ent])
     }
 }
 
@@ -653,7 +669,8 @@ mod tests {
         let ent = t3(&[0.3, 0.5, 1.0, 1.0], n);
         let value = t3(&[1.0, 3.0, 7.0, 7.0], n);
         let ret = t3(&[2.0, 2.0, 7.0, 7.0], n);
-        let (pg, v, e) = losses(new, old, adv, ent, value, ret, 0.2);
+        let (pg, e) = policy_losses(new, old, adv, ent, 0.2);
+        let v = value_loss(value, ret);
         assert!(close(scalar(pg), -3.2));
         assert!(close(scalar(v), 0.5));
         assert!(close(scalar(e), 1.4));
