@@ -59,6 +59,13 @@ pub fn check(path: &Path, n: usize, m: usize, action: &str, levels: &[f64]) -> R
             manifest.agents.len()
         ));
     }
+    if manifest.inputs.iter().any(|i| i == "budgets") && manifest.agents_total != n {
+        return Err(format!(
+            "{}: reads the budgets of {} agents; this scenario has {n}",
+            path.display(),
+            manifest.agents_total
+        ));
+    }
     Ok(manifest)
 }
 
@@ -69,10 +76,26 @@ struct Proc {
     replies: Receiver<std::io::Result<String>>,
 }
 
+/// Where each of an agent's `inputs` is in `scenario`'s observation: (name, offset, length).
+/// `scenario` observes every input (its switches set for the agent: see `policies::parse`).
+pub fn layout(manifest: &Manifest, scenario: &env::config::Scenario) -> Vec<(String, usize, usize)> {
+    let mut at = env::world::spec_features(scenario.m());
+    let mut places = Vec::new();
+    for (name, len) in env::world::observation_extras(scenario) {
+        if manifest.inputs.iter().any(|i| i == name) {
+            places.push((name.to_string(), at, len));
+        }
+        at += len;
+    }
+    places
+}
+
 /// Exported binaries acting for every agent.
 pub struct AgentProcesses {
     path: PathBuf,
     manifest: Manifest,
+    /// The agent's inputs in the observation (see [`layout`]).
+    layout: Vec<(String, usize, usize)>,
     levels: Vec<f64>,
     procs: Vec<Proc>,
     errors: ErrorSlot,
@@ -83,10 +106,18 @@ pub struct AgentProcesses {
 
 impl AgentProcesses {
     /// Processes start lazily, at the first episode.
-    pub fn new(path: &Path, manifest: Manifest, levels: &[f64], errors: ErrorSlot, timeout: Duration) -> Self {
+    pub fn new(
+        path: &Path,
+        manifest: Manifest,
+        layout: Vec<(String, usize, usize)>,
+        levels: &[f64],
+        errors: ErrorSlot,
+        timeout: Duration,
+    ) -> Self {
         Self {
             path: path.to_path_buf(),
             manifest,
+            layout,
             levels: levels.to_vec(),
             procs: Vec::new(),
             errors,
@@ -149,6 +180,7 @@ impl Policy for AgentProcesses {
         Box::new(AgentProcesses::new(
             &self.path,
             self.manifest.clone(),
+            self.layout.clone(),
             &self.levels,
             self.errors.clone(),
             self.timeout,
@@ -172,7 +204,16 @@ impl Policy for AgentProcesses {
         for i in 0..n {
             let o = obs.get(i);
             let utilities: Vec<f64> = o[1..env::world::spec_features(m)].iter().map(|&u| f64::from(u)).collect();
-            let line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities }).to_string();
+            let mut line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities });
+            for (name, at, len) in &self.layout {
+                let v = &o[*at..at + len];
+                line[name.as_str()] = if name == "budgets" {
+                    v.iter().map(|&b| f64::from(b)).collect::<Vec<_>>().into()
+                } else {
+                    f64::from(v[0]).into()
+                };
+            }
+            let line = line.to_string();
             let p = &mut self.procs[i];
             if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {
                 let msg = format!("{}: agent {i} stopped reading its input", self.path.display());

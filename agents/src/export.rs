@@ -1,7 +1,7 @@
 //! `mtf export`: a trained run's policies as one self-contained executable (see `runtime`).
 
 use crate::actor_critic::Features;
-use crate::config::LearnerKind;
+use crate::config::{Experiment, LearnerKind};
 use crate::error::{failed, user};
 use crate::runtime::{append_payload, fnv_hex, Manifest, VERSION};
 use std::path::{Path, PathBuf};
@@ -19,22 +19,12 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         Some(i) => return Err(user(format!("--agent {i}: the run has agents 0..{}", n - 1))),
     };
     let kind = match exp.learner.kind {
-        LearnerKind::ActorCritic => {
-            if exp.learner.actor_critic.features != Features::Spec {
-                return Err(user("only runs trained on SPEC 4's state (learner.actor_critic.features = \"spec\") can be exported: the agent protocol carries the budget and the utilities"));
-            }
-            "actor_critic"
-        }
-        LearnerKind::Ppo => {
-            if exp.learner.ppo.features != Features::Spec {
-                return Err(user("only runs trained on SPEC 4's state (learner.ppo.features = \"spec\") can be exported: the agent protocol carries the budget and the utilities"));
-            }
-            // The same actor network as the actor-critic's: the runtime runs it as one.
-            "actor_critic"
-        }
+        // PPO's actor is the actor-critic's network: the runtime runs it as one.
+        LearnerKind::ActorCritic | LearnerKind::Ppo => "actor_critic",
         LearnerKind::Hedge => "hedge",
         LearnerKind::Fixed => "fixed",
     };
+    let inputs = policy_inputs(&exp);
     let levels = sc.action_levels().to_vec();
     let config = crate::run_dir::read_regular(&dir.join("config.toml"), crate::run_dir::MAX_TEXT)?;
     let manifest = Manifest {
@@ -48,6 +38,8 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
             LearnerKind::Ppo => exp.learner.ppo.actor_hidden,
             _ => exp.learner.actor_critic.actor_hidden,
         },
+        agents_total: n,
+        inputs: inputs.iter().map(|i| i.to_string()).collect(),
         total_tokens: sc.file.mechanism.total_tokens,
         states: crate::hedge::budget_states(sc),
         fixed_level: levels
@@ -70,6 +62,23 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         )));
     }
     Ok((append_payload(runtime, &manifest, &weights), manifest))
+}
+
+/// What a run's policies read after SPEC 4's state, by the exported protocol's names (the
+/// observation's order): nothing for SPEC 4's state, the run's whole observation otherwise.
+pub fn policy_inputs(exp: &Experiment) -> Vec<&'static str> {
+    let features = match exp.learner.kind {
+        LearnerKind::ActorCritic => exp.learner.actor_critic.features,
+        LearnerKind::Ppo => exp.learner.ppo.features,
+        LearnerKind::Hedge | LearnerKind::Fixed => Features::Spec,
+    };
+    match features {
+        Features::Spec => Vec::new(),
+        Features::All => env::world::observation_extras(&exp.scenario)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect(),
+    }
 }
 
 /// The runtime binary: `mtf-agent` next to this executable.

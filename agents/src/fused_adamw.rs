@@ -63,7 +63,7 @@ impl RecordState for FusedState {
         let v = src.take_tensor(&at, "moment_2")?;
         let shape = m.shape().to_vec();
         let (m, v) = (m.try_into_vec::<f32>().ok()?, v.try_into_vec::<f32>().ok()?);
-        (m.len() == v.len()).then(|| FusedState {
+        (m.len() == v.len()).then_some(FusedState {
             m,
             v,
             time: time as i64,

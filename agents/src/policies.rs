@@ -7,7 +7,7 @@ use crate::config::{Experiment, LearnerKind, LearnerSection};
 use crate::drive::ErrorSlot;
 use crate::error::user;
 use crate::learner::{Fixed, OnlineLearning, Policy};
-use env::config::Scenario;
+use env::config::{EnvSection, Scenario};
 use env::metrics::EpisodeMetrics;
 use std::path::Path;
 
@@ -28,10 +28,12 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
         .collect()
 }
 
-/// The policy `spec` names, for `scenario`. Exported agents report protocol errors into
-/// `agent_errors` (a policy cannot fail mid-episode; [`evaluate`] turns the first into an
+/// The policy `spec` names, for `scenario`, and the observation switches it reads with when
+/// they are not the scenario's (a trained run's, or those an exported agent's inputs need;
+/// they change no dynamics, SPEC 4). Exported agents report protocol errors into
+/// `agent_errors` (a policy cannot fail mid-episode; [`Named::evaluate`] turns the first into an
 /// error).
-pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<Box<dyn Policy>> {
+pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
     let levels = &scenario.action_levels();
     if let Some(tau) = spec.strip_prefix("fixed:") {
         let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
@@ -41,7 +43,7 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
                 crate::config::levels_name(scenario)
             ))
         })?;
-        return Ok(Box::new(Fixed { level }));
+        return Ok((Box::new(Fixed { level }), None));
     }
     if spec == "hedge" {
         let exp = Experiment {
@@ -52,14 +54,15 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
             },
             train: Default::default(),
         };
-        return Ok(Box::new(OnlineLearning::new(std::sync::Arc::new(move || {
-            crate::train::build_learner(&exp)
-        }))));
+        return Ok((
+            Box::new(OnlineLearning::new(std::sync::Arc::new(move || crate::train::build_learner(&exp)))),
+            None,
+        ));
     }
     if let Some(dir) = spec.strip_prefix("run:") {
         let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
         check_fits(spec, &exp.scenario, scenario)?;
-        return Ok(learner.fork());
+        return Ok((learner.fork(), Some(exp.scenario.file.env)));
     }
     if let Some(path) = spec.strip_prefix("agent:") {
         let action = scenario.action_kind().as_str();
@@ -68,13 +71,23 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
         // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
         let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {path}: {e}")))?;
         let timeout = crate::drive::reply_timeout().map_err(user)?;
-        return Ok(Box::new(crate::drive::AgentProcesses::new(
-            &path,
-            manifest,
-            levels,
-            agent_errors.clone(),
-            timeout,
-        )));
+        let mut observe = scenario.file.env.clone();
+        let reads = |name: &str| manifest.inputs.iter().any(|i| i == name);
+        (observe.observe_burst, observe.observe_weight, observe.observe_budgets) = (reads("burst"), reads("weight"), reads("budgets"));
+        let mut seen = scenario.clone();
+        seen.file.env.observe_as(&observe);
+        let layout = crate::drive::layout(&manifest, &seen);
+        return Ok((
+            Box::new(crate::drive::AgentProcesses::new(
+                &path,
+                manifest,
+                layout,
+                levels,
+                agent_errors.clone(),
+                timeout,
+            )),
+            Some(observe),
+        ));
     }
     Err(user(format!("policy {spec}: expected {FORMS}")))
 }
@@ -103,6 +116,8 @@ pub struct Named {
     pub spec: String,
     /// The policy.
     pub policy: Box<dyn Policy>,
+    /// The observation switches it reads with, if not the scenario's.
+    observe: Option<EnvSection>,
     errors: ErrorSlot,
 }
 
@@ -110,10 +125,11 @@ impl Named {
     /// Parse `spec` for `scenario` (see [`parse`]).
     pub fn parse(spec: &str, scenario: &Scenario) -> crate::Result<Named> {
         let errors = ErrorSlot::default();
-        let policy = parse(spec, scenario, &errors)?;
+        let (policy, observe) = parse(spec, scenario, &errors)?;
         Ok(Named {
             spec: spec.to_string(),
             policy,
+            observe,
             errors,
         })
     }
@@ -122,7 +138,11 @@ impl Named {
     /// metrics per seed, in seed order, whatever `threads` says; an exported agent's protocol
     /// error is an error.
     pub fn evaluate(&self, scenario: &Scenario, seeds: &[u64], threads: usize) -> crate::Result<Vec<EpisodeMetrics>> {
-        let episodes = env::eval::evaluate(scenario, seeds, self.policy.as_ref(), true, threads);
+        let mut scenario = scenario.clone();
+        if let Some(observe) = &self.observe {
+            scenario.file.env.observe_as(observe);
+        }
+        let episodes = env::eval::evaluate(&scenario, seeds, self.policy.as_ref(), true, threads);
         if let Some(e) = self.errors.lock().expect("not poisoned").take() {
             return Err(user(format!("policy {}: {e}", self.spec)));
         }

@@ -10,7 +10,12 @@
 //! only: the runtime links none of the harness (no burn, no environment).
 //!
 //! Protocol: JSON lines. In: `{"budget": B / T, "utilities": [u_c; m]}` (the environment's
-//! normalisation). Out: `{"threshold": .., "probabilities": [..]}` for a threshold policy, or,
+//! normalisation), plus the further features the policy was trained on, named in the
+//! manifest's `inputs` in the order it reads them (the observation's order, SPEC 4):
+//! `"backlog"` (backlog over arrival rate, >= 0), `"burst"` (the arrival process's burst state,
+//! 0 or 1), `"weight"` (weight over the largest, in (0, 1]) and `"budgets"` (every agent's
+//! budget share, `agents_total` of them). A line may carry features the policy does not read;
+//! one it reads is required. Out: `{"threshold": .., "probabilities": [..]}` for a threshold policy, or,
 //! for a bid policy (SPEC 8), `{"bid_factor": a, "bids": [a * value_scale * u_c; m],
 //! "probabilities": [..]}`; greedy unless the runtime was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
 //! and the agent goes on with the next.
@@ -20,8 +25,12 @@ use serde::{Deserialize, Serialize};
 /// Footer magic (2: the footer carries a checksum).
 pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
-/// The manifest version this runtime reads and `mtf export` writes.
-pub const VERSION: u32 = 2;
+/// The manifest version `mtf export` writes (3: `inputs`). Version 2 manifests, which read
+/// SPEC 4's state only, are read too.
+pub const VERSION: u32 = 3;
+
+/// The features a policy may read after SPEC 4's state, in the observation's order.
+pub const INPUTS: [&str; 4] = ["backlog", "burst", "weight", "budgets"];
 
 /// Footer length: manifest length, weights length, checksum, magic.
 const FOOTER: usize = 32;
@@ -51,6 +60,13 @@ pub struct Manifest {
     pub levels: Vec<f64>,
     /// Actor hidden width (actor_critic).
     pub hidden: usize,
+    /// The features read after the budget and the utilities, in order (a subsequence of
+    /// [`INPUTS`]); empty for SPEC 4's state.
+    #[serde(default)]
+    pub inputs: Vec<String>,
+    /// Agents in the training scenario: the length of the `budgets` input.
+    #[serde(default)]
+    pub agents_total: usize,
     /// Token total T (hedge: budget state = min(floor(budget * T), T)).
     pub total_tokens: f64,
     /// Budget states per agent (hedge).
@@ -77,7 +93,7 @@ const MAX_BID_FACTOR: f64 = 1e3;
 impl Manifest {
     /// Number of f32 per agent in the payload (saturating: [`Manifest::validate`] bounds it).
     pub fn per_agent(&self) -> usize {
-        let (d, h, k) = (env::world::spec_features(self.m), self.hidden, self.levels.len());
+        let (d, h, k) = (self.input_len(), self.hidden, self.levels.len());
         match self.kind.as_str() {
             "actor_critic" => d
                 .saturating_mul(h)
@@ -89,13 +105,32 @@ impl Manifest {
         }
     }
 
+    /// Length of the policy's input: SPEC 4's state and the `inputs`.
+    pub fn input_len(&self) -> usize {
+        let extra = |name: &String| if name == "budgets" { self.agents_total } else { 1 };
+        env::world::spec_features(self.m).saturating_add(self.inputs.iter().map(extra).fold(0, usize::saturating_add))
+    }
+
     /// Check what a runtime relies on: a known version and kind, levels in [0, 1], at least
-    /// one agent and accelerator, a fixed level that exists, budget states for Hedge.
+    /// one agent and accelerator, a fixed level that exists, budget states for Hedge, inputs
+    /// it knows in the observation's order.
     pub fn validate(&self) -> Result<(), String> {
-        if self.version != VERSION {
+        if !(2..=VERSION).contains(&self.version) {
             return Err(format!(
-                "manifest version {} is not the one this runtime reads ({VERSION})",
+                "manifest version {} is not one this runtime reads (2 to {VERSION})",
                 self.version
+            ));
+        }
+        let mut known = INPUTS.iter();
+        if let Some(bad) = self.inputs.iter().find(|i| !known.any(|k| *k == i.as_str())) {
+            return Err(format!(
+                "input `{bad}` is unknown or out of order (inputs are a subsequence of {INPUTS:?})"
+            ));
+        }
+        if self.inputs.iter().any(|i| i == "budgets") && !(1..=1 << 20).contains(&self.agents_total) {
+            return Err(format!(
+                "a policy reading `budgets` needs agents_total in [1, 2^20], not {}",
+                self.agents_total
             ));
         }
         if !["actor_critic", "hedge", "fixed"].contains(&self.kind.as_str()) {
@@ -209,6 +244,58 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
 struct Input {
     budget: f64,
     utilities: Vec<f64>,
+    backlog: Option<f64>,
+    burst: Option<f64>,
+    weight: Option<f64>,
+    budgets: Option<Vec<f64>>,
+}
+
+impl Input {
+    /// The policy's input vector (budget, utilities, the manifest's inputs in order), or what
+    /// is wrong with the line.
+    fn features(&self, manifest: &Manifest) -> Result<Vec<f64>, String> {
+        let m = manifest.m;
+        if self.utilities.len() != m {
+            return Err(format!("`utilities` has {} entries, expected {m}", self.utilities.len()));
+        }
+        if !self.budget.is_finite() || self.budget < 0.0 {
+            return Err(format!("`budget` is {}, expected a finite share >= 0", self.budget));
+        }
+        if let Some(c) = self.utilities.iter().position(|u| !(0.0..=1.0).contains(u)) {
+            return Err(format!("`utilities`[{c}] is {}, expected a number in [0, 1]", self.utilities[c]));
+        }
+        let mut x = Vec::with_capacity(manifest.input_len());
+        x.push(self.budget);
+        x.extend(&self.utilities);
+        let missing = |name: &str| format!("`{name}` is missing: this policy reads it (see --describe)");
+        for name in &manifest.inputs {
+            match name.as_str() {
+                "backlog" => match self.backlog.ok_or_else(|| missing("backlog"))? {
+                    b if b.is_finite() && b >= 0.0 => x.push(b),
+                    b => return Err(format!("`backlog` is {b}, expected a finite number >= 0")),
+                },
+                "burst" => match self.burst.ok_or_else(|| missing("burst"))? {
+                    b if b == 0.0 || b == 1.0 => x.push(b),
+                    b => return Err(format!("`burst` is {b}, expected 0 or 1")),
+                },
+                "weight" => match self.weight.ok_or_else(|| missing("weight"))? {
+                    w if w > 0.0 && w <= 1.0 => x.push(w),
+                    w => return Err(format!("`weight` is {w}, expected a number in (0, 1]")),
+                },
+                _ => {
+                    let b = self.budgets.as_ref().ok_or_else(|| missing("budgets"))?;
+                    if b.len() != manifest.agents_total {
+                        return Err(format!("`budgets` has {} entries, expected {}", b.len(), manifest.agents_total));
+                    }
+                    if let Some(j) = b.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+                        return Err(format!("`budgets`[{j}] is {}, expected a finite share >= 0", b[j]));
+                    }
+                    x.extend(b);
+                }
+            }
+        }
+        Ok(x)
+    }
 }
 
 /// A loaded policy for one agent.
@@ -228,14 +315,15 @@ impl<'a> Agent<'a> {
         }
     }
 
-    /// Action probabilities for one observation (budget share, utilities).
-    pub fn probabilities(&self, budget: f64, utilities: &[f64]) -> Vec<f64> {
+    /// Action probabilities for one input (budget share, utilities, then the manifest's
+    /// `inputs`: [`Manifest::input_len`] numbers).
+    pub fn probabilities(&self, input: &[f64]) -> Vec<f64> {
         let k = self.manifest.levels.len();
         match self.manifest.kind.as_str() {
             "actor_critic" => {
                 // h = tanh(x W1 + b1); logits = h W2 + b2, in f32 like the harness.
-                let (d, h) = (env::world::spec_features(self.manifest.m), self.manifest.hidden);
-                let x: Vec<f32> = std::iter::once(budget as f32).chain(utilities.iter().map(|&u| u as f32)).collect();
+                let (d, h) = (self.manifest.input_len(), self.manifest.hidden);
+                let x: Vec<f32> = input.iter().map(|&v| v as f32).collect();
                 let (w1, rest) = self.w.split_at(d * h);
                 let (b1, rest) = rest.split_at(h);
                 let (w2, b2) = rest.split_at(h * k);
@@ -255,7 +343,7 @@ impl<'a> Agent<'a> {
             }
             "hedge" => {
                 let t = self.manifest.total_tokens;
-                let s = ((budget * t).max(0.0).floor() as usize).min(self.manifest.states - 1);
+                let s = ((input[0] * t).max(0.0).floor() as usize).min(self.manifest.states - 1);
                 softmax(self.w[s * k..(s + 1) * k].iter().map(|&l| f64::from(l)))
             }
             _ => (0..k).map(|l| if l == self.manifest.fixed_level { 1.0 } else { 0.0 }).collect(),
@@ -268,18 +356,11 @@ impl<'a> Agent<'a> {
             Ok(v) => v,
             Err(e) => return serde_json::json!({ "error": format!("bad JSON: {e}") }).to_string(),
         };
-        let m = self.manifest.m;
-        if input.utilities.len() != m {
-            return serde_json::json!({ "error": format!("`utilities` has {} entries, expected {m}", input.utilities.len()) }).to_string();
-        }
-        if !input.budget.is_finite() || input.budget < 0.0 {
-            return serde_json::json!({ "error": format!("`budget` is {}, expected a finite share >= 0", input.budget) }).to_string();
-        }
-        if let Some(c) = input.utilities.iter().position(|u| !(0.0..=1.0).contains(u)) {
-            return serde_json::json!({ "error": format!("`utilities`[{c}] is {}, expected a number in [0, 1]", input.utilities[c]) })
-                .to_string();
-        }
-        let p = self.probabilities(input.budget, &input.utilities);
+        let x = match input.features(self.manifest) {
+            Ok(x) => x,
+            Err(e) => return serde_json::json!({ "error": e }).to_string(),
+        };
+        let p = self.probabilities(&x);
         let level = match draw {
             None => crate::learner::argmax(p.iter().copied()),
             Some(u) => {
@@ -343,6 +424,8 @@ mod tests {
             m: 2,
             levels: vec![0.0, 0.5, 0.9],
             hidden: 0,
+            inputs: Vec::new(),
+            agents_total: 0,
             total_tokens: 100.0,
             states: 0,
             fixed_level: 1,
@@ -396,6 +479,20 @@ mod tests {
         assert!(read_payload(&hedge_exe(|m, _| m.kind = "oracle".into()))
             .unwrap_err()
             .contains("unknown policy kind"));
+        // Inputs: known names in the observation's order; budgets need their count.
+        assert!(read_payload(&hedge_exe(|m, _| m.inputs = vec!["weight".into(), "backlog".into()]))
+            .unwrap_err()
+            .contains("input `backlog` is unknown or out of order"));
+        assert!(read_payload(&hedge_exe(|m, _| m.inputs = vec!["queue".into()]))
+            .unwrap_err()
+            .contains("input `queue` is unknown"));
+        assert!(read_payload(&hedge_exe(|m, _| m.inputs = vec!["backlog".into(), "budgets".into()]))
+            .unwrap_err()
+            .contains("agents_total in [1, 2^20], not 0"));
+        read_payload(&hedge_exe(|m, _| m.inputs = vec!["backlog".into(), "weight".into()])).unwrap();
+        // Files exported before inputs existed (version 2) read SPEC 4's state.
+        let (v2, _) = read_payload(&hedge_exe(|m, _| m.version = 2)).unwrap();
+        assert!(v2.inputs.is_empty());
     }
 
     #[test]

@@ -12,9 +12,13 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn train(dir: &Path, learner: &str) {
+    train_with(dir, learner, &[]);
+}
+
+fn train_with(dir: &Path, learner: &str, sets: &[&str]) {
     let q = std::path::PathBuf::from(common::quickstart());
     let kind = format!("learner.kind={learner}");
-    let (code, _, err) = mtf(&[
+    let mut args = vec![
         "train",
         "--config",
         q.to_str().unwrap(),
@@ -29,7 +33,11 @@ fn train(dir: &Path, learner: &str) {
         "train.eval_seeds=1",
         "--set",
         &kind,
-    ]);
+    ];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    let (code, _, err) = mtf(&args);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -60,18 +68,10 @@ fn ask(agent: &Path, args: &[&str], lines: &[String]) -> Vec<serde_json::Value> 
         .collect()
 }
 
-#[test]
-fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
-    let run = tmp("ac");
-    train(&run, "actor_critic");
-    let exe = run.join("agent");
-    let (code, stdout, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    assert!(stdout.contains("exported 8 agent(s)"));
-    // (Its size is a release-build figure: scripts/bench-export.sh measures it.)
-
-    // Record observations and the harness's greedy thresholds over two episodes.
-    let (exp, learner, _) = agents::train::load_run(&run, false).unwrap();
+/// The exported agents' greedy thresholds equal the harness's on recorded observations of three
+/// episodes (each observation sent as `line(observation, m)`), and sampling is reproducible.
+fn decides_as_the_harness(run: &Path, exe: &Path, line: impl Fn(&[f64], usize) -> serde_json::Value) {
+    let (exp, learner, _) = agents::train::load_run(run, false).unwrap();
     let mut policy = learner.fork();
     let mut env = ClusterEnv::new(exp.scenario.clone());
     let (n, m) = (env.n(), env.m());
@@ -86,9 +86,8 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
             let budgets = env.budgets().to_vec();
             policy.act(obs, &budgets, true, &mut actions);
             for i in 0..n {
-                let o = obs.get(i);
-                let u: Vec<f64> = o[1..1 + m].iter().map(|&x| f64::from(x)).collect();
-                lines[i].push(serde_json::json!({ "budget": f64::from(o[0]), "utilities": u }).to_string());
+                let o: Vec<f64> = obs.get(i).iter().map(|&x| f64::from(x)).collect();
+                lines[i].push(line(&o, m).to_string());
                 want[i].push(levels[actions[i]]);
             }
             env.step(&actions).unwrap();
@@ -97,19 +96,24 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
     let total: usize = lines.iter().map(Vec::len).sum();
     assert!(total >= 1000, "{total} observations");
     for i in 0..n {
-        let replies = ask(&exe, &["--agent", &i.to_string()], &lines[i]);
+        let replies = ask(exe, &["--agent", &i.to_string()], &lines[i]);
         assert_eq!(replies.len(), lines[i].len());
         for (k, (r, w)) in replies.iter().zip(&want[i]).enumerate() {
             assert_eq!(r["threshold"].as_f64(), Some(*w), "agent {i}, observation {k}: {r}");
         }
     }
     // Sampling is reproducible by seed.
-    let s1 = ask(&exe, &["--agent", "0", "--sample", "--seed", "5"], &lines[0][..50]);
-    let s2 = ask(&exe, &["--agent", "0", "--sample", "--seed", "5"], &lines[0][..50]);
+    let s1 = ask(exe, &["--agent", "0", "--sample", "--seed", "5"], &lines[0][..50]);
+    let s2 = ask(exe, &["--agent", "0", "--sample", "--seed", "5"], &lines[0][..50]);
     assert_eq!(s1, s2);
+}
 
-    // Closing the loop: the exported agents give the run's metrics on the same seeds.
+/// The exported agents give the run's metrics on the same seeds, in `simulate` and side by side
+/// in `compare`, on the run's config with `sets` applied.
+fn closes_the_loop(run: &Path, exe: &Path, sets: &[&str]) {
     let q = run.join("config.toml");
+    let sets: Vec<String> = sets.iter().flat_map(|s| ["--set".to_string(), s.to_string()]).collect();
+    let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
     let mut welfare = Vec::new();
     for policy in [format!("run:{}", run.display()), format!("agent:{}", exe.display())] {
         let (code, out, err) = mtf(&[
@@ -123,7 +127,11 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
             "--json",
             "--out",
             run.join(format!("sim-{}", welfare.len())).to_str().unwrap(),
-        ]);
+        ]
+        .iter()
+        .chain(&sets)
+        .copied()
+        .collect::<Vec<_>>());
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         welfare.push((v["welfare"].clone(), v["ef_violations"].clone(), v["throughput_by_weight"].clone()));
@@ -143,7 +151,11 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
         "2",
         "--out",
         cmp.to_str().unwrap(),
-    ]);
+    ]
+    .iter()
+    .chain(&sets)
+    .copied()
+    .collect::<Vec<_>>());
     assert_eq!(code, 0, "{err}");
     let csv = std::fs::read_to_string(cmp.join("comparison.csv")).unwrap();
     let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').skip(2).collect()).collect();
@@ -156,6 +168,69 @@ fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
             .collect::<Vec<_>>()
     };
     assert_eq!(keep(&rows[0]), keep(&rows[1]));
+}
+
+#[test]
+fn exported_actor_critic_decides_as_the_harness_on_recorded_observations() {
+    let run = tmp("ac");
+    train(&run, "actor_critic");
+    let exe = run.join("agent");
+    let (code, stdout, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("exported 8 agent(s)"));
+    // (Its size is a release-build figure: scripts/bench-export.sh measures it.)
+
+    decides_as_the_harness(&run, &exe, |o, m| serde_json::json!({ "budget": o[0], "utilities": &o[1..1 + m] }));
+    closes_the_loop(&run, &exe, &[]);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_ppo_run_reading_its_whole_observation_exports_with_those_inputs() {
+    // PPO reads the whole observation by default; every extra is switched on.
+    let run = tmp("ppo-all");
+    let extras = ["env.observe_burst=true", "env.observe_weight=true", "env.observe_budgets=true"];
+    train_with(&run, "ppo", &extras);
+    let exe = run.join("agent");
+    let (code, _, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let describe = Command::new(&exe).arg("--describe").output().unwrap();
+    let d: serde_json::Value = serde_json::from_slice(&describe.stdout).unwrap();
+    assert_eq!(d["inputs"], serde_json::json!(["backlog", "burst", "weight", "budgets"]));
+    assert_eq!(d["observation_size"], 1 + 16 + 3 + 8);
+    let line = |o: &[f64], m: usize| {
+        serde_json::json!({ "budget": o[0], "utilities": &o[1..1 + m], "backlog": o[1 + m], "burst": o[2 + m],
+            "weight": o[3 + m], "budgets": &o[4 + m..] })
+    };
+    decides_as_the_harness(&run, &exe, line);
+    // A line without an input the policy reads gets an error naming it.
+    let mut partial = line(&[0.5; 28], 16);
+    partial.as_object_mut().unwrap().remove("burst");
+    partial["budgets"] = serde_json::json!(vec![0.1; 7]);
+    let replies = ask(&exe, &["--agent", "1"], &[partial.to_string()]);
+    assert!(
+        replies[0]["error"].as_str().unwrap().contains("`burst` is missing"),
+        "{}",
+        replies[0]
+    );
+    partial["burst"] = 1.into();
+    let replies = ask(&exe, &["--agent", "1"], &[partial.to_string()]);
+    assert!(
+        replies[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("`budgets` has 7 entries, expected 8"),
+        "{}",
+        replies[0]
+    );
+    // On a scenario that observes none of the extras (they change no dynamics), the run and its
+    // export are given what they read and act as trained: this panicked on the run's
+    // observation length before.
+    closes_the_loop(
+        &run,
+        &exe,
+        &["env.observe_burst=false", "env.observe_weight=false", "env.observe_budgets=false"],
+    );
     let _ = std::fs::remove_dir_all(&run);
 }
 
@@ -280,6 +355,8 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
         m: 16,
         levels: (0..10).map(|k| k as f64 / 10.0).collect(),
         hidden: 0,
+        inputs: Vec::new(),
+        agents_total: 8,
         total_tokens: 100.0,
         states: 0,
         fixed_level: 0,

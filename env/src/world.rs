@@ -222,8 +222,25 @@ pub const fn spec_features(m: usize) -> usize {
 /// Length of an agent's observation in `sc`: SPEC 4's state, the backlog over the arrival
 /// rate, then the optional burst state, weight class and everyone's budget shares.
 pub fn observation_dim(sc: &Scenario) -> usize {
+    spec_features(sc.m()) + observation_extras(sc).iter().map(|(_, len)| len).sum::<usize>()
+}
+
+/// The observation's features after SPEC 4's state, in order, as (name, length): `backlog`
+/// (over the arrival rate), then as configured `burst`, `weight` (over the largest) and
+/// `budgets` (every agent's share). The names are the exported-agent protocol's keys.
+pub fn observation_extras(sc: &Scenario) -> Vec<(&'static str, usize)> {
     let e = &sc.file.env;
-    spec_features(sc.m()) + 1 + usize::from(e.observe_burst) + usize::from(e.observe_weight) + if e.observe_budgets { sc.n() } else { 0 }
+    let mut extras = vec![("backlog", 1)];
+    if e.observe_burst {
+        extras.push(("burst", 1));
+    }
+    if e.observe_weight {
+        extras.push(("weight", 1));
+    }
+    if e.observe_budgets {
+        extras.push(("budgets", sc.n()));
+    }
+    extras
 }
 
 /// Marker for an idle accelerator in the owners log.

@@ -45,15 +45,11 @@ pub struct Valuation {
     /// Utilities form, per agent: whether `order[i * m..]` holds its sorted preferences.
     sorted: Vec<bool>,
     /// Utilities form: per agent, its accelerators by decreasing utility (ties lower index),
-    /// filled for an agent once it has picked [`SORT_AFTER`] times this round.
+    /// filled for an agent once it has picked `sort_after()` times this round.
     order: Vec<usize>,
     /// Utilities form, per agent: position in its `order` before which nothing is available.
     cursor: Vec<usize>,
 }
-
-/// Picks after which an agent's row is sorted once for the round: a scan costs O(m) per pick,
-/// a sort O(m log m) once, so an agent that keeps picking (one agent and 100,000 accelerators)
-/// stops rescanning, while agents that pick once or twice (the common case) never sort.
 
 /// Rate classes of every agent, built for one rate matrix.
 #[derive(Clone, Debug, Default)]
@@ -149,7 +145,10 @@ impl Valuation {
         }
     }
 
-    /// Picks after which agent i's row is sorted (about log2 m, at least 2).
+    /// Picks after which an agent's row is sorted once for the round (about log2 m, at least
+    /// 2): a scan costs O(m) per pick, a sort O(m log m) once, so an agent that keeps picking
+    /// (one agent and 100,000 accelerators) stops rescanning, while agents that pick once or
+    /// twice (the common case) never sort.
     fn sort_after(&self) -> u32 {
         (usize::BITS - self.m.leading_zeros()).max(2)
     }

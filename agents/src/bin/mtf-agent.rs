@@ -1,6 +1,7 @@
 //! The standalone agent runtime. On its own it carries no policy; `mtf export` appends one.
 //! Usage: AGENT [--agent INDEX] [--sample --seed N] [--describe]
-//! JSON lines in ({"budget": .., "utilities": [..]}), JSON lines out; see `agents::runtime`.
+//! JSON lines in ({"budget": .., "utilities": [..]}, and the further features the policy reads:
+//! see --describe), JSON lines out; see `agents::runtime`.
 
 use agents::runtime::{read_payload, Agent, Draws};
 use std::io::{BufRead, Write};
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&format!("{e} (see --help)")),
     };
     if help {
-        println!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}}; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default());
+        println!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default());
         return ExitCode::SUCCESS;
     }
     if sample && seed.is_none() {
@@ -66,8 +67,13 @@ fn main() -> ExitCode {
     };
     if describe {
         let mut v = serde_json::to_value(&manifest).expect("serialisable");
-        v["observation_size"] = env::world::spec_features(manifest.m).into();
-        v["observation"] = serde_json::json!(["budget share B/T", format!("utilities[{}]", manifest.m)]);
+        v["observation_size"] = manifest.input_len().into();
+        let mut fields = vec!["budget share B/T".to_string(), format!("utilities[{}]", manifest.m)];
+        fields.extend(manifest.inputs.iter().map(|i| match i.as_str() {
+            "budgets" => format!("budgets[{}]", manifest.agents_total),
+            other => other.to_string(),
+        }));
+        v["observation"] = serde_json::json!(fields);
         println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
         return ExitCode::SUCCESS;
     }
