@@ -253,6 +253,24 @@ pub struct RunStanding {
     /// The run's policy minus: the best fixed level, every headroom class's best policy, every
     /// baseline (held-out, paired).
     pub diffs: Vec<(String, Stat)>,
+    /// Its learning curve: training welfare (its own scenario and seeds, sampled actions) in
+    /// up to [`CURVE_BLOCKS`] consecutive blocks of episodes, as (last episode of the block,
+    /// mean and 95% CI over the block's episodes).
+    pub learning: Vec<(u64, Stat)>,
+}
+
+/// Blocks a run's learning curve is averaged in.
+pub const CURVE_BLOCKS: usize = 20;
+
+/// `welfare` (one per episode) in up to [`CURVE_BLOCKS`] consecutive blocks of equal length
+/// (the last may be shorter).
+fn learning_curve(welfare: &[f64]) -> Vec<(u64, Stat)> {
+    let per = welfare.len().div_ceil(CURVE_BLOCKS).max(1);
+    welfare
+        .chunks(per)
+        .enumerate()
+        .map(|(b, chunk)| ((b * per + chunk.len()) as u64, Stat::of(chunk)))
+        .collect()
 }
 
 /// The analysis.
@@ -539,6 +557,7 @@ fn standing(
     Ok(RunStanding {
         run: dir.display().to_string(),
         diffs,
+        learning: learning_curve(&crate::train::logged_welfare(dir)?),
     })
 }
 
@@ -800,4 +819,28 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result
     json["figures"] = figures.into();
     crate::run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&json)?.as_bytes())?;
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_learning_curve_averages_consecutive_blocks() {
+        // 45 episodes: blocks of 3 (15 of them), each ending at its last episode.
+        let welfare: Vec<f64> = (0..45).map(f64::from).collect();
+        let curve = learning_curve(&welfare);
+        assert_eq!(curve.len(), 15);
+        assert_eq!(curve[0].0, 3);
+        assert_eq!(curve[0].1.mean, 1.0);
+        assert_eq!(curve[14], (45, Stat::of(&[42.0, 43.0, 44.0])));
+        // 41 episodes: blocks of 3, the last of 2.
+        let curve = learning_curve(&welfare[..41]);
+        assert_eq!((curve.len(), curve[13].0, curve[13].1.mean), (14, 41, 39.5));
+        // Fewer episodes than blocks: one per block.
+        assert_eq!(
+            learning_curve(&[2.0, 4.0]).iter().map(|(e, s)| (*e, s.mean)).collect::<Vec<_>>(),
+            vec![(1, 2.0), (2, 4.0)]
+        );
+    }
 }

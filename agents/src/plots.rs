@@ -709,6 +709,29 @@ pub fn analysis(dir: &Path, a: &crate::analyze::Analyzed) -> crate::Result<Vec<S
             true,
         )));
     }
+    let trained = rows.iter().find(|r| r.policy.starts_with("run:"));
+    if let (Some(run), Some(trained), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
+        let xs: Vec<f64> = run.learning.iter().map(|(e, _)| *e as f64).collect();
+        let flat = |s: Stat| vec![s; xs.len()];
+        let series = vec![
+            (
+                "training episodes (sampled actions), block means".to_string(),
+                run.learning.iter().map(|(_, s)| *s).collect(),
+            ),
+            (format!("{}, held out", best.policy), flat(best.summary.welfare)),
+            ("the trained policy (greedy), held out".to_string(), flat(trained.summary.welfare)),
+        ];
+        files.extend(lines(
+            dir,
+            "learning",
+            "Learning curve: training welfare, and the best fixed level and the trained policy held out",
+            "episodes trained",
+            "welfare (jobs per round)",
+            &xs,
+            false,
+            &series,
+        )?);
+    }
     if let Some(first) = a.token_scale.first() {
         let xs: Vec<f64> = a.token_scale.iter().map(|p| p.total_tokens).collect();
         let series: Vec<(String, Vec<Stat>)> = (0..first.diffs.len())

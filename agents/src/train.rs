@@ -729,6 +729,21 @@ fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
     }
 }
 
+/// The training welfare of a run's logged episodes (`metrics.jsonl`), in episode order.
+pub fn logged_welfare(dir: &Path) -> crate::Result<Vec<f64>> {
+    let path = dir.join("metrics.jsonl");
+    let text = run_dir::read_text(&path, MAX_METRICS_BYTES)?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(k, line)| {
+            serde_json::from_str::<EpisodeLog>(line)
+                .map(|e| e.welfare)
+                .map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))
+        })
+        .collect()
+}
+
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
 /// a resumed run redoes the rest.
 fn truncate_metrics(path: &Path, episodes: u64) -> crate::Result<()> {

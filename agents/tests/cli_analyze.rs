@@ -165,3 +165,41 @@ fn a_run_directory_that_is_not_one_is_one_line_and_exit_2() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("at least 2"), "{err}");
 }
+
+#[test]
+fn a_trained_run_gets_its_learning_curve_next_to_the_held_out_rows() {
+    let run = common::tmp("analyze", "run");
+    let q = quickstart();
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &q,
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+        "--set",
+        "learner.kind=ppo",
+        "--set",
+        "env.rounds=40",
+        "--set",
+        "train.episodes=6",
+        "--set",
+        "train.eval_seeds=1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (out, s) = analyze("with-run", &["--run", run.to_str().unwrap()]);
+    assert!(out.join("learning.png").exists() && out.join("learning.svg").exists());
+    let md = std::fs::read_to_string(out.join("analysis.md")).unwrap();
+    assert!(md.contains("learning.png"), "{md}");
+    // Six episodes: one per block, each the episode's own training welfare.
+    let logged: Vec<f64> = std::fs::read_to_string(run.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| f(&serde_json::from_str::<Value>(l).unwrap()["welfare"]))
+        .collect();
+    let curve = s["run"]["learning"].as_array().unwrap();
+    let got: Vec<(f64, f64)> = curve.iter().map(|p| (f(&p[0]), f(&p[1]["mean"]))).collect();
+    let want: Vec<(f64, f64)> = logged.iter().enumerate().map(|(k, w)| ((k + 1) as f64, *w)).collect();
+    assert_eq!(got, want);
+    let _ = std::fs::remove_dir_all(&run);
+}
