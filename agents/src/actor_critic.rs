@@ -109,6 +109,10 @@ pub struct Actors {
     b1: Param<Tensor<3>>,
     w2: Param<Tensor<3>>,
     b2: Param<Tensor<3>>,
+    /// Shared actors read with the agent's id: `[n, 1, h]`, each agent's hidden-layer bias
+    /// on top of its actor's. This is what a one-hot agent index as input would add (its
+    /// weight row), without widening the input or what an exported agent reads.
+    ids: Option<Param<Tensor<3>>>,
 }
 
 impl Actors {
@@ -119,6 +123,30 @@ impl Actors {
             b1: init(n, 1, h, d, seed, "init/actor/b1", device),
             w2: init(n, h, k, h, seed, "init/actor/w2", device),
             b2: init(n, 1, k, h, seed, "init/actor/b2", device),
+            ids: None,
+        }
+    }
+
+    /// These actors read with the id of each of `agents` agents: per-agent biases, 0 at the
+    /// start (so every agent of a class starts as its class's actor).
+    pub(crate) fn with_ids(mut self, agents: usize) -> Self {
+        let [_, _, h] = self.b1.val().dims();
+        self.ids = Some(Param::from_tensor(Tensor::zeros([agents, 1, h], &self.b1.val().device())));
+        self
+    }
+
+    /// The id biases' parameter, if these actors read agent ids.
+    pub(crate) fn ids_param(&self) -> Option<burn::module::ParamId> {
+        self.ids.as_ref().map(|p| p.id)
+    }
+
+    /// Agent j's hidden-layer bias when it uses stacked slice `rows[j]`: its actor's, plus its
+    /// id bias.
+    fn row_biases(&self, idx: Tensor<1, Int>) -> Tensor<3> {
+        let b1 = self.b1.val().select(0, idx);
+        match &self.ids {
+            Some(ids) => b1 + ids.val(),
+            None => b1,
         }
     }
 
@@ -127,7 +155,7 @@ impl Actors {
     pub(crate) fn forward_rows(&self, x: Tensor<3>, rows: &[i64]) -> Tensor<3> {
         let idx = Tensor::<1, Int>::from_data(TensorData::new(rows.to_vec(), [rows.len()]), &self.w1.val().device());
         let pick = |p: &Param<Tensor<3>>| p.val().select(0, idx.clone());
-        let h = tanh(x.matmul(pick(&self.w1)) + pick(&self.b1));
+        let h = tanh(x.matmul(pick(&self.w1)) + self.row_biases(idx.clone()));
         h.matmul(pick(&self.w2)) + pick(&self.b2)
     }
 
@@ -138,9 +166,10 @@ impl Actors {
         let pick = |p: &Param<Tensor<3>>| Param::from_tensor(p.val().select(0, idx.clone()));
         Actors {
             w1: pick(&self.w1),
-            b1: pick(&self.b1),
+            b1: Param::from_tensor(self.row_biases(idx.clone())),
             w2: pick(&self.w2),
             b2: pick(&self.b2),
+            ids: None,
         }
     }
 

@@ -712,19 +712,27 @@ pub fn analysis(dir: &Path, a: &crate::analyze::Analyzed) -> crate::Result<Vec<S
     let trained = rows.iter().find(|r| r.policy.starts_with("run:"));
     if let (Some(run), Some(trained), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
         let xs: Vec<f64> = run.learning.iter().map(|(e, _)| *e as f64).collect();
-        let flat = |s: Stat| vec![s; xs.len()];
+        // Held-out references as flat lines, their CI in the label (one bar per x would hide
+        // the curve).
+        let flat = |name: &str, s: Stat| {
+            (
+                format!("{name}: {:.2} ± {:.2}", s.mean, s.ci95),
+                vec![Stat { mean: s.mean, ci95: 0.0 }; xs.len()],
+            )
+        };
+        let per = run.learning.first().map_or(1, |(e, _)| *e);
         let series = vec![
             (
-                "training episodes (sampled actions), block means".to_string(),
+                format!("training, means of {per} episodes"),
                 run.learning.iter().map(|(_, s)| *s).collect(),
             ),
-            (format!("{}, held out", best.policy), flat(best.summary.welfare)),
-            ("the trained policy (greedy), held out".to_string(), flat(trained.summary.welfare)),
+            flat(&format!("{} held out", best.policy), best.summary.welfare),
+            flat("trained, greedy, held out", trained.summary.welfare),
         ];
         files.extend(lines(
             dir,
             "learning",
-            "Learning curve: training welfare, and the best fixed level and the trained policy held out",
+            "Learning curve (training: sampled actions on training seeds; held out: greedy)",
             "episodes trained",
             "welfare (jobs per round)",
             &xs,

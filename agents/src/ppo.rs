@@ -55,6 +55,10 @@ pub enum Share {
     None,
     /// One actor per weight class.
     Class,
+    /// One actor per weight class, reading the agent's id: what a one-hot agent index as an
+    /// input adds to the hidden layer is a per-agent bias, which is how it is stored, so
+    /// exported agents read what the others do.
+    ClassId,
 }
 
 /// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, with the actor-critic's network shapes).
@@ -96,7 +100,8 @@ pub struct PpoConfig {
     /// Local (IPPO) or central (MAPPO) critics.
     pub critic: Critic,
     /// Actor parameters: one per agent, or one per weight class shared by its agents (the
-    /// class is then implicit in the network; `env.observe_weight` also puts it in the input).
+    /// class is then implicit in the network; `env.observe_weight` also puts it in the input),
+    /// with or without the agent's id as an input.
     pub share: Share,
     /// State features: the whole observation by default (budget share, utilities, backlog
     /// over arrival rate, and the configured extras such as `env.observe_burst`).
@@ -256,19 +261,23 @@ impl Ppo {
             Critic::Central => n * d,
         };
         let adamw = Self::adamw(cfg);
+        let mut actors = Actors::new(
+            classes.as_ref().map_or(n, |c| c.iter().max().map_or(1, |m| m + 1)),
+            d,
+            cfg.actor_hidden,
+            k,
+            seed,
+            &device,
+        );
+        if cfg.share == Share::ClassId && classes.is_some() {
+            actors = actors.with_ids(n);
+        }
         Self {
             n,
             obs_dim,
             d,
             k,
-            actors: Some(Actors::new(
-                classes.as_ref().map_or(n, |c| c.iter().max().map_or(1, |m| m + 1)),
-                d,
-                cfg.actor_hidden,
-                k,
-                seed,
-                &device,
-            )),
+            actors: Some(actors),
             rows: classes.map(|c| c.into_iter().map(|x| x as i64).collect()),
             critics: Some(Critics::new(n, critic_in, cfg.critic_hidden, seed, &device)),
             opt_actor: adamw.clone().into(),
@@ -499,6 +508,10 @@ impl Ppo {
                 let mut grads = (pg.clone() - ent.clone() * (cfg.entropy as f32)).backward();
                 let mut ga = GradientsParams::from_module(&mut grads, &actors);
                 clip_per_agent(&mut ga, &actors.ids(), max_norm);
+                // Shared actors are clipped per class (above); the id biases per agent.
+                if let Some(id) = actors.ids_param() {
+                    clip_per_agent(&mut ga, &[id], max_norm);
+                }
                 (opt_actor.step(lr, actors, ga), scalar(pg), scalar(ent))
             },
             || {
@@ -798,6 +811,63 @@ mod tests {
         assert!(
             Ppo::new(n, d, d, k, &cfg, 1, 9).load(&ppo.save().unwrap()).is_err(),
             "unshared actors are 3 deep, not 2"
+        );
+    }
+
+    #[test]
+    fn a_shared_actor_reading_agent_ids_tells_the_agents_of_a_class_apart() {
+        // Agents 0 and 1 form class 0 and see the same states, but agent 0 is paid for action
+        // s and agent 1 for s + 1: one shared actor cannot serve both; with ids it can.
+        let (n, d, k) = (2, 2, 4);
+        let train = |share: Share| {
+            let cfg = PpoConfig { share, ..bandit_config() };
+            let mut ppo = Ppo::with_classes(n, d, d, k, &cfg, 1, 5, Some(vec![0, 0]));
+            ppo.begin_episode(1);
+            let mut actions = vec![0; n];
+            let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
+            for r in 0..64 * 40 {
+                let s = (r / 3) % 2;
+                let obs = obs_of(s);
+                ppo.act(Observations { data: &obs, dim: d }, &[0.0; 2], false, &mut actions);
+                let rewards: Vec<f64> = (0..n).map(|i| f64::from(u8::from(actions[i] == (s + i) % k))).collect();
+                learn_round(&mut ppo, d, &obs, &obs_of(((r + 1) / 3) % 2), &actions, &rewards);
+            }
+            let p: Vec<Vec<f32>> = (0..2)
+                .map(|s| ppo.probabilities(Observations { data: &obs_of(s), dim: d }))
+                .collect();
+            (ppo, p)
+        };
+        let (with_ids, p) = train(Share::ClassId);
+        for (s, p) in p.iter().enumerate() {
+            assert!(p[s] > 0.9 && p[k + (s + 1) % k] > 0.9, "state {s}: {p:?}");
+        }
+        // The exported (per-agent) actors act as the shared one with ids does.
+        let fork_p = {
+            let obs: Vec<f32> = [1.0, 0.0, 1.0, 0.0].to_vec();
+            let mut policy = with_ids.fork();
+            let mut a = vec![0; n];
+            policy.act(Observations { data: &obs, dim: d }, &[0.0; 2], true, &mut a);
+            a
+        };
+        assert_eq!(fork_p, vec![0, 1]);
+        assert_ne!(with_ids.export_weights(0).unwrap(), with_ids.export_weights(1).unwrap());
+        // Without ids both agents get one policy: each is right about half the time at best.
+        let (_, p) = train(Share::Class);
+        for (s, p) in p.iter().enumerate() {
+            assert_eq!(p[..k], p[k..], "state {s}");
+            assert!(p[s] < 0.9 && p[(s + 1) % k] < 0.9, "state {s}: {p:?}");
+        }
+        // Ids are saved and loaded with the actors.
+        let cfg = PpoConfig {
+            share: Share::ClassId,
+            ..bandit_config()
+        };
+        let mut other = Ppo::with_classes(n, d, d, k, &cfg, 1, 9, Some(vec![0, 0]));
+        other.load(&with_ids.save().unwrap()).unwrap();
+        let obs = [0.0, 1.0, 0.0, 1.0];
+        assert_eq!(
+            other.probabilities(Observations { data: &obs, dim: d }),
+            with_ids.probabilities(Observations { data: &obs, dim: d })
         );
     }
 

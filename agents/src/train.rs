@@ -209,7 +209,7 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
             let rounds = u64::from(sc.file.env.rounds);
             let per_episode = if cfg.rollout == 0 { 1 } else { rounds.div_ceil(cfg.rollout as u64) };
             // Shared actors: one per distinct weight, ascending.
-            let classes = (cfg.share == crate::ppo::Share::Class).then(|| {
+            let classes = (cfg.share != crate::ppo::Share::None).then(|| {
                 let ws = sc.weight_classes();
                 sc.agents
                     .iter()
