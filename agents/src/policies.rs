@@ -1,7 +1,9 @@
 //! Policies named by a spec, as `mtf simulate --policy` and `mtf compare --policies` take them:
 //! `fixed:TAU` (the level TAU for everyone), `fixed:all` (every level, in `compare`), `hedge`
 //! (Hedge learning online from uniform weights in every episode), `run:RUN_DIR` (a trained run's
-//! greedy policy), `agent:PATH` (exported agent binaries, driven over their protocol).
+//! greedy policy), `sampled:run:RUN_DIR` (the same policy drawing its actions, as it did in
+//! training; reproducible from the episode seed), `agent:PATH` (exported agent binaries, driven
+//! over their protocol).
 
 use crate::config::{Experiment, LearnerKind, LearnerSection};
 use crate::drive::ErrorSlot;
@@ -12,7 +14,24 @@ use env::metrics::EpisodeMetrics;
 use std::path::Path;
 
 /// The spec forms, for messages and help.
-pub const FORMS: &str = "fixed:TAU, hedge, run:RUN_DIR or agent:PATH";
+pub const FORMS: &str = "fixed:TAU, hedge, run:RUN_DIR, sampled:run:RUN_DIR or agent:PATH";
+
+/// A policy that draws its actions even when evaluation asks for the greedy ones.
+struct Sampled(Box<dyn Policy>);
+
+impl Policy for Sampled {
+    fn begin_episode(&mut self, seed: u64) {
+        self.0.begin_episode(seed);
+    }
+
+    fn act(&mut self, obs: env::world::Observations<'_>, budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
+        self.0.act(obs, budgets, false, actions);
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(Sampled(self.0.fork()))
+    }
+}
 
 /// Expand `fixed:all` to one `fixed:X` per threshold level.
 pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
@@ -35,6 +54,13 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
 /// error).
 pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
     let levels = &scenario.action_levels();
+    if let Some(inner) = spec.strip_prefix("sampled:") {
+        if !inner.starts_with("run:") {
+            return Err(user(format!("policy {spec}: `sampled:` takes a trained run, sampled:run:RUN_DIR")));
+        }
+        let (policy, observe) = parse(inner, scenario, agent_errors)?;
+        return Ok((Box::new(Sampled(policy)), observe));
+    }
     if let Some(tau) = spec.strip_prefix("fixed:") {
         let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
         let level = levels.iter().position(|&l| (l - t).abs() < 1e-9).ok_or_else(|| {

@@ -61,7 +61,16 @@ pub enum Share {
     ClassId,
 }
 
-/// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, with the actor-critic's network shapes).
+/// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, as SPEC 4 lists them, with three decisions
+/// of ours where SPEC 4 says otherwise:
+/// - the actor is the actor-critic's network (one tanh layer of 64, not two), and the critic
+///   its 64-64 ReLU critic: one stacked implementation, and one exported-agent runtime that
+///   runs either learner's actors;
+/// - `rollout = 0`, a whole episode (300 rounds per copy), not 128: every update sees
+///   complete episodes with one bootstrap at the truncation, instead of 128, 128 and 44 rounds
+///   per 300-round episode; `rollout = 128` is SPEC 4's;
+/// - `train.envs` defaults to 1 for every learner, so switching `learner.kind` changes nothing
+///   else; the benchmarks and the figures in agents/README use 8, SPEC 4's.)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PpoConfig {

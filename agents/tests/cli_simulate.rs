@@ -178,3 +178,56 @@ fn bad_configs_are_one_line_naming_file_and_key() {
     assert!(err.contains("/no/such.toml"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sampled_run_draws_its_actions_reproducibly() {
+    let run = tmp("sampled-run");
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &config("quickstart.toml"),
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+        "--set",
+        "learner.kind=ppo",
+        "--set",
+        "env.rounds=40",
+        "--set",
+        "train.episodes=2",
+        "--set",
+        "train.eval_seeds=1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let welfare = |policy: &str, name: &str| {
+        let (code, stdout, err) = mtf(&[
+            "simulate",
+            "--config",
+            run.join("config.toml").to_str().unwrap(),
+            "--policy",
+            policy,
+            "--seeds",
+            "3",
+            "--json",
+            "--out",
+            run.join(name).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        v["welfare"].clone()
+    };
+    let greedy = welfare(&format!("run:{}", run.display()), "g");
+    let sampled = welfare(&format!("sampled:run:{}", run.display()), "s1");
+    // A barely trained policy is near uniform: its draws are not its argmax.
+    assert_ne!(sampled, greedy);
+    assert_eq!(
+        welfare(&format!("sampled:run:{}", run.display()), "s2"),
+        sampled,
+        "draws come from the seed"
+    );
+    let (code, _, err) = mtf(&["simulate", "--config", &config("quickstart.toml"), "--policy", "sampled:fixed:0.5"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("sampled:run:RUN_DIR"), "{err}");
+    let _ = std::fs::remove_dir_all(&run);
+}
