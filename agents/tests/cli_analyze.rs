@@ -169,24 +169,7 @@ fn a_run_directory_that_is_not_one_is_one_line_and_exit_2() {
 #[test]
 fn a_trained_run_gets_its_learning_curve_next_to_the_held_out_rows() {
     let run = common::tmp("analyze", "run");
-    let q = quickstart();
-    let (code, _, err) = mtf(&[
-        "train",
-        "--config",
-        &q,
-        "--quiet",
-        "--out",
-        run.to_str().unwrap(),
-        "--set",
-        "learner.kind=ppo",
-        "--set",
-        "env.rounds=40",
-        "--set",
-        "train.episodes=6",
-        "--set",
-        "train.eval_seeds=1",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    common::train_quickstart(&run, &["learner.kind=ppo", "env.rounds=40", "train.episodes=6"]);
     let (out, s) = analyze("with-run", &["--run", run.to_str().unwrap()]);
     assert!(out.join("learning.png").exists() && out.join("learning.svg").exists());
     let md = std::fs::read_to_string(out.join("analysis.md")).unwrap();

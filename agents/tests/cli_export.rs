@@ -16,29 +16,10 @@ fn train(dir: &Path, learner: &str) {
 }
 
 fn train_with(dir: &Path, learner: &str, sets: &[&str]) {
-    let q = std::path::PathBuf::from(common::quickstart());
     let kind = format!("learner.kind={learner}");
-    let mut args = vec![
-        "train",
-        "--config",
-        q.to_str().unwrap(),
-        "--quiet",
-        "--out",
-        dir.to_str().unwrap(),
-        "--set",
-        "train.episodes=3",
-        "--set",
-        "env.rounds=60",
-        "--set",
-        "train.eval_seeds=1",
-        "--set",
-        &kind,
-    ];
-    for set in sets {
-        args.extend(["--set", set]);
-    }
-    let (code, _, err) = mtf(&args);
-    assert_eq!(code, 0, "{err}");
+    let mut all = vec!["train.episodes=3", "env.rounds=60", kind.as_str()];
+    all.extend_from_slice(sets);
+    common::train_quickstart(dir, &all);
 }
 
 /// Export agent `agent` of `run` to `run/agent`; returns its path.

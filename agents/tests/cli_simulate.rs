@@ -182,23 +182,7 @@ fn bad_configs_are_one_line_naming_file_and_key() {
 #[test]
 fn a_sampled_run_draws_its_actions_reproducibly() {
     let run = tmp("sampled-run");
-    let (code, _, err) = mtf(&[
-        "train",
-        "--config",
-        &config("quickstart.toml"),
-        "--quiet",
-        "--out",
-        run.to_str().unwrap(),
-        "--set",
-        "learner.kind=ppo",
-        "--set",
-        "env.rounds=40",
-        "--set",
-        "train.episodes=2",
-        "--set",
-        "train.eval_seeds=1",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    common::train_quickstart(&run, &["learner.kind=ppo", "env.rounds=40", "train.episodes=2"]);
     let welfare = |policy: &str, name: &str| {
         let (code, stdout, err) = mtf(&[
             "simulate",

@@ -50,3 +50,25 @@ pub fn quickstart() -> String {
         .display()
         .to_string()
 }
+
+/// `mtf train` on the quickstart into `out`, quietly, one held-out seed, with `sets`
+/// (`key=value` overrides); the run must succeed.
+#[allow(dead_code)] // not every test binary trains
+pub fn train_quickstart(out: &std::path::Path, sets: &[&str]) {
+    let q = quickstart();
+    let mut args = vec![
+        "train",
+        "--config",
+        &q,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "train.eval_seeds=1",
+    ];
+    for set in sets {
+        args.extend(["--set", set]);
+    }
+    let (code, _, err) = mtf(&args);
+    assert_eq!(code, 0, "{err}");
+}
