@@ -28,6 +28,10 @@ impl Policy for Sampled {
         self.0.act(obs, budgets, false, actions);
     }
 
+    fn after_step(&mut self, env: &env::world::ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
+        self.0.after_step(env, budgets_before, actions);
+    }
+
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(Sampled(self.0.fork()))
     }
