@@ -206,6 +206,15 @@ fn clip_per_agent(grads: &mut GradientsParams, ids: &[ParamId], max_norm: f32) {
     }
 }
 
+/// Every agent's logits for `x: [n, batch, d]`, through its own actor or, with `rows` (each
+/// agent's stacked slice), its class's.
+fn logits(actors: &Actors, rows: Option<&[i64]>, x: Tensor<3>) -> Tensor<3> {
+    match rows {
+        None => actors.forward(x),
+        Some(rows) => actors.forward_rows(x, rows),
+    }
+}
+
 const PARTS: [&str; 6] = [
     "ppo/dims",
     "ppo/actors",
@@ -304,14 +313,6 @@ impl Ppo {
         }
     }
 
-    /// Every agent's logits for `x: [n, batch, d]`, through its own or its class's actor.
-    fn logits(&self, actors: &Actors, x: Tensor<3>) -> Tensor<3> {
-        match &self.rows {
-            None => actors.forward(x),
-            Some(rows) => actors.forward_rows(x, rows),
-        }
-    }
-
     /// One actor per agent on the plain device (acting, export): the stacked actors
     /// themselves, or the shared ones expanded.
     fn per_agent(&self, actors: &Actors) -> Actors {
@@ -329,7 +330,7 @@ impl Ppo {
     /// Every agent's action probabilities, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
         let x = states(obs, self.n, self.obs_dim, self.d, &self.device).detach();
-        let p = softmax(self.logits(self.actors.as_ref().expect("actors"), x), 2).into_data();
+        let p = softmax(logits(self.actors.as_ref().expect("actors"), self.rows.as_deref(), x), 2).into_data();
         p.as_slice::<f32>().expect("f32 probabilities").to_vec()
     }
 
@@ -400,7 +401,11 @@ impl Ppo {
                 let v_next = critics.forward(xc_next).detach().into_data().try_to_vec::<f32>().expect("f32");
                 (values, v_next)
             },
-            || log_softmax(self.logits(&actors, x.clone()), 2).gather(2, a.clone()).detach(),
+            || {
+                log_softmax(logits(&actors, self.rows.as_deref(), x.clone()), 2)
+                    .gather(2, a.clone())
+                    .detach()
+            },
         );
 
         // 2. GAE per agent and copy, bootstrapped at the truncation.
@@ -502,15 +507,11 @@ impl Ppo {
         let adv = pick(&b.adv, self.cfg.norm_adv && chunk.len() > 1);
         let ret = pick(&b.ret, false);
         let cfg = &self.cfg;
-        let (rows, opt_actor, opt_critic) = (&self.rows, &mut self.opt_actor, &mut self.opt_critic);
+        let (rows, opt_actor, opt_critic) = (self.rows.as_deref(), &mut self.opt_actor, &mut self.opt_critic);
         let max_norm = cfg.max_grad_norm as f32;
         let ((actors, pg, ent), (critics, vl)) = rayon::join(
             || {
-                let logits = match rows {
-                    None => actors.forward(b.x.clone().select(1, idx.clone())),
-                    Some(rows) => actors.forward_rows(b.x.clone().select(1, idx.clone()), rows),
-                };
-                let logp = log_softmax(logits, 2);
+                let logp = log_softmax(logits(&actors, rows, b.x.clone().select(1, idx.clone())), 2);
                 let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
                 let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
                 let (pg, ent) = policy_losses(new_logp, b.old_logp.clone().select(1, idx.clone()), adv, entropy, cfg.clip as f32);
