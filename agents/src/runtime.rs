@@ -30,7 +30,7 @@ pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 pub const VERSION: u32 = 3;
 
 /// The features a policy may read after SPEC 4's state, in the observation's order.
-pub const INPUTS: [&str; 4] = ["backlog", "burst", "weight", "budgets"];
+pub const INPUTS: [&str; 4] = env::world::OBSERVATION_EXTRAS;
 
 /// Footer length: manifest length, weights length, checksum, magic.
 const FOOTER: usize = 32;

@@ -225,20 +225,25 @@ pub fn observation_dim(sc: &Scenario) -> usize {
     spec_features(sc.m()) + observation_extras(sc).iter().map(|(_, len)| len).sum::<usize>()
 }
 
+/// Every feature an observation may carry after SPEC 4's state, in the observation's order:
+/// the exported-agent protocol's keys.
+pub const OBSERVATION_EXTRAS: [&str; 4] = ["backlog", "burst", "weight", "budgets"];
+
 /// The observation's features after SPEC 4's state, in order, as (name, length): `backlog`
 /// (over the arrival rate), then as configured `burst`, `weight` (over the largest) and
-/// `budgets` (every agent's share). The names are the exported-agent protocol's keys.
+/// `budgets` (every agent's share); names from [`OBSERVATION_EXTRAS`].
 pub fn observation_extras(sc: &Scenario) -> Vec<(&'static str, usize)> {
     let e = &sc.file.env;
-    let mut extras = vec![("backlog", 1)];
+    let [backlog, burst, weight, budgets] = OBSERVATION_EXTRAS;
+    let mut extras = vec![(backlog, 1)];
     if e.observe_burst {
-        extras.push(("burst", 1));
+        extras.push((burst, 1));
     }
     if e.observe_weight {
-        extras.push(("weight", 1));
+        extras.push((weight, 1));
     }
     if e.observe_budgets {
-        extras.push(("budgets", sc.n()));
+        extras.push((budgets, sc.n()));
     }
     extras
 }
