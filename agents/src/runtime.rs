@@ -400,13 +400,11 @@ impl Draws {
         Self(seed)
     }
 
-    /// Next uniform in [0, 1).
+    /// Next uniform in [0, 1): splitmix64's sequence from the seed.
     pub fn next_unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        let x = env::rng::splitmix(self.0);
+        self.0 = self.0.wrapping_add(env::rng::GOLDEN);
+        env::rng::unit(x)
     }
 }
 

@@ -43,6 +43,8 @@ pub mod names {
     /// The environment seed of selection episode k (`mtf analyze` picks its policies on these
     /// and scores them on [`EVAL_EPISODE`] seeds).
     pub const SELECT_EPISODE: &str = "select-episode";
+    /// PPO's minibatch permutation of update k.
+    pub const PPO_MINIBATCHES: &str = "ppo-minibatches";
     /// A sweep's sampler draws for trial k.
     pub const SWEEP_TRIAL: &str = "sweep-trial";
     /// Copy k's first seed in a batch of environments (the Python `VecEnv`).
@@ -67,13 +69,16 @@ pub fn copy_seed(root: u64, copy: u64, episode: u64) -> u64 {
 /// FNV-1a 64 of some bytes: stream names here, checkpoint and exported-policy checksums in
 /// `agents` (one implementation, so formats cannot drift apart).
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    scheduler::fnv::bytes(bytes)
 }
 
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+/// splitmix64's state increment (2^64 over the golden ratio).
+pub const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// splitmix64's output for state `z` (the state advances by the golden-ratio increment first):
+/// the mixer of stream seeds here, and the exported agent runtime's sampling.
+pub fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(GOLDEN);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

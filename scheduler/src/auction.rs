@@ -4,9 +4,9 @@
 //! what is unsold goes through the free phase (or stays idle).
 
 use crate::board::Board;
+use crate::input::Leftovers;
 use crate::input::{Need, RoundInput};
 use crate::mtf::{free_phase, redistribute};
-use crate::registry::Leftovers;
 use crate::{Allocation, Mechanism};
 
 /// What the winner of an accelerator pays.

@@ -103,11 +103,7 @@ fn types_of(input: &RoundInput, out: &mut Vec<usize>) -> usize {
 /// compared only with earlier columns of the same hash.
 fn distinct_columns(input: &RoundInput, out: &mut Vec<usize>) -> usize {
     let (n, m) = (input.n, input.m);
-    let column_hash = |c: usize| {
-        (0..n).fold(0xcbf2_9ce4_8422_2325u64, |h, i| {
-            (h ^ input.rate(i, c).to_bits()).wrapping_mul(0x0100_0000_01b3)
-        })
-    };
+    let column_hash = |c: usize| (0..n).fold(crate::fnv::OFFSET, |h, i| crate::fnv::word(h, input.rate(i, c).to_bits()));
     let mut reps: Vec<usize> = Vec::new();
     let mut by_hash: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
     for c in 0..m {

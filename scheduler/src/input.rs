@@ -1,7 +1,36 @@
 //! The round input of SPEC section 3 (both forms), its validation, and its JSON reading.
 
-use crate::registry::Leftovers;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+
+/// What happens to the accelerators nobody bought (MTF's free phase, SPEC 3.1 step 3; the
+/// auctions' unsold items, SPEC 8). One spelling everywhere: the round JSON's `leftovers`, a
+/// config's `mechanism.leftovers`, and the mechanisms' parameter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Leftovers {
+    /// Round robin from `turn` (SPEC 3.1).
+    #[default]
+    RoundRobin,
+    /// One by one to an agent drawn by weight, with the input's `draws` (SPEC 7).
+    WeightedRandom,
+    /// They stay idle (the valuation world: a free phase would give items to non-bidders).
+    #[serde(rename = "none")]
+    Idle,
+}
+
+impl Leftovers {
+    /// Every rule, with the name configs and round inputs spell it with.
+    pub const ALL: [(Leftovers, &'static str); 3] = [
+        (Leftovers::RoundRobin, "round_robin"),
+        (Leftovers::WeightedRandom, "weighted_random"),
+        (Leftovers::Idle, "none"),
+    ];
+
+    /// The rule a name spells, if any.
+    pub fn from_name(name: &str) -> Option<Leftovers> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(l, _)| *l)
+    }
+}
 
 /// Which form the agents' values take this round (SPEC 3 and 3.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -447,17 +476,13 @@ impl RawRound {
             }
         }
         let leftovers = match self.leftovers.as_deref() {
-            None | Some("round_robin") => Leftovers::RoundRobin,
-            Some("weighted_random") => Leftovers::WeightedRandom,
-            Some("none") => Leftovers::Idle,
-            Some(other) => {
-                return Err(InputError::Value {
-                    field: "leftovers",
-                    at: String::new(),
-                    value: format!("\"{other}\""),
-                    expected: "expected \"round_robin\", \"weighted_random\" or \"none\"",
-                })
-            }
+            None => Leftovers::default(),
+            Some(name) => Leftovers::from_name(name).ok_or_else(|| InputError::Value {
+                field: "leftovers",
+                at: String::new(),
+                value: format!("\"{name}\""),
+                expected: "expected \"round_robin\", \"weighted_random\" or \"none\"",
+            })?,
         };
         let bids = match self.bids {
             Some(b) => rows("bids", b, n, m)?,

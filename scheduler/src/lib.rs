@@ -20,6 +20,7 @@
 
 pub mod auction;
 pub mod board;
+pub mod fnv;
 pub mod gandiva;
 pub mod input;
 pub mod json;
@@ -37,7 +38,7 @@ mod proptests;
 #[cfg(test)]
 mod testutil;
 
-pub use input::{Form, InputError, JsonExtras, Need, RoundInput};
+pub use input::{Form, InputError, JsonExtras, Leftovers, Need, RoundInput};
 
 /// The outcome of one round.
 #[derive(Clone, Debug, Default, PartialEq)]

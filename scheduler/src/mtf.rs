@@ -1,8 +1,8 @@
 //! Most-Token-First (SPEC 3.1), exactly as written, for both input forms.
 
 use crate::board::Board;
+use crate::input::Leftovers;
 use crate::input::{Need, RoundInput};
-use crate::registry::Leftovers;
 use crate::{Allocation, Mechanism};
 
 /// Most-Token-First. Holds only scratch space: its state across rounds (budgets, turn) travels

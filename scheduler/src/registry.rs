@@ -2,6 +2,7 @@
 
 use crate::auction::{Auction, Pricing};
 use crate::gandiva::GandivaFair;
+pub use crate::input::Leftovers;
 use crate::max_throughput::MaxThroughput;
 use crate::mtf::Mtf;
 use crate::round_robin::RoundRobin;
@@ -30,19 +31,6 @@ pub const AUCTIONS: &[&str] = &["second_price", "first_price"];
 /// Whether mechanism `name` takes bids (an agent's action is a bid factor, not a threshold).
 pub fn takes_bids(name: &str) -> bool {
     AUCTIONS.contains(&name)
-}
-
-/// What happens to the accelerators nobody bought (MTF's free phase, SPEC 3.1 step 3; the
-/// auctions' unsold items, SPEC 8).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Leftovers {
-    /// Round robin from `turn` (SPEC 3.1).
-    #[default]
-    RoundRobin,
-    /// One by one to an agent drawn by weight, with the input's `draws` (SPEC 7).
-    WeightedRandom,
-    /// They stay idle (the valuation world: a free phase would give items to non-bidders).
-    Idle,
 }
 
 /// Mechanism parameters that are not part of a round (configurable per experiment).

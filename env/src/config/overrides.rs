@@ -1,0 +1,110 @@
+//! Reading TOML with `--set key.path=value` overrides, and deserialising it with the key path of
+//! the first problem in the error.
+
+use super::ConfigError;
+use std::path::Path;
+
+/// Apply `--set key.path=value`: the value is read as TOML (number, bool, array, inline table,
+/// string) and otherwise taken as a bare string. A numeric segment indexes an array of tables
+/// (`env.agents.1.load=0.8`) and `*` means every element (`env.agents.*.load=0.8`).
+pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String> {
+    let (path, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--set {spec}: expected key.path=value"))?;
+    if let Some(bad) = spec.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "--set {}: the value contains the control character {bad:?}; give one value per --set",
+            spec.escape_debug()
+        ));
+    }
+    let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {raw}")) {
+        Ok(mut t) if t.len() == 1 => t.remove("v").expect("parsed v"),
+        Ok(_) => return Err(format!("--set {spec}: the value must be one TOML value")),
+        Err(_) => toml::Value::String(raw.to_string()),
+    };
+    let keys: Vec<&str> = path.trim().split('.').collect();
+    if keys.iter().any(|k| k.is_empty()) {
+        return Err(format!("empty key in `{path}`"));
+    }
+    set_path(table, &keys, &value, path)
+}
+
+fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &str) -> Result<(), String> {
+    let (first, rest) = (keys[0], &keys[1..]);
+    if rest.is_empty() {
+        table.insert(first.to_string(), value.clone());
+        return Ok(());
+    }
+    let entry = table
+        .entry(first.to_string())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    match entry {
+        toml::Value::Table(t) => set_path(t, rest, value, path),
+        toml::Value::Array(items) => {
+            let (index, after) = (rest[0], &rest[1..]);
+            if after.is_empty() {
+                return Err(format!("`{path}`: set a field of an element, e.g. `{first}.{index}.load`"));
+            }
+            let targets: Vec<usize> = if index == "*" {
+                (0..items.len()).collect()
+            } else {
+                let k: usize = index
+                    .parse()
+                    .map_err(|_| format!("`{path}`: `{first}` is an array; index it with a number or `*`, not `{index}`"))?;
+                if k >= items.len() {
+                    return Err(format!("`{path}`: `{first}` has {} elements, no index {k}", items.len()));
+                }
+                vec![k]
+            };
+            for k in targets {
+                match &mut items[k] {
+                    toml::Value::Table(t) => set_path(t, after, value, path)?,
+                    _ => return Err(format!("`{path}`: `{first}.{k}` is not a table")),
+                }
+            }
+            Ok(())
+        }
+        _ => Err(format!("`{path}`: `{first}` is not a table")),
+    }
+}
+
+/// Read a TOML file and apply overrides, naming the file in errors.
+pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: file.clone(),
+        key: "(file)".into(),
+        problem: e.to_string(),
+    })?;
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError {
+        file: file.clone(),
+        key: "(syntax)".into(),
+        problem: e.message().to_string() + &line_of(&text, e.span()),
+    })?;
+    for o in overrides {
+        apply_override(&mut table, o).map_err(|p| ConfigError {
+            file: file.clone(),
+            key: o.split('=').next().unwrap_or("").to_string(),
+            problem: p,
+        })?;
+    }
+    Ok(table)
+}
+
+fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    span.map(|s| format!(" (line {})", text[..s.start.min(text.len())].lines().count().max(1)))
+        .unwrap_or_default()
+}
+
+/// Deserialize a table into `T`, naming the key path of the first problem.
+pub fn from_table<T: serde::de::DeserializeOwned>(file: &str, table: toml::Table) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let key = e.path().to_string();
+        let problem = e.into_inner().message().to_string();
+        ConfigError {
+            file: file.to_string(),
+            key: if key == "." { "(top level)".into() } else { key },
+            problem,
+        }
+    })
+}
