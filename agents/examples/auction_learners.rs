@@ -3,8 +3,8 @@
 //! `cargo run --release -p agents --example auction_learners -- [EPISODES]`
 
 use agents::config::{Experiment, LearnerKind, LearnerSection};
-use agents::learner::Learner;
-use agents::theory::{evaluate, train_against, Pinned, Record};
+use agents::eval::theory::{evaluate, train_against, Pinned, Record};
+use agents::learners::Learner;
 use env::config::ScenarioFile;
 use std::path::Path;
 

@@ -2,8 +2,8 @@
 //! learners (`[learner]`) and the training run (`[train]`). Raw TOML with overrides, unknown
 //! keys rejected, then resolved; every error names the file, the key and the problem.
 
-use crate::actor_critic::ActorCriticConfig;
-use crate::hedge::HedgeConfig;
+use crate::learners::actor_critic::ActorCriticConfig;
+use crate::learners::hedge::HedgeConfig;
 use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSection, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ pub enum LearnerReward {
     /// The environment's reward (`env.reward`): each agent's own.
     Own,
     /// Difference rewards `D_i = G - G(agent i at learner.difference_default)` from one-round
-    /// counterfactual re-runs of the mechanism ([`crate::difference`]).
+    /// counterfactual re-runs of the mechanism ([`crate::learners::difference`]).
     Difference,
 }
 
@@ -80,7 +80,7 @@ pub struct LearnerSection {
     /// Actor-critic settings.
     pub actor_critic: ActorCriticConfig,
     /// PPO settings.
-    pub ppo: crate::ppo::PpoConfig,
+    pub ppo: crate::learners::ppo::PpoConfig,
 }
 
 impl Default for LearnerSection {
@@ -92,7 +92,7 @@ impl Default for LearnerSection {
             fixed: FixedConfig::default(),
             hedge: HedgeConfig::default(),
             actor_critic: ActorCriticConfig::default(),
-            ppo: crate::ppo::PpoConfig::default(),
+            ppo: crate::learners::ppo::PpoConfig::default(),
         }
     }
 }
@@ -300,7 +300,7 @@ fn check_learner(err: &ErrorIn<'_>, scenario: &Scenario, l: &LearnerSection) -> 
             return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
         }
     }
-    let states = crate::hedge::budget_states(scenario);
+    let states = crate::learners::hedge::budget_states(scenario);
     if l.kind == LearnerKind::Hedge && states.saturating_mul(levels.len()).saturating_mul(scenario.n()) > limits::MAX_HEDGE_WEIGHTS {
         return Err(err(
             "mechanism.total_tokens",
@@ -394,7 +394,7 @@ fn check_difference(err: &ErrorIn<'_>, sc: &Scenario, l: &LearnerSection) -> Res
 
 /// `[learner.ppo]`: widths (before any tensor exists, the central critic's input included),
 /// rates, counts and coefficients.
-fn check_ppo(err: &ErrorIn<'_>, sc: &Scenario, p: &crate::ppo::PpoConfig) -> Result<(), ConfigError> {
+fn check_ppo(err: &ErrorIn<'_>, sc: &Scenario, p: &crate::learners::ppo::PpoConfig) -> Result<(), ConfigError> {
     let key = |k: &str| format!("learner.ppo.{k}");
     for (k, h) in [
         ("actor_hidden", p.actor_hidden),
@@ -405,7 +405,7 @@ fn check_ppo(err: &ErrorIn<'_>, sc: &Scenario, p: &crate::ppo::PpoConfig) -> Res
             return Err(err(&key(k), format!("must be in [1, {}], got {h}", limits::MAX_HIDDEN)));
         }
     }
-    if p.critic == crate::ppo::Critic::Central {
+    if p.critic == crate::learners::ppo::Critic::Central {
         // Every agent's critic reads every agent's features: n x (n x d) x width weights.
         let cells = sc
             .n()

@@ -51,35 +51,20 @@
 //! One round of a mechanism, as `mtf schedule` prints it:
 //!
 //! ```
-//! let out = agents::schedule::schedule_json("mtf", r#"{"utilities": [[0.1, 0.9, 0.1, 0.2], [0.5, 0.6, 0.5, 0.7]],
+//! let out = agents::eval::schedule::schedule_json("mtf", r#"{"utilities": [[0.1, 0.9, 0.1, 0.2], [0.5, 0.6, 0.5, 0.7]],
 //!     "thresholds": [0.5, 0.5], "budgets": [50.0, 50.0], "weights": [1.0, 1.0], "turn": 0}"#, None).unwrap();
 //! assert!(out.starts_with(r#"{"owners":[1,0,1,1],"#));
 //! ```
 
-pub mod actor_critic;
-pub mod analyze;
-pub mod checkpoint;
-pub mod compare;
 pub mod config;
-pub mod difference;
-pub mod drive;
 pub mod error;
+pub mod eval;
+pub mod experiments;
 pub mod export;
-pub mod fused_adamw;
-pub mod hedge;
-pub mod learner;
-pub mod plots;
-pub mod policies;
-pub mod ppo;
-pub mod reproduce;
-pub mod run_dir;
-pub mod runtime;
-pub mod schedule;
-pub mod simulate;
+pub mod learners;
+pub mod report;
+pub mod run;
 pub mod sweep;
-pub mod table;
-pub mod tb;
-pub mod theory;
+pub mod train;
 
 pub use error::{Error, Result};
-pub mod train;

@@ -3,9 +3,9 @@
 //! Hedge in self-play, a stale round record that must spoil the best response, and the
 //! actor-critic's and PPO's best responses.
 
-use agents::hedge::{Hedge, HedgeConfig};
-use agents::learner::Policy;
-use agents::theory::{evaluate, surplus_per_item, train_against, Pinned, Record};
+use agents::eval::theory::{evaluate, surplus_per_item, train_against, Pinned, Record};
+use agents::learners::hedge::{Hedge, HedgeConfig};
+use agents::learners::Policy;
 use env::config::{Scenario, ScenarioFile};
 use std::path::Path;
 
@@ -26,7 +26,7 @@ fn best_response(sc: &Scenario, opponents: f64, record: Record) -> (f64, f64) {
     let mut hedge = Hedge::for_scenario(sc, &HedgeConfig::default());
     let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(sc, opponents))).collect();
     train_against(sc, &mut hedge, 4, &pinned, 7, record);
-    let chosen = agents::learner::argmax(hedge.probabilities(0, 0));
+    let chosen = agents::learners::argmax(hedge.probabilities(0, 0));
     (
         sc.action_levels()[chosen],
         surplus_per_item(sc, chosen, level(sc, opponents), &HELD_OUT),
@@ -80,7 +80,7 @@ fn a_stale_round_record_makes_the_best_response_noise() {
 fn pinned_agents_keep_their_level() {
     let sc = scenario("first");
     let policy = Pinned {
-        inner: Box::new(agents::learner::Fixed { level: level(&sc, 0.5) }),
+        inner: Box::new(agents::learners::Fixed { level: level(&sc, 0.5) }),
         pinned: vec![(2, level(&sc, 1.0))],
     };
     let (summary, _) = evaluate(&sc, &policy, &HELD_OUT[..1]);
@@ -129,7 +129,7 @@ fn ppo_best_responds_within_one_grid_step() {
             scenario: sc.clone(),
             learner: agents::config::LearnerSection {
                 kind: agents::config::LearnerKind::Ppo,
-                ppo: agents::ppo::PpoConfig {
+                ppo: agents::learners::ppo::PpoConfig {
                     rollout: 100,
                     lr: 3e-3,
                     anneal_lr: false,

@@ -327,8 +327,8 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     std::fs::create_dir_all(&dir).unwrap();
     // A script carrying a valid payload that never answers: the shell runs `exec sleep` and
     // never reaches the payload bytes.
-    let manifest = agents::runtime::Manifest {
-        version: agents::runtime::VERSION,
+    let manifest = agents::export::runtime::Manifest {
+        version: agents::export::runtime::VERSION,
         kind: "fixed".into(),
         action: "threshold".into(),
         value_scale: 1.0,
@@ -347,7 +347,7 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
     let silent = dir.join("silent");
     std::fs::write(
         &silent,
-        agents::runtime::append_payload(b"#!/bin/sh\nexec sleep 60\n", &manifest, &[]),
+        agents::export::runtime::append_payload(b"#!/bin/sh\nexec sleep 60\n", &manifest, &[]),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;

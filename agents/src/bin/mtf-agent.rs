@@ -1,9 +1,9 @@
 //! The standalone agent runtime. On its own it carries no policy; `mtf export` appends one.
 //! Usage: AGENT [--agent INDEX] [--sample --seed N] [--describe]
 //! JSON lines in ({"budget": .., "utilities": [..]}, and the further features the policy reads:
-//! see --describe), JSON lines out; see `agents::runtime`.
+//! see --describe), JSON lines out; see `agents::export::runtime`.
 
-use agents::runtime::{read_payload, Agent, Draws};
+use agents::export::runtime::{read_payload, Agent, Draws};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 

@@ -133,6 +133,6 @@ pub fn export_optuna(storage: &str, study: &str, out: &Path) -> crate::Result<us
         text.push_str(&trial_line(t, &fp.params, &steps).to_string());
         text.push('\n');
     }
-    crate::run_dir::write_atomic(out, text.as_bytes())?;
+    crate::run::write_atomic(out, text.as_bytes())?;
     Ok(trials.len())
 }

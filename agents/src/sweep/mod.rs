@@ -11,12 +11,13 @@
 
 pub mod export;
 pub mod file;
+pub mod plots;
 pub mod pruner;
 pub mod space;
 pub mod storage;
 
 use crate::error::user;
-use crate::run_dir;
+use crate::run;
 use crate::train::{EpisodeHook, EpisodeLog, TrainSpec};
 use file::{Direction, Sweep};
 use pruner::{halving_prunes, median_prunes, PrunerKind};
@@ -101,7 +102,7 @@ pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
         Location::Postgres(_) => PathBuf::from("runs").join("sweeps").join(&study),
     });
     let trials_dir = out.join("trials");
-    std::fs::create_dir_all(&trials_dir).map_err(|e| run_dir::io_error(&trials_dir, "creating", e))?;
+    std::fs::create_dir_all(&trials_dir).map_err(|e| run::io_error(&trials_dir, "creating", e))?;
     let workers = args.workers.unwrap_or(sweep.file.workers);
     if workers == 0 {
         return Err(user("--workers must be at least 1"));
@@ -363,7 +364,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     if dir.exists() {
         // Left by an earlier study under this name whose database was removed: trial numbers
         // are unique within a study, so nothing live writes here.
-        std::fs::remove_dir_all(&dir).map_err(|e| run_dir::io_error(&dir, "removing", e))?;
+        std::fs::remove_dir_all(&dir).map_err(|e| run::io_error(&dir, "removing", e))?;
     }
     // A re-run of an interrupted trial continues from its checkpoint when this machine can
     // read its run directory (resume is exact); otherwise it starts over, without what a
@@ -373,7 +374,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         .as_ref()
         .is_some_and(|(_, src)| copy_checkpointed_run(Path::new(src), &dir).unwrap_or(false));
     if !resumed && dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| run_dir::io_error(&dir, "removing", e))?;
+        std::fs::remove_dir_all(&dir).map_err(|e| run::io_error(&dir, "removing", e))?;
     }
     let file = &ctx.sweep.file;
     let (pr, direction, metric) = (file.pruner.clone(), file.objective.direction, file.objective.intermediate.clone());
@@ -450,7 +451,7 @@ fn copy_checkpointed_run(src: &Path, dst: &Path) -> std::io::Result<bool> {
         for entry in std::fs::read_dir(src)? {
             let entry = entry?;
             let name = entry.file_name();
-            if name == run_dir::LOCK_FILE {
+            if name == run::LOCK_FILE {
                 continue;
             }
             let kind = entry.file_type()?;
@@ -500,7 +501,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
             rec
         })
         .collect();
-    run_dir::write_atomic(&ctx.out.join("trials.csv"), &run_dir::csv_bytes(&header, &records)?)?;
+    run::write_atomic(&ctx.out.join("trials.csv"), &run::csv_bytes(&header, &records)?)?;
 
     let count = |s: TrialState| trials.iter().filter(|t| t.state == s).count();
     let mut msg = format!(
@@ -534,12 +535,12 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
             ));
         }
         // The best trial's own resolved config: `mtf train --config best.toml` reproduces it.
-        let config = run_dir::read_text(&Path::new(&b.run_dir).join("config.toml"), run_dir::MAX_TEXT)?;
+        let config = run::read_text(&Path::new(&b.run_dir).join("config.toml"), run::MAX_TEXT)?;
         let header = format!(
             "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (budget included); train longer with --set train.episodes=N.\n",
             b.number, ctx.study, file.objective.metric
         );
-        run_dir::write_atomic(&ctx.out.join("best.toml"), (header + &config).as_bytes())?;
+        run::write_atomic(&ctx.out.join("best.toml"), (header + &config).as_bytes())?;
     } else {
         msg.push_str("no trial has completed yet\n");
     }
@@ -569,8 +570,8 @@ fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::Result<()> {
     let points: Vec<(f64, f64)> = complete.iter().map(|t| (t.number as f64, t.value.unwrap_or(f64::NAN))).collect();
     let y = file.objective.metric.clone();
     let maximize = file.objective.direction == Direction::Maximize;
-    crate::plots::sweep_history(&ctx.out, &points, maximize, &y)?;
-    let panels: Vec<crate::plots::ParamPanel> = file
+    plots::sweep_history(&ctx.out, &points, maximize, &y)?;
+    let panels: Vec<plots::ParamPanel> = file
         .params
         .iter()
         .map(|(name, d)| {
@@ -585,7 +586,7 @@ fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::Result<()> {
                     _ => v.as_float().or_else(|| v.as_integer().map(|i| i as f64)),
                 }
             };
-            crate::plots::ParamPanel {
+            plots::ParamPanel {
                 name: name.clone(),
                 log,
                 labels,
@@ -593,6 +594,6 @@ fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::Result<()> {
             }
         })
         .collect();
-    crate::plots::sweep_params(&ctx.out, &panels, &y)?;
+    plots::sweep_params(&ctx.out, &panels, &y)?;
     Ok(())
 }

@@ -168,7 +168,7 @@ pub struct Observed {
 }
 
 /// Reproducible uniforms (splitmix64) from (study seed, trial number): the agent runtime's.
-pub use crate::runtime::Draws;
+pub use crate::export::runtime::Draws;
 
 /// A standard normal from two uniforms (Box-Muller).
 fn normal(draws: &mut Draws) -> f64 {

@@ -1,8 +1,8 @@
 //! `mtf analyze`: can learning help in a scenario.
 
-use crate::cli::{parse_paired_seeds, parse_seeds, print_json, Common};
-use agents::analyze::{analyze, defaults, markdown, write, AnalyzeSpec};
+use crate::flags::{parse_paired_seeds, parse_seeds, print_json, Common};
 use agents::config::Source;
+use agents::eval::analyze::{analyze, defaults, markdown, write, AnalyzeSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,8 +1,8 @@
 //! `mtf compare`: policies x mechanisms on the same seeds.
 
-use crate::cli::{print_json, Common, Episodes};
-use agents::compare::{compare, write, CompareSpec};
+use crate::flags::{print_json, Common, Episodes};
 use agents::config::Source;
+use agents::eval::compare::{compare, write, CompareSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -43,7 +43,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": compared.seeds, "rows": compared.rows }))?;
     } else {
-        print!("{}", agents::table::markdown(&compared.rows));
+        print!("{}", agents::report::table::markdown(&compared.rows));
         println!("run directory: {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,6 @@
 //! `mtf export`: a trained run's policies as one standalone executable.
 
-use crate::cli::print_json;
+use crate::flags::print_json;
 use agents::export::export;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -6,6 +6,7 @@ mod analyze;
 mod cli;
 mod compare;
 mod export;
+mod flags;
 mod reproduce;
 mod schedule;
 mod simulate;

@@ -1,8 +1,8 @@
 //! `mtf reproduce thesis`: the thesis's chapter 5, regenerated.
 
-use crate::cli::{print_json, Common};
+use crate::flags::{print_json, Common};
 use agents::error::user;
-use agents::reproduce::{reproduce, ReproduceSpec};
+use agents::experiments::thesis::{reproduce, ReproduceSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -21,14 +21,14 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> agents::Result<ExitCode> {
     let text = match &args.input {
-        Some(path) => agents::run_dir::read_text(path, agents::run_dir::MAX_TEXT)?,
+        Some(path) => agents::run::read_text(path, agents::run::MAX_TEXT)?,
         None => {
             let mut s = String::new();
             std::io::stdin().read_to_string(&mut s).map_err(|e| user(format!("stdin: {e}")))?;
             s
         }
     };
-    let out = agents::schedule::schedule_json(&args.mechanism, &text, args.fairness).map_err(|e| match &args.input {
+    let out = agents::eval::schedule::schedule_json(&args.mechanism, &text, args.fairness).map_err(|e| match &args.input {
         Some(path) if e.exit_code() == 2 => user(format!("{}: {e}", path.display())),
         _ => e,
     })?;

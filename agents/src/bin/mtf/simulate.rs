@@ -1,8 +1,8 @@
 //! `mtf simulate`: evaluation episodes of one policy, without learning.
 
-use crate::cli::{print_json, Common, Episodes};
+use crate::flags::{print_json, Common, Episodes};
 use agents::config::Source;
-use agents::simulate::{simulate, SimulateSpec};
+use agents::eval::simulate::{simulate, SimulateSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,6 +1,6 @@
 //! `mtf sweep`: a hyperparameter search over training runs.
 
-use crate::cli::{print_json, Common};
+use crate::flags::{print_json, Common};
 use agents::sweep::{execute, SweepSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
 //! `mtf train`: a training run, or the resumption of one.
 
-use crate::cli::{print_json, Common};
+use crate::flags::{print_json, Common};
 use agents::train::{execute, TrainSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -264,7 +264,7 @@ impl Storage {
                 .parent()
                 .filter(|d| !d.as_os_str().is_empty())
                 .unwrap_or(std::path::Path::new("."));
-            std::fs::create_dir_all(dir).map_err(|e| crate::run_dir::io_error(dir, "creating", e))?;
+            std::fs::create_dir_all(dir).map_err(|e| crate::run::io_error(dir, "creating", e))?;
             if let Some(fs) = db::network_fs(dir) {
                 return Err(crate::error::user(format!(
                     "{}: the study database is on a network filesystem ({fs}), where SQLite's locks do not work; share a study across machines with --storage postgresql://USER@HOST/DB",

@@ -8,7 +8,7 @@
 //! happens on the caller's thread and returns its error: tensorboard-rs writes on a thread of
 //! its own and panics on a full disk.
 
-use crate::run_dir::io_error;
+use crate::run::io_error;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};

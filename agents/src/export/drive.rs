@@ -5,7 +5,7 @@
 //! (`MTF_AGENT_TIMEOUT` seconds, default [`DEFAULT_TIMEOUT_SECS`]), is recorded and reported as
 //! a user error after the episode; the agents are then stopped and not asked again.
 
-use crate::runtime::{read_payload, Manifest};
+use crate::export::runtime::{read_payload, Manifest};
 use env::policy::Policy;
 use env::world::Observations;
 use std::io::{BufRead, BufReader, Write};
@@ -35,7 +35,7 @@ pub type ErrorSlot = Arc<Mutex<Option<String>>>;
 
 /// Read and check an exported agent file against a scenario's shape.
 pub fn check(path: &Path, n: usize, m: usize, action: &str, levels: &[f64]) -> Result<Manifest, String> {
-    let bytes = crate::run_dir::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
+    let bytes = crate::run::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
     let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     if manifest.action != action {
         return Err(format!(

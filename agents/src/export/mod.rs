@@ -1,9 +1,12 @@
 //! `mtf export`: a trained run's policies as one self-contained executable (see `runtime`).
 
-use crate::actor_critic::Features;
+pub mod drive;
+pub mod runtime;
+
 use crate::config::{Experiment, LearnerKind};
 use crate::error::{failed, user};
-use crate::runtime::{append_payload, fnv_hex, Manifest, VERSION};
+use crate::export::runtime::{append_payload, fnv_hex, Manifest, VERSION};
+use crate::learners::actor_critic::Features;
 use std::path::{Path, PathBuf};
 
 /// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
@@ -26,7 +29,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
     };
     let inputs = policy_inputs(&exp);
     let levels = sc.action_levels().to_vec();
-    let config = crate::run_dir::read_regular(&dir.join("config.toml"), crate::run_dir::MAX_TEXT)?;
+    let config = crate::run::read_regular(&dir.join("config.toml"), crate::run::MAX_TEXT)?;
     let manifest = Manifest {
         version: VERSION,
         kind: kind.into(),
@@ -41,7 +44,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         agents_total: n,
         inputs: inputs.iter().map(|i| i.to_string()).collect(),
         total_tokens: sc.file.mechanism.total_tokens,
-        states: crate::hedge::budget_states(sc),
+        states: crate::learners::hedge::budget_states(sc),
         fixed_level: levels
             .iter()
             .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)
@@ -112,14 +115,14 @@ pub fn export(dir: &Path, out: &Path, agents: Option<usize>, force: bool) -> cra
         return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
     }
     let runtime_file = runtime_path()?;
-    let runtime = crate::run_dir::read_regular(&runtime_file, 1 << 30)?;
+    let runtime = crate::run::read_regular(&runtime_file, 1 << 30)?;
     let (bytes, manifest) = export_bytes(dir, agents, &runtime)?;
-    crate::run_dir::write_atomic(out, &bytes)?;
+    crate::run::write_atomic(out, &bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| crate::run_dir::io_error(out, "making executable", e))?;
+            .map_err(|e| crate::run::io_error(out, "making executable", e))?;
     }
     Ok(Exported {
         out: out.to_path_buf(),

@@ -6,50 +6,30 @@
 //! replays exactly what an uninterrupted run does from e on. `checkpoints/latest.ckpt` is
 //! rewritten atomically after every episode (a killed run loses at most the episode in
 //! progress); `checkpoints/episode-NNNNNN.ckpt` is kept every `checkpoint_every` episodes and at
-//! the end. [`crate::checkpoint`] owns the format: a corrupt or truncated file is reported,
+//! the end. [`crate::train::checkpoint`] owns the format: a corrupt or truncated file is reported,
 //! never trusted.
 
-use crate::actor_critic::ActorCritic;
-use crate::checkpoint;
+pub mod checkpoint;
+pub mod log;
+pub mod rollout;
+
+use log::{episode_log, last_logged, read_json, truncate_metrics, write_scalars};
+pub use log::{logged_welfare, tags, EpisodeLog};
+use rollout::{copies, merged};
+pub use rollout::{env_seed, train_episode, train_episode_many, train_episode_pinned};
+
 use crate::config::{Experiment, LearnerKind};
 use crate::error::user;
-use crate::hedge::Hedge;
-use crate::learner::{Fixed, Learner, Losses, Transition};
-use crate::run_dir;
+use crate::learners::actor_critic::ActorCritic;
+use crate::learners::hedge::Hedge;
+use crate::learners::{Fixed, Learner};
+use crate::run;
 use env::eval::{evaluate, Stat, Summary};
-use env::metrics::EpisodeMetrics;
 use env::rng::{names, stream_seed};
-use env::world::{ClusterEnv, Observations};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// Metric names (one step axis: the episode).
-pub mod tags {
-    /// Weighted social welfare.
-    pub const WELFARE: &str = "charts/welfare";
-    /// Mean reward per agent per round.
-    pub const REWARD: &str = "charts/mean_reward";
-    /// Total throughput.
-    pub const THROUGHPUT: &str = "charts/throughput";
-    /// Jobs dropped per round.
-    pub const DROPPED: &str = "charts/dropped";
-    /// Tokens spent per round.
-    pub const TOKENS: &str = "mechanism/tokens_spent";
-    /// Mean threshold of a weight class (suffix `/w<weight>`).
-    pub const THRESHOLD: &str = "charts/threshold";
-    /// Actor loss.
-    pub const ACTOR: &str = "losses/actor";
-    /// Critic loss.
-    pub const CRITIC: &str = "losses/critic";
-    /// Policy entropy.
-    pub const ENTROPY: &str = "losses/entropy";
-    /// Hedge's counterfactual reward spread (not a loss: what its update learns from).
-    pub const REWARD_SPREAD: &str = "learner/reward_spread";
-    /// Environment steps per second.
-    pub const SPS: &str = "perf/steps_per_second";
-}
 
 /// Called after every episode (its log line is written and its checkpoint saved); `Ok(true)`
 /// stops the run there, without the held-out evaluation: a sweep's pruner uses it.
@@ -163,7 +143,7 @@ pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
     let learner = build_inner(exp);
     match exp.learner.reward {
         crate::config::LearnerReward::Own => learner,
-        crate::config::LearnerReward::Difference => Box::new(crate::difference::Difference::new(
+        crate::config::LearnerReward::Difference => Box::new(crate::learners::difference::Difference::new(
             learner,
             &exp.scenario,
             exp.learner.difference_default,
@@ -186,8 +166,8 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
         LearnerKind::ActorCritic => {
             let obs = env::world::observation_dim(sc);
             let used = match exp.learner.actor_critic.features {
-                crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
-                crate::actor_critic::Features::All => obs,
+                crate::learners::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
+                crate::learners::actor_critic::Features::All => obs,
             };
             Box::new(ActorCritic::new(
                 sc.n(),
@@ -202,21 +182,21 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
             let cfg = &exp.learner.ppo;
             let obs = env::world::observation_dim(sc);
             let used = match cfg.features {
-                crate::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
-                crate::actor_critic::Features::All => obs,
+                crate::learners::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
+                crate::learners::actor_critic::Features::All => obs,
             };
             // One update per rollout, and one at every episode's end.
             let rounds = u64::from(sc.file.env.rounds);
             let per_episode = if cfg.rollout == 0 { 1 } else { rounds.div_ceil(cfg.rollout as u64) };
             // Shared actors: one per distinct weight, ascending.
-            let classes = (cfg.share != crate::ppo::Share::None).then(|| {
+            let classes = (cfg.share != crate::learners::ppo::Share::None).then(|| {
                 let ws = sc.weight_classes();
                 sc.agents
                     .iter()
                     .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
                     .collect()
             });
-            Box::new(crate::ppo::Ppo::with_classes(
+            Box::new(crate::learners::ppo::Ppo::with_classes(
                 sc.n(),
                 obs,
                 used,
@@ -229,170 +209,6 @@ fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
         }
     }
 }
-
-/// One episode's log line.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct EpisodeLog {
-    /// Episode index (0-based).
-    pub episode: u64,
-    /// Weighted social welfare.
-    pub welfare: f64,
-    /// Mean reward per agent per round.
-    pub mean_reward: f64,
-    /// Total throughput (jobs/round).
-    pub throughput: f64,
-    /// Jobs dropped per round.
-    pub dropped: f64,
-    /// Tokens spent per round.
-    pub tokens_spent: f64,
-    /// Mean threshold per weight class: (weight, mean).
-    pub threshold_by_weight: Vec<(f64, f64)>,
-    /// Mean actor loss per round.
-    pub actor_loss: f64,
-    /// Mean critic loss per round.
-    pub critic_loss: f64,
-    /// Mean policy entropy.
-    pub entropy: f64,
-    /// Mean counterfactual reward spread per round (Hedge; 0 for other learners). Absent from
-    /// logs written before it existed.
-    #[serde(default)]
-    pub reward_spread: f64,
-    /// Seconds the episode took.
-    pub wall_time: f64,
-}
-
-/// Run one training episode: act (sampled), step, learn, every round.
-pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
-    train_episode_pinned(env, learner, root, episode, &[])
-}
-
-/// [`train_episode`] with some agents pinned: each `(agent, level)` plays that level index
-/// instead of the learner's choice (the fixed opponents of a best-response check); the learner
-/// still learns from every round as played.
-pub fn train_episode_pinned(
-    env: &mut ClusterEnv,
-    learner: &mut dyn Learner,
-    root: u64,
-    episode: u64,
-    pinned: &[(usize, usize)],
-) -> (EpisodeMetrics, Losses) {
-    let (mut metrics, losses) = train_episode_many(std::slice::from_mut(env), learner, root, episode, pinned);
-    (metrics.pop().expect("one environment"), losses)
-}
-
-/// Environment copy `k`'s seed in training episode `episode`: copy 0 has the episode's seed
-/// (so one copy trains exactly as before copies existed), copy k > 0 a stream of it.
-pub fn env_seed(root: u64, episode: u64, k: usize) -> u64 {
-    let seed = stream_seed(root, names::TRAIN_EPISODE, episode);
-    if k == 0 {
-        seed
-    } else {
-        stream_seed(seed, names::TRAIN_ENV, k as u64)
-    }
-}
-
-/// One training episode over every environment copy in `envs` (`train.envs`), stepped in
-/// parallel on the current rayon pool; the learner acts for all copies at once and learns from
-/// their rounds in copy order, so results do not depend on the number of threads. Returns each
-/// copy's metrics and the episode's mean losses.
-pub fn train_episode_many(
-    envs: &mut [ClusterEnv],
-    learner: &mut dyn Learner,
-    root: u64,
-    episode: u64,
-    pinned: &[(usize, usize)],
-) -> (Vec<EpisodeMetrics>, Losses) {
-    use rayon::prelude::*;
-    let (n, copies) = (envs[0].n(), envs.len());
-    learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
-    for (k, env) in envs.iter_mut().enumerate() {
-        env.reset(env_seed(root, episode, k));
-    }
-    let mut actions = vec![vec![0; n]; copies];
-    let mut obs: Vec<Vec<f32>> = vec![Vec::new(); copies];
-    let mut budgets = vec![vec![0.0; n]; copies];
-    let mut sum = Losses::default();
-    let mut rounds = 0.0;
-    while !envs[0].agents().is_empty() {
-        let dim = envs[0].observations().dim;
-        for (k, env) in envs.iter().enumerate() {
-            obs[k].clear();
-            obs[k].extend_from_slice(env.observations().data);
-            budgets[k].copy_from_slice(env.budgets());
-        }
-        {
-            let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
-            let b: Vec<&[f64]> = budgets.iter().map(Vec::as_slice).collect();
-            learner.act_many(&views, &b, &mut actions);
-        }
-        for a in actions.iter_mut() {
-            for &(i, level) in pinned {
-                a[i] = level;
-            }
-        }
-        envs.par_iter_mut().zip(actions.par_iter()).for_each(|(env, a)| {
-            env.step(a).expect("learners pick levels inside the action space");
-        });
-        let ts: Vec<Transition<'_>> = envs
-            .iter()
-            .enumerate()
-            .map(|(k, env)| Transition::played(env, Observations { data: &obs[k], dim }, &budgets[k], &actions[k]))
-            .collect();
-        let l = learner.learn_many(&ts);
-        if l.skipped {
-            continue;
-        }
-        sum.actor += l.actor;
-        sum.critic += l.critic;
-        sum.entropy += l.entropy;
-        sum.reward_spread += l.reward_spread;
-        rounds += 1.0;
-    }
-    let rounds = f64::max(rounds, 1.0);
-    let mean = Losses {
-        actor: sum.actor / rounds,
-        critic: sum.critic / rounds,
-        entropy: sum.entropy / rounds,
-        reward_spread: sum.reward_spread / rounds,
-        skipped: false,
-    };
-    (envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(), mean)
-}
-
-/// `k` environment copies of `sc` for training (no per-round recording).
-fn copies(sc: &env::config::Scenario, k: usize) -> Vec<ClusterEnv> {
-    (0..k)
-        .map(|_| {
-            let mut env = ClusterEnv::new(sc.clone());
-            env.set_recording(false);
-            env
-        })
-        .collect()
-}
-
-/// The copies' metrics as one, for the episode log: means per agent, drops and rounds summed
-/// (so drops per round is the mean over copies).
-fn merged(ms: Vec<EpisodeMetrics>) -> EpisodeMetrics {
-    let k = ms.len() as f64;
-    let mut out = ms[0].clone();
-    if ms.len() == 1 {
-        return out;
-    }
-    let mean = |f: &dyn Fn(&EpisodeMetrics) -> &Vec<f64>| -> Vec<f64> {
-        (0..f(&ms[0]).len()).map(|i| ms.iter().map(|m| f(m)[i]).sum::<f64>() / k).collect()
-    };
-    out.throughput = mean(&|m| &m.throughput);
-    out.reward = mean(&|m| &m.reward);
-    out.threshold = mean(&|m| &m.threshold);
-    out.spent = mean(&|m| &m.spent);
-    out.welfare = ms.iter().map(|m| m.welfare).sum::<f64>() / k;
-    out.dropped = (0..out.dropped.len()).map(|i| ms.iter().map(|m| m.dropped[i]).sum()).collect();
-    out.rounds = ms.iter().map(|m| m.rounds).sum();
-    out
-}
-
-/// Largest `metrics.jsonl` read back on resume.
-const MAX_METRICS_BYTES: u64 = 1 << 30;
 
 /// Load a run directory's experiment and its learner restored from its latest checkpoint
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
@@ -475,7 +291,7 @@ struct Opened {
     /// Episodes already done (from the checkpoint).
     start: u64,
     dir: PathBuf,
-    _lock: run_dir::RunLock,
+    _lock: run::RunLock,
 }
 
 /// Open the run `args` asks for; `Err(Ok(trained))` is a resumed run that is already complete.
@@ -487,7 +303,7 @@ fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
             if !dir.join("config.toml").exists() {
                 return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
             }
-            let lock = run_dir::lock(dir)?;
+            let lock = run::lock(dir)?;
             let (exp, learner, done) = load_run(dir, true)?;
             if done >= exp.train.episodes && dir.join("summary.json").exists() {
                 return Ok(Err(Trained {
@@ -515,9 +331,9 @@ fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
                 .name
                 .clone()
                 .unwrap_or_else(|| config.file_stem().and_then(|s| s.to_str()).unwrap_or("train").to_string());
-            let (dir, lock) = run_dir::create(args.out.as_deref(), &name)?;
+            let (dir, lock) = run::create(args.out.as_deref(), &name)?;
             // The resolved config goes in before anything else can fail.
-            run_dir::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
+            run::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
             let learner = build_learner(&exp);
             Ok(Ok(Opened {
                 exp,
@@ -529,54 +345,6 @@ fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
         }
         (None, None) => Err(user("give --config FILE (or --resume RUN_DIR)")),
     }
-}
-
-/// One episode's log line from its metrics and losses.
-fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64, weights: &[f64], classes: &[f64]) -> EpisodeLog {
-    let n = weights.len();
-    EpisodeLog {
-        episode: e,
-        welfare: m.welfare,
-        mean_reward: m.reward.iter().sum::<f64>() / n as f64,
-        throughput: m.throughput.iter().sum(),
-        dropped: m.dropped.iter().sum::<u64>() as f64 / f64::from(m.rounds.max(1)),
-        tokens_spent: m.spent.iter().sum(),
-        threshold_by_weight: classes
-            .iter()
-            .map(|&w| {
-                let idx: Vec<usize> = (0..n).filter(|&i| weights[i] == w).collect();
-                (w, idx.iter().map(|&i| m.threshold[i]).sum::<f64>() / idx.len() as f64)
-            })
-            .collect(),
-        actor_loss: losses.actor,
-        critic_loss: losses.critic,
-        entropy: losses.entropy,
-        reward_spread: losses.reward_spread,
-        wall_time: secs,
-    }
-}
-
-/// An episode's scalars into TensorBoard (one step axis: the episode).
-fn write_scalars(tb: &mut crate::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> crate::Result<()> {
-    let e = log.episode;
-    for (tag, v) in [
-        (tags::WELFARE, log.welfare),
-        (tags::REWARD, log.mean_reward),
-        (tags::THROUGHPUT, log.throughput),
-        (tags::DROPPED, log.dropped),
-        (tags::TOKENS, log.tokens_spent),
-        (tags::ACTOR, log.actor_loss),
-        (tags::CRITIC, log.critic_loss),
-        (tags::ENTROPY, log.entropy),
-        (tags::REWARD_SPREAD, log.reward_spread),
-        (tags::SPS, f64::from(rounds) / log.wall_time.max(1e-9)),
-    ] {
-        tb.scalar(tag, v as f32, e)?;
-    }
-    for (w, t) in &log.threshold_by_weight {
-        tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t as f32, e)?;
-    }
-    tb.flush()
 }
 
 /// The held-out evaluation, greedy, on seeds no training episode used: the ones `mtf simulate`
@@ -630,7 +398,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         let m = merged(ms);
         rounds_run += u64::from(m.rounds);
         let log = episode_log(e, &m, losses, t0.elapsed().as_secs_f64(), &weights, &classes);
-        run_dir::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;
+        run::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;
         write_scalars(&mut tb, &log, m.rounds)?;
         let done = e + 1;
         checkpoint::write(
@@ -667,7 +435,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         eval_welfare: eval.welfare,
         eval: &eval,
     })?;
-    run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    run::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     close_tb(&mut tb, &eval, (rounds_run * n as u64) as f64 / train_seconds.max(1e-9), total)?;
     Ok(Trained {
         dir,
@@ -685,8 +453,8 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
 
 /// The run's TensorBoard event file, opened with its hyperparameters (every resolved config
 /// value) for the HPARAMS tab.
-fn open_tb(dir: &Path, exp: &Experiment) -> crate::Result<crate::tb::EventWriter> {
-    let mut tb = crate::tb::EventWriter::create(&dir.join("tb"))?;
+fn open_tb(dir: &Path, exp: &Experiment) -> crate::Result<crate::run::tb::EventWriter> {
+    let mut tb = crate::run::tb::EventWriter::create(&dir.join("tb"))?;
     let resolved: toml::Table = exp
         .to_toml()
         .parse()
@@ -698,7 +466,7 @@ fn open_tb(dir: &Path, exp: &Experiment) -> crate::Result<crate::tb::EventWriter
 
 /// The summary's figures as scalars at the last episode (the HPARAMS tab's metrics), and the
 /// end of the hparams session.
-fn close_tb(tb: &mut crate::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::Result<()> {
+fn close_tb(tb: &mut crate::run::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::Result<()> {
     for (tag, v) in [
         ("summary/eval_welfare", eval.welfare.mean),
         ("summary/eval_jain", eval.jain.mean),
@@ -708,55 +476,6 @@ fn close_tb(tb: &mut crate::tb::EventWriter, eval: &Summary, updates_per_second:
         tb.scalar(tag, v as f32, step)?;
     }
     tb.hparams_end(true)
-}
-
-/// A JSON file of the run, naming it in every error.
-fn read_json(path: &Path) -> crate::Result<serde_json::Value> {
-    serde_json::from_str(&run_dir::read_text(path, MAX_METRICS_BYTES)?).map_err(|e| user(format!("{}: {e}", path.display())))
-}
-
-/// The last episode line of a metrics file.
-fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text = run_dir::read_text(path, MAX_METRICS_BYTES)?;
-    match text.lines().rev().find(|l| !l.trim().is_empty()) {
-        None => Ok(None),
-        Some(line) => serde_json::from_str(line)
-            .map(Some)
-            .map_err(|e| user(format!("{}: last line is not an episode record: {e}", path.display()))),
-    }
-}
-
-/// The training welfare of a run's logged episodes (`metrics.jsonl`), in episode order.
-pub fn logged_welfare(dir: &Path) -> crate::Result<Vec<f64>> {
-    let path = dir.join("metrics.jsonl");
-    let text = run_dir::read_text(&path, MAX_METRICS_BYTES)?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(k, line)| {
-            serde_json::from_str::<EpisodeLog>(line)
-                .map(|e| e.welfare)
-                .map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))
-        })
-        .collect()
-}
-
-/// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
-/// a resumed run redoes the rest.
-fn truncate_metrics(path: &Path, episodes: u64) -> crate::Result<()> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok(());
-    }
-    let text = run_dir::read_text(path, MAX_METRICS_BYTES)?;
-    let kept: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(episodes as usize).collect();
-    let mut out = kept.join("\n");
-    if !out.is_empty() {
-        out.push('\n');
-    }
-    run_dir::write_atomic(path, out.as_bytes())
 }
 
 fn progress(total: u64, start: u64, quiet: bool) -> indicatif::ProgressBar {

@@ -9,9 +9,9 @@
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
 
-use crate::checkpoint::Parts;
 use crate::error::failed;
-use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use crate::learners::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use crate::train::checkpoint::Parts;
 use env::config::{ActionKind, Scenario, World};
 use env::rng::{stream, unit};
 use env::world::{play, Observations};

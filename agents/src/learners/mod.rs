@@ -2,6 +2,12 @@
 //! interface) picks thresholds, [`Learner`] updates from what happened. One value serves all n agents (the actor-critic batches them),
 //! but every agent's parameters and state are its own: nothing is shared between agents.
 
+pub mod actor_critic;
+pub mod difference;
+pub mod fused_adamw;
+pub mod hedge;
+pub mod ppo;
+
 use env::world::Observations;
 use scheduler::{Allocation, RoundInput};
 use serde::{Deserialize, Serialize};
@@ -174,7 +180,7 @@ pub trait Learner: Policy {
     /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
     fn load(&mut self, bytes: &[u8]) -> crate::Result<()>;
 
-    /// Agent i's policy as the numbers an exported agent carries (`agents::runtime` layout):
+    /// Agent i's policy as the numbers an exported agent carries (`agents::export::runtime` layout):
     /// actor-critic `W1 [1+m, h], b1 [h], W2 [h, K], b2 [K]`; Hedge log-weights `[states, K]`;
     /// nothing for a fixed threshold.
     fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>>;

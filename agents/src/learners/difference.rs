@@ -16,7 +16,7 @@
 //! It wraps any learner that learns from the rewards it is given (the actor-critic, PPO);
 //! Hedge computes its own counterfactual rewards for every level and is refused.
 
-use crate::learner::{Learner, Losses, Policy, Transition};
+use crate::learners::{Learner, Losses, Policy, Transition};
 use env::config::{ActionKind, Scenario};
 use env::world::{play, Observations};
 use scheduler::{Allocation, Form, Mechanism, RoundInput};

@@ -16,15 +16,20 @@
 //! Every comparison is paired on the same seeds, and every result is independent of
 //! `threads`: evaluations run in seed order and the search breaks ties by its fixed order.
 
+mod adaptive;
+mod report;
+
+pub use adaptive::{Adaptive, Bit};
+pub use report::{figures, markdown, verdict, write};
+
 use crate::config::Source;
 use crate::error::user;
-use crate::learner::{Fixed, Policy};
-use crate::table::{signed, welfare_diff, Row};
-use crate::theory::Pinned;
-use env::config::{ActionKind, Arrivals, Scenario, World};
+use crate::eval::theory::Pinned;
+use crate::learners::{Fixed, Policy};
+use crate::report::table::{signed, welfare_diff, Row};
+use env::config::{ActionKind, Scenario};
 use env::eval::{episode_seeds, Stat, Summary};
 use env::metrics::EpisodeMetrics;
-use env::world::Observations;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -59,138 +64,6 @@ pub mod defaults {
     pub const TOKENS: [f64; 3] = [100.0, 1000.0, 10000.0];
     /// Baselines: the standard schedulers of the thesis's comparison.
     pub const BASELINES: [&str; 3] = ["stride", "gandiva_fair", "themis"];
-}
-
-/// The state bit of an adaptive class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Bit {
-    /// No state: one level per weight class.
-    None,
-    /// The agent's arrival process is in its high (burst) state.
-    Burst,
-    /// The agent's budget is above its weight's share of the tokens.
-    Budget,
-    /// The agent's backlog (over its arrival rate) is above its running mean this episode.
-    Backlog,
-}
-
-impl Bit {
-    /// Every bit, in search order.
-    pub const ALL: [Bit; 4] = [Bit::None, Bit::Burst, Bit::Budget, Bit::Backlog];
-
-    /// Its row name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Bit::None => "per-class",
-            Bit::Burst => "per-class x burst",
-            Bit::Budget => "per-class x budget above share",
-            Bit::Backlog => "per-class x backlog above mean",
-        }
-    }
-
-    /// Whether the bit carries information in `sc` (a burst state needs bursty arrivals, a
-    /// budget needs a mechanism that spends tokens, a backlog needs queues).
-    fn applies(self, sc: &Scenario) -> bool {
-        let queues = sc.file.env.world == World::Queues;
-        match self {
-            Bit::None => true,
-            Bit::Burst => queues && sc.file.env.arrivals == Arrivals::Mmpp,
-            Bit::Budget => sc.file.mechanism.name == "mtf",
-            Bit::Backlog => queues,
-        }
-    }
-}
-
-/// A level per weight class and state bit; agents read their bit from their observation
-/// (the burst state needs `env.observe_burst`, which `analyze` turns on: an observation-only
-/// switch that changes no dynamics).
-#[derive(Clone, Debug)]
-pub struct Adaptive {
-    bit: Bit,
-    /// Weight class of each agent (index into the ascending distinct weights).
-    class_of: Vec<usize>,
-    /// Each agent's weight share of the tokens (its starting budget share).
-    share: Vec<f64>,
-    m: usize,
-    /// Level index per `class * 2 + bit`.
-    levels: Vec<usize>,
-    /// Running mean of each agent's backlog over arrival rate, and the rounds it spans.
-    mean: Vec<f64>,
-    rounds: u32,
-}
-
-impl Adaptive {
-    /// Every agent of every class at `level` (a fixed policy, the search's start).
-    pub fn uniform(sc: &Scenario, bit: Bit, level: usize) -> Self {
-        let classes = sc.weight_classes();
-        let weights: Vec<f64> = sc.agents.iter().map(|a| a.weight).collect();
-        let total: f64 = weights.iter().sum();
-        Self {
-            bit,
-            class_of: weights
-                .iter()
-                .map(|w| classes.iter().position(|c| c == w).expect("a class"))
-                .collect(),
-            share: weights.iter().map(|w| w / total).collect(),
-            m: sc.m(),
-            levels: vec![level; classes.len() * 2],
-            mean: vec![0.0; sc.n()],
-            rounds: 0,
-        }
-    }
-
-    /// The parameters the search moves: both bit values per class, or one when there is no
-    /// bit.
-    fn params(&self) -> Vec<usize> {
-        let k = self.levels.len() / 2;
-        match self.bit {
-            Bit::None => (0..k).map(|c| c * 2).collect(),
-            _ => (0..2 * k).collect(),
-        }
-    }
-
-    fn set(&mut self, param: usize, level: usize) {
-        self.levels[param] = level;
-        if self.bit == Bit::None {
-            self.levels[param + 1] = level;
-        }
-    }
-
-    fn state(&mut self, i: usize, o: &[f32]) -> usize {
-        let on = match self.bit {
-            Bit::None => false,
-            Bit::Burst => o[2 + self.m] > 0.5,
-            Bit::Budget => f64::from(o[0]) > self.share[i],
-            Bit::Backlog => {
-                // Above the mean of the rounds before this one (0 before the first).
-                let x = f64::from(o[1 + self.m]);
-                let above = x > self.mean[i];
-                self.mean[i] += (x - self.mean[i]) / f64::from(self.rounds + 1);
-                above
-            }
-        };
-        usize::from(on)
-    }
-}
-
-impl Policy for Adaptive {
-    fn begin_episode(&mut self, _seed: u64) {
-        self.mean.fill(0.0);
-        self.rounds = 0;
-    }
-
-    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
-        for (i, a) in actions.iter_mut().enumerate() {
-            let b = self.state(i, obs.get(i));
-            *a = self.levels[self.class_of[i] * 2 + b];
-        }
-        self.rounds += 1;
-    }
-
-    fn fork(&self) -> Box<dyn Policy> {
-        Box::new(self.clone())
-    }
 }
 
 /// One class's best policy.
@@ -458,7 +331,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
         None => None,
         Some((dir, (exp, learner, _))) => Some(standing(&mut ctx, &sc_dim, dir, &exp.scenario, learner.as_ref(), &mut rows)?),
     };
-    crate::table::pair(&mut rows, 0);
+    crate::report::table::pair(&mut rows, 0);
     Ok(Analyzed {
         scenario: sc_dim,
         select_seeds: ctx.select.clone(),
@@ -539,7 +412,7 @@ fn standing(
     sc: &Scenario,
     dir: &Path,
     trained: &Scenario,
-    learner: &dyn crate::learner::Learner,
+    learner: &dyn crate::learners::Learner,
     rows: &mut Vec<Row>,
 ) -> crate::Result<RunStanding> {
     ctx.say("the trained run");
@@ -548,7 +421,7 @@ fn standing(
     let mut sc = sc.clone();
     sc.file.env.observe_as(&trained.file.env);
     let spec = format!("run:{}", dir.display());
-    crate::policies::check_fits(&spec, trained, &sc)?;
+    crate::eval::policies::check_fits(&spec, trained, &sc)?;
     let policy = learner.fork();
     let eps = env::eval::evaluate(&sc, &ctx.held_out, policy.as_ref(), true, ctx.spec.threads);
     let run = row(&sc, &spec, &sc.file.mechanism.name, eps);
@@ -559,266 +432,6 @@ fn standing(
         diffs,
         learning: learning_curve(&crate::train::logged_welfare(dir)?),
     })
-}
-
-/// The report: a verdict paragraph, then one table per part with its column legend.
-pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
-    let mut md = format!(
-        "# Can learning help? {} (mechanism {}; policies selected on {} seeds, scored on {} held-out seeds, paired)\n\n",
-        config.display(),
-        a.scenario.file.mechanism.name,
-        a.select_seeds.len(),
-        a.seeds.len()
-    );
-    md += &verdict(a);
-    md += &format!(
-        "\n## 1. Headroom: simple adaptive policies against the best fixed level ({})\n\n",
-        a.best_fixed
-    );
-    md += "| class | levels per weight class (bit off / on) | gain on selection seeds | Δ welfare, held out |\n|---|---|---|---|\n";
-    for h in &a.headroom {
-        let levels: Vec<String> = h
-            .levels
-            .iter()
-            .map(|(w, off, on)| {
-                if h.bit == Bit::None {
-                    format!("w{w}: {off}")
-                } else {
-                    format!("w{w}: {off} / {on}")
-                }
-            })
-            .collect();
-        md += &format!(
-            "| {} | {} | {:+.3} | {} |\n",
-            h.bit.name(),
-            levels.join(", "),
-            h.select_gain,
-            signed(&h.held_out_gain)
-        );
-    }
-    md += "\nGain on selection seeds: mean welfare (jobs per round) minus the best fixed level's on the seeds the search chose on (never negative). Δ welfare, held out: the same on other seeds, mean and paired 95% CI; * marks a CI that excludes 0.\n";
-    md += "\n## 2. Best responses: one agent per weight class deviates from the common best fixed level\n\n";
-    md +=
-        "| weight | agent | common | deviation | own reward gain | own throughput gain | welfare change |\n|---|---|---|---|---|---|---|\n";
-    for b in &a.best_responses {
-        md += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            b.weight,
-            b.agent,
-            b.common,
-            b.deviation,
-            signed(&b.own_reward_gain),
-            signed(&b.own_throughput_gain),
-            signed(&b.welfare_change)
-        );
-    }
-    md += "\nDeviation: the level that maximises the agent's own reward on the selection seeds while every other agent keeps the common level. Gains and changes: deviation minus common on the held-out seeds, paired 95% CI (reward per round in the scenario's reward units, throughput and welfare in jobs per round).\n";
-    if !a.token_scale.is_empty() {
-        md += &token_table(a);
-    }
-    if let Some(r) = &a.run {
-        md += &format!(
-            "\n## 4. The trained run `{}`\n\n| the run minus | Δ welfare, held out |\n|---|---|\n",
-            r.run
-        );
-        for (label, d) in &r.diffs {
-            md += &format!("| {label} | {} |\n", signed(d));
-        }
-        md += "\nWelfare of the run's greedy policy minus each row's, on the held-out seeds, paired 95% CI in jobs per round.\n";
-    }
-    md += "\n## Every held-out row\n\n";
-    md += &crate::table::markdown(&a.rows);
-    md += "\n## Figures\n\n";
-    for png in figures.iter().filter(|f| f.ends_with(".png")) {
-        md += &format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg"));
-    }
-    md
-}
-
-fn token_table(a: &Analyzed) -> String {
-    let names: Vec<&str> = a.token_scale[0].diffs.iter().map(|(b, _)| b.as_str()).collect();
-    let mut md = "\n## 3. The token scale: MTF against the baselines as the token total varies\n\n".to_string();
-    md += &format!(
-        "| total tokens | MTF best fixed | MTF welfare | bought share | {} |\n|{}\n",
-        names.iter().map(|b| format!("MTF − {b}")).collect::<Vec<_>>().join(" | "),
-        "---|".repeat(4 + names.len())
-    );
-    for p in &a.token_scale {
-        let diffs: Vec<String> = p.diffs.iter().map(|(_, d)| signed(d)).collect();
-        md += &format!(
-            "| {} | {} | {:.3} +- {:.3} | {:.3} | {} |\n",
-            p.total_tokens,
-            p.best_fixed,
-            p.mtf_welfare.mean,
-            p.mtf_welfare.ci95,
-            p.paid_share.mean,
-            diffs.join(" | ")
-        );
-    }
-    md += "\nMTF at its best fixed level for each total (selection seeds). Bought share: the share of accelerator-rounds MTF sold for a token; the rest went by its unweighted free phase. MTF − baseline: welfare difference on the held-out seeds, paired 95% CI, jobs per round.\n";
-    md
-}
-
-/// One paragraph that answers the question, from the numbers (`analysis.md` opens with it).
-pub fn verdict(a: &Analyzed) -> String {
-    let mut s = String::from("**Verdict.** ");
-    if let Some(h) = a
-        .headroom
-        .iter()
-        .max_by(|x, y| x.held_out_gain.mean.total_cmp(&y.held_out_gain.mean))
-    {
-        s += &format!(
-            "The best simple adaptive class here ({}) gains {} jobs per round over the best fixed level {} on held-out seeds ({}). ",
-            h.bit.name(),
-            signed(&h.held_out_gain),
-            a.best_fixed,
-            if crate::table::significant(&h.held_out_gain) {
-                "a real but bounded headroom for learners of such policies"
-            } else {
-                "not distinguishable from 0: little for a learner to find"
-            }
-        );
-    }
-    let selfish: Vec<String> = a
-        .best_responses
-        .iter()
-        .filter(|b| crate::table::significant(&b.own_reward_gain) && b.own_reward_gain.mean > 0.0)
-        .map(|b| {
-            format!(
-                "weight {} (to {}, own reward {}, welfare {})",
-                b.weight,
-                b.deviation,
-                signed(&b.own_reward_gain),
-                signed(&b.welfare_change)
-            )
-        })
-        .collect();
-    s += &if selfish.is_empty() {
-        "No weight class gains by deviating alone from the common level: it is stable against selfish learners. ".to_string()
-    } else {
-        format!("Selfish learners will move: {}. ", selfish.join("; "))
-    };
-    if let (Some(lo), Some(hi)) = (a.token_scale.first(), a.token_scale.last()) {
-        let worst = |p: &TokenPoint| {
-            p.diffs
-                .iter()
-                .min_by(|x, y| x.1.mean.total_cmp(&y.1.mean))
-                .map(|(b, d)| format!("{} against {b}", signed(d)))
-                .unwrap_or_default()
-        };
-        s += &format!(
-            "The token total matters: at T = {} MTF's worst paired difference is {} (bought share {:.2}); at T = {} it is {} (bought share {:.2}). ",
-            lo.total_tokens,
-            worst(lo),
-            lo.paid_share.mean,
-            hi.total_tokens,
-            worst(hi),
-            hi.paid_share.mean
-        );
-    }
-    if let Some(r) = &a.run {
-        if let Some((_, d)) = r.diffs.first() {
-            s += &format!("The trained run stands at {} against the best fixed level.", signed(d));
-        }
-    }
-    s + "\n"
-}
-
-/// Write the analysis's run directory: `config.toml`, `analysis.md`, `headroom.csv`,
-/// `best_responses.csv`, `token_scale.csv`, `rows.csv`, the figures, `summary.json`.
-pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result<PathBuf> {
-    let (dir, _lock) = crate::run_dir::create(out, &format!("analyze-{}", source.stem()))?;
-    crate::run_dir::write_atomic(&dir.join("config.toml"), a.scenario.to_toml().as_bytes())?;
-    let figures = crate::plots::analysis(&dir, a)?;
-    crate::run_dir::write_atomic(&dir.join("analysis.md"), markdown(a, &source.config, &figures).as_bytes())?;
-    let stat = |s: &Stat| [format!("{}", s.mean), format!("{}", s.ci95)];
-    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let records: Vec<Vec<String>> = a
-        .headroom
-        .iter()
-        .flat_map(|h| {
-            h.levels.iter().map(move |(w, off, on)| {
-                let mut r = vec![
-                    h.bit.name().to_string(),
-                    w.to_string(),
-                    off.to_string(),
-                    on.to_string(),
-                    h.select_gain.to_string(),
-                ];
-                r.extend(stat(&h.held_out_gain));
-                r
-            })
-        })
-        .collect();
-    let header = strings(&[
-        "class",
-        "weight",
-        "level_off",
-        "level_on",
-        "select_gain",
-        "held_out_gain_mean",
-        "held_out_gain_ci95",
-    ]);
-    crate::run_dir::write_atomic(&dir.join("headroom.csv"), &crate::run_dir::csv_bytes(&header, &records)?)?;
-    let records: Vec<Vec<String>> = a
-        .best_responses
-        .iter()
-        .map(|b| {
-            let mut r = vec![
-                b.weight.to_string(),
-                b.agent.to_string(),
-                b.common.to_string(),
-                b.deviation.to_string(),
-            ];
-            r.extend(stat(&b.own_reward_gain));
-            r.extend(stat(&b.own_throughput_gain));
-            r.extend(stat(&b.welfare_change));
-            r
-        })
-        .collect();
-    let header = strings(&[
-        "weight",
-        "agent",
-        "common",
-        "deviation",
-        "own_reward_gain_mean",
-        "own_reward_gain_ci95",
-        "own_throughput_gain_mean",
-        "own_throughput_gain_ci95",
-        "welfare_change_mean",
-        "welfare_change_ci95",
-    ]);
-    crate::run_dir::write_atomic(&dir.join("best_responses.csv"), &crate::run_dir::csv_bytes(&header, &records)?)?;
-    let records: Vec<Vec<String>> = a
-        .token_scale
-        .iter()
-        .flat_map(|p| {
-            p.diffs.iter().map(move |(b, d)| {
-                let mut r = vec![p.total_tokens.to_string(), p.best_fixed.to_string()];
-                r.extend(stat(&p.mtf_welfare));
-                r.push(p.paid_share.mean.to_string());
-                r.push(b.clone());
-                r.extend(stat(d));
-                r
-            })
-        })
-        .collect();
-    let header = strings(&[
-        "total_tokens",
-        "best_fixed",
-        "mtf_welfare_mean",
-        "mtf_welfare_ci95",
-        "bought_share",
-        "baseline",
-        "diff_mean",
-        "diff_ci95",
-    ]);
-    crate::run_dir::write_atomic(&dir.join("token_scale.csv"), &crate::run_dir::csv_bytes(&header, &records)?)?;
-    crate::run_dir::write_atomic(&dir.join("rows.csv"), &crate::table::csv(&a.rows)?)?;
-    let mut json = serde_json::to_value(a)?;
-    json["figures"] = figures.into();
-    crate::run_dir::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&json)?.as_bytes())?;
-    Ok(dir)
 }
 
 #[cfg(test)]

@@ -21,11 +21,11 @@
 //! The loss is a sum of per-agent losses that share no parameter, so every agent's update is
 //! its own (the gradient clip is per agent for the same reason).
 
-use crate::actor_critic::{choose, device, scalar, states, ActorPolicy, Actors, Critics, Features};
-use crate::checkpoint::Parts;
 use crate::error::failed;
-use crate::fused_adamw::FusedAdamW;
-use crate::learner::{Learner, Losses, Policy, Transition};
+use crate::learners::actor_critic::{choose, device, scalar, states, ActorPolicy, Actors, Critics, Features};
+use crate::learners::fused_adamw::FusedAdamW;
+use crate::learners::{Learner, Losses, Policy, Transition};
+use crate::train::checkpoint::Parts;
 use burn::module::{Module, ParamId};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
@@ -389,7 +389,7 @@ impl Ppo {
         // 1. What the acting networks said about the rollout (rows: copy-major, then round).
         let x = self.features(rounds);
         let xc = self.critic_input(x.clone());
-        let xc_next = self.critic_input(crate::actor_critic::states_many(next, n, self.obs_dim, self.d, &dev));
+        let xc_next = self.critic_input(crate::learners::actor_critic::states_many(next, n, self.obs_dim, self.d, &dev));
         let acts: Vec<i64> = (0..n)
             .flat_map(|i| (0..copies).flat_map(move |k| (0..rounds).map(move |t| (t * copies + k) * n + i)))
             .map(|at| self.actions[at])
@@ -543,7 +543,7 @@ impl Policy for Ppo {
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = crate::actor_critic::episode_streams(self.n, episode_seed);
+        self.rngs = crate::learners::actor_critic::episode_streams(self.n, episode_seed);
     }
 
     fn fork(&self) -> Box<dyn Policy> {
@@ -562,7 +562,7 @@ impl Learner for Ppo {
         // Acting needs no graph: the plain-device view of the actors records nothing.
         let actors = self.per_agent(&self.actors.as_ref().expect("actors").valid());
         let device = actors.device_of();
-        crate::actor_critic::act_many(&actors, obs, dims, &device, &mut self.rngs, actions);
+        crate::learners::actor_critic::act_many(&actors, obs, dims, &device, &mut self.rngs, actions);
     }
 
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
@@ -639,7 +639,7 @@ impl Learner for Ppo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learner::testing::learn_round;
+    use crate::learners::testing::learn_round;
 
     fn t3(v: &[f32], n: usize) -> Tensor<3> {
         let b = v.len() / n;

@@ -362,7 +362,7 @@ impl<'a> Agent<'a> {
         };
         let p = self.probabilities(&x);
         let level = match draw {
-            None => crate::learner::argmax(p.iter().copied()),
+            None => crate::learners::argmax(p.iter().copied()),
             Some(u) => {
                 let mut x = u;
                 p.iter()

@@ -6,8 +6,8 @@
 //! `train.checkpoint_every`); read back with every malformation a [`CheckpointError`] naming
 //! the file, never trusted and never a panic.
 
-use crate::learner::Learner;
-use crate::run_dir;
+use crate::learners::Learner;
+use crate::run;
 use env::rng::fnv1a;
 use std::path::{Path, PathBuf};
 
@@ -159,10 +159,10 @@ impl Parts {
 pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> crate::Result<()> {
     let bytes = encode(episodes_done, &learner.save()?);
     let ck = dir.join("checkpoints");
-    std::fs::create_dir_all(&ck).map_err(|e| run_dir::io_error(&ck, "creating", e))?;
-    run_dir::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
+    std::fs::create_dir_all(&ck).map_err(|e| run::io_error(&ck, "creating", e))?;
+    run::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
     if keep {
-        run_dir::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
+        run::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
     }
     Ok(())
 }
@@ -191,7 +191,7 @@ pub fn latest(dir: &Path) -> Option<PathBuf> {
 
 /// Restore `learner` from the checkpoint at `path`; returns the episodes it had done.
 pub fn restore(path: &Path, learner: &mut dyn Learner) -> crate::Result<u64> {
-    let bytes = run_dir::read_regular(path, MAX_BYTES)?;
+    let bytes = run::read_regular(path, MAX_BYTES)?;
     let (done, state) = decode(path, &bytes)?;
     learner.load(state).map_err(|e| CheckpointError::Learner {
         path: path.to_path_buf(),

@@ -3,7 +3,7 @@
 //! surplus on held-out seeds. `agents/tests/auction_learners.rs` asserts with it;
 //! `cargo run --release -p agents --example auction_learners` prints every learner's figures.
 
-use crate::learner::{Learner, Policy, Transition};
+use crate::learners::{Learner, Policy, Transition};
 use env::config::Scenario;
 use env::world::{ClusterEnv, Observations};
 
@@ -56,7 +56,7 @@ impl Policy for StaleRecord<'_> {
 }
 
 impl Learner for StaleRecord<'_> {
-    fn learn(&mut self, t: &Transition<'_>) -> crate::learner::Losses {
+    fn learn(&mut self, t: &Transition<'_>) -> crate::learners::Losses {
         if self.previous.is_empty() {
             self.previous = t.bid_values.to_vec();
         }
@@ -127,7 +127,7 @@ pub fn evaluate(sc: &Scenario, policy: &dyn Policy, seeds: &[u64]) -> (env::eval
 /// Agent 0's surplus per item when it plays level index `own` and every other agent `others`.
 pub fn surplus_per_item(sc: &Scenario, own: usize, others: usize, seeds: &[u64]) -> f64 {
     let policy = Pinned {
-        inner: Box::new(crate::learner::Fixed { level: own }),
+        inner: Box::new(crate::learners::Fixed { level: own }),
         pinned: (1..sc.n()).map(|i| (i, others)).collect(),
     };
     evaluate(sc, &policy, seeds).1[0]

@@ -3,7 +3,7 @@
 
 use crate::config::Source;
 use crate::error::user;
-use crate::run_dir;
+use crate::run;
 use env::config::Scenario;
 use env::eval::{Stat, Summary};
 use env::metrics::EpisodeMetrics;
@@ -17,7 +17,7 @@ pub struct SimulateSpec {
     pub source: Source,
     /// Mechanism override.
     pub mechanism: Option<String>,
-    /// The policy, as [`crate::policies`] reads it (e.g. `fixed:0.3`).
+    /// The policy, as [`crate::eval::policies`] reads it (e.g. `fixed:0.3`).
     pub policy: String,
     /// Episodes (seeds derived from the root seed).
     pub seeds: usize,
@@ -60,12 +60,12 @@ pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
         return Err(user("--seeds must be at least 1"));
     }
     let scenario = spec.source.load(spec.mechanism.as_deref())?;
-    let policy = crate::policies::Named::parse(&spec.policy, &scenario)?;
+    let policy = crate::eval::policies::Named::parse(&spec.policy, &scenario)?;
     let seeds = env::eval::episode_seeds(scenario.file.seed, spec.seeds);
-    let (dir, _lock) = run_dir::create(spec.out.as_deref(), &format!("simulate-{}", spec.source.stem()))?;
-    run_dir::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
+    let (dir, _lock) = run::create(spec.out.as_deref(), &format!("simulate-{}", spec.source.stem()))?;
+    run::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
     let episodes = policy.evaluate(&scenario, &seeds, spec.threads)?;
-    run_dir::write_atomic(&dir.join("metrics.jsonl"), &jsonl(&seeds, &episodes, |_| {})?)?;
+    run::write_atomic(&dir.join("metrics.jsonl"), &jsonl(&seeds, &episodes, |_| {})?)?;
     let out = Simulated {
         config: spec.source.config.display().to_string(),
         mechanism: scenario.file.mechanism.name.clone(),
@@ -77,7 +77,7 @@ pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
         dir,
         scenario,
     };
-    run_dir::write_atomic(&out.dir.join("summary.json"), serde_json::to_string_pretty(&out)?.as_bytes())?;
+    run::write_atomic(&out.dir.join("summary.json"), serde_json::to_string_pretty(&out)?.as_bytes())?;
     Ok(out)
 }
 

@@ -1,5 +1,7 @@
 //! Run directories (`runs/<name>-<YYYYMMDD-HHMMSS>/`) and atomic file writes.
 
+pub mod tb;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -3,9 +3,9 @@
 
 use crate::config::Source;
 use crate::error::user;
-use crate::policies::Named;
-use crate::run_dir;
-use crate::table::{csv, markdown, Row};
+use crate::eval::policies::Named;
+use crate::report::table::{csv, markdown, Row};
+use crate::run;
 use env::config::Scenario;
 use env::eval::{episode_seeds, Summary};
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ use std::path::PathBuf;
 pub struct CompareSpec {
     /// The scenario's source.
     pub source: Source,
-    /// Policy specs ([`crate::policies`]; `fixed:all` expands to every level).
+    /// Policy specs ([`crate::eval::policies`]; `fixed:all` expands to every level).
     pub policies: Vec<String>,
     /// Mechanisms (empty: the config's).
     pub mechanisms: Vec<String>,
@@ -58,7 +58,7 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
     for mech in &mechanisms {
         let scenario = spec.source.load(Some(mech))?;
         // `fixed:all` is every level of this mechanism's action: thresholds, or bid factors.
-        for policy in &crate::policies::expand(&spec.policies, scenario.action_levels()) {
+        for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels()) {
             let episodes = Named::parse(policy, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
             rows.push(Row {
                 policy: policy.clone(),
@@ -71,13 +71,13 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
         }
     }
     let baseline = match &spec.baseline {
-        None => crate::table::default_baseline(&rows),
+        None => crate::report::table::default_baseline(&rows),
         Some(b) => rows.iter().position(|r| &r.label() == b).ok_or_else(|| {
             let known: Vec<String> = rows.iter().map(Row::label).collect();
             user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
         })?,
     };
-    crate::table::pair(&mut rows, baseline);
+    crate::report::table::pair(&mut rows, baseline);
     Ok(Compared {
         scenario: base,
         rows,
@@ -88,29 +88,29 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
 /// Write a comparison's run directory: `config.toml`, `metrics.jsonl` (one line per pair and
 /// seed), `comparison.md`, `comparison.csv`, the plots, `summary.json`. Returns the directory.
 pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> crate::Result<PathBuf> {
-    let (dir, _lock) = run_dir::create(out, &format!("compare-{}", source.stem()))?;
-    run_dir::write_atomic(&dir.join("config.toml"), c.scenario.to_toml().as_bytes())?;
+    let (dir, _lock) = run::create(out, &format!("compare-{}", source.stem()))?;
+    run::write_atomic(&dir.join("config.toml"), c.scenario.to_toml().as_bytes())?;
     let mut lines = Vec::new();
     for r in &c.rows {
-        lines.extend(crate::simulate::jsonl(&c.seeds, &r.episodes, |v| {
+        lines.extend(crate::eval::simulate::jsonl(&c.seeds, &r.episodes, |v| {
             v["policy"] = r.policy.clone().into();
             v["mechanism"] = r.mechanism.clone().into();
         })?);
     }
-    run_dir::write_atomic(&dir.join("metrics.jsonl"), &lines)?;
+    run::write_atomic(&dir.join("metrics.jsonl"), &lines)?;
     let title = format!(
         "# Comparison: {} ({} seeds, same arrivals for every row)\n\n",
         source.config.display(),
         c.seeds.len()
     );
-    let plots = crate::plots::comparison(&dir, &c.rows)?;
+    let plots = crate::report::plots::comparison(&dir, &c.rows)?;
     let mut md = title + &markdown(&c.rows) + "\n## Figures\n\n";
     for png in plots.iter().filter(|f| f.ends_with(".png")) {
         md.push_str(&format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg")));
     }
-    run_dir::write_atomic(&dir.join("comparison.md"), md.as_bytes())?;
-    run_dir::write_atomic(&dir.join("comparison.csv"), &csv(&c.rows)?)?;
-    run_dir::write_atomic(
+    run::write_atomic(&dir.join("comparison.md"), md.as_bytes())?;
+    run::write_atomic(&dir.join("comparison.csv"), &csv(&c.rows)?)?;
+    run::write_atomic(
         &dir.join("summary.json"),
         serde_json::to_string_pretty(&serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "plots": plots }))?.as_bytes(),
     )?;

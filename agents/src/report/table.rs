@@ -2,7 +2,7 @@
 //! source of `comparison.md`, `comparison.csv` and the comparison plots (`plots`), and of the
 //! thesis report's tables; `compare` and `reproduce` fill it.
 
-use crate::run_dir;
+use crate::run;
 use env::eval::{Stat, Summary};
 use env::metrics::EpisodeMetrics;
 use serde::Serialize;
@@ -216,5 +216,5 @@ pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
             rec
         })
         .collect();
-    run_dir::csv_bytes(&header, &records)
+    run::csv_bytes(&header, &records)
 }

@@ -6,9 +6,9 @@
 //! over their protocol).
 
 use crate::config::{Experiment, LearnerKind, LearnerSection};
-use crate::drive::ErrorSlot;
 use crate::error::user;
-use crate::learner::{Fixed, OnlineLearning, Policy};
+use crate::export::drive::ErrorSlot;
+use crate::learners::{Fixed, OnlineLearning, Policy};
 use env::config::{EnvSection, Scenario};
 use env::metrics::EpisodeMetrics;
 use std::path::Path;
@@ -96,19 +96,19 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
     }
     if let Some(path) = spec.strip_prefix("agent:") {
         let action = scenario.action_kind().as_str();
-        let manifest = crate::drive::check(Path::new(path), scenario.n(), scenario.m(), action, levels)
+        let manifest = crate::export::drive::check(Path::new(path), scenario.n(), scenario.m(), action, levels)
             .map_err(|e| user(format!("policy {spec}: {e}")))?;
         // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
         let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {path}: {e}")))?;
-        let timeout = crate::drive::reply_timeout().map_err(user)?;
+        let timeout = crate::export::drive::reply_timeout().map_err(user)?;
         let mut observe = scenario.file.env.clone();
         let reads = |name: &str| manifest.inputs.iter().any(|i| i == name);
         (observe.observe_burst, observe.observe_weight, observe.observe_budgets) = (reads("burst"), reads("weight"), reads("budgets"));
         let mut seen = scenario.clone();
         seen.file.env.observe_as(&observe);
-        let layout = crate::drive::layout(&manifest, &seen);
+        let layout = crate::export::drive::layout(&manifest, &seen);
         return Ok((
-            Box::new(crate::drive::AgentProcesses::new(
+            Box::new(crate::export::drive::AgentProcesses::new(
                 &path,
                 manifest,
                 layout,

@@ -12,10 +12,10 @@
 //! so the bootstrap is never cut), critic loss `delta^2`, actor loss `-log pi(a|s) * delta`
 //! (delta detached) minus `entropy * H(pi(.|s))`.
 
-use crate::checkpoint::Parts;
 use crate::error::failed;
-use crate::fused_adamw::FusedAdamW;
-use crate::learner::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use crate::learners::fused_adamw::FusedAdamW;
+use crate::learners::{argmax, sample_index, Learner, Losses, Policy, Transition};
+use crate::train::checkpoint::Parts;
 use burn::module::{Module, Param};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
@@ -612,7 +612,7 @@ mod tests {
             assert!((f64::from(*g) - want).abs() < 5e-7, "tanh'({x}) = {g}, want {want}");
         }
     }
-    use crate::learner::testing::learn_round;
+    use crate::learners::testing::learn_round;
 
     #[test]
     fn acting_for_many_copies_at_once_draws_what_one_act_per_copy_draws() {

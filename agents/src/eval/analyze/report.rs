@@ -1,0 +1,345 @@
+//! The analysis as files: `analysis.md` (a verdict paragraph, then one table per part), the
+//! CSVs, the figures and `summary.json`.
+
+use super::*;
+use crate::report::plots;
+
+/// The report: a verdict paragraph, then one table per part with its column legend.
+pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
+    let mut md = format!(
+        "# Can learning help? {} (mechanism {}; policies selected on {} seeds, scored on {} held-out seeds, paired)\n\n",
+        config.display(),
+        a.scenario.file.mechanism.name,
+        a.select_seeds.len(),
+        a.seeds.len()
+    );
+    md += &verdict(a);
+    md += &format!(
+        "\n## 1. Headroom: simple adaptive policies against the best fixed level ({})\n\n",
+        a.best_fixed
+    );
+    md += "| class | levels per weight class (bit off / on) | gain on selection seeds | Δ welfare, held out |\n|---|---|---|---|\n";
+    for h in &a.headroom {
+        let levels: Vec<String> = h
+            .levels
+            .iter()
+            .map(|(w, off, on)| {
+                if h.bit == Bit::None {
+                    format!("w{w}: {off}")
+                } else {
+                    format!("w{w}: {off} / {on}")
+                }
+            })
+            .collect();
+        md += &format!(
+            "| {} | {} | {:+.3} | {} |\n",
+            h.bit.name(),
+            levels.join(", "),
+            h.select_gain,
+            signed(&h.held_out_gain)
+        );
+    }
+    md += "\nGain on selection seeds: mean welfare (jobs per round) minus the best fixed level's on the seeds the search chose on (never negative). Δ welfare, held out: the same on other seeds, mean and paired 95% CI; * marks a CI that excludes 0.\n";
+    md += "\n## 2. Best responses: one agent per weight class deviates from the common best fixed level\n\n";
+    md +=
+        "| weight | agent | common | deviation | own reward gain | own throughput gain | welfare change |\n|---|---|---|---|---|---|---|\n";
+    for b in &a.best_responses {
+        md += &format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            b.weight,
+            b.agent,
+            b.common,
+            b.deviation,
+            signed(&b.own_reward_gain),
+            signed(&b.own_throughput_gain),
+            signed(&b.welfare_change)
+        );
+    }
+    md += "\nDeviation: the level that maximises the agent's own reward on the selection seeds while every other agent keeps the common level. Gains and changes: deviation minus common on the held-out seeds, paired 95% CI (reward per round in the scenario's reward units, throughput and welfare in jobs per round).\n";
+    if !a.token_scale.is_empty() {
+        md += &token_table(a);
+    }
+    if let Some(r) = &a.run {
+        md += &format!(
+            "\n## 4. The trained run `{}`\n\n| the run minus | Δ welfare, held out |\n|---|---|\n",
+            r.run
+        );
+        for (label, d) in &r.diffs {
+            md += &format!("| {label} | {} |\n", signed(d));
+        }
+        md += "\nWelfare of the run's greedy policy minus each row's, on the held-out seeds, paired 95% CI in jobs per round.\n";
+    }
+    md += "\n## Every held-out row\n\n";
+    md += &crate::report::table::markdown(&a.rows);
+    md += "\n## Figures\n\n";
+    for png in figures.iter().filter(|f| f.ends_with(".png")) {
+        md += &format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg"));
+    }
+    md
+}
+
+fn token_table(a: &Analyzed) -> String {
+    let names: Vec<&str> = a.token_scale[0].diffs.iter().map(|(b, _)| b.as_str()).collect();
+    let mut md = "\n## 3. The token scale: MTF against the baselines as the token total varies\n\n".to_string();
+    md += &format!(
+        "| total tokens | MTF best fixed | MTF welfare | bought share | {} |\n|{}\n",
+        names.iter().map(|b| format!("MTF − {b}")).collect::<Vec<_>>().join(" | "),
+        "---|".repeat(4 + names.len())
+    );
+    for p in &a.token_scale {
+        let diffs: Vec<String> = p.diffs.iter().map(|(_, d)| signed(d)).collect();
+        md += &format!(
+            "| {} | {} | {:.3} +- {:.3} | {:.3} | {} |\n",
+            p.total_tokens,
+            p.best_fixed,
+            p.mtf_welfare.mean,
+            p.mtf_welfare.ci95,
+            p.paid_share.mean,
+            diffs.join(" | ")
+        );
+    }
+    md += "\nMTF at its best fixed level for each total (selection seeds). Bought share: the share of accelerator-rounds MTF sold for a token; the rest went by its unweighted free phase. MTF − baseline: welfare difference on the held-out seeds, paired 95% CI, jobs per round.\n";
+    md
+}
+
+/// One paragraph that answers the question, from the numbers (`analysis.md` opens with it).
+pub fn verdict(a: &Analyzed) -> String {
+    let mut s = String::from("**Verdict.** ");
+    if let Some(h) = a
+        .headroom
+        .iter()
+        .max_by(|x, y| x.held_out_gain.mean.total_cmp(&y.held_out_gain.mean))
+    {
+        s += &format!(
+            "The best simple adaptive class here ({}) gains {} jobs per round over the best fixed level {} on held-out seeds ({}). ",
+            h.bit.name(),
+            signed(&h.held_out_gain),
+            a.best_fixed,
+            if crate::report::table::significant(&h.held_out_gain) {
+                "a real but bounded headroom for learners of such policies"
+            } else {
+                "not distinguishable from 0: little for a learner to find"
+            }
+        );
+    }
+    let selfish: Vec<String> = a
+        .best_responses
+        .iter()
+        .filter(|b| crate::report::table::significant(&b.own_reward_gain) && b.own_reward_gain.mean > 0.0)
+        .map(|b| {
+            format!(
+                "weight {} (to {}, own reward {}, welfare {})",
+                b.weight,
+                b.deviation,
+                signed(&b.own_reward_gain),
+                signed(&b.welfare_change)
+            )
+        })
+        .collect();
+    s += &if selfish.is_empty() {
+        "No weight class gains by deviating alone from the common level: it is stable against selfish learners. ".to_string()
+    } else {
+        format!("Selfish learners will move: {}. ", selfish.join("; "))
+    };
+    if let (Some(lo), Some(hi)) = (a.token_scale.first(), a.token_scale.last()) {
+        let worst = |p: &TokenPoint| {
+            p.diffs
+                .iter()
+                .min_by(|x, y| x.1.mean.total_cmp(&y.1.mean))
+                .map(|(b, d)| format!("{} against {b}", signed(d)))
+                .unwrap_or_default()
+        };
+        s += &format!(
+            "The token total matters: at T = {} MTF's worst paired difference is {} (bought share {:.2}); at T = {} it is {} (bought share {:.2}). ",
+            lo.total_tokens,
+            worst(lo),
+            lo.paid_share.mean,
+            hi.total_tokens,
+            worst(hi),
+            hi.paid_share.mean
+        );
+    }
+    if let Some(r) = &a.run {
+        if let Some((_, d)) = r.diffs.first() {
+            s += &format!("The trained run stands at {} against the best fixed level.", signed(d));
+        }
+    }
+    s + "\n"
+}
+
+/// Write the analysis's run directory: `config.toml`, `analysis.md`, `headroom.csv`,
+/// `best_responses.csv`, `token_scale.csv`, `rows.csv`, the figures, `summary.json`.
+pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result<PathBuf> {
+    let (dir, _lock) = crate::run::create(out, &format!("analyze-{}", source.stem()))?;
+    crate::run::write_atomic(&dir.join("config.toml"), a.scenario.to_toml().as_bytes())?;
+    let figures = figures(&dir, a)?;
+    crate::run::write_atomic(&dir.join("analysis.md"), markdown(a, &source.config, &figures).as_bytes())?;
+    let stat = |s: &Stat| [format!("{}", s.mean), format!("{}", s.ci95)];
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let records: Vec<Vec<String>> = a
+        .headroom
+        .iter()
+        .flat_map(|h| {
+            h.levels.iter().map(move |(w, off, on)| {
+                let mut r = vec![
+                    h.bit.name().to_string(),
+                    w.to_string(),
+                    off.to_string(),
+                    on.to_string(),
+                    h.select_gain.to_string(),
+                ];
+                r.extend(stat(&h.held_out_gain));
+                r
+            })
+        })
+        .collect();
+    let header = strings(&[
+        "class",
+        "weight",
+        "level_off",
+        "level_on",
+        "select_gain",
+        "held_out_gain_mean",
+        "held_out_gain_ci95",
+    ]);
+    crate::run::write_atomic(&dir.join("headroom.csv"), &crate::run::csv_bytes(&header, &records)?)?;
+    let records: Vec<Vec<String>> = a
+        .best_responses
+        .iter()
+        .map(|b| {
+            let mut r = vec![
+                b.weight.to_string(),
+                b.agent.to_string(),
+                b.common.to_string(),
+                b.deviation.to_string(),
+            ];
+            r.extend(stat(&b.own_reward_gain));
+            r.extend(stat(&b.own_throughput_gain));
+            r.extend(stat(&b.welfare_change));
+            r
+        })
+        .collect();
+    let header = strings(&[
+        "weight",
+        "agent",
+        "common",
+        "deviation",
+        "own_reward_gain_mean",
+        "own_reward_gain_ci95",
+        "own_throughput_gain_mean",
+        "own_throughput_gain_ci95",
+        "welfare_change_mean",
+        "welfare_change_ci95",
+    ]);
+    crate::run::write_atomic(&dir.join("best_responses.csv"), &crate::run::csv_bytes(&header, &records)?)?;
+    let records: Vec<Vec<String>> = a
+        .token_scale
+        .iter()
+        .flat_map(|p| {
+            p.diffs.iter().map(move |(b, d)| {
+                let mut r = vec![p.total_tokens.to_string(), p.best_fixed.to_string()];
+                r.extend(stat(&p.mtf_welfare));
+                r.push(p.paid_share.mean.to_string());
+                r.push(b.clone());
+                r.extend(stat(d));
+                r
+            })
+        })
+        .collect();
+    let header = strings(&[
+        "total_tokens",
+        "best_fixed",
+        "mtf_welfare_mean",
+        "mtf_welfare_ci95",
+        "bought_share",
+        "baseline",
+        "diff_mean",
+        "diff_ci95",
+    ]);
+    crate::run::write_atomic(&dir.join("token_scale.csv"), &crate::run::csv_bytes(&header, &records)?)?;
+    crate::run::write_atomic(&dir.join("rows.csv"), &crate::report::table::csv(&a.rows)?)?;
+    let mut json = serde_json::to_value(a)?;
+    json["figures"] = figures.into();
+    crate::run::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&json)?.as_bytes())?;
+    Ok(dir)
+}
+
+/// The analysis figures: every held-out row's welfare minus the best fixed
+/// level's (`headroom`), the best responses per weight class (`best_responses`), and MTF minus
+/// each baseline over the token total (`token_scale`). Returns the file names.
+pub fn figures(dir: &Path, a: &Analyzed) -> crate::Result<Vec<String>> {
+    let mut files = Vec::new();
+    let rows = &a.rows;
+    files.extend(plots::paired_rows(dir, "headroom", rows)?);
+    if !a.best_responses.is_empty() {
+        let mut names = Vec::new();
+        let mut stats = Vec::new();
+        for b in &a.best_responses {
+            names.push(format!("w{} own throughput", b.weight));
+            stats.push((b.own_throughput_gain, 0));
+            names.push(format!("w{} welfare", b.weight));
+            stats.push((b.welfare_change, 3));
+        }
+        files.extend(plots::per_row_values(
+            dir,
+            "best_responses",
+            &names,
+            "One agent per weight class deviates alone: its throughput (blue), welfare (red)",
+            "deviation minus common level (jobs per round)",
+            &stats,
+        )?);
+    }
+    let trained = rows.iter().find(|r| r.policy.starts_with("run:"));
+    if let (Some(run), Some(trained), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
+        let xs: Vec<f64> = run.learning.iter().map(|(e, _)| *e as f64).collect();
+        // Held-out references as flat lines, their CI in the label (one bar per x would hide
+        // the curve).
+        let flat = |name: &str, s: Stat| {
+            (
+                format!("{name}: {:.2} ± {:.2}", s.mean, s.ci95),
+                vec![Stat { mean: s.mean, ci95: 0.0 }; xs.len()],
+            )
+        };
+        let per = run.learning.first().map_or(1, |(e, _)| *e);
+        let series = vec![
+            (
+                format!("training, means of {per} episodes"),
+                run.learning.iter().map(|(_, s)| *s).collect(),
+            ),
+            flat(&format!("{} held out", best.policy), best.summary.welfare),
+            flat("trained, greedy, held out", trained.summary.welfare),
+        ];
+        files.extend(plots::lines(
+            dir,
+            "learning",
+            "Learning curve (training: sampled actions on training seeds; held out: greedy)",
+            "episodes trained",
+            "welfare (jobs per round)",
+            &xs,
+            false,
+            &series,
+        )?);
+    }
+    if let Some(first) = a.token_scale.first() {
+        let xs: Vec<f64> = a.token_scale.iter().map(|p| p.total_tokens).collect();
+        let series: Vec<(String, Vec<Stat>)> = (0..first.diffs.len())
+            .map(|k| {
+                (
+                    format!("MTF − {}", first.diffs[k].0),
+                    a.token_scale.iter().map(|p| p.diffs[k].1).collect(),
+                )
+            })
+            .collect();
+        files.extend(plots::lines(
+            dir,
+            "token_scale",
+            "MTF minus each baseline vs the token total (paired, 95% CI)",
+            "total tokens T (log scale)",
+            "welfare difference (jobs per round)",
+            &xs,
+            true,
+            &series,
+        )?);
+    }
+    Ok(files)
+}

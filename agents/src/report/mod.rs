@@ -1,0 +1,5 @@
+//! Reports: the comparison table ([`table`], the one source of its markdown, CSV and figures)
+//! and the figures ([`plots`]).
+
+pub mod plots;
+pub mod table;

@@ -1,0 +1,202 @@
+//! Figures, as PNG and SVG (plotters), with labelled axes, units and legends: one value or
+//! distribution per row of a comparison ([`rows`]), lines over x ([`lines`]); the helpers
+//! here (fonts, palette, the PNG-and-SVG macro, axes) serve them and the sweep's figures.
+//! Text uses DejaVu Sans embedded in the binary, so figures look the same on any machine.
+
+use crate::error::failed;
+use crate::report::table::Row;
+use env::eval::Stat;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::Once;
+
+mod lines;
+mod rows;
+
+pub use lines::lines;
+pub use rows::{comparison, paired_rows, per_row_values};
+
+pub(crate) const FONT: &str = "sans-serif";
+static REGISTER: Once = Once::new();
+
+pub(crate) fn fonts() {
+    REGISTER.call_once(|| {
+        // The bytes are a valid TrueType font shipped with the crate.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, include_bytes!("../../../assets/DejaVuSans.ttf"));
+    });
+}
+
+/// Matplotlib's tab10: ten distinguishable series (the thesis figures draw seven).
+pub(crate) const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// Draw one figure as `name.png` and `name.svg` in `dir`.
+macro_rules! both {
+    ($dir:expr, $name:expr, $size:expr, $draw:expr) => {{
+        let png = $dir.join(format!("{}.png", $name));
+        {
+            let root = BitMapBackend::new(&png, $size).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| failed(format!("{e:?}")))?;
+            $draw(&root).map_err(|e| failed(format!("{}: {e:?}", png.display())))?;
+            root.present().map_err(|e| failed(format!("{}: {e:?}", png.display())))?;
+        }
+        let svg = $dir.join(format!("{}.svg", $name));
+        {
+            let root = SVGBackend::new(&svg, $size).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| failed(format!("{e:?}")))?;
+            $draw(&root).map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
+            root.present().map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
+        }
+        $crate::report::plots::preserve_spaces(&svg)?;
+        vec![format!("{}.png", $name), format!("{}.svg", $name)]
+    }};
+}
+pub(crate) use both;
+
+/// Keep the leading spaces that push rotated labels below the axis ([`row_axis`]): SVG
+/// collapses whitespace unless told otherwise.
+pub(crate) fn preserve_spaces(svg: &Path) -> crate::Result<()> {
+    let text = crate::run::read_text(svg, crate::run::MAX_TEXT)?;
+    crate::run::write_atomic(svg, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
+}
+
+/// A policy spec for a label: `run:` and `agent:` paths shortened to their last component.
+pub(crate) fn short(policy: &str) -> String {
+    match policy.split_once(':') {
+        Some((kind @ ("run" | "agent"), path)) => {
+            format!("{kind}:{}", Path::new(path).file_name().and_then(|f| f.to_str()).unwrap_or(path))
+        }
+        _ => policy.to_string(),
+    }
+}
+
+/// Row labels: the policy, the mechanism, or both, whichever varies.
+pub(crate) fn labels(rows: &[Row]) -> Vec<String> {
+    let one_mech = rows.iter().all(|r| r.mechanism == rows[0].mechanism);
+    let one_policy = rows.iter().all(|r| r.policy == rows[0].policy);
+    rows.iter()
+        .map(|r| match (one_mech, one_policy) {
+            (true, _) => short(&r.policy),
+            (false, true) => r.mechanism.clone(),
+            _ => format!("{} / {}", short(&r.policy), r.mechanism),
+        })
+        .collect()
+}
+
+/// Label whole coordinates with the row names (a numeric axis from -0.5 to k - 0.5).
+pub(crate) fn row_label(names: &[String], x: f64) -> String {
+    let i = x.round();
+    if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < names.len() {
+        names[i as usize].clone()
+    } else {
+        String::new()
+    }
+}
+
+/// The row axis: labels upright when each fits its slot, else rotated (reading downward), with the
+/// label area as deep as the longest label (so labels never run into each other).
+fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String]) -> (u32, TextStyle<'static>, Vec<String>) {
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    let font = (FONT, 15).into_font();
+    if fits_upright(root.dim_in_pixel().0, names) {
+        (70, TextStyle::from(font), names.to_vec())
+    } else {
+        // plotters centres a rotated label on its tick; leading spaces (about two per glyph)
+        // push the visible text below the axis.
+        let pushed = names
+            .iter()
+            .map(|n| format!("{}{n}", " ".repeat(2 * n.chars().count() + 2)))
+            .collect();
+        (
+            (longest + 24.0).clamp(70.0, 320.0) as u32,
+            TextStyle::from(font).transform(FontTransform::Rotate90),
+            pushed,
+        )
+    }
+}
+
+const CHAR_PX: f64 = 7.5;
+
+/// Whether every row label fits upright in its slot at `width` pixels.
+fn fits_upright(width: u32, names: &[String]) -> bool {
+    let slot = f64::from(width.saturating_sub(120)) / names.len().max(1) as f64;
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    longest + 8.0 <= slot
+}
+
+/// The size of a one-value-per-row figure ([`per_row`]): wide with the rows along x when their
+/// labels fit upright, else tall with the rows down the y axis and the labels horizontal
+/// beside them (a forest plot: no rotated text).
+pub(crate) fn row_figure(names: &[String]) -> (u32, u32) {
+    let wide = (220 + 70 * names.len() as u32).clamp(800, 2400);
+    if fits_upright(wide, names) {
+        (wide, 620)
+    } else {
+        let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+        (760 + longest.min(460.0) as u32, 170 + 34 * names.len() as u32)
+    }
+}
+
+pub(crate) fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    let span = (hi - lo).max(hi.abs() * 0.02).max(1e-6);
+    (lo - 0.08 * span, hi + 0.08 * span)
+}
+
+/// A tick label with as many decimals as its magnitude needs.
+pub(crate) fn tick(x: f64) -> String {
+    match x.abs() {
+        a if a >= 100.0 || a == 0.0 => format!("{x:.0}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
+pub(crate) fn value_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+    if lo.is_finite() {
+        padded(lo, hi)
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// Draw series k's marker at pixel `at`: circle, triangle, square, diamond, cross, then again.
+pub(crate) fn marker<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, k: usize, at: (i32, i32), color: RGBColor) -> DrawResult<DB> {
+    let style = color.filled();
+    match k % 5 {
+        0 => area.draw(&(EmptyElement::at(at) + Circle::new((0, 0), 5, style))),
+        1 => area.draw(&(EmptyElement::at(at) + TriangleMarker::new((0, 0), 7, style))),
+        2 => area.draw(&(EmptyElement::at(at) + Rectangle::new([(-5, -5), (5, 5)], style))),
+        3 => area.draw(&(EmptyElement::at(at) + Polygon::new(vec![(0, -7), (6, 0), (0, 7), (-6, 0)], style))),
+        _ => area.draw(&(EmptyElement::at(at) + Cross::new((0, 0), 6, color.stroke_width(3)))),
+    }
+}
+
+/// A vertical 95% error bar at pixel column `x` from `lo` to `hi`, with caps `half` wide (drawn
+/// by hand: plotters' ErrorBar also draws a circle that would hide the series' marker).
+pub(crate) fn error_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    x: i32,
+    lo: i32,
+    hi: i32,
+    half: i32,
+    color: RGBColor,
+) -> DrawResult<DB> {
+    let style = color.stroke_width(2);
+    area.draw(&PathElement::new([(x, lo), (x, hi)], style))?;
+    area.draw(&PathElement::new([(x - half, lo), (x + half, lo)], style))?;
+    area.draw(&PathElement::new([(x - half, hi), (x + half, hi)], style))
+}

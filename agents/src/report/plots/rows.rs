@@ -1,0 +1,422 @@
+//! One value or distribution per row of a comparison: welfare, paired differences,
+//! throughput per weight class, phi, envy maps.
+
+use super::*;
+
+/// One value per row with its 95% error bar, in the row's colour; `zero` draws a line at 0 and
+/// keeps 0 on the axis.
+fn per_row<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    names: &[String],
+    caption: &str,
+    y_desc: &str,
+    stats: &[(Stat, RGBColor)],
+    zero: bool,
+) -> DrawResult<DB> {
+    let k = stats.len();
+    let start = if zero { 0.0 } else { f64::INFINITY };
+    let lo = stats.iter().map(|(s, _)| s.mean - s.ci95).fold(start, f64::min);
+    let hi = stats.iter().map(|(s, _)| s.mean + s.ci95).fold(-start, f64::max);
+    let (lo, hi) = padded(lo, hi);
+    let (w, h) = root.dim_in_pixel();
+    if h > w || !fits_upright(w, names) {
+        return forest(root, names, caption, y_desc, stats, zero, (lo, hi));
+    }
+    let axis = row_axis(root, names);
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, (FONT, 24))
+        .margin(20)
+        .x_label_area_size(axis.0)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), lo..hi)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
+        .y_label_style((FONT, 16))
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    if zero {
+        chart.draw_series(LineSeries::new([(-0.5, 0.0), (k as f64 - 0.5, 0.0)], BLACK.stroke_width(1)))?;
+    }
+    for (i, (s, c)) in stats.iter().enumerate() {
+        // The marker follows the colour: one shape per palette entry in use.
+        let k = PALETTE.iter().position(|p| p == c).unwrap_or(0);
+        let at = chart.backend_coord(&(i as f64, s.mean));
+        let (lo, hi) = (
+            chart.backend_coord(&(i as f64, s.mean - s.ci95)),
+            chart.backend_coord(&(i as f64, s.mean + s.ci95)),
+        );
+        error_bar(root, at.0, lo.1, hi.1, 7, *c)?;
+        marker(root, k, at, *c)?;
+    }
+    Ok(())
+}
+
+/// [`per_row`] with the rows down the y axis (first row on top) and their labels horizontal.
+fn forest<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    names: &[String],
+    caption: &str,
+    x_desc: &str,
+    stats: &[(Stat, RGBColor)],
+    zero: bool,
+    (lo, hi): (f64, f64),
+) -> DrawResult<DB> {
+    let k = stats.len();
+    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    let y = |i: usize| (k - 1 - i) as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, (FONT, 22))
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size((longest + 24.0).clamp(80.0, 480.0) as u32)
+        .build_cartesian_2d(lo..hi, -0.5f64..(k as f64 - 0.5))?;
+    let bottom_up: Vec<String> = names.iter().rev().cloned().collect();
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(k)
+        .y_label_formatter(&|v| row_label(&bottom_up, *v))
+        .label_style((FONT, 15))
+        .x_desc(x_desc)
+        .axis_desc_style((FONT, 17))
+        .draw()?;
+    if zero {
+        chart.draw_series(LineSeries::new([(0.0, -0.5), (0.0, k as f64 - 0.5)], BLACK.stroke_width(1)))?;
+    }
+    for (i, (s, c)) in stats.iter().enumerate() {
+        let shape = PALETTE.iter().position(|p| p == c).unwrap_or(0);
+        let at = chart.backend_coord(&(s.mean, y(i)));
+        let (l, r) = (
+            chart.backend_coord(&(s.mean - s.ci95, y(i))),
+            chart.backend_coord(&(s.mean + s.ci95, y(i))),
+        );
+        let style = c.stroke_width(2);
+        root.draw(&PathElement::new([(l.0, at.1), (r.0, at.1)], style))?;
+        root.draw(&PathElement::new([(l.0, at.1 - 6), (l.0, at.1 + 6)], style))?;
+        root.draw(&PathElement::new([(r.0, at.1 - 6), (r.0, at.1 + 6)], style))?;
+        marker(root, shape, at, *c)?;
+    }
+    Ok(())
+}
+
+fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    // One colour per mechanism, in the order they first appear.
+    let mut mechanisms: Vec<&str> = Vec::new();
+    let stats: Vec<(Stat, RGBColor)> = rows
+        .iter()
+        .map(|r| {
+            let k = mechanisms.iter().position(|m| *m == r.mechanism).unwrap_or_else(|| {
+                mechanisms.push(&r.mechanism);
+                mechanisms.len() - 1
+            });
+            (r.summary.welfare, PALETTE[k % PALETTE.len()])
+        })
+        .collect();
+    per_row(
+        root,
+        names,
+        "Weighted social welfare (mean, 95% CI over seeds)",
+        "welfare (jobs per round)",
+        &stats,
+        false,
+    )
+}
+
+/// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
+/// Differences whose CI excludes 0 in red, the others in grey.
+fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String], baseline: &str) -> DrawResult<DB> {
+    let stats: Vec<(Stat, RGBColor)> = rows
+        .iter()
+        .map(|r| match &r.paired {
+            Some(p) => (p.welfare_diff, if p.significant { PALETTE[3] } else { PALETTE[7] }),
+            None => (Stat::default(), PALETTE[7]),
+        })
+        .collect();
+    per_row(
+        root,
+        names,
+        &format!("Welfare minus {baseline}, paired over seeds (95% CI)"),
+        "welfare difference (jobs per round)",
+        &stats,
+        true,
+    )
+}
+
+fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let axis = row_axis(root, names);
+    let k = rows.len();
+    let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
+    let c = classes.len().max(1);
+    let hi = rows
+        .iter()
+        .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.ci95))
+        .fold(0.0, f64::max)
+        // Head room for the legend (upper right, one line per class) above the tallest bar.
+        * (1.15 + 0.09 * c as f64);
+    let mut chart = ChartBuilder::on(root)
+        .caption("Throughput per agent, by weight class (mean, 95% CI)", (FONT, 26))
+        .margin(20)
+        .x_label_area_size(axis.0)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), 0.0..hi.max(1e-6))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
+        .y_label_style((FONT, 16))
+        .y_desc("throughput (jobs per round per agent)")
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    let width = 0.8 / c as f64;
+    for (ci, w) in classes.iter().enumerate() {
+        let color = PALETTE[ci % PALETTE.len()];
+        let offset = (ci as f64 - (c as f64 - 1.0) / 2.0) * width;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                let s = r.summary.throughput_by_weight[ci].1;
+                let x = i as f64 + offset;
+                Rectangle::new([(x - width / 2.0, 0.0), (x + width / 2.0, s.mean)], color.filled())
+            }))?
+            .label(format!("weight {w}"))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+        chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+            let s = r.summary.throughput_by_weight[ci].1;
+            let x = i as f64 + offset;
+            ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, BLACK.stroke_width(1), 6)
+        }))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}
+
+fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let axis = row_axis(root, names);
+    let k = rows.len();
+    let values: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| {
+            r.episodes
+                .iter()
+                .filter_map(|e| e.fairness.as_ref())
+                .flat_map(|f| f.phi.iter().copied())
+                .collect()
+        })
+        .collect();
+    // Include the whisker fences (1.5 IQR) so no box is clipped.
+    let fences: Vec<[f32; 5]> = values
+        .iter()
+        .filter(|v| !v.is_empty())
+        .map(|v| Quartiles::new(v).values())
+        .collect();
+    let lo = values
+        .iter()
+        .flatten()
+        .copied()
+        .chain(fences.iter().map(|q| f64::from(q[0])))
+        .fold(1.0, f64::min);
+    let hi = values
+        .iter()
+        .flatten()
+        .copied()
+        .chain(fences.iter().map(|q| f64::from(q[4])))
+        .fold(1.0, f64::max);
+    let (lo, hi) = padded(lo, hi);
+    let mut chart = ChartBuilder::on(root)
+        .caption("Sharing incentive phi per agent (all agents and seeds)", (FONT, 26))
+        .margin(20)
+        .x_label_area_size(axis.0)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5f64..(k as f64 - 0.5), (lo as f32)..(hi as f32))?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(k)
+        .x_label_formatter(&|x| row_label(&axis.2, *x))
+        .x_label_style(axis.1.clone())
+        .y_label_style((FONT, 16))
+        .y_desc("phi = u_shared / u_exclusive  (SI holds at >= 1)")
+        .axis_desc_style((FONT, 18))
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new([(-0.5, 1.0f32), (k as f64 - 0.5, 1.0f32)], RED.stroke_width(2)))?
+        .label("phi = 1")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED.stroke_width(2)));
+    chart.draw_series(
+        values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(i, v)| Boxplot::new_vertical(i as f64, &Quartiles::new(v)).width(24).style(PALETTE[0])),
+    )?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 16))
+        .draw()?;
+    Ok(())
+}
+
+/// Mean over seeds of `w_i U[i][j] / (w_j U[i][i])`: above 1, agent i envies j (eq. 3.5).
+fn envy_ratio(row: &Row, weights: &[f64]) -> Vec<Vec<f64>> {
+    let n = weights.len();
+    let mut acc = vec![vec![0.0; n]; n];
+    let mut count = 0.0f64;
+    for f in row.episodes.iter().filter_map(|e| e.fairness.as_ref()) {
+        count += 1.0;
+        for i in 0..n {
+            for j in 0..n {
+                let own = weights[j] * f.envy[i][i];
+                acc[i][j] += if own > 0.0 { weights[i] * f.envy[i][j] / own } else { 1.0 };
+            }
+        }
+    }
+    acc.iter_mut().flatten().for_each(|v| *v /= count.max(1.0));
+    acc
+}
+
+fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], title: &str) -> DrawResult<DB> {
+    let n = ratio.len();
+    let vmax = ratio.iter().flatten().copied().fold(1.0, f64::max);
+    let (area, bar) = root.split_horizontally(root.dim_in_pixel().0 as i32 - 140);
+    let mut chart = ChartBuilder::on(&area)
+        .caption(title, (FONT, 22))
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -0.5f64..(n as f64 - 0.5))?;
+    // Cells sit around whole coordinates; label those only.
+    let center = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 && *v >= 0.0 {
+            format!("{}", v.round() as usize)
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(n.min(20) + 1)
+        .y_labels(n.min(20) + 1)
+        .x_label_formatter(&center)
+        .y_label_formatter(&center)
+        .x_desc("j: whose allocation sequence")
+        .y_desc("i: whose arrivals")
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()?;
+    let color = |v: f64| {
+        // White at 0, blue up to 1 (no envy), red above 1 (envy), deepest at vmax.
+        if v <= 1.0 {
+            let t = v.clamp(0.0, 1.0);
+            RGBColor((255.0 - 180.0 * t) as u8, (255.0 - 120.0 * t) as u8, 255)
+        } else {
+            let t = ((v - 1.0) / (vmax - 1.0).max(1e-9)).clamp(0.0, 1.0);
+            RGBColor(255, (200.0 - 200.0 * t) as u8, (200.0 - 200.0 * t) as u8)
+        }
+    };
+    chart.draw_series((0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| {
+        Rectangle::new(
+            [(j as f64 - 0.5, i as f64 - 0.5), (j as f64 + 0.5, i as f64 + 0.5)],
+            color(ratio[i][j]).filled(),
+        )
+    }))?;
+    // Colour scale.
+    let mut scale = ChartBuilder::on(&bar)
+        .margin(20)
+        .margin_top(60)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..1.0, 0.0..vmax)?;
+    scale
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc("w_i U_ij / (w_j U_ii)")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()?;
+    let steps = 60;
+    scale.draw_series((0..steps).map(|s| {
+        let (a, b) = (vmax * s as f64 / steps as f64, vmax * (s + 1) as f64 / steps as f64);
+        Rectangle::new([(0.0, a), (1.0, b)], color((a + b) / 2.0).filled())
+    }))?;
+    Ok(())
+}
+
+/// Every comparison figure into `dir`; returns the file names.
+pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
+    fonts();
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names = labels(rows);
+    let wide = (220 + 70 * rows.len() as u32).clamp(800, 2400);
+    let mut files = Vec::new();
+    let size = row_figure(&names);
+    files.extend(both!(dir, "welfare", size, |root| welfare(root, rows, &names)));
+    if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
+        let baseline = p.baseline.clone();
+        files.extend(both!(dir, "welfare_paired", size, |root| paired(root, rows, &names, &baseline)));
+    }
+    files.extend(both!(dir, "throughput_by_weight", (wide, 620), |root| throughput(
+        root, rows, &names
+    )));
+    if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
+        files.extend(both!(dir, "phi", (wide, 620), |root| phi(root, rows, &names)));
+        for (k, r) in rows.iter().enumerate() {
+            let weights = r.weights.clone();
+            let ratio = envy_ratio(r, &weights);
+            let title = format!("Envy: {}", names[k]);
+            // Named by the row, so a file says which policy and mechanism it shows.
+            let slug: String = format!("{}-{}", short(&r.policy), r.mechanism)
+                .chars()
+                .map(|ch| if ch.is_ascii_alphanumeric() || ch == '.' { ch } else { '_' })
+                .collect();
+            files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(
+                root, &ratio, &title
+            )));
+        }
+    }
+    Ok(files)
+}
+
+/// The paired-difference figure of `rows` (each row's welfare minus the baseline's) as `name`.
+pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::Result<Vec<String>> {
+    fonts();
+    let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    let names = labels(rows);
+    let baseline = p.baseline.clone();
+    Ok(both!(dir, name, row_figure(&names), |root| paired(root, rows, &names, &baseline)))
+}
+
+/// One value per named row with its 95% error bar, in the palette colour each names, and a line
+/// at 0, as `name`.
+pub fn per_row_values(
+    dir: &Path,
+    name: &str,
+    names: &[String],
+    title: &str,
+    y_desc: &str,
+    stats: &[(Stat, usize)],
+) -> crate::Result<Vec<String>> {
+    fonts();
+    let stats: Vec<(Stat, RGBColor)> = stats.iter().map(|&(s, k)| (s, PALETTE[k % PALETTE.len()])).collect();
+    Ok(both!(dir, name, row_figure(names), |root| per_row(
+        root, names, title, y_desc, &stats, true
+    )))
+}

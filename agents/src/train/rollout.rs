@@ -1,0 +1,139 @@
+//! Rollouts: one training episode over K environment copies (`train.envs`), stepped in
+//! parallel, with the learner acting for all copies at once and learning from their rounds in
+//! copy order, so results do not depend on the number of threads. Every random number of
+//! episode e comes from streams seeded by `(root seed, e)`.
+
+use crate::learners::{Learner, Losses, Transition};
+use env::metrics::EpisodeMetrics;
+use env::rng::{names, stream_seed};
+use env::world::{ClusterEnv, Observations};
+
+/// Run one training episode: act (sampled), step, learn, every round.
+pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
+    train_episode_pinned(env, learner, root, episode, &[])
+}
+
+/// [`train_episode`] with some agents pinned: each `(agent, level)` plays that level index
+/// instead of the learner's choice (the fixed opponents of a best-response check); the learner
+/// still learns from every round as played.
+pub fn train_episode_pinned(
+    env: &mut ClusterEnv,
+    learner: &mut dyn Learner,
+    root: u64,
+    episode: u64,
+    pinned: &[(usize, usize)],
+) -> (EpisodeMetrics, Losses) {
+    let (mut metrics, losses) = train_episode_many(std::slice::from_mut(env), learner, root, episode, pinned);
+    (metrics.pop().expect("one environment"), losses)
+}
+
+/// Environment copy `k`'s seed in training episode `episode`: copy 0 has the episode's seed
+/// (so one copy trains exactly as before copies existed), copy k > 0 a stream of it.
+pub fn env_seed(root: u64, episode: u64, k: usize) -> u64 {
+    let seed = stream_seed(root, names::TRAIN_EPISODE, episode);
+    if k == 0 {
+        seed
+    } else {
+        stream_seed(seed, names::TRAIN_ENV, k as u64)
+    }
+}
+
+/// One training episode over every environment copy in `envs` (`train.envs`), stepped in
+/// parallel on the current rayon pool; the learner acts for all copies at once and learns from
+/// their rounds in copy order, so results do not depend on the number of threads. Returns each
+/// copy's metrics and the episode's mean losses.
+pub fn train_episode_many(
+    envs: &mut [ClusterEnv],
+    learner: &mut dyn Learner,
+    root: u64,
+    episode: u64,
+    pinned: &[(usize, usize)],
+) -> (Vec<EpisodeMetrics>, Losses) {
+    use rayon::prelude::*;
+    let (n, copies) = (envs[0].n(), envs.len());
+    learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
+    for (k, env) in envs.iter_mut().enumerate() {
+        env.reset(env_seed(root, episode, k));
+    }
+    let mut actions = vec![vec![0; n]; copies];
+    let mut obs: Vec<Vec<f32>> = vec![Vec::new(); copies];
+    let mut budgets = vec![vec![0.0; n]; copies];
+    let mut sum = Losses::default();
+    let mut rounds = 0.0;
+    while !envs[0].agents().is_empty() {
+        let dim = envs[0].observations().dim;
+        for (k, env) in envs.iter().enumerate() {
+            obs[k].clear();
+            obs[k].extend_from_slice(env.observations().data);
+            budgets[k].copy_from_slice(env.budgets());
+        }
+        {
+            let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
+            let b: Vec<&[f64]> = budgets.iter().map(Vec::as_slice).collect();
+            learner.act_many(&views, &b, &mut actions);
+        }
+        for a in actions.iter_mut() {
+            for &(i, level) in pinned {
+                a[i] = level;
+            }
+        }
+        envs.par_iter_mut().zip(actions.par_iter()).for_each(|(env, a)| {
+            env.step(a).expect("learners pick levels inside the action space");
+        });
+        let ts: Vec<Transition<'_>> = envs
+            .iter()
+            .enumerate()
+            .map(|(k, env)| Transition::played(env, Observations { data: &obs[k], dim }, &budgets[k], &actions[k]))
+            .collect();
+        let l = learner.learn_many(&ts);
+        if l.skipped {
+            continue;
+        }
+        sum.actor += l.actor;
+        sum.critic += l.critic;
+        sum.entropy += l.entropy;
+        sum.reward_spread += l.reward_spread;
+        rounds += 1.0;
+    }
+    let rounds = f64::max(rounds, 1.0);
+    let mean = Losses {
+        actor: sum.actor / rounds,
+        critic: sum.critic / rounds,
+        entropy: sum.entropy / rounds,
+        reward_spread: sum.reward_spread / rounds,
+        skipped: false,
+    };
+    (envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(), mean)
+}
+
+/// `k` environment copies of `sc` for training (no per-round recording).
+pub(super) fn copies(sc: &env::config::Scenario, k: usize) -> Vec<ClusterEnv> {
+    (0..k)
+        .map(|_| {
+            let mut env = ClusterEnv::new(sc.clone());
+            env.set_recording(false);
+            env
+        })
+        .collect()
+}
+
+/// The copies' metrics as one, for the episode log: means per agent, drops and rounds summed
+/// (so drops per round is the mean over copies).
+pub(super) fn merged(ms: Vec<EpisodeMetrics>) -> EpisodeMetrics {
+    let k = ms.len() as f64;
+    let mut out = ms[0].clone();
+    if ms.len() == 1 {
+        return out;
+    }
+    let mean = |f: &dyn Fn(&EpisodeMetrics) -> &Vec<f64>| -> Vec<f64> {
+        (0..f(&ms[0]).len()).map(|i| ms.iter().map(|m| f(m)[i]).sum::<f64>() / k).collect()
+    };
+    out.throughput = mean(&|m| &m.throughput);
+    out.reward = mean(&|m| &m.reward);
+    out.threshold = mean(&|m| &m.threshold);
+    out.spent = mean(&|m| &m.spent);
+    out.welfare = ms.iter().map(|m| m.welfare).sum::<f64>() / k;
+    out.dropped = (0..out.dropped.len()).map(|i| ms.iter().map(|m| m.dropped[i]).sum()).collect();
+    out.rounds = ms.iter().map(|m| m.rounds).sum();
+    out
+}
