@@ -3,7 +3,7 @@
 //! `cargo run --release -p agents --example auction_learners -- [EPISODES]`
 
 use agents::config::{Experiment, LearnerKind, LearnerSection};
-use agents::eval::theory::{evaluate, train_against, Pinned, Record};
+use agents::eval::theory::{evaluate, pinned as pinned_policy, train_against, Record};
 use agents::learners::Learner;
 use env::config::ScenarioFile;
 use std::path::Path;
@@ -26,12 +26,12 @@ fn main() {
                 },
                 train: Default::default(),
             };
-            let build = || -> Box<dyn Learner> { agents::train::build_learner(&exp) };
+            let build = || -> Box<dyn Learner> { exp.build_learner() };
             let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, opp)).collect();
             let t0 = std::time::Instant::now();
             let mut br = build();
             train_against(&sc, br.as_mut(), episodes, &pinned, 7, Record::True);
-            let (s, per) = evaluate(&sc, &Pinned { inner: br.fork(), pinned }, &held_out);
+            let (s, per) = evaluate(&sc, &pinned_policy(br.fork(), pinned), &held_out);
             let own = s.bid_factor.as_ref().unwrap()[0].mean;
             let mut sp = build();
             train_against(&sc, sp.as_mut(), episodes, &[], 7, Record::True);

@@ -2,99 +2,21 @@
 //! learners (`[learner]`) and the training run (`[train]`). Raw TOML with overrides, unknown
 //! keys rejected, then resolved; every error names the file, the key and the problem.
 
-use crate::learners::actor_critic::ActorCriticConfig;
-use crate::learners::hedge::HedgeConfig;
+use crate::learners::registry::ErrorIn;
+pub use crate::learners::{LearnerKind, LearnerReward, LearnerSection};
 use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSection, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Documented limits of an experiment, checked before anything of that size is allocated.
 pub mod limits {
-    /// Hidden layer width of the actor or critic.
-    pub const MAX_HIDDEN: usize = 16_384;
+    pub use crate::learners::limits::*;
     /// Evaluation episodes (`train.eval_seeds`, `--seeds`).
     pub const MAX_SEEDS: usize = 100_000;
     /// Worker threads.
     pub const MAX_THREADS: usize = 1_024;
-    /// Hedge weights in all (agents x budget states x levels).
-    pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
     /// Environment copies per training run (`train.envs`).
     pub const MAX_ENVS: usize = 1024;
-    /// A central critic's first-layer weights over all agents (n x n x features x width).
-    pub const MAX_CENTRAL_CRITIC: usize = 200_000_000;
-}
-
-/// Which learner every agent runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LearnerKind {
-    /// A constant threshold.
-    Fixed,
-    /// Hedge with one weight vector per budget state (thesis Algorithm 2).
-    Hedge,
-    /// One-step actor-critic (thesis 4.2.2), with burn.
-    ActorCritic,
-    /// PPO (IPPO; MAPPO with `learner.ppo.critic = "central"`), with burn.
-    Ppo,
-}
-
-/// What the learners are paid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LearnerReward {
-    /// The environment's reward (`env.reward`): each agent's own.
-    Own,
-    /// Difference rewards `D_i = G - G(agent i at learner.difference_default)` from one-round
-    /// counterfactual re-runs of the mechanism ([`crate::learners::difference`]).
-    Difference,
-}
-
-/// `[learner.fixed]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct FixedConfig {
-    /// The threshold (one of the levels).
-    pub threshold: f64,
-}
-
-impl Default for FixedConfig {
-    fn default() -> Self {
-        Self { threshold: 0.5 }
-    }
-}
-
-/// `[learner]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LearnerSection {
-    /// Which learner.
-    pub kind: LearnerKind,
-    /// What the learners are paid: their own reward, or difference rewards.
-    pub reward: LearnerReward,
-    /// The level difference rewards compare each agent's action against.
-    pub difference_default: f64,
-    /// Fixed threshold settings.
-    pub fixed: FixedConfig,
-    /// Hedge settings.
-    pub hedge: HedgeConfig,
-    /// Actor-critic settings.
-    pub actor_critic: ActorCriticConfig,
-    /// PPO settings.
-    pub ppo: crate::learners::ppo::PpoConfig,
-}
-
-impl Default for LearnerSection {
-    fn default() -> Self {
-        Self {
-            kind: LearnerKind::ActorCritic,
-            reward: LearnerReward::Own,
-            difference_default: 0.0,
-            fixed: FixedConfig::default(),
-            hedge: HedgeConfig::default(),
-            actor_critic: ActorCriticConfig::default(),
-            ppo: crate::learners::ppo::PpoConfig::default(),
-        }
-    }
 }
 
 /// `[train]`.
@@ -152,14 +74,6 @@ impl Default for ExperimentFile {
             learner: LearnerSection::default(),
             train: TrainSection::default(),
         }
-    }
-}
-
-/// What the levels of `sc`'s actions are called in messages.
-pub fn levels_name(sc: &Scenario) -> &'static str {
-    match sc.action_kind() {
-        env::config::ActionKind::Threshold => "threshold levels",
-        env::config::ActionKind::Bid => "bid levels",
     }
 }
 
@@ -243,10 +157,7 @@ impl Experiment {
             mechanism: file.mechanism,
         }
         .resolve(path)?;
-        check_learner(&err, &scenario, &file.learner)?;
-        check_actor_critic(&err, &file.learner.actor_critic)?;
-        check_ppo(&err, &scenario, &file.learner.ppo)?;
-        check_difference(&err, &scenario, &file.learner)?;
+        file.learner.validate(&scenario, &err)?;
         check_train(&err, &file.train)?;
         // Every copy holds the scenario's agent x accelerator state.
         let cells = file.train.envs.saturating_mul(scenario.n()).saturating_mul(scenario.m());
@@ -269,6 +180,11 @@ impl Experiment {
         })
     }
 
+    /// The run's learner population, fresh ([`LearnerSection::build`]).
+    pub fn build_learner(&self) -> Box<dyn crate::learners::Learner> {
+        self.learner.build(&crate::learners::Init::new(&self.scenario, self.train.episodes))
+    }
+
     /// The resolved experiment as TOML: enough to rerun.
     pub fn to_toml(&self) -> String {
         let s = &self.scenario.file;
@@ -281,173 +197,6 @@ impl Experiment {
         };
         toml::to_string(&file).expect("an experiment serialises")
     }
-}
-
-/// The error constructor of [`Experiment::resolve`]: file, key, problem.
-type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
-
-/// `[learner]` against the scenario: the fixed level exists, Hedge's eta and table size.
-fn check_learner(err: &ErrorIn<'_>, scenario: &Scenario, l: &LearnerSection) -> Result<(), ConfigError> {
-    let levels = &scenario.action_levels();
-    if l.kind == LearnerKind::Fixed && !levels.iter().any(|&t| (t - l.fixed.threshold).abs() < 1e-9) {
-        return Err(err(
-            "learner.fixed.threshold",
-            format!("{} is not one of the {} {levels:?}", l.fixed.threshold, levels_name(scenario)),
-        ));
-    }
-    if let Some(eta) = l.hedge.eta {
-        if !(eta.is_finite() && eta > 0.0) {
-            return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
-        }
-    }
-    let states = crate::learners::hedge::budget_states(scenario);
-    if l.kind == LearnerKind::Hedge && states.saturating_mul(levels.len()).saturating_mul(scenario.n()) > limits::MAX_HEDGE_WEIGHTS {
-        return Err(err(
-            "mechanism.total_tokens",
-            format!(
-                "Hedge keeps a weight per agent, budget state (floor(T) + 1 = {states}) and level: more than the limit of {}",
-                limits::MAX_HEDGE_WEIGHTS
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// `[learner.actor_critic]`: widths (before any tensor of that size exists) and rates.
-fn check_actor_critic(err: &ErrorIn<'_>, ac: &ActorCriticConfig) -> Result<(), ConfigError> {
-    if ac.actor_hidden == 0 || ac.critic_hidden.contains(&0) {
-        return Err(err("learner.actor_critic", "hidden layer widths must be at least 1".into()));
-    }
-    // Checked before any tensor of that size is allocated.
-    for (key, h) in [
-        ("actor_hidden", ac.actor_hidden),
-        ("critic_hidden[0]", ac.critic_hidden[0]),
-        ("critic_hidden[1]", ac.critic_hidden[1]),
-    ] {
-        if h > limits::MAX_HIDDEN {
-            return Err(err(
-                &format!("learner.actor_critic.{key}"),
-                format!("{h} is more than the limit of {}", limits::MAX_HIDDEN),
-            ));
-        }
-    }
-    for (key, v) in [
-        ("actor_lr", ac.actor_lr),
-        ("critic_lr", ac.critic_lr),
-        ("reward_scale", ac.reward_scale),
-    ] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(err(
-                &format!("learner.actor_critic.{key}"),
-                format!("must be a finite number > 0, got {v}"),
-            ));
-        }
-    }
-    for (key, v) in [("entropy", ac.entropy), ("weight_decay", ac.weight_decay)] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(err(
-                &format!("learner.actor_critic.{key}"),
-                format!("must be a finite number >= 0, got {v}"),
-            ));
-        }
-    }
-    if !(0.0..=1.0).contains(&ac.gamma) {
-        return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
-    }
-    Ok(())
-}
-
-/// `learner.reward = "difference"`: a learner that learns from the rewards it is given, a
-/// mechanism without state across rounds (the counterfactual re-run is then exact), a default
-/// that is one of the levels.
-fn check_difference(err: &ErrorIn<'_>, sc: &Scenario, l: &LearnerSection) -> Result<(), ConfigError> {
-    if l.reward != LearnerReward::Difference {
-        return Ok(());
-    }
-    if !matches!(l.kind, LearnerKind::ActorCritic | LearnerKind::Ppo) {
-        return Err(err(
-            "learner.reward",
-            "difference rewards train actor_critic and ppo (Hedge computes its own counterfactual reward for every level; fixed learns nothing)".into(),
-        ));
-    }
-    let mech = &sc.file.mechanism;
-    let stateful = scheduler::registry::build(&mech.name, &mech.params()).map_or(true, |m| m.state().is_some());
-    if stateful {
-        return Err(err(
-            "learner.reward",
-            format!("difference rewards re-run the mechanism on the round's input, which `{}` does not fully determine (it keeps state across rounds); use mtf, second_price or first_price", mech.name),
-        ));
-    }
-    if !sc.action_levels().iter().any(|&x| (x - l.difference_default).abs() < 1e-9) {
-        return Err(err(
-            "learner.difference_default",
-            format!(
-                "{} is not one of the {} {:?}",
-                l.difference_default,
-                levels_name(sc),
-                sc.action_levels()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// `[learner.ppo]`: widths (before any tensor exists, the central critic's input included),
-/// rates, counts and coefficients.
-fn check_ppo(err: &ErrorIn<'_>, sc: &Scenario, p: &crate::learners::ppo::PpoConfig) -> Result<(), ConfigError> {
-    let key = |k: &str| format!("learner.ppo.{k}");
-    for (k, h) in [
-        ("actor_hidden", p.actor_hidden),
-        ("critic_hidden[0]", p.critic_hidden[0]),
-        ("critic_hidden[1]", p.critic_hidden[1]),
-    ] {
-        if !(1..=limits::MAX_HIDDEN).contains(&h) {
-            return Err(err(&key(k), format!("must be in [1, {}], got {h}", limits::MAX_HIDDEN)));
-        }
-    }
-    if p.critic == crate::learners::ppo::Critic::Central {
-        // Every agent's critic reads every agent's features: n x (n x d) x width weights.
-        let cells = sc
-            .n()
-            .saturating_mul(sc.n())
-            .saturating_mul(env::world::observation_dim(sc))
-            .saturating_mul(p.critic_hidden[0]);
-        if cells > limits::MAX_CENTRAL_CRITIC {
-            return Err(err(
-                &key("critic"),
-                format!(
-                    "a central critic here has {cells} first-layer weights, more than the limit of {}",
-                    limits::MAX_CENTRAL_CRITIC
-                ),
-            ));
-        }
-    }
-    for (k, v) in [
-        ("lr", p.lr),
-        ("reward_scale", p.reward_scale),
-        ("clip", p.clip),
-        ("max_grad_norm", p.max_grad_norm),
-    ] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(err(&key(k), format!("must be a finite number > 0, got {v}")));
-        }
-    }
-    for (k, v) in [("entropy", p.entropy), ("vf_coef", p.vf_coef), ("weight_decay", p.weight_decay)] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(err(&key(k), format!("must be a finite number >= 0, got {v}")));
-        }
-    }
-    for (k, v) in [("gamma", p.gamma), ("gae_lambda", p.gae_lambda)] {
-        if !(0.0..=1.0).contains(&v) {
-            return Err(err(&key(k), format!("must be in [0, 1], got {v}")));
-        }
-    }
-    for (k, v) in [("epochs", p.epochs), ("minibatches", p.minibatches)] {
-        if !(1..=1000).contains(&v) {
-            return Err(err(&key(k), format!("must be in [1, 1000], got {v}")));
-        }
-    }
-    Ok(())
 }
 
 /// `[train]`: episodes, checkpoints, threads, held-out seeds.

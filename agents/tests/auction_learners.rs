@@ -3,7 +3,7 @@
 //! Hedge in self-play, a stale round record that must spoil the best response, and the
 //! actor-critic's and PPO's best responses.
 
-use agents::eval::theory::{evaluate, surplus_per_item, train_against, Pinned, Record};
+use agents::eval::theory::{evaluate, pinned as pinned_policy, surplus_per_item, train_against, Record};
 use agents::learners::hedge::{Hedge, HedgeConfig};
 use agents::learners::Policy;
 use env::config::{Scenario, ScenarioFile};
@@ -79,10 +79,10 @@ fn a_stale_round_record_makes_the_best_response_noise() {
 #[test]
 fn pinned_agents_keep_their_level() {
     let sc = scenario("first");
-    let policy = Pinned {
-        inner: Box::new(agents::learners::Fixed { level: level(&sc, 0.5) }),
-        pinned: vec![(2, level(&sc, 1.0))],
-    };
+    let policy = pinned_policy(
+        Box::new(agents::learners::Fixed { level: level(&sc, 0.5) }),
+        vec![(2, level(&sc, 1.0))],
+    );
     let (summary, _) = evaluate(&sc, &policy, &HELD_OUT[..1]);
     let factors: Vec<f64> = summary.bid_factor.unwrap().iter().map(|s| s.mean).collect();
     assert_eq!(factors, [0.5, 0.5, 1.0, 0.5]);
@@ -102,10 +102,10 @@ fn the_actor_critic_best_responds_within_one_grid_step() {
             },
             train: Default::default(),
         };
-        let mut ac = agents::train::build_learner(&exp);
+        let mut ac = exp.build_learner();
         let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(&sc, opponents))).collect();
         train_against(&sc, ac.as_mut(), 2, &pinned, 7, Record::True);
-        let (summary, per_item) = evaluate(&sc, &Pinned { inner: ac.fork(), pinned }, &HELD_OUT);
+        let (summary, per_item) = evaluate(&sc, &pinned_policy(ac.fork(), pinned), &HELD_OUT);
         let chosen = summary.bid_factor.unwrap()[0].mean;
         eprintln!(
             "{kind} price, actor-critic best response: mean bid factor {chosen:.3}, surplus {:.4} (theory {best}, 0.05)",
@@ -139,10 +139,10 @@ fn ppo_best_responds_within_one_grid_step() {
             },
             train: Default::default(),
         };
-        let mut ppo = agents::train::build_learner(&exp);
+        let mut ppo = exp.build_learner();
         let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(&sc, opponents))).collect();
         train_against(&sc, ppo.as_mut(), 2, &pinned, 7, Record::True);
-        let (summary, per_item) = evaluate(&sc, &Pinned { inner: ppo.fork(), pinned }, &HELD_OUT);
+        let (summary, per_item) = evaluate(&sc, &pinned_policy(ppo.fork(), pinned), &HELD_OUT);
         let chosen = summary.bid_factor.unwrap()[0].mean;
         eprintln!(
             "{kind} price, PPO best response: mean bid factor {chosen:.3}, surplus {:.4} (theory {best}, 0.05)",

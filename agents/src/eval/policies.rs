@@ -5,39 +5,108 @@
 //! training; reproducible from the episode seed), `agent:PATH` (exported agent binaries, driven
 //! over their protocol).
 
-use crate::config::{Experiment, LearnerKind, LearnerSection};
 use crate::error::user;
 use crate::export::drive::ErrorSlot;
-use crate::learners::{Fixed, OnlineLearning, Policy};
+use crate::learners::wrap::{Layered, Sample};
+use crate::learners::{Fixed, Init, LearnerKind, LearnerSection, OnlineLearning, Policy};
 use env::config::{EnvSection, Scenario};
 use env::metrics::EpisodeMetrics;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The spec forms, for messages and help.
 pub const FORMS: &str = "fixed:TAU, hedge, run:RUN_DIR, sampled:run:RUN_DIR or agent:PATH";
 
-/// A policy that draws its actions even when evaluation asks for the greedy ones.
-struct Sampled(Box<dyn Policy>);
+/// A policy spec, parsed once: what `--policy` and `--policies` name.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PolicySpec {
+    /// `fixed:X`: level X (a threshold, or a bid factor) for everyone.
+    Fixed(f64),
+    /// `fixed:all`: every level (`mtf compare` expands it).
+    FixedAll,
+    /// `hedge`: Hedge learning online from uniform weights in every episode.
+    Hedge,
+    /// `run:DIR`: a trained run's greedy policy.
+    Run(PathBuf),
+    /// `sampled:run:DIR`: the same policy drawing its actions, as it did in training.
+    Sampled(PathBuf),
+    /// `agent:PATH`: an exported agent binary.
+    Agent(PathBuf),
+}
 
-impl Policy for Sampled {
-    fn begin_episode(&mut self, seed: u64) {
-        self.0.begin_episode(seed);
+impl PolicySpec {
+    /// Read a spec; the error names it and says what is wrong.
+    pub fn parse(spec: &str) -> crate::Result<PolicySpec> {
+        if let Some(inner) = spec.strip_prefix("sampled:") {
+            return match inner.strip_prefix("run:") {
+                Some(dir) => Ok(PolicySpec::Sampled(dir.into())),
+                None => Err(user(format!("policy {spec}: `sampled:` takes a trained run, sampled:run:RUN_DIR"))),
+            };
+        }
+        if spec == "fixed:all" {
+            return Ok(PolicySpec::FixedAll);
+        }
+        if let Some(tau) = spec.strip_prefix("fixed:") {
+            let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
+            return Ok(PolicySpec::Fixed(t));
+        }
+        if spec == "hedge" {
+            return Ok(PolicySpec::Hedge);
+        }
+        if let Some(dir) = spec.strip_prefix("run:") {
+            return Ok(PolicySpec::Run(dir.into()));
+        }
+        if let Some(path) = spec.strip_prefix("agent:") {
+            return Ok(PolicySpec::Agent(path.into()));
+        }
+        Err(user(format!("policy {spec}: expected {FORMS}")))
     }
 
-    fn act(&mut self, obs: env::world::Observations<'_>, budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
-        self.0.act(obs, budgets, false, actions);
-    }
-
-    fn after_step(&mut self, env: &env::world::ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
-        self.0.after_step(env, budgets_before, actions);
-    }
-
-    fn fork(&self) -> Box<dyn Policy> {
-        Box::new(Sampled(self.0.fork()))
+    /// The policy for `scenario`, and the observation switches it reads with when they are not
+    /// the scenario's (a trained run's, or those an exported agent's inputs need; they change
+    /// no dynamics, SPEC 4). `spec` is the text it was read from, for messages. Exported agents
+    /// report protocol errors into `agent_errors` (a policy cannot fail mid-episode;
+    /// [`Named::evaluate`] turns the first into an error).
+    pub fn build(&self, spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
+        match self {
+            PolicySpec::Sampled(dir) => {
+                let (policy, observe) = PolicySpec::Run(dir.clone()).build(spec, scenario, agent_errors)?;
+                Ok((Box::new(Layered::new(policy, Sample)), observe))
+            }
+            PolicySpec::FixedAll => Err(user(format!(
+                "policy {spec}: `fixed:all` names every level; give one level here, fixed:X"
+            ))),
+            PolicySpec::Fixed(t) => {
+                let level = scenario.level_index(*t).ok_or_else(|| {
+                    user(format!(
+                        "policy {spec}: {t} is not one of the {} {:?}",
+                        scenario.action_kind().levels_name(),
+                        scenario.action_levels()
+                    ))
+                })?;
+                Ok((Box::new(Fixed { level }), None))
+            }
+            PolicySpec::Hedge => {
+                let (scenario, section) = (
+                    scenario.clone(),
+                    LearnerSection {
+                        kind: LearnerKind::Hedge,
+                        ..Default::default()
+                    },
+                );
+                let initial = move || section.build(&Init::new(&scenario, 1));
+                Ok((Box::new(OnlineLearning::new(std::sync::Arc::new(initial))), None))
+            }
+            PolicySpec::Run(dir) => {
+                let (exp, learner, _) = crate::train::load_run(dir, false)?;
+                check_fits(spec, &exp.scenario, scenario)?;
+                Ok((learner.fork(), Some(exp.scenario.file.env)))
+            }
+            PolicySpec::Agent(path) => agent(spec, path, scenario, agent_errors),
+        }
     }
 }
 
-/// Expand `fixed:all` to one `fixed:X` per threshold level.
+/// Expand `fixed:all` to one `fixed:X` per level.
 pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
     specs
         .iter()
@@ -51,75 +120,37 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
         .collect()
 }
 
-/// The policy `spec` names, for `scenario`, and the observation switches it reads with when
-/// they are not the scenario's (a trained run's, or those an exported agent's inputs need;
-/// they change no dynamics, SPEC 4). Exported agents report protocol errors into
-/// `agent_errors` (a policy cannot fail mid-episode; [`Named::evaluate`] turns the first into an
-/// error).
+/// The policy `spec` names, for `scenario` (see [`PolicySpec::build`]).
 pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
-    let levels = &scenario.action_levels();
-    if let Some(inner) = spec.strip_prefix("sampled:") {
-        if !inner.starts_with("run:") {
-            return Err(user(format!("policy {spec}: `sampled:` takes a trained run, sampled:run:RUN_DIR")));
-        }
-        let (policy, observe) = parse(inner, scenario, agent_errors)?;
-        return Ok((Box::new(Sampled(policy)), observe));
-    }
-    if let Some(tau) = spec.strip_prefix("fixed:") {
-        let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
-        let level = levels.iter().position(|&l| (l - t).abs() < 1e-9).ok_or_else(|| {
-            user(format!(
-                "policy {spec}: {t} is not one of the {} {levels:?}",
-                crate::config::levels_name(scenario)
-            ))
-        })?;
-        return Ok((Box::new(Fixed { level }), None));
-    }
-    if spec == "hedge" {
-        let exp = Experiment {
-            scenario: scenario.clone(),
-            learner: LearnerSection {
-                kind: LearnerKind::Hedge,
-                ..Default::default()
-            },
-            train: Default::default(),
-        };
-        return Ok((
-            Box::new(OnlineLearning::new(std::sync::Arc::new(move || crate::train::build_learner(&exp)))),
-            None,
-        ));
-    }
-    if let Some(dir) = spec.strip_prefix("run:") {
-        let (exp, learner, _) = crate::train::load_run(Path::new(dir), false)?;
-        check_fits(spec, &exp.scenario, scenario)?;
-        return Ok((learner.fork(), Some(exp.scenario.file.env)));
-    }
-    if let Some(path) = spec.strip_prefix("agent:") {
-        let action = scenario.action_kind().as_str();
-        let manifest = crate::export::drive::check(Path::new(path), scenario.n(), scenario.m(), action, levels)
-            .map_err(|e| user(format!("policy {spec}: {e}")))?;
-        // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
-        let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {path}: {e}")))?;
-        let timeout = crate::export::drive::reply_timeout().map_err(user)?;
-        let mut observe = scenario.file.env.clone();
-        let reads = |name: &str| manifest.inputs.iter().any(|i| i == name);
-        (observe.observe_burst, observe.observe_weight, observe.observe_budgets) = (reads("burst"), reads("weight"), reads("budgets"));
-        let mut seen = scenario.clone();
-        seen.file.env.observe_as(&observe);
-        let layout = crate::export::drive::layout(&manifest, &seen);
-        return Ok((
-            Box::new(crate::export::drive::AgentProcesses::new(
-                &path,
-                manifest,
-                layout,
-                levels,
-                agent_errors.clone(),
-                timeout,
-            )),
-            Some(observe),
-        ));
-    }
-    Err(user(format!("policy {spec}: expected {FORMS}")))
+    PolicySpec::parse(spec)?.build(spec, scenario, agent_errors)
+}
+
+/// Exported agent binaries at `path` acting for every agent, reading the observation their
+/// manifest's inputs need.
+fn agent(spec: &str, path: &Path, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
+    let (action, levels) = (scenario.action_kind().as_str(), scenario.action_levels());
+    let manifest =
+        crate::export::drive::check(path, scenario.n(), scenario.m(), action, levels).map_err(|e| user(format!("policy {spec}: {e}")))?;
+    // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
+    let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {}: {e}", path.display())))?;
+    let timeout = crate::export::drive::reply_timeout().map_err(user)?;
+    let mut observe = scenario.file.env.clone();
+    let reads = |name: &str| manifest.inputs.iter().any(|i| i == name);
+    (observe.observe_burst, observe.observe_weight, observe.observe_budgets) = (reads("burst"), reads("weight"), reads("budgets"));
+    let mut seen = scenario.clone();
+    seen.file.env.observe_as(&observe);
+    let layout = crate::export::drive::layout(&manifest, &seen);
+    Ok((
+        Box::new(crate::export::drive::AgentProcesses::new(
+            &path,
+            manifest,
+            layout,
+            levels,
+            agent_errors.clone(),
+            timeout,
+        )),
+        Some(observe),
+    ))
 }
 
 /// A policy trained on `trained` can act in `scenario`: the same agents, accelerators and

@@ -3,9 +3,10 @@
 //! surplus on held-out seeds. `agents/tests/auction_learners.rs` asserts with it;
 //! `cargo run --release -p agents --example auction_learners` prints every learner's figures.
 
-use crate::learners::{Learner, Policy, Transition};
+use crate::learners::wrap::{Layered, LayeredLearner, LearnerLayer, Pin};
+use crate::learners::{Learner, Losses, Policy, Transition};
 use env::config::Scenario;
-use env::world::{ClusterEnv, Observations};
+use env::world::ClusterEnv;
 
 /// What the learners' counterfactuals are told about a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,45 +23,26 @@ pub enum Record {
 pub fn train_against(sc: &Scenario, learner: &mut dyn Learner, episodes: u64, pinned: &[(usize, usize)], root: u64, record: Record) {
     let mut env = ClusterEnv::new(sc.clone());
     env.set_recording(false);
-    let mut stale = StaleRecord {
-        inner: learner,
-        previous: Vec::new(),
-    };
+    let mut stale = LayeredLearner::new(learner, StaleRecord { previous: Vec::new() });
     for e in 0..episodes {
-        let learner: &mut dyn Learner = match record {
-            Record::True => &mut *stale.inner,
-            Record::Stale => &mut stale,
+        match record {
+            Record::True => crate::train::train_episode_pinned(&mut env, stale.inner_mut(), root, e, pinned),
+            Record::Stale => crate::train::train_episode_pinned(&mut env, &mut stale, root, e, pinned),
         };
-        crate::train::train_episode_pinned(&mut env, learner, root, e, pinned);
     }
 }
 
 /// A learner whose counterfactuals see the previous round's bid values ([`Record::Stale`]).
-struct StaleRecord<'a> {
-    inner: &'a mut dyn Learner,
+struct StaleRecord {
     previous: Vec<f64>,
 }
 
-impl Policy for StaleRecord<'_> {
-    fn begin_episode(&mut self, seed: u64) {
-        self.inner.begin_episode(seed);
-    }
-
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
-        self.inner.act(obs, budgets, greedy, actions);
-    }
-
-    fn fork(&self) -> Box<dyn Policy> {
-        self.inner.fork()
-    }
-}
-
-impl Learner for StaleRecord<'_> {
-    fn learn(&mut self, t: &Transition<'_>) -> crate::learners::Losses {
+impl LearnerLayer for StaleRecord {
+    fn learn(&mut self, inner: &mut dyn Learner, t: &Transition<'_>) -> Losses {
         if self.previous.is_empty() {
             self.previous = t.bid_values.to_vec();
         }
-        let losses = self.inner.learn(&Transition {
+        let losses = inner.learn(&Transition {
             bid_values: &self.previous,
             ..*t
         });
@@ -69,49 +51,16 @@ impl Learner for StaleRecord<'_> {
         losses
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
-        self.inner.save()
-    }
-
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
-        self.inner.load(bytes)
-    }
-
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
-        self.inner.export_weights(agent)
+    /// Round by round through [`StaleRecord::learn`], so each sees the round before.
+    fn learn_many(&mut self, inner: &mut dyn Learner, ts: &[Transition<'_>]) -> Losses {
+        let losses: Vec<Losses> = ts.iter().map(|t| self.learn(inner, t)).collect();
+        Losses::mean(&losses)
     }
 }
 
 /// A policy with some agents pinned to fixed level indices.
-pub struct Pinned {
-    /// The policy of the agents not pinned.
-    pub inner: Box<dyn Policy>,
-    /// (agent, level index) pairs.
-    pub pinned: Vec<(usize, usize)>,
-}
-
-impl Policy for Pinned {
-    fn begin_episode(&mut self, seed: u64) {
-        self.inner.begin_episode(seed);
-    }
-
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
-        self.inner.act(obs, budgets, greedy, actions);
-        for &(i, level) in &self.pinned {
-            actions[i] = level;
-        }
-    }
-
-    fn after_step(&mut self, env: &ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
-        self.inner.after_step(env, budgets_before, actions);
-    }
-
-    fn fork(&self) -> Box<dyn Policy> {
-        Box::new(Pinned {
-            inner: self.inner.fork(),
-            pinned: self.pinned.clone(),
-        })
-    }
+pub fn pinned(inner: Box<dyn Policy>, pinned: Vec<(usize, usize)>) -> Layered<Pin> {
+    Layered::new(inner, Pin(pinned))
 }
 
 /// What a policy achieves in the valuation world on `seeds` (greedy): the summary (revenue,
@@ -126,9 +75,9 @@ pub fn evaluate(sc: &Scenario, policy: &dyn Policy, seeds: &[u64]) -> (env::eval
 
 /// Agent 0's surplus per item when it plays level index `own` and every other agent `others`.
 pub fn surplus_per_item(sc: &Scenario, own: usize, others: usize, seeds: &[u64]) -> f64 {
-    let policy = Pinned {
-        inner: Box::new(crate::learners::Fixed { level: own }),
-        pinned: (1..sc.n()).map(|i| (i, others)).collect(),
-    };
+    let policy = pinned(
+        Box::new(crate::learners::Fixed { level: own }),
+        (1..sc.n()).map(|i| (i, others)).collect(),
+    );
     evaluate(sc, &policy, seeds).1[0]
 }

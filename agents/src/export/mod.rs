@@ -3,10 +3,11 @@
 pub mod drive;
 pub mod runtime;
 
-use crate::config::{Experiment, LearnerKind};
+use crate::config::Experiment;
 use crate::error::{failed, user};
-use crate::export::runtime::{append_payload, fnv_hex, Manifest, VERSION};
-use crate::learners::actor_critic::Features;
+use crate::learners::registry::Exported as Form;
+use crate::learners::Features;
+use runtime::{append_payload, fnv_hex, Manifest, PolicyForm, VERSION};
 use std::path::{Path, PathBuf};
 
 /// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
@@ -21,34 +22,29 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         Some(i) if i < n => vec![i],
         Some(i) => return Err(user(format!("--agent {i}: the run has agents 0..{}", n - 1))),
     };
-    let kind = match exp.learner.kind {
-        // PPO's actor is the actor-critic's network: the runtime runs it as one.
-        LearnerKind::ActorCritic | LearnerKind::Ppo => "actor_critic",
-        LearnerKind::Hedge => "hedge",
-        LearnerKind::Fixed => "fixed",
+    // How the learner's policies run: an actor network (the actor-critic's, PPO's), Hedge's
+    // table or one level.
+    let (form, hidden, fixed_level) = match exp.learner.chosen().exported(sc) {
+        Form::Actor { hidden } => (PolicyForm::Actor, hidden, 0),
+        Form::Table => (PolicyForm::Table, 0, 0),
+        Form::Constant { level } => (PolicyForm::Constant, 0, level),
     };
     let inputs = policy_inputs(&exp);
     let levels = sc.action_levels().to_vec();
     let config = crate::run::read_regular(&dir.join("config.toml"), crate::run::MAX_TEXT)?;
     let manifest = Manifest {
         version: VERSION,
-        kind: kind.into(),
+        kind: form.name().into(),
         action: sc.action_kind().as_str().into(),
         value_scale: sc.file.env.value_scale,
         agents: chosen.clone(),
         m,
-        hidden: match exp.learner.kind {
-            LearnerKind::Ppo => exp.learner.ppo.actor_hidden,
-            _ => exp.learner.actor_critic.actor_hidden,
-        },
+        hidden,
         agents_total: n,
         inputs: inputs.iter().map(|i| i.to_string()).collect(),
         total_tokens: sc.file.mechanism.total_tokens,
         states: crate::learners::hedge::budget_states(sc),
-        fixed_level: levels
-            .iter()
-            .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)
-            .unwrap_or(0),
+        fixed_level,
         levels,
         training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
         config_hash: fnv_hex(&config),
@@ -70,12 +66,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
 /// What a run's policies read after SPEC 4's state, by the exported protocol's names (the
 /// observation's order): nothing for SPEC 4's state, the run's whole observation otherwise.
 pub fn policy_inputs(exp: &Experiment) -> Vec<&'static str> {
-    let features = match exp.learner.kind {
-        LearnerKind::ActorCritic => exp.learner.actor_critic.features,
-        LearnerKind::Ppo => exp.learner.ppo.features,
-        LearnerKind::Hedge | LearnerKind::Fixed => Features::Spec,
-    };
-    match features {
+    match exp.learner.chosen().features() {
         Features::Spec => Vec::new(),
         Features::All => env::world::observation_extras(&exp.scenario)
             .into_iter()

@@ -38,12 +38,51 @@ const FOOTER: usize = 32;
 /// Largest manifest read (a manifest is a few hundred bytes).
 const MAX_MANIFEST: usize = 1 << 20;
 
+/// How an exported policy decides, named in the manifest's `kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyForm {
+    /// An actor network (`actor_critic`): one tanh hidden layer of `hidden` units; the
+    /// actor-critic's, PPO's, and any learner's that exports an actor.
+    Actor,
+    /// Hedge's log-weights per budget state (`hedge`).
+    Table,
+    /// One level (`fixed`).
+    Constant,
+}
+
+impl PolicyForm {
+    /// Every form with its manifest name.
+    pub const ALL: [(PolicyForm, &'static str); 3] = [
+        (PolicyForm::Actor, "actor_critic"),
+        (PolicyForm::Table, "hedge"),
+        (PolicyForm::Constant, "fixed"),
+    ];
+
+    /// Its name in a manifest's `kind`.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(f, _)| *f == self)
+            .map(|(_, n)| *n)
+            .expect("every form is listed")
+    }
+
+    /// The form a manifest's `kind` names.
+    pub fn from_name(kind: &str) -> Result<PolicyForm, String> {
+        Self::ALL
+            .iter()
+            .find(|(_, n)| *n == kind)
+            .map(|(f, _)| *f)
+            .ok_or_else(|| format!("unknown policy kind `{kind}`"))
+    }
+}
+
 /// What the payload describes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     /// Format version.
     pub version: u32,
-    /// `actor_critic`, `hedge` or `fixed`.
+    /// The policy's form: `actor_critic`, `hedge` or `fixed` ([`PolicyForm`]).
     pub kind: String,
     /// Agent indices (in the training run) this file holds, in payload order.
     pub agents: Vec<usize>,
@@ -94,15 +133,20 @@ impl Manifest {
     /// Number of f32 per agent in the payload (saturating: [`Manifest::validate`] bounds it).
     pub fn per_agent(&self) -> usize {
         let (d, h, k) = (self.input_len(), self.hidden, self.levels.len());
-        match self.kind.as_str() {
-            "actor_critic" => d
+        match self.form() {
+            Ok(PolicyForm::Actor) => d
                 .saturating_mul(h)
                 .saturating_add(h)
                 .saturating_add(h.saturating_mul(k))
                 .saturating_add(k),
-            "hedge" => self.states.saturating_mul(k),
-            _ => 0,
+            Ok(PolicyForm::Table) => self.states.saturating_mul(k),
+            Ok(PolicyForm::Constant) | Err(_) => 0,
         }
+    }
+
+    /// The policy's form, from `kind`.
+    pub fn form(&self) -> Result<PolicyForm, String> {
+        PolicyForm::from_name(&self.kind)
     }
 
     /// Length of the policy's input: SPEC 4's state and the `inputs`.
@@ -133,9 +177,7 @@ impl Manifest {
                 self.agents_total
             ));
         }
-        if !["actor_critic", "hedge", "fixed"].contains(&self.kind.as_str()) {
-            return Err(format!("unknown policy kind `{}`", self.kind));
-        }
+        let form = self.form()?;
         if self.levels.is_empty() {
             return Err("the manifest has no levels".into());
         }
@@ -160,10 +202,10 @@ impl Manifest {
                 self.levels.len()
             ));
         }
-        if self.kind == "hedge" && (self.states == 0 || !(self.total_tokens > 0.0 && self.total_tokens.is_finite())) {
+        if form == PolicyForm::Table && (self.states == 0 || !(self.total_tokens > 0.0 && self.total_tokens.is_finite())) {
             return Err("a Hedge policy needs budget states and a token total > 0".into());
         }
-        if self.kind == "actor_critic" && self.hidden == 0 {
+        if form == PolicyForm::Actor && self.hidden == 0 {
             return Err("an actor-critic policy needs a hidden width".into());
         }
         Ok(())
@@ -319,8 +361,8 @@ impl<'a> Agent<'a> {
     /// `inputs`: [`Manifest::input_len`] numbers).
     pub fn probabilities(&self, input: &[f64]) -> Vec<f64> {
         let k = self.manifest.levels.len();
-        match self.manifest.kind.as_str() {
-            "actor_critic" => {
+        match self.manifest.form().expect("a validated manifest") {
+            PolicyForm::Actor => {
                 // h = tanh(x W1 + b1); logits = h W2 + b2, in f32 like the harness.
                 let (d, h) = (self.manifest.input_len(), self.manifest.hidden);
                 let x: Vec<f32> = input.iter().map(|&v| v as f32).collect();
@@ -341,12 +383,12 @@ impl<'a> Agent<'a> {
                 }
                 softmax(logits.iter().map(|&l| f64::from(l)))
             }
-            "hedge" => {
+            PolicyForm::Table => {
                 let t = self.manifest.total_tokens;
                 let s = ((input[0] * t).max(0.0).floor() as usize).min(self.manifest.states - 1);
                 softmax(self.w[s * k..(s + 1) * k].iter().map(|&l| f64::from(l)))
             }
-            _ => (0..k).map(|l| if l == self.manifest.fixed_level { 1.0 } else { 0.0 }).collect(),
+            PolicyForm::Constant => (0..k).map(|l| if l == self.manifest.fixed_level { 1.0 } else { 0.0 }).collect(),
         }
     }
 

@@ -16,9 +16,10 @@
 //! It wraps any learner that learns from the rewards it is given (the actor-critic, PPO);
 //! Hedge computes its own counterfactual rewards for every level and is refused.
 
-use crate::learners::{Learner, Losses, Policy, Transition};
+use super::wrap::{LayeredLearner, LearnerLayer};
+use super::{Learner, Losses, Transition};
 use env::config::{ActionKind, Scenario};
-use env::world::{play, Observations};
+use env::world::play;
 use scheduler::{Allocation, Form, Mechanism, RoundInput};
 
 /// The round's welfare under `alloc` (see the module documentation).
@@ -78,66 +79,41 @@ impl Counterfactual {
     }
 }
 
-/// A learner trained on difference rewards instead of the environment's.
-pub struct Difference {
-    inner: Box<dyn Learner>,
+/// A learner trained on difference rewards instead of the environment's: a layer that
+/// replaces each round's rewards before the wrapped learner learns from them.
+pub struct DifferenceRewards {
     counterfactual: Counterfactual,
     rewards: Vec<Vec<f64>>,
 }
 
+/// `inner` paid difference rewards.
+pub type Difference = LayeredLearner<DifferenceRewards, Box<dyn Learner>>;
+
 impl Difference {
-    /// Wrap `inner`.
-    pub fn new(inner: Box<dyn Learner>, sc: &Scenario, default: f64) -> Self {
-        Self {
+    /// Wrap `inner`: difference rewards against level `default` under `sc`'s mechanism.
+    pub fn paying(inner: Box<dyn Learner>, sc: &Scenario, default: f64) -> Self {
+        LayeredLearner::new(
             inner,
-            counterfactual: Counterfactual::new(sc, default),
-            rewards: Vec::new(),
-        }
+            DifferenceRewards {
+                counterfactual: Counterfactual::new(sc, default),
+                rewards: Vec::new(),
+            },
+        )
     }
 }
 
-impl Policy for Difference {
-    fn begin_episode(&mut self, seed: u64) {
-        self.inner.begin_episode(seed);
+impl LearnerLayer for DifferenceRewards {
+    fn learn(&mut self, inner: &mut dyn Learner, t: &Transition<'_>) -> Losses {
+        self.learn_many(inner, std::slice::from_ref(t))
     }
 
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
-        self.inner.act(obs, budgets, greedy, actions);
-    }
-
-    fn fork(&self) -> Box<dyn Policy> {
-        self.inner.fork()
-    }
-}
-
-impl Learner for Difference {
-    fn learn(&mut self, t: &Transition<'_>) -> Losses {
-        self.learn_many(std::slice::from_ref(t))
-    }
-
-    fn act_many(&mut self, obs: &[Observations<'_>], budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
-        self.inner.act_many(obs, budgets, actions);
-    }
-
-    fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
+    fn learn_many(&mut self, inner: &mut dyn Learner, ts: &[Transition<'_>]) -> Losses {
         self.rewards.resize_with(ts.len(), Vec::new);
         for (t, r) in ts.iter().zip(self.rewards.iter_mut()) {
             self.counterfactual.rewards(t.input, t.allocation, t.bid_values, r);
         }
         let replaced: Vec<Transition<'_>> = ts.iter().zip(&self.rewards).map(|(t, r)| Transition { rewards: r, ..*t }).collect();
-        self.inner.learn_many(&replaced)
-    }
-
-    fn save(&self) -> crate::Result<Vec<u8>> {
-        self.inner.save()
-    }
-
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
-        self.inner.load(bytes)
-    }
-
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
-        self.inner.export_weights(agent)
+        inner.learn_many(&replaced)
     }
 }
 

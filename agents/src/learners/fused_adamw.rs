@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn steps_match_burns_adamw() {
-        let dev = crate::learners::actor_critic::device();
+        let dev = crate::learners::nets::device();
         let init: Vec<f32> = (0..60).map(|i| ((i * 37 % 23) as f32 - 11.0) / 7.0).collect();
         let target = Tensor::<2>::from_data(TensorData::new((0..60).map(|i| (i % 5) as f32).collect::<Vec<_>>(), [6, 10]), &dev);
         let start = || One {
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn burns_optimizer_state_loads_and_continues_identically() {
-        let dev = crate::learners::actor_critic::device();
+        let dev = crate::learners::nets::device();
         let target = Tensor::<2>::from_data(TensorData::new(vec![1.0f32, -1.0, 0.5, 2.0], [2, 2]), &dev);
         let w = || One {
             w: Param::from_tensor(Tensor::from_data(TensorData::new(vec![0.3f32, 0.1, -0.7, 1.5], [2, 2]), &dev).require_grad()),
@@ -263,7 +263,7 @@ mod tests {
         for (name, data) in sink.tensors {
             src.insert_tensor(name, data);
         }
-        let back = FusedState::state_unflatten("p", &mut src, &crate::learners::actor_critic::device()).unwrap();
+        let back = FusedState::state_unflatten("p", &mut src, &crate::learners::nets::device()).unwrap();
         assert_eq!((back.m, back.v, back.time, back.shape), (s.m, s.v, s.time, s.shape));
     }
 }

@@ -9,10 +9,12 @@
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
 
+use super::limits;
+use super::parts::Parts;
+use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
+use super::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use crate::error::failed;
-use crate::learners::{argmax, sample_index, Learner, Losses, Policy, Transition};
-use crate::train::checkpoint::Parts;
-use env::config::{ActionKind, Scenario, World};
+use env::config::{ActionKind, ConfigError, Scenario, World};
 use env::rng::{stream, unit};
 use env::world::{play, Observations};
 use rand::rngs::SmallRng;
@@ -48,6 +50,37 @@ impl Default for HedgeConfig {
             eta: None,
             reward: HedgeReward::Net,
         }
+    }
+}
+
+impl LearnerConfig for HedgeConfig {
+    /// Eta (always), and the table's size when Hedge runs.
+    fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        if let Some(eta) = self.eta {
+            if !(eta.is_finite() && eta > 0.0) {
+                return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
+            }
+        }
+        let states = budget_states(sc);
+        let levels = sc.action_levels().len();
+        if chosen && states.saturating_mul(levels).saturating_mul(sc.n()) > limits::MAX_HEDGE_WEIGHTS {
+            return Err(err(
+                "mechanism.total_tokens",
+                format!(
+                    "Hedge keeps a weight per agent, budget state (floor(T) + 1 = {states}) and level: more than the limit of {}",
+                    limits::MAX_HEDGE_WEIGHTS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
+        Box::new(Hedge::for_scenario(run.scenario, self))
+    }
+
+    fn exported(&self, _sc: &Scenario) -> Exported {
+        Exported::Table
     }
 }
 

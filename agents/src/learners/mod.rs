@@ -1,12 +1,52 @@
-//! The two roles of a learning agent population: [`Policy`] (the environment crate's one policy
-//! interface) picks thresholds, [`Learner`] updates from what happened. One value serves all n agents (the actor-critic batches them),
-//! but every agent's parameters and state are its own: nothing is shared between agents.
+//! Learners: [`Policy`] (the environment crate's one policy interface) picks every agent's
+//! level, [`Learner`] updates from what happened. One value serves all n agents (the burn
+//! learners batch them), but every agent's parameters and state are its own unless a learner
+//! says it shares them (PPO's `share`).
+//!
+//! - [`registry`]: the one list of learner kinds, each with its config section
+//!   ([`registry::LearnerConfig`]: checks, construction, what it reads and how it exports).
+//! - The learners: [`fixed`], [`uniform`], [`hedge`], [`actor_critic`], [`ppo`];
+//!   [`difference`] pays any of them difference rewards.
+//! - Their parts: [`nets`] (the stacked actor and critic networks both burn learners use),
+//!   [`fused_adamw`] (their optimizer), [`parts`] (the framing of a saved state), [`wrap`]
+//!   (wrappers that forward what they do not change).
+//!
+//! Nothing here does file I/O: the trainer (`train`) saves and loads the bytes.
 
 pub mod actor_critic;
 pub mod difference;
+pub mod fixed;
 pub mod fused_adamw;
 pub mod hedge;
+pub mod nets;
+pub mod parts;
 pub mod ppo;
+pub mod registry;
+pub mod uniform;
+pub mod wrap;
+
+pub use registry::{Init, LearnerConfig, LearnerKind, LearnerReward, LearnerSection};
+pub use wrap::OnlineLearning;
+
+/// Documented limits of the learners, checked before anything of that size is allocated.
+pub mod limits {
+    /// Hidden layer width of the actor or critic.
+    pub const MAX_HIDDEN: usize = 16_384;
+    /// Hedge weights in all (agents x budget states x levels).
+    pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
+    /// A central critic's first-layer weights over all agents (n x n x features x width).
+    pub const MAX_CENTRAL_CRITIC: usize = 200_000_000;
+}
+
+/// Which observation features a learner reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Features {
+    /// SPEC 4's state: the budget share and the agent's m utilities.
+    Spec,
+    /// The whole observation (adds backlog over arrival rate, and the configured extras).
+    All,
+}
 
 use env::world::Observations;
 use scheduler::{Allocation, RoundInput};
@@ -76,57 +116,27 @@ pub struct Losses {
 
 pub use env::policy::{Fixed, Policy};
 
-/// A learner that keeps learning while it is evaluated (Hedge as a no-regret online learner):
-/// every episode starts from the learner `initial` builds, and it samples even when asked for
-/// greedy actions (sampling is how it plays).
-pub struct OnlineLearning {
-    /// The learner as it starts each episode.
-    pub initial: std::sync::Arc<dyn Fn() -> Box<dyn Learner> + Send + Sync>,
-    learner: Option<Box<dyn Learner>>,
-    obs: Vec<f32>,
-    dim: usize,
-}
-
-impl OnlineLearning {
-    /// Evaluate learners built by `initial`.
-    pub fn new(initial: std::sync::Arc<dyn Fn() -> Box<dyn Learner> + Send + Sync>) -> Self {
-        Self {
-            initial,
-            learner: None,
-            obs: Vec::new(),
-            dim: 0,
+impl Losses {
+    /// The mean of the rounds that updated (a round with `skipped` set is left out); `skipped`
+    /// when none did. The one average of losses: over environment copies, and over an
+    /// episode's rounds.
+    pub fn mean(losses: &[Losses]) -> Losses {
+        let updated: Vec<&Losses> = losses.iter().filter(|l| !l.skipped).collect();
+        if updated.is_empty() {
+            return Losses {
+                skipped: true,
+                ..Losses::default()
+            };
         }
-    }
-}
-
-impl Policy for OnlineLearning {
-    fn begin_episode(&mut self, seed: u64) {
-        let mut l = (self.initial)();
-        l.begin_episode(seed);
-        self.learner = Some(l);
-    }
-
-    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
-        self.obs.clear();
-        self.obs.extend_from_slice(obs.data);
-        self.dim = obs.dim;
-        self.learner
-            .as_mut()
-            .expect("begin_episode first")
-            .act(obs, budgets, false, actions);
-    }
-
-    fn after_step(&mut self, env: &env::world::ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
-        let obs = Observations {
-            data: &self.obs,
-            dim: self.dim,
-        };
-        let t = Transition::played(env, obs, budgets_before, actions);
-        self.learner.as_mut().expect("begin_episode first").learn(&t);
-    }
-
-    fn fork(&self) -> Box<dyn Policy> {
-        Box::new(OnlineLearning::new(self.initial.clone()))
+        let k = updated.len() as f64;
+        let sum = |f: fn(&Losses) -> f64| updated.iter().map(|l| f(l)).sum::<f64>() / k;
+        Losses {
+            actor: sum(|l| l.actor),
+            critic: sum(|l| l.critic),
+            entropy: sum(|l| l.entropy),
+            reward_spread: sum(|l| l.reward_spread),
+            skipped: false,
+        }
     }
 }
 
@@ -147,31 +157,8 @@ pub trait Learner: Policy {
     /// Learn from one round of K environment copies. Default: `learn` from each in order,
     /// the losses averaged over the copies that updated.
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
-        let mut sum = Losses::default();
-        let mut count = 0.0;
-        for t in ts {
-            let l = self.learn(t);
-            if !l.skipped {
-                sum.actor += l.actor;
-                sum.critic += l.critic;
-                sum.entropy += l.entropy;
-                sum.reward_spread += l.reward_spread;
-                count += 1.0;
-            }
-        }
-        if count == 0.0 {
-            return Losses {
-                skipped: true,
-                ..Losses::default()
-            };
-        }
-        Losses {
-            actor: sum.actor / count,
-            critic: sum.critic / count,
-            entropy: sum.entropy / count,
-            reward_spread: sum.reward_spread / count,
-            skipped: false,
-        }
+        let losses: Vec<Losses> = ts.iter().map(|t| self.learn(t)).collect();
+        Losses::mean(&losses)
     }
 
     /// Everything needed to continue training: parameters, optimizer state, weights.
@@ -184,25 +171,6 @@ pub trait Learner: Policy {
     /// actor-critic `W1 [1+m, h], b1 [h], W2 [h, K], b2 [K]`; Hedge log-weights `[states, K]`;
     /// nothing for a fixed threshold.
     fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>>;
-}
-
-/// A fixed threshold "learns" nothing: the baseline every learner is compared with.
-impl Learner for Fixed {
-    fn learn(&mut self, _t: &Transition<'_>) -> Losses {
-        Losses::default()
-    }
-
-    fn save(&self) -> crate::Result<Vec<u8>> {
-        Ok(Vec::new())
-    }
-
-    fn load(&mut self, _bytes: &[u8]) -> crate::Result<()> {
-        Ok(())
-    }
-
-    fn export_weights(&self, _agent: usize) -> crate::Result<Vec<f32>> {
-        Ok(Vec::new())
-    }
 }
 
 /// Index of the largest value (ties: the lowest index).

@@ -21,17 +21,18 @@
 //! The loss is a sum of per-agent losses that share no parameter, so every agent's update is
 //! its own (the gradient clip is per agent for the same reason).
 
+use super::limits;
+use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Actors, Critics, Nets, Shape};
+use super::parts::Parts;
+use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
+use super::{Features, Learner, Losses, Policy, Transition};
 use crate::error::failed;
-use crate::learners::actor_critic::{choose, device, scalar, states, ActorPolicy, Actors, Critics, Features};
-use crate::learners::fused_adamw::FusedAdamW;
-use crate::learners::{Learner, Losses, Policy, Transition};
-use crate::train::checkpoint::Parts;
 use burn::module::{Module, ParamId};
-use burn::optim::{GradientsParams, ModuleOptimizer};
-use burn::store::ModuleRecord;
+use burn::optim::GradientsParams;
 use burn::tensor::activation::{log_softmax, softmax};
-use burn::tensor::{Bytes, Device, Int, Tensor, TensorData};
-use env::rng::stream;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use env::config::{ConfigError, Scenario};
+use env::rng::{names, stream};
 use env::world::Observations;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -143,6 +144,108 @@ impl Default for PpoConfig {
     }
 }
 
+impl LearnerConfig for PpoConfig {
+    /// Widths (before any tensor exists, the central critic's input included), rates, counts
+    /// and coefficients.
+    fn validate(&self, sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        let p = self;
+        let key = |k: &str| format!("learner.ppo.{k}");
+        for (k, h) in [
+            ("actor_hidden", p.actor_hidden),
+            ("critic_hidden[0]", p.critic_hidden[0]),
+            ("critic_hidden[1]", p.critic_hidden[1]),
+        ] {
+            if !(1..=limits::MAX_HIDDEN).contains(&h) {
+                return Err(err(&key(k), format!("must be in [1, {}], got {h}", limits::MAX_HIDDEN)));
+            }
+        }
+        if p.critic == crate::learners::ppo::Critic::Central {
+            // Every agent's critic reads every agent's features: n x (n x d) x width weights.
+            let cells = sc
+                .n()
+                .saturating_mul(sc.n())
+                .saturating_mul(env::world::observation_dim(sc))
+                .saturating_mul(p.critic_hidden[0]);
+            if cells > limits::MAX_CENTRAL_CRITIC {
+                return Err(err(
+                    &key("critic"),
+                    format!(
+                        "a central critic here has {cells} first-layer weights, more than the limit of {}",
+                        limits::MAX_CENTRAL_CRITIC
+                    ),
+                ));
+            }
+        }
+        for (k, v) in [
+            ("lr", p.lr),
+            ("reward_scale", p.reward_scale),
+            ("clip", p.clip),
+            ("max_grad_norm", p.max_grad_norm),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(err(&key(k), format!("must be a finite number > 0, got {v}")));
+            }
+        }
+        for (k, v) in [("entropy", p.entropy), ("vf_coef", p.vf_coef), ("weight_decay", p.weight_decay)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(err(&key(k), format!("must be a finite number >= 0, got {v}")));
+            }
+        }
+        for (k, v) in [("gamma", p.gamma), ("gae_lambda", p.gae_lambda)] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(err(&key(k), format!("must be in [0, 1], got {v}")));
+            }
+        }
+        for (k, v) in [("epochs", p.epochs), ("minibatches", p.minibatches)] {
+            if !(1..=1000).contains(&v) {
+                return Err(err(&key(k), format!("must be in [1, 1000], got {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
+        let sc = run.scenario;
+        let (obs, used) = run.inputs(self.features);
+        // One update per rollout, and one at every episode's end.
+        let rounds = u64::from(sc.file.env.rounds);
+        let per_episode = if self.rollout == 0 {
+            1
+        } else {
+            rounds.div_ceil(self.rollout as u64)
+        };
+        let ppo = Ppo::new(
+            Shape::new(sc.n(), obs, used, sc.action_levels().len()),
+            self,
+            run.episodes.saturating_mul(per_episode),
+            run.seed,
+        );
+        if self.share == Share::None {
+            return Box::new(ppo);
+        }
+        // Shared actors: one per distinct weight, ascending.
+        let ws = sc.weight_classes();
+        let classes = sc
+            .agents
+            .iter()
+            .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
+            .collect();
+        Box::new(ppo.shared(classes))
+    }
+
+    fn features(&self) -> Features {
+        self.features
+    }
+
+    fn exported(&self, _sc: &Scenario) -> Exported {
+        Exported::Actor { hidden: self.actor_hidden }
+    }
+
+    fn learns_from_rewards(&self) -> bool {
+        true
+    }
+}
+
 /// GAE over one agent's rollout of `T` rounds: `values` has `T + 1` entries (the last is the
 /// bootstrap `V(s_T)`). Returns (advantages, returns).
 pub fn gae(rewards: &[f32], values: &[f32], gamma: f32, lambda: f32) -> (Vec<f32>, Vec<f32>) {
@@ -215,30 +318,19 @@ fn logits(actors: &Actors, rows: Option<&[i64]>, x: Tensor<3>) -> Tensor<3> {
     }
 }
 
-const PARTS: [&str; 6] = [
-    "ppo/dims",
-    "ppo/actors",
-    "ppo/critics",
-    "ppo/actor_optimizer",
-    "ppo/critic_optimizer",
-    "ppo/updates",
-];
+/// A saved PPO state: its networks ([`Nets::parts`]), then its update count.
+const PREFIX: &str = "ppo";
+const UPDATES: &str = "ppo/updates";
 
 /// PPO learners for n agents, batched.
 pub struct Ppo {
-    n: usize,
-    obs_dim: usize,
-    d: usize,
-    k: usize,
     cfg: PpoConfig,
     device: Device,
-    /// Stacked actors: one per agent, or one per class (`rows` maps agents to them).
-    actors: Option<Actors>,
+    /// Stacked actors (one per agent, or one per class: `rows` maps agents to them) and
+    /// critics.
+    nets: Nets,
     /// The actor row of every agent when actors are shared.
     rows: Option<Vec<i64>>,
-    critics: Option<Critics>,
-    opt_actor: ModuleOptimizer,
-    opt_critic: ModuleOptimizer,
     rngs: Vec<SmallRng>,
     seed: u64,
     /// Updates done, and planned over the run (for annealing).
@@ -253,55 +345,37 @@ pub struct Ppo {
 }
 
 impl Ppo {
-    /// Fresh learners for `n` agents reading the first `d` of `obs_dim` features, `k` levels,
-    /// `total_updates` updates planned (the annealing horizon); weights from `seed`. With
-    /// `classes` (each agent's class index), agents of a class share one actor.
-    pub fn new(n: usize, obs_dim: usize, d: usize, k: usize, cfg: &PpoConfig, total_updates: u64, seed: u64) -> Self {
-        Self::with_classes(n, obs_dim, d, k, cfg, total_updates, seed, None)
+    /// Fresh learners for `shape`, `total_updates` updates planned (the annealing horizon);
+    /// weights from `seed`. Every agent has its own actor ([`Ppo::shared`] shares them).
+    pub fn new(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64) -> Self {
+        Self::with_actors(shape, cfg, total_updates, seed, None)
     }
 
-    /// [`Ppo::new`], with agents of a class (`classes[i]`) sharing one actor.
-    #[allow(clippy::too_many_arguments)]
-    pub fn with_classes(
-        n: usize,
-        obs_dim: usize,
-        d: usize,
-        k: usize,
-        cfg: &PpoConfig,
-        total_updates: u64,
-        seed: u64,
-        classes: Option<Vec<usize>>,
-    ) -> Self {
-        assert!(d <= obs_dim, "the networks read a prefix of the observation");
+    /// These learners with agents of a class (`classes[i]`, from 0) sharing one actor, fresh.
+    pub fn shared(self, classes: Vec<usize>) -> Self {
+        let cfg = self.cfg.clone();
+        Self::with_actors(self.nets.shape, &cfg, self.total_updates, self.seed, Some(classes))
+    }
+
+    fn with_actors(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Option<Vec<usize>>) -> Self {
         let device = device();
+        let Shape { n, d, k, .. } = shape;
         let critic_in = match cfg.critic {
             Critic::Local => d,
             Critic::Central => n * d,
         };
-        let adamw = Self::adamw(cfg);
-        let mut actors = Actors::new(
-            classes.as_ref().map_or(n, |c| c.iter().max().map_or(1, |m| m + 1)),
-            d,
-            cfg.actor_hidden,
-            k,
-            seed,
-            &device,
-        );
+        let stacked = classes.as_ref().map_or(n, |c| c.iter().max().map_or(1, |m| m + 1));
+        let mut actors = Actors::new(stacked, d, cfg.actor_hidden, k, seed, &device);
         if cfg.share == Share::ClassId && classes.is_some() {
             actors = actors.with_ids(n);
         }
+        let critics = Critics::new(n, critic_in, cfg.critic_hidden, seed, &device);
         Self {
-            n,
-            obs_dim,
-            d,
-            k,
-            actors: Some(actors),
+            // AdamW (epsilon 1e-5, as CleanRL's), fused into one pass per tensor.
+            nets: Nets::new(shape, actors, critics, cfg.weight_decay),
             rows: classes.map(|c| c.into_iter().map(|x| x as i64).collect()),
-            critics: Some(Critics::new(n, critic_in, cfg.critic_hidden, seed, &device)),
-            opt_actor: adamw.clone().into(),
-            opt_critic: adamw.into(),
             device,
-            rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
+            rngs: (0..n).map(|i| stream(0, names::POLICY, i as u64)).collect(),
             seed,
             updates: 0,
             total_updates: total_updates.max(1),
@@ -322,21 +396,16 @@ impl Ppo {
         }
     }
 
-    /// AdamW (epsilon 1e-5, as CleanRL's), fused into one pass per tensor.
-    fn adamw(cfg: &PpoConfig) -> FusedAdamW {
-        FusedAdamW::new(cfg.weight_decay as f32)
-    }
-
     /// Every agent's action probabilities, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
-        let x = states(obs, self.n, self.obs_dim, self.d, &self.device).detach();
-        let p = softmax(logits(self.actors.as_ref().expect("actors"), self.rows.as_deref(), x), 2).into_data();
+        let x = self.nets.shape.states(obs, &self.device).detach();
+        let p = softmax(logits(self.nets.actors.get(), self.rows.as_deref(), x), 2).into_data();
         p.as_slice::<f32>().expect("f32 probabilities").to_vec()
     }
 
     /// The stored rollout's features as `[n, K * T, d]`: agent-major, then copy, then round.
     fn features(&self, rounds: usize) -> Tensor<3> {
-        let (n, d, copies) = (self.n, self.d, self.copies);
+        let (n, d, copies) = (self.nets.shape.n, self.nets.shape.d, self.copies);
         let mut v = Vec::with_capacity(n * copies * rounds * d);
         for i in 0..n {
             for k in 0..copies {
@@ -369,8 +438,8 @@ impl Ppo {
         }
         assert_eq!(ts.len(), self.copies, "the number of environment copies is fixed");
         for t in ts {
-            for i in 0..self.n {
-                self.obs.extend_from_slice(&t.obs.get(i)[..self.d]);
+            for i in 0..self.nets.shape.n {
+                self.obs.extend_from_slice(&t.obs.get(i)[..self.nets.shape.d]);
             }
             self.actions.extend(t.actions.iter().map(|&a| a as i64));
             self.rewards.extend(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32));
@@ -380,21 +449,20 @@ impl Ppo {
     /// One PPO update on the stored rollout; `next[k]` is copy k's observation after its last
     /// round.
     fn update(&mut self, next: &[Observations<'_>]) -> Losses {
-        let (n, copies, dev) = (self.n, self.copies, self.device.clone());
+        let (n, copies, dev) = (self.nets.shape.n, self.copies, self.device.clone());
         let rounds = self.rewards.len() / (n * copies);
         let rows = copies * rounds;
-        let mut actors = self.actors.take().expect("actors");
-        let mut critics = self.critics.take().expect("critics");
 
         // 1. What the acting networks said about the rollout (rows: copy-major, then round).
         let x = self.features(rounds);
         let xc = self.critic_input(x.clone());
-        let xc_next = self.critic_input(crate::learners::actor_critic::states_many(next, n, self.obs_dim, self.d, &dev));
+        let xc_next = self.critic_input(self.nets.shape.states_many(next, &dev));
         let acts: Vec<i64> = (0..n)
             .flat_map(|i| (0..copies).flat_map(move |k| (0..rounds).map(move |t| (t * copies + k) * n + i)))
             .map(|at| self.actions[at])
             .collect();
         let a = Tensor::<3, Int>::from_data(TensorData::new(acts, [n, rows, 1]), &dev);
+        let (actors, critics) = (self.nets.actors.get(), self.nets.critics.get());
         let ((values, v_next), old_logp) = rayon::join(
             || {
                 let values = critics.forward(xc.clone()).detach().into_data().try_to_vec::<f32>().expect("f32");
@@ -402,7 +470,7 @@ impl Ppo {
                 (values, v_next)
             },
             || {
-                log_softmax(logits(&actors, self.rows.as_deref(), x.clone()), 2)
+                log_softmax(logits(actors, self.rows.as_deref(), x.clone()), 2)
                     .gather(2, a.clone())
                     .detach()
             },
@@ -431,7 +499,7 @@ impl Ppo {
         let lr = (self.cfg.lr * frac).max(0.0);
         let mb = rows.div_ceil(self.cfg.minibatches.max(1)).max(1);
         let mut order: Vec<usize> = (0..rows).collect();
-        let mut rng = stream(self.seed, "ppo-minibatches", self.updates);
+        let mut rng = stream(self.seed, names::PPO_MINIBATCHES, self.updates);
         let batch = Batch {
             x,
             xc,
@@ -446,16 +514,13 @@ impl Ppo {
         for _epoch in 0..self.cfg.epochs {
             order.shuffle(&mut rng);
             for chunk in order.chunks(mb) {
-                let (pg, vl, ent);
-                (actors, critics, [pg, vl, ent]) = self.minibatch(actors, critics, &batch, chunk, lr);
+                let [pg, vl, ent] = self.minibatch(&batch, chunk, lr);
                 sums.actor += pg;
                 sums.critic += vl;
                 sums.entropy += ent;
                 steps += 1.0;
             }
         }
-        self.actors = Some(actors);
-        self.critics = Some(critics);
         self.updates += 1;
         self.obs.clear();
         self.actions.clear();
@@ -485,13 +550,13 @@ struct Batch {
 
 impl Ppo {
     /// One gradient step on the rows `chunk` of `b`: the losses ([`policy_losses`], [`value_loss`]), the
-    /// per-agent clip, AdamW at `lr`. Returns the networks and (surrogate, value, entropy).
+    /// per-agent clip, AdamW at `lr`. Returns (surrogate, value, entropy).
     ///
     /// The actors' loss (surrogate, entropy) and the critics' (value) share no parameter, so
     /// their gradients are those of the summed loss: the two steps run side by side
     /// (`rayon::join`), each the same sequential computation on any number of threads.
-    fn minibatch(&mut self, actors: Actors, critics: Critics, b: &Batch, chunk: &[usize], lr: f64) -> (Actors, Critics, [f64; 3]) {
-        let (n, dev) = (self.n, self.device.clone());
+    fn minibatch(&mut self, b: &Batch, chunk: &[usize], lr: f64) -> [f64; 3] {
+        let (n, dev) = (self.nets.shape.n, self.device.clone());
         let idx = Tensor::<1, Int>::from_data(
             TensorData::new(chunk.iter().map(|&t| t as i64).collect::<Vec<_>>(), [chunk.len()]),
             &dev,
@@ -507,48 +572,52 @@ impl Ppo {
         let adv = pick(&b.adv, self.cfg.norm_adv && chunk.len() > 1);
         let ret = pick(&b.ret, false);
         let cfg = &self.cfg;
-        let (rows, opt_actor, opt_critic) = (self.rows.as_deref(), &mut self.opt_actor, &mut self.opt_critic);
+        let (rows, actor_net, critic_net) = (self.rows.as_deref(), &mut self.nets.actors, &mut self.nets.critics);
         let max_norm = cfg.max_grad_norm as f32;
-        let ((actors, pg, ent), (critics, vl)) = rayon::join(
+        let ((pg, ent), vl) = rayon::join(
             || {
-                let logp = log_softmax(logits(&actors, rows, b.x.clone().select(1, idx.clone())), 2);
+                let actors = actor_net.get();
+                let logp = log_softmax(logits(actors, rows, b.x.clone().select(1, idx.clone())), 2);
                 let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
                 let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
                 let (pg, ent) = policy_losses(new_logp, b.old_logp.clone().select(1, idx.clone()), adv, entropy, cfg.clip as f32);
                 let mut grads = (pg.clone() - ent.clone() * (cfg.entropy as f32)).backward();
-                let mut ga = GradientsParams::from_module(&mut grads, &actors);
+                let mut ga = GradientsParams::from_module(&mut grads, actors);
                 clip_per_agent(&mut ga, &actors.ids(), max_norm);
                 // Shared actors are clipped per class (above); the id biases per agent.
                 if let Some(id) = actors.ids_param() {
                     clip_per_agent(&mut ga, &[id], max_norm);
                 }
-                (opt_actor.step(lr, actors, ga), scalar(pg), scalar(ent))
+                actor_net.step(lr, ga);
+                (scalar(pg), scalar(ent))
             },
             || {
+                let critics = critic_net.get();
                 let vl = value_loss(critics.forward(b.xc.clone().select(1, idx.clone())), ret);
                 let mut grads = (vl.clone() * (cfg.vf_coef as f32)).backward();
-                let mut gc = GradientsParams::from_module(&mut grads, &critics);
+                let mut gc = GradientsParams::from_module(&mut grads, critics);
                 clip_per_agent(&mut gc, &critics.ids(), max_norm);
-                (opt_critic.step(lr, critics, gc), scalar(vl))
+                critic_net.step(lr, gc);
+                scalar(vl)
             },
         );
-        (actors, critics, [pg, vl, ent])
+        [pg, vl, ent]
     }
 }
 
 impl Policy for Ppo {
     fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
         let p = self.probabilities(obs);
-        choose(&p, self.k, greedy, &mut self.rngs, actions);
+        choose(&p, self.nets.shape.k, greedy, &mut self.rngs, actions);
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
-        self.rngs = crate::learners::actor_critic::episode_streams(self.n, episode_seed);
+        self.rngs = episode_streams(self.nets.shape.n, episode_seed);
     }
 
     fn fork(&self) -> Box<dyn Policy> {
-        let actors = self.per_agent(&self.actors.as_ref().expect("actors").valid());
-        Box::new(ActorPolicy::of(&actors, self.n, self.obs_dim, self.d, self.k, &self.rngs))
+        let actors = self.per_agent(&self.nets.actors.get().valid());
+        Box::new(ActorPolicy::of(&actors, self.nets.shape, &self.rngs))
     }
 }
 
@@ -558,16 +627,14 @@ impl Learner for Ppo {
     }
 
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
-        let dims = (self.n, self.obs_dim, self.d, self.k);
         // Acting needs no graph: the plain-device view of the actors records nothing.
-        let actors = self.per_agent(&self.actors.as_ref().expect("actors").valid());
-        let device = actors.device_of();
-        crate::learners::actor_critic::act_many(&actors, obs, dims, &device, &mut self.rngs, actions);
+        let actors = self.per_agent(&self.nets.actors.get().valid());
+        nets::act_many(&actors, obs, self.nets.shape, &mut self.rngs, actions);
     }
 
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
         self.push(ts);
-        let rounds = self.rewards.len() / (self.n * self.copies);
+        let rounds = self.rewards.len() / (self.nets.shape.n * self.copies);
         if ts[0].done || (self.cfg.rollout > 0 && rounds >= self.cfg.rollout) {
             let next: Vec<Observations<'_>> = ts.iter().map(|t| t.next_obs).collect();
             self.update(&next)
@@ -580,55 +647,20 @@ impl Learner for Ppo {
     }
 
     fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
-        self.per_agent(&self.actors.as_ref().expect("actors").valid()).export(self.n, agent)
+        self.per_agent(&self.nets.actors.get().valid()).export(self.nets.shape.n, agent)
     }
 
     fn save(&self) -> crate::Result<Vec<u8>> {
-        let saving = |e| failed(format!("saving the PPO state: {e:?}"));
-        let actors = self.actors.clone().expect("actors").into_record().into_bytes().map_err(saving)?;
-        let critics = self.critics.clone().expect("critics").into_record().into_bytes().map_err(saving)?;
-        Ok(Parts::default()
-            .add_u64(PARTS[0], &[self.n, self.d, self.k].map(|x| x as u64))
-            .add(PARTS[1], &actors)
-            .add(PARTS[2], &critics)
-            .add(PARTS[3], &self.opt_actor.into_bytes().map_err(saving)?)
-            .add(PARTS[4], &self.opt_critic.into_bytes().map_err(saving)?)
-            .add_u64(PARTS[5], &[self.updates])
-            .into_bytes())
+        Ok(self.nets.save(PREFIX)?.add_u64(UPDATES, &[self.updates]).into_bytes())
     }
 
     fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
-        let parts = Parts::read(bytes, &PARTS).map_err(failed)?;
-        let dims = Parts::u64s(parts[0], PARTS[0]).map_err(failed)?;
-        let ours = [self.n, self.d, self.k].map(|x| x as u64);
-        if dims != ours {
-            return Err(failed(format!(
-                "PPO state is for (agents, features, levels) = {dims:?}; this run has {ours:?}"
-            )));
-        }
-        let record = |b: &[u8], what: &str| {
-            ModuleRecord::from_bytes(Bytes::from_bytes_vec(b.to_vec())).map_err(|e| failed(format!("{what}: {e:?}")))
-        };
-        let actors = self.actors.take().expect("actors");
-        self.actors = Some(
-            actors
-                .try_load_record(record(parts[1], "actor weights")?)
-                .map_err(|e| failed(format!("actor weights: {e:?}")))?,
-        );
-        let critics = self.critics.take().expect("critics");
-        self.critics = Some(
-            critics
-                .try_load_record(record(parts[2], "critic weights")?)
-                .map_err(|e| failed(format!("critic weights: {e:?}")))?,
-        );
-        let opt = |b: &[u8], what: &str| {
-            ModuleOptimizer::from(Self::adamw(&self.cfg))
-                .from_bytes(Bytes::from_bytes_vec(b.to_vec()))
-                .map_err(|e| failed(format!("{what}: {e:?}")))
-        };
-        self.opt_actor = opt(parts[3], "actor optimizer state")?;
-        self.opt_critic = opt(parts[4], "critic optimizer state")?;
-        self.updates = Parts::u64s(parts[5], PARTS[5]).map_err(failed)?.first().copied().unwrap_or(0);
+        let names = Nets::parts(PREFIX);
+        let mut wanted: Vec<&str> = names.iter().map(String::as_str).collect();
+        wanted.push(UPDATES);
+        let parts = Parts::read(bytes, &wanted).map_err(failed)?;
+        self.nets.load(&parts, PREFIX, "PPO")?;
+        self.updates = Parts::u64s(parts[5], UPDATES).map_err(failed)?.first().copied().unwrap_or(0);
         self.obs.clear();
         self.actions.clear();
         self.rewards.clear();
@@ -721,7 +753,7 @@ mod tests {
     /// error in the surrogate, a wrong gather, or agents sharing parameters all fail it.
     fn bandit(cfg: &PpoConfig, rounds: usize) -> Ppo {
         let (n, d, k) = (3, 2, 4);
-        let mut ppo = Ppo::new(n, d, d, k, cfg, 1, 5);
+        let mut ppo = Ppo::new(Shape::new(n, d, d, k), cfg, 1, 5);
         ppo.begin_episode(1);
         let budgets = vec![0.0; n];
         let mut actions = vec![0; n];
@@ -788,7 +820,7 @@ mod tests {
         // Agents 0 and 1 form class 0 (paid for action s), agent 2 class 1 (paid for s + 1).
         let (n, d, k) = (3, 2, 4);
         let cfg = bandit_config();
-        let mut ppo = Ppo::with_classes(n, d, d, k, &cfg, 1, 5, Some(vec![0, 0, 1]));
+        let mut ppo = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 5).shared(vec![0, 0, 1]);
         ppo.begin_episode(1);
         let budgets = vec![0.0; n];
         let mut actions = vec![0; n];
@@ -811,7 +843,7 @@ mod tests {
         assert_eq!(ppo.export_weights(0).unwrap(), ppo.export_weights(1).unwrap());
         assert_ne!(ppo.export_weights(0).unwrap(), ppo.export_weights(2).unwrap());
         // The stack has one actor per class, and it saves and loads as such.
-        let mut other = Ppo::with_classes(n, d, d, k, &cfg, 1, 9, Some(vec![0, 0, 1]));
+        let mut other = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9).shared(vec![0, 0, 1]);
         other.load(&ppo.save().unwrap()).unwrap();
         let obs = obs_of(1);
         assert_eq!(
@@ -819,7 +851,7 @@ mod tests {
             ppo.probabilities(Observations { data: &obs, dim: d })
         );
         assert!(
-            Ppo::new(n, d, d, k, &cfg, 1, 9).load(&ppo.save().unwrap()).is_err(),
+            Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9).load(&ppo.save().unwrap()).is_err(),
             "unshared actors are 3 deep, not 2"
         );
     }
@@ -831,7 +863,7 @@ mod tests {
         let (n, d, k) = (2, 2, 4);
         let train = |share: Share| {
             let cfg = PpoConfig { share, ..bandit_config() };
-            let mut ppo = Ppo::with_classes(n, d, d, k, &cfg, 1, 5, Some(vec![0, 0]));
+            let mut ppo = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 5).shared(vec![0, 0]);
             ppo.begin_episode(1);
             let mut actions = vec![0; n];
             let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
@@ -872,7 +904,7 @@ mod tests {
             share: Share::ClassId,
             ..bandit_config()
         };
-        let mut other = Ppo::with_classes(n, d, d, k, &cfg, 1, 9, Some(vec![0, 0]));
+        let mut other = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9).shared(vec![0, 0]);
         other.load(&with_ids.save().unwrap()).unwrap();
         let obs = [0.0, 1.0, 0.0, 1.0];
         assert_eq!(
@@ -888,7 +920,7 @@ mod tests {
         // exactly as the original does.
         let mut a = bandit(&cfg, 64 * 3);
         let bytes = a.save().unwrap();
-        let mut b = Ppo::new(3, 2, 2, 4, &cfg, 1, 5);
+        let mut b = Ppo::new(Shape::new(3, 2, 2, 4), &cfg, 1, 5);
         let obs: Vec<f32> = (0..3).flat_map(|_| [1.0, 0.0]).collect();
         assert_ne!(
             a.probabilities(Observations { data: &obs, dim: 2 }),
@@ -909,7 +941,7 @@ mod tests {
             b.probabilities(Observations { data: &obs, dim: 2 })
         );
         assert!(b.load(&bytes[..bytes.len() - 3]).is_err());
-        assert!(Ppo::new(4, 2, 2, 4, &cfg, 1, 5)
+        assert!(Ppo::new(Shape::new(4, 2, 2, 4), &cfg, 1, 5)
             .load(&bytes)
             .unwrap_err()
             .to_string()

@@ -20,12 +20,9 @@ pub use rollout::{env_seed, train_episode, train_episode_many, train_episode_pin
 
 use crate::config::{Experiment, LearnerKind};
 use crate::error::user;
-use crate::learners::actor_critic::ActorCritic;
-use crate::learners::hedge::Hedge;
-use crate::learners::{Fixed, Learner};
+use crate::learners::Learner;
 use crate::run;
 use env::eval::{evaluate, Stat, Summary};
-use env::rng::{names, stream_seed};
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -138,78 +135,6 @@ impl std::fmt::Display for Trained {
     }
 }
 
-/// Build the configured learner population (paid difference rewards when configured).
-pub fn build_learner(exp: &Experiment) -> Box<dyn Learner> {
-    let learner = build_inner(exp);
-    match exp.learner.reward {
-        crate::config::LearnerReward::Own => learner,
-        crate::config::LearnerReward::Difference => Box::new(crate::learners::difference::Difference::new(
-            learner,
-            &exp.scenario,
-            exp.learner.difference_default,
-        )),
-    }
-}
-
-fn build_inner(exp: &Experiment) -> Box<dyn Learner> {
-    let sc = &exp.scenario;
-    let levels = sc.action_levels();
-    match exp.learner.kind {
-        LearnerKind::Fixed => {
-            let level = levels
-                .iter()
-                .position(|&t| (t - exp.learner.fixed.threshold).abs() < 1e-9)
-                .expect("validated level");
-            Box::new(Fixed { level })
-        }
-        LearnerKind::Hedge => Box::new(Hedge::for_scenario(sc, &exp.learner.hedge)),
-        LearnerKind::ActorCritic => {
-            let obs = env::world::observation_dim(sc);
-            let used = match exp.learner.actor_critic.features {
-                crate::learners::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
-                crate::learners::actor_critic::Features::All => obs,
-            };
-            Box::new(ActorCritic::new(
-                sc.n(),
-                obs,
-                used,
-                levels.len(),
-                &exp.learner.actor_critic,
-                stream_seed(sc.file.seed, names::INIT, 0),
-            ))
-        }
-        LearnerKind::Ppo => {
-            let cfg = &exp.learner.ppo;
-            let obs = env::world::observation_dim(sc);
-            let used = match cfg.features {
-                crate::learners::actor_critic::Features::Spec => env::world::spec_features(sc.m()),
-                crate::learners::actor_critic::Features::All => obs,
-            };
-            // One update per rollout, and one at every episode's end.
-            let rounds = u64::from(sc.file.env.rounds);
-            let per_episode = if cfg.rollout == 0 { 1 } else { rounds.div_ceil(cfg.rollout as u64) };
-            // Shared actors: one per distinct weight, ascending.
-            let classes = (cfg.share != crate::learners::ppo::Share::None).then(|| {
-                let ws = sc.weight_classes();
-                sc.agents
-                    .iter()
-                    .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
-                    .collect()
-            });
-            Box::new(crate::learners::ppo::Ppo::with_classes(
-                sc.n(),
-                obs,
-                used,
-                levels.len(),
-                cfg,
-                exp.train.episodes.saturating_mul(per_episode),
-                stream_seed(sc.file.seed, names::INIT, 0),
-                classes,
-            ))
-        }
-    }
-}
-
 /// Load a run directory's experiment and its learner restored from its latest checkpoint
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
@@ -219,7 +144,7 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::Result<(Experiment, Box
         return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
     }
     let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
-    let mut learner = build_learner(&exp);
+    let mut learner = exp.build_learner();
     let Some(latest) = checkpoint::latest(dir) else {
         if allow_fresh {
             return Ok((exp, learner, 0));
@@ -334,7 +259,7 @@ fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
             let (dir, lock) = run::create(args.out.as_deref(), &name)?;
             // The resolved config goes in before anything else can fail.
             run::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
-            let learner = build_learner(&exp);
+            let learner = exp.build_learner();
             Ok(Ok(Opened {
                 exp,
                 learner,

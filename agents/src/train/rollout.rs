@@ -58,8 +58,7 @@ pub fn train_episode_many(
     let mut actions = vec![vec![0; n]; copies];
     let mut obs: Vec<Vec<f32>> = vec![Vec::new(); copies];
     let mut budgets = vec![vec![0.0; n]; copies];
-    let mut sum = Losses::default();
-    let mut rounds = 0.0;
+    let mut losses = Vec::with_capacity(envs[0].scenario().file.env.rounds as usize);
     while !envs[0].agents().is_empty() {
         let dim = envs[0].observations().dim;
         for (k, env) in envs.iter().enumerate() {
@@ -85,25 +84,12 @@ pub fn train_episode_many(
             .enumerate()
             .map(|(k, env)| Transition::played(env, Observations { data: &obs[k], dim }, &budgets[k], &actions[k]))
             .collect();
-        let l = learner.learn_many(&ts);
-        if l.skipped {
-            continue;
-        }
-        sum.actor += l.actor;
-        sum.critic += l.critic;
-        sum.entropy += l.entropy;
-        sum.reward_spread += l.reward_spread;
-        rounds += 1.0;
+        losses.push(learner.learn_many(&ts));
     }
-    let rounds = f64::max(rounds, 1.0);
-    let mean = Losses {
-        actor: sum.actor / rounds,
-        critic: sum.critic / rounds,
-        entropy: sum.entropy / rounds,
-        reward_spread: sum.reward_spread / rounds,
-        skipped: false,
-    };
-    (envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(), mean)
+    (
+        envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(),
+        Losses::mean(&losses),
+    )
 }
 
 /// `k` environment copies of `sc` for training (no per-round recording).

@@ -23,6 +23,14 @@ impl ActionKind {
             ActionKind::Bid => "bid",
         }
     }
+
+    /// What its levels are called in messages: `threshold levels` or `bid levels`.
+    pub fn levels_name(self) -> &'static str {
+        match self {
+            ActionKind::Threshold => "threshold levels",
+            ActionKind::Bid => "bid levels",
+        }
+    }
 }
 
 /// What happens to the accelerators nobody bought: the scheduler's rule, spelled the same in

@@ -24,7 +24,7 @@ pub use report::{figures, markdown, verdict, write};
 
 use crate::config::Source;
 use crate::error::user;
-use crate::eval::theory::Pinned;
+use crate::eval::theory::pinned;
 use crate::learners::{Fixed, Policy};
 use crate::report::table::{signed, welfare_diff, Row};
 use env::config::{ActionKind, Scenario};
@@ -348,10 +348,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
 
 fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[EpisodeMetrics]) -> Vec<BestResponse> {
     let levels = sc.action_levels().to_vec();
-    let deviate = |agent: usize, level: usize| Pinned {
-        inner: Box::new(Fixed { level: best }),
-        pinned: vec![(agent, level)],
-    };
+    let deviate = |agent: usize, level: usize| pinned(Box::new(Fixed { level: best }), vec![(agent, level)]);
     let seeds = ctx.select.clone();
     let common = ctx.run(sc, &Fixed { level: best }, &seeds);
     sc.weight_classes()

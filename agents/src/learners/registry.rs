@@ -1,0 +1,244 @@
+//! The one registry of learner kinds.
+//!
+//! Each learner's config section (`[learner.<kind>]`) lives beside the learner it builds and
+//! implements [`LearnerConfig`]: its checks, its construction, and the facts the rest of the
+//! harness asks about it (the features it reads, how its policies export, whether it learns
+//! from the rewards it is paid). The [`learners!`] list below is the only place that names
+//! every kind: it makes the [`LearnerKind`] enum, the `[learner]` section's field per kind and
+//! the dispatch from a kind to its section. Adding a learner is one file (its config and its
+//! learner) and one line here; `agents/README.md` has the recipe.
+
+use super::difference::Difference;
+use super::{Features, Learner};
+use env::config::{ConfigError, Scenario};
+use env::rng::{names, stream_seed};
+use serde::{Deserialize, Serialize};
+
+/// The error constructor of config checks: `err(key, problem)` names the file too.
+pub type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
+
+/// What a learner population is built for.
+#[derive(Clone, Copy, Debug)]
+pub struct Init<'a> {
+    /// The scenario the agents act in.
+    pub scenario: &'a Scenario,
+    /// Training episodes planned (PPO anneals its learning rate over them).
+    pub episodes: u64,
+    /// The seed of the learners' initial parameters.
+    pub seed: u64,
+}
+
+impl<'a> Init<'a> {
+    /// For `episodes` episodes of `scenario`, parameters drawn from its root seed's `init`
+    /// stream.
+    pub fn new(scenario: &'a Scenario, episodes: u64) -> Self {
+        Self {
+            scenario,
+            episodes,
+            seed: stream_seed(scenario.file.seed, names::INIT, 0),
+        }
+    }
+
+    /// The agents' observation length in the scenario, and how many features a learner that
+    /// reads `features` takes from it.
+    pub fn inputs(&self, features: Features) -> (usize, usize) {
+        let obs = env::world::observation_dim(self.scenario);
+        let used = match features {
+            Features::Spec => env::world::spec_features(self.scenario.m()),
+            Features::All => obs,
+        };
+        (obs, used)
+    }
+}
+
+/// How a learner's policies run in an exported agent (`export::runtime`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exported {
+    /// An actor network, one tanh hidden layer of `hidden` units over what it reads.
+    Actor {
+        /// Hidden units.
+        hidden: usize,
+    },
+    /// Hedge's log-weights per budget state.
+    Table,
+    /// One level for every observation.
+    Constant {
+        /// The level index.
+        level: usize,
+    },
+}
+
+/// What every learner kind's config section tells the harness.
+pub trait LearnerConfig {
+    /// Check this section against the scenario; `chosen` says whether it is the run's learner
+    /// (checks that only matter for the learner that runs, such as a table's size, apply then).
+    /// Errors name `learner.<kind>.<key>`.
+    fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError>;
+
+    /// A fresh learner population.
+    fn init(&self, run: &Init<'_>) -> Box<dyn Learner>;
+
+    /// The observation features its policies read.
+    fn features(&self) -> Features {
+        Features::Spec
+    }
+
+    /// How its policies export.
+    fn exported(&self, sc: &Scenario) -> Exported;
+
+    /// Whether it learns from the rewards it is given (so difference rewards can pay it).
+    fn learns_from_rewards(&self) -> bool {
+        false
+    }
+}
+
+/// What the learners are paid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LearnerReward {
+    /// The environment's reward (`env.reward`): each agent's own.
+    Own,
+    /// Difference rewards `D_i = G - G(agent i at learner.difference_default)` from one-round
+    /// counterfactual re-runs of the mechanism ([`super::difference`]).
+    Difference,
+}
+
+/// Makes [`LearnerKind`], the `[learner]` section and their dispatch from one list.
+macro_rules! learners {
+    ($( $(#[$doc:meta])* $kind:ident => $field:ident: $config:ty, )*) => {
+        /// Which learner every agent runs.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum LearnerKind {
+            $( $(#[$doc])* $kind, )*
+        }
+
+        impl LearnerKind {
+            /// Every kind, in the registry's order.
+            pub const ALL: &'static [LearnerKind] = &[$(LearnerKind::$kind),*];
+
+            /// Its name in configs (`learner.kind`) and its section's (`[learner.<name>]`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(LearnerKind::$kind => stringify!($field),)*
+                }
+            }
+        }
+
+        /// `[learner]`: which learner, what it is paid, and every learner's own section.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        pub struct LearnerSection {
+            /// Which learner.
+            pub kind: LearnerKind,
+            /// What the learners are paid: their own reward, or difference rewards.
+            pub reward: LearnerReward,
+            /// The level difference rewards compare each agent's action against.
+            pub difference_default: f64,
+            $( $(#[$doc])* pub $field: $config, )*
+        }
+
+        impl Default for LearnerSection {
+            fn default() -> Self {
+                Self {
+                    kind: LearnerKind::ActorCritic,
+                    reward: LearnerReward::Own,
+                    difference_default: 0.0,
+                    $( $field: <$config>::default(), )*
+                }
+            }
+        }
+
+        impl LearnerSection {
+            /// The section of learner `kind`.
+            pub fn config(&self, kind: LearnerKind) -> &dyn LearnerConfig {
+                match kind {
+                    $(LearnerKind::$kind => &self.$field,)*
+                }
+            }
+        }
+    };
+}
+
+learners! {
+    /// A constant level for everyone ([`super::fixed`]).
+    Fixed => fixed: super::fixed::FixedConfig,
+    /// Hedge with one weight vector per budget state, thesis Algorithm 2 ([`super::hedge`]).
+    Hedge => hedge: super::hedge::HedgeConfig,
+    /// One-step actor-critic, thesis 4.2.2, with burn ([`super::actor_critic`]).
+    ActorCritic => actor_critic: super::actor_critic::ActorCriticConfig,
+    /// PPO (IPPO; MAPPO with `learner.ppo.critic = "central"`), with burn ([`super::ppo`]).
+    Ppo => ppo: super::ppo::PpoConfig,
+    /// Every level with equal probability, every round: the floor a learner must beat
+    /// ([`super::uniform`]).
+    Uniform => uniform: super::uniform::UniformConfig,
+}
+
+impl LearnerSection {
+    /// The run's learner's section.
+    pub fn chosen(&self) -> &dyn LearnerConfig {
+        self.config(self.kind)
+    }
+
+    /// Check every learner's section (so a typo in one not chosen is caught too) and the
+    /// reward.
+    pub fn validate(&self, sc: &Scenario, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        for &kind in LearnerKind::ALL {
+            self.config(kind).validate(sc, kind == self.kind, err)?;
+        }
+        self.check_difference(sc, err)
+    }
+
+    /// `learner.reward = "difference"`: a learner that learns from the rewards it is given, a
+    /// mechanism without state across rounds (the counterfactual re-run is then exact), a
+    /// default that is one of the levels.
+    fn check_difference(&self, sc: &Scenario, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        if self.reward != LearnerReward::Difference {
+            return Ok(());
+        }
+        if !self.chosen().learns_from_rewards() {
+            let learning: Vec<&str> = LearnerKind::ALL
+                .iter()
+                .filter(|k| self.config(**k).learns_from_rewards())
+                .map(|k| k.name())
+                .collect();
+            return Err(err(
+                "learner.reward",
+                format!(
+                    "difference rewards train {} (Hedge computes its own counterfactual reward for every level; fixed and uniform learn nothing)",
+                    learning.join(" and ")
+                ),
+            ));
+        }
+        let mech = &sc.file.mechanism;
+        let stateful = scheduler::registry::build(&mech.name, &mech.params()).map_or(true, |m| m.state().is_some());
+        if stateful {
+            return Err(err(
+                "learner.reward",
+                format!("difference rewards re-run the mechanism on the round's input, which `{}` does not fully determine (it keeps state across rounds); use mtf, second_price or first_price", mech.name),
+            ));
+        }
+        if sc.level_index(self.difference_default).is_none() {
+            return Err(err(
+                "learner.difference_default",
+                format!(
+                    "{} is not one of the {} {:?}",
+                    self.difference_default,
+                    sc.action_kind().levels_name(),
+                    sc.action_levels()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The learner population of a run: the chosen learner, paid difference rewards when
+    /// configured.
+    pub fn build(&self, run: &Init<'_>) -> Box<dyn Learner> {
+        let learner = self.chosen().init(run);
+        match self.reward {
+            LearnerReward::Own => learner,
+            LearnerReward::Difference => Box::new(Difference::paying(learner, run.scenario, self.difference_default)),
+        }
+    }
+}
