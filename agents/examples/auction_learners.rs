@@ -36,12 +36,12 @@ fn main() {
             let mut sp = build();
             train_against(&sc, sp.as_mut(), episodes, &[], 7, Record::True);
             let (s2, _) = evaluate(&sc, sp.fork().as_ref(), &held_out);
-            let f: Vec<f64> = s2.bid_factor.unwrap().iter().map(|x| x.mean).collect();
+            let f: Vec<f64> = s2.bid_factor.as_ref().unwrap().iter().map(|x| x.mean).collect();
             println!(
                 "| {kind} price | {kind_l:?} | {episodes} | {own:.3} ({best}) | {:.4} (0.05) | {:.3} ({best}) | {:.4} | ({:.1} s)",
                 per[0],
                 f.iter().sum::<f64>() / 4.0,
-                s2.revenue_per_item.unwrap().mean,
+                s2.stat("revenue_per_item").unwrap().mean,
                 t0.elapsed().as_secs_f64()
             );
         }

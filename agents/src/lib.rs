@@ -42,9 +42,9 @@
 //! })
 //! .unwrap();
 //! let Outcome::Evaluated { eval, .. } = &trained.outcome else { panic!("not stopped early") };
-//! assert!(eval.welfare.mean > 0.0);
+//! assert!(eval.welfare().mean > 0.0);
 //! // summary.json is a view of the same outcome.
-//! assert_eq!(trained.summary.unwrap()["eval_welfare"]["mean"].as_f64(), Some(eval.welfare.mean));
+//! assert_eq!(trained.summary.unwrap()["eval_welfare"]["mean"].as_f64(), Some(eval.welfare().mean));
 //! std::fs::remove_dir_all(out).unwrap();
 //! ```
 //!

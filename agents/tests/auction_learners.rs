@@ -53,9 +53,9 @@ fn hedge_self_play_reaches_the_equilibrium() {
         let mut hedge = Hedge::for_scenario(&sc, &HedgeConfig::default());
         train_against(&sc, &mut hedge, 4, &[], 7, Record::True);
         let (summary, _) = evaluate(&sc, hedge.fork().as_ref(), &HELD_OUT[..2]);
-        let factors: Vec<f64> = summary.bid_factor.unwrap().iter().map(|s| s.mean).collect();
+        let factors: Vec<f64> = summary.bid_factor.as_ref().unwrap().iter().map(|s| s.mean).collect();
         let mean = factors.iter().sum::<f64>() / 4.0;
-        let revenue = summary.revenue_per_item.unwrap().mean;
+        let revenue = summary.stat("revenue_per_item").unwrap().mean;
         eprintln!("{kind} price self-play: bid factors {factors:?}, revenue {revenue:.4} (theory {eq}, 0.6)");
         assert!((mean - eq).abs() <= 0.05, "{kind}: bid factors {factors:?}, equilibrium {eq}");
         assert!((revenue - 0.6).abs() <= 0.03 * 0.6, "{kind}: revenue {revenue}");

@@ -3,7 +3,8 @@
 //! order, so they do not depend on the number of threads.
 
 use crate::config::Scenario;
-use crate::metrics::EpisodeMetrics;
+use crate::metrics::spec::WELFARE;
+use crate::metrics::{Absent, EpisodeMetrics, Family, Metric, METRICS};
 use crate::policy::Policy;
 use crate::world::ClusterEnv;
 use rayon::prelude::*;
@@ -102,119 +103,117 @@ fn t975(df: usize) -> f64 {
     }
 }
 
-/// Figures over seeds: each as mean and 95% CI.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// Figures over seeds, each as mean and 95% CI: one per entry of [`METRICS`] (`None` where
+/// the episodes did not compute it), and the per-class and per-agent families.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
     /// Episodes.
     pub seeds: usize,
-    /// Weighted social welfare (jobs per round).
-    pub welfare: Stat,
-    /// Total throughput (jobs per round).
-    pub throughput: Stat,
+    /// One statistic per entry of [`METRICS`], in its order.
+    pub stats: Vec<Option<Stat>>,
     /// Throughput per weight class (weight, stat), ascending weight.
     pub throughput_by_weight: Vec<(f64, Stat)>,
-    /// Jobs dropped at deadlines per round.
-    pub dropped: Stat,
-    /// Jobs rejected at full queues per round.
-    pub rejected: Stat,
-    /// Mean wait of served jobs (rounds).
-    pub mean_wait: Stat,
-    /// Mean backlog per agent (jobs).
-    pub backlog: Stat,
-    /// Mean reward per agent per round.
-    pub reward: Stat,
-    /// Tokens spent per round.
-    pub tokens_spent: Stat,
-    /// Jain's index.
-    pub jain: Stat,
-    /// Smallest phi.
-    pub phi_min: Option<Stat>,
-    /// Median phi.
-    pub phi_median: Option<Stat>,
-    /// Agents with phi < 1 (SI violations).
-    pub si_violations: Option<Stat>,
-    /// EF violations (pairs).
-    pub ef_violations: Option<Stat>,
-    /// Pareto lower bound (share of rounds).
-    pub pareto: Option<Stat>,
-    /// Mechanism time per round (microseconds).
-    pub sched_us: Stat,
-    /// Share of the accelerator-rounds given out that were bought (see
-    /// [`EpisodeMetrics::paid_share`](crate::metrics::EpisodeMetrics::paid_share)).
-    pub paid_share: Stat,
-    /// Valuation world: payments per item (value units).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revenue_per_item: Option<Stat>,
-    /// Valuation world: surplus per bidder per item.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub surplus_per_bidder_item: Option<Stat>,
-    /// Valuation world: share of items sold.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sold_share: Option<Stat>,
     /// Valuation world: mean bid factor per agent.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bid_factor: Option<Vec<Stat>>,
 }
 
 impl Summary {
     /// Reduce episodes of one scenario.
     pub fn of(scenario: &Scenario, eps: &[EpisodeMetrics]) -> Self {
+        let stats = METRICS
+            .iter()
+            .map(|m| {
+                let xs: Option<Vec<f64>> = eps.iter().map(m.of).collect();
+                xs.filter(|x| !(x.is_empty() && m.absent == Absent::Omit)).map(|x| Stat::of(&x))
+            })
+            .collect();
         let stat = |f: &dyn Fn(&EpisodeMetrics) -> f64| Stat::of(&eps.iter().map(f).collect::<Vec<_>>());
-        let fair = |f: &dyn Fn(&crate::metrics::Fairness) -> f64| -> Option<Stat> {
-            let xs: Option<Vec<f64>> = eps.iter().map(|e| e.fairness.as_ref().map(f)).collect();
-            xs.map(|x| Stat::of(&x))
-        };
-        let rounds = |e: &EpisodeMetrics| f64::from(e.rounds.max(1));
-        let auction = |f: &dyn Fn(&crate::metrics::AuctionMetrics) -> f64| -> Option<Stat> {
-            let xs: Option<Vec<f64>> = eps.iter().map(|e| e.auction.as_ref().map(f)).collect();
-            xs.filter(|x| !x.is_empty()).map(|x| Stat::of(&x))
-        };
-        let n = scenario.n() as f64;
-        let classes = scenario.weight_classes();
-        let throughput_by_weight = classes
+        let throughput_by_weight = scenario
+            .weight_classes()
             .iter()
             .map(|&w| {
                 let idx: Vec<usize> = (0..scenario.n()).filter(|&i| scenario.agents[i].weight == w).collect();
                 (w, stat(&|e| idx.iter().map(|&i| e.throughput[i]).sum::<f64>() / idx.len() as f64))
             })
             .collect();
-        let median = |v: &[f64]| {
-            let mut s = v.to_vec();
-            s.sort_by(f64::total_cmp);
-            let k = s.len();
-            if k % 2 == 1 {
-                s[k / 2]
-            } else {
-                (s[k / 2 - 1] + s[k / 2]) / 2.0
-            }
-        };
+        let bid_factor = (0..scenario.n())
+            .map(|i| {
+                let xs: Option<Vec<f64>> = eps.iter().map(|e| e.auction.as_ref().map(|a| a.bid_factor[i])).collect();
+                xs.filter(|x| !x.is_empty()).map(|x| Stat::of(&x))
+            })
+            .collect::<Option<Vec<Stat>>>()
+            .filter(|v| !v.is_empty());
         Self {
             seeds: eps.len(),
-            welfare: stat(&|e| e.welfare),
-            throughput: stat(&|e| e.throughput.iter().sum()),
+            stats,
             throughput_by_weight,
-            dropped: stat(&|e| e.dropped.iter().sum::<u64>() as f64 / rounds(e)),
-            rejected: stat(&|e| e.rejected.iter().sum::<u64>() as f64 / rounds(e)),
-            mean_wait: stat(&|e| e.mean_wait.iter().sum::<f64>() / n),
-            backlog: stat(&|e| e.backlog.iter().sum::<f64>() / n),
-            reward: stat(&|e| e.reward.iter().sum::<f64>() / n),
-            tokens_spent: stat(&|e| e.spent.iter().sum()),
-            jain: stat(&|e| e.jain),
-            phi_min: fair(&|f| f.phi.iter().copied().fold(f64::INFINITY, f64::min)),
-            phi_median: fair(&|f| median(&f.phi)),
-            si_violations: fair(&|f| f.phi.iter().filter(|&&p| p < 1.0).count() as f64),
-            ef_violations: fair(&|f| f.ef_violations as f64),
-            pareto: fair(&|f| f.pareto),
-            sched_us: stat(&|e| e.sched_us),
-            paid_share: stat(&|e| e.paid_share),
-            revenue_per_item: auction(&|a| a.revenue_per_item),
-            surplus_per_bidder_item: auction(&|a| a.surplus_per_bidder_item),
-            sold_share: auction(&|a| a.sold_share),
-            bid_factor: (0..scenario.n())
-                .map(|i| auction(&|a| a.bid_factor[i]))
-                .collect::<Option<Vec<Stat>>>()
-                .filter(|v| !v.is_empty()),
+            bid_factor,
         }
+    }
+
+    /// A summary with every figure present, all 0: the shape of a summary a sweep's objective
+    /// path is checked against before any trial runs.
+    pub fn shape() -> Self {
+        Self {
+            stats: vec![Some(Stat::default()); METRICS.len()],
+            ..Self::default()
+        }
+    }
+
+    /// The statistic of `metric`, if the episodes computed it.
+    pub fn get(&self, metric: &Metric) -> Option<Stat> {
+        let k = METRICS.iter().position(|m| m.key == metric.key)?;
+        self.stats.get(k).copied().flatten()
+    }
+
+    /// The statistic of the figure named `key`, if there is one and the episodes computed it.
+    pub fn stat(&self, key: &str) -> Option<Stat> {
+        self.get(Metric::named(key)?)
+    }
+
+    /// The statistic of a figure every episode computes (NaN if it was not).
+    pub fn figure(&self, key: &str) -> Stat {
+        self.stat(key).unwrap_or(Stat {
+            mean: f64::NAN,
+            ci95: f64::NAN,
+        })
+    }
+
+    /// Weighted social welfare (jobs per round), which every summary has.
+    pub fn welfare(&self) -> Stat {
+        self.figure(WELFARE.key)
+    }
+
+    /// Every present figure with its statistic, in [`METRICS`]'s order.
+    pub fn present(&self) -> impl Iterator<Item = (&'static Metric, Stat)> + '_ {
+        METRICS.iter().zip(&self.stats).filter_map(|(m, s)| s.map(|s| (m, s)))
+    }
+}
+
+/// `summary.json`'s `eval` object: `seeds`, then every figure under its key in [`METRICS`]'s
+/// order (`null` or left out when absent, as the figure says), each family after its figure.
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("seeds", &self.seeds)?;
+        for (m, stat) in METRICS.iter().zip(&self.stats) {
+            match (stat, m.absent) {
+                (Some(st), _) => map.serialize_entry(m.key, st)?,
+                (None, Absent::Null) => map.serialize_entry(m.key, &None::<Stat>)?,
+                (None, Absent::Omit) => {}
+            }
+            match m.then {
+                Some(Family::ThroughputByWeight) => map.serialize_entry("throughput_by_weight", &self.throughput_by_weight)?,
+                Some(Family::BidFactors) => {
+                    if let Some(b) = &self.bid_factor {
+                        map.serialize_entry("bid_factor", b)?;
+                    }
+                }
+                None => {}
+            }
+        }
+        map.end()
     }
 }
 

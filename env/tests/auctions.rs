@@ -53,12 +53,12 @@ fn truthful_second_price_and_equilibrium_first_price_earn_the_revenue_equivalent
     for (kind, alpha) in [("second", 1.0), ("first", 0.75)] {
         let sc = scenario(kind);
         let (_, s) = run(&sc, alpha, alpha);
-        let revenue = s.revenue_per_item.unwrap().mean;
-        let surplus = s.surplus_per_bidder_item.unwrap().mean;
+        let revenue = s.stat("revenue_per_item").unwrap().mean;
+        let surplus = s.stat("surplus_per_bidder_item").unwrap().mean;
         // (n - 1)/(n + 1) = 0.6 and 1/(n (n + 1)) = 0.05; standard errors about 0.0007 and 0.0002.
         assert!((revenue - 0.6).abs() < 0.004, "{kind}: revenue {revenue}");
         assert!((surplus - 0.05).abs() < 0.0015, "{kind}: surplus {surplus}");
-        assert_eq!(s.sold_share.unwrap().mean, 1.0, "{kind}: every item has a bidder");
+        assert_eq!(s.stat("sold_share").unwrap().mean, 1.0, "{kind}: every item has a bidder");
         assert!(s.bid_factor.unwrap().iter().all(|b| b.mean == alpha));
     }
 }

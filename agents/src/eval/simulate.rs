@@ -6,7 +6,7 @@ use crate::error::user;
 use crate::run;
 use env::config::Scenario;
 use env::eval::{Stat, Summary};
-use env::metrics::EpisodeMetrics;
+use env::metrics::{EpisodeMetrics, Family};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -110,53 +110,38 @@ impl std::fmt::Display for Simulated {
     }
 }
 
-/// The metrics table: one row per figure, mean and 95% CI.
+/// The metrics table: one row per figure (`env::metrics::METRICS`, in its order, with its
+/// families), mean and 95% CI. The valuation world (SPEC 8) has no jobs: its table leaves the
+/// job figures out.
 pub fn table(s: &Summary) -> String {
+    let jobs = s.stat("revenue_per_item").is_none();
     let mut rows: Vec<(String, Stat)> = Vec::new();
-    // The valuation world (SPEC 8) has no jobs: its figures are the auction's.
-    let jobs = s.revenue_per_item.is_none();
-    if jobs {
-        rows.push(("welfare (jobs/round)".into(), s.welfare));
-        rows.push(("throughput (jobs/round)".into(), s.throughput));
-        for (w, st) in &s.throughput_by_weight {
-            rows.push((format!("  per agent, weight {w}"), *st));
+    for (m, st) in s.present() {
+        let Some(label) = m.label else { continue };
+        if m.jobs && !jobs {
+            continue;
         }
-        rows.extend([
-            ("dropped (jobs/round)".to_string(), s.dropped),
-            ("rejected (jobs/round)".into(), s.rejected),
-            ("mean wait (rounds)".into(), s.mean_wait),
-            ("backlog (jobs/agent)".into(), s.backlog),
-        ]);
-    }
-    rows.push(("reward (per agent-round)".into(), s.reward));
-    rows.push(("tokens spent (per round)".into(), s.tokens_spent));
-    if jobs {
-        rows.push(("Jain's index".into(), s.jain));
-    }
-    for (name, st) in [
-        ("phi min", s.phi_min),
-        ("phi median", s.phi_median),
-        ("SI violations (agents)", s.si_violations),
-        ("EF violations (pairs)", s.ef_violations),
-        ("Pareto (share of rounds)", s.pareto),
-    ] {
-        if let Some(st) = st {
-            rows.push((name.into(), st));
+        rows.push((label.to_string(), st));
+        match m.then {
+            Some(Family::ThroughputByWeight) => {
+                rows.extend(
+                    s.throughput_by_weight
+                        .iter()
+                        .map(|(w, st)| (format!("  per agent, weight {w}"), *st)),
+                );
+            }
+            Some(Family::BidFactors) => {
+                rows.extend(
+                    s.bid_factor
+                        .iter()
+                        .flatten()
+                        .enumerate()
+                        .map(|(i, st)| (format!("  bid factor, agent {i}"), *st)),
+                );
+            }
+            None => {}
         }
     }
-    for (name, st) in [
-        ("revenue (per item)", s.revenue_per_item),
-        ("surplus (per bidder per item)", s.surplus_per_bidder_item),
-        ("items sold (share)", s.sold_share),
-    ] {
-        if let Some(st) = st {
-            rows.push((name.into(), st));
-        }
-    }
-    for (i, st) in s.bid_factor.iter().flatten().enumerate() {
-        rows.push((format!("  bid factor, agent {i}"), *st));
-    }
-    rows.push(("scheduling time (us/round)".into(), s.sched_us));
     let mut out = format!("{:<30} {:>12} {:>12}\n", "metric", "mean", "95% CI +-");
     for (name, st) in rows {
         out.push_str(&format!("{name:<30} {:>12.4} {:>12.4}\n", st.mean, st.ci95));

@@ -4,7 +4,8 @@
 
 use crate::run;
 use env::eval::{Stat, Summary};
-use env::metrics::EpisodeMetrics;
+use env::metrics::spec::WELFARE;
+use env::metrics::{EpisodeMetrics, Metric, METRICS};
 use serde::Serialize;
 
 /// One evaluated pair.
@@ -53,7 +54,13 @@ pub fn default_baseline(rows: &[Row]) -> usize {
     rows.iter()
         .enumerate()
         .filter(|(_, r)| r.mechanism == first.mechanism && r.policy.starts_with("fixed:"))
-        .max_by(|a, b| a.1.summary.welfare.mean.total_cmp(&b.1.summary.welfare.mean).then(b.0.cmp(&a.0)))
+        .max_by(|a, b| {
+            a.1.summary
+                .welfare()
+                .mean
+                .total_cmp(&b.1.summary.welfare().mean)
+                .then(b.0.cmp(&a.0))
+        })
         .map_or(0, |(i, _)| i)
 }
 
@@ -100,59 +107,55 @@ fn fmt(s: &Stat) -> String {
     format!("{:.3} +- {:.3}", s.mean, s.ci95)
 }
 
+/// The figures a comparison shows after welfare, in `env::metrics::METRICS`'s order: those
+/// with a column.
+fn columns() -> impl Iterator<Item = &'static Metric> {
+    METRICS.iter().filter(|m| m.column.is_some() && m.key != WELFARE.key)
+}
+
+/// The weight classes of the rows (the first row's).
+fn classes(rows: &[Row]) -> Vec<f64> {
+    rows.first()
+        .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())
+        .unwrap_or_default()
+}
+
 /// The markdown comparison table.
 pub fn markdown(rows: &[Row]) -> String {
-    let weights: Vec<f64> = rows
-        .first()
-        .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())
-        .unwrap_or_default();
+    let weights = classes(rows);
     let paired = rows.iter().find_map(|r| r.paired.as_ref());
     let mut head = vec!["policy".to_string(), "mechanism".into(), "welfare".into()];
     if paired.is_some() {
         head.push("Δ welfare (paired)".into());
     }
     head.extend(weights.iter().map(|w| format!("thr w={w}")));
-    head.extend(
-        [
-            "dropped/round",
-            "phi min",
-            "phi median",
-            "EF violations",
-            "Pareto",
-            "Jain",
-            "sched us",
-        ]
-        .map(String::from),
-    );
+    head.extend(columns().filter_map(|m| m.column).map(String::from));
     let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
     // The best row by mean welfare (the first of equals) is marked in bold.
     let best = rows
         .iter()
         .enumerate()
-        .max_by(|a, b| a.1.summary.welfare.mean.total_cmp(&b.1.summary.welfare.mean).then(b.0.cmp(&a.0)))
+        .max_by(|a, b| {
+            a.1.summary
+                .welfare()
+                .mean
+                .total_cmp(&b.1.summary.welfare().mean)
+                .then(b.0.cmp(&a.0))
+        })
         .map(|(i, _)| i);
     for (i, r) in rows.iter().enumerate() {
         let s = &r.summary;
-        let opt = |x: &Option<Stat>| x.as_ref().map(fmt).unwrap_or_else(|| "-".into());
         let welfare = if rows.len() > 1 && Some(i) == best {
-            format!("**{}**", fmt(&s.welfare))
+            format!("**{}**", fmt(&s.welfare()))
         } else {
-            fmt(&s.welfare)
+            fmt(&s.welfare())
         };
         let mut cells = vec![r.policy.clone(), r.mechanism.clone(), welfare];
         if let Some(p) = &r.paired {
             cells.push(diff_cell(p, p.baseline == r.label()));
         }
         cells.extend(s.throughput_by_weight.iter().map(|(_, st)| fmt(st)));
-        cells.extend([
-            fmt(&s.dropped),
-            opt(&s.phi_min),
-            opt(&s.phi_median),
-            opt(&s.ef_violations),
-            opt(&s.pareto),
-            fmt(&s.jain),
-            fmt(&s.sched_us),
-        ]);
+        cells.extend(columns().map(|m| s.get(m).as_ref().map(fmt).unwrap_or_else(|| "-".into())));
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     if let Some(p) = paired {
@@ -164,15 +167,13 @@ pub fn markdown(rows: &[Row]) -> String {
     out
 }
 
-/// The CSV: one row per pair, mean and ci95 columns per figure.
+/// The CSV: one row per pair, mean and ci95 columns per figure (welfare, throughput per weight
+/// class, then the comparison's columns by key).
 pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
-    let weights: Vec<f64> = rows
-        .first()
-        .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())
-        .unwrap_or_default();
-    let mut cols = vec!["welfare".to_string()];
+    let weights = classes(rows);
+    let mut cols = vec![WELFARE.key.to_string()];
     cols.extend(weights.iter().map(|w| format!("throughput_w{w}")));
-    cols.extend(["dropped", "phi_min", "phi_median", "ef_violations", "pareto", "jain", "sched_us"].map(String::from));
+    cols.extend(columns().map(|m| m.key.to_string()));
     let mut header = vec!["policy".to_string(), "mechanism".to_string()];
     for c in &cols {
         header.push(format!("{c}_mean"));
@@ -186,17 +187,9 @@ pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
         .iter()
         .map(|r| {
             let s = &r.summary;
-            let mut stats = vec![Some(s.welfare)];
+            let mut stats = vec![Some(s.welfare())];
             stats.extend(s.throughput_by_weight.iter().map(|(_, st)| Some(*st)));
-            stats.extend([
-                Some(s.dropped),
-                s.phi_min,
-                s.phi_median,
-                s.ef_violations,
-                s.pareto,
-                Some(s.jain),
-                Some(s.sched_us),
-            ]);
+            stats.extend(columns().map(|m| s.get(m)));
             let mut rec = vec![r.policy.clone(), r.mechanism.clone()];
             for st in stats {
                 rec.push(st.map(|x| x.mean.to_string()).unwrap_or_default());

@@ -52,8 +52,8 @@ impl Default for Objective {
     }
 }
 
-/// Per-episode fields a pruner can follow (all oriented like the objective's direction).
-pub const INTERMEDIATES: &[&str] = &["welfare", "mean_reward", "throughput", "dropped", "tokens_spent"];
+/// The name sweep files written before the figures were named once used for `reward`.
+const OLD_REWARD: &str = "mean_reward";
 
 /// Top-level keys of a training run's `summary.json` (the objective's first segment).
 pub const SUMMARY_KEYS: &[&str] = &[
@@ -231,7 +231,7 @@ impl Sweep {
     /// Read and check a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         let table = read_table(path, &[])?;
-        let file: SweepFile = from_table(&path.display().to_string(), table)?;
+        let mut file: SweepFile = from_table(&path.display().to_string(), table)?;
         if file.params.is_empty() {
             return Err(err(path, "params", "the search space is empty; add at least one parameter"));
         }
@@ -279,11 +279,15 @@ impl Sweep {
                 ),
             ));
         }
-        if !INTERMEDIATES.contains(&o.intermediate.as_str()) {
+        if file.objective.intermediate == OLD_REWARD {
+            file.objective.intermediate = "reward".into();
+        }
+        let known = crate::train::EpisodeLog::keys();
+        if !known.contains(&file.objective.intermediate.as_str()) {
             return Err(err(
                 path,
                 "objective.intermediate",
-                format!("`{}` is not a per-episode metric (one of {INTERMEDIATES:?})", o.intermediate),
+                format!("`{}` is not a per-episode metric (one of {known:?})", file.objective.intermediate),
             ));
         }
         let base = path.parent().unwrap_or(Path::new(".")).join(&file.base);

@@ -346,15 +346,11 @@ fn with_heartbeat<T>(beat: &mut Storage, number: u64, interval: f64, f: impl FnO
     })
 }
 
-/// Pick a per-episode metric by name (the names in [`file::INTERMEDIATES`]).
-fn intermediate(log: &EpisodeLog, name: &str) -> f64 {
-    match name {
-        "mean_reward" => log.mean_reward,
-        "throughput" => log.throughput,
-        "dropped" => log.dropped,
-        "tokens_spent" => log.tokens_spent,
-        _ => log.welfare,
-    }
+/// Pick a per-episode figure by name (one of [`EpisodeLog::keys`], which the sweep file was
+/// checked against).
+fn intermediate(log: &EpisodeLog, name: &str) -> crate::Result<f64> {
+    log.get(name)
+        .ok_or_else(|| crate::error::failed(format!("the episode log has no `{name}` (it logs {:?})", EpisodeLog::keys())))
 }
 
 /// Train one trial.
@@ -386,7 +382,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
             return Ok(true);
         }
         let mut seen = seen.lock().expect("not poisoned");
-        seen.0.push(intermediate(log, &metric));
+        seen.0.push(intermediate(log, &metric)?);
         let w = &seen.0[seen.0.len().saturating_sub(pr.window)..];
         let value = w.iter().sum::<f64>() / w.len() as f64;
         let loss = direction.loss(value);

@@ -4,22 +4,16 @@
 use crate::error::user;
 use crate::learners::Losses;
 use crate::run;
+use env::metrics::spec::WELFARE;
 use env::metrics::EpisodeMetrics;
-use serde::Serialize;
+use env::metrics::{Metric, METRICS};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Metric names (one step axis: the episode).
+/// TensorBoard tags of what training logs besides the episode's figures (whose tags are in
+/// `env::metrics::METRICS`), on one step axis: the episode.
 pub mod tags {
-    /// Weighted social welfare.
-    pub const WELFARE: &str = "charts/welfare";
-    /// Mean reward per agent per round.
-    pub const REWARD: &str = "charts/mean_reward";
-    /// Total throughput.
-    pub const THROUGHPUT: &str = "charts/throughput";
-    /// Jobs dropped per round.
-    pub const DROPPED: &str = "charts/dropped";
-    /// Tokens spent per round.
-    pub const TOKENS: &str = "mechanism/tokens_spent";
     /// Mean threshold of a weight class (suffix `/w<weight>`).
     pub const THRESHOLD: &str = "charts/threshold";
     /// Actor loss.
@@ -35,20 +29,14 @@ pub mod tags {
 }
 
 /// One episode's log line.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EpisodeLog {
     /// Episode index (0-based).
     pub episode: u64,
-    /// Weighted social welfare.
-    pub welfare: f64,
-    /// Mean reward per agent per round.
-    pub mean_reward: f64,
-    /// Total throughput (jobs/round).
-    pub throughput: f64,
-    /// Jobs dropped per round.
-    pub dropped: f64,
-    /// Tokens spent per round.
-    pub tokens_spent: f64,
+    /// The figures training logs every episode (those of `env::metrics::METRICS` with a
+    /// TensorBoard tag: welfare, reward, throughput, drops, tokens spent), by key.
+    #[serde(flatten)]
+    pub figures: BTreeMap<String, f64>,
     /// Mean threshold per weight class: (weight, mean).
     pub threshold_by_weight: Vec<(f64, f64)>,
     /// Mean actor loss per round.
@@ -65,6 +53,36 @@ pub struct EpisodeLog {
     pub wall_time: f64,
 }
 
+/// The key logs written before the figures were named once used for `reward`.
+const OLD_REWARD_KEY: &str = "mean_reward";
+
+impl EpisodeLog {
+    /// A logged figure by its key (`env::metrics::METRICS`).
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.figures.get(key).copied()
+    }
+
+    /// Weighted social welfare.
+    pub fn welfare(&self) -> f64 {
+        self.get(WELFARE.key).unwrap_or(f64::NAN)
+    }
+
+    /// The keys of the figures every episode logs.
+    pub fn keys() -> Vec<&'static str> {
+        Metric::keys(|m| m.tag.is_some())
+    }
+
+    /// One line of `metrics.jsonl`, read back; lines written before `reward` was named so call
+    /// it `mean_reward`.
+    pub fn from_json(line: &str) -> serde_json::Result<EpisodeLog> {
+        let mut log: EpisodeLog = serde_json::from_str(line)?;
+        if let Some(r) = log.figures.remove(OLD_REWARD_KEY) {
+            log.figures.entry("reward".into()).or_insert(r);
+        }
+        Ok(log)
+    }
+}
+
 /// Largest `metrics.jsonl` read back on resume.
 pub(super) const MAX_METRICS_BYTES: u64 = 1 << 30;
 
@@ -73,11 +91,11 @@ pub(super) fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64,
     let n = weights.len();
     EpisodeLog {
         episode: e,
-        welfare: m.welfare,
-        mean_reward: m.reward.iter().sum::<f64>() / n as f64,
-        throughput: m.throughput.iter().sum(),
-        dropped: m.dropped.iter().sum::<u64>() as f64 / f64::from(m.rounds.max(1)),
-        tokens_spent: m.spent.iter().sum(),
+        figures: METRICS
+            .iter()
+            .filter(|f| f.tag.is_some())
+            .filter_map(|f| Some((f.key.to_string(), (f.of)(m)?)))
+            .collect(),
         threshold_by_weight: classes
             .iter()
             .map(|&w| {
@@ -96,12 +114,12 @@ pub(super) fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64,
 /// An episode's scalars into TensorBoard (one step axis: the episode).
 pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> crate::Result<()> {
     let e = log.episode;
+    for f in METRICS {
+        if let (Some(tag), Some(v)) = (f.tag, log.get(f.key)) {
+            tb.scalar(tag, v as f32, e)?;
+        }
+    }
     for (tag, v) in [
-        (tags::WELFARE, log.welfare),
-        (tags::REWARD, log.mean_reward),
-        (tags::THROUGHPUT, log.throughput),
-        (tags::DROPPED, log.dropped),
-        (tags::TOKENS, log.tokens_spent),
         (tags::ACTOR, log.actor_loss),
         (tags::CRITIC, log.critic_loss),
         (tags::ENTROPY, log.entropy),
@@ -129,7 +147,7 @@ pub(super) fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
     let text = run::read_text(path, MAX_METRICS_BYTES)?;
     match text.lines().rev().find(|l| !l.trim().is_empty()) {
         None => Ok(None),
-        Some(line) => serde_json::from_str(line)
+        Some(line) => EpisodeLog::from_json(line)
             .map(Some)
             .map_err(|e| user(format!("{}: last line is not an episode record: {e}", path.display()))),
     }
@@ -143,8 +161,8 @@ pub fn logged_welfare(dir: &Path) -> crate::Result<Vec<f64>> {
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(k, line)| {
-            serde_json::from_str::<EpisodeLog>(line)
-                .map(|e| e.welfare)
+            EpisodeLog::from_json(line)
+                .map(|e| e.welfare())
                 .map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))
         })
         .collect()

@@ -123,8 +123,8 @@ impl std::fmt::Display for Trained {
             } => write!(
                 f,
                 "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {eval_seeds} seeds\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
-                eval.welfare.mean,
-                eval.welfare.ci95,
+                eval.welfare().mean,
+                eval.welfare().ci95,
                 self.dir.join("tb").display()
             ),
             Outcome::AlreadyComplete { episodes } => {
@@ -173,22 +173,10 @@ struct SummaryFile<'a> {
 /// The shape of a training run's `summary.json` (every optional figure present, numbers 0):
 /// what a sweep's objective path is checked against before any trial runs.
 pub fn summary_shape() -> serde_json::Value {
-    let stat = Some(Stat::default());
-    let eval = Summary {
-        phi_min: stat,
-        phi_median: stat,
-        si_violations: stat,
-        ef_violations: stat,
-        pareto: stat,
-        ..Summary::default()
-    };
+    let eval = Summary::shape();
     let last = EpisodeLog {
         episode: 0,
-        welfare: 0.0,
-        mean_reward: 0.0,
-        throughput: 0.0,
-        dropped: 0.0,
-        tokens_spent: 0.0,
+        figures: EpisodeLog::keys().into_iter().map(|k| (k.to_string(), 0.0)).collect(),
         threshold_by_weight: Vec::new(),
         actor_loss: 0.0,
         critic_loss: 0.0,
@@ -333,7 +321,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
             done % exp.train.checkpoint_every == 0 || done == total,
         )?;
         bar.set_position(done);
-        bar.set_message(format!("welfare {:.2}", log.welfare));
+        bar.set_message(format!("welfare {:.2}", log.welfare()));
         if let Some(hook) = &args.on_episode {
             if (hook.0)(&log)? {
                 bar.finish_and_clear();
@@ -357,7 +345,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         train_seconds,
         agent_updates_per_second: (rounds_run * n as u64) as f64 / train_seconds.max(1e-9),
         eval_seeds,
-        eval_welfare: eval.welfare,
+        eval_welfare: eval.welfare(),
         eval: &eval,
     })?;
     run::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
@@ -393,9 +381,9 @@ fn open_tb(dir: &Path, exp: &Experiment) -> crate::Result<crate::run::tb::EventW
 /// end of the hparams session.
 fn close_tb(tb: &mut crate::run::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::Result<()> {
     for (tag, v) in [
-        ("summary/eval_welfare", eval.welfare.mean),
-        ("summary/eval_jain", eval.jain.mean),
-        ("summary/eval_dropped", eval.dropped.mean),
+        ("summary/eval_welfare", eval.welfare().mean),
+        ("summary/eval_jain", eval.figure("jain").mean),
+        ("summary/eval_dropped", eval.figure("dropped").mean),
         ("summary/agent_updates_per_second", updates_per_second),
     ] {
         tb.scalar(tag, v as f32, step)?;

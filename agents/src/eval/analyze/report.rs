@@ -306,8 +306,8 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::Result<Vec<String>> {
                 format!("training, means of {per} episodes"),
                 run.learning.iter().map(|(_, s)| *s).collect(),
             ),
-            flat(&format!("{} held out", best.policy), best.summary.welfare),
-            flat("trained, greedy, held out", trained.summary.welfare),
+            flat(&format!("{} held out", best.policy), best.summary.welfare()),
+            flat("trained, greedy, held out", trained.summary.welfare()),
         ];
         files.extend(plots::lines(
             dir,

@@ -47,7 +47,7 @@ pub(super) fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> 
                     "| {load} | {} |",
                     labels
                         .iter()
-                        .map(|l| cell(&by_label(rows, l).summary.welfare))
+                        .map(|l| cell(&by_label(rows, l).summary.welfare()))
                         .collect::<Vec<_>>()
                         .join(" | ")
                 );
@@ -87,12 +87,12 @@ pub(super) fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> 
             claim_text(index, claim, ctx.plan.loads[k], ctx.plan.seeds, &per_load[k]);
             let rows = &per_load[k];
             let learned = by_label(rows, "mtf learned");
-            let standard = STANDARD.iter().map(|b| by_label(rows, b).summary.welfare.mean).sum::<f64>() / STANDARD.len() as f64;
+            let standard = STANDARD.iter().map(|b| by_label(rows, b).summary.welfare().mean).sum::<f64>() / STANDARD.len() as f64;
             ctx.found.setups.push((
                 stem,
                 variant,
                 Gap::of(learned, by_label(rows, "themis")),
-                learned.summary.welfare.mean / standard,
+                learned.summary.welfare().mean / standard,
             ));
             if stem == "w124" && variant.is_empty() {
                 rows_w124_high = per_load.pop();
@@ -111,7 +111,7 @@ pub(super) fn claim_text(index: &mut String, claim: &str, load: f64, seeds: usiz
         let mean = if s.mean.abs() < 0.005 { 0.0 } else { s.mean };
         format!("{mean:+.2} +- {:.2}", s.ci95)
     };
-    let welfare = |label: &str| by_label(rows, label).summary.welfare.mean;
+    let welfare = |label: &str| by_label(rows, label).summary.welfare().mean;
     let (learned, best, themis) = (welfare("mtf learned"), welfare("mtf fixed:0.0"), welfare("themis"));
     let _ = writeln!(
         index,
@@ -171,7 +171,7 @@ pub(super) fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate:
             "| {d} | {} |",
             labels
                 .iter()
-                .map(|l| cell(&by_label(rows, l).summary.welfare))
+                .map(|l| cell(&by_label(rows, l).summary.welfare()))
                 .collect::<Vec<_>>()
                 .join(" | ")
         );

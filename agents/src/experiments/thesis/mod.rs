@@ -128,7 +128,7 @@ struct Gap {
 impl Gap {
     fn of(mtf: &Row, base: &Row) -> Self {
         Gap {
-            pct: 100.0 * (mtf.summary.welfare.mean / base.summary.welfare.mean - 1.0),
+            pct: 100.0 * (mtf.summary.welfare().mean / base.summary.welfare().mean - 1.0),
             diff: crate::report::table::welfare_diff(mtf, base),
         }
     }

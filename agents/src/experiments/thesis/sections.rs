@@ -25,7 +25,7 @@ pub(super) fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crat
                 index,
                 "| {} | {} | {} |",
                 series_label(r),
-                cell(&r.summary.welfare),
+                cell(&r.summary.welfare()),
                 r.summary
                     .throughput_by_weight
                     .iter()
@@ -98,7 +98,12 @@ pub(super) fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::
         let xs: Vec<f64> = ctx.plan.sizes.iter().map(|&s| s as f64).collect();
         let series: Vec<(String, Vec<Stat>)> = labels
             .iter()
-            .map(|l| (l.clone(), per_size.iter().map(|rows| by_label(rows, l).summary.sched_us).collect()))
+            .map(|l| {
+                (
+                    l.clone(),
+                    per_size.iter().map(|rows| by_label(rows, l).summary.figure("sched_us")).collect(),
+                )
+            })
             .collect();
         let name = format!("overhead-{axis}");
         plots::lines(
@@ -124,7 +129,7 @@ pub(super) fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::
                 "| {s} | {} |",
                 labels
                     .iter()
-                    .map(|l| format!("{:.1}", by_label(rows, l).summary.sched_us.mean))
+                    .map(|l| format!("{:.1}", by_label(rows, l).summary.figure("sched_us").mean))
                     .collect::<Vec<_>>()
                     .join(" | ")
             );
@@ -165,14 +170,14 @@ pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>,
                 index,
                 "| {} | {} | {} | {} | {} |",
                 series_label(r),
-                f(&s.phi_min),
-                f(&s.phi_median),
+                f(&s.stat("phi_min")),
+                f(&s.stat("phi_median")),
                 below(1.0),
                 below(0.95)
             );
         }
         let learned = by_label(&rows, "mtf learned");
-        let median = |r: &Row| r.summary.phi_median.map_or(f64::NAN, |s| s.mean);
+        let median = |r: &Row| r.summary.stat("phi_median").map_or(f64::NAN, |s| s.mean);
         let best_baseline = rows
             .iter()
             .filter(|r| r.mechanism != "mtf" && r.mechanism != "max_throughput")
@@ -180,7 +185,7 @@ pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>,
             .fold(f64::NEG_INFINITY, f64::max);
         ctx.found.phi = learned
             .summary
-            .si_violations
+            .stat("si_violations")
             .map(|v| (v.mean, learned.weights.len(), median(learned), best_baseline));
         let _ = writeln!(
             index,
@@ -229,10 +234,10 @@ pub(super) fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
     let _ = writeln!(
         index,
         "\nEF violations (pairs, mean over seeds): learned {}, fixed 0.0 {}.\n\n**Thesis:** every agent gets its highest utility on its own allocation (diagonal largest in every row of Table 5.2).\n",
-        learned.summary.ef_violations.as_ref().map(cell).unwrap_or_default(),
-        rows[1].summary.ef_violations.as_ref().map(cell).unwrap_or_default()
+        learned.summary.stat("ef_violations").as_ref().map(cell).unwrap_or_default(),
+        rows[1].summary.stat("ef_violations").as_ref().map(cell).unwrap_or_default()
     );
-    ctx.found.envy = learned.summary.ef_violations;
+    ctx.found.envy = learned.summary.stat("ef_violations");
     Ok(())
 }
 
@@ -273,7 +278,7 @@ pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::Result<()
                 index,
                 "| {stem} | {load} | {d} | {} | {} | {} |",
                 mtf.policy.trim_start_matches("fixed:"),
-                cell(&mtf.summary.welfare),
+                cell(&mtf.summary.welfare()),
                 gaps.iter()
                     .map(|(_, g)| format!("{:+.1}% ({})", g.pct, crate::report::table::signed(&g.diff)))
                     .collect::<Vec<_>>()

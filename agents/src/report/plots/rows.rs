@@ -114,7 +114,7 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
                 mechanisms.push(&r.mechanism);
                 mechanisms.len() - 1
             });
-            (r.summary.welfare, PALETTE[k % PALETTE.len()])
+            (r.summary.welfare(), PALETTE[k % PALETTE.len()])
         })
         .collect();
     per_row(
