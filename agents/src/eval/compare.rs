@@ -88,8 +88,8 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
 /// Write a comparison's run directory: `config.toml`, `metrics.jsonl` (one line per pair and
 /// seed), `comparison.md`, `comparison.csv`, the plots, `summary.json`. Returns the directory.
 pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> crate::Result<PathBuf> {
-    let (dir, _lock) = run::create(out, &format!("compare-{}", source.stem()))?;
-    run::write_atomic(&dir.join("config.toml"), c.scenario.to_toml().as_bytes())?;
+    let dir = run::RunDir::create(out, &format!("compare-{}", source.stem()))?;
+    run::write_atomic(&dir.config(), c.scenario.to_toml().as_bytes())?;
     let mut lines = Vec::new();
     for r in &c.rows {
         lines.extend(crate::eval::simulate::jsonl(&c.seeds, &r.episodes, |v| {
@@ -97,22 +97,22 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
             v["mechanism"] = r.mechanism.clone().into();
         })?);
     }
-    run::write_atomic(&dir.join("metrics.jsonl"), &lines)?;
+    run::write_atomic(&dir.metrics(), &lines)?;
     let title = format!(
         "# Comparison: {} ({} seeds, same arrivals for every row)\n\n",
         source.config.display(),
         c.seeds.len()
     );
-    let plots = crate::report::plots::comparison(&dir, &c.rows)?;
+    let plots = crate::report::plots::comparison(dir.path(), &c.rows)?;
     let mut md = title + &markdown(&c.rows) + "\n## Figures\n\n";
     for png in plots.iter().filter(|f| f.ends_with(".png")) {
         md.push_str(&format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg")));
     }
-    run::write_atomic(&dir.join("comparison.md"), md.as_bytes())?;
-    run::write_atomic(&dir.join("comparison.csv"), &csv(&c.rows)?)?;
+    run::write_atomic(&dir.file("comparison.md"), md.as_bytes())?;
+    run::write_atomic(&dir.file("comparison.csv"), &csv(&c.rows)?)?;
     run::write_atomic(
-        &dir.join("summary.json"),
+        &dir.summary(),
         serde_json::to_string_pretty(&serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "plots": plots }))?.as_bytes(),
     )?;
-    Ok(dir)
+    Ok(dir.path().to_path_buf())
 }

@@ -62,10 +62,10 @@ pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
     let scenario = spec.source.load(spec.mechanism.as_deref())?;
     let policy = crate::eval::policies::Named::parse(&spec.policy, &scenario)?;
     let seeds = env::eval::episode_seeds(scenario.file.seed, spec.seeds);
-    let (dir, _lock) = run::create(spec.out.as_deref(), &format!("simulate-{}", spec.source.stem()))?;
-    run::write_atomic(&dir.join("config.toml"), scenario.to_toml().as_bytes())?;
+    let dir = run::RunDir::create(spec.out.as_deref(), &format!("simulate-{}", spec.source.stem()))?;
+    run::write_atomic(&dir.config(), scenario.to_toml().as_bytes())?;
     let episodes = policy.evaluate(&scenario, &seeds, spec.threads)?;
-    run::write_atomic(&dir.join("metrics.jsonl"), &jsonl(&seeds, &episodes, |_| {})?)?;
+    run::write_atomic(&dir.metrics(), &jsonl(&seeds, &episodes, |_| {})?)?;
     let out = Simulated {
         config: spec.source.config.display().to_string(),
         mechanism: scenario.file.mechanism.name.clone(),
@@ -74,10 +74,10 @@ pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
         threads: spec.threads,
         summary: Summary::of(&scenario, &episodes),
         episode_seeds: seeds,
-        dir,
+        dir: dir.path().to_path_buf(),
         scenario,
     };
-    run::write_atomic(&out.dir.join("summary.json"), serde_json::to_string_pretty(&out)?.as_bytes())?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&out)?.as_bytes())?;
     Ok(out)
 }
 

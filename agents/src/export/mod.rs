@@ -31,7 +31,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
     };
     let inputs = policy_inputs(&exp);
     let levels = sc.action_levels().to_vec();
-    let config = crate::run::read_regular(&dir.join("config.toml"), crate::run::MAX_TEXT)?;
+    let config = crate::run::read_regular(&crate::run::RunDir::at(dir).config(), crate::run::MAX_TEXT)?;
     let manifest = Manifest {
         version: VERSION,
         kind: form.name().into(),

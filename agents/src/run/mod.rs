@@ -1,4 +1,5 @@
-//! Run directories (`runs/<name>-<YYYYMMDD-HHMMSS>/`) and atomic file writes.
+//! Run directories (`runs/<name>-<YYYYMMDD-HHMMSS>/`): their layout ([`RunDir`], every file name
+//! once), their one writer's lock, atomic file writes, bounded reads, and TensorBoard ([`tb`]).
 
 pub mod tb;
 
@@ -23,8 +24,115 @@ pub struct RunLock {
     _file: std::fs::File,
 }
 
+/// The file names of a run directory, once.
+pub mod names {
+    /// The resolved config, written first.
+    pub const CONFIG: &str = "config.toml";
+    /// One JSON object per episode (or per evaluation), append-only.
+    pub const METRICS: &str = "metrics.jsonl";
+    /// The final figures, written last.
+    pub const SUMMARY: &str = "summary.json";
+    /// TensorBoard event files.
+    pub const TB: &str = "tb";
+    /// Checkpoints.
+    pub const CHECKPOINTS: &str = "checkpoints";
+    /// The checkpoint rewritten after every episode, in [`CHECKPOINTS`].
+    pub const LATEST: &str = "latest.ckpt";
+    /// The writer's lock file.
+    pub const LOCK: &str = ".lock";
+}
+
 /// Name of the lock file inside a run directory.
-pub const LOCK_FILE: &str = ".lock";
+pub const LOCK_FILE: &str = names::LOCK;
+
+/// A run directory: where each of its files is, and, when it was created or opened for
+/// writing, its writer's lock (held for the life of the value).
+#[derive(Debug)]
+pub struct RunDir {
+    path: PathBuf,
+    _lock: Option<RunLock>,
+}
+
+impl RunDir {
+    /// The run directory at `path`, to read (no lock).
+    pub fn at(path: impl Into<PathBuf>) -> RunDir {
+        RunDir {
+            path: path.into(),
+            _lock: None,
+        }
+    }
+
+    /// A fresh run directory with its writer's lock: `out` if given (it must not hold a run
+    /// already), else `runs/<name>-<timestamp>` (with a numeric suffix if that exists).
+    pub fn create(out: Option<&Path>, name: &str) -> crate::Result<RunDir> {
+        let (path, lock) = create(out, name)?;
+        Ok(RunDir { path, _lock: Some(lock) })
+    }
+
+    /// The existing run directory at `path`, with its writer's lock.
+    pub fn open(path: &Path) -> crate::Result<RunDir> {
+        let lock = lock(path)?;
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            _lock: Some(lock),
+        })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A file of the run directory by name (reports: `comparison.md`, `analysis.md`, ...).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// `config.toml`.
+    pub fn config(&self) -> PathBuf {
+        self.file(names::CONFIG)
+    }
+
+    /// `metrics.jsonl`.
+    pub fn metrics(&self) -> PathBuf {
+        self.file(names::METRICS)
+    }
+
+    /// `summary.json`.
+    pub fn summary(&self) -> PathBuf {
+        self.file(names::SUMMARY)
+    }
+
+    /// `tb/`.
+    pub fn tb(&self) -> PathBuf {
+        self.file(names::TB)
+    }
+
+    /// `checkpoints/`.
+    pub fn checkpoints(&self) -> PathBuf {
+        self.file(names::CHECKPOINTS)
+    }
+
+    /// `checkpoints/latest.ckpt`.
+    pub fn latest_checkpoint(&self) -> PathBuf {
+        self.checkpoints().join(names::LATEST)
+    }
+
+    /// `checkpoints/episode-NNNNNN.ckpt`, the copy kept after `episodes` episodes.
+    pub fn kept_checkpoint(&self, episodes: u64) -> PathBuf {
+        self.checkpoints().join(format!("episode-{episodes:06}.ckpt"))
+    }
+
+    /// Whether `name` is a kept checkpoint's file name.
+    pub fn is_kept_checkpoint(name: &str) -> bool {
+        name.starts_with("episode-") && name.ends_with(".ckpt")
+    }
+
+    /// Whether it holds a run (a config or a summary).
+    pub fn holds_run(&self) -> bool {
+        self.config().exists() || self.summary().exists()
+    }
+}
 
 /// Largest config or summary file read back from a run directory (16 MiB).
 pub const MAX_TEXT: u64 = 1 << 24;
@@ -32,7 +140,7 @@ pub const MAX_TEXT: u64 = 1 << 24;
 /// Take the writer's lock on run directory `dir` (which must exist), then remove the temporary
 /// files of writes a killed process left behind (`*.tmp`, here and in `checkpoints/`): with the
 /// lock held, no other process can be writing them.
-pub fn lock(dir: &Path) -> crate::Result<RunLock> {
+fn lock(dir: &Path) -> crate::Result<RunLock> {
     let path = dir.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -51,7 +159,7 @@ pub fn lock(dir: &Path) -> crate::Result<RunLock> {
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(io_error(&path, "locking", e)),
     }
-    for sub in [dir.to_path_buf(), dir.join("checkpoints")] {
+    for sub in [dir.to_path_buf(), dir.join(names::CHECKPOINTS)] {
         let Ok(entries) = std::fs::read_dir(&sub) else { continue };
         for entry in entries.flatten() {
             let p = entry.path();
@@ -118,9 +226,8 @@ pub fn read_text(path: &Path, max: u64) -> crate::Result<String> {
     String::from_utf8(read_regular(path, max)?).map_err(|e| crate::error::user(format!("{}: not UTF-8 text ({e})", path.display())))
 }
 
-/// Create a fresh run directory and take its writer's lock: `out` if given (must not hold a run
-/// already), else `runs/<name>-<timestamp>` (with a numeric suffix if that exists).
-pub fn create(out: Option<&Path>, name: &str) -> crate::Result<(PathBuf, RunLock)> {
+/// See [`RunDir::create`].
+fn create(out: Option<&Path>, name: &str) -> crate::Result<(PathBuf, RunLock)> {
     check_name(name)?;
     let dir = match out {
         Some(p) => p.to_path_buf(),
@@ -138,7 +245,7 @@ pub fn create(out: Option<&Path>, name: &str) -> crate::Result<(PathBuf, RunLock
     std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, "creating", e))?;
     // Lock first, then look: two processes given the same --out cannot both pass the check.
     let lock = lock(&dir)?;
-    if dir.join("summary.json").exists() || dir.join("config.toml").exists() {
+    if RunDir::at(&dir).holds_run() {
         return Err(crate::error::user(format!(
             "{}: already holds a run; choose another --out",
             dir.display()

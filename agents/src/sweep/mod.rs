@@ -439,7 +439,8 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
 /// Copy an interrupted trial's run directory (not its lock) to `dst` if it holds a checkpoint;
 /// true when `dst` is then a run to resume.
 fn copy_checkpointed_run(src: &Path, dst: &Path) -> std::io::Result<bool> {
-    if !src.join("checkpoints").join("latest.ckpt").is_file() || !src.join("config.toml").is_file() {
+    let src_run = run::RunDir::at(src);
+    if !src_run.latest_checkpoint().is_file() || !src_run.config().is_file() {
         return Ok(false);
     }
     fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
@@ -531,7 +532,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
             ));
         }
         // The best trial's own resolved config: `mtf train --config best.toml` reproduces it.
-        let config = run::read_text(&Path::new(&b.run_dir).join("config.toml"), run::MAX_TEXT)?;
+        let config = run::read_text(&run::RunDir::at(&b.run_dir).config(), run::MAX_TEXT)?;
         let header = format!(
             "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (budget included); train longer with --set train.episodes=N.\n",
             b.number, ctx.study, file.objective.metric

@@ -64,11 +64,12 @@ pub fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<(u64, &'a [u8]), Check
 /// Write `latest.ckpt` (and a numbered copy when `keep`) into `dir/checkpoints`, atomically.
 pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> crate::Result<()> {
     let bytes = encode(episodes_done, &learner.save()?);
-    let ck = dir.join("checkpoints");
+    let run = run::RunDir::at(dir);
+    let ck = run.checkpoints();
     std::fs::create_dir_all(&ck).map_err(|e| run::io_error(&ck, "creating", e))?;
-    run::write_atomic(&ck.join("latest.ckpt"), &bytes)?;
+    run::write_atomic(&run.latest_checkpoint(), &bytes)?;
     if keep {
-        run::write_atomic(&ck.join(format!("episode-{episodes_done:06}.ckpt")), &bytes)?;
+        run::write_atomic(&run.kept_checkpoint(episodes_done), &bytes)?;
     }
     Ok(())
 }
@@ -76,8 +77,8 @@ pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) 
 /// The checkpoint a run continues from: `checkpoints/latest.ckpt`, or, when that is missing
 /// (deleted, or lost with a disk), the newest `episode-NNNNNN.ckpt`. `None`: no checkpoint.
 pub fn latest(dir: &Path) -> Option<PathBuf> {
-    let ck = dir.join("checkpoints");
-    let latest = ck.join("latest.ckpt");
+    let run = run::RunDir::at(dir);
+    let (ck, latest) = (run.checkpoints(), run.latest_checkpoint());
     if std::fs::symlink_metadata(&latest).is_ok() {
         return Some(latest);
     }
@@ -88,7 +89,7 @@ pub fn latest(dir: &Path) -> Option<PathBuf> {
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().and_then(|s| s.to_str()).unwrap_or("");
-            name.starts_with("episode-") && name.ends_with(".ckpt")
+            run::RunDir::is_kept_checkpoint(name)
         })
         .collect();
     numbered.sort();

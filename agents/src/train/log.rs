@@ -155,7 +155,7 @@ pub(super) fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
 
 /// The training welfare of a run's logged episodes (`metrics.jsonl`), in episode order.
 pub fn logged_welfare(dir: &Path) -> crate::Result<Vec<f64>> {
-    let path = dir.join("metrics.jsonl");
+    let path = run::RunDir::at(dir).metrics();
     let text = run::read_text(&path, MAX_METRICS_BYTES)?;
     text.lines()
         .filter(|l| !l.trim().is_empty())

@@ -21,7 +21,7 @@ pub use rollout::{env_seed, train_episode, train_episode_many, train_episode_pin
 use crate::config::{Experiment, LearnerKind};
 use crate::error::user;
 use crate::learners::Learner;
-use crate::run;
+use crate::run::{self, RunDir};
 use env::eval::{evaluate, Stat, Summary};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -125,7 +125,7 @@ impl std::fmt::Display for Trained {
                 "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {eval_seeds} seeds\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
                 eval.welfare().mean,
                 eval.welfare().ci95,
-                self.dir.join("tb").display()
+                RunDir::at(&self.dir).tb().display()
             ),
             Outcome::AlreadyComplete { episodes } => {
                 writeln!(f, "{dir}: the run is complete ({episodes} episodes, summary.json written); nothing to resume")
@@ -139,7 +139,7 @@ impl std::fmt::Display for Trained {
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
 pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::Result<(Experiment, Box<dyn Learner>, u64)> {
-    let config = dir.join("config.toml");
+    let config = RunDir::at(dir).config();
     if !config.exists() {
         return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
     }
@@ -151,7 +151,7 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::Result<(Experiment, Box
         }
         return Err(user(format!(
             "{}: no checkpoint (the run has not finished an episode)",
-            dir.join("checkpoints").join("latest.ckpt").display()
+            RunDir::at(dir).latest_checkpoint().display()
         )));
     };
     let done = checkpoint::restore(&latest, learner.as_mut())?;
@@ -203,8 +203,7 @@ struct Opened {
     learner: Box<dyn Learner>,
     /// Episodes already done (from the checkpoint).
     start: u64,
-    dir: PathBuf,
-    _lock: run::RunLock,
+    dir: RunDir,
 }
 
 /// Open the run `args` asks for; `Err(Ok(trained))` is a resumed run that is already complete.
@@ -212,26 +211,25 @@ fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
     match (&args.resume, &args.config) {
         (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
-        (Some(dir), None) => {
-            if !dir.join("config.toml").exists() {
-                return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
+        (Some(path), None) => {
+            if !RunDir::at(path).config().exists() {
+                return Err(user(format!("{}: not a run directory (no config.toml)", path.display())));
             }
-            let lock = run::lock(dir)?;
-            let (exp, learner, done) = load_run(dir, true)?;
-            if done >= exp.train.episodes && dir.join("summary.json").exists() {
+            let dir = RunDir::open(path)?;
+            let (exp, learner, done) = load_run(path, true)?;
+            if done >= exp.train.episodes && dir.summary().exists() {
                 return Ok(Err(Trained {
-                    dir: dir.clone(),
+                    dir: path.clone(),
                     outcome: Outcome::AlreadyComplete { episodes: done },
-                    summary: Some(read_json(&dir.join("summary.json"))?),
+                    summary: Some(read_json(&dir.summary())?),
                 }));
             }
-            truncate_metrics(&dir.join("metrics.jsonl"), done)?;
+            truncate_metrics(&dir.metrics(), done)?;
             Ok(Ok(Opened {
                 exp,
                 learner,
                 start: done,
-                dir: dir.clone(),
-                _lock: lock,
+                dir,
             }))
         }
         (None, Some(config)) => {
@@ -244,16 +242,15 @@ fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
                 .name
                 .clone()
                 .unwrap_or_else(|| config.file_stem().and_then(|s| s.to_str()).unwrap_or("train").to_string());
-            let (dir, lock) = run::create(args.out.as_deref(), &name)?;
+            let dir = RunDir::create(args.out.as_deref(), &name)?;
             // The resolved config goes in before anything else can fail.
-            run::write_atomic(&dir.join("config.toml"), exp.to_toml().as_bytes())?;
+            run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
             let learner = exp.build_learner();
             Ok(Ok(Opened {
                 exp,
                 learner,
                 start: 0,
                 dir,
-                _lock: lock,
             }))
         }
         (None, None) => Err(user("give --config FILE (or --resume RUN_DIR)")),
@@ -276,7 +273,6 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         mut learner,
         start,
         dir,
-        _lock,
     } = match open(&args)? {
         Ok(opened) => opened,
         Err(complete) => return Ok(complete),
@@ -299,11 +295,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
     let started = Instant::now();
     // A resumed run that had finished training (killed in the held-out evaluation) reports
     // the last episode it logged.
-    let mut last: Option<EpisodeLog> = if start > 0 {
-        last_logged(&dir.join("metrics.jsonl"))?
-    } else {
-        None
-    };
+    let mut last: Option<EpisodeLog> = if start > 0 { last_logged(&dir.metrics())? } else { None };
     let mut rounds_run = 0u64;
     for e in start..total {
         let t0 = Instant::now();
@@ -311,11 +303,11 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         let m = merged(ms);
         rounds_run += u64::from(m.rounds);
         let log = episode_log(e, &m, losses, t0.elapsed().as_secs_f64(), &weights, &classes);
-        run::append_line(&dir.join("metrics.jsonl"), &serde_json::to_string(&log)?)?;
+        run::append_line(&dir.metrics(), &serde_json::to_string(&log)?)?;
         write_scalars(&mut tb, &log, m.rounds)?;
         let done = e + 1;
         checkpoint::write(
-            &dir,
+            dir.path(),
             done,
             learner.as_ref(),
             done % exp.train.checkpoint_every == 0 || done == total,
@@ -326,7 +318,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
             if (hook.0)(&log)? {
                 bar.finish_and_clear();
                 return Ok(Trained {
-                    dir,
+                    dir: dir.path().to_path_buf(),
                     outcome: Outcome::Stopped { after: done },
                     summary: None,
                 });
@@ -348,10 +340,10 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
         eval_welfare: eval.welfare(),
         eval: &eval,
     })?;
-    run::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     close_tb(&mut tb, &eval, (rounds_run * n as u64) as f64 / train_seconds.max(1e-9), total)?;
     Ok(Trained {
-        dir,
+        dir: dir.path().to_path_buf(),
         outcome: Outcome::Evaluated {
             learner: exp.learner.kind,
             episodes_run: total - start,
@@ -366,13 +358,13 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
 
 /// The run's TensorBoard event file, opened with its hyperparameters (every resolved config
 /// value) for the HPARAMS tab.
-fn open_tb(dir: &Path, exp: &Experiment) -> crate::Result<crate::run::tb::EventWriter> {
-    let mut tb = crate::run::tb::EventWriter::create(&dir.join("tb"))?;
+fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::Result<crate::run::tb::EventWriter> {
+    let mut tb = crate::run::tb::EventWriter::create(&dir.tb())?;
     let resolved: toml::Table = exp
         .to_toml()
         .parse()
         .map_err(|e| crate::error::failed(format!("re-reading the resolved config: {e}")))?;
-    let group = dir.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let group = dir.path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     tb.hparams(&resolved, &group)?;
     Ok(tb)
 }

@@ -170,10 +170,10 @@ pub fn verdict(a: &Analyzed) -> String {
 /// Write the analysis's run directory: `config.toml`, `analysis.md`, `headroom.csv`,
 /// `best_responses.csv`, `token_scale.csv`, `rows.csv`, the figures, `summary.json`.
 pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result<PathBuf> {
-    let (dir, _lock) = crate::run::create(out, &format!("analyze-{}", source.stem()))?;
-    crate::run::write_atomic(&dir.join("config.toml"), a.scenario.to_toml().as_bytes())?;
-    let figures = figures(&dir, a)?;
-    crate::run::write_atomic(&dir.join("analysis.md"), markdown(a, &source.config, &figures).as_bytes())?;
+    let dir = crate::run::RunDir::create(out, &format!("analyze-{}", source.stem()))?;
+    crate::run::write_atomic(&dir.config(), a.scenario.to_toml().as_bytes())?;
+    let figures = figures(dir.path(), a)?;
+    crate::run::write_atomic(&dir.file("analysis.md"), markdown(a, &source.config, &figures).as_bytes())?;
     let stat = |s: &Stat| [format!("{}", s.mean), format!("{}", s.ci95)];
     let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let records: Vec<Vec<String>> = a
@@ -202,7 +202,7 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result
         "held_out_gain_mean",
         "held_out_gain_ci95",
     ]);
-    crate::run::write_atomic(&dir.join("headroom.csv"), &crate::run::csv_bytes(&header, &records)?)?;
+    crate::run::write_atomic(&dir.file("headroom.csv"), &crate::run::csv_bytes(&header, &records)?)?;
     let records: Vec<Vec<String>> = a
         .best_responses
         .iter()
@@ -231,7 +231,7 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result
         "welfare_change_mean",
         "welfare_change_ci95",
     ]);
-    crate::run::write_atomic(&dir.join("best_responses.csv"), &crate::run::csv_bytes(&header, &records)?)?;
+    crate::run::write_atomic(&dir.file("best_responses.csv"), &crate::run::csv_bytes(&header, &records)?)?;
     let records: Vec<Vec<String>> = a
         .token_scale
         .iter()
@@ -256,12 +256,12 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result
         "diff_mean",
         "diff_ci95",
     ]);
-    crate::run::write_atomic(&dir.join("token_scale.csv"), &crate::run::csv_bytes(&header, &records)?)?;
-    crate::run::write_atomic(&dir.join("rows.csv"), &crate::report::table::csv(&a.rows)?)?;
+    crate::run::write_atomic(&dir.file("token_scale.csv"), &crate::run::csv_bytes(&header, &records)?)?;
+    crate::run::write_atomic(&dir.file("rows.csv"), &crate::report::table::csv(&a.rows)?)?;
     let mut json = serde_json::to_value(a)?;
     json["figures"] = figures.into();
-    crate::run::write_atomic(&dir.join("summary.json"), serde_json::to_string_pretty(&json)?.as_bytes())?;
-    Ok(dir)
+    crate::run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&json)?.as_bytes())?;
+    Ok(dir.path().to_path_buf())
 }
 
 /// The analysis figures: every held-out row's welfare minus the best fixed

@@ -330,7 +330,8 @@ pub fn reproduce(args: &ReproduceSpec) -> crate::Result<Reproduced> {
         .file
         .env
         .rounds;
-    let (dir, _lock) = run::create(args.out.as_deref(), "reproduce-thesis")?;
+    let run_dir = run::RunDir::create(args.out.as_deref(), "reproduce-thesis")?;
+    let dir = run_dir.path().to_path_buf();
     let steps = SETUPS.len() * plan.variants.len() * plan.loads.len() + 1 + 2 + 2 + 1 + 1 + 1;
     let mut ctx = Ctx {
         dir: dir.clone(),

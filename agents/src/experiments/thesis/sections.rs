@@ -298,7 +298,7 @@ pub(super) fn analysis(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::
     let config = cfg.join("w128-mmpp.toml");
     let set = vec!["env.agents.*.load=0.8".to_string()];
     let run = ctx.dir.join("train").join("w128-mmpp-0.8");
-    let run = if run.join("summary.json").exists() {
+    let run = if run::RunDir::at(&run).summary().exists() {
         run
     } else {
         ctx.train(&config, &set, "w128-mmpp-0.8")?
