@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// An error of the `agents` library.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The user's to fix: bad usage, a bad config, bad input, a missing or unreadable file.
+    /// The user's to fix: bad usage, a bad value (the message names it).
     #[error("{0}")]
     User(String),
     /// A config file or override is wrong (names the file and key).
@@ -17,12 +17,39 @@ pub enum Error {
     /// A checkpoint file is not what it should be (names the file).
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
-    /// The study database refused an operation (the sweep's storage names the file where it
-    /// reports one).
-    #[error("the study database: {0}")]
-    Storage(#[from] rusqlite::Error),
+    /// A file could not be read or written.
+    #[error("{}: {doing}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done to it (`reading`, `creating`, ...).
+        doing: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// A policy spec names nothing usable.
+    #[error("policy {spec}: {problem}")]
+    Policy {
+        /// The spec as given.
+        spec: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The study database refused an operation.
+    #[error("{db}: {doing} the study database: {problem}")]
+    Study {
+        /// The database (a SQLite file, or a PostgreSQL host and database).
+        db: String,
+        /// What was being done.
+        doing: String,
+        /// What the database said.
+        problem: String,
+        /// Whether the input is at fault (not a database, refused, read-only) rather than the
+        /// world (a server gone, a lock held too long).
+        user: bool,
+    },
     /// Something failed that the user could not have prevented (a worker panicked, a plot could
-    /// not be drawn, an I/O error that is not about permissions or space).
+    /// not be drawn).
     #[error("{0}")]
     Failed(String),
 }
@@ -74,9 +101,28 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Exit status: 2 for the user's errors, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
+        use std::io::ErrorKind as K;
         match self {
-            Error::User(_) | Error::Config(_) | Error::Checkpoint(_) => 2,
-            Error::Storage(_) | Error::Failed(_) => 1,
+            Error::User(_) | Error::Config(_) | Error::Checkpoint(_) | Error::Policy { .. } => 2,
+            // A missing file, no permission, a full or read-only disk: the user's to fix.
+            Error::Io { source, .. } => match source.kind() {
+                K::NotFound
+                | K::PermissionDenied
+                | K::StorageFull
+                | K::ReadOnlyFilesystem
+                | K::IsADirectory
+                | K::NotADirectory
+                | K::AlreadyExists => 2,
+                _ => 1,
+            },
+            Error::Study { user, .. } => {
+                if *user {
+                    2
+                } else {
+                    1
+                }
+            }
+            Error::Failed(_) => 1,
         }
     }
 }
@@ -84,6 +130,14 @@ impl Error {
 /// A user error (exit 2) with this message.
 pub fn user(msg: impl Into<String>) -> Error {
     Error::User(msg.into())
+}
+
+/// A policy spec's error (exit 2).
+pub fn policy(spec: &str, problem: impl Into<String>) -> Error {
+    Error::Policy {
+        spec: spec.to_string(),
+        problem: problem.into(),
+    }
 }
 
 /// A failure (exit 1) with this message.

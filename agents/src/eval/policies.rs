@@ -5,7 +5,7 @@
 //! training; reproducible from the episode seed), `agent:PATH` (exported agent binaries, driven
 //! over their protocol).
 
-use crate::error::user;
+use crate::error::{policy, user};
 use crate::export::drive::ErrorSlot;
 use crate::learners::wrap::{Layered, Sample};
 use crate::learners::{Fixed, Init, LearnerKind, LearnerSection, OnlineLearning, Policy};
@@ -39,14 +39,14 @@ impl PolicySpec {
         if let Some(inner) = spec.strip_prefix("sampled:") {
             return match inner.strip_prefix("run:") {
                 Some(dir) => Ok(PolicySpec::Sampled(dir.into())),
-                None => Err(user(format!("policy {spec}: `sampled:` takes a trained run, sampled:run:RUN_DIR"))),
+                None => Err(policy(spec, "`sampled:` takes a trained run, sampled:run:RUN_DIR")),
             };
         }
         if spec == "fixed:all" {
             return Ok(PolicySpec::FixedAll);
         }
         if let Some(tau) = spec.strip_prefix("fixed:") {
-            let t: f64 = tau.parse().map_err(|_| user(format!("policy {spec}: `{tau}` is not a number")))?;
+            let t: f64 = tau.parse().map_err(|_| policy(spec, format!("`{tau}` is not a number")))?;
             return Ok(PolicySpec::Fixed(t));
         }
         if spec == "hedge" {
@@ -58,7 +58,7 @@ impl PolicySpec {
         if let Some(path) = spec.strip_prefix("agent:") {
             return Ok(PolicySpec::Agent(path.into()));
         }
-        Err(user(format!("policy {spec}: expected {FORMS}")))
+        Err(policy(spec, format!("expected {FORMS}")))
     }
 
     /// The policy for `scenario`, and the observation switches it reads with when they are not
@@ -69,19 +69,20 @@ impl PolicySpec {
     pub fn build(&self, spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
         match self {
             PolicySpec::Sampled(dir) => {
-                let (policy, observe) = PolicySpec::Run(dir.clone()).build(spec, scenario, agent_errors)?;
-                Ok((Box::new(Layered::new(policy, Sample)), observe))
+                let (run, observe) = PolicySpec::Run(dir.clone()).build(spec, scenario, agent_errors)?;
+                Ok((Box::new(Layered::new(run, Sample)), observe))
             }
-            PolicySpec::FixedAll => Err(user(format!(
-                "policy {spec}: `fixed:all` names every level; give one level here, fixed:X"
-            ))),
+            PolicySpec::FixedAll => Err(policy(spec, "`fixed:all` names every level; give one level here, fixed:X")),
             PolicySpec::Fixed(t) => {
                 let level = scenario.level_index(*t).ok_or_else(|| {
-                    user(format!(
-                        "policy {spec}: {t} is not one of the {} {:?}",
-                        scenario.action_kind().levels_name(),
-                        scenario.action_levels()
-                    ))
+                    policy(
+                        spec,
+                        format!(
+                            "{t} is not one of the {} {:?}",
+                            scenario.action_kind().levels_name(),
+                            scenario.action_levels()
+                        ),
+                    )
                 })?;
                 Ok((Box::new(Fixed { level }), None))
             }
@@ -129,10 +130,9 @@ pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate
 /// manifest's inputs need.
 fn agent(spec: &str, path: &Path, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
     let (action, levels) = (scenario.action_kind().as_str(), scenario.action_levels());
-    let manifest =
-        crate::export::drive::check(path, scenario.n(), scenario.m(), action, levels).map_err(|e| user(format!("policy {spec}: {e}")))?;
+    let manifest = crate::export::drive::check(path, scenario.n(), scenario.m(), action, levels).map_err(|e| policy(spec, e))?;
     // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
-    let path = std::fs::canonicalize(path).map_err(|e| user(format!("policy {spec}: {}: {e}", path.display())))?;
+    let path = std::fs::canonicalize(path).map_err(|e| policy(spec, format!("{}: {e}", path.display())))?;
     let timeout = crate::export::drive::reply_timeout().map_err(user)?;
     let mut observe = scenario.file.env.clone();
     let reads = |name: &str| manifest.inputs.iter().any(|i| i == name);
@@ -158,15 +158,18 @@ fn agent(spec: &str, path: &Path, scenario: &Scenario, agent_errors: &ErrorSlot)
 pub fn check_fits(spec: &str, trained: &Scenario, scenario: &Scenario) -> crate::Result<()> {
     let levels = scenario.action_levels();
     if (trained.n(), trained.m(), trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
-        return Err(user(format!(
-            "policy {spec}: the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
-            trained.n(),
-            trained.m(),
-            trained.action_levels(),
-            scenario.n(),
-            scenario.m(),
-            levels
-        )));
+        return Err(policy(
+            spec,
+            format!(
+                "the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
+                trained.n(),
+                trained.m(),
+                trained.action_levels(),
+                scenario.n(),
+                scenario.m(),
+                levels
+            ),
+        ));
     }
     Ok(())
 }
@@ -205,7 +208,7 @@ impl Named {
         }
         let episodes = env::eval::evaluate(&scenario, seeds, self.policy.as_ref(), true, threads);
         if let Some(e) = self.errors.lock().expect("not poisoned").take() {
-            return Err(user(format!("policy {}: {e}", self.spec)));
+            return Err(policy(&self.spec, e));
         }
         Ok(episodes)
     }

@@ -1,5 +1,6 @@
 //! Reports: the comparison table ([`table`], the one source of its markdown, CSV and figures)
 //! and the figures ([`plots`]).
 
+pub mod markdown;
 pub mod plots;
 pub mod table;

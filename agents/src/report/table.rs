@@ -2,6 +2,7 @@
 //! source of `comparison.md`, `comparison.csv` and the comparison plots (`plots`), and of the
 //! thesis report's tables; `compare` and `reproduce` fill it.
 
+use crate::report::markdown::Table;
 use crate::run;
 use env::eval::{Stat, Summary};
 use env::metrics::spec::WELFARE;
@@ -130,7 +131,7 @@ pub fn markdown(rows: &[Row]) -> String {
     }
     head.extend(weights.iter().map(|w| format!("thr w={w}")));
     head.extend(columns().filter_map(|m| m.column).map(String::from));
-    let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
+    let mut table = Table::new(head);
     // The best row by mean welfare (the first of equals) is marked in bold.
     let best = rows
         .iter()
@@ -156,8 +157,9 @@ pub fn markdown(rows: &[Row]) -> String {
         }
         cells.extend(s.throughput_by_weight.iter().map(|(_, st)| fmt(st)));
         cells.extend(columns().map(|m| s.get(m).as_ref().map(fmt).unwrap_or_else(|| "-".into())));
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        table.row(cells);
     }
+    let mut out = table.to_string();
     if let Some(p) = paired {
         out.push_str(&format!(
             "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0; the best mean welfare is in bold. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",

@@ -173,19 +173,12 @@ fn lock(dir: &Path) -> crate::Result<RunLock> {
 }
 
 /// An I/O error that names its file: `PATH: doing: error`. Errors the user can fix (a missing
-/// file, no permission, a full or read-only disk) are user errors (exit 2).
+/// file, no permission, a full or read-only disk) exit 2 ([`crate::Error::exit_code`]).
 pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> crate::Error {
-    use std::io::ErrorKind as K;
-    let msg = format!("{}: {doing}: {e}", path.display());
-    match e.kind() {
-        K::NotFound
-        | K::PermissionDenied
-        | K::StorageFull
-        | K::ReadOnlyFilesystem
-        | K::IsADirectory
-        | K::NotADirectory
-        | K::AlreadyExists => crate::error::user(msg),
-        _ => crate::error::failed(msg),
+    crate::Error::Io {
+        path: path.to_path_buf(),
+        doing: doing.to_string(),
+        source: e,
     }
 }
 

@@ -2,6 +2,7 @@
 //! CSVs, the figures and `summary.json`.
 
 use super::*;
+use crate::report::markdown::Table;
 use crate::report::plots;
 
 /// The report: a verdict paragraph, then one table per part with its column legend.
@@ -18,7 +19,12 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
         "\n## 1. Headroom: simple adaptive policies against the best fixed level ({})\n\n",
         a.best_fixed
     );
-    md += "| class | levels per weight class (bit off / on) | gain on selection seeds | Δ welfare, held out |\n|---|---|---|---|\n";
+    let mut table = Table::new([
+        "class",
+        "levels per weight class (bit off / on)",
+        "gain on selection seeds",
+        "Δ welfare, held out",
+    ]);
     for h in &a.headroom {
         let levels: Vec<String> = h
             .levels
@@ -31,42 +37,48 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
                 }
             })
             .collect();
-        md += &format!(
-            "| {} | {} | {:+.3} | {} |\n",
-            h.bit.name(),
+        table.row([
+            h.bit.name().to_string(),
             levels.join(", "),
-            h.select_gain,
-            signed(&h.held_out_gain)
-        );
+            format!("{:+.3}", h.select_gain),
+            signed(&h.held_out_gain),
+        ]);
     }
+    md += &table.to_string();
     md += "\nGain on selection seeds: mean welfare (jobs per round) minus the best fixed level's on the seeds the search chose on (never negative). Δ welfare, held out: the same on other seeds, mean and paired 95% CI; * marks a CI that excludes 0.\n";
     md += "\n## 2. Best responses: one agent per weight class deviates from the common best fixed level\n\n";
-    md +=
-        "| weight | agent | common | deviation | own reward gain | own throughput gain | welfare change |\n|---|---|---|---|---|---|---|\n";
+    let mut table = Table::new([
+        "weight",
+        "agent",
+        "common",
+        "deviation",
+        "own reward gain",
+        "own throughput gain",
+        "welfare change",
+    ]);
     for b in &a.best_responses {
-        md += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            b.weight,
-            b.agent,
-            b.common,
-            b.deviation,
+        table.row([
+            b.weight.to_string(),
+            b.agent.to_string(),
+            b.common.to_string(),
+            b.deviation.to_string(),
             signed(&b.own_reward_gain),
             signed(&b.own_throughput_gain),
-            signed(&b.welfare_change)
-        );
+            signed(&b.welfare_change),
+        ]);
     }
+    md += &table.to_string();
     md += "\nDeviation: the level that maximises the agent's own reward on the selection seeds while every other agent keeps the common level. Gains and changes: deviation minus common on the held-out seeds, paired 95% CI (reward per round in the scenario's reward units, throughput and welfare in jobs per round).\n";
     if !a.token_scale.is_empty() {
         md += &token_table(a);
     }
     if let Some(r) = &a.run {
-        md += &format!(
-            "\n## 4. The trained run `{}`\n\n| the run minus | Δ welfare, held out |\n|---|---|\n",
-            r.run
-        );
+        md += &format!("\n## 4. The trained run `{}`\n\n", r.run);
+        let mut table = Table::new(["the run minus", "Δ welfare, held out"]);
         for (label, d) in &r.diffs {
-            md += &format!("| {label} | {} |\n", signed(d));
+            table.row([label.clone(), signed(d)]);
         }
+        md += &table.to_string();
         md += "\nWelfare of the run's greedy policy minus each row's, on the held-out seeds, paired 95% CI in jobs per round.\n";
     }
     md += "\n## Every held-out row\n\n";
@@ -81,23 +93,18 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
 fn token_table(a: &Analyzed) -> String {
     let names: Vec<&str> = a.token_scale[0].diffs.iter().map(|(b, _)| b.as_str()).collect();
     let mut md = "\n## 3. The token scale: MTF against the baselines as the token total varies\n\n".to_string();
-    md += &format!(
-        "| total tokens | MTF best fixed | MTF welfare | bought share | {} |\n|{}\n",
-        names.iter().map(|b| format!("MTF − {b}")).collect::<Vec<_>>().join(" | "),
-        "---|".repeat(4 + names.len())
-    );
+    let head = ["total tokens", "MTF best fixed", "MTF welfare", "bought share"].map(String::from);
+    let mut table = Table::new(head.into_iter().chain(names.iter().map(|b| format!("MTF − {b}"))));
     for p in &a.token_scale {
-        let diffs: Vec<String> = p.diffs.iter().map(|(_, d)| signed(d)).collect();
-        md += &format!(
-            "| {} | {} | {:.3} +- {:.3} | {:.3} | {} |\n",
-            p.total_tokens,
-            p.best_fixed,
-            p.mtf_welfare.mean,
-            p.mtf_welfare.ci95,
-            p.paid_share.mean,
-            diffs.join(" | ")
-        );
+        let cells = [
+            p.total_tokens.to_string(),
+            p.best_fixed.to_string(),
+            format!("{:.3} +- {:.3}", p.mtf_welfare.mean, p.mtf_welfare.ci95),
+            format!("{:.3}", p.paid_share.mean),
+        ];
+        table.row(cells.into_iter().chain(p.diffs.iter().map(|(_, d)| signed(d))));
     }
+    md += &table.to_string();
     md += "\nMTF at its best fixed level for each total (selection seeds). Bought share: the share of accelerator-rounds MTF sold for a token; the rest went by its unweighted free phase. MTF − baseline: welfare difference on the held-out seeds, paired 95% CI, jobs per round.\n";
     md
 }

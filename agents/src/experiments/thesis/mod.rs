@@ -22,6 +22,7 @@ use verdict::verdict;
 use crate::config::Source;
 use crate::error::user;
 use crate::eval::compare::{compare, CompareSpec};
+use crate::report::markdown::Table;
 use crate::report::plots;
 use crate::report::table::Row;
 use crate::run;

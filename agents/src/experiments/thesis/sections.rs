@@ -14,26 +14,16 @@ pub(super) fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crat
         std::fs::create_dir_all(&sub).map_err(|e| run::io_error(&sub, "creating", e))?;
         plots::comparison(&sub, &rows)?;
         let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
-        let _ = writeln!(
-            index,
-            "## {fig}: mixed loads `{stem}`\n\n![]({stem}/throughput_by_weight.png)\n\n| series | welfare | {} |\n|---|---:|{}",
-            classes.iter().map(|w| format!("w = {w}")).collect::<Vec<_>>().join(" | "),
-            "---:|".repeat(classes.len())
-        );
+        let _ = writeln!(index, "## {fig}: mixed loads `{stem}`\n\n![]({stem}/throughput_by_weight.png)\n");
+        let head = ["series".to_string(), "welfare".to_string()]
+            .into_iter()
+            .chain(classes.iter().map(|w| format!("w = {w}")));
+        let mut table = Table::new(head).numbers_from(1);
         for r in &rows {
-            let _ = writeln!(
-                index,
-                "| {} | {} | {} |",
-                series_label(r),
-                cell(&r.summary.welfare()),
-                r.summary
-                    .throughput_by_weight
-                    .iter()
-                    .map(|(_, s)| cell(s))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            );
+            let cells = [series_label(r), cell(&r.summary.welfare())].into_iter();
+            table.row(cells.chain(r.summary.throughput_by_weight.iter().map(|(_, s)| cell(s))));
         }
+        let _ = write!(index, "{table}");
         let _ = writeln!(index, "\n{}\n", mixed_text(&rows));
     }
     Ok(())
@@ -118,22 +108,17 @@ pub(super) fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::
         )?;
         let _ = writeln!(
             index,
-            "## {fig}: scheduling overhead vs {axis} ({})\n\n![]({name}.png)\n\n| {axis} | {} |\n|---|{}",
+            "## {fig}: scheduling overhead vs {axis} ({})\n\n![]({name}.png)\n",
             if axis == "agents" { "40 accelerators" } else { "20 agents" },
-            labels.join(" | "),
-            "---:|".repeat(labels.len())
         );
+        let mut table = Table::new(std::iter::once(axis.to_string()).chain(labels.iter().cloned())).numbers_from(1);
         for (s, rows) in ctx.plan.sizes.iter().zip(&per_size) {
-            let _ = writeln!(
-                index,
-                "| {s} | {} |",
-                labels
-                    .iter()
-                    .map(|l| format!("{:.1}", by_label(rows, l).summary.figure("sched_us").mean))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            );
+            let cells = labels
+                .iter()
+                .map(|l| format!("{:.1}", by_label(rows, l).summary.figure("sched_us").mean));
+            table.row(std::iter::once(s.to_string()).chain(cells));
         }
+        let _ = write!(index, "{table}");
         let _ = writeln!(index, "\n**Thesis:** Themis (an ILP) has the highest overhead; MTF schedules faster than Gandiva_fair. **Measured:** microseconds per round inside the mechanism, one episode per point (criterion medians in `scheduler/README.md`).\n");
     }
     Ok(())
@@ -147,7 +132,12 @@ pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>,
         let sub = dir.join("phi-w124");
         std::fs::create_dir_all(&sub).map_err(|e| run::io_error(&sub, "creating", e))?;
         plots::comparison(&sub, &rows)?;
-        let _ = writeln!(index, "## Fig. 5.18: sharing incentive (weights 1/2/4, load {})\n\n![](phi-w124/phi.png)\n\n| series | phi min | phi median | agents with phi < 1 | agents with phi < 0.95 |\n|---|---:|---:|---:|---:|", ctx.plan.loads.last().unwrap());
+        let _ = writeln!(
+            index,
+            "## Fig. 5.18: sharing incentive (weights 1/2/4, load {})\n\n![](phi-w124/phi.png)\n",
+            ctx.plan.loads.last().unwrap()
+        );
+        let mut table = Table::new(["series", "phi min", "phi median", "agents with phi < 1", "agents with phi < 0.95"]).numbers_from(1);
         for r in &rows {
             let s = &r.summary;
             // Three decimals: an agent at phi 0.997 is a (small) SI violation, and two decimals
@@ -166,16 +156,15 @@ pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>,
                     .collect();
                 cell(&Stat::of(&xs))
             };
-            let _ = writeln!(
-                index,
-                "| {} | {} | {} | {} | {} |",
+            table.row([
                 series_label(r),
                 f(&s.stat("phi_min")),
                 f(&s.stat("phi_median")),
                 below(1.0),
-                below(0.95)
-            );
+                below(0.95),
+            ]);
         }
+        let _ = write!(index, "{table}");
         let learned = by_label(&rows, "mtf learned");
         let median = |r: &Row| r.summary.stat("phi_median").map_or(f64::NAN, |s| s.mean);
         let best_baseline = rows
@@ -213,24 +202,15 @@ pub(super) fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
             }
         }
     }
-    let _ = writeln!(
-        index,
-        "| agent | {} |\n|---|{}",
-        (1..=n).map(|j| format!("A_{j} alloc")).collect::<Vec<_>>().join(" | "),
-        "---:|".repeat(n)
-    );
+    let mut table = Table::new(std::iter::once("agent".to_string()).chain((1..=n).map(|j| format!("A_{j} alloc")))).numbers_from(1);
     for (i, row) in mean.iter().enumerate() {
-        let _ = writeln!(
-            index,
-            "| u_{} | {} |",
-            i + 1,
-            row.iter()
-                .enumerate()
-                .map(|(j, v)| if i == j { format!("**{v:.2}**") } else { format!("{v:.2}") })
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
+        let cells = row
+            .iter()
+            .enumerate()
+            .map(|(j, v)| if i == j { format!("**{v:.2}**") } else { format!("{v:.2}") });
+        table.row(std::iter::once(format!("u_{}", i + 1)).chain(cells));
     }
+    let _ = write!(index, "{table}");
     let _ = writeln!(
         index,
         "\nEF violations (pairs, mean over seeds): learned {}, fixed 0.0 {}.\n\n**Thesis:** every agent gets its highest utility on its own allocation (diagonal largest in every row of Table 5.2).\n",
@@ -252,11 +232,10 @@ pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::Result<()
         index,
         "## Where the thesis's gaps come from: the thesis-code preset (`configs/thesis-code.toml`)\n\n\
          Pinned per-accelerator queues (p2c placement at arrival), rate draws from {{1.0, 1.5}}, 20 threshold levels, weighted-random leftovers, and the thesis code's queue-blind `stride_per_accelerator`. \
-         MTF plays its best fixed level on these seeds. Each cell: MTF's welfare over the baseline's, relative and paired (jobs per round, 95% CI; * = CI excludes 0).\n\n\
-         | setup | load | deadline | MTF level | MTF welfare | {} |\n|---|---|---|---|---:|{}",
-        CODE_BASELINES.map(|b| format!("vs {b}")).join(" | "),
-        "---:|".repeat(CODE_BASELINES.len())
+         MTF plays its best fixed level on these seeds. Each cell: MTF's welfare over the baseline's, relative and paired (jobs per round, 95% CI; * = CI excludes 0).\n"
     );
+    let head = ["setup", "load", "deadline", "MTF level", "MTF welfare"].map(String::from);
+    let mut table = Table::new(head.into_iter().chain(CODE_BASELINES.map(|b| format!("vs {b}")))).numbers_from(4);
     for &(stem, _, _, load, _, agents) in &SETUPS {
         // The equal-weight setup sweeps the deadline; the others run at the preset's 5.
         let deadlines = if stem == "equal" {
@@ -274,20 +253,21 @@ pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::Result<()
             let mtf = mtf.swap_remove(best);
             let baselines = ctx.compare(&config, &["fixed:0.0"], &CODE_BASELINES, &set, ctx.plan.seeds)?;
             let gaps: Vec<(String, Gap)> = baselines.iter().map(|b| (b.mechanism.clone(), Gap::of(&mtf, b))).collect();
-            let _ = writeln!(
-                index,
-                "| {stem} | {load} | {d} | {} | {} | {} |",
-                mtf.policy.trim_start_matches("fixed:"),
+            let cells = [
+                stem.to_string(),
+                load.to_string(),
+                d.to_string(),
+                mtf.policy.trim_start_matches("fixed:").to_string(),
                 cell(&mtf.summary.welfare()),
-                gaps.iter()
-                    .map(|(_, g)| format!("{:+.1}% ({})", g.pct, crate::report::table::signed(&g.diff)))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            );
+            ];
+            let gap_cells = gaps
+                .iter()
+                .map(|(_, g)| format!("{:+.1}% ({})", g.pct, crate::report::table::signed(&g.diff)));
+            table.row(cells.into_iter().chain(gap_cells));
             ctx.found.code.push((stem, d, mtf.policy.clone(), gaps));
         }
     }
-    let _ = writeln!(index);
+    let _ = writeln!(index, "{table}");
     Ok(())
 }
 

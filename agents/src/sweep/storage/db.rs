@@ -306,9 +306,15 @@ impl From<postgres::Error> for DbError {
 
 /// A [`DbError`] as the library's error, naming the database and what was being done.
 pub fn named(loc: &Location, doing: &str, e: DbError) -> crate::Error {
-    match e {
-        DbError::User(m) => crate::error::user(format!("{}: {doing} the study database: {m}", loc.name())),
-        DbError::Busy(m) | DbError::Other(m) => crate::error::failed(format!("{}: {doing} the study database: {m}", loc.name())),
+    let (problem, user) = match e {
+        DbError::User(m) => (m, true),
+        DbError::Busy(m) | DbError::Other(m) => (m, false),
+    };
+    crate::Error::Study {
+        db: loc.name(),
+        doing: doing.to_string(),
+        problem,
+        user,
     }
 }
 
