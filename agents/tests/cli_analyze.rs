@@ -2,18 +2,10 @@
 //! its held-out rows are `mtf simulate`'s episodes, results do not depend on `--threads`, and
 //! where levels cannot matter every gain is exactly 0.
 
-mod common;
-use common::mtf;
+use crate::common;
+use common::{mtf, quickstart};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn quickstart() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../configs/quickstart.toml")
-        .to_str()
-        .unwrap()
-        .to_string()
-}
+use std::path::PathBuf;
 
 /// `mtf analyze` on the quickstart at 40 rounds: its summary.json.
 fn analyze(name: &str, extra: &[&str]) -> (PathBuf, Value) {

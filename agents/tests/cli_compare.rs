@@ -1,6 +1,6 @@
 //! `mtf compare` on a tiny config: files, plots, and consistency with `mtf simulate`.
 
-mod common;
+use crate::common;
 use common::mtf;
 use std::path::{Path, PathBuf};
 

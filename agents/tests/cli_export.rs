@@ -1,6 +1,6 @@
 //! `mtf export`: exported agents decide as the harness does, and drive simulations.
 
-mod common;
+use crate::common;
 use common::mtf;
 use env::world::ClusterEnv;
 use std::io::Write;

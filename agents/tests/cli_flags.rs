@@ -1,7 +1,7 @@
 //! The CLI keeps INTERFACE's promises: common flags with one meaning, usage errors that point
 //! to the subcommand's help, limits checked before allocating, machine-readable `--json`.
 
-mod common;
+use crate::common;
 use common::{mtf, quickstart};
 
 #[test]

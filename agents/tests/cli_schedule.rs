@@ -1,6 +1,6 @@
 //! End-to-end tests of `mtf schedule`.
 
-mod common;
+use crate::common;
 
 fn mtf(args: &[&str], stdin: &str) -> (i32, String, String) {
     let out = common::run_piped(env!("CARGO_BIN_EXE_mtf"), args, stdin.as_bytes());

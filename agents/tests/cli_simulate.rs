@@ -1,6 +1,6 @@
 //! End-to-end tests of `mtf simulate`.
 
-mod common;
+use crate::common;
 use common::mtf;
 use std::path::{Path, PathBuf};
 

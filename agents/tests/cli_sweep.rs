@@ -1,7 +1,7 @@
 //! End-to-end tests of `mtf sweep`: two processes on one study, resume, a killed sweep,
 //! bad sweep files.
 
-mod common;
+use crate::common;
 use common::{mtf, quickstart};
 use rusqlite::Connection;
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! End-to-end tests of `mtf train`: run directory, resume after SIGKILL, corrupt checkpoints,
 //! thread-count independence.
 
-mod common;
+use crate::common;
 use common::{mtf, quickstart};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -439,12 +439,14 @@ fn two_writers_of_one_run_directory_interleaved_episodes() {
         .args(["sleep", "30"])
         .spawn()
         .unwrap();
+    // Wait until the lock is really held (the file exists before flock takes it).
     let lock = dir.join(".lock");
     let start = std::time::Instant::now();
-    while !lock.exists() && start.elapsed().as_secs() < 5 {
+    let held = || std::fs::File::open(&lock).is_ok_and(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)));
+    while !held() {
+        assert!(start.elapsed().as_secs() < 30, "flock never took the lock");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    std::thread::sleep(std::time::Duration::from_millis(200));
     let (code, _, err) = tiny_run(&dir, 2);
     holder.kill().unwrap();
     holder.wait().unwrap();

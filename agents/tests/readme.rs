@@ -6,7 +6,7 @@
 //! (fewer rounds, episodes and held-out seeds); nothing else of a line is changed, so a renamed
 //! flag, a moved config or a placeholder that does not resolve fails here.
 
-mod common;
+use crate::common;
 use std::path::Path;
 use std::process::Command;
 

@@ -4,7 +4,7 @@
 //! interrupts its trial, which another worker continues at once). PostgreSQL runs in a throwaway server that
 //! `scripts/postgres-test-server.sh` starts and stops.
 
-mod common;
+use crate::common;
 use agents::sweep::file::Sweep;
 use agents::sweep::storage::db::Location;
 use agents::sweep::storage::{Liveness, Storage, Trial, TrialState};

@@ -182,3 +182,71 @@ pub(super) fn truncate_metrics(path: &Path, episodes: u64) -> crate::Result<()> 
     }
     run::write_atomic(path, out.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_line_from_hand_made_metrics_round_trips_and_old_lines_read() {
+        let m = EpisodeMetrics {
+            rounds: 4,
+            throughput: vec![1.0, 2.0, 6.0],
+            reward: vec![0.5, 1.0, 1.5],
+            threshold: vec![0.2, 0.4, 0.9],
+            spent: vec![1.0, 1.0, 2.0],
+            dropped: vec![2, 0, 6],
+            welfare: 3.0,
+            ..Default::default()
+        };
+        let losses = Losses {
+            actor: 0.25,
+            entropy: 2.0,
+            ..Losses::default()
+        };
+        let log = episode_log(9, &m, losses, 1.5, &[1.0, 1.0, 4.0], &[1.0, 4.0]);
+        assert_eq!(log.welfare(), 3.0);
+        assert_eq!(log.get("throughput"), Some(9.0));
+        assert_eq!(log.get("dropped"), Some(2.0), "8 jobs over 4 rounds");
+        assert_eq!(log.get("reward"), Some(1.0));
+        assert_eq!(log.get("tokens_spent"), Some(4.0));
+        assert_eq!(log.threshold_by_weight, vec![(1.0, 0.30000000000000004), (4.0, 0.9)]);
+        assert_eq!((log.actor_loss, log.entropy, log.episode), (0.25, 2.0, 9));
+        let line = serde_json::to_string(&log).unwrap();
+        let back = EpisodeLog::from_json(&line).unwrap();
+        assert_eq!(serde_json::to_string(&back).unwrap(), line);
+        // A line written before `reward` was named once.
+        let old = line.replace("\"reward\"", "\"mean_reward\"");
+        assert_eq!(EpisodeLog::from_json(&old).unwrap().get("reward"), Some(1.0));
+    }
+
+    #[test]
+    fn truncation_keeps_the_episodes_a_checkpoint_covers() {
+        let dir = std::env::temp_dir().join(format!("mtf-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("metrics.jsonl");
+        let line = |e: u64| {
+            let m = EpisodeMetrics {
+                rounds: 1,
+                throughput: vec![1.0],
+                reward: vec![1.0],
+                threshold: vec![0.5],
+                spent: vec![0.0],
+                dropped: vec![0],
+                welfare: e as f64 * 10.0,
+                ..Default::default()
+            };
+            serde_json::to_string(&episode_log(e, &m, Losses::default(), 0.0, &[1.0], &[1.0])).unwrap()
+        };
+        std::fs::write(&path, (0..5).map(|e| line(e) + "\n").collect::<String>()).unwrap();
+        truncate_metrics(&path, 3).unwrap();
+        assert_eq!(logged_welfare(&dir).unwrap(), vec![0.0, 10.0, 20.0]);
+        assert_eq!(last_logged(&path).unwrap().unwrap().episode, 2);
+        std::fs::write(&path, "{not json\n").unwrap();
+        assert!(last_logged(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("last line is not an episode record"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -123,3 +123,69 @@ pub(super) fn merged(ms: Vec<EpisodeMetrics>) -> EpisodeMetrics {
     out.rounds = ms.iter().map(|m| m.rounds).sum();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use env::config::ScenarioFile;
+    use env::policy::Fixed;
+
+    fn scenario() -> env::config::Scenario {
+        let mut file = ScenarioFile::default();
+        file.env.rounds = 15;
+        file.resolve(std::path::Path::new("test")).unwrap()
+    }
+
+    #[test]
+    fn copy_0_has_the_episode_seed_and_other_copies_streams_of_it() {
+        let episode = stream_seed(7, names::TRAIN_EPISODE, 3);
+        assert_eq!(env_seed(7, 3, 0), episode);
+        assert_eq!(env_seed(7, 3, 2), stream_seed(episode, names::TRAIN_ENV, 2));
+        let seeds: Vec<u64> = (0..4).flat_map(|e| (0..3).map(move |k| env_seed(7, e, k))).collect();
+        let mut distinct = seeds.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), seeds.len(), "every (episode, copy) has its own seed");
+    }
+
+    #[test]
+    fn copy_0_of_many_trains_exactly_as_one_environment_does() {
+        let sc = scenario();
+        let mut one = copies(&sc, 1);
+        let (alone, _) = train_episode(&mut one[0], &mut Fixed { level: 3 }, 5, 2);
+        let mut three = copies(&sc, 3);
+        let (many, _) = train_episode_many(&mut three, &mut Fixed { level: 3 }, 5, 2, &[]);
+        let untimed = |m: &EpisodeMetrics| EpisodeMetrics {
+            sched_us: 0.0,
+            ..m.clone()
+        };
+        assert_eq!(untimed(&many[0]), untimed(&alone));
+        assert_ne!(many[1].throughput, alone.throughput, "copy 1 sees other arrivals");
+        // Pinned agents play their level whatever the learner says.
+        let (pinned, _) = train_episode_pinned(&mut one[0], &mut Fixed { level: 3 }, 5, 2, &[(1, 7)]);
+        // Means of 15 rounds of the same level: equal within rounding.
+        assert!((pinned.threshold[1] - sc.action_levels()[7]).abs() < 1e-12);
+        assert!((pinned.threshold[0] - sc.action_levels()[3]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn merged_copies_average_per_agent_and_sum_drops_and_rounds() {
+        let m = |t: f64, d: u64| EpisodeMetrics {
+            rounds: 10,
+            throughput: vec![t, 2.0 * t],
+            reward: vec![t, t],
+            threshold: vec![0.5, 0.5],
+            spent: vec![1.0, 3.0],
+            dropped: vec![d, 0],
+            welfare: t,
+            ..Default::default()
+        };
+        let one = merged(vec![m(2.0, 4)]);
+        assert_eq!(one, m(2.0, 4), "one copy is its own log");
+        let both = merged(vec![m(2.0, 4), m(4.0, 6)]);
+        assert_eq!(both.throughput, vec![3.0, 6.0]);
+        assert_eq!(both.welfare, 3.0);
+        assert_eq!(both.dropped, vec![10, 0]);
+        assert_eq!(both.rounds, 20, "drops per round stay the mean over copies: 10 / 20");
+    }
+}

@@ -1,5 +1,4 @@
 //! Helpers shared by the end-to-end tests.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -53,7 +52,6 @@ pub fn quickstart() -> String {
 
 /// `mtf train` on the quickstart into `out`, quietly, one held-out seed, with `sets`
 /// (`key=value` overrides); the run must succeed.
-#[allow(dead_code)] // not every test binary trains
 pub fn train_quickstart(out: &std::path::Path, sets: &[&str]) {
     let q = quickstart();
     let mut args = vec![
