@@ -16,4 +16,5 @@ mod cli_sweep;
 mod cli_train;
 mod python;
 mod readme;
+mod recipes;
 mod sweep_storages;

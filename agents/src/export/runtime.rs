@@ -6,8 +6,9 @@
 //! u64][FNV-1a 64 of manifest and weights u64][MTFAGNT2]`. At start the runtime reads its own
 //! executable, finds the footer, checks the checksum, the manifest (known version and kind,
 //! levels in [0, 1], sizes that fit) and that every number is finite, and loads the payload, so
-//! the single file is all a tenant needs and a damaged one refuses to run. This module depends on serde_json
-//! only: the runtime links none of the harness (no burn, no environment).
+//! the single file is all a tenant needs and a damaged one refuses to run. The runtime uses serde_json
+//! and a few pure functions and constants of the environment crate (the observation layout's
+//! names and lengths, FNV-1a, splitmix64); it runs no burn, no environment and no mechanism.
 //!
 //! Protocol: JSON lines. In: `{"budget": B / T, "utilities": [u_c; m]}` (the environment's
 //! normalisation), plus the further features the policy was trained on, named in the

@@ -323,7 +323,6 @@ impl Sweep {
         Ok(sweep)
     }
 
-    /// The `--set` overrides of a trial: the budget, then the parameters.
     /// The `--set` overrides of a trial: the file's budget, then `extra` (the command line's
     /// `--set`), then the trial's parameters (the search wins over both).
     pub fn overrides(&self, params: &BTreeMap<String, Value>, extra: &[String]) -> Vec<String> {

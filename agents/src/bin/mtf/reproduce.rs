@@ -16,6 +16,10 @@ pub(crate) struct Args {
     /// Output directory (default runs/reproduce-thesis-<timestamp>).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The thesis configs' folder (default: configs/thesis here, or in the checkout the mtf
+    /// executable was built in).
+    #[arg(long, value_name = "DIR")]
+    configs: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -31,6 +35,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         seed: a.common.seed,
         set: a.common.set.clone(),
         quiet: a.common.quiet,
+        configs: a.configs,
     })?;
     if a.common.json {
         print_json(&done)?;

@@ -47,6 +47,9 @@ pub struct ReproduceSpec {
     pub set: Vec<String>,
     /// No progress lines on stderr.
     pub quiet: bool,
+    /// The thesis configs' folder (default: `configs/thesis` here, or in the executable's
+    /// checkout).
+    pub configs: Option<PathBuf>,
 }
 
 /// What a reproduction wrote.
@@ -164,17 +167,40 @@ struct Findings {
     analysis: Option<String>,
 }
 
-fn configs() -> PathBuf {
-    // The configs shipped with the harness, wherever it is run from inside the checkout.
-    let here = PathBuf::from("configs/thesis");
-    if here.exists() {
-        return here;
+/// Where the thesis configs are: `--configs DIR` when given, else `configs/thesis` in the
+/// current directory, else beside the executable in its checkout (`target/release/mtf` ->
+/// `configs/thesis`). Never the build machine's path: a moved binary looks where it is.
+fn configs(given: Option<&Path>) -> crate::Result<PathBuf> {
+    let mut looked = Vec::new();
+    let candidates = match given {
+        Some(dir) => vec![dir.to_path_buf()],
+        None => {
+            let mut c = vec![PathBuf::from("configs/thesis")];
+            if let Some(root) = std::env::current_exe()
+                .ok()
+                .and_then(|e| Some(e.parent()?.parent()?.parent()?.to_path_buf()))
+            {
+                c.push(root.join("configs/thesis"));
+            }
+            c
+        }
+    };
+    for dir in candidates {
+        if dir.join("equal.toml").is_file() {
+            return Ok(dir);
+        }
+        looked.push(dir.display().to_string());
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/thesis")
+    Err(user(format!(
+        "the thesis configs are missing (looked in {}); run from the repository or pass --configs DIR",
+        looked.join(", ")
+    )))
 }
 
 struct Ctx {
     dir: PathBuf,
+    /// The thesis configs' folder.
+    configs: PathBuf,
     plan: Plan,
     threads: usize,
     seed: Option<u64>,
@@ -318,13 +344,7 @@ pub fn reproduce(args: &ReproduceSpec) -> crate::Result<Reproduced> {
             select_seeds: 8,
         }
     };
-    let cfg = configs();
-    if !cfg.join("equal.toml").exists() {
-        return Err(user(format!(
-            "{}: the thesis configs are missing (run from the repository)",
-            cfg.display()
-        )));
-    }
+    let cfg = configs(args.configs.as_deref())?;
     // The episode length every scenario runs with (the configs' own, unless --set changes it).
     let rounds = Source::new(cfg.join("equal.toml"), &args.set, args.seed)
         .load(None)?
@@ -335,6 +355,7 @@ pub fn reproduce(args: &ReproduceSpec) -> crate::Result<Reproduced> {
     let dir = run_dir.path().to_path_buf();
     let steps = SETUPS.len() * plan.variants.len() * plan.loads.len() + 1 + 2 + 2 + 1 + 1 + 1;
     let mut ctx = Ctx {
+        configs: cfg.clone(),
         dir: dir.clone(),
         plan,
         threads: args.threads,

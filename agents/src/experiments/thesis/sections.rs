@@ -227,7 +227,7 @@ pub(super) fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
 /// picked on the same seeds (an optimistic pick, stated in the text).
 pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::Result<()> {
     ctx.progress("the thesis-code preset: weight setups x deadlines");
-    let config = configs().join("../thesis-code.toml");
+    let config = ctx.configs.join("../thesis-code.toml");
     let _ = writeln!(
         index,
         "## Where the thesis's gaps come from: the thesis-code preset (`configs/thesis-code.toml`)\n\n\
