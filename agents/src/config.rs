@@ -2,7 +2,7 @@
 //! learners (`[learner]`) and the training run (`[train]`). Raw TOML with overrides, unknown
 //! keys rejected, then resolved; every error names the file, the key and the problem.
 
-use crate::learners::registry::ErrorIn;
+use crate::learners::ErrorIn;
 pub use crate::learners::{LearnerKind, LearnerReward, LearnerSection};
 use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSection, Scenario, ScenarioFile};
 use serde::{Deserialize, Serialize};
@@ -105,7 +105,7 @@ impl Source {
     }
 
     /// The validated scenario, with its mechanism replaced by `mechanism` if given.
-    pub fn load(&self, mechanism: Option<&str>) -> crate::Result<Scenario> {
+    pub fn load(&self, mechanism: Option<&str>) -> crate::error::Result<Scenario> {
         let mut overrides = self.set.clone();
         if let Some(m) = mechanism {
             // Reported as the caller's, not as a key of the config file.

@@ -40,7 +40,7 @@ pub struct Compared {
 }
 
 /// Evaluate every policy x mechanism pair on the same seeds (so on the same arrivals).
-pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
+pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     if spec.seeds == 0 {
         return Err(user("--seeds must be at least 1"));
     }
@@ -87,7 +87,7 @@ pub fn compare(spec: &CompareSpec) -> crate::Result<Compared> {
 
 /// Write a comparison's run directory: `config.toml`, `metrics.jsonl` (one line per pair and
 /// seed), `comparison.md`, `comparison.csv`, the plots, `summary.json`. Returns the directory.
-pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> crate::Result<PathBuf> {
+pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> crate::error::Result<PathBuf> {
     let dir = run::RunDir::create(out, &format!("compare-{}", source.stem()))?;
     run::write_atomic(&dir.config(), c.scenario.to_toml().as_bytes())?;
     let mut lines = Vec::new();

@@ -35,7 +35,7 @@ pub enum PolicySpec {
 
 impl PolicySpec {
     /// Read a spec; the error names it and says what is wrong.
-    pub fn parse(spec: &str) -> crate::Result<PolicySpec> {
+    pub fn parse(spec: &str) -> crate::error::Result<PolicySpec> {
         if let Some(inner) = spec.strip_prefix("sampled:") {
             return match inner.strip_prefix("run:") {
                 Some(dir) => Ok(PolicySpec::Sampled(dir.into())),
@@ -66,7 +66,12 @@ impl PolicySpec {
     /// no dynamics, SPEC 4). `spec` is the text it was read from, for messages. Exported agents
     /// report protocol errors into `agent_errors` (a policy cannot fail mid-episode;
     /// [`Named::evaluate`] turns the first into an error).
-    pub fn build(&self, spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
+    pub fn build(
+        &self,
+        spec: &str,
+        scenario: &Scenario,
+        agent_errors: &ErrorSlot,
+    ) -> crate::error::Result<(Box<dyn Policy>, Option<EnvSection>)> {
         match self {
             PolicySpec::Sampled(dir) => {
                 let (run, observe) = PolicySpec::Run(dir.clone()).build(spec, scenario, agent_errors)?;
@@ -122,13 +127,18 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
 }
 
 /// The policy `spec` names, for `scenario` (see [`PolicySpec::build`]).
-pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
+pub fn parse(spec: &str, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::error::Result<(Box<dyn Policy>, Option<EnvSection>)> {
     PolicySpec::parse(spec)?.build(spec, scenario, agent_errors)
 }
 
 /// Exported agent binaries at `path` acting for every agent, reading the observation their
 /// manifest's inputs need.
-fn agent(spec: &str, path: &Path, scenario: &Scenario, agent_errors: &ErrorSlot) -> crate::Result<(Box<dyn Policy>, Option<EnvSection>)> {
+fn agent(
+    spec: &str,
+    path: &Path,
+    scenario: &Scenario,
+    agent_errors: &ErrorSlot,
+) -> crate::error::Result<(Box<dyn Policy>, Option<EnvSection>)> {
     let (action, levels) = (scenario.action_kind().as_str(), scenario.action_levels());
     let manifest = crate::export::drive::check(path, scenario.n(), scenario.m(), action, levels).map_err(|e| policy(spec, e))?;
     // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
@@ -155,7 +165,7 @@ fn agent(spec: &str, path: &Path, scenario: &Scenario, agent_errors: &ErrorSlot)
 
 /// A policy trained on `trained` can act in `scenario`: the same agents, accelerators and
 /// levels.
-pub fn check_fits(spec: &str, trained: &Scenario, scenario: &Scenario) -> crate::Result<()> {
+pub fn check_fits(spec: &str, trained: &Scenario, scenario: &Scenario) -> crate::error::Result<()> {
     let levels = scenario.action_levels();
     if (trained.n(), trained.m(), trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
         return Err(policy(
@@ -187,7 +197,7 @@ pub struct Named {
 
 impl Named {
     /// Parse `spec` for `scenario` (see [`parse`]).
-    pub fn parse(spec: &str, scenario: &Scenario) -> crate::Result<Named> {
+    pub fn parse(spec: &str, scenario: &Scenario) -> crate::error::Result<Named> {
         let errors = ErrorSlot::default();
         let (policy, observe) = parse(spec, scenario, &errors)?;
         Ok(Named {
@@ -201,7 +211,7 @@ impl Named {
     /// Evaluate it on `seeds` of `scenario` (greedy, fairness figures on): one episode's
     /// metrics per seed, in seed order, whatever `threads` says; an exported agent's protocol
     /// error is an error.
-    pub fn evaluate(&self, scenario: &Scenario, seeds: &[u64], threads: usize) -> crate::Result<Vec<EpisodeMetrics>> {
+    pub fn evaluate(&self, scenario: &Scenario, seeds: &[u64], threads: usize) -> crate::error::Result<Vec<EpisodeMetrics>> {
         let mut scenario = scenario.clone();
         if let Some(observe) = &self.observe {
             scenario.file.env.observe_as(observe);

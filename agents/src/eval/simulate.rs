@@ -55,7 +55,7 @@ pub struct Simulated {
 
 /// Run the evaluation episodes and write the run directory: `config.toml`, `metrics.jsonl`
 /// (one line per episode), `summary.json`.
-pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
+pub fn simulate(spec: &SimulateSpec) -> crate::error::Result<Simulated> {
     if spec.seeds == 0 {
         return Err(user("--seeds must be at least 1"));
     }
@@ -82,7 +82,7 @@ pub fn simulate(spec: &SimulateSpec) -> crate::Result<Simulated> {
 }
 
 /// `metrics.jsonl`: one line per episode, its metrics with its `seed`, and whatever `extra` adds.
-pub fn jsonl(seeds: &[u64], episodes: &[EpisodeMetrics], extra: impl Fn(&mut serde_json::Value)) -> crate::Result<Vec<u8>> {
+pub fn jsonl(seeds: &[u64], episodes: &[EpisodeMetrics], extra: impl Fn(&mut serde_json::Value)) -> crate::error::Result<Vec<u8>> {
     let mut lines = String::new();
     for (seed, m) in seeds.iter().zip(episodes) {
         let mut v = serde_json::to_value(m)?;

@@ -5,13 +5,13 @@ pub mod runtime;
 
 use crate::config::Experiment;
 use crate::error::{failed, user};
-use crate::learners::registry::Exported as Form;
+use crate::learners::Exported as Form;
 use crate::learners::Features;
 use runtime::{append_payload, fnv_hex, Manifest, PolicyForm, VERSION};
 use std::path::{Path, PathBuf};
 
 /// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
-pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate::Result<(Vec<u8>, Manifest)> {
+pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
     // A run without a checkpoint has learned nothing: exporting it would ship an untrained
     // policy under a trained run's name.
     let (exp, learner, _) = crate::train::load_run(dir, false)?;
@@ -76,7 +76,7 @@ pub fn policy_inputs(exp: &Experiment) -> Vec<&'static str> {
 }
 
 /// The runtime binary: `mtf-agent` next to this executable.
-pub fn runtime_path() -> crate::Result<PathBuf> {
+pub fn runtime_path() -> crate::error::Result<PathBuf> {
     let me = std::env::current_exe().map_err(|e| failed(format!("locating the mtf executable: {e}")))?;
     let path = me.with_file_name(format!("mtf-agent{}", std::env::consts::EXE_SUFFIX));
     if !path.exists() {
@@ -101,7 +101,7 @@ pub struct Exported {
 
 /// Export the run in `dir` (its `agents`, or all) to the executable `out`. An existing `out` is
 /// replaced only with `force`, and only if it is a regular file.
-pub fn export(dir: &Path, out: &Path, agents: Option<usize>, force: bool) -> crate::Result<Exported> {
+pub fn export(dir: &Path, out: &Path, agents: Option<usize>, force: bool) -> crate::error::Result<Exported> {
     if std::fs::symlink_metadata(out).is_ok() && !force {
         return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
     }

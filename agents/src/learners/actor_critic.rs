@@ -6,11 +6,9 @@
 //! so the bootstrap is never cut), critic loss `delta^2`, actor loss `-log pi(a|s) * delta`
 //! (delta detached) minus `entropy * H(pi(.|s))`.
 
-use super::limits;
+use super::base::{limits, ErrorIn, Exported, Features, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Actors, Critics, Nets, Shape};
 use super::parts::Parts;
-use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
-use super::{Features, Learner, Losses, Policy, Transition};
 use crate::error::failed;
 use burn::optim::GradientsParams;
 use burn::tensor::activation::{log_softmax, softmax};
@@ -224,15 +222,15 @@ impl Learner for ActorCritic {
         }
     }
 
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         self.nets.actors.get().export(self.nets.shape.n, agent)
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
         Ok(self.nets.save(PREFIX)?.into_bytes())
     }
 
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         let names = Nets::parts(PREFIX);
         let parts = Parts::read(bytes, &names.each_ref().map(String::as_str)).map_err(failed)?;
         self.nets.load(&parts, PREFIX, "actor-critic")

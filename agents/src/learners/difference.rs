@@ -16,8 +16,8 @@
 //! It wraps any learner that learns from the rewards it is given (the actor-critic, PPO);
 //! Hedge computes its own counterfactual rewards for every level and is refused.
 
+use super::base::{Learner, Losses, Transition};
 use super::wrap::{LayeredLearner, LearnerLayer};
-use super::{Learner, Losses, Transition};
 use env::config::{ActionKind, Scenario};
 use env::world::play;
 use scheduler::{Allocation, Form, Mechanism, RoundInput};

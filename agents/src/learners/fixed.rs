@@ -1,8 +1,7 @@
 //! A fixed level for every agent: the baseline every learner is compared with. It learns
 //! nothing; its policy is `env::policy::Fixed`.
 
-use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
-use super::{Learner, Losses, Transition};
+use super::base::{ErrorIn, Exported, Init, Learner, LearnerConfig, Losses, Transition};
 use env::config::{ConfigError, Scenario};
 use env::policy::Fixed;
 use serde::{Deserialize, Serialize};
@@ -56,15 +55,15 @@ impl Learner for Fixed {
         Losses::default()
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
         Ok(Vec::new())
     }
 
-    fn load(&mut self, _bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, _bytes: &[u8]) -> crate::error::Result<()> {
         Ok(())
     }
 
-    fn export_weights(&self, _agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, _agent: usize) -> crate::error::Result<Vec<f32>> {
         Ok(Vec::new())
     }
 }

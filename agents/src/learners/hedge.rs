@@ -9,10 +9,8 @@
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
 
-use super::limits;
+use super::base::{argmax, limits, sample_index, ErrorIn, Exported, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::parts::Parts;
-use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
-use super::{argmax, sample_index, Learner, Losses, Policy, Transition};
 use crate::error::failed;
 use env::config::{ActionKind, ConfigError, Scenario, World};
 use env::rng::{stream, unit};
@@ -303,12 +301,12 @@ impl Learner for Hedge {
         }
     }
 
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         let per = self.states * self.levels.len();
         Ok(self.logw[agent * per..(agent + 1) * per].iter().map(|&w| w as f32).collect())
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
         let dims = [self.n, self.states, self.levels.len()].map(|x| x as u64);
         Ok(Parts::default()
             .add_u64("hedge/dims", &dims)
@@ -316,7 +314,7 @@ impl Learner for Hedge {
             .into_bytes())
     }
 
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         let parts = Parts::read(bytes, &["hedge/dims", "hedge/logw"]).map_err(failed)?;
         let dims = Parts::u64s(parts[0], "hedge/dims").map_err(failed)?;
         let ours = [self.n, self.states, self.levels.len()].map(|x| x as u64);

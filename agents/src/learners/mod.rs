@@ -3,8 +3,9 @@
 //! learners batch them), but every agent's parameters and state are its own unless a learner
 //! says it shares them (PPO's `share`).
 //!
-//! - [`registry`]: the one list of learner kinds, each with its config section
-//!   ([`registry::LearnerConfig`]: checks, construction, what it reads and how it exports).
+//! - [`base`]: [`Learner`], [`Transition`], [`Losses`], and [`LearnerConfig`] (what a learner's
+//!   config section tells the harness: checks, construction, what it reads, how it exports).
+//! - [`registry`]: the one list of learner kinds, each with its config section.
 //! - The learners: [`fixed`], [`uniform`], [`hedge`], [`actor_critic`], [`ppo`];
 //!   [`difference`] pays any of them difference rewards.
 //! - Their parts: [`nets`] (the stacked actor and critic networks both burn learners use),
@@ -14,6 +15,7 @@
 //! Nothing here does file I/O: the trainer (`train`) saves and loads the bytes.
 
 pub mod actor_critic;
+pub mod base;
 pub mod difference;
 pub mod fixed;
 pub mod fused_adamw;
@@ -25,212 +27,6 @@ pub mod registry;
 pub mod uniform;
 pub mod wrap;
 
-pub use registry::{Init, LearnerConfig, LearnerKind, LearnerReward, LearnerSection};
+pub use base::*;
+pub use registry::{LearnerKind, LearnerReward, LearnerSection};
 pub use wrap::OnlineLearning;
-
-/// Documented limits of the learners, checked before anything of that size is allocated.
-pub mod limits {
-    /// Hidden layer width of the actor or critic.
-    pub const MAX_HIDDEN: usize = 16_384;
-    /// Hedge weights in all (agents x budget states x levels).
-    pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
-    /// A central critic's first-layer weights over all agents (n x n x features x width).
-    pub const MAX_CENTRAL_CRITIC: usize = 200_000_000;
-}
-
-/// Which observation features a learner reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Features {
-    /// SPEC 4's state: the budget share and the agent's m utilities.
-    Spec,
-    /// The whole observation (adds backlog over arrival rate, and the configured extras).
-    All,
-}
-
-use env::world::Observations;
-use scheduler::{Allocation, RoundInput};
-use serde::{Deserialize, Serialize};
-
-/// One round as a learner sees it.
-pub struct Transition<'a> {
-    /// Observations the actions were taken on.
-    pub obs: Observations<'a>,
-    /// Budgets at the start of the round.
-    pub budgets: &'a [f64],
-    /// Level index each agent chose.
-    pub actions: &'a [usize],
-    /// Rewards of the round.
-    pub rewards: &'a [f64],
-    /// Observations of the next round.
-    pub next_obs: Observations<'a>,
-    /// Budgets at the start of the next round.
-    pub next_budgets: &'a [f64],
-    /// Whether the episode ended with this round.
-    pub done: bool,
-    /// The round input the mechanism saw (for counterfactual re-runs).
-    pub input: &'a RoundInput,
-    /// The bids at factor 1 of that round (auctions; empty otherwise): with
-    /// `env::world::play`, a counterfactual bid factor's bids.
-    pub bid_values: &'a [f64],
-    /// The allocation it made.
-    pub allocation: &'a Allocation,
-}
-
-impl<'a> Transition<'a> {
-    /// The round `env` just played, from the observations and budgets the actions were taken
-    /// on.
-    pub fn played(env: &'a env::world::ClusterEnv, obs: Observations<'a>, budgets: &'a [f64], actions: &'a [usize]) -> Self {
-        Transition {
-            obs,
-            budgets,
-            actions,
-            rewards: env.last_rewards(),
-            next_obs: env.observations(),
-            next_budgets: env.budgets(),
-            done: env.agents().is_empty(),
-            input: env.last_input(),
-            bid_values: env.last_bid_values(),
-            allocation: env.last_allocation(),
-        }
-    }
-}
-
-/// Training statistics of one round (means over agents), summed into episode logs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Losses {
-    /// Actor (policy-gradient) loss.
-    pub actor: f64,
-    /// Critic (squared TD error) loss.
-    pub critic: f64,
-    /// Policy entropy (nats).
-    pub entropy: f64,
-    /// Hedge: the spread (max - min) of an agent's counterfactual rewards over the levels, the
-    /// signal its update scales to [0, 1]; 0 when every level would have paid the same (the
-    /// round taught nothing). 0 for other learners.
-    pub reward_spread: f64,
-    /// The round did no update (PPO between its updates): the episode's means leave it out.
-    #[serde(default, skip_serializing)]
-    pub skipped: bool,
-}
-
-pub use env::policy::{Fixed, Policy};
-
-impl Losses {
-    /// The mean of the rounds that updated (a round with `skipped` set is left out); `skipped`
-    /// when none did. The one average of losses: over environment copies, and over an
-    /// episode's rounds.
-    pub fn mean(losses: &[Losses]) -> Losses {
-        let updated: Vec<&Losses> = losses.iter().filter(|l| !l.skipped).collect();
-        if updated.is_empty() {
-            return Losses {
-                skipped: true,
-                ..Losses::default()
-            };
-        }
-        let k = updated.len() as f64;
-        let sum = |f: fn(&Losses) -> f64| updated.iter().map(|l| f(l)).sum::<f64>() / k;
-        Losses {
-            actor: sum(|l| l.actor),
-            critic: sum(|l| l.critic),
-            entropy: sum(|l| l.entropy),
-            reward_spread: sum(|l| l.reward_spread),
-            skipped: false,
-        }
-    }
-}
-
-/// Updating: learn from one round.
-pub trait Learner: Policy {
-    /// Update every agent from the round it just played.
-    fn learn(&mut self, t: &Transition<'_>) -> Losses;
-
-    /// Act in K environment copies at once (`train.envs`): `obs[k]` and `budgets[k]` in,
-    /// `actions[k]` out, sampled. Default: one `act` per copy, in order; the batched learners
-    /// do one forward pass for all copies and draw in the same order, so both agree.
-    fn act_many(&mut self, obs: &[Observations<'_>], budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
-        for (k, a) in actions.iter_mut().enumerate() {
-            self.act(obs[k], budgets[k], false, a);
-        }
-    }
-
-    /// Learn from one round of K environment copies. Default: `learn` from each in order,
-    /// the losses averaged over the copies that updated.
-    fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
-        let losses: Vec<Losses> = ts.iter().map(|t| self.learn(t)).collect();
-        Losses::mean(&losses)
-    }
-
-    /// Everything needed to continue training: parameters, optimizer state, weights.
-    fn save(&self) -> crate::Result<Vec<u8>>;
-
-    /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()>;
-
-    /// Agent i's policy as the numbers an exported agent carries (`agents::export::runtime` layout):
-    /// actor-critic `W1 [1+m, h], b1 [h], W2 [h, K], b2 [K]`; Hedge log-weights `[states, K]`;
-    /// nothing for a fixed threshold.
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>>;
-}
-
-/// Index of the largest value (ties: the lowest index).
-pub fn argmax(xs: impl IntoIterator<Item = f64>) -> usize {
-    let mut best = (0, f64::NEG_INFINITY);
-    for (k, x) in xs.into_iter().enumerate() {
-        if x > best.1 {
-            best = (k, x);
-        }
-    }
-    best.0
-}
-
-/// Sample an index from unnormalised weights with one uniform `u` in [0, 1).
-pub fn sample_index(weights: &[f64], u: f64) -> usize {
-    let total: f64 = weights.iter().sum();
-    let mut x = u * total;
-    for (k, &w) in weights.iter().enumerate() {
-        if x < w {
-            return k;
-        }
-        x -= w;
-    }
-    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
-}
-
-/// Helpers of the learners' unit tests.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::*;
-
-    /// Feed `learner` one round: observations `obs` then `next` (`dim` features per agent),
-    /// `actions` and `rewards`, with zero budgets and an empty mechanism record (the learners
-    /// these tests train do not read them).
-    pub fn learn_round(learner: &mut dyn Learner, dim: usize, obs: &[f32], next: &[f32], actions: &[usize], rewards: &[f64]) -> Losses {
-        let budgets = vec![0.0; actions.len()];
-        learner.learn(&Transition {
-            bid_values: &[],
-            obs: Observations { data: obs, dim },
-            budgets: &budgets,
-            actions,
-            rewards,
-            next_obs: Observations { data: next, dim },
-            next_budgets: &budgets,
-            done: false,
-            input: &RoundInput::from_utilities(&[vec![0.0]]),
-            allocation: &Allocation::default(),
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sampling_and_argmax_by_hand() {
-        assert_eq!(sample_index(&[1.0, 3.0], 0.2), 0);
-        assert_eq!(sample_index(&[1.0, 3.0], 0.3), 1);
-        assert_eq!(sample_index(&[0.0, 2.0, 0.0], 0.999), 1);
-        assert_eq!(argmax([0.1, 0.7, 0.7]), 1);
-    }
-}

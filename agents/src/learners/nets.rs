@@ -13,9 +13,9 @@
 //! `/critic_optimizer`: the layout checkpoints have always had).
 
 use crate::error::failed;
+use crate::learners::base::{argmax, sample_index};
 use crate::learners::fused_adamw::FusedAdamW;
 use crate::learners::parts::Parts;
-use crate::learners::{argmax, sample_index};
 use burn::module::{Module, Param};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::store::ModuleRecord;
@@ -190,7 +190,7 @@ impl Actors {
     }
 
     /// Agent `agent`'s weights in the exported order (w1, b1, w2, b2; each row-major).
-    pub(crate) fn export(&self, n: usize, agent: usize) -> crate::Result<Vec<f32>> {
+    pub(crate) fn export(&self, n: usize, agent: usize) -> crate::error::Result<Vec<f32>> {
         let mut out = Vec::new();
         for p in [&self.w1, &self.b1, &self.w2, &self.b2] {
             let data = p.val().into_data();
@@ -294,14 +294,14 @@ impl<M: Module> Net<M> {
     }
 
     /// The stack's weights and the optimizer's state as two byte records.
-    fn save(&self, what: &str) -> crate::Result<(Bytes, Bytes)> {
+    fn save(&self, what: &str) -> crate::error::Result<(Bytes, Bytes)> {
         let saving = |e| failed(format!("saving the {what}: {e:?}"));
         let weights = self.get().clone().into_record().into_bytes().map_err(saving)?;
         Ok((weights, self.opt.into_bytes().map_err(saving)?))
     }
 
     /// Restore from [`Net::save`]'s records (the optimizer keeps its weight decay).
-    fn load(&mut self, weights: &[u8], opt: &[u8], what: &str, weight_decay: f64) -> crate::Result<()> {
+    fn load(&mut self, weights: &[u8], opt: &[u8], what: &str, weight_decay: f64) -> crate::error::Result<()> {
         let record =
             ModuleRecord::from_bytes(Bytes::from_bytes_vec(weights.to_vec())).map_err(|e| failed(format!("{what} weights: {e:?}")))?;
         // On a clone (its tensors are shared, not copied): a refused record leaves the net as
@@ -347,7 +347,7 @@ impl Nets {
     }
 
     /// [`Nets::parts`] of `prefix`, filled: dims, then both stacks and both optimizers.
-    pub fn save(&self, prefix: &str) -> crate::Result<Parts> {
+    pub fn save(&self, prefix: &str) -> crate::error::Result<Parts> {
         let names = Self::parts(prefix);
         let (actors, opt_actor) = self.actors.save("actor")?;
         let (critics, opt_critic) = self.critics.save("critic")?;
@@ -361,7 +361,7 @@ impl Nets {
 
     /// Restore from the first five `parts` ([`Nets::parts`]); `who` names the learner in the
     /// error when the state is for another shape.
-    pub fn load(&mut self, parts: &[&[u8]], prefix: &str, who: &str) -> crate::Result<()> {
+    pub fn load(&mut self, parts: &[&[u8]], prefix: &str, who: &str) -> crate::error::Result<()> {
         let names = Self::parts(prefix);
         let dims = Parts::u64s(parts[0], &names[0]).map_err(failed)?;
         let ours = self.shape.dims();

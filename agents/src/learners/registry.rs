@@ -8,89 +8,10 @@
 //! the dispatch from a kind to its section. Adding a learner is one file (its config and its
 //! learner) and one line here; `agents/README.md` has the recipe.
 
+use super::base::{ErrorIn, Init, Learner, LearnerConfig};
 use super::difference::Difference;
-use super::{Features, Learner};
 use env::config::{ConfigError, Scenario};
-use env::rng::{names, stream_seed};
 use serde::{Deserialize, Serialize};
-
-/// The error constructor of config checks: `err(key, problem)` names the file too.
-pub type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
-
-/// What a learner population is built for.
-#[derive(Clone, Copy, Debug)]
-pub struct Init<'a> {
-    /// The scenario the agents act in.
-    pub scenario: &'a Scenario,
-    /// Training episodes planned (PPO anneals its learning rate over them).
-    pub episodes: u64,
-    /// The seed of the learners' initial parameters.
-    pub seed: u64,
-}
-
-impl<'a> Init<'a> {
-    /// For `episodes` episodes of `scenario`, parameters drawn from its root seed's `init`
-    /// stream.
-    pub fn new(scenario: &'a Scenario, episodes: u64) -> Self {
-        Self {
-            scenario,
-            episodes,
-            seed: stream_seed(scenario.file.seed, names::INIT, 0),
-        }
-    }
-
-    /// The agents' observation length in the scenario, and how many features a learner that
-    /// reads `features` takes from it.
-    pub fn inputs(&self, features: Features) -> (usize, usize) {
-        let obs = env::world::observation_dim(self.scenario);
-        let used = match features {
-            Features::Spec => env::world::spec_features(self.scenario.m()),
-            Features::All => obs,
-        };
-        (obs, used)
-    }
-}
-
-/// How a learner's policies run in an exported agent (`export::runtime`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exported {
-    /// An actor network, one tanh hidden layer of `hidden` units over what it reads.
-    Actor {
-        /// Hidden units.
-        hidden: usize,
-    },
-    /// Hedge's log-weights per budget state.
-    Table,
-    /// One level for every observation.
-    Constant {
-        /// The level index.
-        level: usize,
-    },
-}
-
-/// What every learner kind's config section tells the harness.
-pub trait LearnerConfig {
-    /// Check this section against the scenario; `chosen` says whether it is the run's learner
-    /// (checks that only matter for the learner that runs, such as a table's size, apply then).
-    /// Errors name `learner.<kind>.<key>`.
-    fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError>;
-
-    /// A fresh learner population.
-    fn init(&self, run: &Init<'_>) -> Box<dyn Learner>;
-
-    /// The observation features its policies read.
-    fn features(&self) -> Features {
-        Features::Spec
-    }
-
-    /// How its policies export.
-    fn exported(&self, sc: &Scenario) -> Exported;
-
-    /// Whether it learns from the rewards it is given (so difference rewards can pay it).
-    fn learns_from_rewards(&self) -> bool {
-        false
-    }
-}
 
 /// What the learners are paid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,9 +6,8 @@
 //! It is also the worked example of `agents/README.md`'s recipe for adding a learner: this file
 //! and one line in [`super::registry`].
 
+use super::base::{ErrorIn, Exported, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::parts::Parts;
-use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
-use super::{Learner, Losses, Policy, Transition};
 use crate::error::failed;
 use env::config::{ConfigError, Scenario};
 use env::rng::{names, stream, unit};
@@ -88,13 +87,13 @@ impl Learner for Uniform {
         }
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
         Ok(Parts::default()
             .add_u64("uniform/dims", &[self.n as u64, self.k as u64])
             .into_bytes())
     }
 
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         let parts = Parts::read(bytes, &["uniform/dims"]).map_err(failed)?;
         let dims = Parts::u64s(parts[0], "uniform/dims").map_err(failed)?;
         let ours = [self.n as u64, self.k as u64];
@@ -107,7 +106,7 @@ impl Learner for Uniform {
     }
 
     /// The zero actor of [`UniformConfig::exported`]: `W1 [1 + m, 1], b1 [1], W2 [1, k], b2 [k]`.
-    fn export_weights(&self, _agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, _agent: usize) -> crate::error::Result<Vec<f32>> {
         let d = env::world::spec_features(self.m);
         Ok(vec![0.0; d + 1 + 2 * self.k])
     }

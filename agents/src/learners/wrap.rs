@@ -9,7 +9,7 @@
 //! [`OnlineLearning`] is not a wrapper but an adapter: a policy that keeps learning while it is
 //! evaluated.
 
-use super::{Learner, Losses, Policy, Transition};
+use super::base::{Learner, Losses, Policy, Transition};
 use env::world::{ClusterEnv, Observations};
 use std::ops::DerefMut;
 
@@ -130,17 +130,17 @@ pub trait LearnerLayer: Send {
     }
 
     /// See [`Learner::save`].
-    fn save(&self, inner: &dyn Learner) -> crate::Result<Vec<u8>> {
+    fn save(&self, inner: &dyn Learner) -> crate::error::Result<Vec<u8>> {
         inner.save()
     }
 
     /// See [`Learner::load`].
-    fn load(&mut self, inner: &mut dyn Learner, bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, inner: &mut dyn Learner, bytes: &[u8]) -> crate::error::Result<()> {
         inner.load(bytes)
     }
 
     /// See [`Learner::export_weights`].
-    fn export_weights(&self, inner: &dyn Learner, agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, inner: &dyn Learner, agent: usize) -> crate::error::Result<Vec<f32>> {
         inner.export_weights(agent)
     }
 }
@@ -195,15 +195,15 @@ impl<'a, L: LearnerLayer, I: DerefMut<Target = dyn Learner + 'a> + Send> Learner
         self.layer.learn_many(&mut *self.inner, ts)
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
         self.layer.save(&*self.inner)
     }
 
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         self.layer.load(&mut *self.inner, bytes)
     }
 
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         self.layer.export_weights(&*self.inner, agent)
     }
 }
@@ -293,13 +293,13 @@ mod tests {
             self.learned += 1;
             Losses::default()
         }
-        fn save(&self) -> crate::Result<Vec<u8>> {
+        fn save(&self) -> crate::error::Result<Vec<u8>> {
             Ok(vec![self.learned as u8])
         }
-        fn load(&mut self, _bytes: &[u8]) -> crate::Result<()> {
+        fn load(&mut self, _bytes: &[u8]) -> crate::error::Result<()> {
             Ok(())
         }
-        fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
+        fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
             Ok(vec![agent as f32])
         }
     }

@@ -171,7 +171,7 @@ pub fn markdown(rows: &[Row]) -> String {
 
 /// The CSV: one row per pair, mean and ci95 columns per figure (welfare, throughput per weight
 /// class, then the comparison's columns by key).
-pub fn csv(rows: &[Row]) -> crate::Result<Vec<u8>> {
+pub fn csv(rows: &[Row]) -> crate::error::Result<Vec<u8>> {
     let weights = classes(rows);
     let mut cols = vec![WELFARE.key.to_string()];
     cols.extend(weights.iter().map(|w| format!("throughput_w{w}")));

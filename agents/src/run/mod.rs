@@ -64,13 +64,13 @@ impl RunDir {
 
     /// A fresh run directory with its writer's lock: `out` if given (it must not hold a run
     /// already), else `runs/<name>-<timestamp>` (with a numeric suffix if that exists).
-    pub fn create(out: Option<&Path>, name: &str) -> crate::Result<RunDir> {
+    pub fn create(out: Option<&Path>, name: &str) -> crate::error::Result<RunDir> {
         let (path, lock) = create(out, name)?;
         Ok(RunDir { path, _lock: Some(lock) })
     }
 
     /// The existing run directory at `path`, with its writer's lock.
-    pub fn open(path: &Path) -> crate::Result<RunDir> {
+    pub fn open(path: &Path) -> crate::error::Result<RunDir> {
         let lock = lock(path)?;
         Ok(RunDir {
             path: path.to_path_buf(),
@@ -140,7 +140,7 @@ pub const MAX_TEXT: u64 = 1 << 24;
 /// Take the writer's lock on run directory `dir` (which must exist), then remove the temporary
 /// files of writes a killed process left behind (`*.tmp`, here and in `checkpoints/`): with the
 /// lock held, no other process can be writing them.
-fn lock(dir: &Path) -> crate::Result<RunLock> {
+fn lock(dir: &Path) -> crate::error::Result<RunLock> {
     let path = dir.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -173,9 +173,9 @@ fn lock(dir: &Path) -> crate::Result<RunLock> {
 }
 
 /// An I/O error that names its file: `PATH: doing: error`. Errors the user can fix (a missing
-/// file, no permission, a full or read-only disk) exit 2 ([`crate::Error::exit_code`]).
-pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> crate::Error {
-    crate::Error::Io {
+/// file, no permission, a full or read-only disk) exit 2 ([`crate::error::Error::exit_code`]).
+pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> crate::error::Error {
+    crate::error::Error::Io {
         path: path.to_path_buf(),
         doing: doing.to_string(),
         source: e,
@@ -184,7 +184,7 @@ pub fn io_error(path: &Path, doing: &str, e: std::io::Error) -> crate::Error {
 
 /// Check that a run name is one plain path component (no `/`, `..` or control characters), so
 /// `--name` cannot place a run outside the output folder.
-pub fn check_name(name: &str) -> crate::Result<()> {
+pub fn check_name(name: &str) -> crate::error::Result<()> {
     let bad = name.is_empty() || name == "." || name == ".." || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
     if bad {
         return Err(crate::error::user(format!(
@@ -196,7 +196,7 @@ pub fn check_name(name: &str) -> crate::Result<()> {
 
 /// Read a regular file of at most `max` bytes, naming it in every error. FIFOs, devices and
 /// directories are refused (reading `/dev/zero` or a FIFO would never end).
-pub fn read_regular(path: &Path, max: u64) -> crate::Result<Vec<u8>> {
+pub fn read_regular(path: &Path, max: u64) -> crate::error::Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| io_error(path, "reading", e))?;
     if !meta.is_file() {
         return Err(crate::error::user(format!(
@@ -215,12 +215,12 @@ pub fn read_regular(path: &Path, max: u64) -> crate::Result<Vec<u8>> {
 }
 
 /// [`read_regular`] for a UTF-8 text file.
-pub fn read_text(path: &Path, max: u64) -> crate::Result<String> {
+pub fn read_text(path: &Path, max: u64) -> crate::error::Result<String> {
     String::from_utf8(read_regular(path, max)?).map_err(|e| crate::error::user(format!("{}: not UTF-8 text ({e})", path.display())))
 }
 
 /// See [`RunDir::create`].
-fn create(out: Option<&Path>, name: &str) -> crate::Result<(PathBuf, RunLock)> {
+fn create(out: Option<&Path>, name: &str) -> crate::error::Result<(PathBuf, RunLock)> {
     check_name(name)?;
     let dir = match out {
         Some(p) => p.to_path_buf(),
@@ -253,7 +253,7 @@ fn create(out: Option<&Path>, name: &str) -> crate::Result<(PathBuf, RunLock)> {
 /// processes finishing one study) never write into each other's temporary file. A target that
 /// exists and is not a regular file (a device such as `/dev/full`, a FIFO, a directory) is
 /// refused: renaming over it would replace it.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.is_file() {
             return Err(crate::error::user(format!(
@@ -286,7 +286,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::Result<()> {
 }
 
 /// A CSV file's bytes: a header row, then records, every field quoted as RFC 4180 needs.
-pub fn csv_bytes(header: &[String], records: &[Vec<String>]) -> crate::Result<Vec<u8>> {
+pub fn csv_bytes(header: &[String], records: &[Vec<String>]) -> crate::error::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let fail = |e: csv::Error| crate::error::failed(format!("writing CSV: {e}"));
     w.write_record(header).map_err(fail)?;
@@ -297,7 +297,7 @@ pub fn csv_bytes(header: &[String], records: &[Vec<String>]) -> crate::Result<Ve
 }
 
 /// Append one line to a JSON-lines file (created if absent).
-pub fn append_line(path: &Path, line: &str) -> crate::Result<()> {
+pub fn append_line(path: &Path, line: &str) -> crate::error::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -23,7 +23,7 @@ pub struct EventWriter {
 impl EventWriter {
     /// Create `logdir` if needed and a new event file in it, named as TensorBoard expects
     /// (`events.out.tfevents.<seconds>.<host>.<pid>.0`).
-    pub fn create(logdir: &Path) -> crate::Result<Self> {
+    pub fn create(logdir: &Path) -> crate::error::Result<Self> {
         if std::fs::symlink_metadata(logdir).is_ok_and(|m| !m.is_dir()) {
             return Err(crate::error::user(format!(
                 "{}: exists and is not a directory (TensorBoard writes its event files there)",
@@ -48,14 +48,14 @@ impl EventWriter {
     }
 
     /// Append one scalar at `step`.
-    pub fn scalar(&mut self, tag: &str, value: f32, step: u64) -> crate::Result<()> {
+    pub fn scalar(&mut self, tag: &str, value: f32, step: u64) -> crate::error::Result<()> {
         self.record(&scalar_event(wall_time(), step, tag, value))
     }
 
     /// Record the run's hyperparameters for TensorBoard's HPARAMS tab (the hparams plugin's
     /// `session_start_info`): every value of `config` (a resolved config), flattened to dotted
     /// keys. The tab's metrics are the run's scalars.
-    pub fn hparams(&mut self, config: &toml::Table, group: &str) -> crate::Result<()> {
+    pub fn hparams(&mut self, config: &toml::Table, group: &str) -> crate::error::Result<()> {
         let mut info = tensorboard_proto::plugin_hparams::SessionStartInfo::new();
         flatten("", &toml::Value::Table(config.clone()), info.mut_hparams());
         info.set_group_name(group.to_string());
@@ -66,7 +66,7 @@ impl EventWriter {
     }
 
     /// Close the HPARAMS session (`session_end_info`), successful or not.
-    pub fn hparams_end(&mut self, success: bool) -> crate::Result<()> {
+    pub fn hparams_end(&mut self, success: bool) -> crate::error::Result<()> {
         let mut info = tensorboard_proto::plugin_hparams::SessionEndInfo::new();
         info.set_status(if success {
             tensorboard_proto::api::Status::STATUS_SUCCESS
@@ -82,7 +82,7 @@ impl EventWriter {
 
     /// An event with one summary value of the hparams plugin, as TensorBoard's own
     /// `hparams.summary` writes it (plugin data in the metadata, an empty float tensor).
-    fn plugin_event(&mut self, tag: &str, data: &tensorboard_proto::plugin_hparams::HParamsPluginData) -> crate::Result<()> {
+    fn plugin_event(&mut self, tag: &str, data: &tensorboard_proto::plugin_hparams::HParamsPluginData) -> crate::error::Result<()> {
         use protobuf::Message;
         use tensorboard_proto::summary::{Summary, SummaryMetadata, Summary_Value};
         let encode = |m: &dyn Message| m.write_to_bytes().map_err(|e| crate::error::failed(format!("encoding {tag}: {e}")));
@@ -107,11 +107,11 @@ impl EventWriter {
     }
 
     /// Push buffered events to the file.
-    pub fn flush(&mut self) -> crate::Result<()> {
+    pub fn flush(&mut self) -> crate::error::Result<()> {
         self.out.flush().map_err(|e| io_error(&self.path, "writing", e))
     }
 
-    fn record(&mut self, data: &[u8]) -> crate::Result<()> {
+    fn record(&mut self, data: &[u8]) -> crate::error::Result<()> {
         let frame = frame(data);
         self.out.write_all(&frame).map_err(|e| io_error(&self.path, "writing", e))
     }

@@ -107,7 +107,7 @@ fn trial_line(t: &Trial, space: &BTreeMap<String, Dist>, steps: &[(u64, u64, f64
 }
 
 /// Write study `study` at `storage` to `out` as an Optuna journal; returns the trial count.
-pub fn export_optuna(storage: &str, study: &str, out: &Path) -> crate::Result<usize> {
+pub fn export_optuna(storage: &str, study: &str, out: &Path) -> crate::error::Result<usize> {
     let loc = Location::parse(storage)?;
     let (mut st, fingerprint) = Storage::open_existing(&loc, study)?;
     #[derive(serde::Deserialize)]

@@ -83,7 +83,7 @@ struct Ctx {
 }
 
 /// Run (or continue) a study; returns its output directory and the report printed.
-pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
+pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
     let sweep = Sweep::load(&args.config).map_err(|e| user(e.to_string()))?;
     let study = args
         .study
@@ -146,7 +146,7 @@ pub fn execute(args: &SweepSpec) -> crate::Result<Swept> {
     };
     let started = Instant::now();
     update_bar(&ctx, &st.trials()?);
-    std::thread::scope(|s| -> crate::Result<()> {
+    std::thread::scope(|s| -> crate::error::Result<()> {
         let handles: Vec<_> = (0..workers).map(|_| s.spawn(|| worker(&ctx))).collect();
         for h in handles {
             h.join().map_err(|_| crate::error::failed("a sweep worker panicked"))??;
@@ -239,7 +239,7 @@ enum Ending {
     Interrupted(&'static str),
 }
 
-fn worker(ctx: &Ctx) -> crate::Result<()> {
+fn worker(ctx: &Ctx) -> crate::error::Result<()> {
     let fingerprint = ctx.sweep.fingerprint();
     let live = ctx.sweep.liveness();
     let st = Arc::new(Mutex::new(Storage::open(&ctx.db, &ctx.study, &fingerprint, live)?));
@@ -348,13 +348,13 @@ fn with_heartbeat<T>(beat: &mut Storage, number: u64, interval: f64, f: impl FnO
 
 /// Pick a per-episode figure by name (one of [`EpisodeLog::keys`], which the sweep file was
 /// checked against).
-fn intermediate(log: &EpisodeLog, name: &str) -> crate::Result<f64> {
+fn intermediate(log: &EpisodeLog, name: &str) -> crate::error::Result<f64> {
     log.get(name)
         .ok_or_else(|| crate::error::failed(format!("the episode log has no `{name}` (it logs {:?})", EpisodeLog::keys())))
 }
 
 /// Train one trial.
-fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, abandoned: &Arc<AtomicBool>) -> crate::Result<Ending> {
+fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, abandoned: &Arc<AtomicBool>) -> crate::error::Result<Ending> {
     let (number, params) = (claimed.number, &claimed.params);
     let dir = trial_dir(ctx, number);
     if dir.exists() {
@@ -377,7 +377,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     let seen = Mutex::new((Vec::<f64>::new(), f64::INFINITY));
     let storage = Arc::clone(st);
     let gone = Arc::clone(abandoned);
-    let hook = EpisodeHook(Arc::new(move |log: &EpisodeLog| -> crate::Result<bool> {
+    let hook = EpisodeHook(Arc::new(move |log: &EpisodeLog| -> crate::error::Result<bool> {
         if stopping() || gone.load(Ordering::Relaxed) {
             return Ok(true);
         }
@@ -473,7 +473,7 @@ fn cell(v: &Value) -> String {
 }
 
 /// `trials.csv`, `best.toml`, the plots, and the printed report.
-fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
+fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::error::Result<String> {
     let file = &ctx.sweep.file;
     let names: Vec<&String> = file.params.keys().collect();
     let mut header: Vec<String> = ["number", "state", "value", "episodes", "last_intermediate", "seconds"]
@@ -558,7 +558,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::Result<String> {
     Ok(msg)
 }
 
-fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::Result<()> {
+fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::error::Result<()> {
     let file = &ctx.sweep.file;
     let complete: Vec<&Trial> = trials
         .iter()

@@ -19,7 +19,7 @@ pub struct ParamPanel {
 }
 
 /// A sweep's optimization history: each completed trial's objective and the best so far.
-pub fn sweep_history(dir: &Path, points: &[(f64, f64)], maximize: bool, y_desc: &str) -> crate::Result<Vec<String>> {
+pub fn sweep_history(dir: &Path, points: &[(f64, f64)], maximize: bool, y_desc: &str) -> crate::error::Result<Vec<String>> {
     fonts();
     Ok(both!(dir, "history", (960, 620), |root| history_chart(
         root, points, maximize, y_desc
@@ -72,7 +72,7 @@ fn history_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[(f
 }
 
 /// One scatter per parameter: its value against the objective, for the completed trials.
-pub fn sweep_params(dir: &Path, panels: &[ParamPanel], y_desc: &str) -> crate::Result<Vec<String>> {
+pub fn sweep_params(dir: &Path, panels: &[ParamPanel], y_desc: &str) -> crate::error::Result<Vec<String>> {
     fonts();
     let cols = panels.len().clamp(1, 3);
     let rows = panels.len().div_ceil(cols).max(1);

@@ -62,7 +62,7 @@ pub fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<(u64, &'a [u8]), Check
 }
 
 /// Write `latest.ckpt` (and a numbered copy when `keep`) into `dir/checkpoints`, atomically.
-pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> crate::Result<()> {
+pub fn write(dir: &Path, episodes_done: u64, learner: &dyn Learner, keep: bool) -> crate::error::Result<()> {
     let bytes = encode(episodes_done, &learner.save()?);
     let run = run::RunDir::at(dir);
     let ck = run.checkpoints();
@@ -97,7 +97,7 @@ pub fn latest(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Restore `learner` from the checkpoint at `path`; returns the episodes it had done.
-pub fn restore(path: &Path, learner: &mut dyn Learner) -> crate::Result<u64> {
+pub fn restore(path: &Path, learner: &mut dyn Learner) -> crate::error::Result<u64> {
     let bytes = run::read_regular(path, MAX_BYTES)?;
     let (done, state) = decode(path, &bytes)?;
     learner.load(state).map_err(|e| CheckpointError::Learner {

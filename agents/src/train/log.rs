@@ -112,7 +112,7 @@ pub(super) fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64,
 }
 
 /// An episode's scalars into TensorBoard (one step axis: the episode).
-pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> crate::Result<()> {
+pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> crate::error::Result<()> {
     let e = log.episode;
     for f in METRICS {
         if let (Some(tag), Some(v)) = (f.tag, log.get(f.key)) {
@@ -135,12 +135,12 @@ pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeL
 }
 
 /// A JSON file of the run, naming it in every error.
-pub(super) fn read_json(path: &Path) -> crate::Result<serde_json::Value> {
+pub(super) fn read_json(path: &Path) -> crate::error::Result<serde_json::Value> {
     serde_json::from_str(&run::read_text(path, MAX_METRICS_BYTES)?).map_err(|e| user(format!("{}: {e}", path.display())))
 }
 
 /// The last episode line of a metrics file.
-pub(super) fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
+pub(super) fn last_logged(path: &Path) -> crate::error::Result<Option<EpisodeLog>> {
     if !path.exists() {
         return Ok(None);
     }
@@ -154,7 +154,7 @@ pub(super) fn last_logged(path: &Path) -> crate::Result<Option<EpisodeLog>> {
 }
 
 /// The training welfare of a run's logged episodes (`metrics.jsonl`), in episode order.
-pub fn logged_welfare(dir: &Path) -> crate::Result<Vec<f64>> {
+pub fn logged_welfare(dir: &Path) -> crate::error::Result<Vec<f64>> {
     let path = run::RunDir::at(dir).metrics();
     let text = run::read_text(&path, MAX_METRICS_BYTES)?;
     text.lines()
@@ -170,7 +170,7 @@ pub fn logged_welfare(dir: &Path) -> crate::Result<Vec<f64>> {
 
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
 /// a resumed run redoes the rest.
-pub(super) fn truncate_metrics(path: &Path, episodes: u64) -> crate::Result<()> {
+pub(super) fn truncate_metrics(path: &Path, episodes: u64) -> crate::error::Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }

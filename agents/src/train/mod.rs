@@ -34,7 +34,7 @@ use std::time::Instant;
 pub struct EpisodeHook(pub std::sync::Arc<EpisodeFn>);
 
 /// The callback inside an [`EpisodeHook`].
-pub type EpisodeFn = dyn Fn(&EpisodeLog) -> crate::Result<bool> + Send + Sync;
+pub type EpisodeFn = dyn Fn(&EpisodeLog) -> crate::error::Result<bool> + Send + Sync;
 
 impl std::fmt::Debug for EpisodeHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -138,7 +138,7 @@ impl std::fmt::Display for Trained {
 /// Load a run directory's experiment and its learner restored from its latest checkpoint
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
-pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::Result<(Experiment, Box<dyn Learner>, u64)> {
+pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::error::Result<(Experiment, Box<dyn Learner>, u64)> {
     let config = RunDir::at(dir).config();
     if !config.exists() {
         return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
@@ -207,7 +207,7 @@ struct Opened {
 }
 
 /// Open the run `args` asks for; `Err(Ok(trained))` is a resumed run that is already complete.
-fn open(args: &TrainSpec) -> crate::Result<Result<Opened, Trained>> {
+fn open(args: &TrainSpec) -> crate::error::Result<Result<Opened, Trained>> {
     match (&args.resume, &args.config) {
         (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
@@ -267,7 +267,7 @@ fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, usize
 
 /// A training run: open (or resume) the run directory, train episode by episode (log line,
 /// TensorBoard, checkpoint, the hook), then evaluate on held-out seeds and write summary.json.
-pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
+pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
     let Opened {
         mut exp,
         mut learner,
@@ -358,7 +358,7 @@ pub fn execute(args: TrainSpec) -> crate::Result<Trained> {
 
 /// The run's TensorBoard event file, opened with its hyperparameters (every resolved config
 /// value) for the HPARAMS tab.
-fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::Result<crate::run::tb::EventWriter> {
+fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::error::Result<crate::run::tb::EventWriter> {
     let mut tb = crate::run::tb::EventWriter::create(&dir.tb())?;
     let resolved: toml::Table = exp
         .to_toml()
@@ -371,7 +371,7 @@ fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::Result<crate::run::tb::Even
 
 /// The summary's figures as scalars at the last episode (the HPARAMS tab's metrics), and the
 /// end of the hparams session.
-fn close_tb(tb: &mut crate::run::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::Result<()> {
+fn close_tb(tb: &mut crate::run::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::error::Result<()> {
     for (tag, v) in [
         ("summary/eval_welfare", eval.welfare().mean),
         ("summary/eval_jain", eval.figure("jain").mean),

@@ -262,7 +262,7 @@ fn row(sc: &Scenario, policy: &str, mechanism: &str, episodes: Vec<EpisodeMetric
 }
 
 /// Run the analysis.
-pub fn analyze(spec: &AnalyzeSpec) -> crate::Result<Analyzed> {
+pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
     if spec.seeds < 2 || spec.select_seeds < 1 {
         return Err(user("--seeds must be at least 2 (a paired CI) and --select-seeds at least 1"));
     }
@@ -376,7 +376,7 @@ fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[Epi
         .collect()
 }
 
-fn token_scale(ctx: &mut Ctx<'_>, spec: &AnalyzeSpec) -> crate::Result<Vec<TokenPoint>> {
+fn token_scale(ctx: &mut Ctx<'_>, spec: &AnalyzeSpec) -> crate::error::Result<Vec<TokenPoint>> {
     let mut points = Vec::new();
     for &t in &spec.tokens {
         ctx.say(&format!("token scale: T = {t}"));
@@ -411,7 +411,7 @@ fn standing(
     trained: &Scenario,
     learner: &dyn crate::learners::Learner,
     rows: &mut Vec<Row>,
-) -> crate::Result<RunStanding> {
+) -> crate::error::Result<RunStanding> {
     ctx.say("the trained run");
     // The run's learners read the observation it was trained with: its observation-only
     // switches, over this scenario's dynamics.

@@ -176,7 +176,7 @@ pub fn verdict(a: &Analyzed) -> String {
 
 /// Write the analysis's run directory: `config.toml`, `analysis.md`, `headroom.csv`,
 /// `best_responses.csv`, `token_scale.csv`, `rows.csv`, the figures, `summary.json`.
-pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result<PathBuf> {
+pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::error::Result<PathBuf> {
     let dir = crate::run::RunDir::create(out, &format!("analyze-{}", source.stem()))?;
     crate::run::write_atomic(&dir.config(), a.scenario.to_toml().as_bytes())?;
     let figures = figures(dir.path(), a)?;
@@ -274,7 +274,7 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::Result
 /// The analysis figures: every held-out row's welfare minus the best fixed
 /// level's (`headroom`), the best responses per weight class (`best_responses`), and MTF minus
 /// each baseline over the token total (`token_scale`). Returns the file names.
-pub fn figures(dir: &Path, a: &Analyzed) -> crate::Result<Vec<String>> {
+pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
     let mut files = Vec::new();
     let rows = &a.rows;
     files.extend(plots::paired_rows(dir, "headroom", rows)?);

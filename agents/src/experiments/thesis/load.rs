@@ -4,7 +4,7 @@
 use super::*;
 
 /// Fig. 5.2-5.12: welfare vs load per weight setup and arrival variant, with the thesis's claim at its load; returns the w124 Poisson rows at the highest load (for the sharing incentive).
-pub(super) fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<Option<Vec<Row>>> {
+pub(super) fn welfare_vs_load(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::error::Result<Option<Vec<Row>>> {
     let dir = ctx.dir.clone();
     let mut rows_w124_high: Option<Vec<Row>> = None;
     for &(stem, figs, claim, claim_load, _, _) in &SETUPS {
@@ -122,7 +122,7 @@ pub(super) fn claim_text(index: &mut String, claim: &str, load: f64, seeds: usiz
 }
 
 /// Fig. 5.13: welfare vs deadline (w124, load 0.7).
-pub(super) fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
+pub(super) fn deadlines(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::error::Result<()> {
     let dir = ctx.dir.clone();
     ctx.progress("deadlines (w124, load 0.7)");
     let config = cfg.join("w124.toml");

@@ -170,7 +170,7 @@ struct Findings {
 /// Where the thesis configs are: `--configs DIR` when given, else `configs/thesis` in the
 /// current directory, else beside the executable in its checkout (`target/release/mtf` ->
 /// `configs/thesis`). Never the build machine's path: a moved binary looks where it is.
-fn configs(given: Option<&Path>) -> crate::Result<PathBuf> {
+fn configs(given: Option<&Path>) -> crate::error::Result<PathBuf> {
     let mut looked = Vec::new();
     let candidates = match given {
         Some(dir) => vec![dir.to_path_buf()],
@@ -231,7 +231,14 @@ impl Ctx {
         );
     }
 
-    fn compare(&self, config: &Path, policies: &[&str], mechanisms: &[&str], set: &[String], seeds: usize) -> crate::Result<Vec<Row>> {
+    fn compare(
+        &self,
+        config: &Path,
+        policies: &[&str],
+        mechanisms: &[&str],
+        set: &[String],
+        seeds: usize,
+    ) -> crate::error::Result<Vec<Row>> {
         let spec = CompareSpec {
             source: Source::new(config, &self.overrides(set), self.seed),
             policies: policies.iter().map(|s| s.to_string()).collect(),
@@ -245,13 +252,13 @@ impl Ctx {
 
     /// MTF under `mtf_policies`, then every baseline (thresholds only matter to MTF, so the
     /// baselines run once, under an arbitrary fixed level), all on the same seeds.
-    fn mtf_and_baselines(&self, config: &Path, mtf_policies: &[&str], set: &[String], seeds: usize) -> crate::Result<Vec<Row>> {
+    fn mtf_and_baselines(&self, config: &Path, mtf_policies: &[&str], set: &[String], seeds: usize) -> crate::error::Result<Vec<Row>> {
         let mut rows = self.compare(config, mtf_policies, &["mtf"], set, seeds)?;
         rows.extend(self.compare(config, &["fixed:0.5"], &BASELINES, set, seeds)?);
         Ok(rows)
     }
 
-    fn train(&self, config: &Path, set: &[String], name: &str) -> crate::Result<PathBuf> {
+    fn train(&self, config: &Path, set: &[String], name: &str) -> crate::error::Result<PathBuf> {
         let out = self.dir.join("train").join(name);
         let mut set = self.overrides(set);
         set.push(format!("train.episodes={}", self.plan.episodes));
@@ -318,7 +325,7 @@ fn gap_series(labels: &[String], per_x: &[Vec<Row>]) -> Vec<(String, Vec<Stat>)>
 
 /// Regenerate the thesis's chapter 5 (`mtf reproduce thesis`): run every section, write
 /// `index.md` and its figures.
-pub fn reproduce(args: &ReproduceSpec) -> crate::Result<Reproduced> {
+pub fn reproduce(args: &ReproduceSpec) -> crate::error::Result<Reproduced> {
     let plan = if args.quick {
         Plan {
             loads: vec![0.4, 0.6, 0.8],

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Fig. 5.14/5.15: mixed loads per weight class.
-pub(super) fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
+pub(super) fn mixed_loads(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::error::Result<()> {
     let dir = ctx.dir.clone();
     for (stem, fig) in [("mixed-a", "Fig. 5.14"), ("mixed-b", "Fig. 5.15")] {
         ctx.progress(&format!("mixed loads: {stem}"));
@@ -64,7 +64,7 @@ pub(super) fn mixed_text(rows: &[Row]) -> String {
 }
 
 /// Fig. 5.16/5.17: mechanism time per round vs agents and vs accelerators.
-pub(super) fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
+pub(super) fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::error::Result<()> {
     let dir = ctx.dir.clone();
     for (axis, fig) in [("agents", "Fig. 5.16"), ("accelerators", "Fig. 5.17")] {
         ctx.progress(&format!("scheduling overhead vs {axis}"));
@@ -125,7 +125,7 @@ pub(super) fn overhead(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::
 }
 
 /// Fig. 5.18: sharing incentive, from the w124 runs at the highest load.
-pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>, index: &mut String) -> crate::Result<()> {
+pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>, index: &mut String) -> crate::error::Result<()> {
     let dir = ctx.dir.clone();
     ctx.progress("sharing incentive and envy");
     if let Some(rows) = rows_w124_high {
@@ -185,7 +185,7 @@ pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>,
 }
 
 /// Table 5.2: envy with 5 agents and 10 accelerators at load 0.8.
-pub(super) fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
+pub(super) fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::error::Result<()> {
     let config = cfg.join("envy.toml");
     let run = ctx.train(&config, &[], "envy")?;
     let policy = format!("run:{}", run.display());
@@ -225,7 +225,7 @@ pub(super) fn envy(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Resu
 /// stride variant) per weight setup at its claim load, and a deadline sweep: where the
 /// thesis-sized gaps appear, and against which baseline. MTF plays its best fixed level,
 /// picked on the same seeds (an optimistic pick, stated in the text).
-pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::Result<()> {
+pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::error::Result<()> {
     ctx.progress("the thesis-code preset: weight setups x deadlines");
     let config = ctx.configs.join("../thesis-code.toml");
     let _ = writeln!(
@@ -273,7 +273,7 @@ pub(super) fn thesis_code(ctx: &mut Ctx, index: &mut String) -> crate::Result<()
 
 /// `mtf analyze` on w128-mmpp at load 0.8 with the learned run of that scenario: headroom of
 /// simple adaptive policies, best responses, the token scale, and learned vs all of them.
-pub(super) fn analysis(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::Result<()> {
+pub(super) fn analysis(ctx: &mut Ctx, cfg: &Path, index: &mut String) -> crate::error::Result<()> {
     ctx.progress("can learning help: mtf analyze on w128-mmpp at load 0.8");
     let config = cfg.join("w128-mmpp.toml");
     let set = vec!["env.agents.*.load=0.8".to_string()];

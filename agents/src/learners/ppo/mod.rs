@@ -21,11 +21,9 @@
 //! The loss is a sum of per-agent losses that share no parameter, so every agent's update is
 //! its own (the gradient clip is per agent for the same reason).
 
-use super::limits;
+use super::base::{limits, ErrorIn, Exported, Features, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Actors, Critics, Nets, Shape};
 use super::parts::Parts;
-use super::registry::{ErrorIn, Exported, Init, LearnerConfig};
-use super::{Features, Learner, Losses, Policy, Transition};
 use crate::error::failed;
 use burn::module::Module;
 use burn::optim::GradientsParams;
@@ -593,15 +591,15 @@ impl Learner for Ppo {
         }
     }
 
-    fn export_weights(&self, agent: usize) -> crate::Result<Vec<f32>> {
+    fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         self.per_agent(&self.nets.actors.get().valid()).export(self.nets.shape.n, agent)
     }
 
-    fn save(&self) -> crate::Result<Vec<u8>> {
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
         Ok(self.nets.save(PREFIX)?.add_u64(UPDATES, &[self.updates]).into_bytes())
     }
 
-    fn load(&mut self, bytes: &[u8]) -> crate::Result<()> {
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         let names = Nets::parts(PREFIX);
         let mut wanted: Vec<&str> = names.iter().map(String::as_str).collect();
         wanted.push(UPDATES);

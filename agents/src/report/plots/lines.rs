@@ -16,7 +16,7 @@ pub fn lines(
     xs: &[f64],
     log_x: bool,
     series: &[(String, Vec<env::eval::Stat>)],
-) -> crate::Result<Vec<String>> {
+) -> crate::error::Result<Vec<String>> {
     fonts();
     let xs: Vec<f64> = if log_x {
         xs.iter().map(|x| x.log10()).collect()

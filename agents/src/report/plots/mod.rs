@@ -68,7 +68,7 @@ pub(crate) use both;
 
 /// Keep the leading spaces that push rotated labels below the axis ([`row_axis`]): SVG
 /// collapses whitespace unless told otherwise.
-pub(crate) fn preserve_spaces(svg: &Path) -> crate::Result<()> {
+pub(crate) fn preserve_spaces(svg: &Path) -> crate::error::Result<()> {
     let text = crate::run::read_text(svg, crate::run::MAX_TEXT)?;
     crate::run::write_atomic(svg, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
 }

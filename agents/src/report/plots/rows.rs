@@ -357,7 +357,7 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], t
 }
 
 /// Every comparison figure into `dir`; returns the file names.
-pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
+pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>> {
     fonts();
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -394,7 +394,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::Result<Vec<String>> {
 }
 
 /// The paired-difference figure of `rows` (each row's welfare minus the baseline's) as `name`.
-pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::Result<Vec<String>> {
+pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result<Vec<String>> {
     fonts();
     let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) else {
         return Ok(Vec::new());
@@ -413,7 +413,7 @@ pub fn per_row_values(
     title: &str,
     y_desc: &str,
     stats: &[(Stat, usize)],
-) -> crate::Result<Vec<String>> {
+) -> crate::error::Result<Vec<String>> {
     fonts();
     let stats: Vec<(Stat, RGBColor)> = stats.iter().map(|&(s, k)| (s, PALETTE[k % PALETTE.len()])).collect();
     Ok(both!(dir, name, row_figure(names), |root| per_row(

@@ -17,7 +17,7 @@ pub enum Location {
 
 impl Location {
     /// Read `--storage`; errors are one line naming the value.
-    pub fn parse(s: &str) -> crate::Result<Location> {
+    pub fn parse(s: &str) -> crate::error::Result<Location> {
         if s.starts_with("postgresql://") || s.starts_with("postgres://") {
             let rest = s.split_once("://").map(|x| x.1).unwrap_or("");
             let (auth_host, db) = rest.split_once('/').unwrap_or((rest, ""));
@@ -81,18 +81,18 @@ pub enum Val {
 }
 
 impl Val {
-    fn bad(&self, want: &str) -> crate::Error {
+    fn bad(&self, want: &str) -> crate::error::Error {
         crate::error::failed(format!("the study database returned {self:?} where {want} was expected"))
     }
     /// An integer column.
-    pub fn int(&self) -> crate::Result<i64> {
+    pub fn int(&self) -> crate::error::Result<i64> {
         match self {
             Val::Int(i) => Ok(*i),
             _ => Err(self.bad("an integer")),
         }
     }
     /// A float column (integers widen).
-    pub fn real(&self) -> crate::Result<f64> {
+    pub fn real(&self) -> crate::error::Result<f64> {
         match self {
             Val::Real(x) => Ok(*x),
             Val::Int(i) => Ok(*i as f64),
@@ -100,14 +100,14 @@ impl Val {
         }
     }
     /// A text column.
-    pub fn text(&self) -> crate::Result<String> {
+    pub fn text(&self) -> crate::error::Result<String> {
         match self {
             Val::Text(s) => Ok(s.clone()),
             _ => Err(self.bad("text")),
         }
     }
     /// A nullable column.
-    pub fn opt<T>(&self, f: impl Fn(&Val) -> crate::Result<T>) -> crate::Result<Option<T>> {
+    pub fn opt<T>(&self, f: impl Fn(&Val) -> crate::error::Result<T>) -> crate::error::Result<Option<T>> {
         match self {
             Val::Null => Ok(None),
             v => f(v).map(Some),
@@ -305,12 +305,12 @@ impl From<postgres::Error> for DbError {
 }
 
 /// A [`DbError`] as the library's error, naming the database and what was being done.
-pub fn named(loc: &Location, doing: &str, e: DbError) -> crate::Error {
+pub fn named(loc: &Location, doing: &str, e: DbError) -> crate::error::Error {
     let (problem, user) = match e {
         DbError::User(m) => (m, true),
         DbError::Busy(m) | DbError::Other(m) => (m, false),
     };
-    crate::Error::Study {
+    crate::error::Error::Study {
         db: loc.name(),
         doing: doing.to_string(),
         problem,

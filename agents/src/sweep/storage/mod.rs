@@ -258,7 +258,7 @@ impl Storage {
     /// Open (creating if needed) `study` at `loc`. A study that exists with another
     /// fingerprint (search space, objective) is an error, as is a database of another schema
     /// version; SQLite on a network filesystem is refused.
-    pub fn open(loc: &Location, study: &str, fingerprint: &str, live: Liveness) -> crate::Result<Storage> {
+    pub fn open(loc: &Location, study: &str, fingerprint: &str, live: Liveness) -> crate::error::Result<Storage> {
         if let Location::Sqlite(path) = loc {
             let dir = path
                 .parent()
@@ -360,7 +360,7 @@ impl Storage {
 
     /// Open a study that exists, for reading; returns it with its fingerprint. Nothing is
     /// created: a missing database or study is an error naming it.
-    pub fn open_existing(loc: &Location, study: &str) -> crate::Result<(Storage, String)> {
+    pub fn open_existing(loc: &Location, study: &str) -> crate::error::Result<(Storage, String)> {
         if let Location::Sqlite(path) = loc {
             if !path.is_file() {
                 return Err(crate::error::user(format!("{}: no such study database", path.display())));
@@ -379,7 +379,7 @@ impl Storage {
     }
 
     /// Every intermediate value of the study: (trial number, step, value), in order.
-    pub fn steps(&mut self) -> crate::Result<Vec<(u64, u64, f64)>> {
+    pub fn steps(&mut self) -> crate::error::Result<Vec<(u64, u64, f64)>> {
         let rows = self.read(
             "SELECT number, step, value FROM steps WHERE study = ?1 ORDER BY number, step",
             &[self.study.as_str().into()],
@@ -403,7 +403,7 @@ impl Storage {
         target: usize,
         run_dir: impl Fn(u64) -> String,
         propose: impl Fn(&ClaimContext) -> Option<BTreeMap<String, Value>>,
-    ) -> crate::Result<Option<Claimed>> {
+    ) -> crate::error::Result<Option<Claimed>> {
         let (study, grace, pg) = (self.study.as_str(), self.live.grace, self.db.is_postgres());
         let (host, pid) = (host(), i64::from(std::process::id()));
         let loc = &self.loc;
@@ -483,7 +483,7 @@ impl Storage {
 
     /// Record that trial `number` is alive (the database's clock). False when it is no longer
     /// running (declared stale, or finished).
-    pub fn heartbeat(&mut self, number: u64) -> crate::Result<bool> {
+    pub fn heartbeat(&mut self, number: u64) -> crate::error::Result<bool> {
         let study = self.study.as_str();
         let n = retrying(&mut self.db, |tx| {
             tx.exec(
@@ -496,7 +496,7 @@ impl Storage {
     }
 
     /// Record a trial's intermediate value at `step` (episodes done); a heartbeat too.
-    pub fn report(&mut self, number: u64, step: u64, value: f64) -> crate::Result<()> {
+    pub fn report(&mut self, number: u64, step: u64, value: f64) -> crate::error::Result<()> {
         let study = self.study.as_str();
         retrying(&mut self.db, |tx| {
             tx.exec(
@@ -513,12 +513,12 @@ impl Storage {
         Ok(())
     }
 
-    fn read(&mut self, sql: &str, params: &[Val]) -> crate::Result<Vec<Vec<Val>>> {
+    fn read(&mut self, sql: &str, params: &[Val]) -> crate::error::Result<Vec<Vec<Val>>> {
         self.db.query(sql, params).map_err(|e| named(&self.loc, "reading", e))
     }
 
     /// Every trial's intermediate value at `step`, by state filter (`None`: all states).
-    pub fn values_at(&mut self, step: u64, state: Option<TrialState>) -> crate::Result<Vec<f64>> {
+    pub fn values_at(&mut self, step: u64, state: Option<TrialState>) -> crate::error::Result<Vec<f64>> {
         let rows = self.read(
             "SELECT s.value FROM steps s JOIN trials t ON t.study = s.study AND t.number = s.number
              WHERE s.study = ?1 AND s.step = ?2 AND (t.state = ?3 OR ?4 = 1)",
@@ -533,7 +533,7 @@ impl Storage {
     }
 
     /// Completed trials so far.
-    pub fn completed(&mut self) -> crate::Result<usize> {
+    pub fn completed(&mut self) -> crate::error::Result<usize> {
         let rows = self.read(
             "SELECT COUNT(*) FROM trials WHERE study = ?1 AND state = 'complete'",
             &[self.study.as_str().into()],
@@ -543,7 +543,7 @@ impl Storage {
 
     /// Close a running trial; false (and nothing written) when it is no longer running: it
     /// was declared stale meanwhile and re-queued, so its outcome is not recorded twice.
-    pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> crate::Result<bool> {
+    pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> crate::error::Result<bool> {
         let study = self.study.as_str();
         let n = retrying(&mut self.db, |tx| {
             tx.exec(
@@ -557,7 +557,7 @@ impl Storage {
     }
 
     /// Every trial of the study, by number.
-    pub fn trials(&mut self) -> crate::Result<Vec<Trial>> {
+    pub fn trials(&mut self) -> crate::error::Result<Vec<Trial>> {
         let rows = self.read(
             "SELECT number, state, params, value, error, run_dir, started, finished,
                     (SELECT step FROM steps s WHERE s.study = t.study AND s.number = t.number ORDER BY step DESC LIMIT 1),
