@@ -251,9 +251,7 @@ impl Policy for AgentProcesses {
                         .get(key)
                         .and_then(serde_json::Value::as_f64)
                         .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
-                    self.levels
-                        .iter()
-                        .position(|&l| (l - t).abs() < 1e-9)
+                    env::config::level_index(&self.levels, t)
                         .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))
                 });
             match level {
