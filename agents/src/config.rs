@@ -17,6 +17,8 @@ pub mod limits {
     pub const MAX_THREADS: usize = 1_024;
     /// Environment copies per training run (`train.envs`).
     pub const MAX_ENVS: usize = 1024;
+    /// Training replicates of one run group (`train.replicates`).
+    pub const MAX_REPLICATES: usize = 1000;
 }
 
 /// `[train]`.
@@ -34,6 +36,14 @@ pub struct TrainSection {
     /// Environment copies stepped in parallel every round (rollout workers); the learner acts
     /// for all of them in one batched pass and learns from all their rounds.
     pub envs: usize,
+    /// Training replicates: independent training seeds of this experiment, trained as one run
+    /// group (`<group>/replicate-K/`, each an ordinary run) and reported across replicates.
+    pub replicates: usize,
+    /// This run's index among its group's replicates: its training seed (episodes, sampling,
+    /// initial parameters) is the root seed's `replicate` stream K, and replicate 0's is the root
+    /// seed itself. Held-out evaluation seeds come from the root seed for every replicate, so
+    /// replicates and baselines compare on the same arrivals.
+    pub replicate: u64,
 }
 
 impl Default for TrainSection {
@@ -44,6 +54,8 @@ impl Default for TrainSection {
             eval_seeds: 8,
             threads: 2,
             envs: 1,
+            replicates: 1,
+            replicate: 0,
         }
     }
 }
@@ -180,9 +192,21 @@ impl Experiment {
         })
     }
 
-    /// The run's learner population, fresh ([`LearnerSection::build`]).
+    /// The run's learner population, fresh ([`LearnerSection::build`]), its parameters drawn
+    /// from the training seed.
     pub fn build_learner(&self) -> Box<dyn crate::learners::Learner> {
-        self.learner.build(&crate::learners::Init::new(&self.scenario, self.train.episodes))
+        self.learner
+            .build(&crate::learners::Init::new(&self.scenario, self.train.episodes).with_root(self.training_seed()))
+    }
+
+    /// The seed of the run's training (its episodes, the learners' sampling and initial
+    /// parameters): the root seed for replicate 0, the root seed's `replicate` stream otherwise.
+    pub fn training_seed(&self) -> u64 {
+        let root = self.scenario.file.seed;
+        match self.train.replicate {
+            0 => root,
+            k => env::rng::stream_seed(root, env::rng::names::REPLICATE, k),
+        }
     }
 
     /// The resolved experiment as TOML: enough to rerun.
@@ -206,6 +230,12 @@ fn check_train(err: &ErrorIn<'_>, t: &TrainSection) -> Result<(), ConfigError> {
     }
     if t.checkpoint_every == 0 {
         return Err(err("train.checkpoint_every", "must be at least 1".into()));
+    }
+    if !(1..=limits::MAX_REPLICATES).contains(&t.replicates) {
+        return Err(err(
+            "train.replicates",
+            format!("must be in [1, {}], got {}", limits::MAX_REPLICATES, t.replicates),
+        ));
     }
     if !(1..=limits::MAX_ENVS).contains(&t.envs) {
         return Err(err("train.envs", format!("must be in [1, {}], got {}", limits::MAX_ENVS, t.envs)));

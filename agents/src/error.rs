@@ -27,6 +27,15 @@ pub enum Error {
         /// What the system said.
         source: std::io::Error,
     },
+    /// A run directory is not what the command needs (not a run, held by another writer,
+    /// already holding a run, without a checkpoint).
+    #[error("{}: {problem}", path.display())]
+    Run {
+        /// The run directory (or the file in it at fault).
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
     /// A policy spec names nothing usable.
     #[error("policy {spec}: {problem}")]
     Policy {
@@ -103,7 +112,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         use std::io::ErrorKind as K;
         match self {
-            Error::User(_) | Error::Config(_) | Error::Checkpoint(_) | Error::Policy { .. } => 2,
+            Error::User(_) | Error::Config(_) | Error::Checkpoint(_) | Error::Policy { .. } | Error::Run { .. } => 2,
             // A missing file, no permission, a full or read-only disk: the user's to fix.
             Error::Io { source, .. } => match source.kind() {
                 K::NotFound
@@ -136,6 +145,14 @@ pub fn user(msg: impl Into<String>) -> Error {
 pub fn policy(spec: &str, problem: impl Into<String>) -> Error {
     Error::Policy {
         spec: spec.to_string(),
+        problem: problem.into(),
+    }
+}
+
+/// A run directory's error (exit 2).
+pub fn run_dir(path: &std::path::Path, problem: impl Into<String>) -> Error {
+    Error::Run {
+        path: path.to_path_buf(),
         problem: problem.into(),
     }
 }

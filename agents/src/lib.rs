@@ -7,8 +7,9 @@
 //!   policy interface) and updates from what happened ([`Learner`]). One registry
 //!   ([`learners::registry`]) lists the kinds — `fixed`, `uniform`, `hedge`, `actor_critic`,
 //!   `ppo` — each with its config section beside it; [`learners::nets`] holds the stacked
-//!   networks the burn learners share; [`learners::wrap`] the wrappers (difference rewards,
-//!   pinned agents, sampled evaluation). Nothing here reads or writes files.
+//!   networks the burn learners share; [`learners::wrap`] the wrappers that forward what they do
+//!   not change (sampled evaluation, pinned agents; difference rewards are one, in
+//!   [`learners::difference`]). Nothing here reads or writes files.
 //! - [`config`]: an experiment (scenario + `[learner]` + `[train]`) with its documented limits,
 //!   and [`config::Source`], a scenario with overrides.
 //! - [`train`]: a training run from a [`TrainSpec`] to a typed [`Trained`]: rollouts over

@@ -119,7 +119,8 @@ fn closes_the_loop(run: &Path, exe: &Path, sets: &[&str]) {
     }
     assert_eq!(welfare[0], welfare[1]);
     // And side by side in `mtf compare`: the two rows agree on every figure but the
-    // scheduling time (a wall-clock measurement).
+    // scheduling time (a wall-clock measurement) and the policy's entropy (the exported agent
+    // reports it from its own f64 probabilities, the harness from burn's f32 ones).
     let cmp = run.join("compare");
     let policies = format!("run:{},agent:{}", run.display(), exe.display());
     let (code, _, err) = mtf(&[
@@ -144,7 +145,7 @@ fn closes_the_loop(run: &Path, exe: &Path, sets: &[&str]) {
     let keep = |r: &Vec<&str>| {
         r.iter()
             .zip(&header)
-            .filter(|(_, h)| !h.starts_with("sched_us"))
+            .filter(|(_, h)| !h.starts_with("sched_us") && !h.starts_with("entropy_share"))
             .map(|(v, _)| v.to_string())
             .collect::<Vec<_>>()
     };

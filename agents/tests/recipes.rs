@@ -21,7 +21,32 @@ fn every_registered_learner_has_a_name_and_a_section_in_the_resolved_config() {
 #[test]
 fn the_learner_the_recipe_added_trains_evaluates_and_exports_end_to_end() {
     let dir = common::tmp("recipes", "uniform");
-    common::train_quickstart(&dir, &["learner.kind=uniform", "train.episodes=2", "env.rounds=30"]);
+    common::train_quickstart(
+        &dir,
+        &[
+            "learner.kind=uniform",
+            "train.episodes=2",
+            "env.rounds=30",
+            "train.checkpoint_every=1",
+        ],
+    );
+    // Resumed from its first episode's checkpoint, it trains the second again, the same.
+    let log = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    std::fs::copy(dir.join("checkpoints/episode-000001.ckpt"), dir.join("checkpoints/latest.ckpt")).unwrap();
+    let (code, _, err) = mtf(&["train", "--resume", dir.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let again = std::fs::read_to_string(dir.join("metrics.jsonl")).unwrap();
+    let untimed = |s: &str| -> Vec<serde_json::Value> {
+        s.lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("wall_time");
+                v
+            })
+            .collect()
+    };
+    assert_eq!(untimed(&again), untimed(&log));
     let q = quickstart();
     let sim = |policy: &str, name: &str| -> serde_json::Value {
         let out = dir.join(name);

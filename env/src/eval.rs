@@ -17,13 +17,19 @@ pub fn run_episode(scenario: &Scenario, seed: u64, policy: &mut dyn Policy, fair
     let mut budgets = vec![0.0; env.n()];
     policy.begin_episode(crate::rng::stream_seed(seed, crate::rng::names::POLICY_EPISODE, 0));
     env.reset(seed);
+    let (mut entropy, mut rounds) = (Some(0.0), 0.0);
     while !env.agents().is_empty() {
         budgets.copy_from_slice(env.budgets());
         policy.act(env.observations(), &budgets, true, &mut actions);
+        entropy = entropy.zip(policy.entropy()).map(|(sum, h)| sum + h);
+        rounds += 1.0;
         env.step(&actions).expect("policies pick levels inside the action space");
         policy.after_step(&env, &budgets, &actions);
     }
-    EpisodeMetrics::compute(&env, fairness)
+    let mut m = EpisodeMetrics::compute(&env, fairness);
+    let max = (scenario.action_levels().len() as f64).ln();
+    m.entropy_share = entropy.filter(|_| rounds > 0.0 && max > 0.0).map(|sum| sum / rounds / max);
+    m
 }
 
 /// Run one episode per seed on `threads` worker threads, each with its own fork of `policy`
@@ -52,6 +58,15 @@ pub fn evaluate(scenario: &Scenario, seeds: &[u64], policy: &dyn Policy, fairnes
 pub fn episode_seeds(root: u64, count: usize) -> Vec<u64> {
     (0..count as u64)
         .map(|k| crate::rng::stream_seed(root, crate::rng::names::EVAL_EPISODE, k))
+        .collect()
+}
+
+/// Seeds of selection episodes: where `mtf analyze` and a run group pick the best fixed level
+/// before scoring it on the [`episode_seeds`] (other arrivals, so the pick is not scored on the
+/// seeds it was picked on).
+pub fn selection_seeds(root: u64, count: usize) -> Vec<u64> {
+    (0..count as u64)
+        .map(|k| crate::rng::stream_seed(root, crate::rng::names::SELECT_EPISODE, k))
         .collect()
 }
 
@@ -151,11 +166,14 @@ impl Summary {
         }
     }
 
-    /// A summary with every figure present, all 0: the shape of a summary a sweep's objective
-    /// path is checked against before any trial runs.
-    pub fn shape() -> Self {
+    /// A summary of `world` with every figure present, all 0: the shape of a summary a sweep's
+    /// objective path is checked against before any trial runs.
+    pub fn shape(world: crate::config::World) -> Self {
         Self {
-            stats: vec![Some(Stat::default()); METRICS.len()],
+            stats: METRICS
+                .iter()
+                .map(|m| m.world.is_none_or(|w| w == world).then_some(Stat::default()))
+                .collect(),
             ..Self::default()
         }
     }
@@ -166,9 +184,11 @@ impl Summary {
         self.stats.get(k).copied().flatten()
     }
 
-    /// The statistic of the figure named `key`, if there is one and the episodes computed it.
+    /// The statistic of the figure named `key`, if the episodes computed it. `key` must be one
+    /// of [`METRICS`]' (a name the code spells; names a user gives are checked where they are
+    /// read): a misspelt one is a bug, and panics rather than reading as absent.
     pub fn stat(&self, key: &str) -> Option<Stat> {
-        self.get(Metric::named(key)?)
+        self.get(Metric::named(key).unwrap_or_else(|| panic!("`{key}` is not a figure of env::metrics::METRICS")))
     }
 
     /// The statistic of a figure every episode computes (NaN if it was not).

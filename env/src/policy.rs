@@ -25,6 +25,22 @@ pub trait Policy: Send {
 
     /// An independent copy for acting (one per evaluation episode or worker).
     fn fork(&self) -> Box<dyn Policy>;
+
+    /// The mean entropy (nats) over the agents of the distributions the last [`Policy::act`]
+    /// chose from (greedy or not), for policies that choose from one; `None` for a fixed level
+    /// or a policy that does not say. Evaluation reports it as a share of `ln K`: a greedy
+    /// policy whose distribution is nearly uniform plays an argmax of noise.
+    fn entropy(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// The mean entropy (nats) of `k`-level distributions stored row by row in `p` (one row per
+/// agent).
+pub fn mean_entropy(p: &[f32], k: usize) -> f64 {
+    let rows = p.len() / k;
+    let h: f64 = p.iter().filter(|&&x| x > 0.0).map(|&x| -f64::from(x) * f64::from(x).ln()).sum();
+    h / rows as f64
 }
 
 /// Every agent reports the same fixed level.

@@ -43,6 +43,8 @@ pub mod names {
     /// The environment seed of selection episode k (`mtf analyze` picks its policies on these
     /// and scores them on [`EVAL_EPISODE`] seeds).
     pub const SELECT_EPISODE: &str = "select-episode";
+    /// Replicate k's training seed (`train.replicate`; replicate 0 trains with the root seed).
+    pub const REPLICATE: &str = "replicate";
     /// PPO's minibatch permutation of update k.
     pub const PPO_MINIBATCHES: &str = "ppo-minibatches";
     /// A sweep's sampler draws for trial k.

@@ -4,6 +4,8 @@
 use crate::config::Source;
 use crate::error::user;
 use crate::eval::policies::Named;
+use crate::eval::stats::Replicates;
+use crate::report::markdown::Table;
 use crate::report::table::{csv, markdown, Row};
 use crate::run;
 use env::config::Scenario;
@@ -35,8 +37,25 @@ pub struct Compared {
     pub scenario: Scenario,
     /// One row per pair, mechanisms outermost.
     pub rows: Vec<Row>,
+    /// The run groups compared: their replicates against the baseline row, greedy and sampled,
+    /// per mechanism.
+    pub groups: Vec<GroupRow>,
     /// The episodes' seeds.
     pub seeds: Vec<u64>,
+}
+
+/// A run group's replicates in a comparison: each replicate's paired welfare difference to the
+/// baseline row, reduced across replicates ([`Replicates`]).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GroupRow {
+    /// The group's spec (`run:GROUP` or `sampled:run:GROUP`).
+    pub policy: String,
+    /// The mechanism.
+    pub mechanism: String,
+    /// The baseline row, `POLICY/MECHANISM`.
+    pub baseline: String,
+    /// The replicates against it.
+    pub vs_baseline: Replicates,
 }
 
 /// Evaluate every policy x mechanism pair on the same seeds (so on the same arrivals).
@@ -78,11 +97,84 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
         })?,
     };
     crate::report::table::pair(&mut rows, baseline);
+    let groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
     Ok(Compared {
         scenario: base,
         rows,
+        groups,
         seeds,
     })
+}
+
+/// Every run group named in `policies` (greedy and sampled) under every mechanism, from its
+/// replicates' paired rows.
+fn group_rows(policies: &[String], mechanisms: &[String], rows: &[Row], root: u64) -> Vec<GroupRow> {
+    let mut out = Vec::new();
+    let mut specs: Vec<String> = Vec::new();
+    for p in policies {
+        let dir = p.strip_prefix("sampled:run:").or_else(|| p.strip_prefix("run:"));
+        if let Some(dir) = dir.filter(|d| crate::train::group::is_group(std::path::Path::new(d))) {
+            for s in [format!("run:{dir}"), format!("sampled:run:{dir}")] {
+                if !specs.contains(&s) {
+                    specs.push(s);
+                }
+            }
+        }
+    }
+    for mech in mechanisms {
+        for spec in &specs {
+            let members = crate::eval::policies::group_members(spec).unwrap_or_default();
+            let scores: Vec<f64> = rows
+                .iter()
+                .filter(|r| &r.mechanism == mech && members.contains(&r.policy))
+                .filter_map(|r| r.paired.as_ref().map(|p| p.welfare_diff.mean))
+                .collect();
+            let Some(baseline) = rows.iter().find_map(|r| r.paired.as_ref().map(|p| p.baseline.clone())) else {
+                continue;
+            };
+            if scores.is_empty() {
+                continue;
+            }
+            out.push(GroupRow {
+                policy: spec.clone(),
+                mechanism: mech.clone(),
+                baseline,
+                vs_baseline: Replicates::of(&scores, env::rng::stream_seed(root, "replicates-bootstrap", 0)),
+            });
+        }
+    }
+    out
+}
+
+/// The across-replicates table of a comparison's run groups (markdown), empty without groups.
+pub fn groups_markdown(groups: &[GroupRow]) -> String {
+    let Some(first) = groups.first() else { return String::new() };
+    let mut t = Table::new([
+        "run group",
+        "mechanism",
+        "replicates",
+        "mean",
+        "IQM [95% CI]",
+        "P(> baseline) [95% CI]",
+    ]);
+    for g in groups {
+        let r = &g.vs_baseline;
+        t.row([
+            g.policy.clone(),
+            g.mechanism.clone(),
+            r.scores.len().to_string(),
+            format!("{:+.3}", r.mean),
+            format!("{:+.3} [{:+.3}, {:+.3}]", r.iqm, r.iqm_ci[0], r.iqm_ci[1]),
+            format!(
+                "{:.2} [{:.2}, {:.2}]",
+                r.prob_improvement, r.prob_improvement_ci[0], r.prob_improvement_ci[1]
+            ),
+        ]);
+    }
+    format!(
+        "\n## Across training replicates\n\n{t}\nEach replicate's score: its welfare minus the baseline's ({}), seed by seed on the same seeds, averaged over the seeds (jobs per round). IQM: the interquartile mean of the replicates' scores, with its 95% percentile-bootstrap interval over replicates; P(> baseline): the share of replicates that beat the baseline (a tie counts half), with its bootstrap interval (Agarwal et al., NeurIPS 2021).\n",
+        first.baseline
+    )
 }
 
 /// Write a comparison's run directory: `config.toml`, `metrics.jsonl` (one line per pair and
@@ -104,7 +196,7 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
         c.seeds.len()
     );
     let plots = crate::report::plots::comparison(dir.path(), &c.rows)?;
-    let mut md = title + &markdown(&c.rows) + "\n## Figures\n\n";
+    let mut md = title + &markdown(&c.rows) + &groups_markdown(&c.groups) + "\n## Figures\n\n";
     for png in plots.iter().filter(|f| f.ends_with(".png")) {
         md.push_str(&format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg")));
     }
@@ -112,7 +204,8 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
     run::write_atomic(&dir.file("comparison.csv"), &csv(&c.rows)?)?;
     run::write_atomic(
         &dir.summary(),
-        serde_json::to_string_pretty(&serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "plots": plots }))?.as_bytes(),
+        serde_json::to_string_pretty(&serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "groups": c.groups, "plots": plots }))?
+            .as_bytes(),
     )?;
     Ok(dir.path().to_path_buf())
 }

@@ -7,8 +7,9 @@
 
 use crate::error::{policy, user};
 use crate::export::drive::ErrorSlot;
+use crate::learners::hedge::HedgeConfig;
 use crate::learners::wrap::{Layered, Sample};
-use crate::learners::{Fixed, Init, LearnerKind, LearnerSection, OnlineLearning, Policy};
+use crate::learners::{Fixed, Init, LearnerConfig, OnlineLearning, Policy};
 use env::config::{EnvSection, Scenario};
 use env::metrics::EpisodeMetrics;
 use std::path::{Path, PathBuf};
@@ -92,16 +93,14 @@ impl PolicySpec {
                 Ok((Box::new(Fixed { level }), None))
             }
             PolicySpec::Hedge => {
-                let (scenario, section) = (
-                    scenario.clone(),
-                    LearnerSection {
-                        kind: LearnerKind::Hedge,
-                        ..Default::default()
-                    },
-                );
-                let initial = move || section.build(&Init::new(&scenario, 1));
+                let scenario = scenario.clone();
+                let initial = move || HedgeConfig::default().init(&Init::new(&scenario, 1));
                 Ok((Box::new(OnlineLearning::new(std::sync::Arc::new(initial))), None))
             }
+            PolicySpec::Run(dir) if crate::train::group::is_group(dir) => Err(policy(
+                spec,
+                "is a run group: name one replicate (run:GROUP/replicate-K), or compare the group (mtf compare expands it)",
+            )),
             PolicySpec::Run(dir) => {
                 let (exp, learner, _) = crate::train::load_run(dir, false)?;
                 check_fits(spec, &exp.scenario, scenario)?;
@@ -112,18 +111,51 @@ impl PolicySpec {
     }
 }
 
-/// Expand `fixed:all` to one `fixed:X` per level.
+/// Expand the specs a comparison evaluates: `fixed:all` to one `fixed:X` per level, a run group
+/// (`run:GROUP`) to every replicate; and every trained run is reported greedy and sampled (the
+/// sampled rows the command line does not name follow the others).
 pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
-    specs
-        .iter()
-        .flat_map(|p| {
-            if p == "fixed:all" {
-                levels.iter().map(|l| format!("fixed:{l}")).collect()
-            } else {
-                vec![p.clone()]
-            }
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    let mut twins: Vec<String> = Vec::new();
+    let push = |v: &mut Vec<String>, s: String| {
+        if !v.contains(&s) {
+            v.push(s);
+        }
+    };
+    for p in specs {
+        if p == "fixed:all" {
+            levels.iter().for_each(|l| push(&mut out, format!("fixed:{l}")));
+            continue;
+        }
+        let Some(members) = group_members(p) else {
+            push(&mut out, p.clone());
+            continue;
+        };
+        members.into_iter().for_each(|m| push(&mut out, m));
+    }
+    for p in &out {
+        if let Some(dir) = p.strip_prefix("run:") {
+            push(&mut twins, format!("sampled:run:{dir}"));
+        }
+    }
+    twins.retain(|t| !out.contains(t));
+    out.extend(twins);
+    out
+}
+
+/// The replicates' specs a group's spec (`run:GROUP` or `sampled:run:GROUP`) expands to, or
+/// `None` when the spec names no group.
+pub fn group_members(spec: &str) -> Option<Vec<String>> {
+    let (prefix, dir) = match spec.strip_prefix("sampled:run:") {
+        Some(dir) => ("sampled:run:", dir),
+        None => ("run:", spec.strip_prefix("run:")?),
+    };
+    crate::train::group::is_group(Path::new(dir)).then(|| {
+        crate::train::group::replicates(Path::new(dir))
+            .iter()
+            .map(|r| format!("{prefix}{}", r.display()))
+            .collect()
+    })
 }
 
 /// The policy `spec` names, for `scenario` (see [`PolicySpec::build`]).

@@ -5,6 +5,7 @@ use crate::config::Source;
 use crate::error::user;
 use crate::run;
 use env::config::Scenario;
+use env::config::World;
 use env::eval::{Stat, Summary};
 use env::metrics::{EpisodeMetrics, Family};
 use serde::Serialize;
@@ -114,11 +115,15 @@ impl std::fmt::Display for Simulated {
 /// families), mean and 95% CI. The valuation world (SPEC 8) has no jobs: its table leaves the
 /// job figures out.
 pub fn table(s: &Summary) -> String {
-    let jobs = s.stat("revenue_per_item").is_none();
+    let world = if s.stat("revenue_per_item").is_some() {
+        World::Valuations
+    } else {
+        World::Queues
+    };
     let mut rows: Vec<(String, Stat)> = Vec::new();
     for (m, st) in s.present() {
         let Some(label) = m.label else { continue };
-        if m.jobs && !jobs {
+        if m.world.is_some_and(|w| w != world) {
             continue;
         }
         rows.push((label.to_string(), st));

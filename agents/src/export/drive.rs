@@ -102,6 +102,8 @@ pub struct AgentProcesses {
     timeout: Duration,
     /// An agent broke the protocol or went silent: stop asking.
     dead: bool,
+    /// The mean entropy of the distributions the agents answered with last.
+    entropy: Option<f64>,
 }
 
 impl AgentProcesses {
@@ -123,6 +125,7 @@ impl AgentProcesses {
             errors,
             timeout,
             dead: false,
+            entropy: None,
         }
     }
 
@@ -221,6 +224,7 @@ impl Policy for AgentProcesses {
                 return;
             }
         }
+        let mut entropy = 0.0;
         for i in 0..n {
             let line = match self.procs[i].replies.recv_timeout(self.timeout) {
                 Ok(Ok(line)) if !line.is_empty() => line,
@@ -251,6 +255,16 @@ impl Policy for AgentProcesses {
                         .get(key)
                         .and_then(serde_json::Value::as_f64)
                         .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
+                    // The distribution it chose from, when it says (an exported policy does).
+                    if let Some(p) = v.get("probabilities").and_then(serde_json::Value::as_array) {
+                        let h: f64 = p
+                            .iter()
+                            .filter_map(serde_json::Value::as_f64)
+                            .filter(|&x| x > 0.0)
+                            .map(|x| -x * x.ln())
+                            .sum();
+                        entropy += h / n as f64;
+                    }
                     env::config::level_index(&self.levels, t)
                         .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))
                 });
@@ -263,5 +277,10 @@ impl Policy for AgentProcesses {
                 }
             }
         }
+        self.entropy = Some(entropy);
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        self.entropy
     }
 }

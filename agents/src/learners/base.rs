@@ -237,6 +237,15 @@ impl<'a> Init<'a> {
         }
     }
 
+    /// The same, its parameters drawn from the `init` stream of training seed `root` (a
+    /// replicate's).
+    pub fn with_root(self, root: u64) -> Self {
+        Self {
+            seed: stream_seed(root, names::INIT, 0),
+            ..self
+        }
+    }
+
     /// The agents' observation length in the scenario, and how many features a learner that
     /// reads `features` takes from it.
     pub fn inputs(&self, features: Features) -> (usize, usize) {

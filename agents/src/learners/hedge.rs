@@ -100,6 +100,8 @@ pub struct Hedge {
     logw: Vec<f64>,
     rngs: Vec<SmallRng>,
     scratch: Vec<f64>,
+    /// The mean entropy of the distributions the last act drew from.
+    entropy: Option<f64>,
 }
 
 /// Hedge's budget states for a scenario: `floor(T) + 1` (SPEC 4); one in the valuation world,
@@ -151,6 +153,7 @@ impl Hedge {
             logw: vec![0.0; n * states * k],
             rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
             scratch: vec![0.0; k],
+            entropy: None,
         }
     }
 
@@ -218,21 +221,30 @@ pub fn scale_unit(r: &mut [f64]) -> Option<()> {
 
 impl Policy for Hedge {
     fn act(&mut self, _obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        let mut entropy = 0.0;
         for i in 0..self.n {
             let s = self.state(budgets[i]);
             let p = self.probabilities(i, s);
+            entropy -= p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>();
             actions[i] = if greedy {
                 argmax(p.iter().copied())
             } else {
                 sample_index(&p, unit(self.rngs[i].next_u64()))
             };
         }
+        self.entropy = Some(entropy / self.n as f64);
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
         self.rngs = (0..self.n)
             .map(|i| stream(episode_seed, env::rng::names::POLICY, i as u64))
             .collect();
+    }
+
+    /// The mean entropy over the agents of the distributions of the budget states they were
+    /// in at the last act.
+    fn entropy(&self) -> Option<f64> {
+        self.entropy
     }
 
     fn fork(&self) -> Box<dyn Policy> {

@@ -400,6 +400,8 @@ pub struct ActorPolicy {
     device: Device,
     actors: Actors,
     rngs: Vec<SmallRng>,
+    /// The mean entropy of the distributions the last `act` chose from.
+    entropy: Option<f64>,
 }
 
 impl ActorPolicy {
@@ -411,6 +413,7 @@ impl ActorPolicy {
             device: actors.device_of(),
             actors,
             rngs: rngs.to_vec(),
+            entropy: None,
         }
     }
 }
@@ -420,7 +423,12 @@ impl crate::learners::Policy for ActorPolicy {
         let x = self.shape.states(obs, &self.device).detach();
         let p = softmax(self.actors.forward(x), 2).into_data();
         let p = p.as_slice::<f32>().expect("f32 probabilities");
+        self.entropy = Some(env::policy::mean_entropy(p, self.shape.k));
         choose(p, self.shape.k, greedy, &mut self.rngs, actions);
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        self.entropy
     }
 
     fn begin_episode(&mut self, episode_seed: u64) {
@@ -433,6 +441,7 @@ impl crate::learners::Policy for ActorPolicy {
             device: self.device.clone(),
             actors: self.actors.clone(),
             rngs: self.rngs.clone(),
+            entropy: None,
         })
     }
 }

@@ -36,7 +36,7 @@ impl Parts {
     }
 
     /// Split `bytes` into exactly the parts `names`, in order. The error says what is wrong
-    /// (the learner's `load` wraps it into [`CheckpointError::Learner`], naming the file).
+    /// (the learner's `load` wraps it into [`crate::error::CheckpointError::Learner`], naming the file).
     pub fn read<'a>(bytes: &'a [u8], names: &[&str]) -> Result<Vec<&'a [u8]>, String> {
         let mut rest = bytes;
         let mut field = || -> Result<&'a [u8], String> {

@@ -6,7 +6,8 @@
 //! from the rewards it is paid). The [`learners!`] list below is the only place that names
 //! every kind: it makes the [`LearnerKind`] enum, the `[learner]` section's field per kind and
 //! the dispatch from a kind to its section. Adding a learner is one file (its config and its
-//! learner) and one line here; `agents/README.md` has the recipe.
+//! learner) and one line here (with its `pub mod` in `learners/mod.rs`); `agents/README.md` has
+//! the recipe.
 
 use super::base::{ErrorIn, Init, Learner, LearnerConfig};
 use super::difference::Difference;

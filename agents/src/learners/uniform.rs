@@ -4,7 +4,7 @@
 //! as any learner whose distribution is flat does.
 //!
 //! It is also the worked example of `agents/README.md`'s recipe for adding a learner: this file
-//! and one line in [`super::registry`].
+//! and one line in [`super::registry`] (with its `pub mod`).
 
 use super::base::{ErrorIn, Exported, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::parts::Parts;
@@ -76,6 +76,11 @@ impl Policy for Uniform {
 
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(self.clone())
+    }
+
+    /// `ln K`: every level equally likely.
+    fn entropy(&self) -> Option<f64> {
+        Some((self.k as f64).ln())
     }
 }
 

@@ -3,8 +3,10 @@
 //! only what it changes: every method of [`PolicyLayer`] and [`LearnerLayer`] forwards to the
 //! wrapped value by default, and [`Layered`] and [`LayeredLearner`] are the only
 //! implementations of `Policy` and `Learner` for wrappers, so a wrapper cannot forget to forward
-//! a method (a method added to either trait must be added to the layer traits, with its
-//! default, and to these two implementations: the compiler says where).
+//! a method. A method added to `Policy` or `Learner` must be added here too, to the layer traits
+//! (with its forwarding default) and to these two implementations: the compiler asks for it
+//! when the method has no default, and `a_layer_that_overrides_nothing_forwards_everything`
+//! checks every method reaches the wrapped value.
 //!
 //! [`OnlineLearning`] is not a wrapper but an adapter: a policy that keeps learning while it is
 //! evaluated.
@@ -29,6 +31,11 @@ pub trait PolicyLayer: Clone + Send + 'static {
     /// See [`Policy::after_step`].
     fn after_step(&mut self, inner: &mut dyn Policy, env: &ClusterEnv, budgets_before: &[f64], actions: &[usize]) {
         inner.after_step(env, budgets_before, actions);
+    }
+
+    /// See [`Policy::entropy`].
+    fn entropy(&self, inner: &dyn Policy) -> Option<f64> {
+        inner.entropy()
     }
 }
 
@@ -64,6 +71,10 @@ impl<L: PolicyLayer> Policy for Layered<L> {
             layer: self.layer.clone(),
         })
     }
+
+    fn entropy(&self) -> Option<f64> {
+        self.layer.entropy(self.inner.as_ref())
+    }
 }
 
 /// A policy that draws its actions even when evaluation asks for the greedy ones
@@ -91,7 +102,9 @@ impl PolicyLayer for Pin {
 }
 
 /// A change to part of what a learner does; what it does not override goes to the learner it
-/// wraps.
+/// wraps. Acting comes in two methods, as in [`Learner`]: a layer that changes how the learner
+/// acts overrides both [`LearnerLayer::act`] and [`LearnerLayer::act_many`] (training acts for
+/// every environment copy at once through the second).
 pub trait LearnerLayer: Send {
     /// See [`Policy::begin_episode`].
     fn begin_episode(&mut self, inner: &mut dyn Learner, seed: u64) {
@@ -112,6 +125,11 @@ pub trait LearnerLayer: Send {
     /// learner changes how it learns, not how it acts).
     fn fork(&self, inner: &dyn Learner) -> Box<dyn Policy> {
         inner.fork()
+    }
+
+    /// See [`Policy::entropy`].
+    fn entropy(&self, inner: &dyn Learner) -> Option<f64> {
+        inner.entropy()
     }
 
     /// See [`Learner::learn`].
@@ -179,6 +197,10 @@ impl<'a, L: LearnerLayer, I: DerefMut<Target = dyn Learner + 'a> + Send> Policy 
 
     fn fork(&self) -> Box<dyn Policy> {
         self.layer.fork(&*self.inner)
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        self.layer.entropy(&*self.inner)
     }
 }
 
@@ -260,6 +282,10 @@ impl Policy for OnlineLearning {
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(OnlineLearning::new(self.initial.clone()))
     }
+
+    fn entropy(&self) -> Option<f64> {
+        self.learner.as_ref()?.entropy()
+    }
 }
 
 #[cfg(test)]
@@ -285,6 +311,9 @@ mod tests {
         }
         fn fork(&self) -> Box<dyn Policy> {
             Box::new(Fixed { level: 3 })
+        }
+        fn entropy(&self) -> Option<f64> {
+            Some(1.25)
         }
     }
 
@@ -316,12 +345,21 @@ mod tests {
         let mut a = vec![0; 2];
         l.act(Observations { data: &[0.0, 0.0], dim: 1 }, &[0.0; 2], true, &mut a);
         crate::learners::testing::learn_round(&mut l, 1, &[0.0, 0.0], &[0.0, 0.0], &[0, 0], &[0.0, 0.0]);
+        let mut many = vec![vec![0; 2]; 2];
+        let obs = [0.0f32, 0.0];
+        let views = [Observations { data: &obs, dim: 1 }; 2];
+        l.act_many(&views, &[&[0.0; 2], &[0.0; 2]], &mut many);
+        assert_eq!(many, vec![vec![3, 3]; 2]);
+        l.load(&[]).unwrap();
         assert_eq!(l.save().unwrap(), vec![1]);
         assert_eq!(l.export_weights(5).unwrap(), vec![5.0]);
+        assert_eq!(l.entropy(), Some(1.25));
+        assert_eq!(Layered::new(Box::new(Probe::default()), Sample).entropy(), Some(1.25));
         drop(l);
+        // act_many reached the probe's own act_many (its default: one act per copy, drawing).
         assert_eq!(
             (probe.episodes, probe.greedy, probe.learned, a),
-            (vec![7], vec![true], 1, vec![3, 3])
+            (vec![7], vec![true, false, false], 1, vec![3, 3])
         );
     }
 

@@ -1,5 +1,5 @@
-//! Reports: the comparison table ([`table`], the one source of its markdown, CSV and figures)
-//! and the figures ([`plots`]).
+//! Reports: the comparison table ([`table`], the one source of its markdown, CSV and figures),
+//! markdown tables ([`markdown`]) and the figures ([`plots`]).
 
 pub mod markdown;
 pub mod plots;

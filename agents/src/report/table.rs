@@ -5,7 +5,7 @@
 use crate::report::markdown::Table;
 use crate::run;
 use env::eval::{Stat, Summary};
-use env::metrics::spec::WELFARE;
+use env::metrics::spec::{NEAR_UNIFORM, WELFARE};
 use env::metrics::{EpisodeMetrics, Metric, METRICS};
 use serde::Serialize;
 
@@ -45,6 +45,21 @@ impl Row {
     /// `POLICY/MECHANISM`, as `--baseline` names a row.
     pub fn label(&self) -> String {
         format!("{}/{}", self.policy, self.mechanism)
+    }
+
+    /// Whether its policy's distribution is nearly uniform (mean entropy above
+    /// `env::metrics::spec::NEAR_UNIFORM` of `ln K`): its greedy action is an argmax of noise.
+    pub fn near_uniform(&self) -> bool {
+        self.summary.stat("entropy_share").is_some_and(|s| s.mean > NEAR_UNIFORM)
+    }
+
+    /// The policy as tables show it: flagged when it is near-uniform.
+    pub fn shown_policy(&self) -> String {
+        if self.near_uniform() {
+            format!("{} (near-uniform)", self.policy)
+        } else {
+            self.policy.clone()
+        }
     }
 }
 
@@ -151,7 +166,7 @@ pub fn markdown(rows: &[Row]) -> String {
         } else {
             fmt(&s.welfare())
         };
-        let mut cells = vec![r.policy.clone(), r.mechanism.clone(), welfare];
+        let mut cells = vec![r.shown_policy(), r.mechanism.clone(), welfare];
         if let Some(p) = &r.paired {
             cells.push(diff_cell(p, p.baseline == r.label()));
         }
@@ -160,6 +175,12 @@ pub fn markdown(rows: &[Row]) -> String {
         table.row(cells);
     }
     let mut out = table.to_string();
+    if rows.iter().any(Row::near_uniform) {
+        out.push_str(&format!(
+            "\n(near-uniform): the policy's mean entropy is above {:.0}% of the largest (ln K): its greedy row is an argmax of noise, and its sampled row is what it learned.\n",
+            NEAR_UNIFORM * 100.0
+        ));
+    }
     if let Some(p) = paired {
         out.push_str(&format!(
             "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0; the best mean welfare is in bold. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",

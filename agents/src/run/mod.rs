@@ -128,6 +128,16 @@ impl RunDir {
         name.starts_with("episode-") && name.ends_with(".ckpt")
     }
 
+    /// Replicate `k`'s run directory in a run group: `replicate-K`.
+    pub fn replicate(&self, k: usize) -> PathBuf {
+        self.file(&format!("replicate-{k}"))
+    }
+
+    /// Whether it is a run group (training replicates): its replicate 0 is a run.
+    pub fn is_group(&self) -> bool {
+        RunDir::at(self.replicate(0)).config().exists()
+    }
+
     /// Whether it holds a run (a config or a summary).
     pub fn holds_run(&self) -> bool {
         self.config().exists() || self.summary().exists()
@@ -151,11 +161,13 @@ fn lock(dir: &Path) -> crate::error::Result<RunLock> {
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(crate::error::user(format!(
-                "{}: another mtf process is writing this run directory (it holds {}); wait for it to finish, or choose another directory",
-                dir.display(),
-                path.display()
-            )))
+            return Err(crate::error::run_dir(
+                dir,
+                format!(
+                    "another mtf process is writing this run directory (it holds {}); wait for it to finish, or choose another directory",
+                    path.display()
+                ),
+            ))
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(io_error(&path, "locking", e)),
     }
@@ -239,10 +251,7 @@ fn create(out: Option<&Path>, name: &str) -> crate::error::Result<(PathBuf, RunL
     // Lock first, then look: two processes given the same --out cannot both pass the check.
     let lock = lock(&dir)?;
     if RunDir::at(&dir).holds_run() {
-        return Err(crate::error::user(format!(
-            "{}: already holds a run; choose another --out",
-            dir.display()
-        )));
+        return Err(crate::error::run_dir(&dir, "already holds a run; choose another --out"));
     }
     Ok((dir, lock))
 }

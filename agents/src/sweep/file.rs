@@ -55,10 +55,34 @@ impl Default for Objective {
 /// The name sweep files written before the figures were named once used for `reward`.
 const OLD_REWARD: &str = "mean_reward";
 
+impl Objective {
+    /// The objective's path into a run's `summary.json`, as runs write it now (an older sweep
+    /// file's `last_episode.mean_reward` is `last_episode.reward`). The file's own text stays
+    /// as written: the study's fingerprint is made of it.
+    pub fn path(&self) -> String {
+        match self.metric.strip_suffix(OLD_REWARD).filter(|p| p.ends_with("last_episode.")) {
+            Some(head) => format!("{head}reward"),
+            None => self.metric.clone(),
+        }
+    }
+
+    /// The per-episode figure the pruner follows, by its key (an older sweep file's
+    /// `mean_reward` is `reward`).
+    pub fn intermediate_key(&self) -> &str {
+        if self.intermediate == OLD_REWARD {
+            "reward"
+        } else {
+            &self.intermediate
+        }
+    }
+}
+
 /// Top-level keys of a training run's `summary.json` (the objective's first segment).
 pub const SUMMARY_KEYS: &[&str] = &[
     "eval_welfare",
     "eval",
+    "eval_sampled_welfare",
+    "eval_sampled",
     "last_episode",
     "train_seconds",
     "agent_updates_per_second",
@@ -231,7 +255,7 @@ impl Sweep {
     /// Read and check a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, ConfigError> {
         let table = read_table(path, &[])?;
-        let mut file: SweepFile = from_table(&path.display().to_string(), table)?;
+        let file: SweepFile = from_table(&path.display().to_string(), table)?;
         if file.params.is_empty() {
             return Err(err(path, "params", "the search space is empty; add at least one parameter"));
         }
@@ -255,10 +279,32 @@ impl Sweep {
             return Err(err(path, "tpe", "needs candidates >= 1 and gamma in (0, 1]"));
         }
         file.pruner.validate().map_err(|(k, p)| err(path, format!("pruner.{k}"), p))?;
-        let o = &file.objective;
-        let head = o.metric.split('.').next().unwrap_or("");
-        let shape = crate::train::summary_shape();
-        let leaf = o.metric.split('.').try_fold(&shape, |v, k| v.get(k));
+        let known = crate::train::EpisodeLog::keys();
+        if !known.contains(&file.objective.intermediate_key()) {
+            return Err(err(
+                path,
+                "objective.intermediate",
+                format!("`{}` is not a per-episode metric (one of {known:?})", file.objective.intermediate),
+            ));
+        }
+        let base = path.parent().unwrap_or(Path::new(".")).join(&file.base);
+        if !base.exists() {
+            return Err(err(path, "base", format!("{} does not exist", base.display())));
+        }
+        let mut sweep = Sweep {
+            file,
+            path: path.to_path_buf(),
+            base,
+            defaults: BTreeMap::new(),
+        };
+        // The base config with the budget applied must load; its resolved form says which keys
+        // exist and their default values.
+        let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new(), &[]))?;
+        let o = &sweep.file.objective;
+        let metric = o.path();
+        let head = metric.split('.').next().unwrap_or("");
+        let shape = crate::train::summary_shape(exp.scenario.file.env.world);
+        let leaf = metric.split('.').try_fold(&shape, |v, k| v.get(k));
         if SUMMARY_KEYS.contains(&head) && !leaf.is_some_and(serde_json::Value::is_number) {
             return Err(err(
                 path,
@@ -279,30 +325,6 @@ impl Sweep {
                 ),
             ));
         }
-        if file.objective.intermediate == OLD_REWARD {
-            file.objective.intermediate = "reward".into();
-        }
-        let known = crate::train::EpisodeLog::keys();
-        if !known.contains(&file.objective.intermediate.as_str()) {
-            return Err(err(
-                path,
-                "objective.intermediate",
-                format!("`{}` is not a per-episode metric (one of {known:?})", file.objective.intermediate),
-            ));
-        }
-        let base = path.parent().unwrap_or(Path::new(".")).join(&file.base);
-        if !base.exists() {
-            return Err(err(path, "base", format!("{} does not exist", base.display())));
-        }
-        let mut sweep = Sweep {
-            file,
-            path: path.to_path_buf(),
-            base,
-            defaults: BTreeMap::new(),
-        };
-        // The base config with the budget applied must load; its resolved form says which keys
-        // exist and their default values.
-        let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new(), &[]))?;
         let resolved: toml::Table = toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML");
         for (k, d) in &sweep.file.params {
             match lookup(&resolved, k) {

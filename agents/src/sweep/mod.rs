@@ -373,7 +373,11 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         std::fs::remove_dir_all(&dir).map_err(|e| run::io_error(&dir, "removing", e))?;
     }
     let file = &ctx.sweep.file;
-    let (pr, direction, metric) = (file.pruner.clone(), file.objective.direction, file.objective.intermediate.clone());
+    let (pr, direction, metric) = (
+        file.pruner.clone(),
+        file.objective.direction,
+        file.objective.intermediate_key().to_string(),
+    );
     let seen = Mutex::new((Vec::<f64>::new(), f64::INFINITY));
     let storage = Arc::clone(st);
     let gone = Arc::clone(abandoned);
@@ -414,6 +418,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         threads: Some(ctx.threads),
         quiet: true,
         on_episode: Some(hook),
+        replicates: None,
     })?;
     if matches!(trained.outcome, crate::train::Outcome::Stopped { .. }) {
         return Ok(if abandoned.load(Ordering::Relaxed) {
@@ -427,7 +432,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     // The objective comes from the run's typed outcome, not from summary.json on disk.
     let summary = trained.summary.unwrap_or_default();
     let mut v = &summary;
-    for k in file.objective.metric.split('.') {
+    for k in file.objective.path().split('.') {
         v = v.get(k).unwrap_or(&serde_json::Value::Null);
     }
     v.as_f64()

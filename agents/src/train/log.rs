@@ -28,14 +28,14 @@ pub mod tags {
     pub const SPS: &str = "perf/steps_per_second";
 }
 
-/// One episode's log line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One episode's log line. Written with the figures in `env::metrics::METRICS`'s order after
+/// the episode; read back keeping the figures it knows and requiring welfare.
+#[derive(Debug, Clone)]
 pub struct EpisodeLog {
     /// Episode index (0-based).
     pub episode: u64,
     /// The figures training logs every episode (those of `env::metrics::METRICS` with a
     /// TensorBoard tag: welfare, reward, throughput, drops, tokens spent), by key.
-    #[serde(flatten)]
     pub figures: BTreeMap<String, f64>,
     /// Mean threshold per weight class: (weight, mean).
     pub threshold_by_weight: Vec<(f64, f64)>,
@@ -47,10 +47,41 @@ pub struct EpisodeLog {
     pub entropy: f64,
     /// Mean counterfactual reward spread per round (Hedge; 0 for other learners). Absent from
     /// logs written before it existed.
-    #[serde(default)]
     pub reward_spread: f64,
     /// Seconds the episode took.
     pub wall_time: f64,
+}
+
+/// The fields of a log line besides the figures, as written.
+#[derive(Serialize, Deserialize)]
+struct Rest {
+    threshold_by_weight: Vec<(f64, f64)>,
+    actor_loss: f64,
+    critic_loss: f64,
+    entropy: f64,
+    #[serde(default)]
+    reward_spread: f64,
+    wall_time: f64,
+}
+
+impl Serialize for EpisodeLog {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("episode", &self.episode)?;
+        for m in METRICS {
+            if let Some(v) = self.figures.get(m.key) {
+                map.serialize_entry(m.key, v)?;
+            }
+        }
+        map.serialize_entry("threshold_by_weight", &self.threshold_by_weight)?;
+        map.serialize_entry("actor_loss", &self.actor_loss)?;
+        map.serialize_entry("critic_loss", &self.critic_loss)?;
+        map.serialize_entry("entropy", &self.entropy)?;
+        map.serialize_entry("reward_spread", &self.reward_spread)?;
+        map.serialize_entry("wall_time", &self.wall_time)?;
+        map.end()
+    }
 }
 
 /// The key logs written before the figures were named once used for `reward`.
@@ -72,14 +103,40 @@ impl EpisodeLog {
         Metric::keys(|m| m.tag.is_some())
     }
 
-    /// One line of `metrics.jsonl`, read back; lines written before `reward` was named so call
-    /// it `mean_reward`.
+    /// One line of `metrics.jsonl`, read back: the figures of `env::metrics::METRICS` it holds
+    /// (welfare required; lines written before `reward` was named so call it `mean_reward`),
+    /// and the rest; other keys are passed over.
     pub fn from_json(line: &str) -> serde_json::Result<EpisodeLog> {
-        let mut log: EpisodeLog = serde_json::from_str(line)?;
-        if let Some(r) = log.figures.remove(OLD_REWARD_KEY) {
-            log.figures.entry("reward".into()).or_insert(r);
+        use serde::de::Error;
+        let mut v: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line)?;
+        if let Some(r) = v.remove(OLD_REWARD_KEY) {
+            v.entry("reward").or_insert(r);
         }
-        Ok(log)
+        let mut figures = BTreeMap::new();
+        for m in METRICS {
+            if let Some(x) = v.remove(m.key) {
+                let x = x.as_f64().ok_or_else(|| Error::custom(format!("`{}` is not a number", m.key)))?;
+                figures.insert(m.key.to_string(), x);
+            }
+        }
+        if !figures.contains_key(WELFARE.key) {
+            return Err(Error::custom("no `welfare`"));
+        }
+        let episode = v
+            .remove("episode")
+            .and_then(|e| e.as_u64())
+            .ok_or_else(|| Error::custom("no `episode` number"))?;
+        let rest: Rest = serde_json::from_value(serde_json::Value::Object(v))?;
+        Ok(EpisodeLog {
+            episode,
+            figures,
+            threshold_by_weight: rest.threshold_by_weight,
+            actor_loss: rest.actor_loss,
+            critic_loss: rest.critic_loss,
+            entropy: rest.entropy,
+            reward_spread: rest.reward_spread,
+            wall_time: rest.wall_time,
+        })
     }
 }
 

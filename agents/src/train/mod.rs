@@ -10,6 +10,7 @@
 //! never trusted.
 
 pub mod checkpoint;
+pub mod group;
 pub mod log;
 pub mod rollout;
 
@@ -64,6 +65,8 @@ pub struct TrainSpec {
     pub quiet: bool,
     /// Per-episode callback (sweeps).
     pub on_episode: Option<EpisodeHook>,
+    /// Training replicates (overrides `train.replicates`): a run group.
+    pub replicates: Option<usize>,
 }
 
 /// What a training run produced.
@@ -89,8 +92,13 @@ pub enum Outcome {
         episodes_run: u64,
         /// Seconds spent training.
         train_seconds: f64,
-        /// The held-out evaluation.
+        /// The held-out evaluation, greedy.
         eval: Box<Summary>,
+        /// The same policy drawing its actions as in training, on the same seeds.
+        sampled: Box<Summary>,
+        /// Every held-out episode's welfare, greedy and sampled, in seed order (the pairs a
+        /// group's statistics are made of).
+        held_out: HeldOut,
         /// Its episodes.
         eval_seeds: usize,
         /// The last training episode's log line.
@@ -101,6 +109,8 @@ pub enum Outcome {
         /// Its episodes.
         episodes: u64,
     },
+    /// A run group trained its replicates and summarised them.
+    Group(Box<group::GroupSummary>),
     /// The episode hook stopped the run (a pruned sweep trial): no evaluation, no summary.json.
     Stopped {
         /// Episodes done.
@@ -119,17 +129,22 @@ impl std::fmt::Display for Trained {
                 train_seconds,
                 eval,
                 eval_seeds,
+                sampled,
                 ..
             } => write!(
                 f,
-                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} over {eval_seeds} seeds\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
+                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} greedy, {:.3} +- {:.3} sampled, over {eval_seeds} seeds{}\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
                 eval.welfare().mean,
                 eval.welfare().ci95,
+                sampled.welfare().mean,
+                sampled.welfare().ci95,
+                near_uniform_note(sampled),
                 RunDir::at(&self.dir).tb().display()
             ),
             Outcome::AlreadyComplete { episodes } => {
                 writeln!(f, "{dir}: the run is complete ({episodes} episodes, summary.json written); nothing to resume")
             }
+            Outcome::Group(g) => write!(f, "{g}run group:    {dir}\nTensorBoard:  tensorboard --logdir {dir}\n"),
             Outcome::Stopped { after } => write!(f, "stopped after {after} episodes\nrun directory: {dir}\n"),
         }
     }
@@ -141,7 +156,7 @@ impl std::fmt::Display for Trained {
 pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::error::Result<(Experiment, Box<dyn Learner>, u64)> {
     let config = RunDir::at(dir).config();
     if !config.exists() {
-        return Err(user(format!("{}: not a run directory (no config.toml)", dir.display())));
+        return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
     let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
     let mut learner = exp.build_learner();
@@ -149,10 +164,10 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::error::Result<(Experime
         if allow_fresh {
             return Ok((exp, learner, 0));
         }
-        return Err(user(format!(
-            "{}: no checkpoint (the run has not finished an episode)",
-            RunDir::at(dir).latest_checkpoint().display()
-        )));
+        return Err(crate::error::run_dir(
+            &RunDir::at(dir).latest_checkpoint(),
+            "no checkpoint (the run has not finished an episode)",
+        ));
     };
     let done = checkpoint::restore(&latest, learner.as_mut())?;
     Ok((exp, learner, done))
@@ -168,12 +183,15 @@ struct SummaryFile<'a> {
     eval_seeds: usize,
     eval: &'a Summary,
     eval_welfare: Stat,
+    eval_sampled: &'a Summary,
+    eval_sampled_welfare: Stat,
+    near_uniform: bool,
 }
 
 /// The shape of a training run's `summary.json` (every optional figure present, numbers 0):
 /// what a sweep's objective path is checked against before any trial runs.
-pub fn summary_shape() -> serde_json::Value {
-    let eval = Summary::shape();
+pub fn summary_shape(world: env::config::World) -> serde_json::Value {
+    let eval = Summary::shape(world);
     let last = EpisodeLog {
         episode: 0,
         figures: EpisodeLog::keys().into_iter().map(|k| (k.to_string(), 0.0)).collect(),
@@ -193,6 +211,9 @@ pub fn summary_shape() -> serde_json::Value {
         eval_seeds: 0,
         eval: &eval,
         eval_welfare: Stat::default(),
+        eval_sampled: &eval,
+        eval_sampled_welfare: Stat::default(),
+        near_uniform: false,
     })
     .expect("a summary serialises")
 }
@@ -206,82 +227,148 @@ struct Opened {
     dir: RunDir,
 }
 
-/// Open the run `args` asks for; `Err(Ok(trained))` is a resumed run that is already complete.
-fn open(args: &TrainSpec) -> crate::error::Result<Result<Opened, Trained>> {
+/// What `args` asks for: a run or a group to resume, or an experiment to start (a group when
+/// it has replicates).
+enum Asked {
+    /// A run (or a group) to resume.
+    Resume(PathBuf),
+    /// A new run or group of this experiment, named.
+    Start(Box<Experiment>, String),
+}
+
+fn asked(args: &TrainSpec) -> crate::error::Result<Asked> {
     match (&args.resume, &args.config) {
         (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
-        (Some(path), None) => {
-            if !RunDir::at(path).config().exists() {
-                return Err(user(format!("{}: not a run directory (no config.toml)", path.display())));
-            }
-            let dir = RunDir::open(path)?;
-            let (exp, learner, done) = load_run(path, true)?;
-            if done >= exp.train.episodes && dir.summary().exists() {
-                return Ok(Err(Trained {
-                    dir: path.clone(),
-                    outcome: Outcome::AlreadyComplete { episodes: done },
-                    summary: Some(read_json(&dir.summary())?),
-                }));
-            }
-            truncate_metrics(&dir.metrics(), done)?;
-            Ok(Ok(Opened {
-                exp,
-                learner,
-                start: done,
-                dir,
-            }))
-        }
+        (Some(_), None) if args.replicates.is_some() => Err(user("--replicates cannot change a run being resumed")),
+        (Some(path), None) => Ok(Asked::Resume(path.clone())),
         (None, Some(config)) => {
             let mut set = args.set.clone();
             if let Some(s) = args.seed {
                 set.push(format!("seed={s}"));
+            }
+            if let Some(r) = args.replicates {
+                set.push(format!("train.replicates={r}"));
             }
             let exp = Experiment::load(config, &set).map_err(|e| user(e.to_string()))?;
             let name = args
                 .name
                 .clone()
                 .unwrap_or_else(|| config.file_stem().and_then(|s| s.to_str()).unwrap_or("train").to_string());
-            let dir = RunDir::create(args.out.as_deref(), &name)?;
-            // The resolved config goes in before anything else can fail.
-            run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
-            let learner = exp.build_learner();
-            Ok(Ok(Opened {
-                exp,
-                learner,
-                start: 0,
-                dir,
-            }))
+            Ok(Asked::Start(Box::new(exp), name))
         }
         (None, None) => Err(user("give --config FILE (or --resume RUN_DIR)")),
     }
 }
 
-/// The held-out evaluation, greedy, on seeds no training episode used: the ones `mtf simulate`
-/// uses for the same root seed, so fixed thresholds and baselines compare on equal arrivals.
-fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, usize) {
-    let seeds = env::eval::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
-    let episodes = evaluate(&exp.scenario, &seeds, learner.fork().as_ref(), true, exp.train.threads);
-    (Summary::of(&exp.scenario, &episodes), seeds.len())
+/// Open a run to resume; `Err(trained)` is one that is already complete.
+fn resume(path: &Path) -> crate::error::Result<Result<Opened, Trained>> {
+    if !RunDir::at(path).config().exists() {
+        return Err(crate::error::run_dir(path, "not a run directory (no config.toml)"));
+    }
+    let dir = RunDir::open(path)?;
+    let (exp, learner, done) = load_run(path, true)?;
+    if done >= exp.train.episodes && dir.summary().exists() {
+        return Ok(Err(Trained {
+            dir: path.to_path_buf(),
+            outcome: Outcome::AlreadyComplete { episodes: done },
+            summary: Some(read_json(&dir.summary())?),
+        }));
+    }
+    truncate_metrics(&dir.metrics(), done)?;
+    Ok(Ok(Opened {
+        exp,
+        learner,
+        start: done,
+        dir,
+    }))
 }
 
-/// A training run: open (or resume) the run directory, train episode by episode (log line,
-/// TensorBoard, checkpoint, the hook), then evaluate on held-out seeds and write summary.json.
+/// A new run of `exp` in `dir`: the resolved config goes in before anything else can fail.
+fn start(exp: Experiment, dir: RunDir) -> crate::error::Result<Opened> {
+    run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
+    let learner = exp.build_learner();
+    Ok(Opened {
+        exp,
+        learner,
+        start: 0,
+        dir,
+    })
+}
+
+/// Every held-out episode's welfare, in seed order.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HeldOut {
+    /// The greedy policy's.
+    pub greedy: Vec<f64>,
+    /// The sampled policy's.
+    pub sampled: Vec<f64>,
+}
+
+/// The held-out evaluation on seeds no training episode used (the ones `mtf simulate` uses for
+/// the same root seed, so fixed thresholds and baselines compare on equal arrivals): greedy,
+/// then drawing its actions as in training.
+fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, Summary, HeldOut) {
+    let seeds = env::eval::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
+    let greedy = evaluate(&exp.scenario, &seeds, learner.fork().as_ref(), true, exp.train.threads);
+    let sampled_policy = crate::learners::wrap::Layered::new(learner.fork(), crate::learners::wrap::Sample);
+    let sampled = evaluate(&exp.scenario, &seeds, &sampled_policy, true, exp.train.threads);
+    let welfare = |eps: &[env::metrics::EpisodeMetrics]| eps.iter().map(|e| e.welfare).collect();
+    let held_out = HeldOut {
+        greedy: welfare(&greedy),
+        sampled: welfare(&sampled),
+    };
+    (Summary::of(&exp.scenario, &greedy), Summary::of(&exp.scenario, &sampled), held_out)
+}
+
+/// ` (near-uniform: ...)` when a sampled evaluation's policy is nearly uniform.
+fn near_uniform_note(sampled: &Summary) -> &'static str {
+    if near_uniform(sampled) {
+        " (near-uniform: the greedy figure is an argmax of noise)"
+    } else {
+        ""
+    }
+}
+
+/// Whether a policy's mean entropy in an evaluation is above
+/// `env::metrics::spec::NEAR_UNIFORM` of the largest.
+pub fn near_uniform(s: &Summary) -> bool {
+    s.stat("entropy_share").is_some_and(|e| e.mean > env::metrics::spec::NEAR_UNIFORM)
+}
+
+/// A training run, or a group of replicates (`train.replicates`, [`group`]): open (or resume)
+/// the run directory, train episode by episode (log line, TensorBoard, checkpoint, the hook),
+/// then evaluate on held-out seeds and write summary.json.
 pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
+    match asked(&args)? {
+        Asked::Resume(path) if group::is_group(&path) => group::resume(&path, &args),
+        Asked::Resume(path) => match resume(&path)? {
+            Ok(opened) => train(opened, &args),
+            Err(complete) => Ok(complete),
+        },
+        Asked::Start(exp, name) => {
+            let dir = RunDir::create(args.out.as_deref(), &name)?;
+            if exp.train.replicates > 1 {
+                return group::start(*exp, dir, &args);
+            }
+            train(start(*exp, dir)?, &args)
+        }
+    }
+}
+
+/// Train an opened run to its end (or until the hook stops it) and evaluate it.
+fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
     let Opened {
         mut exp,
         mut learner,
         start,
         dir,
-    } = match open(&args)? {
-        Ok(opened) => opened,
-        Err(complete) => return Ok(complete),
-    };
+    } = opened;
     if let Some(t) = args.threads {
         exp.train.threads = t;
     }
     let total = exp.train.episodes;
-    let root = exp.scenario.file.seed;
+    let root = exp.training_seed();
     let n = exp.scenario.n();
     let mut envs = copies(&exp.scenario, exp.train.envs);
     let mut tb = open_tb(&dir, &exp)?;
@@ -329,7 +416,8 @@ pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
     bar.finish_and_clear();
     let train_seconds = started.elapsed().as_secs_f64();
 
-    let (eval, eval_seeds) = evaluate_held_out(&exp, learner.as_ref());
+    let (eval, sampled, held_out) = evaluate_held_out(&exp, learner.as_ref());
+    let eval_seeds = held_out.greedy.len();
     let summary = serde_json::to_value(SummaryFile {
         learner: exp.learner.kind,
         episodes: total,
@@ -339,6 +427,9 @@ pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
         eval_seeds,
         eval_welfare: eval.welfare(),
         eval: &eval,
+        eval_sampled_welfare: sampled.welfare(),
+        eval_sampled: &sampled,
+        near_uniform: near_uniform(&sampled),
     })?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     close_tb(&mut tb, &eval, (rounds_run * n as u64) as f64 / train_seconds.max(1e-9), total)?;
@@ -349,6 +440,8 @@ pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
             episodes_run: total - start,
             train_seconds,
             eval: Box::new(eval),
+            sampled: Box::new(sampled),
+            held_out,
             eval_seeds,
             last_episode: last,
         },

@@ -46,6 +46,11 @@ pub struct EpisodeMetrics {
     /// without tokens). When the token total is too small for the heavy agents, this falls:
     /// what `mtf analyze`'s token scale shows.
     pub paid_share: f64,
+    /// The policy's mean entropy over the episode's rounds as a share of the largest, `ln K`
+    /// (evaluation episodes of policies that choose from a distribution; see
+    /// `policy::Policy::entropy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entropy_share: Option<f64>,
     /// Fairness figures, when computed (never in the valuation world, which has no jobs).
     pub fairness: Option<Fairness>,
     /// The valuation world's figures (SPEC 8).
@@ -123,6 +128,7 @@ impl EpisodeMetrics {
                     0.0
                 }
             },
+            entropy_share: None,
             fairness: (fairness && env.recording() && !valuations).then(|| Fairness::compute(env, &throughput)),
             auction: valuations.then(|| {
                 let items = rounds * env.m() as f64;

@@ -6,6 +6,7 @@
 //! [`super::EpisodeMetrics`] when it is new).
 
 use super::EpisodeMetrics;
+use crate::config::World;
 
 /// How a summary shows a figure that its episodes did not compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,8 +38,9 @@ pub struct Metric {
     pub column: Option<&'static str>,
     /// Its TensorBoard tag in training runs, where it is logged every episode.
     pub tag: Option<&'static str>,
-    /// A figure of the job-queue world (not shown for the valuation world, which has no jobs).
-    pub jobs: bool,
+    /// The world the figure belongs to (`None`: every world): tables of the valuation world,
+    /// which has no jobs, leave the queue world's figures out, and the other way round.
+    pub world: Option<World>,
     /// How a summary shows it when its episodes did not compute it.
     pub absent: Absent,
     /// The family tables show after it.
@@ -78,13 +80,17 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// A figure with no table column, tag or family, present in every episode.
+/// Above this share of the largest entropy, a policy is reported as near-uniform: its greedy
+/// action is an argmax of noise.
+pub const NEAR_UNIFORM: f64 = 0.9;
+
+/// A figure of the queue world with no table column, tag or family, present in every episode.
 const BASE: Metric = Metric {
     key: "",
     label: None,
     column: None,
     tag: None,
-    jobs: true,
+    world: Some(World::Queues),
     absent: Absent::Null,
     then: None,
     of: |_| None,
@@ -141,7 +147,7 @@ pub static METRICS: &[Metric] = &[
         key: "reward",
         label: Some("reward (per agent-round)"),
         tag: Some("charts/mean_reward"),
-        jobs: false,
+        world: None,
         of: |e| Some(mean(&e.reward)),
         ..BASE
     },
@@ -149,7 +155,7 @@ pub static METRICS: &[Metric] = &[
         key: "tokens_spent",
         label: Some("tokens spent (per round)"),
         tag: Some("mechanism/tokens_spent"),
-        jobs: false,
+        world: None,
         of: |e| Some(e.spent.iter().sum()),
         ..BASE
     },
@@ -197,7 +203,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "revenue_per_item",
         label: Some("revenue (per item)"),
-        jobs: false,
+        world: Some(World::Valuations),
         absent: Absent::Omit,
         of: |e| e.auction.as_ref().map(|a| a.revenue_per_item),
         ..BASE
@@ -205,7 +211,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "surplus_per_bidder_item",
         label: Some("surplus (per bidder per item)"),
-        jobs: false,
+        world: Some(World::Valuations),
         absent: Absent::Omit,
         of: |e| e.auction.as_ref().map(|a| a.surplus_per_bidder_item),
         ..BASE
@@ -213,7 +219,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "sold_share",
         label: Some("items sold (share)"),
-        jobs: false,
+        world: Some(World::Valuations),
         absent: Absent::Omit,
         then: Some(Family::BidFactors),
         of: |e| e.auction.as_ref().map(|a| a.sold_share),
@@ -223,13 +229,22 @@ pub static METRICS: &[Metric] = &[
         key: "sched_us",
         label: Some("scheduling time (us/round)"),
         column: Some("sched us"),
-        jobs: false,
+        world: None,
         of: |e| Some(e.sched_us),
         ..BASE
     },
     Metric {
+        key: "entropy_share",
+        label: Some("policy entropy (share of ln K)"),
+        column: Some("entropy"),
+        world: None,
+        absent: Absent::Omit,
+        of: |e| e.entropy_share,
+        ..BASE
+    },
+    Metric {
         key: "paid_share",
-        jobs: false,
+        world: None,
         of: |e| Some(e.paid_share),
         ..BASE
     },

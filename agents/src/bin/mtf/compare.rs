@@ -41,9 +41,12 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let compared = compare(&spec)?;
     let dir = write(&compared, &spec.source, a.episodes.out.as_deref())?;
     if a.common.json {
-        print_json(&serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": compared.seeds, "rows": compared.rows }))?;
+        print_json(
+            &serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": compared.seeds, "rows": compared.rows, "groups": compared.groups }),
+        )?;
     } else {
         print!("{}", agents::report::table::markdown(&compared.rows));
+        print!("{}", agents::eval::compare::groups_markdown(&compared.groups));
         println!("run directory: {}", dir.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -19,6 +19,10 @@ pub(crate) struct Args {
     /// Run directory (default runs/<name>-<timestamp>).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Train this many replicates (training seeds) as one run group, side by side on --threads
+    /// workers, and report across them (overrides train.replicates).
+    #[arg(long, value_name = "R")]
+    replicates: Option<usize>,
     #[command(flatten)]
     common: Common,
 }
@@ -34,6 +38,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         threads: a.common.threads,
         quiet: a.common.quiet,
         on_episode: None,
+        replicates: a.replicates,
     })?;
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;

@@ -282,9 +282,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
     let root = sc.file.seed;
     let mut ctx = Ctx {
         spec,
-        select: (0..spec.select_seeds as u64)
-            .map(|k| env::rng::stream_seed(root, env::rng::names::SELECT_EPISODE, k))
-            .collect(),
+        select: env::eval::selection_seeds(root, spec.select_seeds),
         held_out: episode_seeds(root, spec.seeds),
         evaluations: 0,
     };

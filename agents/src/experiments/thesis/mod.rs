@@ -185,14 +185,15 @@ fn configs(given: Option<&Path>) -> crate::error::Result<PathBuf> {
             c
         }
     };
+    // The folder holds the setups; its parent the thesis-code preset (as configs/ does).
     for dir in candidates {
-        if dir.join("equal.toml").is_file() {
+        if dir.join("equal.toml").is_file() && dir.join("../thesis-code.toml").is_file() {
             return Ok(dir);
         }
         looked.push(dir.display().to_string());
     }
     Err(user(format!(
-        "the thesis configs are missing (looked in {}); run from the repository or pass --configs DIR",
+        "the thesis configs are missing (looked in {}: each needs equal.toml and ../thesis-code.toml, as configs/thesis has); run from the repository or pass --configs DIR",
         looked.join(", ")
     )))
 }
@@ -274,6 +275,7 @@ impl Ctx {
             threads: Some(self.threads),
             quiet: true,
             on_episode: None,
+            replicates: None,
         })?;
         Ok(out)
     }
@@ -302,6 +304,8 @@ fn series_label(r: &Row) -> String {
     }
     if r.policy.starts_with("run:") {
         "mtf learned".into()
+    } else if r.policy.starts_with("sampled:run:") {
+        "mtf learned (sampled)".into()
     } else {
         format!("mtf {}", r.policy)
     }

@@ -67,7 +67,7 @@ pub enum Share {
     ClassId,
 }
 
-/// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, as SPEC 4 lists them, with three decisions
+/// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, as SPEC 4 lists them, with four decisions
 /// of ours where SPEC 4 says otherwise:
 /// - the actor is the actor-critic's network (one tanh layer of 64, not two), and the critic
 ///   its 64-64 ReLU critic: one stacked implementation, and one exported-agent runtime that
@@ -222,23 +222,16 @@ impl LearnerConfig for PpoConfig {
         } else {
             rounds.div_ceil(self.rollout as u64)
         };
-        let ppo = Ppo::new(
-            Shape::new(sc.n(), obs, used, sc.action_levels().len()),
-            self,
-            run.episodes.saturating_mul(per_episode),
-            run.seed,
-        );
-        if self.share == Share::None {
-            return Box::new(ppo);
-        }
         // Shared actors: one per distinct weight, ascending.
-        let ws = sc.weight_classes();
-        let classes = sc
-            .agents
-            .iter()
-            .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
-            .collect();
-        Box::new(ppo.shared(classes))
+        let classes = (self.share != Share::None).then(|| {
+            let ws = sc.weight_classes();
+            sc.agents
+                .iter()
+                .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
+                .collect()
+        });
+        let shape = Shape::new(sc.n(), obs, used, sc.action_levels().len());
+        Box::new(Ppo::new(shape, self, run.episodes.saturating_mul(per_episode), run.seed, classes))
     }
 
     fn features(&self) -> Features {
@@ -291,18 +284,9 @@ pub struct Ppo {
 
 impl Ppo {
     /// Fresh learners for `shape`, `total_updates` updates planned (the annealing horizon);
-    /// weights from `seed`. Every agent has its own actor ([`Ppo::shared`] shares them).
-    pub fn new(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64) -> Self {
-        Self::with_actors(shape, cfg, total_updates, seed, None)
-    }
-
-    /// These learners with agents of a class (`classes[i]`, from 0) sharing one actor, fresh.
-    pub fn shared(self, classes: Vec<usize>) -> Self {
-        let cfg = self.cfg.clone();
-        Self::with_actors(self.nets.shape, &cfg, self.total_updates, self.seed, Some(classes))
-    }
-
-    fn with_actors(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Option<Vec<usize>>) -> Self {
+    /// weights from `seed`. Every agent has its own actor, or with `classes` (each agent's
+    /// class, from 0) the agents of a class share one.
+    pub fn new(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Option<Vec<usize>>) -> Self {
         let device = device();
         let Shape { n, d, k, .. } = shape;
         let critic_in = match cfg.critic {

@@ -8,7 +8,7 @@ use crate::learners::testing::learn_round;
 /// error in the surrogate, a wrong gather, or agents sharing parameters all fail it.
 fn bandit(cfg: &PpoConfig, rounds: usize) -> Ppo {
     let (n, d, k) = (3, 2, 4);
-    let mut ppo = Ppo::new(Shape::new(n, d, d, k), cfg, 1, 5);
+    let mut ppo = Ppo::new(Shape::new(n, d, d, k), cfg, 1, 5, None);
     ppo.begin_episode(1);
     let budgets = vec![0.0; n];
     let mut actions = vec![0; n];
@@ -75,7 +75,7 @@ fn agents_of_a_class_share_one_actor_and_learn_their_class_mapping() {
     // Agents 0 and 1 form class 0 (paid for action s), agent 2 class 1 (paid for s + 1).
     let (n, d, k) = (3, 2, 4);
     let cfg = bandit_config();
-    let mut ppo = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 5).shared(vec![0, 0, 1]);
+    let mut ppo = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 5, Some(vec![0, 0, 1]));
     ppo.begin_episode(1);
     let budgets = vec![0.0; n];
     let mut actions = vec![0; n];
@@ -98,7 +98,7 @@ fn agents_of_a_class_share_one_actor_and_learn_their_class_mapping() {
     assert_eq!(ppo.export_weights(0).unwrap(), ppo.export_weights(1).unwrap());
     assert_ne!(ppo.export_weights(0).unwrap(), ppo.export_weights(2).unwrap());
     // The stack has one actor per class, and it saves and loads as such.
-    let mut other = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9).shared(vec![0, 0, 1]);
+    let mut other = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9, Some(vec![0, 0, 1]));
     other.load(&ppo.save().unwrap()).unwrap();
     let obs = obs_of(1);
     assert_eq!(
@@ -106,7 +106,9 @@ fn agents_of_a_class_share_one_actor_and_learn_their_class_mapping() {
         ppo.probabilities(Observations { data: &obs, dim: d })
     );
     assert!(
-        Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9).load(&ppo.save().unwrap()).is_err(),
+        Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9, None)
+            .load(&ppo.save().unwrap())
+            .is_err(),
         "unshared actors are 3 deep, not 2"
     );
 }
@@ -118,7 +120,7 @@ fn a_shared_actor_reading_agent_ids_tells_the_agents_of_a_class_apart() {
     let (n, d, k) = (2, 2, 4);
     let train = |share: Share| {
         let cfg = PpoConfig { share, ..bandit_config() };
-        let mut ppo = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 5).shared(vec![0, 0]);
+        let mut ppo = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 5, Some(vec![0, 0]));
         ppo.begin_episode(1);
         let mut actions = vec![0; n];
         let obs_of = |s: usize| -> Vec<f32> { (0..n).flat_map(|_| if s == 0 { [1.0, 0.0] } else { [0.0, 1.0] }).collect() };
@@ -159,7 +161,7 @@ fn a_shared_actor_reading_agent_ids_tells_the_agents_of_a_class_apart() {
         share: Share::ClassId,
         ..bandit_config()
     };
-    let mut other = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9).shared(vec![0, 0]);
+    let mut other = Ppo::new(Shape::new(n, d, d, k), &cfg, 1, 9, Some(vec![0, 0]));
     other.load(&with_ids.save().unwrap()).unwrap();
     let obs = [0.0, 1.0, 0.0, 1.0];
     assert_eq!(
@@ -175,7 +177,7 @@ fn saving_and_loading_resumes_exactly() {
     // exactly as the original does.
     let mut a = bandit(&cfg, 64 * 3);
     let bytes = a.save().unwrap();
-    let mut b = Ppo::new(Shape::new(3, 2, 2, 4), &cfg, 1, 5);
+    let mut b = Ppo::new(Shape::new(3, 2, 2, 4), &cfg, 1, 5, None);
     let obs: Vec<f32> = (0..3).flat_map(|_| [1.0, 0.0]).collect();
     assert_ne!(
         a.probabilities(Observations { data: &obs, dim: 2 }),
@@ -196,7 +198,7 @@ fn saving_and_loading_resumes_exactly() {
         b.probabilities(Observations { data: &obs, dim: 2 })
     );
     assert!(b.load(&bytes[..bytes.len() - 3]).is_err());
-    assert!(Ppo::new(Shape::new(4, 2, 2, 4), &cfg, 1, 5)
+    assert!(Ppo::new(Shape::new(4, 2, 2, 4), &cfg, 1, 5, None)
         .load(&bytes)
         .unwrap_err()
         .to_string()

@@ -88,10 +88,17 @@ pub(crate) fn labels(rows: &[Row]) -> Vec<String> {
     let one_mech = rows.iter().all(|r| r.mechanism == rows[0].mechanism);
     let one_policy = rows.iter().all(|r| r.policy == rows[0].policy);
     rows.iter()
-        .map(|r| match (one_mech, one_policy) {
-            (true, _) => short(&r.policy),
-            (false, true) => r.mechanism.clone(),
-            _ => format!("{} / {}", short(&r.policy), r.mechanism),
+        .map(|r| {
+            let label = match (one_mech, one_policy) {
+                (true, _) => short(&r.policy),
+                (false, true) => r.mechanism.clone(),
+                _ => format!("{} / {}", short(&r.policy), r.mechanism),
+            };
+            if r.near_uniform() {
+                label + " (near-uniform)"
+            } else {
+                label
+            }
         })
         .collect()
 }

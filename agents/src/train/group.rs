@@ -1,0 +1,281 @@
+//! Training replicates as one run group (`train.replicates = R`, `mtf train --replicates R`):
+//! `<group>/replicate-K/` for K in 0..R, each an ordinary run directory whose training seed is
+//! the root seed's `replicate` stream K (replicate 0 trains with the root seed itself, so it is
+//! the run a plain `mtf train` makes), and `<group>/summary.json` with the statistics across
+//! replicates.
+//!
+//! Replicates train side by side on `--threads` workers, each on one thread: a replicate's
+//! results do not depend on how many run at once. Every replicate is then evaluated greedy and
+//! sampled on the same held-out seeds as the baseline — the best fixed level, picked on
+//! selection seeds — and each replicate's score is its paired mean difference to the baseline
+//! over those seeds; the group reports their interquartile mean with a bootstrap interval over
+//! replicates and the probability of improvement ([`crate::eval::stats`]). A sweep's hook sees
+//! replicate 0's episodes (its pruner follows that curve); stopping it stops every replicate.
+
+use super::{load_run, resume as resume_run, start as start_run, train, Opened, Outcome, TrainSpec, Trained};
+use crate::config::Experiment;
+use crate::error::{failed, user};
+use crate::eval::stats::Replicates;
+use crate::learners::wrap::{Layered, Sample};
+use crate::learners::{Fixed, Policy};
+use crate::run::{self, RunDir};
+use env::eval::{episode_seeds, evaluate, selection_seeds, Stat};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Whether `dir` is a run group.
+pub fn is_group(dir: &Path) -> bool {
+    RunDir::at(dir).is_group()
+}
+
+/// The replicates' run directories of the group at `dir`, in order (those that exist).
+pub fn replicates(dir: &Path) -> Vec<PathBuf> {
+    let group = RunDir::at(dir);
+    (0..)
+        .map(|k| group.replicate(k))
+        .take_while(|p| RunDir::at(p).config().exists())
+        .collect()
+}
+
+/// A run group's `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupSummary {
+    /// Replicates.
+    pub replicates: usize,
+    /// Their run directories.
+    pub runs: Vec<String>,
+    /// The baseline every replicate is paired with: the best fixed level on selection seeds.
+    pub baseline: Baseline,
+    /// Held-out evaluation episodes (the same seeds for every replicate and the baseline).
+    pub eval_seeds: usize,
+    /// Each replicate's greedy held-out welfare, mean and 95% CI over replicates.
+    pub eval_welfare: Stat,
+    /// The same, drawing actions as in training.
+    pub eval_sampled_welfare: Stat,
+    /// Every replicate against the baseline: greedy and sampled.
+    pub vs_baseline: VsBaseline,
+    /// Replicates whose sampled policy is near-uniform (its greedy figure an argmax of noise).
+    pub near_uniform: usize,
+    /// Wall seconds the group took to train and evaluate.
+    pub seconds: f64,
+}
+
+/// The baseline of a run group.
+#[derive(Debug, Clone, Serialize)]
+pub struct Baseline {
+    /// Its policy spec (`fixed:X`).
+    pub policy: String,
+    /// Selection episodes it was picked on.
+    pub select_seeds: usize,
+    /// Its held-out welfare.
+    pub eval_welfare: Stat,
+}
+
+/// The replicates' scores against the baseline (welfare, jobs per round, paired on seeds).
+#[derive(Debug, Clone, Serialize)]
+pub struct VsBaseline {
+    /// Greedy.
+    pub greedy: Replicates,
+    /// Sampled.
+    pub sampled: Replicates,
+}
+
+impl std::fmt::Display for GroupSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} replicates; held-out welfare over replicates {:.3} +- {:.3} greedy, {:.3} +- {:.3} sampled; baseline {} {:.3}",
+            self.replicates,
+            self.eval_welfare.mean,
+            self.eval_welfare.ci95,
+            self.eval_sampled_welfare.mean,
+            self.eval_sampled_welfare.ci95,
+            self.baseline.policy,
+            self.baseline.eval_welfare.mean
+        )?;
+        for (name, r) in [("greedy", &self.vs_baseline.greedy), ("sampled", &self.vs_baseline.sampled)] {
+            writeln!(f, "  {name} minus baseline: IQM {} (95% bootstrap CI over replicates)", r.cell())?;
+        }
+        if self.near_uniform > 0 {
+            writeln!(
+                f,
+                "  {} of {} replicates are near-uniform: their greedy figures are argmaxes of noise",
+                self.near_uniform, self.replicates
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A new group of `exp`'s replicates in `dir`.
+pub fn start(exp: Experiment, dir: RunDir, args: &TrainSpec) -> crate::error::Result<Trained> {
+    run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
+    let runs = (0..exp.train.replicates)
+        .map(|k| {
+            let path = dir.replicate(k);
+            Ok(Ok(start_run(
+                replicate(&exp, k),
+                RunDir::create(Some(&path), &format!("replicate-{k}"))?,
+            )?))
+        })
+        .collect::<crate::error::Result<Vec<_>>>()?;
+    train_all(exp, dir, runs, args)
+}
+
+/// The group at `path`, resumed: each replicate from its last checkpoint (those complete as
+/// they are, those never started from scratch).
+pub fn resume(path: &Path, args: &TrainSpec) -> crate::error::Result<Trained> {
+    let dir = RunDir::open(path)?;
+    let exp = Experiment::load(&dir.config(), &[]).map_err(|e| user(e.to_string()))?;
+    let runs = (0..exp.train.replicates)
+        .map(|k| {
+            let p = dir.replicate(k);
+            if RunDir::at(&p).config().exists() {
+                resume_run(&p)
+            } else {
+                Ok(Ok(start_run(
+                    replicate(&exp, k),
+                    RunDir::create(Some(&p), &format!("replicate-{k}"))?,
+                )?))
+            }
+        })
+        .collect::<crate::error::Result<Vec<_>>>()?;
+    train_all(exp, dir, runs, args)
+}
+
+/// Replicate `k` of the group's experiment: one run, its own training seed.
+fn replicate(exp: &Experiment, k: usize) -> Experiment {
+    let mut e = exp.clone();
+    e.train.replicates = 1;
+    e.train.replicate = k as u64;
+    e
+}
+
+/// Train every replicate side by side, then summarise the group.
+fn train_all(exp: Experiment, dir: RunDir, runs: Vec<Result<Opened, Trained>>, args: &TrainSpec) -> crate::error::Result<Trained> {
+    let started = Instant::now();
+    let threads = args.threads.unwrap_or(exp.train.threads);
+    let total = exp.train.episodes * runs.len() as u64;
+    let bar = super::progress_bar(total, "replicates: episode {pos}/{len} [{bar:30}] ETA {eta}", args.quiet);
+    let stop = Arc::new(AtomicBool::new(false));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| failed(format!("starting {threads} threads: {e}")))?;
+    let outcomes: Vec<crate::error::Result<Trained>> = pool.install(|| {
+        runs.into_par_iter()
+            .enumerate()
+            .map(|(k, run)| match run {
+                Err(complete) => Ok(complete),
+                Ok(opened) => {
+                    let (bar, stop, user_hook) = (bar.clone(), Arc::clone(&stop), args.on_episode.clone());
+                    let hook = move |log: &super::EpisodeLog| -> crate::error::Result<bool> {
+                        bar.inc(1);
+                        if stop.load(Ordering::Relaxed) {
+                            return Ok(true);
+                        }
+                        let halt = match (&user_hook, k) {
+                            (Some(h), 0) => (h.0)(log)?,
+                            _ => false,
+                        };
+                        if halt {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                        Ok(halt)
+                    };
+                    let each = TrainSpec {
+                        threads: Some(1),
+                        quiet: true,
+                        on_episode: Some(super::EpisodeHook(Arc::new(hook))),
+                        ..TrainSpec::default()
+                    };
+                    train(opened, &each)
+                }
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let trained = outcomes.into_iter().collect::<crate::error::Result<Vec<Trained>>>()?;
+    if let Some(after) = trained
+        .iter()
+        .filter_map(|t| match t.outcome {
+            Outcome::Stopped { after } => Some(after),
+            _ => None,
+        })
+        .min()
+    {
+        return Ok(Trained {
+            dir: dir.path().to_path_buf(),
+            outcome: Outcome::Stopped { after },
+            summary: None,
+        });
+    }
+    let paths: Vec<PathBuf> = trained.iter().map(|t| t.dir.clone()).collect();
+    let mut summary = summarize(&exp, &paths, threads)?;
+    summary.seconds = started.elapsed().as_secs_f64();
+    let json = serde_json::to_value(&summary)?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&json)?.as_bytes())?;
+    Ok(Trained {
+        dir: dir.path().to_path_buf(),
+        outcome: Outcome::Group(Box::new(summary)),
+        summary: Some(json),
+    })
+}
+
+/// Evaluate the baseline and every replicate (greedy and sampled) on the held-out seeds and
+/// reduce them across replicates.
+pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::error::Result<GroupSummary> {
+    let sc = &exp.scenario;
+    let root = sc.file.seed;
+    let (held, select) = (
+        episode_seeds(root, exp.train.eval_seeds),
+        selection_seeds(root, exp.train.eval_seeds),
+    );
+    let welfare = |policy: &dyn Policy, seeds: &[u64]| -> Vec<f64> {
+        evaluate(sc, seeds, policy, false, threads).iter().map(|e| e.welfare).collect()
+    };
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let levels = sc.action_levels().len();
+    let picked: Vec<f64> = (0..levels).map(|l| mean(&welfare(&Fixed { level: l }, &select))).collect();
+    let best = (0..levels).fold(0, |b, l| if picked[l] > picked[b] { l } else { b });
+    let base = welfare(&Fixed { level: best }, &held);
+    let (mut greedy, mut sampled, mut near_uniform) = (Vec::new(), Vec::new(), 0);
+    for run in runs {
+        let (run_exp, learner, _) = load_run(run, false)?;
+        crate::eval::policies::check_fits(&format!("run:{}", run.display()), &run_exp.scenario, sc)?;
+        greedy.push(welfare(learner.fork().as_ref(), &held));
+        let draws = Layered::new(learner.fork(), Sample);
+        let eps = evaluate(sc, &held, &draws, false, threads);
+        near_uniform += usize::from(super::near_uniform(&env::eval::Summary::of(sc, &eps)));
+        sampled.push(eps.iter().map(|e| e.welfare).collect::<Vec<f64>>());
+    }
+    let paired = |runs: &[Vec<f64>]| -> Vec<f64> {
+        runs.iter()
+            .map(|w| mean(&w.iter().zip(&base).map(|(a, b)| a - b).collect::<Vec<_>>()))
+            .collect()
+    };
+    let boot = env::rng::stream_seed(root, "replicates-bootstrap", 0);
+    let means = |runs: &[Vec<f64>]| Stat::of(&runs.iter().map(|w| mean(w)).collect::<Vec<_>>());
+    Ok(GroupSummary {
+        replicates: runs.len(),
+        runs: runs.iter().map(|p| p.display().to_string()).collect(),
+        baseline: Baseline {
+            policy: format!("fixed:{}", sc.action_levels()[best]),
+            select_seeds: select.len(),
+            eval_welfare: Stat::of(&base),
+        },
+        eval_seeds: held.len(),
+        eval_welfare: means(&greedy),
+        eval_sampled_welfare: means(&sampled),
+        vs_baseline: VsBaseline {
+            greedy: Replicates::of(&paired(&greedy), boot),
+            sampled: Replicates::of(&paired(&sampled), boot),
+        },
+        near_uniform,
+        seconds: 0.0,
+    })
+}

@@ -1,0 +1,165 @@
+//! Training replicates as a run group (`mtf train --replicates R`): replicate 0 is the plain
+//! run, the group does not depend on `--threads`, a killed group resumes to the same summary,
+//! and `mtf compare` reports a group's replicates and their statistics.
+
+use crate::common;
+use common::{mtf, quickstart};
+use serde_json::Value;
+use std::path::Path;
+
+const SETS: [&str; 4] = ["--set", "train.episodes=2", "--set", "env.rounds=40"];
+
+fn train(out: &Path, extra: &[&str]) -> Value {
+    let q = quickstart();
+    let mut args = vec![
+        "train",
+        "--config",
+        &q,
+        "--quiet",
+        "--json",
+        "--set",
+        "learner.kind=ppo",
+        "--set",
+        "train.eval_seeds=3",
+    ];
+    args.extend(SETS);
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    let (code, stdout, err) = mtf(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// A summary without its wall-clock figures.
+fn untimed(mut v: Value) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        for k in ["seconds", "train_seconds", "agent_updates_per_second", "runs"] {
+            o.remove(k);
+        }
+        for (_, x) in o.iter_mut() {
+            *x = untimed(x.take());
+        }
+    }
+    v
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("wall_time");
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn replicate_0_is_the_plain_run_and_the_group_is_the_same_on_any_thread_count() {
+    let dir = common::tmp("groups", "threads");
+    let plain = train(&dir.join("plain"), &[]);
+    let one = train(&dir.join("one"), &["--replicates", "3", "--threads", "1"]);
+    let two = train(&dir.join("two"), &["--replicates", "3", "--threads", "2"]);
+    assert_eq!(
+        lines(&dir.join("plain/metrics.jsonl")),
+        lines(&dir.join("one/replicate-0/metrics.jsonl"))
+    );
+    assert_eq!(
+        plain["summary"]["eval_welfare"],
+        serde_json::from_str::<Value>(&std::fs::read_to_string(dir.join("one/replicate-0/summary.json")).unwrap()).unwrap()["eval_welfare"]
+    );
+    assert_ne!(
+        lines(&dir.join("one/replicate-0/metrics.jsonl")),
+        lines(&dir.join("one/replicate-1/metrics.jsonl"))
+    );
+    assert_eq!(untimed(one["summary"].clone()), untimed(two["summary"].clone()));
+    let s = &one["summary"];
+    assert_eq!(s["replicates"], 3);
+    assert_eq!(s["vs_baseline"]["greedy"]["scores"].as_array().unwrap().len(), 3);
+    // The scores are each replicate's held-out welfare minus the baseline's, on the same seeds.
+    let welfare = |k: usize| -> f64 {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("one/replicate-{k}/summary.json"))).unwrap()).unwrap();
+        v["eval_welfare"]["mean"].as_f64().unwrap()
+    };
+    let base = s["baseline"]["eval_welfare"]["mean"].as_f64().unwrap();
+    for k in 0..3 {
+        let score = s["vs_baseline"]["greedy"]["scores"][k].as_f64().unwrap();
+        assert!(
+            (score - (welfare(k) - base)).abs() < 1e-9,
+            "replicate {k}: {score} vs {}",
+            welfare(k) - base
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_group_killed_before_its_summary_resumes_to_the_same_summary() {
+    let dir = common::tmp("groups", "resume");
+    let whole = train(&dir, &["--replicates", "2"]);
+    // As if killed mid-way: replicate 1 back at its first episode, no summaries.
+    let r1 = dir.join("replicate-1");
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    std::fs::remove_file(r1.join("summary.json")).unwrap();
+    std::fs::remove_file(r1.join("checkpoints/latest.ckpt")).unwrap();
+    let kept: Vec<_> = std::fs::read_dir(r1.join("checkpoints")).unwrap().flatten().collect();
+    for k in kept {
+        std::fs::remove_file(k.path()).unwrap();
+    }
+    let (code, stdout, err) = mtf(&["train", "--resume", dir.to_str().unwrap(), "--quiet", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let resumed: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(untimed(resumed["summary"].clone()), untimed(whole["summary"].clone()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them() {
+    let dir = common::tmp("groups", "compare");
+    train(&dir.join("g"), &["--replicates", "2"]);
+    let q = quickstart();
+    let group = format!("run:{}", dir.join("g").display());
+    let out = dir.join("cmp");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--set",
+        "env.rounds=40",
+        "--policies",
+        &format!("fixed:0.2,{group}"),
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let policies: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(policies.len(), 5, "{policies:?}");
+    assert!(
+        policies[1].ends_with("replicate-0") && policies[3].starts_with("sampled:run:"),
+        "{policies:?}"
+    );
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0]["policy"], group.as_str());
+    // The group's scores are its replicates' paired differences.
+    let diff = |k: usize| v["rows"][k]["paired"]["welfare_diff"]["mean"].as_f64().unwrap();
+    assert_eq!(groups[0]["vs_baseline"]["scores"], serde_json::json!([diff(1), diff(2)]));
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("## Across training replicates"), "{md}");
+    // A group is not one policy: simulate says what to name instead.
+    let (code, _, err) = mtf(&["simulate", "--config", &q, "--policy", &group, "--seeds", "1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a run group"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
