@@ -172,13 +172,17 @@ impl Experiment {
         file.learner.validate(&scenario, &err)?;
         check_train(&err, &file.train)?;
         // Every copy holds the scenario's agent x accelerator state.
-        let cells = file.train.envs.saturating_mul(scenario.n()).saturating_mul(scenario.m());
+        let (copies, key) = match file.learner.chosen().copies() {
+            Some(c) => (c, format!("learner.{}", file.learner.kind.name())),
+            None => (file.train.envs, "train.envs".to_string()),
+        };
+        let cells = copies.saturating_mul(scenario.n()).saturating_mul(scenario.m());
         if cells > env::config::limits::MAX_CELLS {
             return Err(err(
-                "train.envs",
+                &key,
                 format!(
                     "{} copies of {} agents x {} accelerators are {cells} cells, more than the limit of {}",
-                    file.train.envs,
+                    copies,
                     scenario.n(),
                     scenario.m(),
                     env::config::limits::MAX_CELLS
@@ -197,6 +201,12 @@ impl Experiment {
     pub fn build_learner(&self) -> Box<dyn crate::learners::Learner> {
         self.learner
             .build(&crate::learners::Init::new(&self.scenario, self.train.episodes).with_root(self.training_seed()))
+    }
+
+    /// The environment copies a training episode steps: the learner's own number (an
+    /// evolution strategy's population) or `train.envs`.
+    pub fn copies(&self) -> usize {
+        self.learner.chosen().copies().unwrap_or(self.train.envs)
     }
 
     /// The seed of the run's training (its episodes, the learners' sampling and initial

@@ -342,6 +342,8 @@ fn a_trained_actor_critic_beats_the_worst_fixed_threshold_and_matches_the_best()
         "learner.actor_critic.entropy=0.001",
         "learner.actor_critic.gamma=0.8",
         "learner.actor_critic.actor_hidden=160",
+        // The sweep found these for the thesis code's algorithm (rewards as they are).
+        "learner.actor_critic.normalize=false",
     ] {
         args.extend(["--set", s]);
     }

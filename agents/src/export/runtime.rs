@@ -364,24 +364,10 @@ impl<'a> Agent<'a> {
         let k = self.manifest.levels.len();
         match self.manifest.form().expect("a validated manifest") {
             PolicyForm::Actor => {
-                // h = tanh(x W1 + b1); logits = h W2 + b2, in f32 like the harness.
                 let (d, h) = (self.manifest.input_len(), self.manifest.hidden);
                 let x: Vec<f32> = input.iter().map(|&v| v as f32).collect();
-                let (w1, rest) = self.w.split_at(d * h);
-                let (b1, rest) = rest.split_at(h);
-                let (w2, b2) = rest.split_at(h * k);
-                let mut hid = b1.to_vec();
-                for (i, &xi) in x.iter().enumerate() {
-                    for (hj, &w) in hid.iter_mut().zip(&w1[i * h..(i + 1) * h]) {
-                        *hj += xi * w;
-                    }
-                }
-                let mut logits = b2.to_vec();
-                for (j, hj) in hid.iter().map(|v| v.tanh()).enumerate() {
-                    for (l, &w) in logits.iter_mut().zip(&w2[j * k..(j + 1) * k]) {
-                        *l += hj * w;
-                    }
-                }
+                let mut logits = vec![0.0; k];
+                crate::learners::nets::actor_logits(self.w, (d, h, k), &x, &mut Vec::new(), &mut logits);
                 softmax(logits.iter().map(|&l| f64::from(l)))
             }
             PolicyForm::Table => {

@@ -138,6 +138,13 @@ pub trait Learner: Policy {
         Losses::mean(&losses)
     }
 
+    /// Whether environment copies 2j and 2j + 1 of a training episode replay the same seed
+    /// (common random numbers for antithetic pairs: evolution strategies); else every copy has
+    /// its own.
+    fn paired_copies(&self) -> bool {
+        false
+    }
+
     /// Everything needed to continue training: parameters, optimizer state, weights.
     fn save(&self) -> crate::error::Result<Vec<u8>>;
 
@@ -196,6 +203,24 @@ pub(crate) mod testing {
             input: &RoundInput::from_utilities(&[vec![0.0]]),
             allocation: &Allocation::default(),
         })
+    }
+
+    /// One round's transition from `obs` to itself, ending the episode when `done` (zero
+    /// budgets, an empty mechanism record; the record is leaked: tests only).
+    pub fn transition<'a>(dim: usize, obs: &'a [f32], actions: &'a [usize], rewards: &'a [f64], done: bool) -> Transition<'a> {
+        let budgets: &'a [f64] = Box::leak(vec![0.0; actions.len()].into_boxed_slice());
+        Transition {
+            bid_values: &[],
+            obs: Observations { data: obs, dim },
+            budgets,
+            actions,
+            rewards,
+            next_obs: Observations { data: obs, dim },
+            next_budgets: budgets,
+            done,
+            input: Box::leak(Box::new(RoundInput::from_utilities(&[vec![0.0]]))),
+            allocation: Box::leak(Box::default()),
+        }
     }
 }
 
@@ -296,5 +321,11 @@ pub trait LearnerConfig {
     /// Whether it learns from the rewards it is given (so difference rewards can pay it).
     fn learns_from_rewards(&self) -> bool {
         false
+    }
+
+    /// The environment copies a training episode steps, when the learner decides it (an
+    /// evolution strategy's population) rather than `train.envs`.
+    fn copies(&self) -> Option<usize> {
+        None
     }
 }

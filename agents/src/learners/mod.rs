@@ -6,7 +6,7 @@
 //! - [`base`]: [`Learner`], [`Transition`], [`Losses`], and [`LearnerConfig`] (what a learner's
 //!   config section tells the harness: checks, construction, what it reads, how it exports).
 //! - [`registry`]: the one list of learner kinds, each with its config section.
-//! - The learners: [`fixed`], [`uniform`], [`hedge`], [`actor_critic`], [`ppo`];
+//! - The learners: [`fixed`], [`uniform`], [`hedge`], [`actor_critic`], [`ppo`], [`es`];
 //!   [`difference`] pays any of them difference rewards.
 //! - Their parts: [`nets`] (the stacked actor and critic networks both burn learners use),
 //!   [`fused_adamw`] (their optimizer), [`parts`] (the framing of a saved state), [`wrap`]
@@ -17,10 +17,12 @@
 pub mod actor_critic;
 pub mod base;
 pub mod difference;
+pub mod es;
 pub mod fixed;
 pub mod fused_adamw;
 pub mod hedge;
 pub mod nets;
+pub mod normalize;
 pub mod parts;
 pub mod ppo;
 pub mod registry;

@@ -375,6 +375,34 @@ impl Nets {
     }
 }
 
+/// One actor's logits for one input, in plain f32 as an exported agent computes them: `w` is
+/// the actor in its exported layout (`W1 [d, h], b1 [h], W2 [h, k], b2 [k]`, row-major),
+/// `h = tanh(x W1 + b1)` (libm's f32 tanh), `logits = h W2 + b2`. `hidden` is scratch. The
+/// exported runtime and the evolution-strategies learner both decide with it.
+pub fn actor_logits(w: &[f32], (d, h, k): (usize, usize, usize), x: &[f32], hidden: &mut Vec<f32>, logits: &mut [f32]) {
+    let (w1, rest) = w.split_at(d * h);
+    let (b1, rest) = rest.split_at(h);
+    let (w2, b2) = rest.split_at(h * k);
+    hidden.clear();
+    hidden.extend_from_slice(b1);
+    for (i, &xi) in x.iter().enumerate() {
+        for (hj, &wij) in hidden.iter_mut().zip(&w1[i * h..(i + 1) * h]) {
+            *hj += xi * wij;
+        }
+    }
+    logits.copy_from_slice(b2);
+    for (j, hj) in hidden.iter().map(|v| v.tanh()).enumerate() {
+        for (l, &wjl) in logits.iter_mut().zip(&w2[j * k..(j + 1) * k]) {
+            *l += hj * wjl;
+        }
+    }
+}
+
+/// The number of weights of one actor in the exported layout.
+pub fn actor_len(d: usize, h: usize, k: usize) -> usize {
+    d * h + h + h * k + k
+}
+
 /// Sampled actions for K environment copies from one forward pass of `actors` (one actor per
 /// agent), drawn copy by copy and agent by agent from each agent's stream (the order one `act`
 /// per copy draws in).

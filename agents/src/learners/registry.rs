@@ -91,6 +91,9 @@ learners! {
     ActorCritic => actor_critic: super::actor_critic::ActorCriticConfig,
     /// PPO (IPPO; MAPPO with `learner.ppo.critic = "central"`), with burn ([`super::ppo`]).
     Ppo => ppo: super::ppo::PpoConfig,
+    /// Evolution strategies over the actors' parameters with common random numbers
+    /// ([`super::es`]).
+    Es => es: super::es::EsConfig,
     /// Every level with equal probability, every round: the floor a learner must beat
     /// ([`super::uniform`]).
     Uniform => uniform: super::uniform::UniformConfig,

@@ -147,6 +147,11 @@ pub trait LearnerLayer: Send {
         inner.learn_many(ts)
     }
 
+    /// See [`Learner::paired_copies`].
+    fn paired_copies(&self, inner: &dyn Learner) -> bool {
+        inner.paired_copies()
+    }
+
     /// See [`Learner::save`].
     fn save(&self, inner: &dyn Learner) -> crate::error::Result<Vec<u8>> {
         inner.save()
@@ -215,6 +220,10 @@ impl<'a, L: LearnerLayer, I: DerefMut<Target = dyn Learner + 'a> + Send> Learner
 
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
         self.layer.learn_many(&mut *self.inner, ts)
+    }
+
+    fn paired_copies(&self) -> bool {
+        self.layer.paired_copies(&*self.inner)
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {

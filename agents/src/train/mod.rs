@@ -370,7 +370,7 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
     let total = exp.train.episodes;
     let root = exp.training_seed();
     let n = exp.scenario.n();
-    let mut envs = copies(&exp.scenario, exp.train.envs);
+    let mut envs = copies(&exp.scenario, exp.copies());
     let mut tb = open_tb(&dir, &exp)?;
     let bar = progress(total, start, args.quiet);
     let pool = rayon::ThreadPoolBuilder::new()

@@ -52,8 +52,9 @@ pub fn train_episode_many(
     use rayon::prelude::*;
     let (n, copies) = (envs[0].n(), envs.len());
     learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
+    let paired = learner.paired_copies();
     for (k, env) in envs.iter_mut().enumerate() {
-        env.reset(env_seed(root, episode, k));
+        env.reset(env_seed(root, episode, if paired { k / 2 } else { k }));
     }
     let mut actions = vec![vec![0; n]; copies];
     let mut obs: Vec<Vec<f32>> = vec![Vec::new(); copies];

@@ -17,6 +17,7 @@
 //! `threads`: evaluations run in seed order and the search breaks ties by its fixed order.
 
 mod adaptive;
+pub mod equilibrium;
 mod report;
 
 pub use adaptive::{Adaptive, Bit};
@@ -101,6 +102,9 @@ pub struct BestResponse {
     pub own_throughput_gain: Stat,
     /// Welfare, deviation minus common (held-out, paired).
     pub welfare_change: Stat,
+    /// Its own reward per round at every level, everyone else at the common level (selection
+    /// seeds).
+    pub own_by_level: Vec<f64>,
 }
 
 /// MTF against the baselines at one token total.
@@ -164,6 +168,10 @@ pub struct Analyzed {
     pub headroom: Vec<Headroom>,
     /// One entry per weight class.
     pub best_responses: Vec<BestResponse>,
+    /// Where selfish learners go: iterated best responses per weight class.
+    pub equilibrium: equilibrium::Equilibrium,
+    /// What each class's learner learns from: its best response's gain, noise and sample size.
+    pub signals: Vec<equilibrium::Signal>,
     /// The token-scale sweep (empty unless the scenario's mechanism is MTF).
     pub token_scale: Vec<TokenPoint>,
     /// The trained run's standing, with `--run`.
@@ -294,6 +302,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
     let mut rows = vec![row(&sc, &format!("fixed:{}", levels[best]), &mech, best_eps.clone())];
     let mut headroom = Vec::new();
     let mut policies = Vec::new();
+    let mut adaptive_eps = best_eps.clone();
     for bit in Bit::ALL.into_iter().filter(|b| b.applies(&sc)) {
         ctx.say(&format!("headroom: {}", bit.name()));
         let before = ctx.evaluations;
@@ -310,11 +319,19 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
             held_out_gain: paired(&eps, &best_eps, |e| e.welfare),
             evaluations: ctx.evaluations - before,
         });
+        let gain = headroom.last().map_or(0.0, |h: &Headroom| h.held_out_gain.mean);
+        if headroom.iter().all(|h| h.held_out_gain.mean <= gain) {
+            adaptive_eps = eps.clone();
+        }
         rows.push(row(&sc, bit.name(), &mech, eps));
         policies.push((bit, policy));
     }
     ctx.say("best responses");
     let best_responses = best_responses(&mut ctx, &sc, best, &best_eps);
+    ctx.say("the selfish equilibrium");
+    let equilibrium = equilibrium::equilibrium(&mut ctx, &sc, best, &best_eps, &adaptive_eps);
+    ctx.say("the signal");
+    let signals = equilibrium::signals(&mut ctx, &sc, best, &best_responses);
     let token_scale = if sc.action_kind() == ActionKind::Threshold && mech == "mtf" {
         token_scale(&mut ctx, spec)?
     } else {
@@ -338,6 +355,8 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         fixed,
         headroom,
         best_responses,
+        equilibrium,
+        signals,
         token_scale,
         run,
         rows,
@@ -354,8 +373,10 @@ fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[Epi
         .map(|w| {
             let agent = sc.agents.iter().position(|a| a.weight == w).expect("a class has an agent");
             let mut dev = (best, mean(&common, |e| e.reward[agent]));
+            let mut own_by_level = vec![dev.1; levels.len()];
             for l in (0..levels.len()).filter(|&l| l != best) {
                 let own = mean(&ctx.run(sc, &deviate(agent, l), &seeds), |e| e.reward[agent]);
+                own_by_level[l] = own;
                 if own > dev.1 + 1e-12 {
                     dev = (l, own);
                 }
@@ -369,6 +390,7 @@ fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[Epi
                 own_reward_gain: paired(&eps, best_eps, |e| e.reward[agent]),
                 own_throughput_gain: paired(&eps, best_eps, |e| e.throughput[agent]),
                 welfare_change: paired(&eps, best_eps, |e| e.welfare),
+                own_by_level,
             }
         })
         .collect()

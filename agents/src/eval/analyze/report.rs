@@ -72,8 +72,9 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
     if !a.token_scale.is_empty() {
         md += &token_table(a);
     }
+    md += &equilibrium_section(a);
     if let Some(r) = &a.run {
-        md += &format!("\n## 4. The trained run `{}`\n\n", r.run);
+        md += &format!("\n## 6. The trained run `{}`\n\n", r.run);
         let mut table = Table::new(["the run minus", "Δ welfare, held out"]);
         for (label, d) in &r.diffs {
             table.row([label.clone(), signed(d)]);
@@ -171,7 +172,117 @@ pub fn verdict(a: &Analyzed) -> String {
             s += &format!("The trained run stands at {} against the best fixed level.", signed(d));
         }
     }
-    s + "\n"
+    s + "\n\n" + &verdict_lines(a).join("\n") + "\n"
+}
+
+/// The analysis in three lines: is there headroom, where do selfish learners go, and how many
+/// agent-rounds would a learner need to see its best response.
+pub fn verdict_lines(a: &Analyzed) -> Vec<String> {
+    let mut lines = Vec::new();
+    let best = a
+        .headroom
+        .iter()
+        .max_by(|x, y| x.held_out_gain.mean.total_cmp(&y.held_out_gain.mean));
+    lines.push(match best {
+        Some(h) if crate::report::table::significant(&h.held_out_gain) && h.held_out_gain.mean > 0.0 => format!(
+            "- **Headroom:** {} jobs per round over the best fixed level, held out ({}).",
+            signed(&h.held_out_gain),
+            h.bit.name()
+        ),
+        _ => "- **No headroom:** no simple adaptive policy beats the best fixed level on held-out seeds.".to_string(),
+    });
+    let e = &a.equilibrium;
+    let profile: Vec<String> = e.levels.iter().map(|(w, l)| format!("w{w} {l}")).collect();
+    lines.push(format!(
+        "- **Selfish learners should go to** {} ({}; welfare {:.3}, {} against the best fixed level, price of anarchy {:.3}).",
+        profile.join(", "),
+        if e.converged {
+            format!("no class gains by moving, after {} passes", e.passes)
+        } else {
+            format!("not settled after {} passes", e.passes)
+        },
+        e.welfare.mean,
+        signed(&e.vs_best_fixed),
+        e.price_of_anarchy_fixed
+    ));
+    let needed = a
+        .signals
+        .iter()
+        .filter_map(|s| s.agent_rounds.map(|n| (s, n)))
+        .min_by(|x, y| x.1.total_cmp(&y.1));
+    lines.push(match needed {
+        Some((s, n)) => format!(
+            "- **Learnable with {} agent-rounds** per comparison of two levels: the most visible best response (weight {}) gains {:.4} per round ({:.1}% of its reward) against a per-round standard deviation of {:.3} (lag-1 autocorrelation {:.2}).",
+            sci(n),
+            s.weight,
+            s.gain,
+            100.0 * s.relative_gain,
+            s.sd,
+            s.autocorrelation
+        ),
+        None => "- **Nothing to learn selfishly:** no class's best response raises its own reward.".to_string(),
+    });
+    lines
+}
+
+/// A count in scientific notation, `1.2e6`.
+fn sci(x: f64) -> String {
+    if x < 1e4 {
+        format!("{x:.0}")
+    } else {
+        let e = x.log10().floor();
+        format!("{:.1}e{}", x / 10f64.powf(e), e as i32)
+    }
+}
+
+fn equilibrium_section(a: &Analyzed) -> String {
+    let e = &a.equilibrium;
+    let mut md = "\n## 4. The selfish equilibrium: iterated best responses per weight class\n\n".to_string();
+    let mut t = Table::new(["weight", "level"]);
+    for (w, l) in &e.levels {
+        t.row([w.to_string(), l.to_string()]);
+    }
+    md += &t.to_string();
+    md += &format!(
+        "\n{} after {} passes. Welfare {:.3} +- {:.3} jobs per round (held out); minus the best fixed level {}; minus the best adaptive policy {}; price of anarchy {:.3} against the best fixed level and {:.3} against the best adaptive policy (their welfare over the equilibrium's).\n",
+        if e.converged { "No class gains by moving" } else { "Not settled (a cycle or the pass limit)" },
+        e.passes,
+        e.welfare.mean,
+        e.welfare.ci95,
+        signed(&e.vs_best_fixed),
+        signed(&e.vs_best_adaptive),
+        e.price_of_anarchy_fixed,
+        e.price_of_anarchy_adaptive
+    );
+    md += "\nEach class's first agent in turn tries every level while everyone else keeps the profile, and the class moves to the level that pays that agent most on the selection seeds (common random numbers); the equilibrium is where no class moves.\n";
+    md += "\n## 5. The signal: what a selfish learner has to see\n\n";
+    let mut t = Table::new([
+        "weight",
+        "best response gain (per round)",
+        "share of reward",
+        "per-round sd",
+        "lag-1 autocorrelation",
+        "agent-rounds to see it",
+        "one round ranks first",
+        "the long run ranks first",
+        "rank correlation",
+    ]);
+    for s in &a.signals {
+        t.row([
+            s.weight.to_string(),
+            format!("{:+.4}", s.gain),
+            format!("{:+.1}%", 100.0 * s.relative_gain),
+            format!("{:.3}", s.sd),
+            format!("{:.2}", s.autocorrelation),
+            s.agent_rounds.map(sci).unwrap_or_else(|| "-".into()),
+            s.one_round_best.map(|l| l.to_string()).unwrap_or_else(|| "-".into()),
+            s.long_run_best.to_string(),
+            s.rank_correlation.map(|r| format!("{r:+.2}")).unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    md += &t.to_string();
+    md += "\nBest response gain: the class's first agent's own reward per round at its best response minus at the best fixed level, everyone else at the best fixed level (held-out seeds). Agent-rounds to see it: both arms of a two-sample test at 5% significance and 80% power, 2 (z(0.975) + z(0.8))^2 x 2 sd^2 / gain^2 x (1 + rho) / (1 - rho), with rho the lag-1 autocorrelation of the per-round reward. One round ranks first: the level whose utility won in the round itself is highest (the mechanism re-run on each round as played with only this agent's level changed; '-' when the mechanism keeps state across rounds); the long run ranks first: the level whose own reward over whole episodes is highest (selection seeds); rank correlation: Spearman's, over the levels. A learner that credits each round's action with that round's reward follows the first ranking.\n";
+    md
 }
 
 /// Write the analysis's run directory: `config.toml`, `analysis.md`, `headroom.csv`,

@@ -9,20 +9,24 @@
 //! 1. values and log-probabilities of the rollout under the networks that acted;
 //! 2. GAE: `delta_t = r_t + gamma V(s_{t+1}) - V(s_t)`, `A_t = delta_t + gamma lambda A_{t+1}`,
 //!    returns `A_t + V(s_t)`. Episodes here only ever end by truncation (a round limit), so
-//!    the last step bootstraps from `V(s_T)` of the observation after it, never from 0;
+//!    the last step bootstraps from `V(s_T)` of the observation after it, never from 0. With
+//!    `value_norm` (the default) the critics predict returns normalised by each agent's
+//!    running mean and standard deviation of the returns seen, V is their output
+//!    denormalised, and the value loss compares normalised returns;
 //! 3. `epochs` passes over the rollout in `minibatches` shuffled minibatches (one permutation
 //!    for all agents, from a named stream, so results depend only on the seed), each with
 //!    - advantages normalised per agent within the minibatch,
 //!    - the clipped surrogate `max(-A ratio, -A clip(ratio, 1 - eps, 1 + eps))`,
 //!    - the value loss `0.5 (V - R)^2`, the entropy bonus,
 //!    - one AdamW step after clipping each agent's own gradient to a global norm;
-//! 4. the learning rate anneals linearly to 0 over the run's updates.
+//! 4. with `anneal_lr`, the learning rate anneals linearly to 0 over the run's updates.
 //!
 //! The loss is a sum of per-agent losses that share no parameter, so every agent's update is
 //! its own (the gradient clip is per agent for the same reason).
 
 use super::base::{limits, ErrorIn, Exported, Features, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Actors, Critics, Nets, Shape};
+use super::normalize::RunningStats;
 use super::parts::Parts;
 use crate::error::failed;
 use burn::module::Module;
@@ -111,6 +115,10 @@ pub struct PpoConfig {
     pub max_grad_norm: f64,
     /// Normalise advantages per agent within each minibatch.
     pub norm_adv: bool,
+    /// The critics predict returns normalised by each agent's running mean and standard
+    /// deviation of the returns seen (MAPPO's value normalisation, Yu et al. 2022): returns of
+    /// 100 to 300 otherwise take the critic thousands of small steps to reach.
+    pub value_norm: bool,
     /// AdamW weight decay.
     pub weight_decay: f64,
     /// Reward multiplier.
@@ -143,6 +151,7 @@ impl Default for PpoConfig {
             vf_coef: 0.5,
             max_grad_norm: 0.5,
             norm_adv: true,
+            value_norm: true,
             weight_decay: 0.0,
             reward_scale: 1.0,
             critic: Critic::Local,
@@ -259,6 +268,7 @@ fn logits(actors: &Actors, rows: Option<&[i64]>, x: Tensor<3>) -> Tensor<3> {
 /// A saved PPO state: its networks ([`Nets::parts`]), then its update count.
 const PREFIX: &str = "ppo";
 const UPDATES: &str = "ppo/updates";
+const RETURN_STATS: &str = "ppo/return_stats";
 
 /// PPO learners for n agents, batched.
 pub struct Ppo {
@@ -270,6 +280,8 @@ pub struct Ppo {
     /// The actor row of every agent when actors are shared.
     rows: Option<Vec<i64>>,
     rngs: Vec<SmallRng>,
+    /// Each agent's return statistics (value normalisation).
+    returns: RunningStats,
     seed: u64,
     /// Updates done, and planned over the run (for annealing).
     updates: u64,
@@ -305,6 +317,7 @@ impl Ppo {
             rows: classes.map(|c| c.into_iter().map(|x| x as i64).collect()),
             device,
             rngs: (0..n).map(|i| stream(0, names::POLICY, i as u64)).collect(),
+            returns: RunningStats::new(n),
             seed,
             updates: 0,
             total_updates: total_updates.max(1),
@@ -405,17 +418,33 @@ impl Ppo {
             },
         );
 
-        // 2. GAE per agent and copy, bootstrapped at the truncation.
+        // 2. GAE per agent and copy, bootstrapped at the truncation, in the returns' units (the
+        //    critics' outputs denormalised with value normalisation).
         let (mut adv, mut ret) = (Vec::with_capacity(n * rows), Vec::with_capacity(n * rows));
+        let norm = self.cfg.value_norm;
+        let real = |stats: &RunningStats, i: usize, v: f32| if norm { stats.denormalise(i, f64::from(v)) as f32 } else { v };
         for i in 0..n {
             for k in 0..copies {
                 let r: Vec<f32> = (0..rounds).map(|t| self.rewards[(t * copies + k) * n + i]).collect();
                 let from = i * rows + k * rounds;
-                let mut v = values[from..from + rounds].to_vec();
-                v.push(v_next[i * copies + k]);
+                let mut v: Vec<f32> = values[from..from + rounds].iter().map(|&v| real(&self.returns, i, v)).collect();
+                v.push(real(&self.returns, i, v_next[i * copies + k]));
                 let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
                 adv.extend(ai);
                 ret.extend(ri);
+            }
+        }
+        // The critics' targets: the returns, normalised with the statistics updated by them.
+        if norm {
+            for i in 0..n {
+                ret[i * rows..(i + 1) * rows]
+                    .iter()
+                    .for_each(|&r| self.returns.push(i, f64::from(r)));
+            }
+            for i in 0..n {
+                for r in &mut ret[i * rows..(i + 1) * rows] {
+                    *r = self.returns.normalise(i, f64::from(*r)) as f32;
+                }
             }
         }
 
@@ -580,16 +609,25 @@ impl Learner for Ppo {
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {
-        Ok(self.nets.save(PREFIX)?.add_u64(UPDATES, &[self.updates]).into_bytes())
+        let parts = self.nets.save(PREFIX)?.add_u64(UPDATES, &[self.updates]);
+        Ok(self.returns.save(parts, RETURN_STATS).into_bytes())
     }
 
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         let names = Nets::parts(PREFIX);
         let mut wanted: Vec<&str> = names.iter().map(String::as_str).collect();
-        wanted.push(UPDATES);
-        let parts = Parts::read(bytes, &wanted).map_err(failed)?;
+        wanted.extend([UPDATES, RETURN_STATS]);
+        // A state saved before return statistics existed loads with none seen.
+        let parts = match Parts::read(bytes, &wanted) {
+            Ok(p) => p,
+            Err(_) => Parts::read(bytes, &wanted[..6]).map_err(failed)?,
+        };
         self.nets.load(&parts, PREFIX, "PPO")?;
         self.updates = Parts::u64s(parts[5], UPDATES).map_err(failed)?.first().copied().unwrap_or(0);
+        self.returns = RunningStats::new(self.nets.shape.n);
+        if let Some(s) = parts.get(6) {
+            self.returns.load(s, RETURN_STATS).map_err(failed)?;
+        }
         self.obs.clear();
         self.actions.clear();
         self.rewards.clear();

@@ -1,0 +1,585 @@
+//! Evolution strategies over the actors' parameters (OpenAI-ES, Salimans et al. 2017): a
+//! learner that uses the simulator instead of a gradient through it.
+//!
+//! Each training episode is one generation. Its population is `2 * pairs` environment copies;
+//! copies `2j` and `2j + 1` replay the same seed (common random numbers: the arrivals cancel
+//! out of a pair's difference) and act greedily with the actors `theta + sigma eps_j` and
+//! `theta - sigma eps_j` (antithetic pairs). An actor's fitness is the mean reward, over the
+//! episode, of the agents that use it (one actor per weight class by default, or one per
+//! agent); its fitnesses over the population are replaced by their centred ranks, and
+//!
+//! `g = 1 / (2 pairs sigma) sum_j (rank(+j) - rank(-j)) eps_j`
+//!
+//! is followed by Adam (ascent) with decoupled weight decay. The noise is drawn from the
+//! generation's seed, so a generation is reproducible and a checkpoint (the actors and Adam's
+//! state) is all a resumed run needs. Acting and exporting use the actor in its exported layout
+//! ([`super::nets::actor_logits`]): an exported ES agent decides as its run does.
+//!
+//! Greedy actors are what ES optimises, so its greedy evaluation is the policy it trained; its
+//! sampled evaluation draws from the same actors' softmax.
+
+use super::base::limits;
+use super::base::{argmax, sample_index, ErrorIn, Exported, Features, Init, Learner, LearnerConfig, Losses, Policy, Transition};
+use super::nets::{actor_len, actor_logits, episode_streams};
+use super::parts::Parts;
+use crate::error::failed;
+use env::config::{ConfigError, Scenario};
+use env::rng::{stream, unit};
+use env::world::Observations;
+use rand::rngs::SmallRng;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// `[learner.es]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EsConfig {
+    /// Actor hidden width (one tanh layer, exported like PPO's actor).
+    pub hidden: usize,
+    /// Antithetic pairs per generation: the population is twice this many environment copies
+    /// (they replace `train.envs`).
+    pub pairs: usize,
+    /// Standard deviation of the parameter noise.
+    pub sigma: f64,
+    /// Adam's learning rate.
+    pub lr: f64,
+    /// Decoupled weight decay per step (OpenAI-ES's L2 coefficient).
+    pub weight_decay: f64,
+    /// One actor per weight class, shared by its agents (else one per agent).
+    pub per_class: bool,
+    /// State features: the whole observation by default, as PPO's.
+    pub features: Features,
+}
+
+impl Default for EsConfig {
+    fn default() -> Self {
+        Self {
+            hidden: 16,
+            pairs: 16,
+            sigma: 0.05,
+            lr: 0.02,
+            weight_decay: 0.005,
+            per_class: true,
+            features: Features::All,
+        }
+    }
+}
+
+/// Largest population (pairs).
+const MAX_PAIRS: usize = 512;
+
+impl LearnerConfig for EsConfig {
+    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        if !(1..=limits::MAX_HIDDEN).contains(&self.hidden) {
+            return Err(err(
+                "learner.es.hidden",
+                format!("must be in [1, {}], got {}", limits::MAX_HIDDEN, self.hidden),
+            ));
+        }
+        if !(1..=MAX_PAIRS).contains(&self.pairs) {
+            return Err(err("learner.es.pairs", format!("must be in [1, {MAX_PAIRS}], got {}", self.pairs)));
+        }
+        for (k, v) in [("sigma", self.sigma), ("lr", self.lr)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(err(&format!("learner.es.{k}"), format!("must be a finite number > 0, got {v}")));
+            }
+        }
+        if !(self.weight_decay.is_finite() && (0.0..1.0).contains(&self.weight_decay)) {
+            return Err(err(
+                "learner.es.weight_decay",
+                format!("must be in [0, 1), got {}", self.weight_decay),
+            ));
+        }
+        Ok(())
+    }
+
+    fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
+        let sc = run.scenario;
+        let (obs_dim, d) = run.inputs(self.features);
+        let classes = sc.weight_classes();
+        let block_of: Vec<usize> = if self.per_class {
+            sc.agents
+                .iter()
+                .map(|a| classes.iter().position(|&w| w == a.weight).expect("a class"))
+                .collect()
+        } else {
+            (0..sc.n()).collect()
+        };
+        Box::new(Es::new(self, obs_dim, d, sc.action_levels().len(), block_of, run.seed))
+    }
+
+    fn features(&self) -> Features {
+        self.features
+    }
+
+    fn exported(&self, _sc: &Scenario) -> Exported {
+        Exported::Actor { hidden: self.hidden }
+    }
+
+    fn learns_from_rewards(&self) -> bool {
+        true
+    }
+
+    fn copies(&self) -> Option<usize> {
+        Some(2 * self.pairs)
+    }
+}
+
+/// Adam's first and second moments and step count of every actor's parameters.
+#[derive(Clone)]
+struct Adam {
+    m: Vec<f64>,
+    v: Vec<f64>,
+    t: u64,
+}
+
+/// The actors and how they act, shared by the learner and its acting forks.
+#[derive(Clone)]
+struct Actors {
+    /// Observation length, features read (a prefix), hidden width, levels.
+    obs_dim: usize,
+    d: usize,
+    h: usize,
+    k: usize,
+    /// The actor (block) of every agent.
+    block_of: Vec<usize>,
+    /// Every block's weights in the exported layout, one after another.
+    theta: Vec<f32>,
+}
+
+impl Actors {
+    fn len(&self) -> usize {
+        actor_len(self.d, self.h, self.k)
+    }
+
+    fn blocks(&self) -> usize {
+        self.theta.len() / self.len()
+    }
+
+    /// Every agent's logits under `theta` (or, with `eps` and a sign, the perturbed weights
+    /// `theta + sign sigma eps`), into `logits` (`[n][k]`).
+    fn logits(&self, obs: Observations<'_>, perturb: Option<(&[f32], f32)>, scratch: &mut Scratch, logits: &mut [f32]) {
+        assert_eq!(obs.dim, self.obs_dim, "observation length");
+        let len = self.len();
+        for (i, &b) in self.block_of.iter().enumerate() {
+            let base = &self.theta[b * len..(b + 1) * len];
+            let w: &[f32] = match perturb {
+                None => base,
+                Some((eps, s)) => {
+                    scratch.w.clear();
+                    scratch
+                        .w
+                        .extend(base.iter().zip(&eps[b * len..(b + 1) * len]).map(|(t, e)| t + s * e));
+                    &scratch.w
+                }
+            };
+            let x = &obs.get(i)[..self.d];
+            actor_logits(
+                w,
+                (self.d, self.h, self.k),
+                x,
+                &mut scratch.hidden,
+                &mut logits[i * self.k..(i + 1) * self.k],
+            );
+        }
+    }
+}
+
+#[derive(Default, Clone)]
+struct Scratch {
+    w: Vec<f32>,
+    hidden: Vec<f32>,
+}
+
+fn softmax(logits: &[f32]) -> Vec<f64> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let e: Vec<f64> = logits.iter().map(|&l| f64::from(l - max).exp()).collect();
+    let s: f64 = e.iter().sum();
+    e.into_iter().map(|x| x / s).collect()
+}
+
+/// Evolution strategies for n agents.
+pub struct Es {
+    cfg: EsConfig,
+    actors: Actors,
+    adam: Adam,
+    /// The generation's noise: `sigma eps_j` for every pair j, `[pairs][theta]`.
+    noise: Vec<Vec<f32>>,
+    /// Per copy, per agent: the reward summed over the generation's rounds so far.
+    returns: Vec<Vec<f64>>,
+    rngs: Vec<SmallRng>,
+    scratch: Scratch,
+    logits: Vec<f32>,
+}
+
+impl Es {
+    /// Fresh actors for agents reading the first `d` of `obs_dim` features, `k` levels, agent i
+    /// using actor `block_of[i]`; weights from `seed` (uniform in +-1/sqrt(fan_in)).
+    pub fn new(cfg: &EsConfig, obs_dim: usize, d: usize, k: usize, block_of: Vec<usize>, seed: u64) -> Self {
+        let blocks = block_of.iter().max().map_or(1, |m| m + 1);
+        let h = cfg.hidden;
+        let len = actor_len(d, h, k);
+        let mut theta = Vec::with_capacity(blocks * len);
+        for b in 0..blocks {
+            let mut rng = stream(seed, "init/es", b as u64);
+            let mut draw = |fan_in: usize, count: usize| {
+                let bound = 1.0 / (fan_in as f64).sqrt();
+                (0..count)
+                    .map(|_| ((2.0 * unit(rng.next_u64()) - 1.0) * bound) as f32)
+                    .collect::<Vec<f32>>()
+            };
+            let (w1, b1, w2, b2) = (draw(d, d * h), draw(d, h), draw(h, h * k), draw(h, k));
+            theta.extend(w1.into_iter().chain(b1).chain(w2).chain(b2));
+        }
+        let n = block_of.len();
+        Self {
+            cfg: cfg.clone(),
+            adam: Adam {
+                m: vec![0.0; theta.len()],
+                v: vec![0.0; theta.len()],
+                t: 0,
+            },
+            actors: Actors {
+                obs_dim,
+                d,
+                h,
+                k,
+                block_of,
+                theta,
+            },
+            noise: Vec::new(),
+            returns: Vec::new(),
+            rngs: episode_streams(n, 0),
+            scratch: Scratch::default(),
+            logits: vec![0.0; n * k],
+        }
+    }
+
+    /// The generation's noise from its seed: a standard normal per parameter per pair
+    /// (Box-Muller on named-stream uniforms), times sigma.
+    fn draw_noise(&mut self, seed: u64) {
+        let len = self.actors.theta.len();
+        let sigma = self.cfg.sigma as f32;
+        self.noise = (0..self.cfg.pairs)
+            .map(|j| {
+                let mut rng = stream(seed, "es-noise", j as u64);
+                (0..len)
+                    .map(|_| {
+                        let (u1, u2) = (1.0 - unit(rng.next_u64()), unit(rng.next_u64()));
+                        ((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()) as f32 * sigma
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
+    /// The generation's update from the population's returns.
+    fn update(&mut self) -> Losses {
+        let (pairs, len) = (self.cfg.pairs, self.actors.len());
+        let blocks = self.actors.blocks();
+        let pop = 2 * pairs;
+        let mut grad = vec![0.0f64; self.actors.theta.len()];
+        let mut spread = 0.0;
+        for b in 0..blocks {
+            let agents: Vec<usize> = (0..self.actors.block_of.len()).filter(|&i| self.actors.block_of[i] == b).collect();
+            let fitness: Vec<f64> = (0..pop)
+                .map(|c| agents.iter().map(|&i| self.returns[c][i]).sum::<f64>() / agents.len() as f64)
+                .collect();
+            let (lo, hi) = fitness
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, z), &x| (a.min(x), z.max(x)));
+            spread += hi - lo;
+            let ranks = centred_ranks(&fitness);
+            for j in 0..pairs {
+                let weight = ranks[2 * j] - ranks[2 * j + 1];
+                if weight == 0.0 {
+                    continue;
+                }
+                for (g, &e) in grad[b * len..(b + 1) * len].iter_mut().zip(&self.noise[j][b * len..(b + 1) * len]) {
+                    // eps = noise / sigma, and the estimate divides by sigma once more.
+                    *g += weight * f64::from(e) / (self.cfg.sigma * self.cfg.sigma);
+                }
+            }
+        }
+        let scale = 1.0 / (2.0 * pairs as f64);
+        self.adam.t += 1;
+        let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8);
+        let t = self.adam.t as i32;
+        let lr = self.cfg.lr * (1.0 - b2.powi(t)).sqrt() / (1.0 - b1.powi(t));
+        for (p, (g, (m, v))) in self
+            .actors
+            .theta
+            .iter_mut()
+            .zip(grad.iter().zip(self.adam.m.iter_mut().zip(self.adam.v.iter_mut())))
+        {
+            let g = g * scale;
+            *m = b1 * *m + (1.0 - b1) * g;
+            *v = b2 * *v + (1.0 - b2) * g * g;
+            let decayed = f64::from(*p) * (1.0 - self.cfg.weight_decay);
+            *p = (decayed + lr * *m / (v.sqrt() + eps)) as f32;
+        }
+        Losses {
+            reward_spread: spread / blocks as f64,
+            ..Losses::default()
+        }
+    }
+}
+
+/// Centred ranks in [-0.5, 0.5] (OpenAI-ES's fitness shaping); equal values share their mean
+/// rank, so a pair whose two halves did the same contributes nothing.
+pub fn centred_ranks(x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    if n < 2 {
+        return vec![0.0; n];
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| x[a].total_cmp(&x[b]).then(a.cmp(&b)));
+    let mut ranks = vec![0.0; n];
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && x[order[j + 1]] == x[order[i]] {
+            j += 1;
+        }
+        let mean = (i + j) as f64 / 2.0;
+        for &o in &order[i..=j] {
+            ranks[o] = mean / (n - 1) as f64 - 0.5;
+        }
+        i = j + 1;
+    }
+    ranks
+}
+
+impl Policy for Es {
+    fn begin_episode(&mut self, seed: u64) {
+        self.draw_noise(seed);
+        self.returns.clear();
+        self.rngs = episode_streams(self.actors.block_of.len(), seed);
+    }
+
+    /// The unperturbed actors, as the acting fork does.
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        let mut policy = EsPolicy::of(self);
+        policy.act(obs, &[], greedy, actions);
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(EsPolicy::of(self))
+    }
+}
+
+impl Learner for Es {
+    fn learn(&mut self, t: &Transition<'_>) -> Losses {
+        self.learn_many(std::slice::from_ref(t))
+    }
+
+    /// Copy `c` acts greedily with pair `c / 2`'s perturbation, `+` for even copies.
+    fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
+        assert_eq!(obs.len(), 2 * self.cfg.pairs, "the population is 2 * pairs copies");
+        let k = self.actors.k;
+        for (c, (o, a)) in obs.iter().zip(actions.iter_mut()).enumerate() {
+            let sign = if c % 2 == 0 { 1.0 } else { -1.0 };
+            self.actors
+                .logits(*o, Some((&self.noise[c / 2], sign)), &mut self.scratch, &mut self.logits);
+            for (i, ai) in a.iter_mut().enumerate() {
+                *ai = argmax(self.logits[i * k..(i + 1) * k].iter().map(|&l| f64::from(l)));
+            }
+        }
+    }
+
+    fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
+        if self.returns.is_empty() {
+            self.returns = vec![vec![0.0; self.actors.block_of.len()]; ts.len()];
+        }
+        for (c, t) in ts.iter().enumerate() {
+            for (r, &x) in self.returns[c].iter_mut().zip(t.rewards) {
+                *r += x;
+            }
+        }
+        if ts[0].done {
+            let l = self.update();
+            self.returns.clear();
+            return l;
+        }
+        Losses {
+            skipped: true,
+            ..Losses::default()
+        }
+    }
+
+    fn paired_copies(&self) -> bool {
+        true
+    }
+
+    fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
+        let (len, b) = (self.actors.len(), self.actors.block_of[agent]);
+        Ok(self.actors.theta[b * len..(b + 1) * len].to_vec())
+    }
+
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
+        let a = &self.actors;
+        let dims = [a.block_of.len(), a.blocks(), a.d, a.h, a.k].map(|x| x as u64);
+        let theta: Vec<f64> = a.theta.iter().map(|&x| f64::from(x)).collect();
+        Ok(Parts::default()
+            .add_u64(PARTS[0], &dims)
+            .add_f64(PARTS[1], &theta)
+            .add_f64(PARTS[2], &self.adam.m)
+            .add_f64(PARTS[3], &self.adam.v)
+            .add_u64(PARTS[4], &[self.adam.t])
+            .into_bytes())
+    }
+
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
+        let parts = Parts::read(bytes, &PARTS).map_err(failed)?;
+        let a = &self.actors;
+        let ours = [a.block_of.len(), a.blocks(), a.d, a.h, a.k].map(|x| x as u64);
+        let dims = Parts::u64s(parts[0], PARTS[0]).map_err(failed)?;
+        if dims != ours {
+            return Err(failed(format!(
+                "ES state is for (agents, actors, features, hidden, levels) = {dims:?}; this run has {ours:?}"
+            )));
+        }
+        let len = a.theta.len();
+        let floats = |k: usize| -> crate::error::Result<Vec<f64>> {
+            let v = Parts::f64s(parts[k], PARTS[k]).map_err(failed)?;
+            if v.len() != len {
+                return Err(failed(format!("part `{}` holds {} numbers, expected {len}", PARTS[k], v.len())));
+            }
+            Ok(v)
+        };
+        let (theta, m, v) = (floats(1)?, floats(2)?, floats(3)?);
+        self.actors.theta = theta.into_iter().map(|x| x as f32).collect();
+        self.adam = Adam {
+            m,
+            v,
+            t: Parts::u64s(parts[4], PARTS[4]).map_err(failed)?.first().copied().unwrap_or(0),
+        };
+        Ok(())
+    }
+}
+
+/// The parts of a saved ES state.
+const PARTS: [&str; 5] = ["es/dims", "es/theta", "es/adam_m", "es/adam_v", "es/adam_t"];
+
+/// ES's acting policy: the unperturbed actors, greedy or drawing from their softmax.
+#[derive(Clone)]
+pub struct EsPolicy {
+    actors: Actors,
+    rngs: Vec<SmallRng>,
+    scratch: Scratch,
+    logits: Vec<f32>,
+    entropy: Option<f64>,
+}
+
+impl EsPolicy {
+    fn of(es: &Es) -> Self {
+        Self {
+            actors: es.actors.clone(),
+            rngs: es.rngs.clone(),
+            scratch: Scratch::default(),
+            logits: es.logits.clone(),
+            entropy: None,
+        }
+    }
+}
+
+impl Policy for EsPolicy {
+    fn begin_episode(&mut self, seed: u64) {
+        self.rngs = episode_streams(self.actors.block_of.len(), seed);
+    }
+
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        let k = self.actors.k;
+        self.actors.logits(obs, None, &mut self.scratch, &mut self.logits);
+        let mut h = 0.0;
+        for (i, a) in actions.iter_mut().enumerate() {
+            let p = softmax(&self.logits[i * k..(i + 1) * k]);
+            h -= p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>();
+            *a = if greedy {
+                argmax(self.logits[i * k..(i + 1) * k].iter().map(|&l| f64::from(l)))
+            } else {
+                sample_index(&p, unit(self.rngs[i].next_u64()))
+            };
+        }
+        self.entropy = Some(h / actions.len() as f64);
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        self.entropy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centred_ranks_by_hand() {
+        assert_eq!(centred_ranks(&[3.0, 1.0, 2.0]), vec![0.5, -0.5, 0.0]);
+        // Ties share their mean rank: (1 + 2) / 2 = 1.5 of 0..3, so 1.5 / 3 - 0.5 = 0.
+        assert_eq!(centred_ranks(&[5.0, 7.0, 7.0, 9.0]), vec![-0.5, 0.0, 0.0, 0.5]);
+        assert_eq!(centred_ranks(&[1.0]), vec![0.0]);
+    }
+
+    /// A one-state bandit for `n` agents in two classes, played as training plays it: each
+    /// generation, every copy of the population acts and is paid `pay(class, level)`.
+    fn train(cfg: &EsConfig, generations: u64, pay: impl Fn(usize, usize) -> f64) -> Es {
+        let (n, d, k) = (4, 3, 10);
+        let block_of = vec![0, 0, 1, 1];
+        let mut es = Es::new(cfg, d, d, k, block_of.clone(), 7);
+        let obs: Vec<f32> = (0..n * d).map(|j| (j % 3) as f32 / 3.0).collect();
+        let budgets = vec![0.0; n];
+        let pop = 2 * cfg.pairs;
+        for g in 0..generations {
+            es.begin_episode(env::rng::stream_seed(1, "gen", g));
+            let views: Vec<Observations<'_>> = (0..pop).map(|_| Observations { data: &obs, dim: d }).collect();
+            let b: Vec<&[f64]> = (0..pop).map(|_| budgets.as_slice()).collect();
+            let mut actions = vec![vec![0; n]; pop];
+            for round in 0..3 {
+                es.act_many(&views, &b, &mut actions);
+                let rewards: Vec<Vec<f64>> = actions.iter().map(|a| (0..n).map(|i| pay(block_of[i], a[i])).collect()).collect();
+                let ts: Vec<Transition<'_>> = (0..pop)
+                    .map(|c| crate::learners::testing::transition(d, &obs, &actions[c], &rewards[c], round == 2))
+                    .collect();
+                es.learn_many(&ts);
+            }
+        }
+        es
+    }
+
+    #[test]
+    fn finds_each_class_s_best_level_and_saves_exactly() {
+        // Class 0 is paid most at level 2, class 1 at level 8 (each level away costs 0.1).
+        let pay = |class: usize, level: usize| -0.1 * (level as f64 - if class == 0 { 2.0 } else { 8.0 }).abs();
+        let cfg = EsConfig::default();
+        let es = train(&cfg, 60, pay);
+        let obs: Vec<f32> = (0..12).map(|j| (j % 3) as f32 / 3.0).collect();
+        let mut a = vec![0; 4];
+        es.fork().act(Observations { data: &obs, dim: 3 }, &[0.0; 4], true, &mut a);
+        assert_eq!(a, vec![2, 2, 8, 8]);
+        // Saved and loaded, it acts the same; exported weights are the class's actor.
+        let mut other = Es::new(&cfg, 3, 3, 10, vec![0, 0, 1, 1], 99);
+        other.load(&es.save().unwrap()).unwrap();
+        let mut b = vec![0; 4];
+        other.fork().act(Observations { data: &obs, dim: 3 }, &[0.0; 4], true, &mut b);
+        assert_eq!(a, b);
+        assert_eq!(es.export_weights(0).unwrap(), es.export_weights(1).unwrap());
+        assert_eq!(es.export_weights(0).unwrap().len(), actor_len(3, 16, 10));
+        assert!(Es::new(&cfg, 3, 3, 10, vec![0, 1, 2, 3], 1).load(&es.save().unwrap()).is_err());
+    }
+
+    #[test]
+    fn every_level_paying_the_same_moves_nothing() {
+        // Ties everywhere: every pair's two halves score the same, so theta only decays.
+        let es = train(&EsConfig::default(), 5, |_, _| 1.0);
+        let fresh = Es::new(&EsConfig::default(), 3, 3, 10, vec![0, 0, 1, 1], 7);
+        for (a, b) in es.actors.theta.iter().zip(&fresh.actors.theta) {
+            let decayed = b * (1.0f32 - 0.005).powi(5);
+            assert!((a - decayed).abs() < 1e-6, "{a} vs {decayed}");
+        }
+    }
+}
