@@ -15,18 +15,19 @@
 //! state) is all a resumed run needs. Acting and exporting use the actor in its exported layout
 //! ([`super::nets::actor_logits`]): an exported ES agent decides as its run does.
 //!
-//! Greedy actors are what ES optimises, so its greedy evaluation is the policy it trained; its
-//! sampled evaluation draws from the same actors' softmax.
+//! ES trains deterministic policies: each population member acts greedily, so the argmax of the
+//! actors' logits is the policy it optimises. Its acting policy is that argmax whether asked
+//! for greedy or sampled actions (the softmax of its logits is not a distribution it learned),
+//! with entropy 0.
 
 use super::base::limits;
-use super::base::{argmax, sample_index, ErrorIn, Exported, Features, Init, Learner, LearnerConfig, Losses, Policy, Transition};
-use super::nets::{actor_len, actor_logits, episode_streams};
+use super::base::{argmax, ErrorIn, Exported, Features, Init, Learner, LearnerConfig, Losses, Policy, Transition};
+use super::nets::{actor_len, actor_logits};
 use super::parts::Parts;
 use crate::error::failed;
 use env::config::{ConfigError, Scenario};
 use env::rng::{stream, unit};
 use env::world::Observations;
-use rand::rngs::SmallRng;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -191,13 +192,6 @@ struct Scratch {
     hidden: Vec<f32>,
 }
 
-fn softmax(logits: &[f32]) -> Vec<f64> {
-    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let e: Vec<f64> = logits.iter().map(|&l| f64::from(l - max).exp()).collect();
-    let s: f64 = e.iter().sum();
-    e.into_iter().map(|x| x / s).collect()
-}
-
 /// Evolution strategies for n agents.
 pub struct Es {
     cfg: EsConfig,
@@ -207,7 +201,6 @@ pub struct Es {
     noise: Vec<Vec<f32>>,
     /// Per copy, per agent: the reward summed over the generation's rounds so far.
     returns: Vec<Vec<f64>>,
-    rngs: Vec<SmallRng>,
     scratch: Scratch,
     logits: Vec<f32>,
 }
@@ -249,7 +242,6 @@ impl Es {
             },
             noise: Vec::new(),
             returns: Vec::new(),
-            rngs: episode_streams(n, 0),
             scratch: Scratch::default(),
             logits: vec![0.0; n * k],
         }
@@ -354,7 +346,6 @@ impl Policy for Es {
     fn begin_episode(&mut self, seed: u64) {
         self.draw_noise(seed);
         self.returns.clear();
-        self.rngs = episode_streams(self.actors.block_of.len(), seed);
     }
 
     /// The unperturbed actors, as the acting fork does.
@@ -461,55 +452,43 @@ impl Learner for Es {
 /// The parts of a saved ES state.
 const PARTS: [&str; 5] = ["es/dims", "es/theta", "es/adam_m", "es/adam_v", "es/adam_t"];
 
-/// ES's acting policy: the unperturbed actors, greedy or drawing from their softmax.
+/// ES's acting policy: the argmax of the unperturbed actors' logits (see the module
+/// documentation).
 #[derive(Clone)]
 pub struct EsPolicy {
     actors: Actors,
-    rngs: Vec<SmallRng>,
     scratch: Scratch,
     logits: Vec<f32>,
-    entropy: Option<f64>,
 }
 
 impl EsPolicy {
     fn of(es: &Es) -> Self {
         Self {
             actors: es.actors.clone(),
-            rngs: es.rngs.clone(),
             scratch: Scratch::default(),
             logits: es.logits.clone(),
-            entropy: None,
         }
     }
 }
 
 impl Policy for EsPolicy {
-    fn begin_episode(&mut self, seed: u64) {
-        self.rngs = episode_streams(self.actors.block_of.len(), seed);
-    }
+    fn begin_episode(&mut self, _seed: u64) {}
 
-    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
         let k = self.actors.k;
         self.actors.logits(obs, None, &mut self.scratch, &mut self.logits);
-        let mut h = 0.0;
         for (i, a) in actions.iter_mut().enumerate() {
-            let p = softmax(&self.logits[i * k..(i + 1) * k]);
-            h -= p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>();
-            *a = if greedy {
-                argmax(self.logits[i * k..(i + 1) * k].iter().map(|&l| f64::from(l)))
-            } else {
-                sample_index(&p, unit(self.rngs[i].next_u64()))
-            };
+            *a = argmax(self.logits[i * k..(i + 1) * k].iter().map(|&l| f64::from(l)));
         }
-        self.entropy = Some(h / actions.len() as f64);
     }
 
     fn fork(&self) -> Box<dyn Policy> {
         Box::new(self.clone())
     }
 
+    /// Deterministic: 0.
     fn entropy(&self) -> Option<f64> {
-        self.entropy
+        Some(0.0)
     }
 }
 
