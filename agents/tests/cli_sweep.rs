@@ -281,6 +281,15 @@ fn bad_sweep_files_are_one_line_and_status_2() {
             good.replace("metric = \"eval_welfare.mean\"", "metric = \"eval_welfare.nope\""),
             "`eval_welfare.nope` is not a number in a run's summary.json",
         ),
+        // The group's statistics are not in one run's summary.
+        (
+            good.replace("metric = \"eval_welfare.mean\"", "metric = \"vs_baseline.greedy.iqm\""),
+            "`vs_baseline.greedy.iqm` is not in a run's summary.json",
+        ),
+        (
+            good.replace("eval_seeds = 2", "eval_seeds = 2\nreplicates = 0"),
+            "budget.replicates",
+        ),
         // Used to panic with a capacity overflow inside the trials and exit 0.
         (
             good.replace(
@@ -339,6 +348,46 @@ fn bad_sweep_files_are_one_line_and_status_2() {
         err.contains(other.to_str().unwrap()) && err.contains("table `trials` has no column `params`"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sweep over training replicates: every trial is a run group and its value the group's
+/// statistic across replicates.
+#[test]
+fn trials_over_replicates_score_the_group() {
+    let dir = tmp("replicates");
+    let text = std::fs::read_to_string(sweep_file(&dir, 2))
+        .unwrap()
+        .replace("metric = \"eval_welfare.mean\"", "metric = \"vs_baseline.greedy.iqm\"")
+        .replace("eval_seeds = 2", "eval_seeds = 2\nreplicates = 2")
+        .replace("trials = 8", "trials = 2")
+        .replace(", \"bogus\"", "")
+        .replace("kind = \"successive_halving\"", "kind = \"none\"");
+    let p = dir.join("replicates.toml");
+    std::fs::write(&p, text).unwrap();
+    let db = dir.join("r.db");
+    let out = dir.join("runs");
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        p.to_str().unwrap(),
+        "--storage",
+        &format!("sqlite:{}", db.display()),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = rows(&db, "replicates");
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(r.state, "complete", "{} {:?}", r.state, r.error);
+        let run = Path::new(&r.run_dir);
+        assert!(run.join("replicate-1").join("summary.json").is_file(), "{}", run.display());
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["replicates"], 2);
+        assert_eq!(r.value, summary["vs_baseline"]["greedy"]["iqm"].as_f64(), "{}", r.params);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

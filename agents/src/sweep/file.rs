@@ -77,18 +77,6 @@ impl Objective {
     }
 }
 
-/// Top-level keys of a training run's `summary.json` (the objective's first segment).
-pub const SUMMARY_KEYS: &[&str] = &[
-    "eval_welfare",
-    "eval",
-    "eval_sampled_welfare",
-    "eval_sampled",
-    "last_episode",
-    "train_seconds",
-    "agent_updates_per_second",
-    "episodes",
-];
-
 /// `[budget]`: what every trial's training run is given.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -99,6 +87,11 @@ pub struct Budget {
     /// Held-out evaluation seeds per trial (`train.eval_seeds`; default: the base config's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eval_seeds: Option<usize>,
+    /// Training replicates per trial (`train.replicates`; default: the base config's). With
+    /// more than one, a trial is a run group and the objective a path into the group's
+    /// `summary.json` (e.g. `vs_baseline.greedy.iqm`); the pruner follows replicate 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicates: Option<usize>,
     /// Threads per trial (workers run trials side by side; results do not depend on it).
     pub threads: usize,
     /// Further `key.path=value` overrides for every trial.
@@ -110,6 +103,7 @@ impl Default for Budget {
         Self {
             episodes: None,
             eval_seeds: None,
+            replicates: None,
             threads: 1,
             set: Vec::new(),
         }
@@ -269,6 +263,7 @@ impl Sweep {
             ("budget.threads", file.budget.threads == 0),
             ("budget.episodes", file.budget.episodes == Some(0)),
             ("budget.eval_seeds", file.budget.eval_seeds == Some(0)),
+            ("budget.replicates", file.budget.replicates == Some(0)),
         ] {
             if bad {
                 return Err(err(path, key, "must be at least 1 (grid_points: 2)"));
@@ -303,26 +298,33 @@ impl Sweep {
         let o = &sweep.file.objective;
         let metric = o.path();
         let head = metric.split('.').next().unwrap_or("");
-        let shape = crate::train::summary_shape(exp.scenario.file.env.world);
-        let leaf = metric.split('.').try_fold(&shape, |v, k| v.get(k));
-        if SUMMARY_KEYS.contains(&head) && !leaf.is_some_and(serde_json::Value::is_number) {
+        let (shape, what) = if exp.train.replicates > 1 {
+            (crate::train::group::summary_shape(), "a run group's")
+        } else {
+            (crate::train::summary_shape(exp.scenario.file.env.world), "a run's")
+        };
+        let heads: Vec<&str> = shape
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        if !heads.contains(&head) {
             return Err(err(
                 path,
                 "objective.metric",
-                format!(
-                    "`{}` is not a number in a run's summary.json (e.g. eval_welfare.mean, eval.jain.mean, last_episode.welfare)",
-                    o.metric
-                ),
+                format!("`{}` is not in {what} summary.json (starts with one of {heads:?})", o.metric),
             ));
         }
-        if !SUMMARY_KEYS.contains(&head) {
+        let leaf = metric.split('.').try_fold(&shape, |v, k| v.get(k));
+        if !leaf.is_some_and(serde_json::Value::is_number) {
+            let e_g = if exp.train.replicates > 1 {
+                "vs_baseline.greedy.iqm, eval_welfare.mean"
+            } else {
+                "eval_welfare.mean, eval.jain.mean, last_episode.welfare"
+            };
             return Err(err(
                 path,
                 "objective.metric",
-                format!(
-                    "`{}` is not in a run's summary.json (starts with one of {SUMMARY_KEYS:?})",
-                    o.metric
-                ),
+                format!("`{}` is not a number in {what} summary.json (e.g. {e_g})", o.metric),
             ));
         }
         let resolved: toml::Table = toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML");
@@ -355,6 +357,9 @@ impl Sweep {
         }
         if let Some(s) = b.eval_seeds {
             set.push(format!("train.eval_seeds={s}"));
+        }
+        if let Some(r) = b.replicates {
+            set.push(format!("train.replicates={r}"));
         }
         set.extend(b.set.iter().cloned());
         set.extend(extra.iter().cloned());

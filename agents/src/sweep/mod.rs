@@ -441,11 +441,12 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         .ok_or_else(|| crate::error::failed(format!("the run's summary has no finite number at `{}`", file.objective.metric)))
 }
 
-/// Copy an interrupted trial's run directory (not its lock) to `dst` if it holds a checkpoint;
-/// true when `dst` is then a run to resume.
+/// Copy an interrupted trial's run directory (not its locks) to `dst` if it holds a checkpoint
+/// (a group: a replicate's config); true when `dst` is then a run or group to resume.
 fn copy_checkpointed_run(src: &Path, dst: &Path) -> std::io::Result<bool> {
     let src_run = run::RunDir::at(src);
-    if !src_run.latest_checkpoint().is_file() || !src_run.config().is_file() {
+    let resumable = src_run.latest_checkpoint().is_file() || src_run.is_group();
+    if !resumable || !src_run.config().is_file() {
         return Ok(false);
     }
     fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {

@@ -111,6 +111,31 @@ impl std::fmt::Display for GroupSummary {
     }
 }
 
+/// The shape of a group's `summary.json`: every key it holds, numbers as 0 (what a sweep's
+/// objective is checked against before any trial runs).
+pub fn summary_shape() -> serde_json::Value {
+    let none = Replicates::of(&[0.0], 0);
+    serde_json::to_value(GroupSummary {
+        replicates: 0,
+        runs: Vec::new(),
+        baseline: Baseline {
+            policy: String::new(),
+            select_seeds: 0,
+            eval_welfare: Stat::default(),
+        },
+        eval_seeds: 0,
+        eval_welfare: Stat::default(),
+        eval_sampled_welfare: Stat::default(),
+        vs_baseline: VsBaseline {
+            greedy: none.clone(),
+            sampled: none,
+        },
+        near_uniform: 0,
+        seconds: 0.0,
+    })
+    .expect("a group summary serialises")
+}
+
 /// A new group of `exp`'s replicates in `dir`.
 pub fn start(exp: Experiment, dir: RunDir, args: &TrainSpec) -> crate::error::Result<Trained> {
     run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
