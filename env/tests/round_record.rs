@@ -124,3 +124,30 @@ fn step_infos_described_the_next_round() {
         assert!(any_served && any_spent, "{queues:?}: the episode never served or spent");
     }
 }
+
+/// The `net` reward is the `utility` reward minus the agent's mean start utility times the
+/// tokens it spent, round by round, on the same seed and actions (the two worlds play the same
+/// rounds: the reward changes nothing else).
+#[test]
+fn the_net_reward_charges_each_token_at_the_agents_mean_start_utility() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let load = |reward: &str| ClusterEnv::new(ScenarioFile::load(&path, &[format!("env.reward=\"{reward}\"")]).unwrap());
+    let (mut utility, mut net) = (load("utility"), load("net"));
+    let mut rng = env::rng::stream(5, "test-actions", 0);
+    utility.reset(9);
+    net.reset(9);
+    let (mut charged, mut rounds) = (0.0, 0);
+    while !utility.agents().is_empty() {
+        let actions: Vec<usize> = (0..utility.n()).map(|i| utility.action_space(i).sample(&mut rng)).collect();
+        let spent = utility.step(&actions).unwrap().infos.iter().map(|x| x.spent).collect::<Vec<_>>();
+        net.step(&actions).unwrap();
+        for i in 0..utility.n() {
+            let price = utility.last_input().mean_start_utility(i);
+            let expected = utility.last_rewards()[i] - price * spent[i];
+            assert!((net.last_rewards()[i] - expected).abs() < 1e-12, "round {rounds}, agent {i}");
+            charged += price * spent[i];
+        }
+        rounds += 1;
+    }
+    assert!(rounds > 0 && charged > 1.0, "tokens were spent: {charged}");
+}

@@ -226,6 +226,25 @@ impl RoundInput {
         }
     }
 
+    /// Agent `i`'s utility for accelerator `c` before anything is allocated this round (in the
+    /// demand form, from its whole demand).
+    pub fn start_utility(&self, i: usize, c: usize) -> f64 {
+        match self.form {
+            Form::Utilities => self.utilities[i * self.m + c],
+            Form::Demand => {
+                let row = &self.rates[i * self.m..(i + 1) * self.m];
+                let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                crate::valuation::demand_utility(self.demands[i], row[c], max)
+            }
+        }
+    }
+
+    /// Agent `i`'s mean start utility over the accelerators: what one token is worth in SPEC
+    /// 4's net reward (utility won minus this times the tokens spent).
+    pub fn mean_start_utility(&self, i: usize) -> f64 {
+        (0..self.m).map(|c| self.start_utility(i, c)).sum::<f64>() / self.m as f64
+    }
+
     /// Rate of accelerator `c` for agent `i`. Panics if rates are absent.
     #[inline]
     pub fn rate(&self, i: usize, c: usize) -> f64 {
@@ -588,6 +607,17 @@ mod tests {
 
     fn err(json: &str) -> String {
         RoundInput::from_json(json).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn start_utilities_by_hand() {
+        // Demand form: demand 5, rates 10 and 5 (max 10): min(5, 10) / 10 and min(5, 5) / 10.
+        let d = RoundInput::from_demands(&[5.0], &[vec![10.0, 5.0]]);
+        assert_eq!((d.start_utility(0, 0), d.start_utility(0, 1)), (0.5, 0.5));
+        let d = RoundInput::from_demands(&[2.0], &[vec![10.0, 5.0]]);
+        assert_eq!(d.mean_start_utility(0), (0.2 + 0.2) / 2.0);
+        let u = RoundInput::from_utilities(&[vec![0.9, 0.1, 0.2], vec![0.0, 0.0, 0.3]]);
+        assert!((u.mean_start_utility(0) - 0.4).abs() < 1e-15 && (u.mean_start_utility(1) - 0.1).abs() < 1e-15);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use env::world::{play, Observations};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use rayon::prelude::*;
-use scheduler::{registry, Allocation, Form, RoundInput};
+use scheduler::{registry, Allocation, RoundInput};
 use serde::{Deserialize, Serialize};
 
 /// Hedge's per-round reward (SPEC 4).
@@ -177,18 +177,6 @@ impl Hedge {
     }
 }
 
-/// Agent i's utility for accelerator c at the start of the round.
-fn start_utility(input: &RoundInput, i: usize, c: usize) -> f64 {
-    match input.form {
-        Form::Utilities => input.utilities[i * input.m + c],
-        Form::Demand => {
-            let row = &input.rates[i * input.m..(i + 1) * input.m];
-            let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            scheduler::valuation::demand_utility(input.demands[i], row[c], max)
-        }
-    }
-}
-
 /// Hedge's reward of one outcome for agent i (SPEC 4): utility won, minus (for `Net`) the
 /// mean utility of the agent's accelerators times the tokens it spent. In the valuation world
 /// (`quasi_linear` = its token value) the environment's own reward: values won minus the price.
@@ -202,10 +190,7 @@ pub fn level_reward(kind: HedgeReward, quasi_linear: Option<f64>, input: &RoundI
     }
     match kind {
         HedgeReward::Eq42 => won,
-        HedgeReward::Net => {
-            let mean = (0..input.m).map(|c| start_utility(input, i, c)).sum::<f64>() / input.m as f64;
-            won - mean * alloc.spent[i]
-        }
+        HedgeReward::Net => won - input.mean_start_utility(i) * alloc.spent[i],
     }
 }
 

@@ -76,6 +76,13 @@ pub enum Reward {
     Throughput,
     /// Minus queued jobs over queue capacity.
     Backlog,
+    /// Utility won minus the agent's mean utility (over the accelerators, at the round's start)
+    /// times the tokens it spent: SPEC 4's Hedge reward, as the environment's. Not in SPEC 2.8:
+    /// under `utility` a token spent costs nothing in the round it is spent, so one round's
+    /// reward favours low thresholds while the long run favours high ones (`mtf analyze`'s
+    /// signal section); pricing the tokens brings the two together for learners that credit
+    /// each round's action with that round's reward.
+    Net,
     /// Shared (cooperative): every agent gets the round's weighted welfare, sum w_j served_j /
     /// sum w_j, over the mean of the agents' best rates. Not in SPEC 2.8: selfish rewards make
     /// high thresholds individually profitable (env/examples/deviation.rs), so learning under

@@ -216,6 +216,10 @@ impl ClusterEnv {
         }
         match self.sc.file.env.reward {
             Reward::Utility => self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum(),
+            Reward::Net => {
+                let won: f64 = self.mine.iter().map(|&c| self.alloc.won_utility[c]).sum();
+                won - self.input.mean_start_utility(i) * self.alloc.spent[i]
+            }
             Reward::Throughput => served as f64 / self.max_mu[i],
             Reward::Welfare => 0.0,
             Reward::Backlog => -(backlog as f64) / self.backlogs.agent_capacity(self.sc.queue_cap) as f64,

@@ -152,8 +152,9 @@ pub(super) fn equilibrium(
     }
 }
 
-/// One held-out episode of `policy`, recording `agent`'s reward every round and, when `levels`
-/// is given, the utility it would have won that round at each level (the mechanism re-run on
+/// One held-out episode of `policy`, recording `agent`'s reward every round and, when
+/// `counterfactual`, the utility it would have won that round at each level (net of the
+/// tokens' value under the `net` reward) (the mechanism re-run on
 /// the round as played with only its level changed).
 fn episode(sc: &Scenario, seed: u64, policy: &dyn Policy, agent: usize, counterfactual: bool) -> (Vec<f64>, Vec<f64>) {
     let mut env = ClusterEnv::new(sc.clone());
@@ -165,6 +166,13 @@ fn episode(sc: &Scenario, seed: u64, policy: &dyn Policy, agent: usize, counterf
     let mech = &sc.file.mechanism;
     let mut m = scheduler::registry::build(&mech.name, &mech.params()).expect("a validated mechanism");
     let quasi_linear = (sc.file.env.world == World::Valuations).then_some(sc.file.env.value_scale);
+    // The round's own reward where it is a function of the round (net prices the tokens);
+    // utility won for the others.
+    let kind = if sc.file.env.reward == env::config::Reward::Net {
+        HedgeReward::Net
+    } else {
+        HedgeReward::Eq42
+    };
     let (mut actions, mut budgets) = (vec![0; n], vec![0.0; n]);
     let (mut rewards, mut one_round) = (Vec::new(), vec![0.0; levels.len()]);
     let (mut input, mut alloc) = (
@@ -182,7 +190,7 @@ fn episode(sc: &Scenario, seed: u64, policy: &dyn Policy, agent: usize, counterf
                 play(&mut input, sc.action_kind(), agent, levels[l], env.last_bid_values());
                 m.reset();
                 m.allocate(&input, &mut alloc);
-                *sum += level_reward(HedgeReward::Eq42, quasi_linear, &input, &alloc, agent);
+                *sum += level_reward(kind, quasi_linear, &input, &alloc, agent);
             }
         }
     }
