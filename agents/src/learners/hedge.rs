@@ -393,4 +393,60 @@ mod tests {
         // Quasi-linear (the valuation world, 2 tokens per unit of value): 1.0 won - 1 / 2.
         assert!((level_reward(HedgeReward::Net, Some(2.0), &input, &alloc, 0) - 0.5).abs() < 1e-12);
     }
+
+    /// One round repeated: agent 0 (budget 50) and four agents without tokens, who come first
+    /// in the free phase (turn 1) and want what agent 0 wants.
+    fn round(utilities: Vec<f64>) -> RoundInput {
+        let mut input = RoundInput::from_utilities(&vec![utilities; 5]);
+        input.thresholds = vec![0.0; 5];
+        input.budgets = vec![50.0, 0.0, 0.0, 0.0, 0.0];
+        input.turn = 1;
+        input
+    }
+
+    /// Hedge (default eta for 300-round episodes) after `rounds` full-information updates on
+    /// `input`: agent 0's probabilities in its budget state.
+    fn learn_on(input: &RoundInput, rounds: usize) -> Vec<f64> {
+        let levels: Vec<f64> = (0..10).map(|l| l as f64 / 10.0).collect();
+        let mut h = Hedge::new(5, &levels, 100.0, 300, &HedgeConfig::default(), "mtf", registry::Params::default());
+        let t = crate::learners::testing::transition(1, &[0.0; 5], &[0; 5], &[0.0; 5], false);
+        let t = Transition {
+            input,
+            budgets: &input.budgets,
+            ..t
+        };
+        for _ in 0..rounds {
+            h.learn(&t);
+        }
+        h.probabilities(0, h.state(50.0))
+    }
+
+    #[test]
+    fn every_level_paying_the_same_moves_nothing() {
+        // Every accelerator at 0.95: every level buys all ten, net reward 0 at every level.
+        let p = learn_on(&round(vec![0.95; 10]), 600);
+        assert!(p.iter().all(|&x| (x - 0.1).abs() < 1e-12), "{p:?}");
+    }
+
+    #[test]
+    fn one_level_paying_clearly_more_is_found() {
+        // Utilities 0.05, 0.15, .., 0.95 (mean 0.5, the price of a token). At threshold l/10
+        // agent 0 buys the 10 - l accelerators at or above it (each worth u - 0.5) and then
+        // gets every fifth of the rest in the free phase, after the other four: by hand, net
+        // rewards 0, .45, .8, 1.05, 1.2, 1.3, 1.35, 1.3, 1.15, .9 -- 0.6 is best by 0.05 (4%).
+        let input = round((0..10).map(|c| 0.05 + 0.1 * c as f64).collect());
+        let by_hand = [0.0, 0.45, 0.8, 1.05, 1.2, 1.3, 1.35, 1.3, 1.15, 0.9];
+        let mut mech = registry::build("mtf", &registry::Params::default()).unwrap();
+        for (l, want) in by_hand.iter().enumerate() {
+            let mut x = input.clone();
+            play(&mut x, ActionKind::Threshold, 0, l as f64 / 10.0, &[]);
+            let mut alloc = Allocation::default();
+            mech.reset();
+            mech.allocate(&x, &mut alloc);
+            let r = level_reward(HedgeReward::Net, None, &x, &alloc, 0);
+            assert!((r - want).abs() < 1e-9, "level {l}: {r} by hand {want}");
+        }
+        let p = learn_on(&input, 600);
+        assert!(p[6] > 0.9, "p(0.6) = {} ({p:?})", p[6]);
+    }
 }
