@@ -178,3 +178,46 @@ fn a_trained_run_gets_its_learning_curve_next_to_the_held_out_rows() {
     assert_eq!(got, want);
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn a_run_group_is_scored_across_its_replicates_as_each_replicate_is_alone() {
+    let group = common::tmp("analyze", "group");
+    common::train_quickstart(
+        &group,
+        &["learner.kind=ppo", "env.rounds=40", "train.episodes=3", "train.replicates=3"],
+    );
+    let (out, s) = analyze("with-group", &["--run", group.to_str().unwrap()]);
+    let g = &s["run"]["replicates"];
+    assert_eq!(g["runs"].as_array().unwrap().len(), 3);
+    let md = std::fs::read_to_string(out.join("analysis.md")).unwrap();
+    assert!(md.contains("3 training replicates") && md.contains("(sampled)"), "{md}");
+    // Each replicate's score against every row is what analyzing that replicate alone reports.
+    for k in 0..3 {
+        let rep = group.join(format!("replicate-{k}"));
+        let (_, alone) = analyze(&format!("replicate-{k}"), &["--run", rep.to_str().unwrap()]);
+        for (row, (label, stats)) in alone["run"]["diffs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(g["greedy"].as_array().unwrap().iter().map(|x| (x[0].as_str().unwrap(), &x[1])))
+        {
+            assert_eq!(row[0].as_str().unwrap(), label);
+            assert!((f(&row[1]["mean"]) - f(&stats["scores"][k])).abs() < 1e-9, "{label}, replicate {k}");
+        }
+    }
+    // The learning curve is the replicates' per-episode mean.
+    let mean: Vec<f64> = (0..3)
+        .map(|e| {
+            (0..3)
+                .map(|k| {
+                    let line = std::fs::read_to_string(group.join(format!("replicate-{k}/metrics.jsonl"))).unwrap();
+                    f(&serde_json::from_str::<Value>(line.lines().nth(e).unwrap()).unwrap()["welfare"])
+                })
+                .sum::<f64>()
+                / 3.0
+        })
+        .collect();
+    let curve: Vec<f64> = s["run"]["learning"].as_array().unwrap().iter().map(|p| f(&p[1]["mean"])).collect();
+    assert!(curve.iter().zip(&mean).all(|(a, b)| (a - b).abs() < 1e-9), "{curve:?} {mean:?}");
+    let _ = std::fs::remove_dir_all(&group);
+}

@@ -11,7 +11,7 @@ pub(crate) struct Args {
     /// Scenario config (TOML).
     #[arg(long, short)]
     config: PathBuf,
-    /// A trained run directory to place against the analysis.
+    /// A trained run directory (or a run group: scored across its replicates) to place against the analysis.
     #[arg(long)]
     run: Option<PathBuf>,
     /// Held-out episodes every result is scored on (paired: the same seeds for every policy).

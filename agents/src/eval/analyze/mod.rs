@@ -11,7 +11,10 @@
 //! 3. **The token scale.** MTF (at its best fixed level for each total) against the baselines
 //!    as `mechanism.total_tokens` varies, with the share of accelerators bought rather than
 //!    given out free.
-//! 4. **A trained run** (`--run DIR`) against all three.
+//! 4. **A trained run** (`--run DIR`) against all three; a run group (`mtf train --replicates`)
+//!    is reported across its replicates (interquartile mean, bootstrap interval over
+//!    replicates, probability of improvement), greedy and sampled, with the selfish
+//!    equilibrium's welfare beside it.
 //!
 //! Every comparison is paired on the same seeds, and every result is independent of
 //! `threads`: evaluations run in seed order and the search breaks ties by its fixed order.
@@ -25,7 +28,9 @@ pub use report::{figures, markdown, verdict, write};
 
 use crate::config::Source;
 use crate::error::user;
+use crate::eval::stats::Replicates;
 use crate::eval::theory::pinned;
+use crate::learners::wrap::{Layered, Sample};
 use crate::learners::{Fixed, Policy};
 use crate::report::table::{signed, welfare_diff, Row};
 use env::config::{ActionKind, Scenario};
@@ -125,15 +130,34 @@ pub struct TokenPoint {
 /// A trained run's standing.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunStanding {
-    /// The run directory.
+    /// The run directory (or run group).
     pub run: String,
-    /// The run's policy minus: the best fixed level, every headroom class's best policy, every
-    /// baseline (held-out, paired).
+    /// The run's greedy policy minus: the best fixed level, every headroom class's best policy,
+    /// every baseline (held-out; a run: paired over seeds; a group: mean and 95% CI over the
+    /// replicates' paired mean differences).
     pub diffs: Vec<(String, Stat)>,
+    /// A run group's replicates against the same rows: interquartile mean, bootstrap interval
+    /// and probability of improvement over replicates (greedy), and against the best fixed
+    /// level drawing actions as in training (`sampled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicates: Option<GroupStanding>,
     /// Its learning curve: training welfare (its own scenario and seeds, sampled actions) in
     /// up to [`CURVE_BLOCKS`] consecutive blocks of episodes, as (last episode of the block,
     /// mean and 95% CI over the block's episodes).
     pub learning: Vec<(u64, Stat)>,
+}
+
+/// A run group's standing across its replicates.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupStanding {
+    /// The replicates' run directories.
+    pub runs: Vec<String>,
+    /// Greedy, minus each row (labels as in [`RunStanding::diffs`]).
+    pub greedy: Vec<(String, Replicates)>,
+    /// Sampled, minus the best fixed level.
+    pub sampled: Replicates,
+    /// Replicates whose sampled policy is near-uniform.
+    pub near_uniform: usize,
 }
 
 /// Blocks a run's learning curve is averaged in.
@@ -278,10 +302,21 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         return Err(user(format!("--tokens: {t} is not a positive token total")));
     }
     let mut sc = spec.source.load(None)?;
-    // A bad run directory fails now, not after the analysis.
+    // A bad run directory (or any replicate of a group) fails now, not after the analysis.
     let trained = match &spec.run {
         None => None,
-        Some(dir) => Some((dir, crate::train::load_run(dir, false)?)),
+        Some(dir) => {
+            let runs = if crate::train::group::is_group(dir) {
+                crate::train::group::replicates(dir)
+            } else {
+                vec![dir.clone()]
+            };
+            let loaded = runs
+                .iter()
+                .map(|r| crate::train::load_run(r, false).map(|(exp, learner, _)| (r.clone(), exp, learner)))
+                .collect::<crate::error::Result<Vec<_>>>()?;
+            Some((dir, loaded))
+        }
     };
     // Observation only: the burst bit reads it; dynamics and results are unchanged.
     sc.file.env.observe_burst = true;
@@ -344,7 +379,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
     }
     let run = match &trained {
         None => None,
-        Some((dir, (exp, learner, _))) => Some(standing(&mut ctx, &sc_dim, dir, &exp.scenario, learner.as_ref(), &mut rows)?),
+        Some((dir, runs)) => Some(standing(&mut ctx, &sc_dim, dir, runs, &mut rows)?),
     };
     crate::report::table::pair(&mut rows, 0);
     Ok(Analyzed {
@@ -424,31 +459,82 @@ fn token_scale(ctx: &mut Ctx<'_>, spec: &AnalyzeSpec) -> crate::error::Result<Ve
 
 /// The run's policy on the held-out seeds, paired against every row so far; its row joins
 /// `rows`.
+/// The trained run's (or every replicate's) greedy rows, and its standing against the rows
+/// before them.
 fn standing(
     ctx: &mut Ctx<'_>,
     sc: &Scenario,
     dir: &Path,
-    trained: &Scenario,
-    learner: &dyn crate::learners::Learner,
+    runs: &[(PathBuf, crate::config::Experiment, Box<dyn crate::learners::Learner>)],
     rows: &mut Vec<Row>,
 ) -> crate::error::Result<RunStanding> {
     ctx.say("the trained run");
-    // The run's learners read the observation it was trained with: its observation-only
-    // switches, over this scenario's dynamics.
-    let mut sc = sc.clone();
-    sc.file.env.observe_as(&trained.file.env);
-    let spec = format!("run:{}", dir.display());
-    crate::eval::policies::check_fits(&spec, trained, &sc)?;
-    let policy = learner.fork();
-    let eps = env::eval::evaluate(&sc, &ctx.held_out, policy.as_ref(), true, ctx.spec.threads);
-    let run = row(&sc, &spec, &sc.file.mechanism.name, eps);
-    let diffs = rows.iter().map(|r| (r.label(), welfare_diff(&run, r))).collect();
-    rows.push(run);
-    Ok(RunStanding {
-        run: dir.display().to_string(),
-        diffs,
-        learning: learning_curve(&crate::train::logged_welfare(dir)?),
-    })
+    let before = rows.len();
+    let (mut greedy, mut sampled, mut near_uniform) = (Vec::new(), Vec::new(), 0);
+    for (path, exp, learner) in runs {
+        // The run's learners read the observation it was trained with: its observation-only
+        // switches, over this scenario's dynamics.
+        let mut sc = sc.clone();
+        sc.file.env.observe_as(&exp.scenario.file.env);
+        let spec = format!("run:{}", path.display());
+        crate::eval::policies::check_fits(&spec, &exp.scenario, &sc)?;
+        let eps = env::eval::evaluate(&sc, &ctx.held_out, learner.fork().as_ref(), true, ctx.spec.threads);
+        if runs.len() > 1 {
+            let draws = Layered::new(learner.fork(), Sample);
+            let s = env::eval::evaluate(&sc, &ctx.held_out, &draws, false, ctx.spec.threads);
+            near_uniform += usize::from(crate::train::near_uniform(&Summary::of(&sc, &s)));
+            sampled.push(s);
+        }
+        greedy.push(row(&sc, &spec, &sc.file.mechanism.name, eps));
+    }
+    let welfare = |eps: &[EpisodeMetrics]| -> Vec<f64> { eps.iter().map(|e| e.welfare).collect() };
+    let learning = {
+        let curves = runs
+            .iter()
+            .map(|(p, _, _)| crate::train::logged_welfare(p))
+            .collect::<crate::error::Result<Vec<_>>>()?;
+        let len = curves.iter().map(Vec::len).min().unwrap_or(0);
+        let mean: Vec<f64> = (0..len)
+            .map(|e| curves.iter().map(|c| c[e]).sum::<f64>() / curves.len() as f64)
+            .collect();
+        learning_curve(&mean)
+    };
+    let standing = if let [run] = greedy.as_slice() {
+        RunStanding {
+            run: dir.display().to_string(),
+            diffs: rows.iter().map(|r| (r.label(), welfare_diff(run, r))).collect(),
+            replicates: None,
+            learning,
+        }
+    } else {
+        let boot = env::rng::stream_seed(sc.file.seed, "replicates-bootstrap", 1);
+        // Each replicate's mean paired difference to a row's episodes.
+        let scores = |runs: &[Vec<f64>], base: &Row| -> Vec<f64> {
+            let b = welfare(&base.episodes);
+            runs.iter()
+                .map(|w| w.iter().zip(&b).map(|(x, y)| x - y).sum::<f64>() / w.len() as f64)
+                .collect()
+        };
+        let g: Vec<Vec<f64>> = greedy.iter().map(|r| welfare(&r.episodes)).collect();
+        let s: Vec<Vec<f64>> = sampled.iter().map(|e| welfare(e)).collect();
+        let group = GroupStanding {
+            runs: runs.iter().map(|(p, _, _)| p.display().to_string()).collect(),
+            greedy: rows[..before]
+                .iter()
+                .map(|r| (r.label(), Replicates::of(&scores(&g, r), boot)))
+                .collect(),
+            sampled: Replicates::of(&scores(&s, &rows[0]), boot),
+            near_uniform,
+        };
+        RunStanding {
+            run: dir.display().to_string(),
+            diffs: rows[..before].iter().map(|r| (r.label(), Stat::of(&scores(&g, r)))).collect(),
+            replicates: Some(group),
+            learning,
+        }
+    };
+    rows.extend(greedy);
+    Ok(standing)
 }
 
 #[cfg(test)]

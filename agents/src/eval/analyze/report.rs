@@ -74,13 +74,7 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
     }
     md += &equilibrium_section(a);
     if let Some(r) = &a.run {
-        md += &format!("\n## 6. The trained run `{}`\n\n", r.run);
-        let mut table = Table::new(["the run minus", "Δ welfare, held out"]);
-        for (label, d) in &r.diffs {
-            table.row([label.clone(), signed(d)]);
-        }
-        md += &table.to_string();
-        md += "\nWelfare of the run's greedy policy minus each row's, on the held-out seeds, paired 95% CI in jobs per round.\n";
+        md += &run_section(a, r);
     }
     md += "\n## Every held-out row\n\n";
     md += &crate::report::table::markdown(&a.rows);
@@ -168,8 +162,18 @@ pub fn verdict(a: &Analyzed) -> String {
         );
     }
     if let Some(r) = &a.run {
-        if let Some((_, d)) = r.diffs.first() {
-            s += &format!("The trained run stands at {} against the best fixed level.", signed(d));
+        match (&r.replicates, r.diffs.first()) {
+            (Some(g), _) => {
+                if let Some((_, rep)) = g.greedy.first() {
+                    s += &format!(
+                        "The run group's {} replicates stand at IQM {} against the best fixed level (greedy).",
+                        g.runs.len(),
+                        rep.cell()
+                    );
+                }
+            }
+            (None, Some((_, d))) => s += &format!("The trained run stands at {} against the best fixed level.", signed(d)),
+            (None, None) => {}
         }
     }
     s + "\n\n" + &verdict_lines(a).join("\n") + "\n"
@@ -233,6 +237,43 @@ fn sci(x: f64) -> String {
         let e = x.log10().floor();
         format!("{:.1}e{}", x / 10f64.powf(e), e as i32)
     }
+}
+
+/// Section 6: the trained run, or a run group across its replicates.
+fn run_section(a: &Analyzed, r: &super::RunStanding) -> String {
+    let Some(g) = &r.replicates else {
+        let mut md = format!("\n## 6. The trained run `{}`\n\n", r.run);
+        let mut table = Table::new(["the run minus", "Δ welfare, held out"]);
+        for (label, d) in &r.diffs {
+            table.row([label.clone(), signed(d)]);
+        }
+        md += &table.to_string();
+        md += "\nWelfare of the run's greedy policy minus each row's, on the held-out seeds, paired 95% CI in jobs per round.\n";
+        return md;
+    };
+    let mut md = format!("\n## 6. The run group `{}` ({} training replicates)\n\n", r.run, g.runs.len());
+    let mut table = Table::new([
+        "the group minus",
+        "IQM [95% CI] over replicates; P(improvement)",
+        "mean +- 95% CI over replicates",
+    ]);
+    for ((label, rep), (_, d)) in g.greedy.iter().zip(&r.diffs) {
+        table.row([format!("{label} (greedy)"), rep.cell(), signed(d)]);
+    }
+    if let Some((label, _)) = g.greedy.first() {
+        table.row([format!("{label} (sampled)"), g.sampled.cell(), "-".to_string()]);
+    }
+    md += &table.to_string();
+    md += &format!(
+        "\nEach replicate's score: its mean welfare difference to the row on the held-out seeds (paired); the interquartile mean over replicates with a 95% percentile-bootstrap interval, and the probability that a replicate beats the row (Agarwal et al. 2021). Sampled: the replicates drawing their actions as in training. The selfish equilibrium (section 4) stands at {} against the best fixed level: selfish learners that reach it score about that.{}\n",
+        signed(&a.equilibrium.vs_best_fixed),
+        if g.near_uniform > 0 {
+            format!(" {} of {} replicates are near-uniform: their greedy rows are argmaxes of noise.", g.near_uniform, g.runs.len())
+        } else {
+            String::new()
+        }
+    );
+    md
 }
 
 fn equilibrium_section(a: &Analyzed) -> String {
@@ -407,8 +448,21 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
             &stats,
         )?);
     }
-    let trained = rows.iter().find(|r| r.policy.starts_with("run:"));
-    if let (Some(run), Some(trained), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
+    // The run's rows: one, or one per replicate (their held-out welfare averaged).
+    let trained: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.policy.starts_with("run:"))
+        .map(|r| r.summary.welfare().mean)
+        .collect();
+    let trained = match trained.len() {
+        0 => None,
+        1 => rows
+            .iter()
+            .find(|r| r.policy.starts_with("run:"))
+            .map(|r| ("trained, greedy, held out".to_string(), r.summary.welfare())),
+        k => Some((format!("greedy, held out, {k} runs"), Stat::of(&trained))),
+    };
+    if let (Some(run), Some((label, trained)), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
         let xs: Vec<f64> = run.learning.iter().map(|(e, _)| *e as f64).collect();
         // Held-out references as flat lines, their CI in the label (one bar per x would hide
         // the curve).
@@ -419,13 +473,17 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
             )
         };
         let per = run.learning.first().map_or(1, |(e, _)| *e);
+        let over = run
+            .replicates
+            .as_ref()
+            .map_or(String::new(), |g| format!(", {} runs", g.runs.len()));
         let series = vec![
             (
-                format!("training, means of {per} episodes"),
+                format!("training, {per}-episode means{over}"),
                 run.learning.iter().map(|(_, s)| *s).collect(),
             ),
             flat(&format!("{} held out", best.policy), best.summary.welfare()),
-            flat("trained, greedy, held out", trained.summary.welfare()),
+            flat(&label, trained),
         ];
         files.extend(plots::lines(
             dir,
