@@ -61,6 +61,10 @@ pub enum Error {
     /// not be drawn).
     #[error("{0}")]
     Failed(String),
+    /// Standard output was closed by its reader (`mtf ... | head`): the output was not wanted
+    /// further, which is not a failure (exit 0, nothing printed; [`crate::out`]).
+    #[error("standard output closed")]
+    ClosedPipe,
 }
 
 /// What is wrong with a checkpoint file.
@@ -132,6 +136,7 @@ impl Error {
                 }
             }
             Error::Failed(_) => 1,
+            Error::ClosedPipe => 0,
         }
     }
 }

@@ -83,6 +83,7 @@ pub mod eval;
 pub mod experiments;
 pub mod export;
 pub mod learners;
+pub mod out;
 pub mod report;
 pub mod run;
 pub mod sweep;

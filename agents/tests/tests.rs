@@ -14,6 +14,7 @@ mod cli_schedule;
 mod cli_simulate;
 mod cli_sweep;
 mod cli_train;
+mod closed_output;
 mod groups;
 mod python;
 mod readme;

@@ -12,6 +12,18 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Print `text` and a newline: a closed pipe (`--describe | head -1`) ends quietly with 0, a
+/// failed write (a full disk) with one line and 1.
+fn say(text: &str) -> ExitCode {
+    match agents::out::println(text) {
+        Ok(()) | Err(agents::Error::ClosedPipe) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mtf-agent: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// What the command line asks for.
 #[derive(Default)]
 struct Args {
@@ -51,8 +63,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&format!("{e} (see --help)")),
     };
     if help {
-        println!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default());
-        return ExitCode::SUCCESS;
+        return say(&format!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default()));
     }
     if sample && seed.is_none() {
         return fail("--sample needs --seed N (reproducible draws)");
@@ -74,8 +85,7 @@ fn main() -> ExitCode {
             other => other.to_string(),
         }));
         v["observation"] = serde_json::json!(fields);
-        println!("{}", serde_json::to_string_pretty(&v).expect("serialisable"));
-        return ExitCode::SUCCESS;
+        return say(&serde_json::to_string_pretty(&v).expect("serialisable"));
     }
     let slot = match (agent, manifest.agents.len()) {
         (None, 1) => 0,

@@ -51,8 +51,8 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         v["run_dir"] = dir.display().to_string().into();
         print_json(&v)?;
     } else {
-        print!("{}", markdown(&analyzed, &spec.source.config, &[]));
-        println!("run directory: {}", dir.display());
+        agents::out::print(&markdown(&analyzed, &spec.source.config, &[]))?;
+        agents::out::println(&format!("run directory: {}", dir.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

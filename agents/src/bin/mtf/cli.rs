@@ -47,7 +47,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> agents::Result<Ex
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
             ) =>
         {
-            print!("{e}");
+            agents::out::print(&format!("{e}"))?;
             return Ok(ExitCode::SUCCESS);
         }
         Err(e) => return Err(usage_error(&e, &args)),

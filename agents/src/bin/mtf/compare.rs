@@ -45,9 +45,9 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
             &serde_json::json!({ "run_dir": dir.display().to_string(), "seeds": compared.seeds, "rows": compared.rows, "groups": compared.groups }),
         )?;
     } else {
-        print!("{}", agents::report::table::markdown(&compared.rows));
-        print!("{}", agents::eval::compare::groups_markdown(&compared.groups));
-        println!("run directory: {}", dir.display());
+        agents::out::print(&agents::report::table::markdown(&compared.rows))?;
+        agents::out::print(&agents::eval::compare::groups_markdown(&compared.groups))?;
+        agents::out::println(&format!("run directory: {}", dir.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

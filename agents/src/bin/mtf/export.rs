@@ -46,7 +46,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         print_json(&serde_json::json!({ "out": done.out.display().to_string(), "bytes": done.bytes, "manifest": done.manifest }))?;
     } else {
         let m = &done.manifest;
-        println!(
+        agents::out::println(&format!(
             "exported {} agent(s) {:?} ({}, {} levels) to {} ({} bytes)",
             m.agents.len(),
             m.agents,
@@ -54,7 +54,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
             m.levels.len(),
             done.out.display(),
             done.bytes
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -71,6 +71,6 @@ pub(crate) fn parse_seeds(s: &str) -> Result<usize, String> {
 
 /// Print JSON as one line.
 pub(crate) fn print_json(v: &impl serde::Serialize) -> agents::Result<()> {
-    println!("{}", serde_json::to_string(v)?);
+    agents::out::println(&serde_json::to_string(v)?)?;
     Ok(())
 }

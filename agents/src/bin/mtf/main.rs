@@ -32,6 +32,7 @@ fn main() -> ExitCode {
     keep_freed_memory();
     match cli::run(std::env::args_os()) {
         Ok(code) => code,
+        Err(agents::Error::ClosedPipe) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("mtf: {err}");
             ExitCode::from(err.exit_code())

@@ -40,11 +40,11 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if a.common.json {
         print_json(&done)?;
     } else {
-        println!(
+        agents::out::println(&format!(
             "reproduced the thesis evaluation in {:.1} s: {}",
             done.seconds,
             done.index.display()
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -32,7 +32,7 @@ pub(crate) fn run(args: Args) -> agents::Result<ExitCode> {
         Some(path) if e.exit_code() == 2 => user(format!("{}: {e}", path.display())),
         _ => e,
     })?;
-    println!("{out}");
+    agents::out::println(&format!("{out}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

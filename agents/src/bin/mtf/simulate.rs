@@ -39,7 +39,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         v["run_dir"] = done.dir.display().to_string().into();
         print_json(&v)?;
     } else {
-        print!("{done}");
+        agents::out::print(&format!("{done}"))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -61,11 +61,11 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if let Some(Action::Export(e)) = a.action {
         let storage = e.storage.unwrap_or_else(|| format!("sqlite:runs/sweeps/{}.db", e.study));
         let n = agents::sweep::export::export_optuna(&storage, &e.study, &e.out)?;
-        println!(
+        agents::out::println(&format!(
             "{n} trials of study `{}` written to {} (an Optuna JournalStorage file)",
             e.study,
             e.out.display()
-        );
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let config = a.config.expect("clap requires --config without a subcommand");
@@ -85,7 +85,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if a.common.json {
         print_json(&swept.to_json())?;
     } else {
-        print!("{}", swept.report);
+        agents::out::print(&swept.report)?;
     }
     Ok(ExitCode::SUCCESS)
 }

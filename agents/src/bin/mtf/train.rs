@@ -43,7 +43,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
     } else {
-        print!("{trained}");
+        agents::out::print(&format!("{trained}"))?;
     }
     Ok(ExitCode::SUCCESS)
 }
