@@ -322,12 +322,8 @@ fn export_overwrote_files_and_shipped_untrained_policies() {
     let _ = std::fs::remove_dir_all(&run);
 }
 
-#[test]
-fn simulate_hung_forever_on_an_agent_that_never_answers() {
-    let dir = tmp("silent");
-    std::fs::create_dir_all(&dir).unwrap();
-    // A script carrying a valid payload that never answers: the shell runs `exec sleep` and
-    // never reaches the payload bytes.
+/// A shell script carrying a valid fixed-policy payload (the shell never reaches its bytes).
+fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
     let manifest = agents::export::runtime::Manifest {
         version: agents::export::runtime::VERSION,
         kind: "fixed".into(),
@@ -345,14 +341,99 @@ fn simulate_hung_forever_on_an_agent_that_never_answers() {
         training_run: "test".into(),
         config_hash: "0".into(),
     };
-    let silent = dir.join("silent");
+    let path = dir.join(name);
     std::fs::write(
-        &silent,
-        agents::export::runtime::append_payload(b"#!/bin/sh\nexec sleep 60\n", &manifest, &[]),
+        &path,
+        agents::export::runtime::append_payload(format!("#!/bin/sh\n{script}\n").as_bytes(), &manifest, &[]),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&silent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn an_agent_flooding_replies_or_one_endless_line_grew_mtf_without_bound() {
+    let dir = tmp("flood");
+    std::fs::create_dir_all(&dir).unwrap();
+    let q = common::quickstart();
+    for (name, script, needle) in [
+        // Replies nobody asked for, as fast as it can (5.9 GB in 11 s before).
+        ("flood", "exec yes '{\"threshold\": 0.5}'", "sent a reply nobody asked for"),
+        // One line that never ends (2.8 GB in 3 s before).
+        ("endless", "exec yes x | tr -d '\\n'", "longer than 1048576 bytes"),
+        // Two replies to every line: out of step from the second round.
+        (
+            "twice",
+            "while read -r line; do echo '{\"threshold\": 0.5}'; echo '{\"threshold\": 0.5}'; done",
+            "sent a reply nobody asked for",
+        ),
+    ] {
+        let agent = scripted_agent(&dir, name, script);
+        let start = std::time::Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_mtf"))
+            .env("MTF_AGENT_TIMEOUT", "20")
+            .args([
+                "simulate",
+                "--config",
+                &q,
+                "--policy",
+                &format!("agent:{}", agent.display()),
+                "--seeds",
+                "1",
+            ])
+            .args([
+                "--set",
+                "env.rounds=5",
+                "--quiet",
+                "--out",
+                dir.join(format!("sim-{name}")).to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(needle) && err.contains(name), "{name}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: {err}");
+        assert!(start.elapsed().as_secs() < 15, "{name}: found at once, not at the timeout");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_agent_held_a_whole_endless_input_line() {
+    let run = tmp("agent-line");
+    train(&run, "fixed");
+    let exe = export_one(&run, "0");
+    let ok = serde_json::json!({ "budget": 0.12, "utilities": vec![0.5; 16] }).to_string();
+    // 8 MiB on one line, then a good line: an error object for the first, the answer after.
+    let mut input = vec![b' '; 8 << 20];
+    input.push(b'\n');
+    input.extend_from_slice(ok.as_bytes());
+    input.push(b'\n');
+    let out = ask_raw(&exe, &[], &input);
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines[0]["error"].as_str().unwrap().contains("longer than 1048576 bytes"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["threshold"], 0.5);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn simulate_hung_forever_on_an_agent_that_never_answers() {
+    let dir = tmp("silent");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A script carrying a valid payload that never answers.
+    scripted_agent(&dir, "silent", "exec sleep 60");
     let q = std::path::PathBuf::from(common::quickstart());
     let start = std::time::Instant::now();
     // A bare name is a file in the current directory, not a $PATH lookup.

@@ -3,8 +3,8 @@
 //! JSON lines in ({"budget": .., "utilities": [..]}, and the further features the policy reads:
 //! see --describe), JSON lines out; see `agents::export::runtime`.
 
-use agents::export::runtime::{read_payload, Agent, Draws};
-use std::io::{BufRead, Write};
+use agents::export::runtime::{read_line, read_payload, Agent, Draws, LineRead, MAX_LINE};
+use std::io::Write;
 use std::process::ExitCode;
 
 fn fail(msg: &str) -> ExitCode {
@@ -106,17 +106,18 @@ fn main() -> ExitCode {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        match stdin.read_until(b'\n', &mut buf) {
-            Ok(0) => return ExitCode::SUCCESS,
-            Ok(_) => {}
+        let too_long = match read_line(&mut stdin, &mut buf, MAX_LINE, true) {
+            Ok(LineRead::End) => return ExitCode::SUCCESS,
+            Ok(LineRead::Line) => false,
+            Ok(LineRead::TooLong) => true,
             Err(e) => {
                 eprintln!("mtf-agent: reading standard input: {e}");
                 return ExitCode::from(1);
             }
-        }
+        };
         // A line that is not UTF-8 gets an error object, like any other bad line.
         let reply = match std::str::from_utf8(&buf) {
+            _ if too_long => serde_json::json!({ "error": format!("the line is longer than {MAX_LINE} bytes") }).to_string(),
             Ok(line) if line.trim().is_empty() => continue,
             Ok(line) => policy.answer(line, draws.as_mut().filter(|_| sample).map(Draws::next_unit)),
             Err(e) => serde_json::json!({ "error": format!("the line is not UTF-8 ({e})") }).to_string(),

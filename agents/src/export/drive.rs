@@ -5,10 +5,10 @@
 //! (`MTF_AGENT_TIMEOUT` seconds, default [`DEFAULT_TIMEOUT_SECS`]), is recorded and reported as
 //! a user error after the episode; the agents are then stopped and not asked again.
 
-use crate::export::runtime::{read_payload, Manifest};
+use crate::export::runtime::{read_line, read_payload, LineRead, Manifest, MAX_LINE};
 use env::policy::Policy;
 use env::world::Observations;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -73,7 +73,21 @@ struct Proc {
     child: Child,
     stdin: ChildStdin,
     /// Lines the agent wrote, read by a thread of its own so a silent agent cannot hang us.
-    replies: Receiver<std::io::Result<String>>,
+    /// The channel holds one line: an agent that writes without being asked blocks on its
+    /// full pipe instead of growing our memory.
+    replies: Receiver<Reply>,
+}
+
+/// What an agent's reader thread saw.
+enum Reply {
+    /// A line (without its newline; at most [`MAX_LINE`] bytes).
+    Line(String),
+    /// A line longer than [`MAX_LINE`].
+    TooLong,
+    /// The agent closed its output.
+    End,
+    /// Reading failed.
+    Failed(String),
 }
 
 /// Where each of an agent's `inputs` is in `scenario`'s observation: (name, offset, length).
@@ -152,13 +166,20 @@ impl AgentProcesses {
                 .map_err(|e| format!("{}: {e}", self.path.display()))?;
             let stdin = child.stdin.take().expect("piped");
             let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-            let (tx, replies) = std::sync::mpsc::channel();
-            std::thread::spawn(move || loop {
-                let mut line = String::new();
-                let read = stdout.read_line(&mut line);
-                let end = !matches!(read, Ok(k) if k > 0);
-                if tx.send(read.map(|_| line)).is_err() || end {
-                    return;
+            let (tx, replies) = std::sync::mpsc::sync_channel(1);
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                loop {
+                    let got = match read_line(&mut stdout, &mut buf, MAX_LINE, false) {
+                        Ok(LineRead::Line) => Reply::Line(String::from_utf8_lossy(&buf).into_owned()),
+                        Ok(LineRead::TooLong) => Reply::TooLong,
+                        Ok(LineRead::End) => Reply::End,
+                        Err(e) => Reply::Failed(e.to_string()),
+                    };
+                    let end = !matches!(got, Reply::Line(_));
+                    if tx.send(got).is_err() || end {
+                        return;
+                    }
                 }
             });
             self.procs.push(Proc { child, stdin, replies });
@@ -203,6 +224,19 @@ impl Policy for AgentProcesses {
                 return;
             }
         }
+        // One reply per request: a line waiting before we ask is one nobody asked for, and
+        // would answer the next request out of step.
+        for i in 0..n {
+            if let Ok(Reply::Line(extra)) = self.procs[i].replies.try_recv() {
+                let msg = format!(
+                    "{}: agent {i} sent a reply nobody asked for (one reply per request): {}",
+                    self.path.display(),
+                    extra.chars().take(200).collect::<String>()
+                );
+                self.fail(msg);
+                return;
+            }
+        }
         let m = self.manifest.m;
         for i in 0..n {
             let o = obs.get(i);
@@ -227,8 +261,21 @@ impl Policy for AgentProcesses {
         let mut entropy = 0.0;
         for i in 0..n {
             let line = match self.procs[i].replies.recv_timeout(self.timeout) {
-                Ok(Ok(line)) if !line.is_empty() => line,
-                Ok(_) | Err(RecvTimeoutError::Disconnected) => {
+                Ok(Reply::Line(line)) => line,
+                Ok(Reply::TooLong) => {
+                    let msg = format!(
+                        "{}: agent {i} replied with a line longer than {MAX_LINE} bytes",
+                        self.path.display()
+                    );
+                    self.fail(msg);
+                    return;
+                }
+                Ok(Reply::Failed(e)) => {
+                    let msg = format!("{}: reading agent {i}'s output: {e}", self.path.display());
+                    self.fail(msg);
+                    return;
+                }
+                Ok(Reply::End) | Err(RecvTimeoutError::Disconnected) => {
                     let msg = format!("{}: agent {i} closed its output", self.path.display());
                     self.fail(msg);
                     return;

@@ -127,6 +127,65 @@ fn one() -> f64 {
     1.0
 }
 
+/// Longest line either side of the protocol reads (1 MiB): a longer one is refused without
+/// ever being held whole.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// What [`read_line`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// A line (in the buffer, without its newline).
+    Line,
+    /// The end of the input, nothing read.
+    End,
+    /// A line longer than the limit: the buffer holds its first `limit` bytes; with `skip`,
+    /// the rest of it was read and dropped, so the next read starts at the next line.
+    TooLong,
+}
+
+/// Read one line of at most `limit` bytes into `buf` (cleared first; the newline is not
+/// kept): memory stays bounded whatever the other side sends. A longer line is reported when
+/// its newline arrives with `skip` (the reader can go on: the agent answers it with an error),
+/// else as soon as it passes the limit (an endless line cannot stall the caller).
+pub fn read_line(r: &mut impl std::io::BufRead, buf: &mut Vec<u8>, limit: usize, skip: bool) -> std::io::Result<LineRead> {
+    buf.clear();
+    let (mut too_long, mut any) = (false, false);
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(match (any, too_long) {
+                (false, _) => LineRead::End,
+                (true, true) => LineRead::TooLong,
+                (true, false) => LineRead::Line,
+            });
+        }
+        any = true;
+        let (chunk, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(at) => (&avail[..at], at + 1),
+            None => (avail, avail.len()),
+        };
+        let room = limit - buf.len();
+        if chunk.len() > room {
+            too_long = true;
+            if !skip {
+                buf.extend_from_slice(&chunk[..room]);
+                r.consume(room);
+                return Ok(LineRead::TooLong);
+            }
+        }
+        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let newline = done > chunk.len();
+        r.consume(done);
+        if newline {
+            return Ok(if too_long { LineRead::TooLong } else { LineRead::Line });
+        }
+    }
+}
+
 /// Largest bid factor a manifest may carry (as the environment's limit).
 const MAX_BID_FACTOR: f64 = 1e3;
 
@@ -272,11 +331,14 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
     if let Some(k) = weights.iter().position(|w| !w.is_finite()) {
         return Err(format!("the policy's number {k} is {}, not finite", weights[k]));
     }
-    if weights.len() != manifest.per_agent() * manifest.agents.len() {
+    // The manifest is untrusted: its sizes may multiply past 2^64.
+    let Some(want) = manifest.per_agent().checked_mul(manifest.agents.len()) else {
+        return Err("the policy manifest is invalid: its sizes overflow".into());
+    };
+    if weights.len() != want {
         return Err(format!(
-            "the policy payload holds {} numbers, the manifest says {}",
-            weights.len(),
-            manifest.per_agent() * manifest.agents.len()
+            "the policy payload holds {} numbers, the manifest says {want}",
+            weights.len()
         ));
     }
     Ok((manifest, weights))
@@ -301,8 +363,8 @@ impl Input {
         if self.utilities.len() != m {
             return Err(format!("`utilities` has {} entries, expected {m}", self.utilities.len()));
         }
-        if !self.budget.is_finite() || self.budget < 0.0 {
-            return Err(format!("`budget` is {}, expected a finite share >= 0", self.budget));
+        if !share(self.budget) {
+            return Err(format!("`budget` is {}, expected a share B/T in [0, 1]", self.budget));
         }
         if let Some(c) = self.utilities.iter().position(|u| !(0.0..=1.0).contains(u)) {
             return Err(format!("`utilities`[{c}] is {}, expected a number in [0, 1]", self.utilities[c]));
@@ -314,8 +376,8 @@ impl Input {
         for name in &manifest.inputs {
             match name.as_str() {
                 "backlog" => match self.backlog.ok_or_else(|| missing("backlog"))? {
-                    b if b.is_finite() && b >= 0.0 => x.push(b),
-                    b => return Err(format!("`backlog` is {b}, expected a finite number >= 0")),
+                    b if (0.0..=MAX_BACKLOG).contains(&b) => x.push(b),
+                    b => return Err(format!("`backlog` is {b}, expected a number in [0, {MAX_BACKLOG:e}]")),
                 },
                 "burst" => match self.burst.ok_or_else(|| missing("burst"))? {
                     b if b == 0.0 || b == 1.0 => x.push(b),
@@ -330,8 +392,8 @@ impl Input {
                     if b.len() != manifest.agents_total {
                         return Err(format!("`budgets` has {} entries, expected {}", b.len(), manifest.agents_total));
                     }
-                    if let Some(j) = b.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
-                        return Err(format!("`budgets`[{j}] is {}, expected a finite share >= 0", b[j]));
+                    if let Some(j) = b.iter().position(|&v| !share(v)) {
+                        return Err(format!("`budgets`[{j}] is {}, expected a share B/T in [0, 1]", b[j]));
                     }
                     x.extend(b);
                 }
@@ -340,6 +402,15 @@ impl Input {
         Ok(x)
     }
 }
+
+/// Whether `x` is a budget share B/T (redistribution's rounding may put it a hair over 1).
+fn share(x: f64) -> bool {
+    (0.0..=1.0 + 1e-6).contains(&x)
+}
+
+/// Largest backlog over arrival rate an agent accepts: beyond it an f32 network input would
+/// overflow to infinity (the environment's queues stay far below).
+const MAX_BACKLOG: f64 = 1e9;
 
 /// A loaded policy for one agent.
 pub struct Agent<'a> {
@@ -390,6 +461,9 @@ impl<'a> Agent<'a> {
             Err(e) => return serde_json::json!({ "error": e }).to_string(),
         };
         let p = self.probabilities(&x);
+        if p.iter().any(|q| !q.is_finite()) {
+            return serde_json::json!({ "error": "the policy's probabilities are not finite for this input" }).to_string();
+        }
         let level = match draw {
             None => crate::learners::argmax(p.iter().copied()),
             Some(u) => {
@@ -534,6 +608,46 @@ mod tests {
     }
 
     #[test]
+    fn a_manifest_whose_sizes_wrap_past_2_pow_64_panicked() {
+        // Hedge: states x levels saturates, times 2 agents wraps.
+        let exe = hedge_exe(|m, _| {
+            m.states = usize::MAX / 2;
+            m.agents = vec![0, 1];
+            m.agents_total = 2;
+        });
+        let err = read_payload(&exe).unwrap_err();
+        assert!(err.contains("overflow") || err.contains("invalid"), "{err}");
+    }
+
+    #[test]
+    fn an_endless_line_was_buffered_whole() {
+        use std::io::BufReader;
+        // 3 MiB without a newline, then a short line: the long one is cut at the limit, the
+        // next read starts at the short one (a reader with a small buffer, as a pipe's).
+        let mut input = vec![b'x'; 3 << 20];
+        input.extend_from_slice(b"\nshort\nlast");
+        let mut r = BufReader::with_capacity(4096, input.as_slice());
+        let mut buf = Vec::new();
+        assert_eq!(read_line(&mut r, &mut buf, MAX_LINE, true).unwrap(), LineRead::TooLong);
+        assert_eq!(buf.len(), MAX_LINE);
+        assert_eq!(read_line(&mut r, &mut buf, MAX_LINE, true).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"short");
+        assert_eq!(read_line(&mut r, &mut buf, MAX_LINE, true).unwrap(), LineRead::Line);
+        assert_eq!(buf, b"last");
+        assert_eq!(read_line(&mut r, &mut buf, MAX_LINE, true).unwrap(), LineRead::End);
+        // Exactly the limit is a line.
+        let mut r = BufReader::with_capacity(7, &b"abcde\nabcdef\n"[..]);
+        assert_eq!(read_line(&mut r, &mut buf, 5, true).unwrap(), LineRead::Line);
+        assert_eq!(read_line(&mut r, &mut buf, 5, true).unwrap(), LineRead::TooLong);
+        assert_eq!(buf, b"abcde");
+        // Without skip, an endless line is reported at the limit, without reading on.
+        let mut endless = std::io::repeat(b'x');
+        let mut r = BufReader::with_capacity(4096, &mut endless);
+        assert_eq!(read_line(&mut r, &mut buf, MAX_LINE, false).unwrap(), LineRead::TooLong);
+        assert_eq!(buf.len(), MAX_LINE);
+    }
+
+    #[test]
     fn protocol_errors_name_the_problem() {
         let m = fixed_manifest();
         let a = Agent::new(&m, &[], 0);
@@ -551,6 +665,10 @@ mod tests {
         assert!(a
             .answer(r#"{"budget": -1, "utilities": [0.1, 0.2]}"#, None)
             .contains("`budget` is -1"));
+        // Finite but extreme inputs used to be answered with NaN probabilities.
+        assert!(a
+            .answer(r#"{"budget": 1e308, "utilities": [0.1, 0.2]}"#, None)
+            .contains("expected a share B/T in [0, 1]"));
         assert!(a
             .answer(r#"{"budget": 0.1, "utilities": [0.1, 0.2], "x": 1}"#, None)
             .contains("unknown field"));
