@@ -46,5 +46,8 @@ def schedule(mechanism: str, round: Mapping[str, Any] | str, fairness: float | N
     ``prices`` / ``state`` for the mechanisms that have them. Bad input raises ValueError
     with the message ``mtf schedule`` gives.
     """
-    text = round if isinstance(round, str) else json.dumps(round, default=_jsonable)
+    try:
+        text = round if isinstance(round, str) else json.dumps(round, default=_jsonable)
+    except RecursionError:
+        raise ValueError("the round nests too deeply to be a SPEC 3 round") from None
     return json.loads(_native.schedule(mechanism, text, fairness))

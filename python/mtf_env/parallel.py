@@ -6,6 +6,7 @@ import json
 import operator
 import os
 import secrets
+from collections.abc import Mapping
 from typing import Any, Iterable
 
 import numpy as np
@@ -100,6 +101,8 @@ class MtfParallelEnv(ParallelEnv):
         scenario for this episode (on top of the constructor's overrides; other option keys
         are ignored, as PettingZoo's API test passes its own). Without a seed, the next
         episode of the last seed's sequence (``mtf_env.episode_seed(seed, 0, k)``)."""
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
         extra = _overrides((options or {}).get("overrides", ()), "options['overrides']")
         wanted = self._base + extra
         if wanted != self._active:

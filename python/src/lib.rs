@@ -21,7 +21,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 fn value_error(msg: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(msg.to_string())
@@ -92,6 +93,8 @@ impl Shape {
 struct Env {
     world: Mutex<ClusterEnv>,
     shape: Shape,
+    /// Whether an episode has started (the metrics of none are not defined).
+    seeded: AtomicBool,
 }
 
 fn obs_array<'py>(py: Python<'py>, data: &[f32], rows: usize, dim: usize) -> Bound<'py, PyArray2<f32>> {
@@ -110,6 +113,7 @@ impl Env {
         Ok(Env {
             world: Mutex::new(world),
             shape,
+            seeded: AtomicBool::new(false),
         })
     }
 
@@ -125,6 +129,7 @@ impl Env {
         let mut w = self.world.lock().map_err(value_error)?;
         let n = w.n();
         let (obs, inf) = w.reset(seed);
+        self.seeded.store(true, Ordering::Relaxed);
         Ok((obs_array(py, obs.data, n, obs.dim), infos(py, inf)?))
     }
 
@@ -155,6 +160,9 @@ impl Env {
 
     /// The episode's SPEC 5 figures so far (throughput, welfare, drops, ...), as JSON.
     fn metrics_json(&self) -> PyResult<String> {
+        if !self.seeded.load(Ordering::Relaxed) {
+            return Err(value_error("metrics before reset: call reset(seed) first"));
+        }
         let w = self.world.lock().map_err(value_error)?;
         serde_json::to_string(&EpisodeMetrics::compute(&w, false)).map_err(value_error)
     }
@@ -166,6 +174,21 @@ struct VecEnv {
     inner: Mutex<Batch>,
     shape: Shape,
     pool: rayon::ThreadPool,
+}
+
+impl VecEnv {
+    /// The batch, if no other thread is using it. `reset` and `step` release the GIL while
+    /// they hold the batch: a second thread that waited for the batch holding the GIL would
+    /// keep the first from taking the GIL back (both hang), so it is refused instead.
+    fn batch(&self) -> PyResult<MutexGuard<'_, Batch>> {
+        match self.inner.try_lock() {
+            Ok(g) => Ok(g),
+            Err(TryLockError::WouldBlock) => Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "this VecEnv is in use by another thread: step it from one thread at a time (or give each thread its own)",
+            )),
+            Err(TryLockError::Poisoned(e)) => Err(value_error(e)),
+        }
+    }
 }
 
 /// The copies and their buffers, `[copy][agent][feature]` row-major.
@@ -353,13 +376,13 @@ impl VecEnv {
     /// Number of environment copies.
     #[getter]
     fn num_envs(&self) -> PyResult<usize> {
-        Ok(self.inner.lock().map_err(value_error)?.copies.len())
+        Ok(self.batch()?.copies.len())
     }
 
     /// Reset every copy from the root seed (copy k, episode e plays `copy_seed(seed, k, e)`):
     /// observations `[num_envs, n_agents, obs_dim]`.
     fn reset<'py>(&self, py: Python<'py>, seed: u64) -> PyResult<Bound<'py, PyArray3<f32>>> {
-        let mut guard = self.inner.lock().map_err(value_error)?;
+        let mut guard = self.batch()?;
         let b = &mut *guard;
         py.detach(|| {
             b.each(&self.pool, |_, c, r| {
@@ -378,7 +401,7 @@ impl VecEnv {
     /// in `final_obs`. Actions are checked before any copy steps, so a bad batch changes
     /// nothing.
     fn step<'py>(&self, py: Python<'py>, actions: PyReadonlyArray2<'py, i64>) -> PyResult<StepArrays<'py>> {
-        let mut guard = self.inner.lock().map_err(value_error)?;
+        let mut guard = self.batch()?;
         let b = &mut *guard;
         if !b.seeded {
             return Err(value_error("step before reset: call reset(seed) first"));
@@ -429,14 +452,14 @@ impl VecEnv {
     /// `[num_envs, n_agents, obs_dim]` (other rows: an earlier episode's, or zeros).
     #[getter]
     fn final_obs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f32>>> {
-        let b = self.inner.lock().map_err(value_error)?;
+        let b = self.batch()?;
         Ok(array3(py, &b.final_obs, b.copies.len(), b.n, b.dim))
     }
 
     /// The last step's round record, one `[num_envs, n_agents]` array per field (arrived,
     /// rejected, dropped, served, backlog, won, spent, budget, level).
     fn infos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let b = self.inner.lock().map_err(value_error)?;
+        let b = self.batch()?;
         info_arrays(py, &b)
     }
 }

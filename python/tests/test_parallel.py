@@ -159,3 +159,15 @@ def test_bad_input_raises_with_the_rust_message():
     assert env.agents == []
     with pytest.raises(ValueError, match="call reset"):
         env.step({a: 1 for a in env.possible_agents})
+
+
+def test_metrics_before_reset_and_bad_options_raised_the_wrong_error():
+    """metrics() before reset() panicked (PanicException from an index out of bounds);
+    reset(options=5) raised AttributeError. Both are ValueErrors with a message."""
+    env = mtf_env.parallel_env(QUICKSTART)
+    with pytest.raises(ValueError, match="before reset"):
+        env.metrics()
+    with pytest.raises(ValueError, match="options must be a dict or None, got int"):
+        env.reset(seed=1, options=5)
+    env.reset(seed=1)
+    assert env.metrics()["rounds"] == 0

@@ -59,3 +59,14 @@ def test_bad_rounds_raise_the_cli_message(mtf_bin):
         mtf_env.schedule("themis", {"utilities": [[0.5]]}, fairness=3.0)
     with pytest.raises(TypeError, match="not a JSON value"):
         mtf_env.schedule("mtf", {"utilities": object()})
+
+
+def test_a_deeply_nested_round_raised_recursion_error():
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nests too deeply"):
+        mtf_env.schedule("mtf", {"utilities": deep})
+    # As JSON text, the parser's depth limit names the problem.
+    with pytest.raises(ValueError):
+        mtf_env.schedule("mtf", "[" * 100_000 + "]" * 100_000)

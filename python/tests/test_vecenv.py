@@ -108,3 +108,37 @@ def test_bad_input_raises_and_changes_nothing():
     ok = np.ones((2, 8), dtype=np.int64)
     for x, y in zip(vec.step(ok), fresh.step(ok)):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_two_threads_stepping_one_vecenv_deadlocked_the_interpreter(threads):
+    """step held the batch's lock while it released the GIL: a second thread waiting for the
+    lock with the GIL kept the first from taking it back. A thread that finds the VecEnv in use
+    now gets a RuntimeError at once; nothing hangs, and every step that ran is a whole step."""
+    import threading
+
+    vec = mtf_env.VecEnv(QUICKSTART, 8, overrides=["env.rounds=50"], threads=2)
+    vec.reset(0)
+    acts = np.zeros((vec.num_envs, vec.n_agents), dtype=np.int64)
+    done, refused, other = [], [], []
+
+    def worker():
+        for _ in range(200):
+            try:
+                obs, rewards, _, _ = vec.step(acts)
+                assert obs.shape[0] == vec.num_envs and np.isfinite(rewards).all()
+                done.append(1)
+            except RuntimeError as e:
+                assert "in use by another thread" in str(e)
+                refused.append(1)
+            except Exception as e:  # noqa: BLE001 - reported below
+                other.append(e)
+
+    pool = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in pool), "a thread hung"
+    assert not other, other
+    assert len(done) + len(refused) == 200 * threads and done
