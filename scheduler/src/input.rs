@@ -410,7 +410,16 @@ impl RoundInput {
             };
             return Err(InputError::Json(format!("the round must be a JSON object {{...}}, got {kind}")));
         }
-        let raw: RawRound = serde_json::from_value(value).map_err(|e| InputError::Json(e.to_string()))?;
+        // A type error names its field (`turn`, `utilities[1][0]`), as range errors do.
+        let raw: RawRound = serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            if path == "." || path.is_empty() {
+                InputError::Json(inner.to_string())
+            } else {
+                InputError::Json(format!("`{path}`: {inner}"))
+            }
+        })?;
         raw.resolve()
     }
 }
@@ -607,6 +616,27 @@ mod tests {
 
     fn err(json: &str) -> String {
         RoundInput::from_json(json).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn type_errors_did_not_name_the_field() {
+        let base = r#""utilities": [[0.5, 0.5]], "thresholds": [0.5], "budgets": [1], "weights": [1]"#;
+        for (extra, field) in [
+            (r#""turn": "0""#, "`turn`"),
+            (r#""turn": -1"#, "`turn`"),
+            (r#""turn": 0.5"#, "`turn`"),
+            (r#""turn": 0, "leftovers": 3"#, "`leftovers`"),
+            (r#""turn": 0, "draws": ["x"]"#, "`draws[0]`"),
+            (r#""turn": 0, "fairness": "high""#, "`fairness`"),
+            (r#""turn": 0, "reserve": [1]"#, "`reserve`"),
+            (r#""turn": 0, "redistribute": 1"#, "`redistribute`"),
+            (r#""turn": 0, "demands": {"a": 1}"#, "`demands`"),
+        ] {
+            let e = err(&format!("{{{base}, {extra}}}"));
+            assert!(e.contains(field) && e.contains("invalid"), "{extra}: {e}");
+        }
+        let e = err(r#"{"utilities": [[0.5, "x"]], "thresholds": [0.5], "budgets": [1], "weights": [1], "turn": 0}"#);
+        assert!(e.contains("`utilities[0][1]`"), "{e}");
     }
 
     #[test]
