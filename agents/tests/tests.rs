@@ -16,6 +16,7 @@ mod cli_sweep;
 mod cli_train;
 mod closed_output;
 mod groups;
+mod known_answers;
 mod python;
 mod readme;
 mod recipes;

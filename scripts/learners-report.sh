@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The learners' table of agents/README.md ("Learners against the best fixed level"): every
+# learner trained over 5 training replicates on the quickstart and on w124-mmpp at load 0.8,
+# with each agent's own reward and with the shared welfare reward; each replicate scored by its
+# mean paired held-out welfare difference to the best fixed level (16 held-out seeds, the best
+# level picked on 16 other seeds), reported as the interquartile mean with a 95% bootstrap
+# interval over replicates, greedy and sampled, with the training time of the 5 replicates on
+# --threads 2. Beside them, `mtf analyze`'s best adaptive class (a search, no training seed)
+# and its selfish equilibrium (what selfish learners should reach), on the same seeds.
+#
+# Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
+# stay in OUT. Runs that already exist are reused (delete OUT to start over). About 1.5 hours on
+# 2 cores.
+# Usage: scripts/learners-report.sh [OUT] [REPLICATES]
+# MTF=PATH runs that binary instead of building target/release/mtf (a copy keeps a long report
+# apart from later builds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-runs/learners-report}
+replicates=${2:-5}
+if [ -z "${MTF:-}" ]; then
+  cargo build --release -q -p agents --bin mtf
+fi
+mtf=${MTF:-target/release/mtf}
+mkdir -p "$out"
+machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start"
+echo "$machine" > "$out/machine.txt"
+
+# world name -> config and its training budget (w124-mmpp's default 50 episodes is too few).
+worlds=(quickstart w124-mmpp)
+declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thesis/w124-mmpp.toml)
+declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
+# learner row -> its --set overrides (PPO's critic stated, whatever the default).
+learners=(hedge actor_critic ippo mappo es)
+declare -A learner_sets=(
+  [hedge]="learner.kind=hedge"
+  [actor_critic]="learner.kind=actor_critic"
+  [ippo]="learner.kind=ppo learner.ppo.critic=local"
+  [mappo]="learner.kind=ppo learner.ppo.critic=central"
+  [es]="learner.kind=es"
+)
+
+for world in "${worlds[@]}"; do
+  for reward in utility welfare; do
+    for learner in "${learners[@]}"; do
+      # Hedge scores its levels by re-running the mechanism (SPEC 4), not by the env's reward.
+      [ "$learner" = hedge ] && [ "$reward" = welfare ] && continue
+      dir="$out/$world-$reward-$learner"
+      [ -f "$dir/summary.json" ] && continue
+      rm -rf "$dir"
+      sets=()
+      for s in ${world_sets[$world]} ${learner_sets[$learner]} "env.reward=$reward" train.eval_seeds=16; do
+        sets+=(--set "$s")
+      done
+      echo "training $world / $reward / $learner ($replicates replicates)" >&2
+      start=$(date +%s.%N)
+      "$mtf" train --config "${config[$world]}" "${sets[@]}" --replicates "$replicates" --threads 2 \
+        --quiet --out "$dir" > /dev/null
+      python3 -c "print($(date +%s.%N) - $start)" > "$dir/wall_seconds.txt"
+    done
+  done
+  # The analysis on the held-out seeds the groups use (16) and 16 selection seeds.
+  if [ ! -f "$out/$world-analyze/summary.json" ]; then
+    rm -rf "$out/$world-analyze"
+    sets=()
+    for s in ${world_sets[$world]}; do sets+=(--set "$s"); done
+    "$mtf" analyze --config "${config[$world]}" "${sets[@]}" --seeds 16 --select-seeds 16 --tokens 100 \
+      --baselines stride --threads 2 --quiet --out "$out/$world-analyze" > /dev/null
+  fi
+done
+
+python3 - "$out" "$replicates" <<'PY'
+import json, os, sys
+out, replicates = sys.argv[1], int(sys.argv[2])
+names = {"hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES"}
+rewards = {"utility": "own", "welfare": "welfare"}
+results, lines = [], []
+lines.append("| world | reward | learner | greedy − best fixed: IQM [95% CI]; P(>) | sampled − best fixed | near-uniform | training (s) |")
+lines.append("|---|---|---|---|---|---|---|")
+fmt = lambda r: f"{r['iqm']:+.2f} [{r['iqm_ci'][0]:+.2f}, {r['iqm_ci'][1]:+.2f}]; {r['prob_improvement']:.2f}"
+for world in ["quickstart", "w124-mmpp"]:
+    a = json.load(open(f"{out}/{world}-analyze/summary.json"))
+    best = max(a["headroom"], key=lambda h: h["held_out_gain"]["mean"])
+    eq = a["equilibrium"]
+    base = None
+    for reward in ["utility", "welfare"]:
+        for learner in ["hedge", "actor_critic", "ippo", "mappo", "es"]:
+            d = f"{out}/{world}-{reward}-{learner}"
+            if not os.path.exists(f"{d}/summary.json"):
+                continue
+            s = json.load(open(f"{d}/summary.json"))
+            base = s["baseline"]
+            wall = float(open(f"{d}/wall_seconds.txt").read())
+            row = {"world": world, "reward": rewards[reward], "learner": names[learner],
+                   "greedy": s["vs_baseline"]["greedy"], "sampled": s["vs_baseline"]["sampled"],
+                   "near_uniform": s["near_uniform"], "replicates": s["replicates"], "train_seconds": wall,
+                   "baseline": s["baseline"]["policy"]}
+            results.append(row)
+            lines.append(f"| {world} | {row['reward']} | {row['learner']} | {fmt(row['greedy'])} | {fmt(row['sampled'])} | {row['near_uniform']} of {row['replicates']} | {wall:.0f} |")
+    g = best["held_out_gain"]
+    fixed = base["policy"] if base else f"fixed:{a['best_fixed']}"
+    cls = "per class" + ("" if best["bit"] == "none" else " x " + best["bit"].replace("_", " "))
+    lines.append(f"| {world} | - | best adaptive class ({cls}; a search) | {g['mean']:+.2f} ± {g['ci95']:.2f} (over seeds) | - | - | - |")
+    e = eq["vs_best_fixed"]
+    lines.append(f"| {world} | own | the selfish equilibrium ({', '.join(f'w{w:g} {l:g}' for w, l in eq['levels'])}) | {e['mean']:+.2f} ± {e['ci95']:.2f} (over seeds) | - | - | - |")
+    results.append({"world": world, "best_fixed": fixed, "best_adaptive": best, "equilibrium": eq})
+machine = open(f"{out}/machine.txt").read().strip()
+lines.append("")
+lines.append(f"Welfare in jobs per round; best fixed level: quickstart and w124-mmpp as picked per group (`baseline` in results.json). {replicates} training replicates per row; machine: {machine}.")
+open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
+json.dump(results, open(f"{out}/results.json", "w"), indent=1)
+print("\n".join(lines))
+PY
