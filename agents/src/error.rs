@@ -149,7 +149,8 @@ pub fn user(msg: impl Into<String>) -> Error {
 /// A policy spec's error (exit 2).
 pub fn policy(spec: &str, problem: impl Into<String>) -> Error {
     Error::Policy {
-        spec: spec.to_string(),
+        // Escaped, so that the message stays one line whatever the spec holds.
+        spec: spec.escape_debug().to_string(),
         problem: problem.into(),
     }
 }

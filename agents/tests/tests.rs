@@ -16,6 +16,7 @@ mod cli_sweep;
 mod cli_train;
 mod closed_output;
 mod groups;
+mod input_limits;
 mod known_answers;
 mod python;
 mod readme;

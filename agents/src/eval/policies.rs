@@ -37,9 +37,24 @@ pub enum PolicySpec {
 impl PolicySpec {
     /// Read a spec; the error names it and says what is wrong.
     pub fn parse(spec: &str) -> crate::error::Result<PolicySpec> {
+        // A message is one line: the spec is quoted escaped, and a spec with a newline (a
+        // pasted list) is refused before it can name a path.
+        if spec.chars().any(char::is_control) {
+            return Err(policy(
+                spec,
+                "contains a control character (a newline?): give one spec per argument",
+            ));
+        }
+        let path = |form: &str, rest: &str| {
+            if rest.is_empty() {
+                Err(policy(spec, format!("`{form}` needs a path after the colon")))
+            } else {
+                Ok(PathBuf::from(rest))
+            }
+        };
         if let Some(inner) = spec.strip_prefix("sampled:") {
             return match inner.strip_prefix("run:") {
-                Some(dir) => Ok(PolicySpec::Sampled(dir.into())),
+                Some(dir) => Ok(PolicySpec::Sampled(path("sampled:run:", dir)?)),
                 None => Err(policy(spec, "`sampled:` takes a trained run, sampled:run:RUN_DIR")),
             };
         }
@@ -54,10 +69,10 @@ impl PolicySpec {
             return Ok(PolicySpec::Hedge);
         }
         if let Some(dir) = spec.strip_prefix("run:") {
-            return Ok(PolicySpec::Run(dir.into()));
+            return Ok(PolicySpec::Run(path("run:", dir)?));
         }
-        if let Some(path) = spec.strip_prefix("agent:") {
-            return Ok(PolicySpec::Agent(path.into()));
+        if let Some(file) = spec.strip_prefix("agent:") {
+            return Ok(PolicySpec::Agent(path("agent:", file)?));
         }
         Err(policy(spec, format!("expected {FORMS}")))
     }
@@ -253,5 +268,25 @@ impl Named {
             return Err(policy(&self.spec, e));
         }
         Ok(episodes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PolicySpec;
+
+    #[test]
+    fn an_empty_path_or_a_newline_gave_a_confusing_message() {
+        for (spec, says) in [
+            ("run:", "`run:` needs a path"),
+            ("sampled:run:", "`sampled:run:` needs a path"),
+            ("agent:", "`agent:` needs a path"),
+            ("fixed:0.5\nfixed:0.6", "control character"),
+            ("run:runs/a\rb", "control character"),
+        ] {
+            let e = PolicySpec::parse(spec).unwrap_err().to_string();
+            assert!(e.contains(says) && !e.contains('\n') && !e.contains('\r'), "{spec:?}: {e:?}");
+        }
+        assert_eq!(PolicySpec::parse("run:x").unwrap(), PolicySpec::Run("x".into()));
     }
 }

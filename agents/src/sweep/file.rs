@@ -283,8 +283,15 @@ impl Sweep {
             ));
         }
         let base = path.parent().unwrap_or(Path::new(".")).join(&file.base);
-        if !base.exists() {
-            return Err(err(path, "base", format!("{} does not exist", base.display())));
+        if !base.is_file() {
+            let problem = if base.is_dir() {
+                "is a directory"
+            } else if base.exists() {
+                "is not a regular file"
+            } else {
+                "does not exist"
+            };
+            return Err(err(path, "base", format!("{} {problem}", base.display())));
         }
         let mut sweep = Sweep {
             file,

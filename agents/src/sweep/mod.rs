@@ -101,6 +101,15 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
         Location::Sqlite(p) => p.parent().unwrap_or(Path::new(".")).join(&study),
         Location::Postgres(_) => PathBuf::from("runs").join("sweeps").join(&study),
     });
+    // A sweep's folder is shared by its workers (no run lock), and its reports would land among
+    // a run's files: refuse a run directory or run group.
+    let as_run = run::RunDir::at(&out);
+    if as_run.config().exists() || as_run.file(run::LOCK_FILE).exists() || as_run.is_group() {
+        return Err(user(format!(
+            "--out {}: is a run directory; a sweep writes trials/, trials.csv, best.toml and figures into its --out: give another folder",
+            out.display()
+        )));
+    }
     let trials_dir = out.join("trials");
     std::fs::create_dir_all(&trials_dir).map_err(|e| run::io_error(&trials_dir, "creating", e))?;
     let workers = args.workers.unwrap_or(sweep.file.workers);

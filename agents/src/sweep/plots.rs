@@ -1,6 +1,5 @@
 //! A sweep's figures: the optimization history and one panel per parameter.
 
-use crate::error::failed;
 use crate::report::plots::{both, fonts, row_label, tick, value_range, DrawResult, FONT, PALETTE};
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -27,3 +27,8 @@ pub const MAX_LEVELS: usize = 1_000;
 pub const MAX_BID_FACTOR: f64 = 1e3;
 /// Queue cap per queue.
 pub const MAX_QUEUE_CAP: u64 = 1_000_000_000_000;
+
+/// Largest config or sweep file read, in bytes (the thesis configs are under 4 KiB).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 24;
+/// Largest arrival trace read, in bytes (10 million rounds of a few agents).
+pub const MAX_TRACE_BYTES: u64 = 1 << 28;

@@ -68,13 +68,40 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
     }
 }
 
+/// Read a regular UTF-8 file of at most `max` bytes. FIFOs, devices and directories are
+/// refused before reading (`/dev/zero` would never end), and a file that grows while read is
+/// read only up to the limit. The error is the problem alone (callers name the file).
+pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a FIFO or device?)"
+        };
+        return Err(format!("is {kind}; expected a file"));
+    }
+    if meta.len() > max {
+        return Err(format!("{} bytes, more than the {max} a file of this kind may have", meta.len()));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("grew past the {max} bytes a file of this kind may have while read"));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))
+}
+
 /// Read a TOML file and apply overrides, naming the file in errors.
 pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let text = read_text(path, super::limits::MAX_CONFIG_BYTES).map_err(|problem| ConfigError {
         file: file.clone(),
         key: "(file)".into(),
-        problem: e.to_string(),
+        problem,
     })?;
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError {
         file: file.clone(),

@@ -8,7 +8,7 @@ use std::path::Path;
 /// number (so a first row of `-1` or `nan` is an error, not a header); a UTF-8 byte-order mark
 /// is skipped. Rounds past the end of the trace wrap around.
 pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = super::overrides::read_text(path, limits::MAX_TRACE_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut rows = Vec::new();
     for (k, line) in text.lines().enumerate() {

@@ -23,9 +23,20 @@ pub(crate) fn run(args: Args) -> agents::Result<ExitCode> {
     let text = match &args.input {
         Some(path) => agents::run::read_text(path, agents::run::MAX_TEXT)?,
         None => {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| user(format!("stdin: {e}")))?;
-            s
+            // The same limit as --input: an endless stdin is refused at MAX_TEXT, not read to
+            // the end of memory.
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .take(agents::run::MAX_TEXT + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| user(format!("stdin: {e}")))?;
+            if bytes.len() as u64 > agents::run::MAX_TEXT {
+                return Err(user(format!(
+                    "stdin: more than the {} bytes a round may have",
+                    agents::run::MAX_TEXT
+                )));
+            }
+            String::from_utf8(bytes).map_err(|e| user(format!("stdin: not UTF-8 text ({e})")))?
         }
     };
     let out = agents::eval::schedule::schedule_json(&args.mechanism, &text, args.fairness).map_err(|e| match &args.input {

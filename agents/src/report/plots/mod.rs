@@ -43,34 +43,63 @@ pub(crate) const PALETTE: [RGBColor; 10] = [
 
 pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-/// Draw one figure as `name.png` and `name.svg` in `dir`.
+/// Draw one figure as `name.png` and `name.svg` in `dir`: each drawn in memory and written
+/// atomically (plotters' own file writer flushes on drop, so a full disk left a truncated PNG
+/// and no error).
 macro_rules! both {
     ($dir:expr, $name:expr, $size:expr, $draw:expr) => {{
+        let size: (u32, u32) = $size;
         let png = $dir.join(format!("{}.png", $name));
         {
-            let root = BitMapBackend::new(&png, $size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| failed(format!("{e:?}")))?;
-            $draw(&root).map_err(|e| failed(format!("{}: {e:?}", png.display())))?;
-            root.present().map_err(|e| failed(format!("{}: {e:?}", png.display())))?;
+            let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut pixels, size).into_drawing_area();
+                root.fill(&WHITE).map_err(|e| $crate::report::plots::figure_error(&png, e))?;
+                $draw(&root).map_err(|e| $crate::report::plots::figure_error(&png, e))?;
+                root.present().map_err(|e| $crate::report::plots::figure_error(&png, e))?;
+            }
+            $crate::report::plots::write_png(&png, &pixels, size)?;
         }
         let svg = $dir.join(format!("{}.svg", $name));
         {
-            let root = SVGBackend::new(&svg, $size).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| failed(format!("{e:?}")))?;
-            $draw(&root).map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
-            root.present().map_err(|e| failed(format!("{}: {e:?}", svg.display())))?;
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+                root.fill(&WHITE).map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
+                $draw(&root).map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
+                root.present().map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
+            }
+            $crate::report::plots::write_svg(&svg, &text)?;
         }
-        $crate::report::plots::preserve_spaces(&svg)?;
         vec![format!("{}.png", $name), format!("{}.svg", $name)]
     }};
 }
 pub(crate) use both;
 
-/// Keep the leading spaces that push rotated labels below the axis ([`row_axis`]): SVG
-/// collapses whitespace unless told otherwise.
-pub(crate) fn preserve_spaces(svg: &Path) -> crate::error::Result<()> {
-    let text = crate::run::read_text(svg, crate::run::MAX_TEXT)?;
-    crate::run::write_atomic(svg, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
+/// A figure that could not be drawn or written: one line naming the file (plotters' errors
+/// print as nested debug structures).
+pub(crate) fn figure_error(path: &Path, e: impl std::fmt::Display) -> crate::error::Error {
+    failed(format!(
+        "{}: could not write the figure: {}",
+        path.display(),
+        e.to_string().replace('\n', " ")
+    ))
+}
+
+/// Encode RGB `pixels` of `size` as a PNG and write it atomically.
+pub(crate) fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> crate::error::Result<()> {
+    use image::ImageEncoder;
+    let mut bytes = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut bytes)
+        .write_image(pixels, size.0, size.1, image::ColorType::Rgb8)
+        .map_err(|e| figure_error(path, e))?;
+    crate::run::write_atomic(path, &bytes)
+}
+
+/// Write an SVG atomically, keeping the leading spaces that push rotated labels below the axis
+/// ([`row_axis`]): SVG collapses whitespace unless told otherwise.
+pub(crate) fn write_svg(path: &Path, text: &str) -> crate::error::Result<()> {
+    crate::run::write_atomic(path, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
 }
 
 /// A policy spec for a label: `run:` and `agent:` paths shortened to their last component.
@@ -206,4 +235,51 @@ pub(crate) fn error_bar<DB: DrawingBackend>(
     area.draw(&PathElement::new([(x, lo), (x, hi)], style))?;
     area.draw(&PathElement::new([(x - half, lo), (x + half, lo)], style))?;
     area.draw(&PathElement::new([(x - half, hi), (x + half, hi)], style))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nothing<DB: DrawingBackend>(_: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+        Ok(())
+    }
+
+    fn draw(dir: &Path) -> crate::error::Result<Vec<String>> {
+        Ok(both!(dir, "f", (64, 48), nothing))
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_figure_that_could_not_be_written_gave_a_raw_backend_error_or_none() {
+        let dir = std::env::temp_dir().join(format!("mtf-figure-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // Written whole: a PNG of the size asked for, and an SVG.
+        assert_eq!(draw(&dir).unwrap(), ["f.png", "f.svg"]);
+        let png = std::fs::read(dir.join("f.png")).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 64);
+        assert!(std::fs::read_to_string(dir.join("f.svg"))
+            .unwrap()
+            .contains("xml:space=\"preserve\""));
+        // On /dev/full plotters reported success (its writer flushed on drop); now the figure
+        // is refused by name.
+        std::fs::remove_file(dir.join("f.png")).unwrap();
+        std::os::unix::fs::symlink("/dev/full", dir.join("f.png")).unwrap();
+        let msg = draw(&dir).unwrap_err().to_string();
+        assert!(
+            msg.contains("f.png") && !msg.contains("BackendError") && !msg.contains('\n'),
+            "{msg}"
+        );
+        // Into a "directory" that is a file: the figure is named, one line.
+        let file = dir.join("plain");
+        std::fs::write(&file, "x").unwrap();
+        let msg = draw(&file).unwrap_err().to_string();
+        assert!(
+            msg.contains("plain/f.png") && !msg.contains("BackendError") && !msg.contains('\n'),
+            "{msg}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
