@@ -310,6 +310,27 @@ fn bad_training_invocations_are_one_line_and_status_2() {
             vec!["train", "--config", q.as_str(), "--set", "learner.ppo.critic=\"global\""],
             "learner.ppo.critic: unknown variant `global`",
         ),
+        // Values that can only diverge (they trained to NaN and exited 0).
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.ppo.lr=1e9"],
+            "learner.ppo.lr: 1e9 is more than 1, where training can only diverge",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.ppo.vf_coef=1e308"],
+            "learner.ppo.vf_coef: 1e308 is more than 1e6",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.actor_critic.weight_decay=1e308"],
+            "learner.actor_critic.weight_decay: 1e308 is more than 1",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.actor_critic.reward_scale=1e308"],
+            "learner.actor_critic.reward_scale: 1e308 is more than 1e6",
+        ),
+        (
+            vec!["train", "--config", q.as_str(), "--set", "learner.es.lr=2"],
+            "learner.es.lr: 2 is more than 1",
+        ),
         (vec!["train", "--resume", "/no/such/run"], "not a run directory"),
         (vec!["train", "--resume", "/tmp", "--config", q.as_str()], "do not pass --config"),
     ] {

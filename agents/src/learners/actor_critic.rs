@@ -127,6 +127,15 @@ impl LearnerConfig for ActorCriticConfig {
         if !(0.0..=1.0).contains(&ac.gamma) {
             return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
         }
+        for (key, v, max) in [
+            ("actor_lr", ac.actor_lr, limits::MAX_LR),
+            ("critic_lr", ac.critic_lr, limits::MAX_LR),
+            ("reward_scale", ac.reward_scale, limits::MAX_COEF),
+            ("entropy", ac.entropy, limits::MAX_COEF),
+            ("weight_decay", ac.weight_decay, limits::MAX_WEIGHT_DECAY),
+        ] {
+            limits::at_most(err, &format!("learner.actor_critic.{key}"), v, max)?;
+        }
         Ok(())
     }
 
@@ -267,6 +276,10 @@ impl Learner for ActorCritic {
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         self.nets.actors.get().export(self.nets.shape.n, agent)
+    }
+
+    fn non_finite(&self) -> Option<String> {
+        self.nets.non_finite()
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {

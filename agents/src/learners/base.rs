@@ -17,6 +17,25 @@ pub mod limits {
     pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
     /// A central critic's first-layer weights over all agents (n x n x features x width).
     pub const MAX_CENTRAL_CRITIC: usize = 200_000_000;
+    /// Learning rate of the gradient learners: an Adam step moves each weight by about `lr`,
+    /// so above 1 a step outgrows the weights' own scale (1e9 diverged to NaN in one episode).
+    pub const MAX_LR: f64 = 1.0;
+    /// Loss and reward coefficients (`reward_scale`, `entropy`, `vf_coef`): 1e308 overflowed.
+    pub const MAX_COEF: f64 = 1e6;
+    /// Decoupled weight decay (a step multiplies a weight by `1 - lr * weight_decay`).
+    pub const MAX_WEIGHT_DECAY: f64 = 1.0;
+
+    /// Refuse `v` above `max` at `key`: values that can only diverge.
+    pub fn at_most(err: &super::ErrorIn<'_>, key: &str, v: f64, max: f64) -> Result<(), env::config::ConfigError> {
+        let show = |x: f64| if x.abs() >= 1e6 { format!("{x:e}") } else { format!("{x}") };
+        if v > max {
+            return Err(err(
+                key,
+                format!("{} is more than {}, where training can only diverge", show(v), show(max)),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Which observation features a learner reads.
@@ -147,6 +166,12 @@ pub trait Learner: Policy {
 
     /// Everything needed to continue training: parameters, optimizer state, weights.
     fn save(&self) -> crate::error::Result<Vec<u8>>;
+
+    /// Where its parameters first stop being finite (a diverged run), described; `None` when
+    /// all are finite or it has none. Checked after every training episode.
+    fn non_finite(&self) -> Option<String> {
+        None
+    }
 
     /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()>;

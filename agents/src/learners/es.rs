@@ -85,6 +85,7 @@ impl LearnerConfig for EsConfig {
                 return Err(err(&format!("learner.es.{k}"), format!("must be a finite number > 0, got {v}")));
             }
         }
+        limits::at_most(err, "learner.es.lr", self.lr, limits::MAX_LR)?;
         if !(self.weight_decay.is_finite() && (0.0..1.0).contains(&self.weight_decay)) {
             return Err(err(
                 "learner.es.weight_decay",
@@ -400,6 +401,11 @@ impl Learner for Es {
 
     fn paired_copies(&self) -> bool {
         true
+    }
+
+    fn non_finite(&self) -> Option<String> {
+        let i = self.actors.theta.iter().position(|x| !x.is_finite())?;
+        Some(format!("actor parameter {i} is {}", self.actors.theta[i]))
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {

@@ -63,7 +63,10 @@ impl RecordState for FusedState {
         let v = src.take_tensor(&at, "moment_2")?;
         let shape = m.shape().to_vec();
         let (m, v) = (m.try_into_vec::<f32>().ok()?, v.try_into_vec::<f32>().ok()?);
-        (m.len() == v.len()).then_some(FusedState {
+        // A moment that is not finite (a tampered or diverged checkpoint) would poison every
+        // later step: refused like a malformed state.
+        let finite = m.iter().chain(&v).all(|x| x.is_finite());
+        (finite && m.len() == v.len()).then_some(FusedState {
             m,
             v,
             time: time as i64,

@@ -298,6 +298,11 @@ impl Learner for Hedge {
         }
     }
 
+    fn non_finite(&self) -> Option<String> {
+        let i = self.logw.iter().position(|x| !x.is_finite())?;
+        Some(format!("log-weight {i} is {}", self.logw[i]))
+    }
+
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         let per = self.states * self.levels.len();
         Ok(self.logw[agent * per..(agent + 1) * per].iter().map(|&w| w as f32).collect())

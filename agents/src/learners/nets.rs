@@ -311,12 +311,71 @@ impl<M: Module> Net<M> {
             .clone()
             .try_load_record(record)
             .map_err(|e| failed(format!("{what} weights: {e:?}")))?;
-        self.module = Some(module);
-        self.opt = ModuleOptimizer::from(FusedAdamW::new(weight_decay as f32))
+        if let Some(bad) = first_non_finite(&module) {
+            return Err(failed(format!("{what} weights: {bad}")));
+        }
+        // burn reads an optimizer record lazily (at the next step), so its numbers are
+        // checked here, as they are read.
+        if let Some(bad) = record_non_finite(opt) {
+            return Err(failed(format!("{what} optimizer state: malformed or not finite ({bad})")));
+        }
+        let loaded = ModuleOptimizer::from(FusedAdamW::new(weight_decay as f32))
             .from_bytes(Bytes::from_bytes_vec(opt.to_vec()))
-            .map_err(|e| failed(format!("{what} optimizer state: {e:?}")))?;
+            .map_err(|e| failed(format!("{what} optimizer state: malformed or not finite ({e:?})")))?;
+        self.module = Some(module);
+        self.opt = loaded;
         Ok(())
     }
+
+    /// Where its weights first stop being finite, if they do.
+    pub fn non_finite(&self) -> Option<String> {
+        first_non_finite(self.get())
+    }
+}
+
+/// The first f32 tensor of a burnpack record holding a value that is not finite, described.
+fn record_non_finite(bytes: &[u8]) -> Option<String> {
+    let tensors = burn_pack::Reader::from_bytes(Bytes::from_bytes_vec(bytes.to_vec()))
+        .and_then(|r| r.into_tensors())
+        .ok()?;
+    for t in tensors {
+        if t.dtype != burn_pack::DType::F32 {
+            continue;
+        }
+        let name = t.name.clone();
+        let data = t.into_bytes().ok()?;
+        if let Some(i) = data
+            .chunks_exact(4)
+            .position(|b| !f32::from_le_bytes(b.try_into().expect("4 bytes")).is_finite())
+        {
+            return Some(format!("`{name}` element {i}"));
+        }
+    }
+    None
+}
+
+/// The first parameter of `module` holding a value that is not finite, described.
+fn first_non_finite<M: Module>(module: &M) -> Option<String> {
+    struct Finite {
+        tensor: usize,
+        bad: Option<String>,
+    }
+    impl burn::module::ModuleVisitor for Finite {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if self.bad.is_none() {
+                let data = param.val().into_data();
+                if let Ok(xs) = data.as_slice::<f32>() {
+                    if let Some(i) = xs.iter().position(|x| !x.is_finite()) {
+                        self.bad = Some(format!("parameter tensor {} holds {} at element {i}", self.tensor, xs[i]));
+                    }
+                }
+            }
+            self.tensor += 1;
+        }
+    }
+    let mut v = Finite { tensor: 0, bad: None };
+    module.visit(&mut v);
+    v.bad
 }
 
 /// A learner's actors and critics, each with its optimizer, saved and loaded as one.
@@ -344,6 +403,11 @@ impl Nets {
             critics: Net::new(critics, weight_decay),
             weight_decay,
         }
+    }
+
+    /// Where the actors' or critics' weights first stop being finite, if they do.
+    pub fn non_finite(&self) -> Option<String> {
+        (self.actors.non_finite().map(|b| format!("actor {b}"))).or_else(|| self.critics.non_finite().map(|b| format!("critic {b}")))
     }
 
     /// [`Nets::parts`] of `prefix`, filled: dims, then both stacks and both optimizers.
@@ -520,6 +584,42 @@ mod tests {
             let want = 1.0 - f64::from(*x).tanh().powi(2);
             assert!((f64::from(*g) - want).abs() < 5e-7, "tanh'({x}) = {g}, want {want}");
         }
+    }
+
+    #[test]
+    fn checkpoints_with_nan_weights_or_moments_loaded() {
+        let dev = device();
+        let shape = Shape::new(2, 3, 3, 4);
+        let nets = |seed| {
+            Nets::new(
+                shape,
+                Actors::new(2, 3, 5, 4, seed, &dev),
+                Critics::new(2, 3, [4, 4], seed, &dev),
+                0.0,
+            )
+        };
+        let names = Nets::parts("x");
+        let names = names.each_ref().map(String::as_str);
+        let good = nets(1).save("x").unwrap().into_bytes();
+        // One step on a NaN input: NaN gradients, so NaN moments and NaN weights.
+        let mut bad = nets(1);
+        let x = Tensor::<3>::from_data(TensorData::new(vec![f32::NAN; 6], [2, 1, 3]), &dev);
+        let mut g = bad.actors.get().forward(x).sum().backward();
+        let grads = GradientsParams::from_module(&mut g, bad.actors.get());
+        bad.actors.step(0.01, grads);
+        assert!(bad.actors.non_finite().is_some());
+        let bad = bad.save("x").unwrap().into_bytes();
+        let (good, bad) = (Parts::read(&good, &names).unwrap(), Parts::read(&bad, &names).unwrap());
+        let mut into = nets(2);
+        let e = into.load(&bad, "x", "test").unwrap_err().to_string();
+        assert!(e.contains("actor weights: parameter tensor") && e.contains("NaN"), "{e}");
+        // Good weights with the NaN moments: the optimizer state is refused.
+        let mixed = [good[0], good[1], good[2], bad[3], good[4]];
+        let e = into.load(&mixed, "x", "test").unwrap_err().to_string();
+        assert!(e.contains("actor optimizer state: malformed or not finite"), "{e}");
+        // A refused state leaves the nets as they were.
+        assert!(into.actors.non_finite().is_none());
+        into.load(&good, "x", "test").unwrap();
     }
 
     #[test]

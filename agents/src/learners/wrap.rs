@@ -230,6 +230,10 @@ impl<'a, L: LearnerLayer, I: DerefMut<Target = dyn Learner + 'a> + Send> Learner
         self.layer.save(&*self.inner)
     }
 
+    fn non_finite(&self) -> Option<String> {
+        self.inner.non_finite()
+    }
+
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         self.layer.load(&mut *self.inner, bytes)
     }

@@ -150,6 +150,24 @@ impl std::fmt::Display for Trained {
     }
 }
 
+/// What stopped being finite in an episode: its losses or the learner's parameters.
+fn diverged(log: &EpisodeLog, learner: &dyn Learner) -> Option<String> {
+    diverged_in([log.actor_loss, log.critic_loss, log.entropy], learner)
+}
+
+fn diverged_in([actor, critic, entropy]: [f64; 3], learner: &dyn Learner) -> Option<String> {
+    for (what, v) in [
+        ("the actor loss", actor),
+        ("the critic loss", critic),
+        ("the policy entropy", entropy),
+    ] {
+        if !v.is_finite() {
+            return Some(format!("{what} is {v}"));
+        }
+    }
+    learner.non_finite()
+}
+
 /// Load a run directory's experiment and its learner restored from its latest checkpoint
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
@@ -390,6 +408,17 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
         let m = merged(ms);
         rounds_run += u64::from(m.rounds);
         let log = episode_log(e, &m, losses, t0.elapsed().as_secs_f64(), &weights, &classes);
+        // A diverged learner stops the run before its state reaches a checkpoint or the log:
+        // the last checkpoint (of the episode before) stays the last finite one.
+        if let Some(what) = diverged(&log, learner.as_ref()) {
+            bar.finish_and_clear();
+            return Err(crate::error::failed(format!(
+                "{}: training diverged in episode {done}: {what} ({kind}); stopped, the checkpoint of episode {e} kept. Lower the learning rate or the reward scale",
+                dir.path().display(),
+                done = e + 1,
+                kind = exp.learner.kind.name(),
+            )));
+        }
         run::append_line(&dir.metrics(), &serde_json::to_string(&log)?)?;
         write_scalars(&mut tb, &log, m.rounds)?;
         let done = e + 1;
@@ -495,4 +524,18 @@ pub fn progress_bar(total: u64, template: &str, quiet: bool) -> indicatif::Progr
             .progress_chars("=> "),
     );
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diverged_in;
+    use crate::learners::uniform::Uniform;
+
+    #[test]
+    fn a_diverged_episode_went_unnoticed() {
+        let fine = Uniform::new(2, 3, 4);
+        assert_eq!(diverged_in([0.5, 1.0, 1.1], &fine), None);
+        assert_eq!(diverged_in([0.5, f64::NAN, 1.1], &fine).unwrap(), "the critic loss is NaN");
+        assert_eq!(diverged_in([f64::INFINITY, 1.0, 1.1], &fine).unwrap(), "the actor loss is inf");
+    }
 }

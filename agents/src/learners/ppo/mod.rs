@@ -251,6 +251,15 @@ impl LearnerConfig for PpoConfig {
                 return Err(err(&key(k), format!("must be in [1, 1000], got {v}")));
             }
         }
+        for (k, v, max) in [
+            ("lr", p.lr, limits::MAX_LR),
+            ("reward_scale", p.reward_scale, limits::MAX_COEF),
+            ("entropy", p.entropy, limits::MAX_COEF),
+            ("vf_coef", p.vf_coef, limits::MAX_COEF),
+            ("weight_decay", p.weight_decay, limits::MAX_WEIGHT_DECAY),
+        ] {
+            limits::at_most(err, &key(k), v, max)?;
+        }
         Ok(())
     }
 
@@ -648,6 +657,10 @@ impl Learner for Ppo {
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
         self.per_agent(&self.nets.actors.get().valid()).export(self.nets.shape.n, agent)
+    }
+
+    fn non_finite(&self) -> Option<String> {
+        self.nets.non_finite()
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {
