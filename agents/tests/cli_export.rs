@@ -217,6 +217,20 @@ fn a_ppo_run_reading_its_whole_observation_exports_with_those_inputs() {
 }
 
 #[test]
+fn an_exported_hedge_run_acted_one_budget_state_low() {
+    // The budget share went to the agents as an f32, so floor(share * T) landed one budget
+    // state low for half the whole-token budgets (welfare 115.928 against the run's 116.197).
+    // Now every figure of simulate and compare matches the run's.
+    let run = tmp("hedge-loop");
+    train(&run, "hedge");
+    let exe = run.join("agent");
+    let (code, _, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    closes_the_loop(&run, &exe, &[]);
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
 fn hedge_and_fixed_runs_export_and_serve_the_protocol() {
     for learner in ["hedge", "fixed"] {
         let run = tmp(learner);

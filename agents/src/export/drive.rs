@@ -212,7 +212,7 @@ impl Policy for AgentProcesses {
     }
 
     /// The agents choose; `greedy` is theirs to decide (an exported policy acts greedily).
-    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
+    fn act(&mut self, obs: Observations<'_>, budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
         let n = actions.len();
         actions.fill(0);
         if self.dead {
@@ -242,6 +242,11 @@ impl Policy for AgentProcesses {
             let o = obs.get(i);
             let utilities: Vec<f64> = o[1..env::world::spec_features(m)].iter().map(|&u| f64::from(u)).collect();
             let mut line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities });
+            // The budget itself, for Hedge's exact budget state (runtimes from manifest
+            // version 4 read it; older ones refuse unknown fields).
+            if self.manifest.version >= 4 {
+                line["tokens"] = budgets[i].into();
+            }
             for (name, at, len) in &self.layout {
                 let v = &o[*at..at + len];
                 line[name.as_str()] = if name == "budgets" {

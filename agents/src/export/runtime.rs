@@ -15,7 +15,10 @@
 //! manifest's `inputs` in the order it reads them (the observation's order, SPEC 4):
 //! `"backlog"` (backlog over arrival rate, >= 0), `"burst"` (the arrival process's burst state,
 //! 0 or 1), `"weight"` (weight over the largest, in (0, 1]) and `"budgets"` (every agent's
-//! budget share, `agents_total` of them). A line may carry features the policy does not read;
+//! budget share, `agents_total` of them), and `"tokens"` (the agent's budget B itself: a Hedge
+//! policy's budget state is `min(floor(B), T)`, which `floor(budget * T)` can miss by one when
+//! B / T does not survive the round trip; `mtf` always sends it, from manifest version 4). A
+//! line may carry features the policy does not read;
 //! one it reads is required. Out: `{"threshold": .., "probabilities": [..]}` for a threshold policy, or,
 //! for a bid policy (SPEC 8), `{"bid_factor": a, "bids": [a * value_scale * u_c; m],
 //! "probabilities": [..]}`; greedy unless the runtime was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
@@ -26,9 +29,9 @@ use serde::{Deserialize, Serialize};
 /// Footer magic (2: the footer carries a checksum).
 pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
-/// The manifest version `mtf export` writes (3: `inputs`). Version 2 manifests, which read
-/// SPEC 4's state only, are read too.
-pub const VERSION: u32 = 3;
+/// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
+/// `mtf` sends it). Versions 2 (SPEC 4's state only) and 3 are read too.
+pub const VERSION: u32 = 4;
 
 /// The features a policy may read after SPEC 4's state, in the observation's order.
 pub const INPUTS: [&str; 4] = env::world::OBSERVATION_EXTRAS;
@@ -353,6 +356,7 @@ struct Input {
     burst: Option<f64>,
     weight: Option<f64>,
     budgets: Option<Vec<f64>>,
+    tokens: Option<f64>,
 }
 
 impl Input {
@@ -365,6 +369,14 @@ impl Input {
         }
         if !share(self.budget) {
             return Err(format!("`budget` is {}, expected a share B/T in [0, 1]", self.budget));
+        }
+        if let Some(b) = self.tokens {
+            if !(b.is_finite() && (0.0..=env::config::limits::MAX_TOKENS).contains(&b)) {
+                return Err(format!(
+                    "`tokens` is {b}, expected a budget in [0, {:e}]",
+                    env::config::limits::MAX_TOKENS
+                ));
+            }
         }
         if let Some(c) = self.utilities.iter().position(|u| !(0.0..=1.0).contains(u)) {
             return Err(format!("`utilities`[{c}] is {}, expected a number in [0, 1]", self.utilities[c]));
@@ -403,6 +415,21 @@ impl Input {
     }
 }
 
+/// `floor(B)`: exact from `tokens`; from the share, `share * T` is first taken to the whole
+/// token it is within 1e-9 of (B / T * T lands a hair below B = 3 for some T).
+fn budget_floor(share: f64, tokens: Option<f64>, total: f64) -> f64 {
+    if let Some(b) = tokens {
+        return b.floor();
+    }
+    let b = share * total;
+    let whole = b.round();
+    if (b - whole).abs() <= 1e-9 * total.max(1.0) {
+        whole
+    } else {
+        b.floor()
+    }
+}
+
 /// Whether `x` is a budget share B/T (redistribution's rounding may put it a hair over 1).
 fn share(x: f64) -> bool {
     (0.0..=1.0 + 1e-6).contains(&x)
@@ -432,6 +459,11 @@ impl<'a> Agent<'a> {
     /// Action probabilities for one input (budget share, utilities, then the manifest's
     /// `inputs`: [`Manifest::input_len`] numbers).
     pub fn probabilities(&self, input: &[f64]) -> Vec<f64> {
+        self.probabilities_at(input, None)
+    }
+
+    /// [`Agent::probabilities`], with the agent's budget in tokens when known (Hedge's state).
+    pub fn probabilities_at(&self, input: &[f64], tokens: Option<f64>) -> Vec<f64> {
         let k = self.manifest.levels.len();
         match self.manifest.form().expect("a validated manifest") {
             PolicyForm::Actor => {
@@ -442,8 +474,7 @@ impl<'a> Agent<'a> {
                 softmax(logits.iter().map(|&l| f64::from(l)))
             }
             PolicyForm::Table => {
-                let t = self.manifest.total_tokens;
-                let s = ((input[0] * t).max(0.0).floor() as usize).min(self.manifest.states - 1);
+                let s = (budget_floor(input[0], tokens, self.manifest.total_tokens).max(0.0) as usize).min(self.manifest.states - 1);
                 softmax(self.w[s * k..(s + 1) * k].iter().map(|&l| f64::from(l)))
             }
             PolicyForm::Constant => (0..k).map(|l| if l == self.manifest.fixed_level { 1.0 } else { 0.0 }).collect(),
@@ -460,7 +491,7 @@ impl<'a> Agent<'a> {
             Ok(x) => x,
             Err(e) => return serde_json::json!({ "error": e }).to_string(),
         };
-        let p = self.probabilities(&x);
+        let p = self.probabilities_at(&x, input.tokens);
         if p.iter().any(|q| !q.is_finite()) {
             return serde_json::json!({ "error": "the policy's probabilities are not finite for this input" }).to_string();
         }
@@ -645,6 +676,39 @@ mod tests {
         let mut r = BufReader::with_capacity(4096, &mut endless);
         assert_eq!(read_line(&mut r, &mut buf, MAX_LINE, false).unwrap(), LineRead::TooLong);
         assert_eq!(buf.len(), MAX_LINE);
+    }
+
+    #[test]
+    fn a_hedge_agent_landed_one_budget_state_low() {
+        // The issue's case: the share sent as f32 put floor(share * T) one state low for 50 of
+        // the 101 whole-token budgets at T = 100. With `tokens` every state is exact; from the
+        // share alone (f64, as mtf-agent's users send it) too.
+        let t = 100.0;
+        let low_f32 = (0..=100)
+            .filter(|&b| ((f64::from((b as f64 / t) as f32) * t).floor() as i64) < b)
+            .count();
+        assert!(low_f32 > 0, "the f32 round trip loses a state somewhere");
+        for b in 0..=100 {
+            let b = b as f64;
+            assert_eq!(budget_floor(b / t, Some(b), t), b);
+            assert_eq!(budget_floor(b / t, None, t), b, "B = {b}");
+            assert_eq!(budget_floor((b + 0.5) / t, Some(b + 0.5), t), b);
+        }
+        for t in [3.0, 7.0, 49.0, 1000.0, 12345.0] {
+            for b in 0..=(t as i64) {
+                let b = b as f64;
+                assert_eq!(budget_floor(b / t, None, t), b, "B = {b}, T = {t}");
+            }
+        }
+        // A line with tokens out of range is an error object.
+        let exe = hedge_exe(|_, _| {});
+        let (manifest, weights) = read_payload(&exe).unwrap();
+        let a = Agent::new(&manifest, &weights, 0);
+        let m = manifest.m;
+        let line = |tokens: &str| format!(r#"{{"budget": 0.5, "utilities": {:?}, "tokens": {tokens}}}"#, vec![0.5; m]);
+        assert!(a.answer(&line("-1"), None).contains("`tokens` is -1"));
+        assert!(a.answer(&line("1e300"), None).contains("expected a budget in [0, 1e12]"));
+        assert!(a.answer(&line("3"), None).contains("threshold"));
     }
 
     #[test]
