@@ -435,6 +435,68 @@ fn resume_of_a_finished_run_rewrote_summary_with_last_episode_null() {
 }
 
 #[test]
+fn resume_trusted_an_edited_config_toml() {
+    let dir = tmp("edited");
+    let (code, _, err) = tiny_run(&dir, 2);
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    let config = dir.join("config.toml");
+    let original = std::fs::read_to_string(&config).unwrap();
+    let table: toml::Table = original.parse().unwrap();
+    let edit = |key: &str, value: toml::Value| {
+        let mut t = table.clone();
+        let (section, name) = key.split_once('.').unwrap_or(("", key));
+        let at = if section.is_empty() {
+            &mut t
+        } else {
+            t[section].as_table_mut().unwrap()
+        };
+        at.insert(name.to_string(), value);
+        std::fs::write(&config, toml::to_string(&t).unwrap()).unwrap();
+    };
+    let resume = |extra: &[&str]| {
+        let mut args = vec!["train", "--quiet", "--resume", dir.to_str().unwrap()];
+        args.extend(extra);
+        mtf(&args)
+    };
+    // Each edit keeps every tensor's shape, and each was resumed silently.
+    for (key, value) in [
+        ("seed", toml::Value::Integer(99)),
+        ("env.rounds", toml::Value::Integer(31)),
+        ("env.reward", toml::Value::String("welfare".into())),
+        ("env.observe_burst", toml::Value::Boolean(true)),
+        ("mechanism.name", toml::Value::String("round_robin".into())),
+        ("train.envs", toml::Value::Integer(2)),
+    ] {
+        edit(key, value);
+        let (code, _, err) = resume(&[]);
+        assert_eq!(code, 2, "{key}: {err}");
+        assert!(
+            err.contains("config.toml: changed since its checkpoint was written, at ")
+                && err.contains(key)
+                && err.contains("--allow-config-change")
+                && err.trim().lines().count() == 1,
+            "{key}: {err}"
+        );
+        // Export and run: read the same checkpoint: refused too.
+        let (code, _, err) = mtf(&["export", "--run", dir.to_str().unwrap(), "--out", dir.join("a").to_str().unwrap()]);
+        assert_eq!(code, 2, "{key}: {err}");
+    }
+    // More episodes, named: resumed; the threads never matter.
+    edit("train.episodes", toml::Value::Integer(3));
+    let (code, _, err) = resume(&["--allow-config-change", "train.episodes"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(episodes(&dir).len(), 3);
+    // The checkpoints now record the new config: resuming the finished run needs no flag.
+    let (code, _, err) = mtf(&["train", "--quiet", "--resume", dir.to_str().unwrap(), "--threads", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = mtf(&["train", "--config", &quickstart(), "--allow-config-change", "seed"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs --resume"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn missing_latest_ckpt_silently_restarted_from_episode_0() {
     let dir = tmp("fallback");
     let (code, _, err) = tiny_run(&dir, 3);

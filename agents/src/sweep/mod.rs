@@ -428,6 +428,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         quiet: true,
         on_episode: Some(hook),
         replicates: None,
+        allow_config_change: Vec::new(),
     })?;
     if matches!(trained.outcome, crate::train::Outcome::Stopped { .. }) {
         return Ok(if abandoned.load(Ordering::Relaxed) {

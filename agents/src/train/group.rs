@@ -160,7 +160,7 @@ pub fn resume(path: &Path, args: &TrainSpec) -> crate::error::Result<Trained> {
         .map(|k| {
             let p = dir.replicate(k);
             if RunDir::at(&p).config().exists() {
-                resume_run(&p)
+                resume_run(&p, &args.allow_config_change)
             } else {
                 Ok(Ok(start_run(
                     replicate(&exp, k),

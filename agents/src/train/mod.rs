@@ -67,6 +67,9 @@ pub struct TrainSpec {
     pub on_episode: Option<EpisodeHook>,
     /// Training replicates (overrides `train.replicates`): a run group.
     pub replicates: Option<usize>,
+    /// Config keys a resumed run's `config.toml` may have changed since its checkpoint (e.g.
+    /// `train.episodes`); any other change is refused.
+    pub allow_config_change: Vec<String>,
 }
 
 /// What a training run produced.
@@ -172,6 +175,12 @@ fn diverged_in([actor, critic, entropy]: [f64; 3], learner: &dyn Learner) -> Opt
 /// ([`checkpoint::latest`]), or fresh, with 0 episodes done, when there is none and
 /// `allow_fresh`.
 pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::error::Result<(Experiment, Box<dyn Learner>, u64)> {
+    load_run_allowing(dir, allow_fresh, &[])
+}
+
+/// [`load_run`], where the run's `config.toml` may differ from the config its checkpoint
+/// recorded at the keys `allowed` (and `train.threads`, which changes no result).
+pub fn load_run_allowing(dir: &Path, allow_fresh: bool, allowed: &[String]) -> crate::error::Result<(Experiment, Box<dyn Learner>, u64)> {
     let config = RunDir::at(dir).config();
     if !config.exists() {
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
@@ -187,8 +196,48 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::error::Result<(Experime
             "no checkpoint (the run has not finished an episode)",
         ));
     };
-    let done = checkpoint::restore(&latest, learner.as_mut())?;
+    let (done, recorded) = checkpoint::restore(&latest, learner.as_mut())?;
+    if let Some(recorded) = recorded {
+        let changed: Vec<String> = changed_keys(&recorded, &exp.to_toml())
+            .into_iter()
+            .filter(|k| k != "train.threads" && !allowed.contains(k))
+            .collect();
+        if !changed.is_empty() {
+            return Err(crate::error::run_dir(
+                &config,
+                format!(
+                    "changed since its checkpoint was written, at {}: resuming or evaluating it would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
+                    changed.join(", "),
+                    changed.join(",")
+                ),
+            ));
+        }
+    }
     Ok((exp, learner, done))
+}
+
+/// The key paths (`train.episodes`, `env.agents`) where two TOML configs differ; arrays compare
+/// whole. A text that does not parse differs everywhere (`(the whole config)`).
+fn changed_keys(a: &str, b: &str) -> Vec<String> {
+    fn flat(prefix: &str, t: &toml::Table, out: &mut std::collections::BTreeMap<String, toml::Value>) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            match v {
+                toml::Value::Table(inner) => flat(&key, inner, out),
+                other => {
+                    out.insert(key, other.clone());
+                }
+            }
+        }
+    }
+    let (Ok(a), Ok(b)) = (a.parse::<toml::Table>(), b.parse::<toml::Table>()) else {
+        return vec!["(the whole config)".into()];
+    };
+    let (mut fa, mut fb) = (Default::default(), Default::default());
+    flat("", &a, &mut fa);
+    flat("", &b, &mut fb);
+    let keys: std::collections::BTreeSet<&String> = fa.keys().chain(fb.keys()).collect();
+    keys.into_iter().filter(|k| fa.get(*k) != fb.get(*k)).cloned().collect()
 }
 
 #[derive(Serialize)]
@@ -257,6 +306,9 @@ enum Asked {
 fn asked(args: &TrainSpec) -> crate::error::Result<Asked> {
     match (&args.resume, &args.config) {
         (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
+        (None, _) if !args.allow_config_change.is_empty() => Err(user(
+            "--allow-config-change names keys a resumed run may change; it needs --resume RUN_DIR",
+        )),
         (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
         (Some(_), None) if args.replicates.is_some() => Err(user("--replicates cannot change a run being resumed")),
         (Some(path), None) => Ok(Asked::Resume(path.clone())),
@@ -280,12 +332,12 @@ fn asked(args: &TrainSpec) -> crate::error::Result<Asked> {
 }
 
 /// Open a run to resume; `Err(trained)` is one that is already complete.
-fn resume(path: &Path) -> crate::error::Result<Result<Opened, Trained>> {
+fn resume(path: &Path, allowed: &[String]) -> crate::error::Result<Result<Opened, Trained>> {
     if !RunDir::at(path).config().exists() {
         return Err(crate::error::run_dir(path, "not a run directory (no config.toml)"));
     }
     let dir = RunDir::open(path)?;
-    let (exp, learner, done) = load_run(path, true)?;
+    let (exp, learner, done) = load_run_allowing(path, true, allowed)?;
     if done >= exp.train.episodes && dir.summary().exists() {
         return Ok(Err(Trained {
             dir: path.to_path_buf(),
@@ -360,7 +412,7 @@ pub fn near_uniform(s: &Summary) -> bool {
 pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
     match asked(&args)? {
         Asked::Resume(path) if group::is_group(&path) => group::resume(&path, &args),
-        Asked::Resume(path) => match resume(&path)? {
+        Asked::Resume(path) => match resume(&path, &args.allow_config_change)? {
             Ok(opened) => train(opened, &args),
             Err(complete) => Ok(complete),
         },
@@ -402,6 +454,8 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
     // the last episode it logged.
     let mut last: Option<EpisodeLog> = if start > 0 { last_logged(&dir.metrics())? } else { None };
     let mut rounds_run = 0u64;
+    // What every checkpoint records, so a resume can tell an edited config.toml.
+    let config_text = exp.to_toml();
     for e in start..total {
         let t0 = Instant::now();
         let (ms, losses) = pool.install(|| train_episode_many(&mut envs, learner.as_mut(), root, e, &[]));
@@ -425,6 +479,7 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
         checkpoint::write(
             dir.path(),
             done,
+            &config_text,
             learner.as_ref(),
             done % exp.train.checkpoint_every == 0 || done == total,
         )?;

@@ -23,6 +23,10 @@ pub(crate) struct Args {
     /// workers, and report across them (overrides train.replicates).
     #[arg(long, value_name = "R")]
     replicates: Option<usize>,
+    /// With --resume: config keys the run's config.toml may have changed since its checkpoint
+    /// (comma-separated, e.g. train.episodes to train longer); any other change is refused.
+    #[arg(long, value_name = "KEYS", value_delimiter = ',')]
+    allow_config_change: Vec<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -39,6 +43,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         quiet: a.common.quiet,
         on_episode: None,
         replicates: a.replicates,
+        allow_config_change: a.allow_config_change,
     })?;
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;

@@ -276,6 +276,7 @@ impl Ctx {
             quiet: true,
             on_episode: None,
             replicates: None,
+            allow_config_change: Vec::new(),
         })?;
         Ok(out)
     }
