@@ -461,3 +461,40 @@ fn an_interrupted_defaults_trial_was_never_retried() {
     assert_eq!(r[2].state, "complete");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A PostgreSQL port that accepts and never answers held `mtf sweep` for good; now the
+/// connect gives up after `connect_timeout` (here 2 s), naming the host, exit 1 (the world's
+/// failure). Needs no server: a listener that never speaks.
+#[test]
+fn a_silent_postgres_server_blocked_the_sweep_for_good() {
+    let dir = tmp("silent");
+    let p = sweep_file(&dir, 2);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accept and hold every connection, silently.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming() {
+            held.push(s);
+        }
+    });
+    let url = format!("postgresql://mtf@127.0.0.1:{port}/study?connect_timeout=2");
+    let start = Instant::now();
+    let (code, _, err) = mtf(&["sweep", "--config", p.to_str().unwrap(), "--storage", &url, "--quiet"]);
+    let took = start.elapsed();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("127.0.0.1") && err.contains("no answer from the server within 2 s"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    // A 10 KB URL and a device as the SQLite file are the input's fault, one line, exit 2.
+    let long = format!("postgresql://mtf@127.0.0.1:{port}/{}", "x".repeat(10_000));
+    for (storage, says) in [(long.as_str(), "more than the 2048"), ("sqlite:/dev/null", "not a regular file")] {
+        let (code, _, err) = mtf(&["sweep", "--config", p.to_str().unwrap(), "--storage", storage, "--quiet"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -229,17 +229,26 @@ fn postgres_studies_behave_like_sqlite_ones() {
     sigkill(&dir.join("k"), &server.url);
     sigterm(&dir.join("t"), &server.url);
 
-    // Bad storages: one line, exit 2, no password echoed.
+    // Bad storages: one line, no password echoed; a server out of reach is the world's
+    // failure (exit 1: the study in it is intact), a malformed URL or a database that does not
+    // exist the input's (exit 2).
     let file = sweep_file(&dir.join("bad"), 1, "");
     let f = file.to_str().unwrap();
-    for (storage, want) in [
-        ("postgresql://mtf:secret@127.0.0.1:1/mtf", "postgresql://mtf:***@127.0.0.1:1/mtf"),
-        ("postgresql://127.0.0.1/mtf", "expected postgresql://USER[:PASSWORD]@HOST[:PORT]/DB"),
+    let (base, _) = server.url.rsplit_once('/').unwrap();
+    let no_such_db = format!("{}/nosuchdb", base.replacen("mtf@", "mtf:wrong@", 1));
+    for (storage, want, status) in [
+        ("postgresql://mtf:secret@127.0.0.1:1/mtf", "postgresql://mtf:***@127.0.0.1:1/mtf", 1),
+        (
+            "postgresql://127.0.0.1/mtf",
+            "expected postgresql://USER[:PASSWORD]@HOST[:PORT]/DB",
+            2,
+        ),
+        (no_such_db.as_str(), "nosuchdb", 2),
     ] {
         let (code, _, err) = mtf(&["sweep", "--config", f, "--storage", storage, "--quiet"]);
-        assert_eq!(code, 2, "{storage}: {err}");
+        assert_eq!(code, status, "{storage}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(want) && !err.contains("secret"), "{err}");
+        assert!(err.contains(want) && !err.contains("secret") && !err.contains(":wrong@"), "{err}");
     }
     // Another search space under an existing study's name.
     let other = std::fs::read_to_string(&file).unwrap().replace("1e-2", "2e-2");

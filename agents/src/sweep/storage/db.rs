@@ -6,6 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Longest `--storage` value.
+const MAX_URL: usize = 2048;
+
+/// How long a PostgreSQL connect may take when the URL does not say (`connect_timeout`).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Where a study lives (`--storage`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
@@ -18,6 +24,12 @@ pub enum Location {
 impl Location {
     /// Read `--storage`; errors are one line naming the value.
     pub fn parse(s: &str) -> crate::error::Result<Location> {
+        if s.len() > MAX_URL {
+            return Err(crate::error::user(format!(
+                "--storage: {} bytes, more than the {MAX_URL} a storage URL may have",
+                s.len()
+            )));
+        }
         if s.starts_with("postgresql://") || s.starts_with("postgres://") {
             let rest = s.split_once("://").map(|x| x.1).unwrap_or("");
             let (auth_host, db) = rest.split_once('/').unwrap_or((rest, ""));
@@ -37,6 +49,11 @@ impl Location {
             // cannot be shared by the workers: a study needs a file.
             Some(p) if p.starts_with(':') || p.starts_with("file:") => Err(crate::error::user(format!(
                 "--storage `{s}`: a study must live in a file that every worker opens (sqlite:PATH); in-memory databases are not shared"
+            ))),
+            // A device or a directory is not a database file (`sqlite:/dev/null` failed later
+            // with "disk I/O error").
+            Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file()) => Err(crate::error::user(format!(
+                "--storage `{s}`: {p} is not a regular file; a study lives in a database file"
             ))),
             Some(p) if !p.is_empty() => Ok(Location::Sqlite(PathBuf::from(p))),
             _ => Err(crate::error::user(format!(
@@ -297,8 +314,14 @@ impl From<postgres::Error> for DbError {
         };
         match e.code() {
             Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED => DbError::Busy(msg),
+            // Authentication, a database that does not exist, SQL the schema refuses: the
+            // URL or the database given is at fault.
             Some(c) if c.code().starts_with("28") || c.code().starts_with("3D") || c.code().starts_with("42") => DbError::User(msg),
-            None if e.is_closed() || msg.contains("error connecting") || msg.contains("connection") => DbError::User(msg),
+            // A server gone or out of reach is the world's failure, not the input's (exit 1);
+            // the study is in the database, intact.
+            None if e.is_closed() || msg.contains("error connecting") || msg.contains("connection") => DbError::Other(format!(
+                "{msg} (the server is out of reach; the study in it is intact: run the same command again to continue)"
+            )),
             _ => DbError::Other(msg),
         }
     }
@@ -329,11 +352,33 @@ impl Db {
             }
             Location::Postgres(url) => {
                 let mut cfg: postgres::Config = url.parse()?;
-                cfg.connect_timeout(timeout.min(Duration::from_secs(30)));
+                // libpq's `connect_timeout` URL parameter, default 10 s. The driver applies it
+                // to the socket's connect only, so a port that accepts and never answers would
+                // hold the handshake for good: the whole connect runs on a thread we stop
+                // waiting for.
+                let limit = cfg.get_connect_timeout().copied().unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+                cfg.connect_timeout(limit);
                 if cfg.get_application_name().is_none() {
                     cfg.application_name("mtf sweep");
                 }
-                Ok(Db::Postgres(cfg.connect(postgres::NoTls)?))
+                // A statement the server has not finished in `timeout` (lock waits included)
+                // is cancelled by the server, unless the URL sets its own options.
+                if cfg.get_options().is_none() {
+                    cfg.options(&format!("-c statement_timeout={}", timeout.as_millis()));
+                }
+                // Reads on a connection whose server vanished end after the keepalives fail.
+                cfg.keepalives(true).keepalives_idle(Duration::from_secs(30));
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(cfg.connect(postgres::NoTls));
+                });
+                match rx.recv_timeout(limit + Duration::from_secs(1)) {
+                    Ok(client) => Ok(Db::Postgres(client?)),
+                    Err(_) => Err(DbError::Other(format!(
+                        "no answer from the server within {} s (connect_timeout; set it in the URL, e.g. ?connect_timeout=30)",
+                        limit.as_secs_f64()
+                    ))),
+                }
             }
         }
     }
