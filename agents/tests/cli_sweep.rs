@@ -244,6 +244,85 @@ fn a_killed_sweep_resumes_and_its_running_trial_is_marked_interrupted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Workers that found only running trials exited 0 with the study short (a killed worker's
+/// trial stayed "running" for good). Now a worker waits until such a trial can be declared
+/// stale, re-runs it, and exits only when nothing runs; `mtf sweep status` shows the stale one.
+#[test]
+fn a_worker_that_saw_only_a_dead_workers_trial_left_the_study_short() {
+    let dir = tmp("short");
+    let file = sweep_file(&dir, 40);
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("workers = 1\n", "workers = 1\nheartbeat_interval = 0.5\ngrace_period = 3.0\n");
+    std::fs::write(&file, text).unwrap();
+    let db = dir.join("study.db");
+    let storage = format!("sqlite:{}", db.display());
+    let out = dir.join("out");
+    let args: Vec<String> = [
+        "sweep",
+        "--config",
+        file.to_str().unwrap(),
+        "--storage",
+        &storage,
+        "--study",
+        "s",
+        "--out",
+        out.to_str().unwrap(),
+        "--trials",
+        "1",
+        "--quiet",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let first = out.join("trials").join("trial-0000").join("metrics.jsonl");
+    while !first.exists() || std::fs::read_to_string(&first).unwrap().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(120), "the sweep never started training");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // At once: the dead worker's trial still looks alive, and is the study's one trial.
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = mtf(&a);
+    assert_eq!(code, 0, "{err}");
+    let trials = rows(&db, "s");
+    assert_eq!(trials[0].state, "interrupted", "the dead worker's trial was declared stale");
+    assert_eq!(trials.len(), 2);
+    assert!(
+        ["complete", "pruned", "failed"].contains(&trials[1].state.as_str()),
+        "{}",
+        trials[1].state
+    );
+    // status: one line per trial and the count per state.
+    let (code, status, err) = mtf(&["sweep", "status", "--study", "s", "--storage", &storage]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        status.contains("2 trials") && status.contains("(re-runs 0)") && status.contains("interrupted 1"),
+        "{status}"
+    );
+    // A running trial silent past the grace period is shown stale.
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE trials SET state = 'running', heartbeat = heartbeat - 1000 WHERE number = 0",
+            [],
+        )
+        .unwrap();
+    let (_, status, _) = mtf(&["sweep", "status", "--study", "s", "--storage", &storage, "--grace", "60"]);
+    assert!(
+        status.contains("STALE: no heartbeat for") && status.contains("(1 stale)"),
+        "{status}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_sweep_files_are_one_line_and_status_2() {
     let dir = tmp("bad");

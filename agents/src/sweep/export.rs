@@ -136,3 +136,46 @@ pub fn export_optuna(storage: &str, study: &str, out: &Path) -> crate::error::Re
     crate::run::write_atomic(out, text.as_bytes())?;
     Ok(trials.len())
 }
+
+/// `mtf sweep status`: study `study`'s trials, one line each (number, state, value, what it
+/// re-runs), running trials silent for more than `grace` seconds marked stale (the next claim
+/// re-queues them), then the count per state.
+pub fn status(storage: &str, study: &str, grace: f64) -> crate::error::Result<String> {
+    let loc = Location::parse(storage)?;
+    let (mut st, _) = Storage::open_existing(&loc, study)?;
+    let trials = st.trials()?;
+    let silent: BTreeMap<u64, f64> = st.running()?.into_iter().collect();
+    let mut out = format!("study `{study}` in {}: {} trials\n", loc.name(), trials.len());
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut stale = 0;
+    for t in &trials {
+        *counts.entry(t.state.as_str()).or_default() += 1;
+        let mut line = format!("  {:>5}  {:<11}", t.number, t.state.as_str());
+        if let Some(v) = t.value {
+            line += &format!("  {v:.4}");
+        }
+        if let Some(r) = t.retry_of {
+            line += &format!("  (re-runs {r})");
+        }
+        if let Some(&age) = silent.get(&t.number) {
+            if age > grace {
+                stale += 1;
+                line += &format!("  STALE: no heartbeat for {age:.0} s (its worker is gone; the next claim re-queues it)");
+            } else {
+                line += &format!("  heartbeat {age:.0} s ago");
+            }
+        }
+        if let Some(e) = &t.error {
+            line += &format!("  {}", e.lines().next().unwrap_or(""));
+        }
+        out += &line;
+        out.push('\n');
+    }
+    let summary: Vec<String> = counts.iter().map(|(s, n)| format!("{s} {n}")).collect();
+    out += &format!(
+        "{}{}\n",
+        summary.join(", "),
+        if stale > 0 { format!(" ({stale} stale)") } else { String::new() }
+    );
+    Ok(out)
+}

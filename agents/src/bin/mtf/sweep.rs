@@ -42,6 +42,23 @@ enum Action {
     /// Write a study as an Optuna JournalStorage file: optuna.load_study(study_name=NAME,
     /// storage=JournalStorage(JournalFileBackend(FILE))) and optuna-dashboard read it.
     Export(ExportArgs),
+    /// List a study's trials by state, with running trials whose worker stopped heartbeating
+    /// marked stale (the next worker's claim re-queues them): what is left of a study.
+    Status(StatusArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct StatusArgs {
+    /// The study's name.
+    #[arg(long)]
+    study: String,
+    /// Its storage (default sqlite:runs/sweeps/<study>.db).
+    #[arg(long, value_name = "URL")]
+    storage: Option<String>,
+    /// Seconds without a heartbeat after which a running trial counts as stale (the sweep
+    /// file's grace_period; default 120).
+    #[arg(long, default_value_t = 120.0)]
+    grace: f64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -58,6 +75,11 @@ struct ExportArgs {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if let Some(Action::Status(s)) = &a.action {
+        let storage = s.storage.clone().unwrap_or_else(|| format!("sqlite:runs/sweeps/{}.db", s.study));
+        agents::out::print(&agents::sweep::export::status(&storage, &s.study, s.grace)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(Action::Export(e)) = a.action {
         let storage = e.storage.unwrap_or_else(|| format!("sqlite:runs/sweeps/{}.db", e.study));
         let n = agents::sweep::export::export_optuna(&storage, &e.study, &e.out)?;

@@ -517,6 +517,16 @@ impl Storage {
         self.db.query(sql, params).map_err(|e| named(&self.loc, "reading", e))
     }
 
+    /// The running trials, each with the seconds since its last heartbeat (the database's
+    /// clock), by number.
+    pub fn running(&mut self) -> crate::error::Result<Vec<(u64, f64)>> {
+        let rows = self.read(
+            "SELECT number, {now} - heartbeat FROM trials WHERE study = ?1 AND state = 'running' ORDER BY number",
+            &[self.study.as_str().into()],
+        )?;
+        rows.iter().map(|r| Ok((r[0].int()? as u64, r[1].real()?))).collect()
+    }
+
     /// Every trial's intermediate value at `step`, by state filter (`None`: all states).
     pub fn values_at(&mut self, step: u64, state: Option<TrialState>) -> crate::error::Result<Vec<f64>> {
         let rows = self.read(
