@@ -2,6 +2,7 @@
 # A throwaway PostgreSQL server for the tests (agents/tests/sweep_postgres.rs starts and stops
 # it; nothing else is touched):
 #   scripts/postgres-test-server.sh start DIR   -> prints postgresql://mtf@127.0.0.1:PORT/mtf
+#   scripts/postgres-test-server.sh restart DIR
 #   scripts/postgres-test-server.sh stop DIR
 # DIR must be a new, empty directory the caller made. The server listens on loopback only (its
 # Unix socket lives in DIR), trusts local connections, and runs without fsync (test data).
@@ -52,13 +53,18 @@ start)
     || "${as_server[@]}" "$bin/createdb" -h 127.0.0.1 -p "$port" -U mtf mtf
   echo "postgresql://mtf@127.0.0.1:$port/mtf"
   ;;
+restart)
+  # The same server and options, after an immediate shutdown (what a crash looks like to a
+  # client).
+  "${as_server[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m immediate -w -t 60 restart > /dev/null
+  ;;
 stop)
   if [ -f "$dir/data/postmaster.pid" ]; then
     "${as_server[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop > /dev/null || true
   fi
   ;;
 *)
-  echo "usage: $0 start|stop DIR" >&2
+  echo "usage: $0 start|restart|stop DIR" >&2
   exit 2
   ;;
 esac

@@ -15,7 +15,7 @@ fn tiny(line: &str) -> &'static str {
     let cmd = line.split_whitespace().nth(1).unwrap_or("");
     match cmd {
         "train" if line.contains("--resume") => "",
-        "sweep" if line.contains(" sweep export ") => "",
+        "sweep" if line.contains(" sweep export ") || line.contains(" sweep status ") => "",
         "train" | "sweep" => {
             " --set env.rounds=20 --set train.episodes=2 --set train.eval_seeds=1 --set learner.actor_critic.actor_hidden=16"
         }

@@ -212,6 +212,39 @@ impl Server {
     }
 }
 
+impl Server {
+    /// An immediate shutdown and a start of the same server (a crash and a recovery, as its
+    /// clients see it).
+    fn restart(&self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres-test-server.sh");
+        let out = Command::new("bash").arg(&script).arg("restart").arg(&self.dir).output().unwrap();
+        assert!(
+            out.status.success(),
+            "restarting PostgreSQL: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A PostgreSQL restart mid-sweep killed the worker: it now reconnects (backoff, up to
+/// `reconnect_timeout`) and finishes the study.
+fn server_restart(dir: &Path, server: &Server) {
+    let file = sweep_file(dir, 60, "heartbeat_interval = 0.2\ngrace_period = 30.0");
+    let out = dir.join("restart");
+    let mut a = spawn(&file, &server.url, "restart", &out, 2);
+    wait_for_first_episode(&out, &mut a);
+    server.restart();
+    let a = a.wait_with_output().unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let t = trials(&file, &server.url, "restart");
+    assert_eq!(
+        t.iter().filter(|x| finished(x)).count(),
+        2,
+        "{:?}",
+        t.iter().map(|x| x.state).collect::<Vec<_>>()
+    );
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres-test-server.sh");
@@ -228,6 +261,7 @@ fn postgres_studies_behave_like_sqlite_ones() {
     four_at_once(&dir.join("four"), &|_| url.clone(), 20);
     sigkill(&dir.join("k"), &server.url);
     sigterm(&dir.join("t"), &server.url);
+    server_restart(&dir.join("r"), &server);
 
     // Bad storages: one line, no password echoed; a server out of reach is the world's
     // failure (exit 1: the study in it is intact), a malformed URL or a database that does not

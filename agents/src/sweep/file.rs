@@ -157,10 +157,17 @@ pub struct SweepFile {
     /// (default: twice the interval).
     #[serde(default)]
     pub grace_period: Option<f64>,
+    /// Seconds a worker keeps reconnecting to a study database that went away (a PostgreSQL
+    /// restart: backoff from 0.25 s to 5 s) before it exits 1 (default 120).
+    #[serde(default = "default_reconnect")]
+    pub reconnect_timeout: f64,
     /// The search space: config key path -> distribution.
     pub params: BTreeMap<String, Dist>,
 }
 
+fn default_reconnect() -> f64 {
+    120.0
+}
 fn default_sampler() -> SamplerKind {
     SamplerKind::Tpe
 }
@@ -221,6 +228,9 @@ fn check_liveness(path: &Path, file: &SweepFile) -> Result<(), ConfigError> {
     if !(file.heartbeat_interval >= 0.01 && file.heartbeat_interval <= 86_400.0) {
         return Err(err(path, "heartbeat_interval", "must be a number of seconds in [0.01, 86400]"));
     }
+    if !(0.0..=86_400.0).contains(&file.reconnect_timeout) {
+        return Err(err(path, "reconnect_timeout", "must be a number of seconds in [0, 86400]"));
+    }
     if let Some(g) = file.grace_period {
         if !(g > file.heartbeat_interval && g <= 864_000.0) {
             return Err(err(
@@ -243,6 +253,7 @@ impl Sweep {
         super::storage::Liveness {
             interval,
             grace: self.file.grace_period.unwrap_or(2.0 * interval),
+            reconnect: self.file.reconnect_timeout,
         }
     }
 

@@ -295,17 +295,24 @@ fn worker(ctx: &Ctx) -> crate::error::Result<()> {
         )?;
         let Some(claimed) = claimed else {
             // Nothing to claim now. Trials still running elsewhere may be live, or may belong
-            // to a worker that died: wait until the oldest could be declared stale, and claim
-            // again (the claim re-queues it). Exit only when nothing runs, so a study is not
-            // left short by workers that all saw only running trials (issue 26, class 19).
+            // to a worker that died: watch them (a read a second) and claim again when one
+            // ends or is interrupted, or could be declared stale (the claim re-queues it).
+            // Exit only when nothing runs, so a study is not left short by workers that all
+            // saw only running trials (issue 26, class 19).
             let running = st.lock().expect("not poisoned").running()?;
-            let Some(oldest) = running.iter().map(|r| r.1).reduce(f64::max) else {
+            if running.is_empty() {
                 return Ok(());
-            };
-            let wait = (live.grace - oldest + 0.5).clamp(0.5, live.interval.max(0.5));
-            let until = Instant::now() + Duration::from_secs_f64(wait);
-            while Instant::now() < until && !stopping() {
-                std::thread::sleep(Duration::from_millis(100));
+            }
+            while !stopping() {
+                let until = Instant::now() + Duration::from_secs(1);
+                while Instant::now() < until && !stopping() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let now = st.lock().expect("not poisoned").running()?;
+                let changed = now.iter().map(|r| r.0).ne(running.iter().map(|r| r.0));
+                if changed || now.iter().any(|r| r.1 > live.grace) {
+                    break;
+                }
             }
             continue;
         };

@@ -282,6 +282,9 @@ pub enum DbError {
     User(String),
     /// Exit 1.
     Other(String),
+    /// The connection is gone (a server restarted or out of reach): reconnect and retry, for
+    /// a while; then exit 1.
+    Gone(String),
 }
 
 impl From<rusqlite::Error> for DbError {
@@ -319,8 +322,21 @@ impl From<postgres::Error> for DbError {
             Some(c) if c.code().starts_with("28") || c.code().starts_with("3D") || c.code().starts_with("42") => DbError::User(msg),
             // A server gone or out of reach is the world's failure, not the input's (exit 1);
             // the study is in the database, intact.
-            None if e.is_closed() || msg.contains("error connecting") || msg.contains("connection") => DbError::Other(format!(
-                "{msg} (the server is out of reach; the study in it is intact: run the same command again to continue)"
+            // Closed, refused, reset or cut off mid-message ("error communicating with the
+            // server": an I/O error underneath).
+            None if e.is_closed()
+                || std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>())
+                || msg.contains("error connecting")
+                || msg.contains("communicating")
+                || msg.contains("connection") =>
+            {
+                DbError::Gone(format!(
+                    "{msg} (the server is out of reach; the study in it is intact: run the same command again to continue)"
+                ))
+            }
+            // The server shut down under us (admin_shutdown, crash_shutdown, cannot_connect_now).
+            Some(c) if c.code().starts_with("57") => DbError::Gone(format!(
+                "{msg} (the server went away; the study in it is intact: run the same command again to continue)"
             )),
             _ => DbError::Other(msg),
         }
@@ -331,7 +347,7 @@ impl From<postgres::Error> for DbError {
 pub fn named(loc: &Location, doing: &str, e: DbError) -> crate::error::Error {
     let (problem, user) = match e {
         DbError::User(m) => (m, true),
-        DbError::Busy(m) | DbError::Other(m) => (m, false),
+        DbError::Busy(m) | DbError::Other(m) | DbError::Gone(m) => (m, false),
     };
     crate::error::Error::Study {
         db: loc.name(),

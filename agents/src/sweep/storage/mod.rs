@@ -99,6 +99,9 @@ pub struct Liveness {
     pub interval: f64,
     /// Seconds without a heartbeat after which a running trial is stale.
     pub grace: f64,
+    /// Seconds a worker keeps reconnecting to a database that went away (a PostgreSQL
+    /// restart) before it gives up.
+    pub reconnect: f64,
 }
 
 impl Default for Liveness {
@@ -106,6 +109,7 @@ impl Default for Liveness {
         Liveness {
             interval: 60.0,
             grace: 120.0,
+            reconnect: 120.0,
         }
     }
 }
@@ -181,9 +185,15 @@ const COLUMNS: &[(&str, &str)] = &[
 
 /// Run one transaction, retrying it while the database says to (SQLite busy, a PostgreSQL
 /// serialization failure or deadlock), for up to two minutes.
-fn retrying<T>(db: &mut Db, mut f: impl FnMut(&mut Tx<'_>) -> Result<T, DbError>) -> Result<T, DbError> {
+fn retrying<T>(
+    db: &mut Db,
+    loc: &Location,
+    patience: Duration,
+    mut f: impl FnMut(&mut Tx<'_>) -> Result<T, DbError>,
+) -> Result<T, DbError> {
     let start = std::time::Instant::now();
     let mut wait = Duration::from_millis(5);
+    let mut gone: Option<(std::time::Instant, Duration)> = None;
     loop {
         let attempt = db.begin().and_then(|mut tx| {
             let out = f(&mut tx)?;
@@ -195,10 +205,28 @@ fn retrying<T>(db: &mut Db, mut f: impl FnMut(&mut Tx<'_>) -> Result<T, DbError>
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_millis(200));
             }
+            // A server restart: reconnect with backoff for up to `patience`, then retry the
+            // transaction (one that committed before the connection dropped can only have
+            // claimed a trial twice; the copy nobody runs goes stale and is re-queued).
+            Err(DbError::Gone(m)) => {
+                let (since, backoff) = gone.get_or_insert((std::time::Instant::now(), Duration::from_millis(250)));
+                if since.elapsed() >= patience {
+                    return Err(DbError::Gone(m));
+                }
+                std::thread::sleep(*backoff);
+                *backoff = (*backoff * 2).min(Duration::from_secs(5));
+                if let Ok(fresh) = Db::open(loc, OPEN_TIMEOUT) {
+                    *db = fresh;
+                }
+            }
             other => return other,
         }
     }
 }
+
+/// How long a lock wait or a statement may take (SQLite's busy timeout, PostgreSQL's
+/// statement_timeout).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A claimed trial.
 #[derive(Clone, Debug, PartialEq)]
@@ -272,11 +300,11 @@ impl Storage {
                 )));
             }
         }
-        let mut db = Db::open(loc, Duration::from_secs(120)).map_err(|e| named(loc, "opening", e))?;
+        let mut db = Db::open(loc, OPEN_TIMEOUT).map_err(|e| named(loc, "opening", e))?;
         if !db.is_postgres() {
             wal(&mut db).map_err(|e| named(loc, "opening", e))?;
         }
-        Self::create_schema(&mut db).map_err(|e| named(loc, "creating the schema in", e))?;
+        Self::create_schema(&mut db, loc).map_err(|e| named(loc, "creating the schema in", e))?;
         for (table, cols) in COLUMNS {
             if let Err(DbError::User(m) | DbError::Other(m) | DbError::Busy(m)) =
                 db.query(&format!("SELECT {cols} FROM {table} WHERE 1 = 0"), &[])
@@ -287,7 +315,7 @@ impl Storage {
                 )));
             }
         }
-        let existing = retrying(&mut db, |tx| {
+        let existing = retrying(&mut db, loc, Duration::from_secs_f64(live.reconnect), |tx| {
             tx.exec(
                 "INSERT INTO studies (name, fingerprint, created) VALUES (?1, ?2, {now}) ON CONFLICT (name) DO NOTHING",
                 &[study.into(), fingerprint.into()],
@@ -312,12 +340,12 @@ impl Storage {
     /// Create the tables (safe with several workers at once: SQLite takes the write lock,
     /// PostgreSQL an advisory lock, for the whole creation) and check the schema version.
     /// SQLite studies of the first version (no `mtf_meta`, no `retry_of`) are upgraded.
-    fn create_schema(db: &mut Db) -> Result<(), DbError> {
+    fn create_schema(db: &mut Db, loc: &Location) -> Result<(), DbError> {
         let pg = db.is_postgres();
         let schema = SCHEMA
             .replace("{int}", if pg { "BIGINT" } else { "INTEGER" })
             .replace("{real}", if pg { "DOUBLE PRECISION" } else { "REAL" });
-        let version = retrying(db, |tx| {
+        let version = retrying(db, loc, Duration::ZERO, |tx| {
             if pg {
                 tx.query("SELECT pg_advisory_xact_lock(7220611)", &[])?;
             } else {
@@ -366,7 +394,7 @@ impl Storage {
                 return Err(crate::error::user(format!("{}: no such study database", path.display())));
             }
         }
-        let mut db = Db::open(loc, Duration::from_secs(120)).map_err(|e| named(loc, "opening", e))?;
+        let mut db = Db::open(loc, OPEN_TIMEOUT).map_err(|e| named(loc, "opening", e))?;
         let rows = db
             .query("SELECT fingerprint FROM studies WHERE name = ?1", &[study.into()])
             .map_err(|e| named(loc, "reading", e))?;
@@ -407,7 +435,7 @@ impl Storage {
         let (study, grace, pg) = (self.study.as_str(), self.live.grace, self.db.is_postgres());
         let (host, pid) = (host(), i64::from(std::process::id()));
         let loc = &self.loc;
-        retrying(&mut self.db, |tx| {
+        retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
             if pg {
                 // Claims of one study queue on its row, as Optuna's RDB storage does.
                 tx.query("SELECT name FROM studies WHERE name = ?1 FOR UPDATE", &[study.into()])?;
@@ -485,7 +513,7 @@ impl Storage {
     /// running (declared stale, or finished).
     pub fn heartbeat(&mut self, number: u64) -> crate::error::Result<bool> {
         let study = self.study.as_str();
-        let n = retrying(&mut self.db, |tx| {
+        let n = retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
             tx.exec(
                 "UPDATE trials SET heartbeat = {now} WHERE study = ?1 AND number = ?2 AND state = 'running'",
                 &[study.into(), number.into()],
@@ -498,7 +526,7 @@ impl Storage {
     /// Record a trial's intermediate value at `step` (episodes done); a heartbeat too.
     pub fn report(&mut self, number: u64, step: u64, value: f64) -> crate::error::Result<()> {
         let study = self.study.as_str();
-        retrying(&mut self.db, |tx| {
+        retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
             tx.exec(
                 "INSERT INTO steps (study, number, step, value) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (study, number, step) DO UPDATE SET value = excluded.value",
@@ -514,7 +542,23 @@ impl Storage {
     }
 
     fn read(&mut self, sql: &str, params: &[Val]) -> crate::error::Result<Vec<Vec<Val>>> {
-        self.db.query(sql, params).map_err(|e| named(&self.loc, "reading", e))
+        // Outside any transaction (a read must not take SQLite's write lock), but through a
+        // server restart like the transactions.
+        let patience = Duration::from_secs_f64(self.live.reconnect);
+        let since = std::time::Instant::now();
+        let mut backoff = Duration::from_millis(250);
+        loop {
+            match self.db.query(sql, params) {
+                Err(DbError::Gone(_)) if since.elapsed() < patience => {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    if let Ok(fresh) = Db::open(&self.loc, OPEN_TIMEOUT) {
+                        self.db = fresh;
+                    }
+                }
+                other => return other.map_err(|e| named(&self.loc, "reading", e)),
+            }
+        }
     }
 
     /// The running trials, each with the seconds since its last heartbeat (the database's
@@ -555,7 +599,7 @@ impl Storage {
     /// was declared stale meanwhile and re-queued, so its outcome is not recorded twice.
     pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> crate::error::Result<bool> {
         let study = self.study.as_str();
-        let n = retrying(&mut self.db, |tx| {
+        let n = retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
             tx.exec(
                 "UPDATE trials SET state = ?3, value = ?4, error = ?5, finished = {now}
                  WHERE study = ?1 AND number = ?2 AND state = 'running'",

@@ -20,6 +20,7 @@ fn sql(loc: &Location, stmt: &str) {
 const LIVE: Liveness = Liveness {
     interval: 60.0,
     grace: 120.0,
+    reconnect: 120.0,
 };
 
 #[test]
