@@ -183,6 +183,25 @@ fn two_processes_share_a_study_without_running_a_trial_twice() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Start `mtf sweep` with `args` and kill it (-9) while its first trial trains (it has written
+/// an episode into `out`).
+fn kill_in_first_trial(args: &[String], out: &Path) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let first = out.join("trials").join("trial-0000").join("metrics.jsonl");
+    while !first.exists() || std::fs::read_to_string(&first).unwrap().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(120), "the sweep never started training");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 #[test]
 fn a_killed_sweep_resumes_and_its_running_trial_is_marked_interrupted() {
     let dir = tmp("killed");
@@ -211,21 +230,7 @@ fn a_killed_sweep_resumes_and_its_running_trial_is_marked_interrupted() {
             "--quiet".into(),
         ]
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args("2"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Kill it while its first trial trains (it has written an episode).
-    let started = Instant::now();
-    let first = out.join("trials").join("trial-0000").join("metrics.jsonl");
-    while !first.exists() || std::fs::read_to_string(&first).unwrap().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(120), "the sweep never started training");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_in_first_trial(&args("2"), &out);
     assert_eq!(rows(&db, "k")[0].state, "running");
     std::thread::sleep(Duration::from_millis(1200));
 
@@ -274,20 +279,7 @@ fn a_worker_that_saw_only_a_dead_workers_trial_left_the_study_short() {
     ]
     .map(String::from)
     .to_vec();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    let first = out.join("trials").join("trial-0000").join("metrics.jsonl");
-    while !first.exists() || std::fs::read_to_string(&first).unwrap().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(120), "the sweep never started training");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_in_first_trial(&args, &out);
     // At once: the dead worker's trial still looks alive, and is the study's one trial.
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _, err) = mtf(&a);

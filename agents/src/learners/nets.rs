@@ -586,18 +586,20 @@ mod tests {
         }
     }
 
+    /// Nets for 2 agents, 3 features, 4 levels (actor width 5, critics 4-4), weights from `seed`.
+    fn nets(seed: u64) -> Nets {
+        let dev = device();
+        Nets::new(
+            Shape::new(2, 3, 3, 4),
+            Actors::new(2, 3, 5, 4, seed, &dev),
+            Critics::new(2, 3, [4, 4], seed, &dev),
+            0.0,
+        )
+    }
+
     #[test]
     fn checkpoints_with_nan_weights_or_moments_loaded() {
         let dev = device();
-        let shape = Shape::new(2, 3, 3, 4);
-        let nets = |seed| {
-            Nets::new(
-                shape,
-                Actors::new(2, 3, 5, 4, seed, &dev),
-                Critics::new(2, 3, [4, 4], seed, &dev),
-                0.0,
-            )
-        };
         let names = Nets::parts("x");
         let names = names.each_ref().map(String::as_str);
         let good = nets(1).save("x").unwrap().into_bytes();
@@ -625,15 +627,6 @@ mod tests {
     #[test]
     fn nets_save_and_load_by_shape() {
         let dev = device();
-        let shape = Shape::new(2, 3, 3, 4);
-        let nets = |seed| {
-            Nets::new(
-                shape,
-                Actors::new(2, 3, 5, 4, seed, &dev),
-                Critics::new(2, 3, [4, 4], seed, &dev),
-                0.0,
-            )
-        };
         let a = nets(1);
         let mut b = nets(2);
         let saved = a.save("x").unwrap().into_bytes();
