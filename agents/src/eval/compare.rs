@@ -4,8 +4,8 @@
 use crate::config::Source;
 use crate::error::user;
 use crate::eval::policies::Named;
-use crate::eval::stats::Replicates;
 use crate::report::markdown::Table;
+use crate::report::stats::Replicates;
 use crate::report::table::{csv, markdown, Row};
 use crate::run;
 use env::config::Scenario;

@@ -8,5 +8,4 @@ pub mod compare;
 pub mod policies;
 pub mod schedule;
 pub mod simulate;
-pub mod stats;
 pub mod theory;

@@ -118,7 +118,7 @@ impl PolicySpec {
             )),
             PolicySpec::Run(dir) => {
                 let (exp, learner, _) = crate::train::load_run(dir, false)?;
-                check_fits(spec, &exp.scenario, scenario)?;
+                crate::train::check_fits(spec, &exp.scenario, scenario)?;
                 Ok((learner.fork(), Some(exp.scenario.file.env)))
             }
             PolicySpec::Agent(path) => agent(spec, path, scenario, agent_errors),
@@ -208,27 +208,6 @@ fn agent(
         )),
         Some(observe),
     ))
-}
-
-/// A policy trained on `trained` can act in `scenario`: the same agents, accelerators and
-/// levels.
-pub fn check_fits(spec: &str, trained: &Scenario, scenario: &Scenario) -> crate::error::Result<()> {
-    let levels = scenario.action_levels();
-    if (trained.n(), trained.m(), trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
-        return Err(policy(
-            spec,
-            format!(
-                "the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
-                trained.n(),
-                trained.m(),
-                trained.action_levels(),
-                scenario.n(),
-                scenario.m(),
-                levels
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// A policy named by a spec, parsed and ready to evaluate.

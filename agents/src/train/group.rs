@@ -9,15 +9,15 @@
 //! sampled on the same held-out seeds as the baseline — the best fixed level, picked on
 //! selection seeds — and each replicate's score is its paired mean difference to the baseline
 //! over those seeds; the group reports their interquartile mean with a bootstrap interval over
-//! replicates and the probability of improvement ([`crate::eval::stats`]). A sweep's hook sees
+//! replicates and the probability of improvement ([`crate::report::stats`]). A sweep's hook sees
 //! replicate 0's episodes (its pruner follows that curve); stopping it stops every replicate.
 
 use super::{load_run, resume as resume_run, start as start_run, train, Opened, Outcome, TrainSpec, Trained};
 use crate::config::Experiment;
 use crate::error::{failed, user};
-use crate::eval::stats::Replicates;
 use crate::learners::wrap::{Layered, Sample};
 use crate::learners::{Fixed, Policy};
+use crate::report::stats::Replicates;
 use crate::run::{self, RunDir};
 use env::eval::{episode_seeds, evaluate, selection_seeds, Stat};
 use rayon::prelude::*;
@@ -271,7 +271,7 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
     let (mut greedy, mut sampled, mut near_uniform) = (Vec::new(), Vec::new(), 0);
     for run in runs {
         let (run_exp, learner, _) = load_run(run, false)?;
-        crate::eval::policies::check_fits(&format!("run:{}", run.display()), &run_exp.scenario, sc)?;
+        super::check_fits(&format!("run:{}", run.display()), &run_exp.scenario, sc)?;
         greedy.push(welfare(learner.fork().as_ref(), &held));
         let draws = Layered::new(learner.fork(), Sample);
         let eps = evaluate(sc, &held, &draws, false, threads);

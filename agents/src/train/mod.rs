@@ -153,6 +153,28 @@ impl std::fmt::Display for Trained {
     }
 }
 
+/// A policy trained on `trained` can act in `scenario`: the same agents, accelerators and
+/// levels (`spec` names the policy in the error). Here, below `eval`, because run groups
+/// check their replicates with it too.
+pub fn check_fits(spec: &str, trained: &env::config::Scenario, scenario: &env::config::Scenario) -> crate::error::Result<()> {
+    let levels = scenario.action_levels();
+    if (trained.n(), trained.m(), trained.action_levels()) != (scenario.n(), scenario.m(), levels) {
+        return Err(crate::error::policy(
+            spec,
+            format!(
+                "the run was trained for {} agents, {} accelerators and levels {:?}; this scenario has {}, {} and {:?}",
+                trained.n(),
+                trained.m(),
+                trained.action_levels(),
+                scenario.n(),
+                scenario.m(),
+                levels
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What stopped being finite in an episode: its losses or the learner's parameters.
 fn diverged(log: &EpisodeLog, learner: &dyn Learner) -> Option<String> {
     diverged_in([log.actor_loss, log.critic_loss, log.entropy], learner)

@@ -28,10 +28,10 @@ pub use report::{figures, markdown, verdict, write};
 
 use crate::config::Source;
 use crate::error::user;
-use crate::eval::stats::Replicates;
 use crate::eval::theory::pinned;
 use crate::learners::wrap::{Layered, Sample};
 use crate::learners::{Fixed, Policy};
+use crate::report::stats::Replicates;
 use crate::report::table::{signed, welfare_diff, Row};
 use env::config::{ActionKind, Scenario};
 use env::eval::{episode_seeds, Stat, Summary};
@@ -477,7 +477,7 @@ fn standing(
         let mut sc = sc.clone();
         sc.file.env.observe_as(&exp.scenario.file.env);
         let spec = format!("run:{}", path.display());
-        crate::eval::policies::check_fits(&spec, &exp.scenario, &sc)?;
+        crate::train::check_fits(&spec, &exp.scenario, &sc)?;
         let eps = env::eval::evaluate(&sc, &ctx.held_out, learner.fork().as_ref(), true, ctx.spec.threads);
         if runs.len() > 1 {
             let draws = Layered::new(learner.fork(), Sample);
