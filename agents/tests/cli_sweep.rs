@@ -400,6 +400,40 @@ fn bad_sweep_files_are_one_line_and_status_2() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(junk.to_str().unwrap()) && err.contains("not a database"), "{err}");
+    // A study whose trial numbers are exhausted said "returned Real(9.2e18) where an integer
+    // was expected".
+    let full = dir.join("full.db");
+    let full_url = format!("sqlite:{}", full.display());
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        p.to_str().unwrap(),
+        "--storage",
+        &full_url,
+        "--trials",
+        "1",
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    Connection::open(&full)
+        .unwrap()
+        .execute("UPDATE trials SET number = 9223372036854775807", [])
+        .unwrap();
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        p.to_str().unwrap(),
+        "--storage",
+        &full_url,
+        "--trials",
+        "3",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("trial numbers reach 2^63 - 1") && err.trim().lines().count() == 1,
+        "{err}"
+    );
     // A database of another schema failed mid-study with "no such column" and no file named.
     let other = dir.join("other.db");
     Connection::open(&other)

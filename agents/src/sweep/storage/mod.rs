@@ -454,6 +454,14 @@ impl Storage {
                  FROM trials WHERE study = ?1",
                 &[study.into()],
             )?;
+            // MAX(number) + 1 past 2^63 - 1 comes back as a float (SQLite) or an overflow
+            // error (PostgreSQL): only a crafted or damaged study gets there.
+            if matches!(counts[0][0], Val::Real(_)) {
+                return Err(DbError::User(
+                    "the study's trial numbers reach 2^63 - 1: no number is left for a new trial (a damaged or crafted study database)"
+                        .into(),
+                ));
+            }
             let number = int(&counts[0][0])? as u64;
             let index = counts[0][1].opt(Val::int).map_err(|e| DbError::Other(e.to_string()))?.unwrap_or(0) as usize;
             if index >= target {
