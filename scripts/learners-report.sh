@@ -9,8 +9,8 @@
 # and its selfish equilibrium (what selfish learners should reach), on the same seeds.
 #
 # Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
-# stay in OUT. Runs that already exist are reused (delete OUT to start over). About 1.5 hours on
-# 2 cores.
+# stay in OUT. Runs that already exist are reused (delete OUT to start over). 1 hour 40 minutes
+# on a shared 2-core Intel Xeon (2026-11-24).
 # Usage: scripts/learners-report.sh [OUT] [REPLICATES]
 # MTF=PATH runs that binary instead of building target/release/mtf (a copy keeps a long report
 # apart from later builds).
