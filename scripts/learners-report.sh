@@ -75,8 +75,17 @@ out, replicates = sys.argv[1], int(sys.argv[2])
 names = {"hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES"}
 rewards = {"utility": "own", "welfare": "welfare"}
 results, lines = [], []
-lines.append("| world | reward | learner | greedy − best fixed: IQM [95% CI]; P(>) | sampled − best fixed | near-uniform | training (s) |")
-lines.append("|---|---|---|---|---|---|---|")
+lines.append("| world | reward | learner | greedy − best fixed: IQM [95% CI]; P(>) | sampled − best fixed | near-uniform | mean thresholds w1/w2/w4 (last training episode) | training (s) |")
+lines.append("|---|---|---|---|---|---|---|---|")
+
+def thresholds(d):
+    # Each weight class's mean threshold in the last training episode, averaged over replicates.
+    import glob
+    acc = {}
+    for r in sorted(glob.glob(f"{d}/replicate-*/summary.json")):
+        for w, t in (json.load(open(r)).get("last_episode") or {}).get("threshold_by_weight") or []:
+            acc.setdefault(w, []).append(t)
+    return "/".join(f"{sum(v) / len(v):.2f}" for _, v in sorted(acc.items()))
 fmt = lambda r: f"{r['iqm']:+.2f} [{r['iqm_ci'][0]:+.2f}, {r['iqm_ci'][1]:+.2f}]; {r['prob_improvement']:.2f}"
 for world in ["quickstart", "w124-mmpp"]:
     a = json.load(open(f"{out}/{world}-analyze/summary.json"))
@@ -94,15 +103,17 @@ for world in ["quickstart", "w124-mmpp"]:
             row = {"world": world, "reward": rewards[reward], "learner": names[learner],
                    "greedy": s["vs_baseline"]["greedy"], "sampled": s["vs_baseline"]["sampled"],
                    "near_uniform": s["near_uniform"], "replicates": s["replicates"], "train_seconds": wall,
-                   "baseline": s["baseline"]["policy"]}
+                   "baseline": s["baseline"]["policy"], "thresholds": thresholds(d)}
             results.append(row)
-            lines.append(f"| {world} | {row['reward']} | {row['learner']} | {fmt(row['greedy'])} | {fmt(row['sampled'])} | {row['near_uniform']} of {row['replicates']} | {wall:.0f} |")
+            lines.append(f"| {world} | {row['reward']} | {row['learner']} | {fmt(row['greedy'])} | {fmt(row['sampled'])} | {row['near_uniform']} of {row['replicates']} | {row['thresholds']} | {wall:.0f} |")
     g = best["held_out_gain"]
     fixed = base["policy"] if base else f"fixed:{a['best_fixed']}"
     cls = "per class" + ("" if best["bit"] == "none" else " x " + best["bit"].replace("_", " "))
-    lines.append(f"| {world} | - | best adaptive class ({cls}; a search) | {g['mean']:+.2f} ± {g['ci95']:.2f} (over seeds) | - | - | - |")
+    lv = "/".join(f"{a:g}-{b:g}" if a != b else f"{a:g}" for _, a, b in best["levels"])
+    lines.append(f"| {world} | - | best adaptive class ({cls}; a search) | {g['mean']:+.2f} ± {g['ci95']:.2f} (over seeds) | - | - | {lv} | - |")
     e = eq["vs_best_fixed"]
-    lines.append(f"| {world} | own | the selfish equilibrium ({', '.join(f'w{w:g} {l:g}' for w, l in eq['levels'])}) | {e['mean']:+.2f} ± {e['ci95']:.2f} (over seeds) | - | - | - |")
+    conv = "" if eq["converged"] else f"; not converged after {eq['passes']} passes"
+    lines.append(f"| {world} | own | the selfish equilibrium{conv} | {e['mean']:+.2f} ± {e['ci95']:.2f} (over seeds) | - | - | {'/'.join(f'{l:g}' for _, l in eq['levels'])} | - |")
     results.append({"world": world, "best_fixed": fixed, "best_adaptive": best, "equilibrium": eq})
 machine = open(f"{out}/machine.txt").read().strip()
 lines.append("")
