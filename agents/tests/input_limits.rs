@@ -115,3 +115,71 @@ fn a_sweep_out_onto_a_run_directory_wrote_its_reports_into_the_run() {
     assert_eq!(before, after);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Within the documented limits, a PPO critic of 16384-16384 asked for an 8 GiB tensor and a
+/// 10,000-agent simulation peaked at 4.7 GB. The estimate refuses them before allocating, in
+/// one line naming the key (class 5); a run that fits still runs under a tight limit.
+#[test]
+fn configs_within_the_limits_allocated_more_than_the_machine_has() {
+    let q = quickstart();
+    let dir = common::tmp("limits", "memory");
+    let start = Instant::now();
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &q,
+        "--set",
+        "learner.kind=ppo",
+        "--set",
+        "learner.ppo.critic_hidden=[16384,16384]",
+        "--max-memory",
+        "16G",
+        "--out",
+        dir.join("big").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("needs about") && err.contains("learner.ppo.critic_hidden") && err.contains("16.00 GiB (--max-memory)"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1);
+    assert!(!dir.join("big").exists(), "refused before the run directory");
+    assert!(start.elapsed() < Duration::from_secs(10), "refused before allocating");
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        &q,
+        "--set",
+        "env.agents.*.count=3333",
+        "--max-memory",
+        "1G",
+        "--seeds",
+        "1",
+        "--out",
+        dir.join("sim").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("this simulation needs about") && err.contains("env.agents"), "{err}");
+    // The quickstart fits in 200 MiB.
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &q,
+        "--set",
+        "train.episodes=1",
+        "--set",
+        "env.rounds=10",
+        "--set",
+        "train.eval_seeds=1",
+        "--max-memory",
+        "200M",
+        "--quiet",
+        "--out",
+        dir.join("ok").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = mtf(&["train", "--config", &q, "--max-memory", "lots"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a size"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -61,6 +61,7 @@ pub fn simulate(spec: &SimulateSpec) -> crate::error::Result<Simulated> {
         return Err(user("--seeds must be at least 1"));
     }
     let scenario = spec.source.load(spec.mechanism.as_deref())?;
+    crate::train::memory::check(&crate::train::memory::evaluation(&scenario, spec.threads), "this simulation")?;
     let policy = crate::eval::policies::Named::parse(&spec.policy, &scenario)?;
     let seeds = env::eval::episode_seeds(scenario.file.seed, spec.seeds);
     let dir = run::RunDir::create(spec.out.as_deref(), &format!("simulate-{}", spec.source.stem()))?;

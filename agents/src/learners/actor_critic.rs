@@ -153,6 +153,21 @@ impl LearnerConfig for ActorCriticConfig {
         Exported::Actor { hidden: self.actor_hidden }
     }
 
+    fn memory(&self, sc: &Scenario, _copies: usize) -> Vec<(String, u64)> {
+        use super::base::{actor_params, critic_params, feature_dim, nets_peak};
+        let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
+        vec![
+            (
+                "learner.actor_critic.actor_hidden".into(),
+                nets_peak(actor_params(n, d, self.actor_hidden, k)),
+            ),
+            (
+                "learner.actor_critic.critic_hidden".into(),
+                nets_peak(critic_params(n, d, self.critic_hidden)),
+            ),
+        ]
+    }
+
     fn learns_from_rewards(&self) -> bool {
         true
     }

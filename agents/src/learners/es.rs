@@ -118,6 +118,14 @@ impl LearnerConfig for EsConfig {
         Exported::Actor { hidden: self.hidden }
     }
 
+    /// The actors, Adam's moments and a generation's noise (one draw per pair), f32.
+    fn memory(&self, sc: &Scenario, _copies: usize) -> Vec<(String, u64)> {
+        let d = super::base::feature_dim(sc, self.features);
+        let blocks = if self.per_class { sc.weight_classes().len() } else { sc.n() };
+        let params = super::base::actor_params(blocks, d, self.hidden, sc.action_levels().len());
+        vec![("learner.es.hidden".into(), params.saturating_mul(4 * (3 + self.pairs as u64)))]
+    }
+
     fn learns_from_rewards(&self) -> bool {
         true
     }

@@ -12,6 +12,7 @@
 pub mod checkpoint;
 pub mod group;
 pub mod log;
+pub mod memory;
 pub mod rollout;
 
 use log::{episode_log, last_logged, read_json, truncate_metrics, write_scalars};
@@ -439,6 +440,11 @@ pub fn execute(args: TrainSpec) -> crate::error::Result<Trained> {
             Err(complete) => Ok(complete),
         },
         Asked::Start(exp, name) => {
+            // Before anything large exists (or a run directory is made).
+            memory::check(
+                &memory::training(&exp, args.threads.unwrap_or(exp.train.threads)),
+                "this training run",
+            )?;
             let dir = RunDir::create(args.out.as_deref(), &name)?;
             if exp.train.replicates > 1 {
                 return group::start(*exp, dir, &args);

@@ -11,6 +11,11 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Refuse a training run or simulation whose estimated peak memory is above this (512M,
+    /// 8G, ...; default: the machine's available memory). The estimate names the config key
+    /// that sizes most of it.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = agents::train::memory::parse_size)]
+    max_memory: Option<u64>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -52,6 +57,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> agents::Result<Ex
         }
         Err(e) => return Err(usage_error(&e, &args)),
     };
+    agents::train::memory::set_limit(cli.max_memory);
     match cli.command {
         Command::Schedule(a) => crate::schedule::run(a),
         Command::Simulate(a) => crate::simulate::run(a),

@@ -297,6 +297,37 @@ impl LearnerConfig for PpoConfig {
         Exported::Actor { hidden: self.actor_hidden }
     }
 
+    /// The networks, and the rollout: its observations and, at once for the whole rollout, the
+    /// networks' activations (the values before the update, one minibatch's forward and
+    /// backward passes).
+    fn memory(&self, sc: &Scenario, copies: usize) -> Vec<(String, u64)> {
+        use super::base::{actor_params, critic_params, feature_dim, nets_peak};
+        let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
+        let stacks = if self.share == Share::None { n } else { sc.weight_classes().len() };
+        let critic_in = if self.critic.resolve(sc) == Critic::Central { n * d } else { d };
+        let rounds = if self.rollout == 0 {
+            sc.file.env.rounds as u64
+        } else {
+            self.rollout as u64
+        };
+        let rows = (copies as u64).saturating_mul(rounds);
+        let width = (self.actor_hidden + self.critic_hidden[0] + self.critic_hidden[1] + k + critic_in) as u64;
+        vec![
+            (
+                "learner.ppo.actor_hidden".into(),
+                nets_peak(actor_params(stacks, d, self.actor_hidden, k)),
+            ),
+            (
+                "learner.ppo.critic_hidden".into(),
+                nets_peak(critic_params(n, critic_in, self.critic_hidden)),
+            ),
+            (
+                "learner.ppo.rollout (train.envs x rounds per update)".into(),
+                (n as u64).saturating_mul(rows).saturating_mul(width).saturating_mul(4 * 3),
+            ),
+        ]
+    }
+
     fn learns_from_rewards(&self) -> bool {
         true
     }

@@ -1,0 +1,169 @@
+//! What a run will need in memory, estimated from its config before anything large is
+//! allocated, and refused with the key that sizes it when it will not fit (issue 26, class 5:
+//! the documented limits alone allowed an 8 GiB critic or a 4.7 GiB `mtf simulate`).
+//!
+//! The estimate is a sum of the few things that grow with a config, each multiplied by its
+//! measured peak per byte (peak resident set size of one episode, `/usr/bin/time`; the
+//! constants say where they come from): the learner's state ([`crate::learners::LearnerConfig::memory`]), the
+//! per-episode fairness metrics (an n x n envy matrix per episode computed at once), the
+//! environment copies, and the process's own floor. `scripts/bench-memory.sh` compares
+//! estimates with measured peaks.
+
+use crate::config::Experiment;
+use env::config::Scenario;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The process's floor: the binary, its allocator and thread pools (the quickstart's
+/// actor-critic, one 50-round episode: 19 MiB peak).
+const BASE: u64 = 20 << 20;
+
+/// Peak bytes per byte of the first n x n f64 envy matrix (`mtf simulate`, one thread: 1,200
+/// agents 5.3x, 3,000 agents 5.5x), and per byte of each further one computed at the same time
+/// on another thread (3,000 agents on 2 threads: +1.5x).
+const METRICS_FIRST: f64 = 5.5;
+const METRICS_MORE: f64 = 1.5;
+
+/// Peak bytes per (agent, accelerator) cell of an environment copy (rates, utilities, the
+/// round's input and its pending copy).
+const ENV_PER_CELL: u64 = 48;
+
+/// A memory estimate: the total and its parts by the config key that sizes each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// Bytes at peak.
+    pub total: u64,
+    /// `(key, bytes)`, largest first.
+    pub parts: Vec<(String, u64)>,
+}
+
+impl Estimate {
+    fn of(mut parts: Vec<(String, u64)>) -> Estimate {
+        parts.retain(|p| p.1 > 0);
+        parts.sort_by(|a, b| b.1.cmp(&a.1));
+        let total = BASE.saturating_add(parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add));
+        Estimate { total, parts }
+    }
+}
+
+/// The fairness metrics of `concurrent` episodes computed at once, and `copies` environments.
+fn world_parts(sc: &Scenario, copies: usize, concurrent: usize) -> Vec<(String, u64)> {
+    let (n, m) = (sc.n() as u64, sc.m() as u64);
+    let envy = n.saturating_mul(n).saturating_mul(8) as f64;
+    let metrics = envy * (METRICS_FIRST + METRICS_MORE * concurrent.saturating_sub(1) as f64);
+    vec![
+        ("env.agents (the per-episode envy matrix, n x n)".to_string(), metrics as u64),
+        (
+            "env.cluster (the environment copies, n x m)".to_string(),
+            (copies as u64).saturating_mul(n).saturating_mul(m).saturating_mul(ENV_PER_CELL),
+        ),
+    ]
+}
+
+/// A training run of `exp` on `threads` threads: its learner, its environment copies, its
+/// metrics (the held-out evaluation's episodes on `threads` at once included). A run group
+/// trains min(replicates, threads) replicates at once, one thread each.
+pub fn training(exp: &Experiment, threads: usize) -> Estimate {
+    let sc = &exp.scenario;
+    let copies = exp.copies();
+    let threads = threads.max(1);
+    let runs = if exp.train.replicates > 1 {
+        exp.train.replicates.min(threads)
+    } else {
+        1
+    };
+    let mut parts: Vec<(String, u64)> = exp
+        .learner
+        .chosen()
+        .memory(sc, copies)
+        .into_iter()
+        .map(|(k, b)| (k, b.saturating_mul(runs as u64)))
+        .collect();
+    parts.extend(world_parts(sc, copies * runs, if runs > 1 { runs } else { threads }));
+    Estimate::of(parts)
+}
+
+/// Evaluation episodes of `sc` on `threads` threads (`mtf simulate`, `compare`, `analyze`).
+pub fn evaluation(sc: &Scenario, threads: usize) -> Estimate {
+    Estimate::of(world_parts(sc, threads, threads))
+}
+
+static LIMIT: AtomicU64 = AtomicU64::new(0);
+
+/// Set the limit every later [`check`] uses (`--max-memory`); `None`: the machine's available
+/// memory.
+pub fn set_limit(bytes: Option<u64>) {
+    LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// The machine's available memory (`MemAvailable` in /proc/meminfo), when it says.
+pub fn available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// `512M`, `8G`, `1.5GiB`, `100000000`: bytes.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let x: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (e.g. 512M, 8G)"))?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1u64,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        u => return Err(format!("`{s}`: unknown unit `{u}` (B, K, M, G, T)")),
+    };
+    if !(x.is_finite() && x > 0.0) {
+        return Err(format!("`{s}` must be a positive size"));
+    }
+    Ok((x * scale as f64).min(u64::MAX as f64) as u64)
+}
+
+fn gib(b: u64) -> String {
+    if b < 1 << 30 {
+        format!("{:.0} MiB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    }
+}
+
+/// Refuse `est` when it is above the limit (`--max-memory`, else the available memory): one
+/// line naming what `doing` needs, the key that sizes most of it, and the limit.
+pub fn check(est: &Estimate, doing: &str) -> crate::error::Result<()> {
+    let (limit, name) = match LIMIT.load(Ordering::Relaxed) {
+        0 => match available() {
+            Some(a) => (a, "the machine's available memory"),
+            None => return Ok(()),
+        },
+        l => (l, "--max-memory"),
+    };
+    if est.total <= limit {
+        return Ok(());
+    }
+    let (key, bytes) = est.parts.first().cloned().unwrap_or_else(|| ("(the process)".into(), BASE));
+    Err(crate::error::user(format!(
+        "{doing} needs about {} at peak, more than {} ({name}); most of it is {key}: {}. Shrink it, or set --max-memory if the estimate is wrong for this machine",
+        gib(est.total),
+        gib(limit),
+        gib(bytes)
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_bad_ones_say_why() {
+        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("100").unwrap(), 100);
+        assert!(parse_size("8X").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("-1G").unwrap_err().contains("positive"));
+        assert!(parse_size("lots").unwrap_err().contains("not a size"));
+    }
+}
