@@ -160,6 +160,26 @@ fn configs_within_the_limits_allocated_more_than_the_machine_has() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("this simulation needs about") && err.contains("env.agents"), "{err}");
+    for (cmd, doing, extra) in [
+        ("compare", "this comparison", ["--policies", "fixed:0.2"]),
+        ("analyze", "this analysis", ["--seeds", "2"]),
+    ] {
+        let (code, _, err) = mtf(&[
+            cmd,
+            extra[0],
+            extra[1],
+            "--config",
+            &q,
+            "--set",
+            "env.agents.*.count=3333",
+            "--max-memory",
+            "1G",
+            "--out",
+            dir.join(cmd).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(&format!("{doing} needs about")), "{err}");
+    }
     // The quickstart fits in 200 MiB.
     let (code, _, err) = mtf(&[
         "train",

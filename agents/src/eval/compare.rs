@@ -76,6 +76,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     let mut rows = Vec::new();
     for mech in &mechanisms {
         let scenario = spec.source.load(Some(mech))?;
+        crate::train::memory::check(&crate::train::memory::evaluation(&scenario, spec.threads), "this comparison")?;
         // `fixed:all` is every level of this mechanism's action: thresholds, or bid factors.
         for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels()) {
             let episodes = Named::parse(policy, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;

@@ -302,6 +302,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         return Err(user(format!("--tokens: {t} is not a positive token total")));
     }
     let mut sc = spec.source.load(None)?;
+    crate::train::memory::check(&crate::train::memory::evaluation(&sc, spec.threads), "this analysis")?;
     // A bad run directory (or any replicate of a group) fails now, not after the analysis.
     let trained = match &spec.run {
         None => None,
