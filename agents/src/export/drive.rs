@@ -152,6 +152,7 @@ impl AgentProcesses {
         }
     }
 
+    /// Start the n agent processes; the error is the problem alone (the caller names the file).
     fn start(&mut self, n: usize) -> Result<(), String> {
         for i in 0..n {
             let mut cmd = Command::new(&self.path);
@@ -163,7 +164,7 @@ impl AgentProcesses {
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null())
                 .spawn()
-                .map_err(|e| format!("{}: {e}", self.path.display()))?;
+                .map_err(|e| e.to_string())?;
             let stdin = child.stdin.take().expect("piped");
             let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
             let (tx, replies) = std::sync::mpsc::sync_channel(1);
@@ -213,126 +214,112 @@ impl Policy for AgentProcesses {
 
     /// The agents choose; `greedy` is theirs to decide (an exported policy acts greedily).
     fn act(&mut self, obs: Observations<'_>, budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
-        let n = actions.len();
         actions.fill(0);
         if self.dead {
             return;
         }
-        if self.procs.is_empty() {
-            if let Err(e) = self.start(n) {
-                self.fail(e);
-                return;
-            }
+        match self.round(obs, budgets, actions) {
+            Ok(entropy) => self.entropy = Some(entropy),
+            Err(e) => self.fail(format!("{}: {e}", self.path.display())),
         }
-        // One reply per request: a line waiting before we ask is one nobody asked for, and
-        // would answer the next request out of step.
-        for i in 0..n {
-            if let Ok(Reply::Line(extra)) = self.procs[i].replies.try_recv() {
-                let msg = format!(
-                    "{}: agent {i} sent a reply nobody asked for (one reply per request): {}",
-                    self.path.display(),
-                    extra.chars().take(200).collect::<String>()
-                );
-                self.fail(msg);
-                return;
-            }
-        }
-        let m = self.manifest.m;
-        for i in 0..n {
-            let o = obs.get(i);
-            let utilities: Vec<f64> = o[1..env::world::spec_features(m)].iter().map(|&u| f64::from(u)).collect();
-            let mut line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities });
-            // The budget itself, for Hedge's exact budget state (runtimes from manifest
-            // version 4 read it; older ones refuse unknown fields).
-            if self.manifest.version >= 4 {
-                line["tokens"] = budgets[i].into();
-            }
-            for (name, at, len) in &self.layout {
-                let v = &o[*at..at + len];
-                line[name.as_str()] = if name == "budgets" {
-                    v.iter().map(|&b| f64::from(b)).collect::<Vec<_>>().into()
-                } else {
-                    f64::from(v[0]).into()
-                };
-            }
-            let line = line.to_string();
-            let p = &mut self.procs[i];
-            if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {
-                let msg = format!("{}: agent {i} stopped reading its input", self.path.display());
-                self.fail(msg);
-                return;
-            }
-        }
-        let mut entropy = 0.0;
-        for i in 0..n {
-            let line = match self.procs[i].replies.recv_timeout(self.timeout) {
-                Ok(Reply::Line(line)) => line,
-                Ok(Reply::TooLong) => {
-                    let msg = format!(
-                        "{}: agent {i} replied with a line longer than {MAX_LINE} bytes",
-                        self.path.display()
-                    );
-                    self.fail(msg);
-                    return;
-                }
-                Ok(Reply::Failed(e)) => {
-                    let msg = format!("{}: reading agent {i}'s output: {e}", self.path.display());
-                    self.fail(msg);
-                    return;
-                }
-                Ok(Reply::End) | Err(RecvTimeoutError::Disconnected) => {
-                    let msg = format!("{}: agent {i} closed its output", self.path.display());
-                    self.fail(msg);
-                    return;
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    let msg = format!(
-                        "{}: agent {i} did not answer within {:.1} s (set MTF_AGENT_TIMEOUT=SECONDS to wait longer)",
-                        self.path.display(),
-                        self.timeout.as_secs_f64()
-                    );
-                    self.fail(msg);
-                    return;
-                }
-            };
-            let level = serde_json::from_str::<serde_json::Value>(&line)
-                .map_err(|e| format!("agent {i} replied with bad JSON ({e}): {}", line.trim()))
-                .and_then(|v| {
-                    if let Some(e) = v.get("error") {
-                        return Err(format!("agent {i} reported an error: {e}"));
-                    }
-                    // A threshold policy answers `threshold`, a bid policy `bid_factor`.
-                    let key = if self.manifest.action == "bid" { "bid_factor" } else { "threshold" };
-                    let t = v
-                        .get(key)
-                        .and_then(serde_json::Value::as_f64)
-                        .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
-                    // The distribution it chose from, when it says (an exported policy does).
-                    if let Some(p) = v.get("probabilities").and_then(serde_json::Value::as_array) {
-                        let h: f64 = p
-                            .iter()
-                            .filter_map(serde_json::Value::as_f64)
-                            .filter(|&x| x > 0.0)
-                            .map(|x| -x * x.ln())
-                            .sum();
-                        entropy += h / n as f64;
-                    }
-                    env::config::level_index(&self.levels, t)
-                        .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))
-                });
-            match level {
-                Ok(l) => actions[i] = l,
-                Err(e) => {
-                    let msg = format!("{}: {e}", self.path.display());
-                    self.fail(msg);
-                    return;
-                }
-            }
-        }
-        self.entropy = Some(entropy);
     }
 
     fn entropy(&self) -> Option<f64> {
         self.entropy
+    }
+}
+
+impl AgentProcesses {
+    /// One round: every agent asked, every reply read into `actions`; the agents' mean
+    /// entropy, or the first problem (the caller names the file).
+    fn round(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) -> Result<f64, String> {
+        let n = actions.len();
+        if self.procs.is_empty() {
+            self.start(n)?;
+        }
+        // One reply per request: a line waiting before we ask is one nobody asked for, and
+        // would answer the next request out of step.
+        for (i, p) in self.procs.iter().enumerate() {
+            if let Ok(Reply::Line(extra)) = p.replies.try_recv() {
+                let extra: String = extra.chars().take(200).collect();
+                return Err(format!("agent {i} sent a reply nobody asked for (one reply per request): {extra}"));
+            }
+        }
+        for i in 0..n {
+            let line = self.request(obs.get(i), budgets[i]);
+            let p = &mut self.procs[i];
+            if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {
+                return Err(format!("agent {i} stopped reading its input"));
+            }
+        }
+        let mut entropy = 0.0;
+        for (i, action) in actions.iter_mut().enumerate() {
+            let line = self.reply(i)?;
+            let (level, h) = self.decision(i, &line)?;
+            *action = level;
+            entropy += h.unwrap_or(0.0) / n as f64;
+        }
+        Ok(entropy)
+    }
+
+    /// The protocol line for one agent's observation `o` and budget.
+    fn request(&self, o: &[f32], budget: f64) -> String {
+        let m = self.manifest.m;
+        let utilities: Vec<f64> = o[1..env::world::spec_features(m)].iter().map(|&u| f64::from(u)).collect();
+        let mut line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities });
+        // The budget itself, for Hedge's exact budget state (runtimes from manifest version 4
+        // read it; older ones refuse unknown fields).
+        if self.manifest.version >= 4 {
+            line["tokens"] = budget.into();
+        }
+        for (name, at, len) in &self.layout {
+            let v = &o[*at..at + len];
+            line[name.as_str()] = if name == "budgets" {
+                v.iter().map(|&b| f64::from(b)).collect::<Vec<_>>().into()
+            } else {
+                f64::from(v[0]).into()
+            };
+        }
+        line.to_string()
+    }
+
+    /// Agent `i`'s reply line, within the timeout.
+    fn reply(&self, i: usize) -> Result<String, String> {
+        match self.procs[i].replies.recv_timeout(self.timeout) {
+            Ok(Reply::Line(line)) => Ok(line),
+            Ok(Reply::TooLong) => Err(format!("agent {i} replied with a line longer than {MAX_LINE} bytes")),
+            Ok(Reply::Failed(e)) => Err(format!("reading agent {i}'s output: {e}")),
+            Ok(Reply::End) | Err(RecvTimeoutError::Disconnected) => Err(format!("agent {i} closed its output")),
+            Err(RecvTimeoutError::Timeout) => Err(format!(
+                "agent {i} did not answer within {:.1} s (set MTF_AGENT_TIMEOUT=SECONDS to wait longer)",
+                self.timeout.as_secs_f64()
+            )),
+        }
+    }
+
+    /// The level agent `i`'s reply chose, and the entropy of the distribution it chose from
+    /// when it says (an exported policy does).
+    fn decision(&self, i: usize, line: &str) -> Result<(usize, Option<f64>), String> {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("agent {i} replied with bad JSON ({e}): {}", line.trim()))?;
+        if let Some(e) = v.get("error") {
+            return Err(format!("agent {i} reported an error: {e}"));
+        }
+        // A threshold policy answers `threshold`, a bid policy `bid_factor`.
+        let key = if self.manifest.action == "bid" { "bid_factor" } else { "threshold" };
+        let t = v
+            .get(key)
+            .and_then(serde_json::Value::as_f64)
+            .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
+        let entropy = v.get("probabilities").and_then(serde_json::Value::as_array).map(|p| {
+            p.iter()
+                .filter_map(serde_json::Value::as_f64)
+                .filter(|&x| x > 0.0)
+                .map(|x| -x * x.ln())
+                .sum::<f64>()
+        });
+        let level = env::config::level_index(&self.levels, t)
+            .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))?;
+        Ok((level, entropy))
     }
 }
