@@ -104,6 +104,13 @@ pub struct Liveness {
     pub reconnect: f64,
 }
 
+impl Liveness {
+    /// How long a worker keeps reconnecting (`reconnect`).
+    fn patience(&self) -> Duration {
+        Duration::from_secs_f64(self.reconnect)
+    }
+}
+
 impl Default for Liveness {
     fn default() -> Self {
         Liveness {
@@ -193,7 +200,7 @@ fn retrying<T>(
 ) -> Result<T, DbError> {
     let start = std::time::Instant::now();
     let mut wait = Duration::from_millis(5);
-    let mut gone: Option<(std::time::Instant, Duration)> = None;
+    let mut gone = Reconnect::new(patience);
     loop {
         let attempt = db.begin().and_then(|mut tx| {
             let out = f(&mut tx)?;
@@ -205,22 +212,44 @@ fn retrying<T>(
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_millis(200));
             }
-            // A server restart: reconnect with backoff for up to `patience`, then retry the
-            // transaction (one that committed before the connection dropped can only have
-            // claimed a trial twice; the copy nobody runs goes stale and is re-queued).
-            Err(DbError::Gone(m)) => {
-                let (since, backoff) = gone.get_or_insert((std::time::Instant::now(), Duration::from_millis(250)));
-                if since.elapsed() >= patience {
-                    return Err(DbError::Gone(m));
-                }
-                std::thread::sleep(*backoff);
-                *backoff = (*backoff * 2).min(Duration::from_secs(5));
-                if let Ok(fresh) = Db::open(loc, OPEN_TIMEOUT) {
-                    *db = fresh;
-                }
-            }
+            // A server restart: reconnect, then retry the transaction (one that committed
+            // before the connection dropped can only have claimed a trial twice; the copy
+            // nobody runs goes stale and is re-queued).
+            Err(DbError::Gone(_)) if gone.wait(db, loc) => {}
             other => return other,
         }
+    }
+}
+
+/// Reconnecting to a database that went away: backoff from 0.25 s doubling to 5 s, for up to
+/// `patience` from the first failure.
+struct Reconnect {
+    since: Option<std::time::Instant>,
+    backoff: Duration,
+    patience: Duration,
+}
+
+impl Reconnect {
+    fn new(patience: Duration) -> Reconnect {
+        Reconnect {
+            since: None,
+            backoff: Duration::from_millis(250),
+            patience,
+        }
+    }
+
+    /// After a failure: false when patience has run out; else wait and try to reopen `db`
+    /// (the caller retries either way).
+    fn wait(&mut self, db: &mut Db, loc: &Location) -> bool {
+        if self.since.get_or_insert_with(std::time::Instant::now).elapsed() >= self.patience {
+            return false;
+        }
+        std::thread::sleep(self.backoff);
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+        if let Ok(fresh) = Db::open(loc, OPEN_TIMEOUT) {
+            *db = fresh;
+        }
+        true
     }
 }
 
@@ -315,7 +344,7 @@ impl Storage {
                 )));
             }
         }
-        let existing = retrying(&mut db, loc, Duration::from_secs_f64(live.reconnect), |tx| {
+        let existing = retrying(&mut db, loc, live.patience(), |tx| {
             tx.exec(
                 "INSERT INTO studies (name, fingerprint, created) VALUES (?1, ?2, {now}) ON CONFLICT (name) DO NOTHING",
                 &[study.into(), fingerprint.into()],
@@ -435,7 +464,7 @@ impl Storage {
         let (study, grace, pg) = (self.study.as_str(), self.live.grace, self.db.is_postgres());
         let (host, pid) = (host(), i64::from(std::process::id()));
         let loc = &self.loc;
-        retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
+        retrying(&mut self.db, &self.loc, self.live.patience(), |tx| {
             if pg {
                 // Claims of one study queue on its row, as Optuna's RDB storage does.
                 tx.query("SELECT name FROM studies WHERE name = ?1 FOR UPDATE", &[study.into()])?;
@@ -521,7 +550,7 @@ impl Storage {
     /// running (declared stale, or finished).
     pub fn heartbeat(&mut self, number: u64) -> crate::error::Result<bool> {
         let study = self.study.as_str();
-        let n = retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
+        let n = retrying(&mut self.db, &self.loc, self.live.patience(), |tx| {
             tx.exec(
                 "UPDATE trials SET heartbeat = {now} WHERE study = ?1 AND number = ?2 AND state = 'running'",
                 &[study.into(), number.into()],
@@ -534,7 +563,7 @@ impl Storage {
     /// Record a trial's intermediate value at `step` (episodes done); a heartbeat too.
     pub fn report(&mut self, number: u64, step: u64, value: f64) -> crate::error::Result<()> {
         let study = self.study.as_str();
-        retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
+        retrying(&mut self.db, &self.loc, self.live.patience(), |tx| {
             tx.exec(
                 "INSERT INTO steps (study, number, step, value) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (study, number, step) DO UPDATE SET value = excluded.value",
@@ -552,18 +581,10 @@ impl Storage {
     fn read(&mut self, sql: &str, params: &[Val]) -> crate::error::Result<Vec<Vec<Val>>> {
         // Outside any transaction (a read must not take SQLite's write lock), but through a
         // server restart like the transactions.
-        let patience = Duration::from_secs_f64(self.live.reconnect);
-        let since = std::time::Instant::now();
-        let mut backoff = Duration::from_millis(250);
+        let mut gone = Reconnect::new(self.live.patience());
         loop {
             match self.db.query(sql, params) {
-                Err(DbError::Gone(_)) if since.elapsed() < patience => {
-                    std::thread::sleep(backoff);
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                    if let Ok(fresh) = Db::open(&self.loc, OPEN_TIMEOUT) {
-                        self.db = fresh;
-                    }
-                }
+                Err(DbError::Gone(_)) if gone.wait(&mut self.db, &self.loc) => {}
                 other => return other.map_err(|e| named(&self.loc, "reading", e)),
             }
         }
@@ -607,7 +628,7 @@ impl Storage {
     /// was declared stale meanwhile and re-queued, so its outcome is not recorded twice.
     pub fn finish(&mut self, number: u64, state: TrialState, value: Option<f64>, error: Option<&str>) -> crate::error::Result<bool> {
         let study = self.study.as_str();
-        let n = retrying(&mut self.db, &self.loc, Duration::from_secs_f64(self.live.reconnect), |tx| {
+        let n = retrying(&mut self.db, &self.loc, self.live.patience(), |tx| {
             tx.exec(
                 "UPDATE trials SET state = ?3, value = ?4, error = ?5, finished = {now}
                  WHERE study = ?1 AND number = ?2 AND state = 'running'",
