@@ -31,8 +31,9 @@ worlds=(quickstart w124-mmpp)
 declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thesis/w124-mmpp.toml)
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
-learners=(hedge actor_critic ippo mappo es)
+learners=(uniform hedge actor_critic ippo mappo es)
 declare -A learner_sets=(
+  [uniform]="learner.kind=uniform"
   [hedge]="learner.kind=hedge"
   [actor_critic]="learner.kind=actor_critic"
   [ippo]="learner.kind=ppo learner.ppo.critic=local"
@@ -44,7 +45,8 @@ for world in "${worlds[@]}"; do
   for reward in utility welfare; do
     for learner in "${learners[@]}"; do
       # Hedge scores its levels by re-running the mechanism (SPEC 4), not by the env's reward.
-      [ "$learner" = hedge ] && [ "$reward" = welfare ] && continue
+      # Uniform play learns nothing: one row, the floor a learner must beat.
+      { [ "$learner" = hedge ] || [ "$learner" = uniform ]; } && [ "$reward" = welfare ] && continue
       dir="$out/$world-$reward-$learner"
       [ -f "$dir/summary.json" ] && continue
       rm -rf "$dir"
@@ -72,7 +74,7 @@ done
 python3 - "$out" "$replicates" <<'PY'
 import json, os, sys
 out, replicates = sys.argv[1], int(sys.argv[2])
-names = {"hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES"}
+names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES"}
 rewards = {"utility": "own", "welfare": "welfare"}
 results, lines = [], []
 lines.append("| world | reward | learner | greedy − best fixed: IQM [95% CI]; P(>) | sampled − best fixed | near-uniform | mean thresholds w1/w2/w4 (last training episode) | training (s) |")
@@ -93,7 +95,7 @@ for world in ["quickstart", "w124-mmpp"]:
     eq = a["equilibrium"]
     base = None
     for reward in ["utility", "welfare"]:
-        for learner in ["hedge", "actor_critic", "ippo", "mappo", "es"]:
+        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es"]:
             d = f"{out}/{world}-{reward}-{learner}"
             if not os.path.exists(f"{d}/summary.json"):
                 continue
