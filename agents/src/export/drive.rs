@@ -238,17 +238,30 @@ impl AgentProcesses {
             self.start(n)?;
         }
         // One reply per request: a line waiting before we ask is one nobody asked for, and
-        // would answer the next request out of step.
+        // would answer the next request out of step. Anything else waiting (an overlong line,
+        // a closed output) is its problem already, reported as such.
         for (i, p) in self.procs.iter().enumerate() {
-            if let Ok(Reply::Line(extra)) = p.replies.try_recv() {
-                let extra: String = extra.chars().take(200).collect();
-                return Err(format!("agent {i} sent a reply nobody asked for (one reply per request): {extra}"));
+            match p.replies.try_recv() {
+                Ok(Reply::Line(extra)) => {
+                    let extra: String = extra.chars().take(200).collect();
+                    return Err(format!("agent {i} sent a reply nobody asked for (one reply per request): {extra}"));
+                }
+                // Never a line here, so always the problem.
+                Ok(other) => {
+                    self.received(i, Ok(other))?;
+                }
+                Err(_) => {}
             }
         }
         for i in 0..n {
             let line = self.request(obs.get(i), budgets[i]);
             let p = &mut self.procs[i];
             if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {
+                // An agent whose output went wrong first (its reader stopped and it died) says
+                // so; otherwise it stopped reading.
+                if let Ok(other @ (Reply::TooLong | Reply::Failed(_) | Reply::End)) = p.replies.try_recv() {
+                    self.received(i, Ok(other))?;
+                }
                 return Err(format!("agent {i} stopped reading its input"));
             }
         }
@@ -285,7 +298,12 @@ impl AgentProcesses {
 
     /// Agent `i`'s reply line, within the timeout.
     fn reply(&self, i: usize) -> Result<String, String> {
-        match self.procs[i].replies.recv_timeout(self.timeout) {
+        self.received(i, self.procs[i].replies.recv_timeout(self.timeout))
+    }
+
+    /// What agent `i`'s reader delivered, as its line or the problem.
+    fn received(&self, i: usize, got: Result<Reply, RecvTimeoutError>) -> Result<String, String> {
+        match got {
             Ok(Reply::Line(line)) => Ok(line),
             Ok(Reply::TooLong) => Err(format!("agent {i} replied with a line longer than {MAX_LINE} bytes")),
             Ok(Reply::Failed(e)) => Err(format!("reading agent {i}'s output: {e}")),
