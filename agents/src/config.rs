@@ -151,8 +151,9 @@ impl Experiment {
     /// Load an experiment file with `--set` overrides and validate it.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Experiment, ConfigError> {
         let table = read_table(path, overrides)?;
-        let file: ExperimentFile = from_table(&path.display().to_string(), table)?;
-        Self::resolve(file, path)
+        let blame = |e| env::config::blame_override(e, overrides);
+        let file: ExperimentFile = from_table(&path.display().to_string(), table).map_err(blame)?;
+        Self::resolve(file, path).map_err(blame)
     }
 
     /// Validate an experiment file.

@@ -42,14 +42,14 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
         "phi.png",
         "phi.svg",
         "envy-00-fixed_0_mtf.png",
-        "envy-19-fixed_0.9_round_robin.svg",
+        "envy-10-any_round_robin.svg",
     ] {
         assert!(out.join(f).exists(), "missing {f}");
     }
     // comparison.md links every figure, marks the best row and explains its columns.
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     assert!(
-        md.contains("- [envy-19-fixed_0.9_round_robin.png](envy-19-fixed_0.9_round_robin.png)"),
+        md.contains("- [envy-10-any_round_robin.png](envy-10-any_round_robin.png)") && md.contains("any: the mechanism ignores"),
         "{md}"
     );
     assert!(md.contains("- [welfare_paired.png](welfare_paired.png)"), "{md}");
@@ -61,11 +61,13 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
         .contains("welfare (jobs per round)"));
     let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 1 + 10 * 2, "fixed:all = 10 levels, x 2 mechanisms");
+    // fixed:all = 10 levels under MTF, and one row for every policy under round robin (it
+    // ignores thresholds).
+    assert_eq!(lines.len(), 1 + 10 + 1, "{csv}");
     let header: Vec<&str> = lines[0].split(',').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     // Every row's welfare equals `mtf simulate --json` on the same seeds.
-    for (policy, mechanism) in [("fixed:0.3", "mtf"), ("fixed:0.9", "round_robin")] {
+    for (policy, mechanism, simulated) in [("fixed:0.3", "mtf", "fixed:0.3"), ("any", "round_robin", "fixed:0.9")] {
         let row: Vec<&str> = lines
             .iter()
             .find(|l| l.starts_with(&format!("{policy},{mechanism},")))
@@ -78,7 +80,7 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
             "--config",
             q,
             "--policy",
-            policy,
+            simulated,
             "--mechanism",
             mechanism,
             "--seeds",
@@ -106,13 +108,6 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
         );
         let _ = std::fs::remove_dir_all(&sim);
     }
-    // Thresholds do not matter to round robin: its rows are all equal.
-    let rr: Vec<&str> = lines
-        .iter()
-        .filter(|l| l.contains(",round_robin,"))
-        .map(|l| l.split_once(",round_robin,").unwrap().1)
-        .collect();
-    assert!(rr.iter().all(|r| r.split(',').next() == rr[0].split(',').next()));
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -223,5 +218,37 @@ fn paired_differences_match_a_hand_computation() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("--baseline fixed:0.5/mtf: no such row (rows: fixed:0.0/mtf)"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// One seed says nothing about the spread: no CI, no significance star, and a note saying so
+/// (it printed `-1.642 +- 0.000 *`).
+#[test]
+fn one_seed_gave_zero_width_cis_and_stars() {
+    let q = common::quickstart();
+    let out = tmp("one-seed");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        "fixed:0.0,fixed:0.5",
+        "--seeds",
+        "1",
+        "--set",
+        "env.rounds=40",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.starts_with("| fixed:")).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(rows.iter().all(|r| !r.contains("+- ") && !r.contains(" * |")), "{stdout}");
+    assert!(stdout.contains("One seed: no confidence intervals"), "{stdout}");
+    let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let ci = header.iter().position(|h| *h == "welfare_ci95").unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.split(',').nth(ci) == Some("")), "{csv}");
     let _ = std::fs::remove_dir_all(&out);
 }

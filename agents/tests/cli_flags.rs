@@ -168,3 +168,68 @@ fn reproduce_thesis_quick_writes_its_report_and_figures() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Help that says what each command does: every policy form where policies are taken, the
+/// level as a threshold or a bid factor, no crate description on top, `--threads` as each
+/// command defaults it, comma lists shown with commas, and help about help exits 0.
+#[test]
+fn help_texts_said_what_the_commands_do() {
+    let help = |args: &[&str]| {
+        let (code, out, err) = mtf(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    for cmd in ["simulate", "compare"] {
+        let h = help(&[cmd, "--help"]);
+        for form in [
+            "fixed:X",
+            "fixed:w1=X,w2=Y",
+            "fixed:[X,Y",
+            "sampled:run:RUN_DIR",
+            "run:RUN_DIR",
+            "agent:PATH",
+            "hedge",
+            "bid factor",
+        ] {
+            assert!(h.contains(form), "{cmd} --help lacks {form}: {h}");
+        }
+        assert!(h.contains("Worker threads (default 2;") && !h.contains("train.threads"), "{h}");
+    }
+    let top = help(&["--help"]);
+    assert!(top.starts_with("The MTF harness"), "{top}");
+    assert!(help(&["train", "--help"]).contains("default: the config's train.threads"));
+    assert!(help(&["sweep", "--help"]).contains("default: the sweep file's budget.threads"));
+    let analyze = help(&["analyze", "--help"]);
+    assert!(
+        analyze.contains("[default: 100,1000,10000]") && analyze.contains("[default: stride,gandiva_fair,themis]"),
+        "{analyze}"
+    );
+    // No hard break mid-sentence (a line that ends without punctuation and the next starting in
+    // lower case, after a short line).
+    let sweep = help(&["sweep", "--help"]);
+    assert!(!sweep.contains("again, or\nwith"), "{sweep}");
+    assert!(help(&["help", "--help"]).starts_with("The MTF harness"));
+}
+
+/// A bad value on the command line names the flag, not the file it overrides.
+#[test]
+fn bad_flag_values_were_blamed_on_the_config_or_the_input_file() {
+    let q = common::quickstart();
+    let (code, _, err) = mtf(&["simulate", "--config", &q, "--set", "env.rounds=-3", "--quiet"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("mtf: --set env.rounds=-3 (over "), "{err}");
+    let (code, _, err) = mtf(&["simulate", "--config", &q, "--set", "env.agents.*.weight=-1", "--quiet"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--set env.agents.*.weight=-1") && err.contains("env.agents[0].weight"),
+        "{err}"
+    );
+    let out = common::run_piped(
+        env!("CARGO_BIN_EXE_mtf"),
+        &["schedule", "--mechanism", "themis", "--fairness", "2"],
+        b"{}",
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("'--fairness <FAIRNESS>'") && !err.contains("input"), "{err}");
+}

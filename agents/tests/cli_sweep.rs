@@ -603,3 +603,68 @@ fn a_silent_postgres_server_blocked_the_sweep_for_good() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_space_over_a_learner_the_trials_do_not_run_is_refused_and_a_per_class_space_runs() {
+    let dir = tmp("ignored-keys");
+    let file = sweep_file(&dir, 2);
+    // The file searches actor-critic keys; the command line trains PPO: nothing would change.
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        file.to_str().unwrap(),
+        "--set",
+        "learner.kind=ppo",
+        "--out",
+        dir.join("o").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("learner.actor_critic.actor_lr, learner.actor_critic.features") && err.contains("they train ppo"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // The repository's per-class space: a level per weight class, the best as a policy spec.
+    let per_class = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/sweeps/per-class.toml");
+    let (code, out, err) = mtf(&[
+        "sweep",
+        "--config",
+        per_class.to_str().unwrap(),
+        "--trials",
+        "3",
+        "--workers",
+        "1",
+        "--storage",
+        &format!("sqlite:{}", dir.join("pc.db").display()),
+        "--set",
+        "env.rounds=40",
+        "--out",
+        dir.join("pc").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let spec = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("as a policy: "))
+        .expect(&out)
+        .to_string();
+    assert!(
+        spec.starts_with("fixed:w1=") && spec.contains(",w2=") && spec.contains(",w4="),
+        "{spec}"
+    );
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        &quickstart(),
+        "--policy",
+        &spec,
+        "--seeds",
+        "1",
+        "--quiet",
+        "--out",
+        dir.join("s").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

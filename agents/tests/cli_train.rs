@@ -609,3 +609,103 @@ fn difference_rewards_change_what_the_learners_learn_from() {
         assert_ne!(logs[0][0]["critic_loss"], logs[1][0]["critic_loss"], "{learner}");
     }
 }
+
+/// A relative `env.trace` is the config's folder's (in the file) or the current directory's
+/// (on the command line), resolved once: the run's config.toml keeps the file it read, so the
+/// run plays (`run:`), exports and resumes from anywhere.
+#[test]
+fn a_relative_trace_path_broke_every_later_use_of_the_run() {
+    let base = common::tmp("train", "trace");
+    let (conf, elsewhere) = (base.join("conf"), base.join("elsewhere"));
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let q = std::fs::read_to_string(common::quickstart()).unwrap();
+    let with_trace = q.replacen("arrivals = \"mmpp\"", "arrivals = \"trace\"\ntrace = \"arrivals.csv\"", 1);
+    assert_ne!(with_trace, q);
+    std::fs::write(conf.join("traced.toml"), with_trace).unwrap();
+    let rows: String = (0..7)
+        .map(|r| format!("{}\n", vec![(r % 3 + 1).to_string(); 8].join(",")))
+        .collect();
+    std::fs::write(conf.join("arrivals.csv"), format!("a0,a1,a2,a3,a4,a5,a6,a7\n{rows}")).unwrap();
+    std::fs::write(elsewhere.join("other.csv"), "9,9,9,9,9,9,9,9\n").unwrap();
+    let run_in = |dir: &Path, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let run = base.join("run");
+    let config = conf.join("traced.toml");
+    let (code, _, err) = run_in(
+        &elsewhere,
+        &[
+            "train",
+            "--config",
+            config.to_str().unwrap(),
+            "--set",
+            "train.episodes=2",
+            "--set",
+            "env.rounds=20",
+            "--quiet",
+            "--out",
+            run.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let stored = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    let want = conf.join("arrivals.csv").canonicalize().unwrap();
+    assert!(stored.contains(&format!("trace = \"{}\"", want.display())), "{stored}");
+    for args in [
+        vec![
+            "simulate",
+            "--config",
+            config.to_str().unwrap(),
+            "--policy",
+            &format!("run:{}", run.display()),
+            "--seeds",
+            "1",
+            "--quiet",
+            "--set",
+            "env.rounds=20",
+            "--out",
+            base.join("sim").to_str().unwrap(),
+        ],
+        vec!["train", "--resume", run.to_str().unwrap(), "--quiet"],
+        vec![
+            "export",
+            "--run",
+            run.to_str().unwrap(),
+            "--out",
+            base.join("agent").to_str().unwrap(),
+        ],
+    ] {
+        let (code, _, err) = run_in(&base, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    }
+    // On the command line, a relative trace is the current directory's.
+    let (code, _, err) = run_in(
+        &elsewhere,
+        &[
+            "simulate",
+            "--config",
+            config.to_str().unwrap(),
+            "--set",
+            "env.trace=other.csv",
+            "--seeds",
+            "1",
+            "--quiet",
+            "--set",
+            "env.rounds=20",
+            "--out",
+            base.join("sim2").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&base);
+}

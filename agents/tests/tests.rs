@@ -10,6 +10,7 @@ mod cli_analyze;
 mod cli_compare;
 mod cli_export;
 mod cli_flags;
+mod cli_policies;
 mod cli_schedule;
 mod cli_simulate;
 mod cli_sweep;

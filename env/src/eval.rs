@@ -75,7 +75,8 @@ pub fn selection_seeds(root: u64, count: usize) -> Vec<u64> {
 pub struct Stat {
     /// Mean.
     pub mean: f64,
-    /// Half-width of the 95% confidence interval (0 for one sample).
+    /// Half-width of the 95% confidence interval; NaN (JSON `null`) for fewer than two
+    /// samples: one seed says nothing about the spread, and a zero width would claim it does.
     pub ci95: f64,
 }
 
@@ -91,7 +92,7 @@ impl Stat {
         }
         let mean = xs.iter().sum::<f64>() / n as f64;
         if n == 1 {
-            return Self { mean, ci95: 0.0 };
+            return Self { mean, ci95: f64::NAN };
         }
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         Self {
@@ -99,7 +100,42 @@ impl Stat {
             ci95: t975(n - 1) * (var / n as f64).sqrt(),
         }
     }
+
+    /// Whether it has a confidence interval (two samples or more).
+    pub fn has_ci(&self) -> bool {
+        self.ci95.is_finite()
+    }
+
+    /// The error bar's half-width for a figure: 0 (no bar) without a CI.
+    pub fn bar(&self) -> f64 {
+        if self.has_ci() {
+            self.ci95
+        } else {
+            0.0
+        }
+    }
+
+    /// `mean +- ci95` with `decimals` places, or the mean alone when there is no CI.
+    pub fn pm(&self, decimals: usize) -> String {
+        if self.has_ci() {
+            format!("{:.d$} +- {:.d$}", self.mean, self.ci95, d = decimals)
+        } else {
+            format!("{:.d$}", self.mean, d = decimals)
+        }
+    }
+
+    /// [`Stat::pm`] with the mean's sign always shown (a difference).
+    pub fn signed_pm(&self, decimals: usize) -> String {
+        if self.has_ci() {
+            format!("{:+.d$} +- {:.d$}", self.mean, self.ci95, d = decimals)
+        } else {
+            format!("{:+.d$}", self.mean, d = decimals)
+        }
+    }
 }
+
+/// The note a table carries when its figures come from fewer than two seeds.
+pub const ONE_SEED_NOTE: &str = "One seed: no confidence intervals and no significance marks (they need two seeds or more).";
 
 /// Student's t 0.975 quantile for `df` degrees of freedom.
 fn t975(df: usize) -> f64 {
@@ -247,6 +283,6 @@ mod tests {
         let s = Stat::of(&[2.0, 4.0, 6.0]);
         assert_eq!(s.mean, 4.0);
         assert!((s.ci95 - 4.303 * 2.0 / 3f64.sqrt()).abs() < 1e-12);
-        assert_eq!(Stat::of(&[5.0]).ci95, 0.0);
+        assert!(Stat::of(&[5.0]).ci95.is_nan() && Stat::of(&[5.0]).pm(2) == "5.00");
     }
 }

@@ -211,3 +211,34 @@ proptest! {
         prop_assert_eq!(&out.owners, &want.owners);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// A mechanism that `registry::reads_actions` says ignores the agents' actions allocates the
+    /// same whatever the thresholds and bids (so `mtf compare` shows it one row for every
+    /// policy); one that reads them is not claimed blind.
+    #[test]
+    fn policy_blind_mechanisms_ignore_thresholds_and_bids(
+        r in round(6, 8),
+        t in prop::collection::vec(0.0..1.0f64, 6),
+        b in prop::collection::vec(0.0..8.0f64, 48),
+    ) {
+        let mut other = r.clone();
+        other.thresholds = t[..r.n].to_vec();
+        other.bids = b[..r.n * r.m].to_vec();
+        for &name in NAMES.iter().filter(|n| !registry::reads_actions(n)) {
+            if build(name).needs().contains(&crate::Need::Rates) && r.rates.is_empty() {
+                continue;
+            }
+            let (a, z) = (run(build(name).as_mut(), &r), run(build(name).as_mut(), &other));
+            prop_assert_eq!(&a.owners, &z.owners, "{}", name);
+        }
+    }
+}
+
+#[test]
+fn mtf_and_the_auctions_read_the_agents_actions() {
+    assert!(["mtf", "second_price", "first_price"].iter().all(|n| registry::reads_actions(n)));
+    assert!(!registry::reads_actions("stride") && !registry::reads_actions("themis"));
+}

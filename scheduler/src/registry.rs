@@ -33,6 +33,13 @@ pub fn takes_bids(name: &str) -> bool {
     AUCTIONS.contains(&name)
 }
 
+/// Whether mechanism `name` reads the agents' actions (thresholds or bids) at all. The others
+/// (the baselines but MTF) allocate from demands, weights and their own state alone, so every
+/// policy gives the same episodes under them (a property test checks it).
+pub fn reads_actions(name: &str) -> bool {
+    name == "mtf" || takes_bids(name)
+}
+
 /// Mechanism parameters that are not part of a round (configurable per experiment).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {

@@ -77,6 +77,21 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     for mech in &mechanisms {
         let scenario = spec.source.load(Some(mech))?;
         crate::train::memory::check(&crate::train::memory::evaluation(&scenario, spec.threads), "this comparison")?;
+        // A mechanism that ignores the agents' actions gives every policy the same episodes:
+        // one row stands for them all (played as the first level; no policy is built).
+        if !scheduler::registry::reads_actions(mech) {
+            let played = format!("fixed:{}", scenario.action_levels()[0]);
+            let episodes = Named::parse(&played, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
+            rows.push(Row {
+                policy: crate::report::table::ANY_POLICY.into(),
+                mechanism: mech.clone(),
+                summary: Summary::of(&scenario, &episodes),
+                weights: scenario.agents.iter().map(|a| a.weight).collect(),
+                episodes,
+                paired: None,
+            });
+            continue;
+        }
         // `fixed:all` is every level of this mechanism's action: thresholds, or bid factors.
         for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels()) {
             let episodes = Named::parse(policy, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;

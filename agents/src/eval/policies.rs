@@ -1,5 +1,7 @@
 //! Policies named by a spec, as `mtf simulate --policy` and `mtf compare --policies` take them:
-//! `fixed:TAU` (the level TAU for everyone), `fixed:all` (every level, in `compare`), `hedge`
+//! `fixed:X` (the level X for everyone: a threshold, or a bid factor under an auction),
+//! `fixed:w1=X,w2=Y,...` (a level per weight class), `fixed:[X,Y,...]` (a level per agent),
+//! `fixed:all` (every level, in `compare`), `hedge`
 //! (Hedge learning online from uniform weights in every episode), `run:RUN_DIR` (a trained run's
 //! greedy policy), `sampled:run:RUN_DIR` (the same policy drawing its actions, as it did in
 //! training; reproducible from the episode seed), `agent:PATH` (exported agent binaries, driven
@@ -7,21 +9,24 @@
 
 use crate::error::{policy, user};
 use crate::export::drive::ErrorSlot;
+use crate::learners::fixed::Levels;
 use crate::learners::hedge::HedgeConfig;
 use crate::learners::wrap::{Layered, Sample};
-use crate::learners::{Fixed, Init, LearnerConfig, OnlineLearning, Policy};
+use crate::learners::{Init, LearnerConfig, OnlineLearning, Policy};
 use env::config::{EnvSection, Scenario};
 use env::metrics::EpisodeMetrics;
 use std::path::{Path, PathBuf};
 
 /// The spec forms, for messages and help.
-pub const FORMS: &str = "fixed:TAU, hedge, run:RUN_DIR, sampled:run:RUN_DIR or agent:PATH";
+pub const FORMS: &str =
+    "fixed:X, fixed:w1=X,w2=Y,... (per weight class), fixed:[X,Y,...] (per agent), hedge, run:RUN_DIR, sampled:run:RUN_DIR or agent:PATH";
 
 /// A policy spec, parsed once: what `--policy` and `--policies` name.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PolicySpec {
-    /// `fixed:X`: level X (a threshold, or a bid factor) for everyone.
-    Fixed(f64),
+    /// `fixed:X`, `fixed:w1=X,...` or `fixed:[X,...]`: levels (thresholds, or bid factors)
+    /// for everyone, per weight class or per agent.
+    Fixed(Levels),
     /// `fixed:all`: every level (`mtf compare` expands it).
     FixedAll,
     /// `hedge`: Hedge learning online from uniform weights in every episode.
@@ -61,9 +66,8 @@ impl PolicySpec {
         if spec == "fixed:all" {
             return Ok(PolicySpec::FixedAll);
         }
-        if let Some(tau) = spec.strip_prefix("fixed:") {
-            let t: f64 = tau.parse().map_err(|_| policy(spec, format!("`{tau}` is not a number")))?;
-            return Ok(PolicySpec::Fixed(t));
+        if let Some(levels) = spec.strip_prefix("fixed:") {
+            return Levels::parse(levels).map(PolicySpec::Fixed).map_err(|e| policy(spec, e));
         }
         if spec == "hedge" {
             return Ok(PolicySpec::Hedge);
@@ -94,19 +98,7 @@ impl PolicySpec {
                 Ok((Box::new(Layered::new(run, Sample)), observe))
             }
             PolicySpec::FixedAll => Err(policy(spec, "`fixed:all` names every level; give one level here, fixed:X")),
-            PolicySpec::Fixed(t) => {
-                let level = scenario.level_index(*t).ok_or_else(|| {
-                    policy(
-                        spec,
-                        format!(
-                            "{t} is not one of the {} {:?}",
-                            scenario.action_kind().levels_name(),
-                            scenario.action_levels()
-                        ),
-                    )
-                })?;
-                Ok((Box::new(Fixed { level }), None))
-            }
+            PolicySpec::Fixed(levels) => Ok((levels.policy(scenario).map_err(|e| policy(spec, e))?, None)),
             PolicySpec::Hedge => {
                 let scenario = scenario.clone();
                 let initial = move || HedgeConfig::default().init(&Init::new(&scenario, 1));
@@ -126,6 +118,46 @@ impl PolicySpec {
     }
 }
 
+impl PolicySpec {
+    /// The spec as tables label it: one spelling per policy (`fixed:0` and `fixed:0.0` are
+    /// `fixed:0.0`; classes in ascending weight).
+    pub fn label(&self, spec: &str) -> String {
+        match self {
+            PolicySpec::Fixed(levels) => levels.spec(),
+            _ => spec.to_string(),
+        }
+    }
+}
+
+/// The spec as tables label it ([`PolicySpec::label`]); a spec that does not parse as itself.
+pub fn canonical(spec: &str) -> String {
+    PolicySpec::parse(spec).map_or_else(|_| spec.to_string(), |p| p.label(spec))
+}
+
+/// Split a comma-separated list of specs (`--policies`): a comma inside a per-agent list
+/// (`fixed:[0.2,0.4]`) or before another weight class (`fixed:w1=0.2,w2=0.4`) continues the
+/// spec before it.
+pub fn split_list(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        for part in item.split(',') {
+            let continues = out.last().is_some_and(|prev: &String| {
+                let open = prev.matches('[').count() > prev.matches(']').count();
+                let class = prev.starts_with("fixed:w") && part.trim_start().starts_with('w') && part.contains('=');
+                open || class
+            });
+            match out.last_mut() {
+                Some(prev) if continues => {
+                    prev.push(',');
+                    prev.push_str(part);
+                }
+                _ => out.push(part.to_string()),
+            }
+        }
+    }
+    out
+}
+
 /// Expand the specs a comparison evaluates: `fixed:all` to one `fixed:X` per level, a run group
 /// (`run:GROUP`) to every replicate; and every trained run is reported greedy and sampled (the
 /// sampled rows the command line does not name follow the others).
@@ -139,11 +171,11 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
     };
     for p in specs {
         if p == "fixed:all" {
-            levels.iter().for_each(|l| push(&mut out, format!("fixed:{l}")));
+            levels.iter().for_each(|l| push(&mut out, Levels::All(*l).spec()));
             continue;
         }
         let Some(members) = group_members(p) else {
-            push(&mut out, p.clone());
+            push(&mut out, canonical(p));
             continue;
         };
         members.into_iter().for_each(|m| push(&mut out, m));
@@ -267,5 +299,15 @@ mod tests {
             assert!(e.contains(says) && !e.contains('\n') && !e.contains('\r'), "{spec:?}: {e:?}");
         }
         assert_eq!(PolicySpec::parse("run:x").unwrap(), PolicySpec::Run("x".into()));
+    }
+
+    #[test]
+    fn a_comma_list_keeps_per_class_and_per_agent_specs_whole() {
+        let given = ["fixed:w1=0.2,w2=0.4,w4=0.7,fixed:[0.1,0.2],hedge".to_string(), "fixed:0".into()];
+        assert_eq!(
+            super::split_list(&given),
+            ["fixed:w1=0.2,w2=0.4,w4=0.7", "fixed:[0.1,0.2]", "hedge", "fixed:0"]
+        );
+        assert_eq!(super::expand(&super::split_list(&given)[3..], &[]), ["fixed:0.0"]);
     }
 }

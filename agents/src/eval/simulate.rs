@@ -149,8 +149,13 @@ pub fn table(s: &Summary) -> String {
         }
     }
     let mut out = format!("{:<30} {:>12} {:>12}\n", "metric", "mean", "95% CI +-");
+    let one_seed = rows.iter().any(|(_, st)| !st.has_ci());
     for (name, st) in rows {
-        out.push_str(&format!("{name:<30} {:>12.4} {:>12.4}\n", st.mean, st.ci95));
+        let ci = if st.has_ci() { format!("{:.4}", st.ci95) } else { "-".into() };
+        out.push_str(&format!("{name:<30} {:>12.4} {ci:>12}\n", st.mean));
+    }
+    if one_seed {
+        out.push_str(&format!("{}\n", env::eval::ONE_SEED_NOTE));
     }
     out
 }

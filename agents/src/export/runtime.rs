@@ -31,7 +31,7 @@ pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
 /// `mtf` sends it). Versions 2 (SPEC 4's state only) and 3 are read too.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// The features a policy may read after SPEC 4's state, in the observation's order.
 pub const INPUTS: [&str; 4] = env::world::OBSERVATION_EXTRAS;
@@ -203,6 +203,9 @@ impl Manifest {
                 .saturating_add(h.saturating_mul(k))
                 .saturating_add(k),
             Ok(PolicyForm::Table) => self.states.saturating_mul(k),
+            // From version 5 a constant policy carries each agent's level index (a level per
+            // weight class or per agent); before, `fixed_level` alone.
+            Ok(PolicyForm::Constant) if self.version >= 5 => 1,
             Ok(PolicyForm::Constant) | Err(_) => 0,
         }
     }
@@ -344,6 +347,12 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
             weights.len()
         ));
     }
+    if manifest.form() == Ok(PolicyForm::Constant) {
+        let k = manifest.levels.len();
+        if let Some(l) = weights.iter().find(|&&l| !(l >= 0.0 && l.fract() == 0.0 && (l as usize) < k)) {
+            return Err(format!("the policy's level index {l} is not one of its {k} levels"));
+        }
+    }
     Ok((manifest, weights))
 }
 
@@ -477,7 +486,10 @@ impl<'a> Agent<'a> {
                 let s = (budget_floor(input[0], tokens, self.manifest.total_tokens).max(0.0) as usize).min(self.manifest.states - 1);
                 softmax(self.w[s * k..(s + 1) * k].iter().map(|&l| f64::from(l)))
             }
-            PolicyForm::Constant => (0..k).map(|l| if l == self.manifest.fixed_level { 1.0 } else { 0.0 }).collect(),
+            PolicyForm::Constant => {
+                let level = self.w.first().map_or(self.manifest.fixed_level, |&l| l as usize);
+                (0..k).map(|l| if l == level { 1.0 } else { 0.0 }).collect()
+            }
         }
     }
 
@@ -569,9 +581,18 @@ mod tests {
     #[test]
     fn payload_round_trips_and_damage_is_reported() {
         let m = fixed_manifest();
-        let exe = append_payload(b"\x7fELF runtime", &m, &[]);
+        let exe = append_payload(b"\x7fELF runtime", &m, &[1.0]);
         let (back, w) = read_payload(&exe).unwrap();
-        assert_eq!((back, w.len()), (m, 0));
+        assert_eq!((back, w), (m.clone(), vec![1.0]));
+        // A constant policy's level index must be one of its levels.
+        for bad in [3.0f32, 0.5, -1.0] {
+            let e = read_payload(&append_payload(b"r", &m, &[bad])).unwrap_err();
+            assert!(e.contains("is not one of its 3 levels"), "{bad}: {e}");
+        }
+        // Version 4 carried the level in the manifest alone.
+        let old = Manifest { version: 4, ..m.clone() };
+        let (old, w) = read_payload(&append_payload(b"r", &old, &[])).unwrap();
+        assert_eq!(Agent::new(&old, &w, 0).probabilities(&[0.2, 0.1, 0.9]), [0.0, 1.0, 0.0]);
         assert!(read_payload(b"\x7fELF runtime").unwrap_err().contains("carries no policy"));
         let mut bad = exe.clone();
         let n = bad.len();
@@ -714,7 +735,7 @@ mod tests {
     #[test]
     fn protocol_errors_name_the_problem() {
         let m = fixed_manifest();
-        let a = Agent::new(&m, &[], 0);
+        let a = Agent::new(&m, &[1.0], 0);
         assert_eq!(
             a.answer(r#"{"budget": 0.2, "utilities": [0.1, 0.9]}"#, None),
             r#"{"probabilities":[0.0,1.0,0.0],"threshold":0.5}"#

@@ -9,6 +9,10 @@ use env::metrics::spec::{NEAR_UNIFORM, WELFARE};
 use env::metrics::{EpisodeMetrics, Metric, METRICS};
 use serde::Serialize;
 
+/// The policy of a row whose mechanism ignores the agents' actions
+/// (`scheduler::registry::reads_actions`): one row stands for every policy.
+pub const ANY_POLICY: &str = "any";
+
 /// One evaluated pair.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
@@ -116,11 +120,11 @@ pub fn significant(d: &Stat) -> bool {
 /// A paired difference as `+m +- ci`, with ` *` when its CI excludes 0.
 pub fn signed(d: &Stat) -> String {
     let mark = if significant(d) { " *" } else { "" };
-    format!("{:+.3} +- {:.3}{mark}", d.mean, d.ci95)
+    format!("{}{mark}", d.signed_pm(3))
 }
 
 fn fmt(s: &Stat) -> String {
-    format!("{:.3} +- {:.3}", s.mean, s.ci95)
+    s.pm(3)
 }
 
 /// The figures a comparison shows after welfare, in `env::metrics::METRICS`'s order: those
@@ -181,6 +185,12 @@ pub fn markdown(rows: &[Row]) -> String {
             NEAR_UNIFORM * 100.0
         ));
     }
+    if rows.iter().any(|r| r.policy == ANY_POLICY) {
+        out.push_str("\nany: the mechanism ignores the agents' thresholds and bids, so every policy gives the same episodes under it; one row stands for them all.\n");
+    }
+    if rows.iter().any(|r| !r.summary.welfare().has_ci()) {
+        out.push_str(&format!("\n{}\n", env::eval::ONE_SEED_NOTE));
+    }
     if let Some(p) = paired {
         out.push_str(&format!(
             "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0; the best mean welfare is in bold. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",
@@ -216,14 +226,17 @@ pub fn csv(rows: &[Row]) -> crate::error::Result<Vec<u8>> {
             let mut rec = vec![r.policy.clone(), r.mechanism.clone()];
             for st in stats {
                 rec.push(st.map(|x| x.mean.to_string()).unwrap_or_default());
-                rec.push(st.map(|x| x.ci95.to_string()).unwrap_or_default());
+                rec.push(st.filter(Stat::has_ci).map(|x| x.ci95.to_string()).unwrap_or_default());
             }
             if paired {
                 match &r.paired {
                     Some(p) => rec.extend([
                         p.baseline.clone(),
                         p.welfare_diff.mean.to_string(),
-                        p.welfare_diff.ci95.to_string(),
+                        Some(p.welfare_diff)
+                            .filter(Stat::has_ci)
+                            .map(|x| x.ci95.to_string())
+                            .unwrap_or_default(),
                         p.significant.to_string(),
                     ]),
                     None => rec.extend(std::iter::repeat_n(String::new(), 4)),

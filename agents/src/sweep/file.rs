@@ -346,23 +346,65 @@ impl Sweep {
             ));
         }
         let resolved: toml::Table = toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML");
+        // Optional keys (e.g. hedge's eta, a level per weight class) are absent when unset: they
+        // are real if setting them is accepted, together (one class's level alone is not a
+        // valid per-class policy).
+        let mut probe = BTreeMap::new();
         for (k, d) in &sweep.file.params {
             match lookup(&resolved, k) {
                 Some(v) => {
                     sweep.defaults.insert(k.clone(), v.clone());
                 }
-                // Optional keys (e.g. hedge's eta) are absent when unset: the key is real if
-                // setting it is accepted.
                 None => {
-                    let mut probe = BTreeMap::new();
                     probe.insert(k.clone(), d.sample(0.5));
-                    if let Err(e) = Experiment::load(&sweep.base, &sweep.overrides(&probe, &[])) {
-                        return Err(err(path, format!("params.{k}"), format!("not a key of the base config ({e})")));
-                    }
                 }
             }
         }
+        if !probe.is_empty() {
+            if let Err(e) = Experiment::load(&sweep.base, &sweep.overrides(&probe, &[])) {
+                let text = e.to_string();
+                let k = probe
+                    .keys()
+                    .find(|k| text.contains(k.as_str()))
+                    .unwrap_or_else(|| probe.keys().next().expect("one"));
+                return Err(err(path, format!("params.{k}"), format!("not a key of the base config ({e})")));
+            }
+        }
+        sweep.check_learner_keys(exp.learner.kind)?;
         Ok(sweep)
+    }
+
+    /// Refuse a space that searches keys of a learner the trials do not run (`chosen`, unless
+    /// `learner.kind` is itself searched): they would change nothing, and the "best" trial
+    /// would be noise.
+    pub fn check_learner_keys(&self, chosen: crate::learners::LearnerKind) -> Result<(), ConfigError> {
+        use crate::learners::LearnerKind;
+        let mut run: Vec<&str> = vec![chosen.name()];
+        if let Some(Dist::Categorical { choices }) = self.file.params.get("learner.kind") {
+            run.extend(choices.iter().filter_map(|c| c.as_str()));
+        }
+        let ignored: Vec<&str> = self
+            .file
+            .params
+            .keys()
+            .filter(|k| {
+                let section = k.strip_prefix("learner.").and_then(|r| r.split_once('.')).map(|(s, _)| s);
+                section.is_some_and(|s| LearnerKind::ALL.iter().any(|l| l.name() == s) && !run.contains(&s))
+            })
+            .map(String::as_str)
+            .collect();
+        if ignored.is_empty() {
+            return Ok(());
+        }
+        Err(err(
+            &self.path,
+            "params",
+            format!(
+                "{} set a learner the trials do not run (they train {}): they would change nothing; search the chosen learner's keys, or set learner.kind",
+                ignored.join(", "),
+                run.join(" or ")
+            ),
+        ))
     }
 
     /// The `--set` overrides of a trial: the file's budget, then `extra` (the command line's

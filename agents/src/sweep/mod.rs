@@ -31,6 +31,17 @@ use std::time::{Duration, Instant};
 use storage::db::Location;
 use storage::{Storage, Trial, TrialState};
 
+/// The policy spec of a trial that searched a level per weight class (every parameter a
+/// `learner.fixed.by_weight.*` key), for `mtf simulate --policy` and `mtf compare`.
+fn fixed_spec(params: &BTreeMap<String, Value>) -> Option<String> {
+    let mut by = Vec::new();
+    for (k, v) in params {
+        let w = k.strip_prefix("learner.fixed.by_weight.w")?.parse::<f64>().ok()?;
+        by.push((w, v.as_float().or_else(|| v.as_integer().map(|i| i as f64))?));
+    }
+    (!by.is_empty()).then(|| crate::learners::fixed::Levels::ByWeight(by).spec())
+}
+
 /// Set by SIGTERM: stop at the next episode boundary and claim nothing more.
 fn stop_flag() -> &'static Arc<AtomicBool> {
     static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
@@ -130,7 +141,8 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
     if let Some(seed) = args.seed {
         probe.push(format!("seed={seed}"));
     }
-    crate::config::Experiment::load(&sweep.base, &probe).map_err(|e| user(format!("--set: {e}")))?;
+    let exp = crate::config::Experiment::load(&sweep.base, &probe).map_err(|e| user(format!("--set: {e}")))?;
+    sweep.check_learner_keys(exp.learner.kind)?;
     let mut st = Storage::open(&db, &study, &sweep.fingerprint(), sweep.liveness())?;
     // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its
     // checkpoint written), mark their trials interrupted so others pick them up, and the
@@ -555,6 +567,9 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::error::Result<Str
         msg.push_str(&format!("best {} = {value:.4} (trial {}):\n", file.objective.metric, b.number));
         for (k, v) in &b.params {
             msg.push_str(&format!("  {k} = {v}\n"));
+        }
+        if let Some(spec) = fixed_spec(&b.params) {
+            msg.push_str(&format!("  as a policy: {spec}\n"));
         }
         if let Some(d) = trials
             .iter()

@@ -88,12 +88,10 @@ impl std::fmt::Display for GroupSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} replicates; held-out welfare over replicates {:.3} +- {:.3} greedy, {:.3} +- {:.3} sampled; baseline {} {:.3}",
+            "{} replicates; held-out welfare over replicates {} greedy, {} sampled; baseline {} {:.3}",
             self.replicates,
-            self.eval_welfare.mean,
-            self.eval_welfare.ci95,
-            self.eval_sampled_welfare.mean,
-            self.eval_sampled_welfare.ci95,
+            self.eval_welfare.pm(3),
+            self.eval_sampled_welfare.pm(3),
             self.baseline.policy,
             self.baseline.eval_welfare.mean
         )?;

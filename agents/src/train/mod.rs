@@ -137,11 +137,9 @@ impl std::fmt::Display for Trained {
                 ..
             } => write!(
                 f,
-                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {:.3} +- {:.3} greedy, {:.3} +- {:.3} sampled, over {eval_seeds} seeds{}\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
-                eval.welfare().mean,
-                eval.welfare().ci95,
-                sampled.welfare().mean,
-                sampled.welfare().ci95,
+                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {} greedy, {} sampled, over {eval_seeds} seeds{}\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
+                eval.welfare().pm(3),
+                sampled.welfare().pm(3),
                 near_uniform_note(sampled),
                 RunDir::at(&self.dir).tb().display()
             ),

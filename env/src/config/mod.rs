@@ -18,7 +18,7 @@ pub mod trace;
 
 pub use env_section::*;
 pub use mechanism::{ActionKind, Leftovers, MechanismSection};
-pub use overrides::{apply_override, from_table, read_table, read_text};
+pub use overrides::{apply_override, blame_override, from_table, read_table, read_text};
 pub use trace::read_trace;
 
 use checks::{check_arrival_rates, check_catalog, check_world, expand_agents, expand_cluster};
@@ -111,12 +111,12 @@ impl ScenarioFile {
         for k in FOREIGN_SECTIONS {
             table.remove(*k);
         }
-        let file: ScenarioFile = from_table(&path.display().to_string(), table)?;
-        file.resolve(path)
+        let file: ScenarioFile = from_table(&path.display().to_string(), table).map_err(|e| blame_override(e, overrides))?;
+        file.resolve(path).map_err(|e| blame_override(e, overrides))
     }
 
     /// Validate into a [`Scenario`]; `path` names the file in errors and anchors the trace path.
-    pub fn resolve(self, path: &Path) -> Result<Scenario, ConfigError> {
+    pub fn resolve(mut self, path: &Path) -> Result<Scenario, ConfigError> {
         let fname = path.display().to_string();
         let err = error_in(&fname);
         let e = &self.env;
@@ -129,7 +129,9 @@ impl ScenarioFile {
         check_mechanism(&fname, &self.mechanism)?;
         check_valuations(&fname, e, &self.mechanism)?;
         check_arrival_rates(&fname, e, &agents, m_total)?;
-        let trace = match (e.arrivals, &e.trace) {
+        let (arrivals, given) = (e.arrivals, e.trace.clone());
+        let mut resolved_trace = None;
+        let trace = match (arrivals, &given) {
             (Arrivals::Trace, None) => return Err(err("env.trace", "arrivals = \"trace\" needs a trace file".into())),
             (Arrivals::Trace, Some(p)) => {
                 let full = if p.is_absolute() {
@@ -137,7 +139,12 @@ impl ScenarioFile {
                 } else {
                     path.parent().unwrap_or(Path::new(".")).join(p)
                 };
-                read_trace(&full, agents.len()).map_err(|problem| err("env.trace", problem))?
+                let rows = read_trace(&full, agents.len()).map_err(|problem| err("env.trace", problem))?;
+                // Resolved once, stored absolute: a run's config.toml (in another folder) and
+                // every later use of it (`run:`, export, --resume) read the same file.
+                let full = std::fs::canonicalize(&full).map_err(|e| err("env.trace", format!("{}: {e}", full.display())))?;
+                resolved_trace = Some(full);
+                rows
             }
             _ => Vec::new(),
         };
@@ -149,6 +156,9 @@ impl ScenarioFile {
             Deadline::Rounds(r) => r,
             Deadline::None => u32::MAX,
         };
+        if resolved_trace.is_some() {
+            self.env.trace = resolved_trace;
+        }
         Ok(Scenario {
             file: self,
             agents,

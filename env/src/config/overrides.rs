@@ -68,6 +68,22 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
     }
 }
 
+/// An error about a key an override set is blamed on the flag, not on the file: its `file`
+/// becomes `--set KEY=VALUE (over FILE)`. Keys match segment by segment (`env.agents[1].load`
+/// is `env.agents.1.load`; `*` matches any index), either one a prefix of the other.
+pub fn blame_override(mut e: ConfigError, overrides: &[String]) -> ConfigError {
+    let key = e.key.replace('[', ".").replace(']', "");
+    let key: Vec<&str> = key.split('.').filter(|s| !s.is_empty()).collect();
+    let hit = overrides.iter().rev().find(|o| {
+        let path: Vec<&str> = o.split('=').next().unwrap_or("").trim().split('.').collect();
+        !key.is_empty() && path.iter().zip(&key).all(|(p, k)| p == k || *p == "*")
+    });
+    if let Some(o) = hit {
+        e.file = format!("--set {o} (over {})", e.file);
+    }
+    e
+}
+
 /// Read a regular UTF-8 file of at most `max` bytes. FIFOs, devices and directories are
 /// refused before reading (`/dev/zero` would never end), and a file that grows while read is
 /// read only up to the limit. The error is the problem alone (callers name the file).
@@ -114,6 +130,17 @@ pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, Conf
             key: o.split('=').next().unwrap_or("").to_string(),
             problem: p,
         })?;
+        // A path given on the command line is relative to the current directory (a path in
+        // the file, to the file's folder).
+        if o.split('=').next().map(str::trim) == Some("env.trace") {
+            if let Some(toml::Value::String(p)) = table.get_mut("env").and_then(|e| e.get_mut("trace")) {
+                if Path::new(p.as_str()).is_relative() {
+                    if let Ok(cwd) = std::env::current_dir() {
+                        *p = cwd.join(&*p).display().to_string();
+                    }
+                }
+            }
+        }
     }
     Ok(table)
 }

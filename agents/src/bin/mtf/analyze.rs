@@ -21,10 +21,11 @@ pub(crate) struct Args {
     #[arg(long, default_value_t = defaults::SELECT_SEEDS, value_parser = parse_seeds)]
     select_seeds: usize,
     /// Token totals of the token-scale sweep, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = defaults::TOKENS)]
+    #[arg(long, value_delimiter = ',', default_value = defaults::TOKENS_TEXT)]
     tokens: Vec<f64>,
-    /// Baseline mechanisms, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = defaults::BASELINES.map(String::from))]
+    /// Baselines, comma-separated: mechanisms (played at the best fixed level), or policy specs
+    /// played under the config's mechanism (fixed:w1=X,w2=Y,..., fixed:[X,...], run:RUN_DIR, ...).
+    #[arg(long, default_value = defaults::BASELINES_TEXT)]
     baselines: Vec<String>,
     /// Run directory (default runs/analyze-<config stem>-<timestamp>).
     #[arg(long)]
@@ -40,7 +41,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         seeds: a.seeds,
         select_seeds: a.select_seeds,
         tokens: a.tokens,
-        baselines: a.baselines,
+        baselines: agents::eval::policies::split_list(&a.baselines),
         threads: a.common.threads_or_default(),
         progress: !a.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };

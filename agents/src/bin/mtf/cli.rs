@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 /// The MTF harness: fair accelerator sharing, learned thresholds, baselines.
 #[derive(Parser, Debug)]
-#[command(name = "mtf", version, about)]
+#[command(name = "mtf", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,7 +43,12 @@ enum Command {
 
 /// Parse `args` and run the command.
 pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> agents::Result<ExitCode> {
-    let args: Vec<OsString> = args.into_iter().collect();
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    // `mtf help --help` (or `mtf help train -h`) asks for help about help: clap's help
+    // subcommand takes no flags and would exit 2; print the help it names instead.
+    if args.get(1).is_some_and(|a| a == "help") {
+        args.retain(|a| a != "--help" && a != "-h");
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e)

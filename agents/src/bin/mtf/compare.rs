@@ -11,10 +11,14 @@ pub(crate) struct Args {
     /// Scenario config (TOML).
     #[arg(long, short)]
     config: PathBuf,
-    /// Policies, comma-separated: fixed:X (the threshold level X), fixed:all (every level),
-    /// hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
-    /// agent:PATH (an exported agent binary; a bare name is a file in this directory).
-    #[arg(long, value_delimiter = ',', required = true)]
+    /// Policies, comma-separated: fixed:X (level X for everyone: a threshold, or a bid factor
+    /// under an auction), fixed:w1=X,w2=Y,... (a level per weight class), fixed:[X,Y,...] (a
+    /// level per agent), fixed:all (every level), hedge (Hedge learning online), run:RUN_DIR (a
+    /// trained run's greedy policies; a run group: every replicate), sampled:run:RUN_DIR (the
+    /// same policies drawing their actions), agent:PATH (an exported agent binary; a bare name
+    /// is a file in this directory). A mechanism that ignores the agents' actions gets one
+    /// row, `any`.
+    #[arg(long, required = true)]
     policies: Vec<String>,
     /// Mechanisms, comma-separated (default: the config's).
     #[arg(long, value_delimiter = ',')]
@@ -32,7 +36,7 @@ pub(crate) struct Args {
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let spec = CompareSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
-        policies: a.policies,
+        policies: agents::eval::policies::split_list(&a.policies),
         mechanisms: a.mechanisms,
         seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),

@@ -12,8 +12,7 @@ pub(crate) struct Common {
     /// Root seed (overrides the config's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Worker threads (default: the config's train.threads for train and sweep, else 2;
-    /// results do not depend on it).
+    /// Worker threads (default 2; results do not depend on it).
     #[arg(long, value_parser = parse_threads)]
     pub threads: Option<usize>,
     /// Machine-readable JSON on stdout instead of the report.

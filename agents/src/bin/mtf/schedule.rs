@@ -16,7 +16,16 @@ pub(crate) struct Args {
         "Themis fairness knob f in [0, 1] (overrides the input's `fairness`; default {})",
         scheduler::themis::DEFAULT_FAIRNESS
     ))]
+    #[arg(value_parser = parse_fairness)]
     fairness: Option<f64>,
+}
+
+/// `--fairness`: a number in [0, 1] (checked here, so the flag is named, not the input).
+fn parse_fairness(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("expected a number in [0, 1], got `{s}`")),
+    }
 }
 
 pub(crate) fn run(args: Args) -> agents::Result<ExitCode> {

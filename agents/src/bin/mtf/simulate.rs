@@ -14,9 +14,12 @@ pub(crate) struct Args {
     /// Mechanism (overrides mechanism.name).
     #[arg(long, short)]
     mechanism: Option<String>,
-    /// Policy: fixed:X (the threshold level X), hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
-    /// agent:PATH (an exported agent binary; a bare name is a file in this directory;
-    /// MTF_AGENT_TIMEOUT seconds per reply, default 10).
+    /// Policy: fixed:X (level X for everyone: a threshold, or a bid factor under an auction),
+    /// fixed:w1=X,w2=Y,... (a level per weight class), fixed:[X,Y,...] (a level per agent),
+    /// hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
+    /// sampled:run:RUN_DIR (the same policies drawing their actions), agent:PATH (an exported
+    /// agent binary; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
+    /// reply, default 10).
     #[arg(long, short, default_value = "fixed:0.5")]
     policy: String,
     #[command(flatten)]

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(mut_arg("threads", |a| a.help("Worker threads per trial (default: the sweep file's budget.threads; results do not depend on it)")))]
 pub(crate) struct Args {
     #[command(subcommand)]
     action: Option<Action>,
@@ -127,10 +128,9 @@ every `heartbeat_interval` seconds (sweep file, default 60); a trial silent for
 SIGTERM stops a worker after its current episode (checkpointed), marks its trial interrupted
 and exits 0. `mtf sweep export --study NAME --out FILE` writes a study for Optuna.
 
-Run the same command again, or
-with --study NAME, to continue a killed sweep; run it in several processes at once to share
-the work: trials are claimed in a transaction, so none runs twice, and --trials counts the
-study's trials across all of them. Each trial is an ordinary run directory under
+Run the same command again, or with --study NAME, to continue a killed sweep; run it in
+several processes at once to share the work: trials are claimed in a transaction, so none runs
+twice, and --trials counts the study's trials across all of them. Each trial is an ordinary run directory under
 <out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
 `mtf train`), history.png and params.png (and .svg).
 

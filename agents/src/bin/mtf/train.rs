@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
+#[command(mut_arg("threads", |a| a.help("Worker threads (default: the config's train.threads; results do not depend on it)")))]
 pub(crate) struct Args {
     /// Experiment config (TOML).
     #[arg(long, short)]

@@ -53,6 +53,8 @@ pub struct Equilibrium {
     pub price_of_anarchy_fixed: f64,
     /// The best adaptive policy's welfare over the equilibrium's.
     pub price_of_anarchy_adaptive: f64,
+    /// The policy spec that plays it (`mtf compare --policies`).
+    pub spec: String,
 }
 
 /// What one weight class's learner learns from.
@@ -140,8 +142,10 @@ pub(super) fn equilibrium(
     let eps = ctx.held_out(sc, &profile(sc, &current));
     let w = |e: &[EpisodeMetrics]| mean(e, |x| x.welfare);
     let levels = sc.action_levels();
+    let by: Vec<(f64, f64)> = classes.iter().zip(&current).map(|(&wt, &l)| (wt, levels[l])).collect();
     Equilibrium {
-        levels: classes.iter().zip(&current).map(|(&wt, &l)| (wt, levels[l])).collect(),
+        spec: crate::learners::fixed::Levels::ByWeight(by.clone()).spec(),
+        levels: by,
         passes,
         converged,
         welfare: Stat::of(&eps.iter().map(|e| e.welfare).collect::<Vec<_>>()),

@@ -68,8 +68,12 @@ pub mod defaults {
     pub const SELECT_SEEDS: usize = 8;
     /// Token totals (the 100, 1,000, 10,000).
     pub const TOKENS: [f64; 3] = [100.0, 1000.0, 10000.0];
+    /// [`TOKENS`] as the command line writes it.
+    pub const TOKENS_TEXT: &str = "100,1000,10000";
     /// Baselines: the standard schedulers of the thesis's comparison.
     pub const BASELINES: [&str; 3] = ["stride", "gandiva_fair", "themis"];
+    /// [`BASELINES`] as the command line writes it.
+    pub const BASELINES_TEXT: &str = "stride,gandiva_fair,themis";
 }
 
 /// One class's best policy.
@@ -88,6 +92,9 @@ pub struct Headroom {
     pub held_out_gain: Stat,
     /// Evaluations the search ran.
     pub evaluations: usize,
+    /// The policy spec that plays it (`mtf compare --policies`), when it is one: the
+    /// per-class policy without a state bit.
+    pub spec: Option<String>,
 }
 
 /// One weight class's unilateral best response to the best common fixed level.
@@ -302,6 +309,10 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         return Err(user(format!("--tokens: {t} is not a positive token total")));
     }
     let mut sc = spec.source.load(None)?;
+    // A baseline policy that does not fit fails now, not after the analysis.
+    for b in spec.baselines.iter().filter(|b| is_policy(b)) {
+        crate::eval::policies::Named::parse(b, &sc)?;
+    }
     crate::train::memory::check(&crate::train::memory::evaluation(&sc, spec.threads), "this analysis")?;
     // A bad run directory (or any replicate of a group) fails now, not after the analysis.
     let trained = match &spec.run {
@@ -354,6 +365,10 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
             select_gain: value - fixed[best].1,
             held_out_gain: paired(&eps, &best_eps, |e| e.welfare),
             evaluations: ctx.evaluations - before,
+            spec: (bit == Bit::None).then(|| {
+                let by = (0..classes.len()).map(|c| (classes[c], levels[policy.levels[c * 2]])).collect();
+                crate::learners::fixed::Levels::ByWeight(by).spec()
+            }),
         });
         let gain = headroom.last().map_or(0.0, |h: &Headroom| h.held_out_gain.mean);
         if headroom.iter().all(|h| h.held_out_gain.mean <= gain) {
@@ -374,6 +389,13 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         Vec::new()
     };
     for b in &spec.baselines {
+        if is_policy(b) {
+            // A policy spec plays under the config's mechanism, on the same held-out seeds.
+            let named = crate::eval::policies::Named::parse(b, &sc_dim)?;
+            let eps = named.evaluate(&sc_dim, &ctx.held_out, spec.threads)?;
+            rows.push(row(&sc_dim, &crate::eval::policies::canonical(b), &mech, eps));
+            continue;
+        }
         let bsc = spec.source.load(Some(b))?;
         let eps = ctx.held_out(&bsc, &Fixed { level: best });
         rows.push(row(&bsc, &format!("fixed:{}", levels[best]), b, eps));
@@ -397,6 +419,12 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         run,
         rows,
     })
+}
+
+/// Whether a `--baselines` entry is a policy spec (`fixed:...`, `run:...`, `hedge`) rather than
+/// a mechanism name.
+fn is_policy(entry: &str) -> bool {
+    entry.contains(':') || entry == "hedge"
 }
 
 fn best_responses(ctx: &mut Ctx<'_>, sc: &Scenario, best: usize, best_eps: &[EpisodeMetrics]) -> Vec<BestResponse> {
@@ -443,7 +471,7 @@ fn token_scale(ctx: &mut Ctx<'_>, spec: &AnalyzeSpec) -> crate::error::Result<Ve
         let (best, _) = ctx.best_fixed(&sc);
         let mtf = ctx.held_out(&sc, &Fixed { level: best });
         let mut diffs = Vec::new();
-        for b in &spec.baselines {
+        for b in spec.baselines.iter().filter(|b| !is_policy(b)) {
             let eps = ctx.held_out(&source.load(Some(b))?, &Fixed { level: best });
             diffs.push((b.clone(), paired(&mtf, &eps, |e| e.welfare)));
         }

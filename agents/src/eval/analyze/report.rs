@@ -76,13 +76,36 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
     if let Some(r) = &a.run {
         md += &run_section(a, r);
     }
+    md += &policies_section(a);
     md += "\n## Every held-out row\n\n";
     md += &crate::report::table::markdown(&a.rows);
-    md += "\n## Figures\n\n";
-    for png in figures.iter().filter(|f| f.ends_with(".png")) {
-        md += &format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg"));
+    if figures.iter().any(|f| f.ends_with(".png")) {
+        md += "\n## Figures\n\n";
+        for png in figures.iter().filter(|f| f.ends_with(".png")) {
+            md += &format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg"));
+        }
     }
     md
+}
+
+/// The policies the analysis found, as specs `mtf simulate --policy`, `mtf compare
+/// --policies` and `mtf analyze --baselines` take.
+fn policies_section(a: &Analyzed) -> String {
+    let mut t = Table::new(["policy", "spec", "Δ welfare vs best fixed, held out"]);
+    t.row([
+        "best fixed level".to_string(),
+        crate::learners::fixed::Levels::All(a.best_fixed).spec(),
+        "baseline".into(),
+    ]);
+    for h in &a.headroom {
+        let spec = h.spec.clone().unwrap_or_else(|| "(reads a state bit: no fixed spec)".into());
+        t.row([h.bit.name().to_string(), spec, signed(&h.held_out_gain)]);
+    }
+    let e = &a.equilibrium;
+    t.row(["selfish equilibrium".to_string(), e.spec.clone(), signed(&e.vs_best_fixed)]);
+    format!(
+        "\n## The policies found, as specs\n\n{t}\nPaste a spec into `mtf simulate --policy`, `mtf compare --policies` or `mtf analyze --baselines` (quote it in a shell).\n"
+    )
 }
 
 fn token_table(a: &Analyzed) -> String {
@@ -94,7 +117,7 @@ fn token_table(a: &Analyzed) -> String {
         let cells = [
             p.total_tokens.to_string(),
             p.best_fixed.to_string(),
-            format!("{:.3} +- {:.3}", p.mtf_welfare.mean, p.mtf_welfare.ci95),
+            p.mtf_welfare.pm(3),
             format!("{:.3}", p.paid_share.mean),
         ];
         table.row(cells.into_iter().chain(p.diffs.iter().map(|(_, d)| signed(d))));
@@ -285,11 +308,10 @@ fn equilibrium_section(a: &Analyzed) -> String {
     }
     md += &t.to_string();
     md += &format!(
-        "\n{} after {} passes. Welfare {:.3} +- {:.3} jobs per round (held out); minus the best fixed level {}; minus the best adaptive policy {}; price of anarchy {:.3} against the best fixed level and {:.3} against the best adaptive policy (their welfare over the equilibrium's).\n",
+        "\n{} after {} passes. Welfare {} jobs per round (held out); minus the best fixed level {}; minus the best adaptive policy {}; price of anarchy {:.3} against the best fixed level and {:.3} against the best adaptive policy (their welfare over the equilibrium's).\n",
         if e.converged { "No class gains by moving" } else { "Not settled (a cycle or the pass limit)" },
         e.passes,
-        e.welfare.mean,
-        e.welfare.ci95,
+        e.welfare.pm(3),
         signed(&e.vs_best_fixed),
         signed(&e.vs_best_adaptive),
         e.price_of_anarchy_fixed,
@@ -333,7 +355,12 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::error:
     crate::run::write_atomic(&dir.config(), a.scenario.to_toml().as_bytes())?;
     let figures = figures(dir.path(), a)?;
     crate::run::write_atomic(&dir.file("analysis.md"), markdown(a, &source.config, &figures).as_bytes())?;
-    let stat = |s: &Stat| [format!("{}", s.mean), format!("{}", s.ci95)];
+    let stat = |s: &Stat| {
+        [
+            format!("{}", s.mean),
+            if s.has_ci() { format!("{}", s.ci95) } else { String::new() },
+        ]
+    };
     let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let records: Vec<Vec<String>> = a
         .headroom
@@ -466,12 +493,7 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
         let xs: Vec<f64> = run.learning.iter().map(|(e, _)| *e as f64).collect();
         // Held-out references as flat lines, their CI in the label (one bar per x would hide
         // the curve).
-        let flat = |name: &str, s: Stat| {
-            (
-                format!("{name}: {:.2} ± {:.2}", s.mean, s.ci95),
-                vec![Stat { mean: s.mean, ci95: 0.0 }; xs.len()],
-            )
-        };
+        let flat = |name: &str, s: Stat| (format!("{name}: {}", s.pm(2)), vec![Stat { mean: s.mean, ci95: 0.0 }; xs.len()]);
         let per = run.learning.first().map_or(1, |(e, _)| *e);
         let over = run
             .replicates

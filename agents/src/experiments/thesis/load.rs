@@ -94,7 +94,7 @@ pub(super) fn claim_text(index: &mut String, claim: &str, load: f64, seeds: usiz
         let s = crate::report::table::welfare_diff(by_label(rows, a), by_label(rows, b));
         // A difference that rounds to zero prints as +0.00, not -0.00.
         let mean = if s.mean.abs() < 0.005 { 0.0 } else { s.mean };
-        format!("{mean:+.2} +- {:.2}", s.ci95)
+        env::eval::Stat { mean, ci95: s.ci95 }.signed_pm(2)
     };
     let welfare = |label: &str| by_label(rows, label).summary.welfare().mean;
     let (learned, best, themis) = (welfare("mtf learned"), welfare("mtf fixed:0.0"), welfare("themis"));

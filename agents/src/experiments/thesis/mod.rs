@@ -292,7 +292,7 @@ fn pct(a: f64, b: f64) -> String {
 }
 
 fn cell(s: &Stat) -> String {
-    format!("{:.2} +- {:.2}", s.mean, s.ci95)
+    s.pm(2)
 }
 
 fn by_label<'a>(rows: &'a [Row], label: &str) -> &'a Row {

@@ -142,11 +142,7 @@ pub(super) fn sharing_incentive(ctx: &mut Ctx, rows_w124_high: Option<Vec<Row>>,
             let s = &r.summary;
             // Three decimals: an agent at phi 0.997 is a (small) SI violation, and two decimals
             // would print its phi as 1.00 next to a non-zero count.
-            let f = |x: &Option<Stat>| {
-                x.as_ref()
-                    .map(|s| format!("{:.3} +- {:.3}", s.mean, s.ci95))
-                    .unwrap_or_else(|| "-".into())
-            };
+            let f = |x: &Option<Stat>| x.as_ref().map(|s| s.pm(3)).unwrap_or_else(|| "-".into());
             let below = |t: f64| {
                 let xs: Vec<f64> = r
                     .episodes

@@ -54,11 +54,11 @@ fn lines_chart<DB: DrawingBackend>(
 ) -> DrawResult<DB> {
     let lo = series
         .iter()
-        .flat_map(|(_, v)| v.iter().map(|s| s.mean - s.ci95))
+        .flat_map(|(_, v)| v.iter().map(|s| s.mean - s.bar()))
         .fold(f64::INFINITY, f64::min);
     let hi = series
         .iter()
-        .flat_map(|(_, v)| v.iter().map(|s| s.mean + s.ci95))
+        .flat_map(|(_, v)| v.iter().map(|s| s.mean + s.bar()))
         .fold(f64::NEG_INFINITY, f64::max);
     // A quantity that cannot be negative (a time, a welfare) keeps its axis at or above 0.
     let (lo, hi) = match padded(lo.min(hi), hi.max(lo)) {
@@ -112,8 +112,8 @@ fn lines_chart<DB: DrawingBackend>(
         for ((x, s), p) in xs.iter().zip(stats).zip(points) {
             let (px, py) = chart.backend_coord(&p);
             let (lo, hi) = (
-                chart.backend_coord(&(*x, s.mean - s.ci95)),
-                chart.backend_coord(&(*x, s.mean + s.ci95)),
+                chart.backend_coord(&(*x, s.mean - s.bar())),
+                chart.backend_coord(&(*x, s.mean + s.bar())),
             );
             error_bar(root, px, lo.1, hi.1, 5, color)?;
             marker(root, k, (px, py), color)?;

@@ -15,8 +15,8 @@ fn per_row<DB: DrawingBackend>(
 ) -> DrawResult<DB> {
     let k = stats.len();
     let start = if zero { 0.0 } else { f64::INFINITY };
-    let lo = stats.iter().map(|(s, _)| s.mean - s.ci95).fold(start, f64::min);
-    let hi = stats.iter().map(|(s, _)| s.mean + s.ci95).fold(-start, f64::max);
+    let lo = stats.iter().map(|(s, _)| s.mean - s.bar()).fold(start, f64::min);
+    let hi = stats.iter().map(|(s, _)| s.mean + s.bar()).fold(-start, f64::max);
     let (lo, hi) = padded(lo, hi);
     let (w, h) = root.dim_in_pixel();
     if h > w || !fits_upright(w, names) {
@@ -47,8 +47,8 @@ fn per_row<DB: DrawingBackend>(
         let k = PALETTE.iter().position(|p| p == c).unwrap_or(0);
         let at = chart.backend_coord(&(i as f64, s.mean));
         let (lo, hi) = (
-            chart.backend_coord(&(i as f64, s.mean - s.ci95)),
-            chart.backend_coord(&(i as f64, s.mean + s.ci95)),
+            chart.backend_coord(&(i as f64, s.mean - s.bar())),
+            chart.backend_coord(&(i as f64, s.mean + s.bar())),
         );
         error_bar(root, at.0, lo.1, hi.1, 7, *c)?;
         marker(root, k, at, *c)?;
@@ -92,8 +92,8 @@ fn forest<DB: DrawingBackend>(
         let shape = PALETTE.iter().position(|p| p == c).unwrap_or(0);
         let at = chart.backend_coord(&(s.mean, y(i)));
         let (l, r) = (
-            chart.backend_coord(&(s.mean - s.ci95, y(i))),
-            chart.backend_coord(&(s.mean + s.ci95, y(i))),
+            chart.backend_coord(&(s.mean - s.bar(), y(i))),
+            chart.backend_coord(&(s.mean + s.bar(), y(i))),
         );
         let style = c.stroke_width(2);
         root.draw(&PathElement::new([(l.0, at.1), (r.0, at.1)], style))?;
@@ -154,7 +154,7 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
     let c = classes.len().max(1);
     let hi = rows
         .iter()
-        .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.ci95))
+        .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.bar()))
         .fold(0.0, f64::max)
         // Head room for the legend (upper right, one line per class) above the tallest bar.
         * (1.15 + 0.09 * c as f64);
@@ -189,7 +189,7 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
         chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
             let s = r.summary.throughput_by_weight[ci].1;
             let x = i as f64 + offset;
-            ErrorBar::new_vertical(x, s.mean - s.ci95, s.mean, s.mean + s.ci95, BLACK.stroke_width(1), 6)
+            ErrorBar::new_vertical(x, s.mean - s.bar(), s.mean, s.mean + s.bar(), BLACK.stroke_width(1), 6)
         }))?;
     }
     chart
