@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL server for the tests (agents/tests/sweep_postgres.rs starts and stops
+# A throwaway PostgreSQL server for the tests (agents/tests/sweep_storages.rs starts and stops
 # it; nothing else is touched):
 #   scripts/postgres-test-server.sh start DIR   -> prints postgresql://mtf@127.0.0.1:PORT/mtf
 #   scripts/postgres-test-server.sh restart DIR

@@ -3,11 +3,15 @@
 # study in PostgreSQL. Tasks claim trials from the study (--trials counts across all of them),
 # so the array's size is how many trials run at once, not how many run in all. Submit with
 #
-#   MTF_STORAGE=postgresql://USER:PASSWORD@DBHOST:5432/DB sbatch scripts/sweep-slurm.sh
+#   MTF_STORAGE=postgresql://USER:PASSWORD@DBHOST:5432/DB scripts/sweep-slurm.sh [SBATCH OPTIONS]
 #
-# from the repository root, after `cargo build --release` (on a shared filesystem the binary
-# and configs are seen by every node; run directories are written under runs/ of each node's
-# working directory, here the shared one). Documented, not run in CI.
+# from the repository root, after `cargo build --release`: run outside a job, the script makes
+# the folder of its output files (Slurm opens them before a task starts, so a missing folder
+# failed every task) and submits itself with sbatch. On a shared filesystem the binary and
+# configs are seen by every node; run directories are written under runs/ of the shared working
+# directory. MTF_SWEEP, MTF_STUDY (default q1, the README's study: tasks and hand-started
+# workers share it) and MTF_TRIALS choose the sweep. agents/tests/slurm.rs runs the array with a
+# fake sbatch and srun that start its tasks locally.
 #
 #SBATCH --job-name=mtf-sweep
 #SBATCH --array=0-15
@@ -21,10 +25,13 @@
 #SBATCH --output=runs/slurm/%x-%A_%a.out
 set -euo pipefail
 : "${MTF_STORAGE:?set MTF_STORAGE=postgresql://USER[:PASSWORD]@HOST[:PORT]/DB}"
+if [ -z "${SLURM_JOB_ID:-}" ]; then
+  mkdir -p runs/slurm
+  exec sbatch "$@" "$0"
+fi
 sweep=${MTF_SWEEP:-configs/sweeps/quickstart.toml}
-study=${MTF_STUDY:-quickstart-cluster}
+study=${MTF_STUDY:-q1}
 trials=${MTF_TRIALS:-64}
-mkdir -p runs/slurm
 # One worker per task (--workers 1), using the task's CPUs for its training runs. srun makes
 # Slurm's SIGTERM reach mtf itself.
 srun --kill-on-bad-exit=0 target/release/mtf sweep --config "$sweep" --storage "$MTF_STORAGE" \

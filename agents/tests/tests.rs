@@ -22,4 +22,5 @@ mod known_answers;
 mod python;
 mod readme;
 mod recipes;
+mod slurm;
 mod sweep_storages;

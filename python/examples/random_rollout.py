@@ -31,7 +31,9 @@ def main() -> None:
             total[a] += r
     m = env.metrics()
     print(f"{len(env.possible_agents)} agents, {m['rounds']} rounds, random {env.action_kind} levels")
-    print(f"welfare {m['welfare']:.2f}  Jain {m['jain']:.3f}  jobs dropped {int(np.sum(m['dropped']))}")
+    # Every figure per round, as the episode's metrics are (the drops are an episode total).
+    dropped = float(np.sum(m["dropped"])) / m["rounds"]
+    print(f"per round: welfare {m['welfare']:.2f} jobs  dropped {dropped:.2f} jobs  (Jain {m['jain']:.3f})")
     for a in env.possible_agents:
         print(f"  {a}: reward {total[a]:.2f}")
 

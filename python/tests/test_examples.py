@@ -24,6 +24,7 @@ def test_random_rollout_runs():
     out = run("python/examples/random_rollout.py", "--set", "env.rounds=20")
     assert out.startswith("8 agents, 20 rounds, random threshold levels")
     assert out.count("reward") == 8
+    assert "per round: welfare" in out and "dropped" in out
 
 
 def test_reinforce_example_runs():

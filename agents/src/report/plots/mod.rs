@@ -102,8 +102,12 @@ pub(crate) fn write_svg(path: &Path, text: &str) -> crate::error::Result<()> {
     crate::run::write_atomic(path, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
 }
 
-/// A policy spec for a label: `run:` and `agent:` paths shortened to their last component.
+/// A policy spec for a label: `run:`, `sampled:run:` and `agent:` paths shortened to their last
+/// component.
 pub(crate) fn short(policy: &str) -> String {
+    if let Some(run) = policy.strip_prefix("sampled:") {
+        return format!("sampled:{}", short(run));
+    }
     match policy.split_once(':') {
         Some((kind @ ("run" | "agent"), path)) => {
             format!("{kind}:{}", Path::new(path).file_name().and_then(|f| f.to_str()).unwrap_or(path))
