@@ -709,3 +709,61 @@ fn a_relative_trace_path_broke_every_later_use_of_the_run() {
     assert_eq!(code, 0, "{err}");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Each world reports its own figures: training in the valuation world printed and stored a
+/// welfare of 0, logged bid factors as thresholds and had no revenue or surplus scalars.
+#[test]
+fn the_valuation_world_reported_welfare_and_thresholds() {
+    let auction = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/auctions/second-price.toml");
+    let out = common::tmp("train", "valuations");
+    let (code, stdout, err) = mtf(&[
+        "train",
+        "--config",
+        auction.to_str().unwrap(),
+        "--set",
+        "learner.kind=hedge",
+        "--set",
+        "train.episodes=2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains("held-out surplus per bidder per item") && stdout.contains("revenue per item") && !stdout.contains("welfare"),
+        "{stdout}"
+    );
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in ["revenue_per_item", "surplus_per_bidder_item", "sold_share", "bid_factor"] {
+        assert!(s["eval"].get(key).is_some(), "eval.{key}: {s}");
+    }
+    for key in ["welfare", "backlog", "dropped", "jain", "throughput_by_weight"] {
+        assert!(s["eval"].get(key).is_none(), "eval.{key} in the valuation world: {s}");
+    }
+    assert!(
+        s.get("eval_welfare").is_none() && s["last_episode"].get("bid_factor_by_weight").is_some(),
+        "{s}"
+    );
+    let tb = std::fs::read_dir(out.join("tb")).unwrap().next().unwrap().unwrap().path();
+    let events = String::from_utf8_lossy(&std::fs::read(tb).unwrap()).into_owned();
+    for tag in [
+        "charts/bid_factor/w1",
+        "auction/revenue_per_item",
+        "auction/surplus_per_bidder_item",
+        "summary/eval_revenue_per_item",
+    ] {
+        assert!(events.contains(tag), "no {tag}");
+    }
+    assert!(!events.contains("charts/threshold") && !events.contains("charts/welfare"));
+    // The queue world keeps its own.
+    let q = out.with_extension("queues");
+    common::train_quickstart(&q, &["train.episodes=1"]);
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(q.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        s["eval_welfare"]["mean"].is_number() && s["eval"].get("revenue_per_item").is_none(),
+        "{s}"
+    );
+    assert!(s["last_episode"].get("threshold_by_weight").is_some());
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&q);
+}

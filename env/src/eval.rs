@@ -166,6 +166,8 @@ pub struct Summary {
     pub throughput_by_weight: Vec<(f64, Stat)>,
     /// Valuation world: mean bid factor per agent.
     pub bid_factor: Option<Vec<Stat>>,
+    /// The world its episodes came from: `summary.json` shows that world's figures only.
+    pub world: Option<crate::config::World>,
 }
 
 impl Summary {
@@ -199,6 +201,7 @@ impl Summary {
             stats,
             throughput_by_weight,
             bid_factor,
+            world: Some(scenario.file.env.world),
         }
     }
 
@@ -210,6 +213,7 @@ impl Summary {
                 .iter()
                 .map(|m| m.world.is_none_or(|w| w == world).then_some(Stat::default()))
                 .collect(),
+            world: Some(world),
             ..Self::default()
         }
     }
@@ -235,6 +239,16 @@ impl Summary {
         })
     }
 
+    /// The world's headline figure and its key: weighted welfare (jobs per round) in the queue
+    /// world, surplus per bidder per item in the valuation world.
+    pub fn headline(&self) -> (&'static str, Stat) {
+        let key = match self.world {
+            Some(crate::config::World::Valuations) => "surplus_per_bidder_item",
+            _ => WELFARE.key,
+        };
+        (key, self.figure(key))
+    }
+
     /// Weighted social welfare (jobs per round), which every summary has.
     pub fn welfare(&self) -> Stat {
         self.figure(WELFARE.key)
@@ -254,6 +268,14 @@ impl Serialize for Summary {
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("seeds", &self.seeds)?;
         for (m, stat) in METRICS.iter().zip(&self.stats) {
+            // Another world's figure (a queue world's welfare in the valuation world) is not
+            // this world's: left out.
+            if m.world.is_some() && self.world.is_some() && m.world != self.world {
+                continue;
+            }
+            if m.then == Some(Family::ThroughputByWeight) && self.world == Some(crate::config::World::Valuations) {
+                continue;
+            }
             match (stat, m.absent) {
                 (Some(st), _) => map.serialize_entry(m.key, st)?,
                 (None, Absent::Null) => map.serialize_entry(m.key, &None::<Stat>)?,

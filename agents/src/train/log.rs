@@ -16,6 +16,8 @@ use std::path::Path;
 pub mod tags {
     /// Mean threshold of a weight class (suffix `/w<weight>`).
     pub const THRESHOLD: &str = "charts/threshold";
+    /// Mean bid factor of a weight class (suffix `/w<weight>`), in the valuation world.
+    pub const BID_FACTOR: &str = "charts/bid_factor";
     /// Actor loss.
     pub const ACTOR: &str = "losses/actor";
     /// Critic loss.
@@ -37,8 +39,11 @@ pub struct EpisodeLog {
     /// The figures training logs every episode (those of `env::metrics::METRICS` with a
     /// TensorBoard tag: welfare, reward, throughput, drops, tokens spent), by key.
     pub figures: BTreeMap<String, f64>,
-    /// Mean threshold per weight class: (weight, mean).
+    /// Mean level per weight class: (weight, mean): a threshold, or a bid factor in the
+    /// valuation world (`bids`).
     pub threshold_by_weight: Vec<(f64, f64)>,
+    /// Whether the levels are bid factors (logged as `bid_factor_by_weight`).
+    pub bids: bool,
     /// Mean actor loss per round.
     pub actor_loss: f64,
     /// Mean critic loss per round.
@@ -55,7 +60,10 @@ pub struct EpisodeLog {
 /// The fields of a log line besides the figures, as written.
 #[derive(Serialize, Deserialize)]
 struct Rest {
-    threshold_by_weight: Vec<(f64, f64)>,
+    #[serde(default)]
+    threshold_by_weight: Option<Vec<(f64, f64)>>,
+    #[serde(default)]
+    bid_factor_by_weight: Option<Vec<(f64, f64)>>,
     actor_loss: f64,
     critic_loss: f64,
     entropy: f64,
@@ -74,7 +82,8 @@ impl Serialize for EpisodeLog {
                 map.serialize_entry(m.key, v)?;
             }
         }
-        map.serialize_entry("threshold_by_weight", &self.threshold_by_weight)?;
+        let levels = if self.bids { "bid_factor_by_weight" } else { "threshold_by_weight" };
+        map.serialize_entry(levels, &self.threshold_by_weight)?;
         map.serialize_entry("actor_loss", &self.actor_loss)?;
         map.serialize_entry("critic_loss", &self.critic_loss)?;
         map.serialize_entry("entropy", &self.entropy)?;
@@ -91,6 +100,16 @@ impl EpisodeLog {
     /// A logged figure by its key (`env::metrics::METRICS`).
     pub fn get(&self, key: &str) -> Option<f64> {
         self.figures.get(key).copied()
+    }
+
+    /// The world's headline figure: weighted welfare, or the surplus per bidder per item in the
+    /// valuation world.
+    pub fn headline(&self) -> f64 {
+        if self.bids {
+            self.get("surplus_per_bidder_item").unwrap_or(f64::NAN)
+        } else {
+            self.welfare()
+        }
     }
 
     /// Weighted social welfare.
@@ -119,18 +138,26 @@ impl EpisodeLog {
                 figures.insert(m.key.to_string(), x);
             }
         }
-        if !figures.contains_key(WELFARE.key) {
-            return Err(Error::custom("no `welfare`"));
+        if !figures.contains_key(WELFARE.key) && !figures.contains_key("surplus_per_bidder_item") {
+            return Err(Error::custom(
+                "no `welfare` (nor, in the valuation world, `surplus_per_bidder_item`)",
+            ));
         }
         let episode = v
             .remove("episode")
             .and_then(|e| e.as_u64())
             .ok_or_else(|| Error::custom("no `episode` number"))?;
         let rest: Rest = serde_json::from_value(serde_json::Value::Object(v))?;
+        let bids = rest.bid_factor_by_weight.is_some();
+        let levels = rest
+            .bid_factor_by_weight
+            .or(rest.threshold_by_weight)
+            .ok_or_else(|| Error::custom("no `threshold_by_weight` (nor `bid_factor_by_weight`)"))?;
         Ok(EpisodeLog {
             episode,
             figures,
-            threshold_by_weight: rest.threshold_by_weight,
+            threshold_by_weight: levels,
+            bids,
             actor_loss: rest.actor_loss,
             critic_loss: rest.critic_loss,
             entropy: rest.entropy,
@@ -146,13 +173,20 @@ pub(super) const MAX_METRICS_BYTES: u64 = 1 << 30;
 /// One episode's log line from its metrics and losses.
 pub(super) fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64, weights: &[f64], classes: &[f64]) -> EpisodeLog {
     let n = weights.len();
+    // The episode's own world's figures: the valuation world has no jobs (no welfare).
+    let world = if m.auction.is_some() {
+        env::config::World::Valuations
+    } else {
+        env::config::World::Queues
+    };
     EpisodeLog {
         episode: e,
         figures: METRICS
             .iter()
-            .filter(|f| f.tag.is_some())
+            .filter(|f| f.tag.is_some() && f.world.is_none_or(|w| w == world))
             .filter_map(|f| Some((f.key.to_string(), (f.of)(m)?)))
             .collect(),
+        bids: m.auction.is_some(),
         threshold_by_weight: classes
             .iter()
             .map(|&w| {
@@ -185,8 +219,9 @@ pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeL
     ] {
         tb.scalar(tag, v as f32, e)?;
     }
+    let levels = if log.bids { tags::BID_FACTOR } else { tags::THRESHOLD };
     for (w, t) in &log.threshold_by_weight {
-        tb.scalar(&format!("{}/w{w}", tags::THRESHOLD), *t as f32, e)?;
+        tb.scalar(&format!("{levels}/w{w}"), *t as f32, e)?;
     }
     tb.flush()
 }
@@ -219,7 +254,7 @@ pub fn logged_welfare(dir: &Path) -> crate::error::Result<Vec<f64>> {
         .enumerate()
         .map(|(k, line)| {
             EpisodeLog::from_json(line)
-                .map(|e| e.welfare())
+                .map(|e| e.headline())
                 .map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))
         })
         .collect()

@@ -122,6 +122,18 @@ pub enum Outcome {
     },
 }
 
+/// The world's headline figure as the console names it (and, in the valuation world, its
+/// revenue beside it).
+fn headline_name(eval: &Summary) -> (&'static str, String) {
+    match eval.headline().0 {
+        "welfare" => ("welfare", String::new()),
+        _ => (
+            "surplus per bidder per item",
+            format!(" (revenue per item {} greedy)", eval.figure("revenue_per_item").pm(3)),
+        ),
+    }
+}
+
 /// The lines `mtf train` prints.
 impl std::fmt::Display for Trained {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -137,9 +149,11 @@ impl std::fmt::Display for Trained {
                 ..
             } => write!(
                 f,
-                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out welfare {} greedy, {} sampled, over {eval_seeds} seeds{}\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
-                eval.welfare().pm(3),
-                sampled.welfare().pm(3),
+                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out {} {} greedy, {} sampled{}, over {eval_seeds} seeds{}\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
+                headline_name(eval).0,
+                eval.headline().1.pm(3),
+                sampled.headline().1.pm(3),
+                headline_name(eval).1,
                 near_uniform_note(sampled),
                 RunDir::at(&self.dir).tb().display()
             ),
@@ -270,9 +284,13 @@ struct SummaryFile<'a> {
     agent_updates_per_second: f64,
     eval_seeds: usize,
     eval: &'a Summary,
-    eval_welfare: Stat,
+    /// `eval.welfare` again, where the queue world's sweeps read it; absent in the valuation
+    /// world, which has no welfare.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eval_welfare: Option<Stat>,
     eval_sampled: &'a Summary,
-    eval_sampled_welfare: Stat,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    eval_sampled_welfare: Option<Stat>,
     near_uniform: bool,
 }
 
@@ -284,6 +302,7 @@ pub fn summary_shape(world: env::config::World) -> serde_json::Value {
         episode: 0,
         figures: EpisodeLog::keys().into_iter().map(|k| (k.to_string(), 0.0)).collect(),
         threshold_by_weight: Vec::new(),
+        bids: world == env::config::World::Valuations,
         actor_loss: 0.0,
         critic_loss: 0.0,
         entropy: 0.0,
@@ -298,9 +317,9 @@ pub fn summary_shape(world: env::config::World) -> serde_json::Value {
         agent_updates_per_second: 0.0,
         eval_seeds: 0,
         eval: &eval,
-        eval_welfare: Stat::default(),
+        eval_welfare: (world == env::config::World::Queues).then(Stat::default),
         eval_sampled: &eval,
-        eval_sampled_welfare: Stat::default(),
+        eval_sampled_welfare: (world == env::config::World::Queues).then(Stat::default),
         near_uniform: false,
     })
     .expect("a summary serialises")
@@ -510,7 +529,7 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
             done % exp.train.checkpoint_every == 0 || done == total,
         )?;
         bar.set_position(done);
-        bar.set_message(format!("welfare {:.2}", log.welfare()));
+        bar.set_message(format!("{} {:.2}", if log.bids { "surplus" } else { "welfare" }, log.headline()));
         if let Some(hook) = &args.on_episode {
             if (hook.0)(&log)? {
                 bar.finish_and_clear();
@@ -528,6 +547,7 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
 
     let (eval, sampled, held_out) = evaluate_held_out(&exp, learner.as_ref());
     let eval_seeds = held_out.greedy.len();
+    let queues = exp.scenario.file.env.world == env::config::World::Queues;
     let summary = serde_json::to_value(SummaryFile {
         learner: exp.learner.kind,
         episodes: total,
@@ -535,9 +555,9 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
         train_seconds,
         agent_updates_per_second: (rounds_run * n as u64) as f64 / train_seconds.max(1e-9),
         eval_seeds,
-        eval_welfare: eval.welfare(),
+        eval_welfare: queues.then(|| eval.welfare()),
         eval: &eval,
-        eval_sampled_welfare: sampled.welfare(),
+        eval_sampled_welfare: queues.then(|| sampled.welfare()),
         eval_sampled: &sampled,
         near_uniform: near_uniform(&sampled),
     })?;
@@ -575,14 +595,15 @@ fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::error::Result<crate::run::t
 /// The summary's figures as scalars at the last episode (the HPARAMS tab's metrics), and the
 /// end of the hparams session.
 fn close_tb(tb: &mut crate::run::tb::EventWriter, eval: &Summary, updates_per_second: f64, step: u64) -> crate::error::Result<()> {
-    for (tag, v) in [
-        ("summary/eval_welfare", eval.welfare().mean),
-        ("summary/eval_jain", eval.figure("jain").mean),
-        ("summary/eval_dropped", eval.figure("dropped").mean),
-        ("summary/agent_updates_per_second", updates_per_second),
-    ] {
-        tb.scalar(tag, v as f32, step)?;
+    // The world's own figures: the valuation world has no jobs (no welfare, Jain or drops).
+    let keys: &[&str] = match eval.world {
+        Some(env::config::World::Valuations) => &["surplus_per_bidder_item", "revenue_per_item", "sold_share"],
+        _ => &["welfare", "jain", "dropped"],
+    };
+    for key in keys {
+        tb.scalar(&format!("summary/eval_{key}"), eval.figure(key).mean as f32, step)?;
     }
+    tb.scalar("summary/agent_updates_per_second", updates_per_second as f32, step)?;
     tb.hparams_end(true)
 }
 

@@ -203,6 +203,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "revenue_per_item",
         label: Some("revenue (per item)"),
+        tag: Some("auction/revenue_per_item"),
         world: Some(World::Valuations),
         absent: Absent::Omit,
         of: |e| e.auction.as_ref().map(|a| a.revenue_per_item),
@@ -211,6 +212,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "surplus_per_bidder_item",
         label: Some("surplus (per bidder per item)"),
+        tag: Some("auction/surplus_per_bidder_item"),
         world: Some(World::Valuations),
         absent: Absent::Omit,
         of: |e| e.auction.as_ref().map(|a| a.surplus_per_bidder_item),
@@ -219,6 +221,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "sold_share",
         label: Some("items sold (share)"),
+        tag: Some("auction/sold_share"),
         world: Some(World::Valuations),
         absent: Absent::Omit,
         then: Some(Family::BidFactors),
