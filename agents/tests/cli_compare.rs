@@ -41,7 +41,7 @@ fn compare_writes_tables_and_plots_consistent_with_simulate() {
         "throughput_by_weight.png",
         "phi.png",
         "phi.svg",
-        "envy-00-fixed_0_mtf.png",
+        "envy-00-fixed_0.0_mtf.png",
         "envy-10-any_round_robin.svg",
     ] {
         assert!(out.join(f).exists(), "missing {f}");
@@ -167,7 +167,8 @@ fn paired_differences_match_a_hand_computation() {
             .map(|l| l["welfare"].as_f64().unwrap())
             .collect()
     };
-    let base = welfare("fixed:0.0", "stride");
+    // Stride ignores thresholds: fixed:0.0/stride names its one row, any/stride.
+    let base = welfare("any", "stride");
     assert_eq!(base.len(), 4);
     for row in v["rows"].as_array().unwrap() {
         let (p, m) = (row["policy"].as_str().unwrap(), row["mechanism"].as_str().unwrap());
@@ -177,7 +178,7 @@ fn paired_differences_match_a_hand_computation() {
         // Student's t, 3 degrees of freedom, 0.975: 3.182.
         let ci = 3.182 * sd / 2.0;
         let paired = &row["paired"];
-        assert_eq!(paired["baseline"], "fixed:0.0/stride");
+        assert_eq!(paired["baseline"], "any/stride");
         let (got_mean, got_ci) = (
             paired["welfare_diff"]["mean"].as_f64().unwrap(),
             paired["welfare_diff"]["ci95"].as_f64().unwrap(),
@@ -190,7 +191,7 @@ fn paired_differences_match_a_hand_computation() {
     }
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     assert!(
-        md.contains("| baseline |") && md.contains("Δ welfare: each row's weighted welfare minus the baseline's (fixed:0.0/stride)"),
+        md.contains("| baseline |") && md.contains("Δ welfare: each row's weighted welfare minus the baseline's (any/stride)"),
         "{md}"
     );
     assert!(out.join("welfare_paired.png").exists());

@@ -358,7 +358,7 @@ fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(
         &path,
-        agents::export::runtime::append_payload(format!("#!/bin/sh\n{script}\n").as_bytes(), &manifest, &[]),
+        agents::export::runtime::append_payload(format!("#!/bin/sh\n{script}\n").as_bytes(), &manifest, &[0.0]),
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;

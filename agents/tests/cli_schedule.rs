@@ -126,7 +126,7 @@ fn bad_input_is_one_line_and_exit_status_2() {
         (
             &["schedule", "-m", "themis", "--fairness", "3"],
             r#"{"utilities": [[0.5]]}"#,
-            "fairness is 3",
+            "'--fairness <FAIRNESS>'",
         ),
         (
             &["schedule", "-m", "mtf", "--input", "/no/such/file.json"],

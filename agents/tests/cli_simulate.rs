@@ -163,7 +163,7 @@ fn bad_configs_are_one_line_naming_file_and_key() {
         (vec!["--set", "env.agents.9.load=0.5"], "has 3 elements"),
         (vec!["--set", "env.rounds=0"], "env.rounds: must be in [1, 10000000], got 0"),
         (vec!["--policy", "fixed:0.33"], "not one of the threshold levels"),
-        (vec!["--policy", "greedy"], "expected fixed:TAU"),
+        (vec!["--policy", "greedy"], "expected fixed:X"),
         (vec!["--mechanism", "fifo"], "unknown mechanism `fifo`"),
         (vec!["--seeds", "0"], "seeds in [1, 100000], got `0`"),
     ] {

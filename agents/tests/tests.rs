@@ -8,6 +8,7 @@ mod common;
 mod auction_learners;
 mod cli_analyze;
 mod cli_compare;
+mod cli_curves;
 mod cli_export;
 mod cli_flags;
 mod cli_policies;

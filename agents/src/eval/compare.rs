@@ -107,7 +107,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     }
     let baseline = match &spec.baseline {
         None => crate::report::table::default_baseline(&rows),
-        Some(b) => rows.iter().position(|r| &r.label() == b).ok_or_else(|| {
+        Some(b) => rows.iter().position(|r| &r.label() == b || blind_row(r, b)).ok_or_else(|| {
             let known: Vec<String> = rows.iter().map(Row::label).collect();
             user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
         })?,
@@ -120,6 +120,12 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
         groups,
         seeds,
     })
+}
+
+/// Whether `label` (`POLICY/MECHANISM`) names `row` as the one row of a mechanism that ignores
+/// the agents' actions (every policy's row under it is that row).
+fn blind_row(row: &Row, label: &str) -> bool {
+    row.policy == crate::report::table::ANY_POLICY && label.rsplit_once('/').is_some_and(|(_, m)| m == row.mechanism)
 }
 
 /// Every run group named in `policies` (greedy and sampled) under every mechanism, from its

@@ -39,6 +39,11 @@ enum Command {
     Sweep(crate::sweep::Args),
     /// A trained run's policies as one standalone executable (JSON lines in and out).
     Export(crate::export::Args),
+    /// Training curves of runs and run groups overlaid (mean and 95% CI), with held-out levels:
+    /// PNG, SVG and CSV.
+    Curves(crate::curves::Args),
+    /// The config reference: every key with its type, default, values, meaning and reader.
+    Config(crate::config::Args),
 }
 
 /// Parse `args` and run the command.
@@ -72,6 +77,8 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> agents::Result<Ex
         Command::Reproduce(a) => crate::reproduce::run(a),
         Command::Sweep(a) => crate::sweep::run(a),
         Command::Export(a) => crate::export::run(a),
+        Command::Curves(a) => crate::curves::run(a),
+        Command::Config(a) => crate::config::run(a),
     }
 }
 

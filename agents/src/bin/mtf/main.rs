@@ -5,6 +5,8 @@
 mod analyze;
 mod cli;
 mod compare;
+mod config;
+mod curves;
 mod export;
 mod flags;
 mod reproduce;

@@ -11,9 +11,11 @@ use plotters::prelude::*;
 use std::path::Path;
 use std::sync::Once;
 
+mod curves;
 mod lines;
 mod rows;
 
+pub use curves::curves;
 pub use lines::lines;
 pub use rows::{comparison, paired_rows, per_row_values};
 

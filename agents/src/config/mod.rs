@@ -8,6 +8,8 @@ use env::config::{from_table, read_table, ConfigError, EnvSection, MechanismSect
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+pub mod keys;
+
 /// Documented limits of an experiment, checked before anything of that size is allocated.
 pub mod limits {
     pub use crate::learners::limits::*;

@@ -1,0 +1,163 @@
+//! Training curves: one line per series with its 95% CI as a band, each series' held-out level
+//! as one marker with its error bar right of the curves (measured once, so drawn once), and
+//! reference policies as dashed lines across.
+
+use super::*;
+use crate::eval::curves::{Reference, Series};
+
+/// The curves figure as `name` (PNG and SVG).
+pub fn curves(
+    dir: &Path,
+    name: &str,
+    metric: &str,
+    y_desc: &str,
+    series: &[Series],
+    refs: &[Reference],
+) -> crate::error::Result<Vec<String>> {
+    fonts();
+    let labels = legend_labels(series, refs);
+    let longest = labels.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) as u32;
+    let legend = (40 + 8 * longest).clamp(180, 520);
+    Ok(both!(dir, name, (960 + legend, 620), |root: &DrawingArea<_, Shift>| {
+        let (plot, side) = root.split_horizontally(960);
+        chart(&plot, metric, y_desc, series, refs)?;
+        draw_legend(&side, &labels)
+    }))
+}
+
+/// (label, style index): series first (solid, k), then references (dashed, 100 + k).
+fn legend_labels(series: &[Series], refs: &[Reference]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = series.iter().enumerate().map(|(k, s)| (s.label.clone(), k)).collect();
+    out.extend(
+        refs.iter()
+            .enumerate()
+            .map(|(k, r)| (format!("{}: {}", r.policy, r.level.pm(3)), 100 + k)),
+    );
+    out
+}
+
+fn draw_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, labels: &[(String, usize)]) -> DrawResult<DB> {
+    let mut y = 60;
+    for (label, style) in labels {
+        if *style >= 100 {
+            let color = reference_color(style - 100);
+            for x in (4..40).step_by(8) {
+                root.draw(&PathElement::new([(x, y), (x + 4, y)], color.stroke_width(2)))?;
+            }
+        } else {
+            let color = PALETTE[style % PALETTE.len()];
+            root.draw(&PathElement::new([(4, y), (40, y)], color.stroke_width(3)))?;
+            marker(root, *style, (22, y), color)?;
+        }
+        root.draw(&Text::new(label.clone(), (48, y - 9), (FONT, 15)))?;
+        y += 26;
+    }
+    y += 10;
+    for line in [
+        "Lines: block means; bands: 95% CI",
+        "(over runs when a series has several,",
+        "else over the block's episodes).",
+        "Marker at the right: held out, greedy,",
+        "mean and 95% CI over runs.",
+    ] {
+        root.draw(&Text::new(line, (8, y), (FONT, 13)))?;
+        y += 18;
+    }
+    Ok(())
+}
+
+/// Reference lines: greys and browns, dashed, apart from the series' colours.
+fn reference_color(k: usize) -> RGBColor {
+    [
+        RGBColor(40, 40, 40),
+        RGBColor(140, 86, 75),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+    ][k % 4]
+}
+
+/// Tick labels with the decimals the axis span needs, the same on every tick.
+pub(crate) fn span_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
+    let span = (hi - lo).abs().max(1e-12);
+    let decimals = (1.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
+    move |y: &f64| format!("{y:.decimals$}")
+}
+
+fn chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    metric: &str,
+    y_desc: &str,
+    series: &[Series],
+    refs: &[Reference],
+) -> DrawResult<DB> {
+    let x_max = series.iter().flat_map(|s| s.points.last().map(|p| p.0)).max().unwrap_or(1).max(1) as f64;
+    // Room right of the curves for the held-out markers, one slot per series.
+    let slot = x_max * 0.04;
+    let right = x_max + slot * (series.len() as f64 + 1.0);
+    let values = series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|(_, st)| [st.mean - st.bar(), st.mean + st.bar()]))
+        .chain(
+            series
+                .iter()
+                .filter_map(|s| s.held_out)
+                .flat_map(|h| [h.mean - h.bar(), h.mean + h.bar()]),
+        )
+        .chain(refs.iter().map(|r| r.level.mean))
+        .filter(|v| v.is_finite());
+    let (lo, hi) = value_range(values);
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("Training curves: {metric}"), (FONT, 24))
+        .margin(20)
+        .x_label_area_size(60)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..right, lo..hi)?;
+    chart
+        .configure_mesh()
+        .x_desc("episodes trained")
+        .y_desc(y_desc)
+        // Episodes are whole numbers: no "10.0".
+        .x_label_formatter(&|x| if *x <= x_max + 1e-9 { format!("{:.0}", x) } else { String::new() })
+        .y_label_formatter(&span_ticks(lo, hi))
+        .max_light_lines(1)
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .draw()?;
+    for (k, r) in refs.iter().enumerate() {
+        let style = reference_color(k).stroke_width(2);
+        let dash = (x_max / 60.0).max(1e-9);
+        let mut x = 0.0;
+        while x < right {
+            chart.draw_series(LineSeries::new(
+                [(x, r.level.mean), ((x + dash * 0.6).min(right), r.level.mean)],
+                style,
+            ))?;
+            x += dash;
+        }
+    }
+    for (k, s) in series.iter().enumerate() {
+        let color = PALETTE[k % PALETTE.len()];
+        let band: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|(e, st)| (*e as f64, st.mean + st.bar()))
+            .chain(s.points.iter().rev().map(|(e, st)| (*e as f64, st.mean - st.bar())))
+            .collect();
+        chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.18).filled())))?;
+        chart.draw_series(LineSeries::new(
+            s.points.iter().map(|(e, st)| (*e as f64, st.mean)),
+            color.stroke_width(2),
+        ))?;
+        if let Some(h) = s.held_out {
+            let x = x_max + slot * (k as f64 + 1.0);
+            let at = chart.backend_coord(&(x, h.mean));
+            let (l, u) = (
+                chart.backend_coord(&(x, h.mean - h.bar())),
+                chart.backend_coord(&(x, h.mean + h.bar())),
+            );
+            error_bar(root, at.0, l.1, u.1, 5, color)?;
+            marker(root, k, at, color)?;
+        }
+    }
+    Ok(())
+}
