@@ -618,7 +618,12 @@ fn plots(ctx: &Ctx, trials: &[Trial]) -> crate::error::Result<()> {
     let points: Vec<(f64, f64)> = complete.iter().map(|t| (t.number as f64, t.value.unwrap_or(f64::NAN))).collect();
     let y = file.objective.metric.clone();
     let maximize = file.objective.direction == Direction::Maximize;
-    plots::sweep_history(&ctx.out, &points, maximize, &y)?;
+    let stopped: Vec<plots::Stopped> = trials
+        .iter()
+        .filter(|t| matches!(t.state, TrialState::Pruned | TrialState::Interrupted))
+        .filter_map(|t| t.last_step.map(|(_, v)| (t.number as f64, v, t.state == TrialState::Pruned)))
+        .collect();
+    plots::sweep_history(&ctx.out, &points, &stopped, maximize, &y)?;
     let panels: Vec<plots::ParamPanel> = file
         .params
         .iter()

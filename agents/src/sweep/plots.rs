@@ -17,17 +17,75 @@ pub struct ParamPanel {
     pub points: Vec<(f64, f64)>,
 }
 
-/// A sweep's optimization history: each completed trial's objective and the best so far.
-pub fn sweep_history(dir: &Path, points: &[(f64, f64)], maximize: bool, y_desc: &str) -> crate::error::Result<Vec<String>> {
+/// A trial that stopped before its objective: (number, its last intermediate value, pruned or
+/// interrupted).
+pub type Stopped = (f64, f64, bool);
+
+/// A sweep's optimization history: each completed trial's objective, the best so far (a step:
+/// it changes only at a trial that beats it), and the pruned and interrupted trials at their
+/// last intermediate value.
+pub fn sweep_history(
+    dir: &Path,
+    points: &[(f64, f64)],
+    stopped: &[Stopped],
+    maximize: bool,
+    y_desc: &str,
+) -> crate::error::Result<Vec<String>> {
     fonts();
-    Ok(both!(dir, "history", (960, 620), |root| history_chart(
-        root, points, maximize, y_desc
+    Ok(both!(dir, "history", (960, 660), |root| history_chart(
+        root, points, stopped, maximize, y_desc
     )))
 }
 
-fn history_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[(f64, f64)], maximize: bool, y_desc: &str) -> DrawResult<DB> {
-    let (lo, hi) = value_range(points.iter().map(|p| p.1));
-    let x1 = points.iter().map(|p| p.0).fold(1.0, f64::max);
+/// The best-so-far staircase of `points` (trial order): flat until a trial beats it.
+pub fn best_steps(points: &[(f64, f64)], maximize: bool) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(2 * points.len());
+    let mut b = if maximize { f64::NEG_INFINITY } else { f64::INFINITY };
+    for &(x, y) in points {
+        let better = if maximize { y > b } else { y < b };
+        if better {
+            if b.is_finite() {
+                out.push((x, b));
+            }
+            b = y;
+            out.push((x, b));
+        }
+    }
+    if let (Some(&(_, y)), Some(&(x, _))) = (out.last(), points.last()) {
+        out.push((x, y));
+    }
+    out
+}
+
+fn history_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    points: &[(f64, f64)],
+    stopped: &[Stopped],
+    maximize: bool,
+    y_desc: &str,
+) -> DrawResult<DB> {
+    use crate::report::plots::keyed;
+    let mut key = vec![
+        ("completed trial (objective)".to_string(), PALETTE[0], 0),
+        ("best so far".to_string(), PALETTE[3], 3),
+    ];
+    if stopped.iter().any(|s| s.2) {
+        key.push(("pruned (last intermediate value)".to_string(), PALETTE[7], 4));
+    }
+    if stopped.iter().any(|s| !s.2) {
+        key.push(("interrupted (last intermediate value)".to_string(), PALETTE[1], 1));
+    }
+    let canvas = root;
+    let area = keyed(root, &key, "")?;
+    let root = &area;
+    let (lo, hi) = value_range(
+        points
+            .iter()
+            .map(|p| p.1)
+            .chain(stopped.iter().map(|s| s.1))
+            .filter(|v| v.is_finite()),
+    );
+    let x1 = points.iter().map(|p| p.0).chain(stopped.iter().map(|s| s.0)).fold(1.0, f64::max);
     let mut chart = ChartBuilder::on(root)
         .caption("Optimization history", (FONT, 24))
         .margin(20)
@@ -42,31 +100,13 @@ fn history_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, points: &[(f
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 17))
         .draw()?;
-    let mut best = Vec::with_capacity(points.len());
-    let mut b = if maximize { f64::NEG_INFINITY } else { f64::INFINITY };
-    for &(x, y) in points {
-        b = if maximize { b.max(y) } else { b.min(y) };
-        best.push((x, b));
+    chart.draw_series(points.iter().map(|&p| Circle::new(p, 5, PALETTE[0].filled())))?;
+    chart.draw_series(LineSeries::new(best_steps(points, maximize), PALETTE[3].stroke_width(3)))?;
+    for &(x, y, pruned) in stopped {
+        let at = chart.backend_coord(&(x, y));
+        let (k, color) = if pruned { (4, PALETTE[7]) } else { (1, PALETTE[1]) };
+        crate::report::plots::marker(canvas, k, at, color)?;
     }
-    chart
-        .draw_series(points.iter().map(|&p| Circle::new(p, 5, PALETTE[0].filled())))?
-        .label("completed trial")
-        .legend(|(x, y)| Circle::new((x + 9, y), 5, PALETTE[0].filled()));
-    chart
-        .draw_series(LineSeries::new(best, PALETTE[3].stroke_width(3)))?
-        .label("best so far")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 18, y)], PALETTE[3].stroke_width(3)));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 15))
-        .position(if maximize {
-            SeriesLabelPosition::LowerRight
-        } else {
-            SeriesLabelPosition::UpperRight
-        })
-        .draw()?;
     Ok(())
 }
 

@@ -470,9 +470,10 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
             dir,
             "best_responses",
             &names,
-            "One agent per weight class deviates alone: its throughput (blue), welfare (red)",
+            "One agent per weight class deviates alone from the common level",
             "deviation minus common level (jobs per round)",
             &stats,
+            &[("the deviating agent's throughput", 0), ("welfare", 3)],
         )?);
     }
     // The run's rows: one, or one per replicate (their held-out welfare averaged).
@@ -489,33 +490,32 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
             .map(|r| ("trained, greedy, held out".to_string(), r.summary.welfare())),
         k => Some((format!("greedy, held out, {k} runs"), Stat::of(&trained))),
     };
-    if let (Some(run), Some((label, trained)), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
-        let xs: Vec<f64> = run.learning.iter().map(|(e, _)| *e as f64).collect();
-        // Held-out references as flat lines, their CI in the label (one bar per x would hide
-        // the curve).
-        let flat = |name: &str, s: Stat| (format!("{name}: {}", s.pm(2)), vec![Stat { mean: s.mean, ci95: 0.0 }; xs.len()]);
+    if let (Some(run), Some((_, trained)), Some(best)) = (a.run.as_ref().filter(|r| !r.learning.is_empty()), trained, rows.first()) {
+        // The training curve (what the learner played while it learned: for ES, its perturbed
+        // population) with its held-out level once at the right, and the best fixed level as
+        // a reference line: each measured once, drawn once.
         let per = run.learning.first().map_or(1, |(e, _)| *e);
         let over = run
             .replicates
             .as_ref()
             .map_or(String::new(), |g| format!(", {} runs", g.runs.len()));
-        let series = vec![
-            (
-                format!("training, {per}-episode means{over}"),
-                run.learning.iter().map(|(_, s)| *s).collect(),
-            ),
-            flat(&format!("{} held out", best.policy), best.summary.welfare()),
-            flat(&label, trained),
-        ];
-        files.extend(plots::lines(
+        let series = [crate::eval::curves::Series {
+            label: format!("training ({per}-episode blocks{over})"),
+            runs: Vec::new(),
+            points: run.learning.clone(),
+            held_out: Some(trained),
+        }];
+        let refs = [crate::eval::curves::Reference {
+            policy: format!("{} held out", best.policy),
+            level: best.summary.welfare(),
+        }];
+        files.extend(plots::curves(
             dir,
             "learning",
-            "Learning curve (training: sampled actions on training seeds; held out: greedy)",
-            "episodes trained",
+            "welfare",
             "welfare (jobs per round)",
-            &xs,
-            false,
             &series,
+            &refs,
         )?);
     }
     if let Some(first) = a.token_scale.first() {

@@ -16,9 +16,11 @@ pub fn curves(
 ) -> crate::error::Result<Vec<String>> {
     fonts();
     let labels = legend_labels(series, refs);
-    let longest = labels.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) as u32;
-    let legend = (40 + 8 * longest).clamp(180, 520);
-    Ok(both!(dir, name, (960 + legend, 620), |root: &DrawingArea<_, Shift>| {
+    let longest = labels.iter().map(|(l, _)| text_width(l, 15)).max().unwrap_or(0);
+    let legend = (60 + longest).clamp(300, 1200);
+    // Tall enough for every legend line and the note under them.
+    let height = (620u32).max(60 + 26 * labels.len() as u32 + 10 + 5 * 18 + 20);
+    Ok(both!(dir, name, (960 + legend, height), |root: &DrawingArea<_, Shift>| {
         let (plot, side) = root.split_horizontally(960);
         chart(&plot, metric, y_desc, series, refs)?;
         draw_legend(&side, &labels)

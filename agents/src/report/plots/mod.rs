@@ -14,6 +14,8 @@ use std::sync::Once;
 mod curves;
 mod lines;
 mod rows;
+#[cfg(test)]
+mod worst;
 
 pub use curves::curves;
 pub use lines::lines;
@@ -151,7 +153,7 @@ pub(crate) fn row_label(names: &[String], x: f64) -> String {
 /// The row axis: labels upright when each fits its slot, else rotated (reading downward), with the
 /// label area as deep as the longest label (so labels never run into each other).
 fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String]) -> (u32, TextStyle<'static>, Vec<String>) {
-    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    let longest = f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0));
     let font = (FONT, 15).into_font();
     if fits_upright(root.dim_in_pixel().0, names) {
         (70, TextStyle::from(font), names.to_vec())
@@ -163,19 +165,17 @@ fn row_axis<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, names: &[String])
             .map(|n| format!("{}{n}", " ".repeat(2 * n.chars().count() + 2)))
             .collect();
         (
-            (longest + 24.0).clamp(70.0, 320.0) as u32,
+            rotated_depth(longest),
             TextStyle::from(font).transform(FontTransform::Rotate90),
             pushed,
         )
     }
 }
 
-const CHAR_PX: f64 = 7.5;
-
 /// Whether every row label fits upright in its slot at `width` pixels.
 fn fits_upright(width: u32, names: &[String]) -> bool {
     let slot = f64::from(width.saturating_sub(120)) / names.len().max(1) as f64;
-    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
+    let longest = f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0));
     longest + 8.0 <= slot
 }
 
@@ -187,12 +187,94 @@ pub(crate) fn row_figure(names: &[String]) -> (u32, u32) {
     if fits_upright(wide, names) {
         (wide, 620)
     } else {
-        let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
-        (760 + longest.min(460.0) as u32, 170 + 34 * names.len() as u32)
+        (720 + rows::label_area(names), 170 + 34 * names.len() as u32)
     }
 }
 
+/// The size of a figure with the rows along x (bars, boxes): as deep as its row labels need
+/// below a plot of fixed height, so rotated labels never run into the note under it.
+pub(crate) fn wide_figure(names: &[String]) -> (u32, u32) {
+    let wide = (220 + 70 * names.len() as u32).clamp(800, 2400);
+    let labels = if fits_upright(wide, names) {
+        70
+    } else {
+        rotated_depth(f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0)))
+    };
+    (wide, 560 + labels)
+}
+
+/// The depth below the axis of rotated labels whose widest is `longest` pixels: the padding
+/// that pushes them below the axis is whole spaces, so it overshoots by up to a tenth.
+fn rotated_depth(longest: f64) -> u32 {
+    (longest * 1.12 + 40.0).clamp(70.0, 700.0) as u32
+}
+
+/// Width in pixels of `text` in the figures' font at `size` (plotters' own metrics).
+pub(crate) fn text_width(text: &str, size: u32) -> u32 {
+    fonts();
+    (FONT, size)
+        .into_font()
+        .box_size(text)
+        .map_or(text.chars().count() as u32 * size / 2, |(w, _)| w)
+}
+
+/// A key (what each colour or shape means) in a strip above the plot and a note (what the
+/// error bars or boxes are) in a strip below it: both outside the plot area, so neither can
+/// cover data. Entries wrap onto as many lines as they need. Returns the plot's area.
+pub(crate) fn keyed<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    key: &[(String, RGBColor, usize)],
+    note: &str,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let width = root.dim_in_pixel().0 as i32;
+    let lines = key_lines(key, width);
+    let top = if key.is_empty() { 0 } else { 12 + 24 * lines.len() as i32 };
+    let bottom = if note.is_empty() { 0 } else { 28 };
+    let (head, rest) = root.split_vertically(top);
+    let (plot, foot) = rest.split_vertically(root.dim_in_pixel().1 as i32 - top - bottom);
+    for (row, entries) in lines.iter().enumerate() {
+        let y = 16 + 24 * row as i32;
+        let mut x = 90;
+        for &k in entries {
+            let (label, color, shape) = &key[k];
+            marker(&head, *shape, (x, y), *color)?;
+            head.draw(&Text::new(label.clone(), (x + 12, y - 8), (FONT, 15)))?;
+            x += 30 + text_width(label, 15) as i32;
+        }
+    }
+    if !note.is_empty() {
+        foot.draw(&Text::new(
+            note.to_string(),
+            (90, 6),
+            (FONT, 14).into_font().color(&BLACK.mix(0.75)),
+        ))?;
+    }
+    Ok(plot)
+}
+
+/// The key's entries line by line at `width` pixels.
+pub(crate) fn key_lines(key: &[(String, RGBColor, usize)], width: i32) -> Vec<Vec<usize>> {
+    let mut lines: Vec<Vec<usize>> = Vec::new();
+    let mut x = 90;
+    for (k, (label, _, _)) in key.iter().enumerate() {
+        let w = 30 + text_width(label, 15) as i32;
+        if lines.is_empty() || (x + w > width - 10 && !lines.last().is_some_and(Vec::is_empty)) {
+            lines.push(Vec::new());
+            x = 90;
+        }
+        lines.last_mut().expect("a line").push(k);
+        x += w;
+    }
+    lines
+}
+
 pub(crate) fn padded(lo: f64, hi: f64) -> (f64, f64) {
+    // Every value equal (a degenerate distribution, identical rows): an axis of readable width
+    // around them, not one of 1e-6 with six-decimal ticks.
+    if (hi - lo).abs() <= 1e-9 * hi.abs().max(1.0) {
+        let half = (hi.abs() * 0.05).max(0.5);
+        return (lo - half, hi + half);
+    }
     let span = (hi - lo).max(hi.abs() * 0.02).max(1e-6);
     (lo - 0.08 * span, hi + 0.08 * span)
 }

@@ -3,8 +3,9 @@
 
 use super::*;
 
-/// One value per row with its 95% error bar, in the row's colour; `zero` draws a line at 0 and
-/// keeps 0 on the axis.
+/// One value per row with its 95% error bar, in the row's colour (`key` says what the colours
+/// mean, `note` what the bars are); `zero` draws a line at 0 and keeps 0 on the axis.
+#[allow(clippy::too_many_arguments)]
 fn per_row<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     names: &[String],
@@ -12,15 +13,22 @@ fn per_row<DB: DrawingBackend>(
     y_desc: &str,
     stats: &[(Stat, RGBColor)],
     zero: bool,
+    key: &[(String, RGBColor, usize)],
+    note: &str,
 ) -> DrawResult<DB> {
+    // Markers and bars are drawn on the whole canvas in its pixels (`backend_coord`); the
+    // chart is built on the area between the key and the note.
+    let canvas = root;
+    let area = keyed(root, key, note)?;
+    let root = &area;
     let k = stats.len();
     let start = if zero { 0.0 } else { f64::INFINITY };
     let lo = stats.iter().map(|(s, _)| s.mean - s.bar()).fold(start, f64::min);
     let hi = stats.iter().map(|(s, _)| s.mean + s.bar()).fold(-start, f64::max);
     let (lo, hi) = padded(lo, hi);
     let (w, h) = root.dim_in_pixel();
-    if h > w || !fits_upright(w, names) {
-        return forest(root, names, caption, y_desc, stats, zero, (lo, hi));
+    if h + key_height(key, w) > w || !fits_upright(w, names) {
+        return forest(canvas, root, names, caption, y_desc, stats, zero, (lo, hi));
     }
     let axis = row_axis(root, names);
     let mut chart = ChartBuilder::on(root)
@@ -36,6 +44,7 @@ fn per_row<DB: DrawingBackend>(
         .x_label_formatter(&|x| row_label(&axis.2, *x))
         .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
+        .y_label_formatter(&super::curves::span_ticks(lo, hi))
         .y_desc(y_desc)
         .axis_desc_style((FONT, 18))
         .draw()?;
@@ -50,14 +59,29 @@ fn per_row<DB: DrawingBackend>(
             chart.backend_coord(&(i as f64, s.mean - s.bar())),
             chart.backend_coord(&(i as f64, s.mean + s.bar())),
         );
-        error_bar(root, at.0, lo.1, hi.1, 7, *c)?;
-        marker(root, k, at, *c)?;
+        error_bar(canvas, at.0, lo.1, hi.1, 7, *c)?;
+        marker(canvas, k, at, *c)?;
     }
     Ok(())
 }
 
-/// [`per_row`] with the rows down the y axis (first row on top) and their labels horizontal.
+/// Pixels of the y label area of a forest plot of `names`: the widest label as the font
+/// measures it, plus room for the tick.
+pub fn label_area(names: &[String]) -> u32 {
+    names
+        .iter()
+        .map(|n| text_width(n, 15))
+        .max()
+        .unwrap_or(0)
+        .saturating_add(24)
+        .clamp(80, 560)
+}
+
+/// [`per_row`] with the rows down the y axis (first row on top) and their labels horizontal;
+/// the chart on `root`, markers on `canvas` (in its pixels).
+#[allow(clippy::too_many_arguments)]
 fn forest<DB: DrawingBackend>(
+    canvas: &DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
     names: &[String],
     caption: &str,
@@ -67,13 +91,13 @@ fn forest<DB: DrawingBackend>(
     (lo, hi): (f64, f64),
 ) -> DrawResult<DB> {
     let k = stats.len();
-    let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as f64 * CHAR_PX;
     let y = |i: usize| (k - 1 - i) as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(caption, (FONT, 22))
         .margin(20)
+        .margin_right(40)
         .x_label_area_size(60)
-        .y_label_area_size((longest + 24.0).clamp(80.0, 480.0) as u32)
+        .y_label_area_size(label_area(names))
         .build_cartesian_2d(lo..hi, -0.5f64..(k as f64 - 0.5))?;
     let bottom_up: Vec<String> = names.iter().rev().cloned().collect();
     chart
@@ -81,6 +105,7 @@ fn forest<DB: DrawingBackend>(
         .disable_y_mesh()
         .y_labels(k)
         .y_label_formatter(&|v| row_label(&bottom_up, *v))
+        .x_label_formatter(&super::curves::span_ticks(lo, hi))
         .label_style((FONT, 15))
         .x_desc(x_desc)
         .axis_desc_style((FONT, 17))
@@ -96,10 +121,12 @@ fn forest<DB: DrawingBackend>(
             chart.backend_coord(&(s.mean + s.bar(), y(i))),
         );
         let style = c.stroke_width(2);
-        root.draw(&PathElement::new([(l.0, at.1), (r.0, at.1)], style))?;
-        root.draw(&PathElement::new([(l.0, at.1 - 6), (l.0, at.1 + 6)], style))?;
-        root.draw(&PathElement::new([(r.0, at.1 - 6), (r.0, at.1 + 6)], style))?;
-        marker(root, shape, at, *c)?;
+        if s.has_ci() {
+            canvas.draw(&PathElement::new([(l.0, at.1), (r.0, at.1)], style))?;
+            canvas.draw(&PathElement::new([(l.0, at.1 - 6), (l.0, at.1 + 6)], style))?;
+            canvas.draw(&PathElement::new([(r.0, at.1 - 6), (r.0, at.1 + 6)], style))?;
+        }
+        marker(canvas, shape, at, *c)?;
     }
     Ok(())
 }
@@ -117,6 +144,15 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
             (r.summary.welfare(), PALETTE[k % PALETTE.len()])
         })
         .collect();
+    let key: Vec<(String, RGBColor, usize)> = if mechanisms.len() > 1 {
+        mechanisms
+            .iter()
+            .enumerate()
+            .map(|(k, m)| (format!("mechanism {m}"), PALETTE[k % PALETTE.len()], k % PALETTE.len()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     per_row(
         root,
         names,
@@ -124,7 +160,29 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
         "welfare (jobs per round)",
         &stats,
         false,
+        &key,
+        CI_NOTE,
     )
+}
+
+/// What a per-row figure's error bars are.
+const CI_NOTE: &str = "Points: means over seeds; bars: 95% CI over seeds (Student's t; none with one seed).";
+
+/// The significance key of a paired-difference figure.
+fn significance_key() -> Vec<(String, RGBColor, usize)> {
+    vec![
+        ("95% CI excludes 0".to_string(), PALETTE[3], 3),
+        ("95% CI includes 0".to_string(), PALETTE[7], 7),
+    ]
+}
+
+/// Pixels the key strip of `key` takes at `width`.
+fn key_height(key: &[(String, RGBColor, usize)], width: u32) -> u32 {
+    if key.is_empty() {
+        0
+    } else {
+        12 + 24 * key_lines(key, width as i32).len() as u32
+    }
 }
 
 /// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
@@ -144,20 +202,32 @@ fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names
         "welfare difference (jobs per round)",
         &stats,
         true,
+        &significance_key(),
+        "Points: mean paired difference; bars: paired 95% CI over seeds (Student's t).",
     )
 }
 
 fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
+    let key: Vec<(String, RGBColor, usize)> = classes
+        .iter()
+        .enumerate()
+        .map(|(ci, w)| (format!("weight {w}"), PALETTE[ci % PALETTE.len()], 2))
+        .collect();
+    let area = keyed(
+        root,
+        &key,
+        "Bars: mean throughput per agent of the class over seeds; whiskers: 95% CI over seeds.",
+    )?;
+    let root = &area;
     let axis = row_axis(root, names);
     let k = rows.len();
-    let classes: Vec<f64> = rows[0].summary.throughput_by_weight.iter().map(|(w, _)| *w).collect();
     let c = classes.len().max(1);
     let hi = rows
         .iter()
         .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.bar()))
         .fold(0.0, f64::max)
-        // Head room for the legend (upper right, one line per class) above the tallest bar.
-        * (1.15 + 0.09 * c as f64);
+        * 1.08;
     let mut chart = ChartBuilder::on(root)
         .caption("Throughput per agent, by weight class (mean, 95% CI)", (FONT, 26))
         .margin(20)
@@ -178,31 +248,30 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
     for (ci, w) in classes.iter().enumerate() {
         let color = PALETTE[ci % PALETTE.len()];
         let offset = (ci as f64 - (c as f64 - 1.0) / 2.0) * width;
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, r)| {
-                let s = r.summary.throughput_by_weight[ci].1;
-                let x = i as f64 + offset;
-                Rectangle::new([(x - width / 2.0, 0.0), (x + width / 2.0, s.mean)], color.filled())
-            }))?
-            .label(format!("weight {w}"))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+        let _ = w;
+        chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+            let s = r.summary.throughput_by_weight[ci].1;
+            let x = i as f64 + offset;
+            Rectangle::new([(x - width / 2.0, 0.0), (x + width / 2.0, s.mean)], color.filled())
+        }))?;
         chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
             let s = r.summary.throughput_by_weight[ci].1;
             let x = i as f64 + offset;
             ErrorBar::new_vertical(x, s.mean - s.bar(), s.mean, s.mean + s.bar(), BLACK.stroke_width(1), 6)
         }))?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 16))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
     Ok(())
 }
 
 fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
+    let key = vec![("phi = 1 (sharing incentive holds at or above)".to_string(), RED, 0)];
+    let canvas = root;
+    let area = keyed(
+        root,
+        &key,
+        "Boxes: quartiles and median of phi over all agents and seeds; whiskers: the furthest values within 1.5 IQR.",
+    )?;
+    let root = &area;
     let axis = row_axis(root, names);
     let k = rows.len();
     let values: Vec<Vec<f64>> = rows
@@ -233,7 +302,8 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
         .copied()
         .chain(fences.iter().map(|q| f64::from(q[4])))
         .fold(1.0, f64::max);
-    let (lo, hi) = padded(lo, hi);
+    // A distribution with every value near 1 still gets an axis a box can be read on.
+    let (lo, hi) = padded(lo.min(0.95), hi.max(1.05));
     let mut chart = ChartBuilder::on(root)
         .caption("Sharing incentive phi per agent (all agents and seeds)", (FONT, 26))
         .margin(20)
@@ -247,13 +317,11 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
         .x_label_formatter(&|x| row_label(&axis.2, *x))
         .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
-        .y_desc("phi = u_shared / u_exclusive  (SI holds at >= 1)")
+        .y_label_formatter(&|y: &f32| super::curves::span_ticks(lo, hi)(&f64::from(*y)))
+        .y_desc("phi = u_shared / u_exclusive")
         .axis_desc_style((FONT, 18))
         .draw()?;
-    chart
-        .draw_series(LineSeries::new([(-0.5, 1.0f32), (k as f64 - 0.5, 1.0f32)], RED.stroke_width(2)))?
-        .label("phi = 1")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED.stroke_width(2)));
+    chart.draw_series(LineSeries::new([(-0.5, 1.0f32), (k as f64 - 0.5, 1.0f32)], RED.stroke_width(2)))?;
     chart.draw_series(
         values
             .iter()
@@ -261,12 +329,15 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
             .filter(|(_, v)| !v.is_empty())
             .map(|(i, v)| Boxplot::new_vertical(i as f64, &Quartiles::new(v)).width(24).style(PALETTE[0])),
     )?;
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font((FONT, 16))
-        .draw()?;
+    // The median as a thick bar: a box whose quartiles coincide still shows where it is.
+    for (i, v) in values.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+        let median = Quartiles::new(v).values()[2];
+        let (l, r) = (
+            chart.backend_coord(&(i as f64 - 0.2, median)),
+            chart.backend_coord(&(i as f64 + 0.2, median)),
+        );
+        canvas.draw(&PathElement::new([(l.0, l.1), (r.0, r.1)], PALETTE[0].stroke_width(4)))?;
+    }
     Ok(())
 }
 
@@ -288,9 +359,26 @@ fn envy_ratio(row: &Row, weights: &[f64]) -> Vec<Vec<f64>> {
     acc
 }
 
-fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], title: &str) -> DrawResult<DB> {
+/// The colour of an envy ratio `v` on a scale that is continuous through 1 (white): blue below
+/// (deepest at 0), red above (deepest at `vmax`, the same for every map of a comparison).
+fn envy_color(v: f64, vmax: f64) -> RGBColor {
+    if v <= 1.0 {
+        let t = 1.0 - v.clamp(0.0, 1.0);
+        RGBColor((255.0 - 200.0 * t) as u8, (255.0 - 140.0 * t) as u8, 255)
+    } else {
+        let t = ((v - 1.0) / (vmax - 1.0).max(1e-9)).clamp(0.0, 1.0);
+        RGBColor(255, (255.0 - 220.0 * t) as u8, (255.0 - 220.0 * t) as u8)
+    }
+}
+
+/// [`envy_color`], for tests.
+#[cfg(test)]
+pub(crate) fn envy_color_at(v: f64, vmax: f64) -> RGBColor {
+    envy_color(v, vmax)
+}
+
+fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], title: &str, vmax: f64, weights: &[f64]) -> DrawResult<DB> {
     let n = ratio.len();
-    let vmax = ratio.iter().flatten().copied().fold(1.0, f64::max);
     let (area, bar) = root.split_horizontally(root.dim_in_pixel().0 as i32 - 140);
     let mut chart = ChartBuilder::on(&area)
         .caption(title, (FONT, 22))
@@ -298,10 +386,11 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], t
         .x_label_area_size(60)
         .y_label_area_size(70)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -0.5f64..(n as f64 - 0.5))?;
-    // Cells sit around whole coordinates; label those only.
+    // Cells sit around whole coordinates; label those only, with the agent's weight.
     let center = |v: &f64| {
-        if (v - v.round()).abs() < 1e-6 && *v >= 0.0 {
-            format!("{}", v.round() as usize)
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+            format!("{} (w{})", i as usize, weights.get(i as usize).copied().unwrap_or(f64::NAN))
         } else {
             String::new()
         }
@@ -313,21 +402,12 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], t
         .y_labels(n.min(20) + 1)
         .x_label_formatter(&center)
         .y_label_formatter(&center)
-        .x_desc("j: whose allocation sequence")
-        .y_desc("i: whose arrivals")
-        .label_style((FONT, 14))
+        .x_desc("j: whose allocation sequence (agent, weight)")
+        .y_desc("i: whose arrivals (agent, weight)")
+        .label_style((FONT, 12))
         .axis_desc_style((FONT, 16))
         .draw()?;
-    let color = |v: f64| {
-        // White at 0, blue up to 1 (no envy), red above 1 (envy), deepest at vmax.
-        if v <= 1.0 {
-            let t = v.clamp(0.0, 1.0);
-            RGBColor((255.0 - 180.0 * t) as u8, (255.0 - 120.0 * t) as u8, 255)
-        } else {
-            let t = ((v - 1.0) / (vmax - 1.0).max(1e-9)).clamp(0.0, 1.0);
-            RGBColor(255, (200.0 - 200.0 * t) as u8, (200.0 - 200.0 * t) as u8)
-        }
-    };
+    let color = |v: f64| envy_color(v, vmax);
     chart.draw_series((0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| {
         Rectangle::new(
             [(j as f64 - 0.5, i as f64 - 0.5), (j as f64 + 0.5, i as f64 + 0.5)],
@@ -344,7 +424,7 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], t
         .configure_mesh()
         .disable_mesh()
         .disable_x_axis()
-        .y_desc("w_i U_ij / (w_j U_ii)")
+        .y_desc("w_i U_ij / (w_j U_ii); > 1: i envies j")
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()?;
@@ -363,7 +443,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
         return Ok(Vec::new());
     }
     let names = labels(rows);
-    let wide = (220 + 70 * rows.len() as u32).clamp(800, 2400);
+    let wide = wide_figure(&names);
     let mut files = Vec::new();
     let size = row_figure(&names);
     files.extend(both!(dir, "welfare", size, |root| welfare(root, rows, &names)));
@@ -371,14 +451,15 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
         let baseline = p.baseline.clone();
         files.extend(both!(dir, "welfare_paired", size, |root| paired(root, rows, &names, &baseline)));
     }
-    files.extend(both!(dir, "throughput_by_weight", (wide, 620), |root| throughput(
-        root, rows, &names
-    )));
+    files.extend(both!(dir, "throughput_by_weight", wide, |root| throughput(root, rows, &names)));
     if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
-        files.extend(both!(dir, "phi", (wide, 620), |root| phi(root, rows, &names)));
+        files.extend(both!(dir, "phi", wide, |root| phi(root, rows, &names)));
+        // One colour scale for every map, so maps compare.
+        let ratios: Vec<Vec<Vec<f64>>> = rows.iter().map(|r| envy_ratio(r, &r.weights)).collect();
+        let vmax = ratios.iter().flatten().flatten().copied().fold(1.0, f64::max);
         for (k, r) in rows.iter().enumerate() {
             let weights = r.weights.clone();
-            let ratio = envy_ratio(r, &weights);
+            let ratio = &ratios[k];
             let title = format!("Envy: {}", names[k]);
             // Named by the row, so a file says which policy and mechanism it shows.
             let slug: String = format!("{}-{}", short(&r.policy), r.mechanism)
@@ -386,7 +467,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
                 .map(|ch| if ch.is_ascii_alphanumeric() || ch == '.' { ch } else { '_' })
                 .collect();
             files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(
-                root, &ratio, &title
+                root, ratio, &title, vmax, &weights
             )));
         }
     }
@@ -404,8 +485,9 @@ pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result
     Ok(both!(dir, name, row_figure(&names), |root| paired(root, rows, &names, &baseline)))
 }
 
-/// One value per named row with its 95% error bar, in the palette colour each names, and a line
-/// at 0, as `name`.
+/// One value per named row with its 95% error bar, in the palette colour each names (`key`:
+/// what each colour means), and a line at 0, as `name`.
+#[allow(clippy::too_many_arguments)]
 pub fn per_row_values(
     dir: &Path,
     name: &str,
@@ -413,10 +495,22 @@ pub fn per_row_values(
     title: &str,
     y_desc: &str,
     stats: &[(Stat, usize)],
+    key: &[(&str, usize)],
 ) -> crate::error::Result<Vec<String>> {
     fonts();
     let stats: Vec<(Stat, RGBColor)> = stats.iter().map(|&(s, k)| (s, PALETTE[k % PALETTE.len()])).collect();
+    let key: Vec<(String, RGBColor, usize)> = key
+        .iter()
+        .map(|&(l, k)| (l.to_string(), PALETTE[k % PALETTE.len()], k % PALETTE.len()))
+        .collect();
     Ok(both!(dir, name, row_figure(names), |root| per_row(
-        root, names, title, y_desc, &stats, true
+        root,
+        names,
+        title,
+        y_desc,
+        &stats,
+        true,
+        &key,
+        "Points: mean paired difference over the held-out seeds; bars: paired 95% CI (Student's t)."
     )))
 }

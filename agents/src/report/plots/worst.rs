@@ -1,0 +1,149 @@
+//! Every figure kind rendered in its worst case — 30 rows, labels 50 characters long, a
+//! degenerate distribution (every phi 1, every difference 0), several mechanisms — and checked
+//! on its pixels: nothing runs off the canvas, and the key strip above the plot and the note
+//! strip below it hold only the key and the note (no label, bar or box runs into them).
+
+use super::*;
+use crate::config::Source;
+use crate::eval::compare::{compare, CompareSpec};
+
+/// The rows of the worst case: 29 per-agent policies (long labels) and a level, under MTF and
+/// under stride, at a load where every policy is served alike (every phi 1).
+fn worst_rows() -> Vec<Row> {
+    let mut policies = vec!["fixed:0.0".to_string()];
+    for i in 0..29 {
+        let levels: Vec<String> = (0..8)
+            .map(|k| format!("{:.1}", (((i / 10) * k + i + k) % 10) as f64 / 10.0))
+            .collect();
+        policies.push(format!("fixed:[{}]", levels.join(",")));
+    }
+    let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let set = ["env.agents.*.load=0.05".to_string(), "env.rounds=30".to_string()];
+    let spec = CompareSpec {
+        source: Source::new(config, &set, None),
+        policies,
+        mechanisms: vec!["mtf".into(), "stride".into()],
+        seeds: 2,
+        threads: 2,
+        baseline: None,
+    };
+    compare(&spec).unwrap().rows
+}
+
+fn pixels(path: &Path) -> image::RgbImage {
+    image::open(path).unwrap().to_rgb8()
+}
+
+fn white(p: &image::Rgb<u8>) -> bool {
+    p.0.iter().all(|&c| c >= 250)
+}
+
+/// The first non-white pixel in the rectangle, if any.
+fn ink(img: &image::RgbImage, x: std::ops::Range<u32>, y: std::ops::Range<u32>) -> Option<(u32, u32)> {
+    y.clone()
+        .flat_map(|y| x.clone().map(move |x| (x, y)))
+        .find(|&(x, y)| !white(img.get_pixel(x, y)))
+}
+
+#[test]
+fn worst_case_figures_keep_labels_keys_and_notes_apart() {
+    let rows = worst_rows();
+    assert_eq!(rows.len(), 31, "30 under MTF, one `any` row under stride");
+    assert!(
+        rows.iter()
+            .all(|r| r.summary.stat("phi_min").is_some_and(|s| (s.mean - 1.0).abs() < 1e-9)),
+        "degenerate phi"
+    );
+    let dir = std::env::temp_dir().join(format!("mtf-worst-figures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rows = rows;
+    crate::report::table::pair(&mut rows, 0);
+    let files = comparison(&dir, &rows).unwrap();
+    let notes = [
+        (
+            "welfare.png",
+            "Points: means over seeds; bars: 95% CI over seeds (Student's t; none with one seed).",
+            2,
+        ),
+        (
+            "welfare_paired.png",
+            "Points: mean paired difference; bars: paired 95% CI over seeds (Student's t).",
+            2,
+        ),
+        (
+            "throughput_by_weight.png",
+            "Bars: mean throughput per agent of the class over seeds; whiskers: 95% CI over seeds.",
+            3,
+        ),
+        (
+            "phi.png",
+            "Boxes: quartiles and median of phi over all agents and seeds; whiskers: the furthest values within 1.5 IQR.",
+            1,
+        ),
+    ];
+    for (name, note, entries) in notes {
+        assert!(files.iter().any(|f| f == name), "{name} not drawn: {files:?}");
+        let img = pixels(&dir.join(name));
+        let (w, h) = img.dimensions();
+        // Nothing touches the canvas's edges (a label or legend cut off would).
+        assert_eq!(ink(&img, 0..w, h - 4..h), None, "{name}: ink at the bottom edge");
+        assert_eq!(ink(&img, w - 4..w, 0..h), None, "{name}: ink at the right edge");
+        assert_eq!(ink(&img, 0..w, 0..2), None, "{name}: ink at the top edge");
+        // The note strip (the bottom 28 pixels) holds the note and nothing right of it.
+        let note_end = 90 + text_width(note, 14) + 8;
+        assert!(ink(&img, 90..note_end.min(w), h - 28..h).is_some(), "{name}: no note");
+        assert_eq!(
+            ink(&img, note_end.min(w)..w, h - 28..h),
+            None,
+            "{name}: something runs into the note strip"
+        );
+        assert_eq!(ink(&img, 0..88, h - 28..h), None, "{name}: something runs into the note strip");
+        // The key strip holds its entries and nothing right of them.
+        let key_lines = 1;
+        let strip = 12 + 24 * key_lines;
+        assert!(ink(&img, 80..w, 0..strip).is_some(), "{name}: no key ({entries} entries)");
+        assert_eq!(ink(&img, w / 2..w, 0..strip), None, "{name}: something runs into the key strip");
+    }
+    // Envy maps share one colour scale: the same ratio has the same colour on every map, and
+    // exactly envy-free is white.
+    assert_eq!(rows::envy_color_at(1.0, 1.6), RGBColor(255, 255, 255));
+    assert_eq!(rows::envy_color_at(1.0 + 1e-9, 1.6), RGBColor(255, 254, 254));
+    assert_eq!(rows::envy_color_at(1.0 - 1e-9, 1.6), RGBColor(254, 254, 255));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn curves_with_many_long_labelled_series_stay_on_the_canvas() {
+    use crate::eval::curves::{Reference, Series};
+    let stat = |m: f64| env::eval::Stat { mean: m, ci95: 1.0 };
+    let series: Vec<Series> = (0..14)
+        .map(|k| Series {
+            label: format!("run-{k:02}-with-a-long-name-a-sweep-gives-its-trials-and-more (3 runs)"),
+            runs: vec!["r".into(); 3],
+            points: (1..=20).map(|e| (e * 10, stat(100.0 + k as f64))).collect(),
+            held_out: Some(stat(101.0)),
+        })
+        .collect();
+    let refs = [Reference {
+        policy: "fixed:w1=0.2,w2=0.4,w4=0.7 held out".into(),
+        level: stat(99.0),
+    }];
+    let dir = std::env::temp_dir().join(format!("mtf-worst-curves-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    curves(&dir, "c", "welfare", "welfare (jobs per round)", &series, &refs).unwrap();
+    let img = pixels(&dir.join("c.png"));
+    let (w, h) = img.dimensions();
+    assert_eq!(ink(&img, w - 4..w, 0..h), None, "a legend label runs off the right edge");
+    assert_eq!(ink(&img, 0..w, h - 4..h), None, "the legend runs off the bottom");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_best_so_far_line_steps_and_only_moves_at_a_better_trial() {
+    let points = [(0.0, 1.0), (1.0, 0.5), (2.0, 3.0), (3.0, 2.0)];
+    let steps = crate::sweep::plots::best_steps(&points, true);
+    assert_eq!(steps, [(0.0, 1.0), (2.0, 1.0), (2.0, 3.0), (3.0, 3.0)]);
+    let steps = crate::sweep::plots::best_steps(&points, false);
+    assert_eq!(steps, [(0.0, 1.0), (1.0, 1.0), (1.0, 0.5), (3.0, 0.5)]);
+}
