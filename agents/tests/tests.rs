@@ -17,6 +17,7 @@ mod cli_simulate;
 mod cli_sweep;
 mod cli_train;
 mod closed_output;
+mod docs;
 mod groups;
 mod input_limits;
 mod known_answers;

@@ -7,6 +7,7 @@
 
 use crate::error::user;
 use crate::eval::policies::Named;
+pub use crate::report::plots::{Reference, Series};
 use crate::run::{self, RunDir};
 use crate::train::EpisodeLog;
 use env::eval::Stat;
@@ -29,30 +30,6 @@ pub struct CurvesSpec {
     pub out: Option<PathBuf>,
     /// Worker threads for `against` (results do not depend on it).
     pub threads: usize,
-}
-
-/// One series: runs that differ only in their seeds.
-#[derive(Debug, Clone, Serialize)]
-pub struct Series {
-    /// Its label.
-    pub label: String,
-    /// Its runs.
-    pub runs: Vec<String>,
-    /// (episodes trained at the block's end, mean and 95% CI): over runs with two or more,
-    /// else over the block's episodes.
-    pub points: Vec<(u64, Stat)>,
-    /// The held-out figure of the greedy policy, over runs (`None` when a run has no summary or
-    /// the figure is not held out).
-    pub held_out: Option<Stat>,
-}
-
-/// A reference policy's held-out level.
-#[derive(Debug, Clone, Serialize)]
-pub struct Reference {
-    /// The policy spec.
-    pub policy: String,
-    /// Its figure over the held-out seeds.
-    pub level: Stat,
 }
 
 /// What `mtf curves` made.

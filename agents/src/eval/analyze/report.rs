@@ -499,13 +499,13 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
             .replicates
             .as_ref()
             .map_or(String::new(), |g| format!(", {} runs", g.runs.len()));
-        let series = [crate::eval::curves::Series {
+        let series = [crate::report::plots::Series {
             label: format!("training ({per}-episode blocks{over})"),
             runs: Vec::new(),
             points: run.learning.clone(),
             held_out: Some(trained),
         }];
-        let refs = [crate::eval::curves::Reference {
+        let refs = [crate::report::plots::Reference {
             policy: format!("{} held out", best.policy),
             level: best.summary.welfare(),
         }];

@@ -406,6 +406,25 @@ pub fn reproduce(args: &ReproduceSpec) -> crate::error::Result<Reproduced> {
 
     let _ = writeln!(index, "---\nWall time: {:.1} s.", ctx.started.elapsed().as_secs_f64());
     run::write_atomic(&dir.join("index.md"), index.as_bytes())?;
+    // The thesis-code gaps as data, for the docs script (scripts/docs-figures.sh).
+    let code: Vec<serde_json::Value> = ctx
+        .found
+        .code
+        .iter()
+        .map(|(setup, deadline, policy, gaps)| {
+            let gaps: serde_json::Map<String, serde_json::Value> = gaps
+                .iter()
+                .map(|(b, g)| (b.clone(), serde_json::json!({ "pct": g.pct, "diff": g.diff })))
+                .collect();
+            serde_json::json!({ "setup": setup, "deadline": deadline, "policy": policy, "gaps": gaps })
+        })
+        .collect();
+    let findings = serde_json::json!({
+        "quick": args.quick,
+        "seconds": ctx.started.elapsed().as_secs_f64(),
+        "thesis_code": code,
+    });
+    run::write_atomic(&dir.join("findings.json"), serde_json::to_string_pretty(&findings)?.as_bytes())?;
     Ok(Reproduced {
         index: dir.join("index.md"),
         out: dir,

@@ -3,7 +3,31 @@
 //! reference policies as dashed lines across.
 
 use super::*;
-use crate::eval::curves::{Reference, Series};
+use serde::Serialize;
+
+/// One series: runs that differ only in their seeds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Series {
+    /// Its label.
+    pub label: String,
+    /// Its runs.
+    pub runs: Vec<String>,
+    /// (episodes trained at the block's end, mean and 95% CI): over runs with two or more,
+    /// else over the block's episodes.
+    pub points: Vec<(u64, Stat)>,
+    /// The held-out figure of the greedy policy, over runs (`None` when a run has no summary or
+    /// the figure is not held out).
+    pub held_out: Option<Stat>,
+}
+
+/// A reference policy's held-out level.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reference {
+    /// The policy spec.
+    pub policy: String,
+    /// Its figure over the held-out seeds.
+    pub level: Stat,
+}
 
 /// The curves figure as `name` (PNG and SVG).
 pub fn curves(
@@ -59,8 +83,9 @@ fn draw_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, labels: &[(Str
         "Lines: block means; bands: 95% CI",
         "(over runs when a series has several,",
         "else over the block's episodes).",
-        "Marker at the right: held out, greedy,",
-        "mean and 95% CI over runs.",
+        "Marker at the right: held out, greedy:",
+        "mean and 95% CI (over runs; over the",
+        "held-out seeds for analyze's one run).",
     ] {
         root.draw(&Text::new(line, (8, y), (FONT, 13)))?;
         y += 18;

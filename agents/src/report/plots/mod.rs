@@ -17,7 +17,7 @@ mod rows;
 #[cfg(test)]
 mod worst;
 
-pub use curves::curves;
+pub use curves::{curves, Reference, Series};
 pub use lines::lines;
 pub use rows::{comparison, paired_rows, per_row_values};
 

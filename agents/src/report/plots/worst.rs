@@ -4,11 +4,11 @@
 //! strip below it hold only the key and the note (no label, bar or box runs into them).
 
 use super::*;
-use crate::config::Source;
-use crate::eval::compare::{compare, CompareSpec};
+use crate::learners::fixed::Levels;
+use env::eval::Summary;
 
-/// The rows of the worst case: 29 per-agent policies (long labels) and a level, under MTF and
-/// under stride, at a load where every policy is served alike (every phi 1).
+/// The rows of the worst case: 29 per-agent policies (long labels) and a level, under MTF, and
+/// stride's one row, at a load where every policy is served alike (every phi 1).
 fn worst_rows() -> Vec<Row> {
     let mut policies = vec!["fixed:0.0".to_string()];
     for i in 0..29 {
@@ -18,16 +18,30 @@ fn worst_rows() -> Vec<Row> {
         policies.push(format!("fixed:[{}]", levels.join(",")));
     }
     let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
-    let set = ["env.agents.*.load=0.05".to_string(), "env.rounds=30".to_string()];
-    let spec = CompareSpec {
-        source: Source::new(config, &set, None),
-        policies,
-        mechanisms: vec!["mtf".into(), "stride".into()],
-        seeds: 2,
-        threads: 2,
-        baseline: None,
-    };
-    compare(&spec).unwrap().rows
+    let seeds = env::eval::episode_seeds(1, 2);
+    let mut rows = Vec::new();
+    for (mechanism, policies) in [("mtf", &policies[..]), ("stride", &policies[..1])] {
+        let set = [
+            "env.agents.*.load=0.05".to_string(),
+            "env.rounds=30".to_string(),
+            format!("mechanism.name=\"{mechanism}\""),
+        ];
+        let sc = env::config::ScenarioFile::load(&config, &set).unwrap();
+        for p in policies {
+            let levels = Levels::parse(p.strip_prefix("fixed:").unwrap()).unwrap();
+            let policy = levels.policy(&sc).unwrap();
+            let episodes = env::eval::evaluate(&sc, &seeds, policy.as_ref(), true, 2);
+            rows.push(Row {
+                policy: if mechanism == "stride" { "any".into() } else { levels.spec() },
+                mechanism: mechanism.into(),
+                summary: Summary::of(&sc, &episodes),
+                weights: sc.agents.iter().map(|a| a.weight).collect(),
+                episodes,
+                paired: None,
+            });
+        }
+    }
+    rows
 }
 
 fn pixels(path: &Path) -> image::RgbImage {
@@ -115,7 +129,7 @@ fn worst_case_figures_keep_labels_keys_and_notes_apart() {
 
 #[test]
 fn curves_with_many_long_labelled_series_stay_on_the_canvas() {
-    use crate::eval::curves::{Reference, Series};
+    use crate::report::plots::{Reference, Series};
     let stat = |m: f64| env::eval::Stat { mean: m, ci95: 1.0 };
     let series: Vec<Series> = (0..14)
         .map(|k| Series {
