@@ -253,3 +253,49 @@ fn one_seed_gave_zero_width_cis_and_stars() {
     assert!(csv.lines().skip(1).all(|l| l.split(',').nth(ci) == Some("")), "{csv}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The valuation world's comparison shows its own figures: surplus per bidder per item as the
+/// headline (paired), revenue and the share sold, no welfare or queue columns. Known answer:
+/// truthful bids (factor 1) in a second-price auction among 4 bidders with U[0, 1) values earn
+/// the expected second-highest value, 3/5 per item.
+#[test]
+fn the_valuation_world_compared_welfare_it_does_not_have() {
+    let auction = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/auctions/second-price.toml");
+    let out = tmp("valuations");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        auction.to_str().unwrap(),
+        "--policies",
+        "fixed:0.5,fixed:1.0",
+        "--seeds",
+        "4",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let head = stdout.lines().next().unwrap();
+    assert!(
+        head.starts_with("| policy | mechanism | surplus/bidder-item | Δ surplus/bidder-item (paired) | revenue/item | sold share"),
+        "{head}"
+    );
+    assert!(
+        !head.contains("welfare") && !head.contains("dropped") && !head.contains("Jain"),
+        "{head}"
+    );
+    let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}: {header:?}"))
+    };
+    let truthful: Vec<&str> = csv.lines().find(|l| l.starts_with("fixed:1.0,")).unwrap().split(',').collect();
+    let revenue: f64 = truthful[col("revenue_per_item_mean")].parse().unwrap();
+    assert!((revenue - 0.6).abs() < 0.02, "revenue {revenue}, theory 3/5");
+    assert!(header.contains(&"surplus_per_bidder_item_diff_mean"));
+    assert!(!out.join("throughput_by_weight.png").exists());
+    let _ = std::fs::remove_dir_all(&out);
+}

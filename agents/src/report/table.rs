@@ -76,18 +76,25 @@ pub fn default_baseline(rows: &[Row]) -> usize {
         .filter(|(_, r)| r.mechanism == first.mechanism && r.policy.starts_with("fixed:"))
         .max_by(|a, b| {
             a.1.summary
-                .welfare()
+                .headline()
+                .1
                 .mean
-                .total_cmp(&b.1.summary.welfare().mean)
+                .total_cmp(&b.1.summary.headline().1.mean)
                 .then(b.0.cmp(&a.0))
         })
         .map_or(0, |(i, _)| i)
 }
 
-/// Welfare of `a` minus welfare of `b`, seed by seed (both evaluated on the same seeds): mean
-/// and paired 95% CI, jobs per round.
+/// The headline figure of `a` minus that of `b` (welfare, jobs per round; in the valuation world
+/// the surplus per bidder per item), seed by seed (both evaluated on the same seeds): mean and
+/// paired 95% CI.
 pub fn welfare_diff(a: &Row, b: &Row) -> Stat {
-    let d: Vec<f64> = a.episodes.iter().zip(&b.episodes).map(|(x, y)| x.welfare - y.welfare).collect();
+    let d: Vec<f64> = a
+        .episodes
+        .iter()
+        .zip(&b.episodes)
+        .map(|(x, y)| headline_of(x) - headline_of(y))
+        .collect();
     Stat::of(&d)
 }
 
@@ -129,13 +136,34 @@ fn fmt(s: &Stat) -> String {
 
 /// The figures a comparison shows after welfare, in `env::metrics::METRICS`'s order: those
 /// with a column.
-fn columns() -> impl Iterator<Item = &'static Metric> {
-    METRICS.iter().filter(|m| m.column.is_some() && m.key != WELFARE.key)
+fn columns(rows: &[Row]) -> impl Iterator<Item = &'static Metric> {
+    let world = world(rows);
+    let headline = headline_key(rows);
+    METRICS
+        .iter()
+        .filter(move |m| m.column.is_some() && m.key != headline && m.world.is_none_or(|w| Some(w) == world))
+}
+
+/// The world of the rows' episodes.
+fn world(rows: &[Row]) -> Option<env::config::World> {
+    rows.first().and_then(|r| r.summary.world)
+}
+
+/// The key of the rows' headline figure: `welfare`, or `surplus_per_bidder_item` in the
+/// valuation world (which has no jobs).
+pub fn headline_key(rows: &[Row]) -> &'static str {
+    rows.first().map_or(WELFARE.key, |r| r.summary.headline().0)
+}
+
+/// An episode's headline figure (see [`headline_key`]).
+pub fn headline_of(e: &EpisodeMetrics) -> f64 {
+    e.auction.as_ref().map_or(e.welfare, |a| a.surplus_per_bidder_item)
 }
 
 /// The weight classes of the rows (the first row's).
 fn classes(rows: &[Row]) -> Vec<f64> {
     rows.first()
+        .filter(|r| r.summary.world != Some(env::config::World::Valuations))
         .map(|r| r.summary.throughput_by_weight.iter().map(|(w, _)| *w).collect())
         .unwrap_or_default()
 }
@@ -144,12 +172,14 @@ fn classes(rows: &[Row]) -> Vec<f64> {
 pub fn markdown(rows: &[Row]) -> String {
     let weights = classes(rows);
     let paired = rows.iter().find_map(|r| r.paired.as_ref());
-    let mut head = vec!["policy".to_string(), "mechanism".into(), "welfare".into()];
+    let valuations = world(rows) == Some(env::config::World::Valuations);
+    let name = if valuations { "surplus/bidder-item" } else { "welfare" };
+    let mut head = vec!["policy".to_string(), "mechanism".into(), name.into()];
     if paired.is_some() {
-        head.push("Δ welfare (paired)".into());
+        head.push(format!("Δ {name} (paired)"));
     }
     head.extend(weights.iter().map(|w| format!("thr w={w}")));
-    head.extend(columns().filter_map(|m| m.column).map(String::from));
+    head.extend(columns(rows).filter_map(|m| m.column).map(String::from));
     let mut table = Table::new(head);
     // The best row by mean welfare (the first of equals) is marked in bold.
     let best = rows
@@ -157,25 +187,26 @@ pub fn markdown(rows: &[Row]) -> String {
         .enumerate()
         .max_by(|a, b| {
             a.1.summary
-                .welfare()
+                .headline()
+                .1
                 .mean
-                .total_cmp(&b.1.summary.welfare().mean)
+                .total_cmp(&b.1.summary.headline().1.mean)
                 .then(b.0.cmp(&a.0))
         })
         .map(|(i, _)| i);
     for (i, r) in rows.iter().enumerate() {
         let s = &r.summary;
         let welfare = if rows.len() > 1 && Some(i) == best {
-            format!("**{}**", fmt(&s.welfare()))
+            format!("**{}**", fmt(&s.headline().1))
         } else {
-            fmt(&s.welfare())
+            fmt(&s.headline().1)
         };
         let mut cells = vec![r.shown_policy(), r.mechanism.clone(), welfare];
         if let Some(p) = &r.paired {
             cells.push(diff_cell(p, p.baseline == r.label()));
         }
-        cells.extend(s.throughput_by_weight.iter().map(|(_, st)| fmt(st)));
-        cells.extend(columns().map(|m| s.get(m).as_ref().map(fmt).unwrap_or_else(|| "-".into())));
+        cells.extend(s.throughput_by_weight.iter().take(weights.len()).map(|(_, st)| fmt(st)));
+        cells.extend(columns(rows).map(|m| s.get(m).as_ref().map(fmt).unwrap_or_else(|| "-".into())));
         table.row(cells);
     }
     let mut out = table.to_string();
@@ -188,10 +219,15 @@ pub fn markdown(rows: &[Row]) -> String {
     if rows.iter().any(|r| r.policy == ANY_POLICY) {
         out.push_str("\nany: the mechanism ignores the agents' thresholds and bids, so every policy gives the same episodes under it; one row stands for them all.\n");
     }
-    if rows.iter().any(|r| !r.summary.welfare().has_ci()) {
+    if rows.iter().any(|r| !r.summary.headline().1.has_ci()) {
         out.push_str(&format!("\n{}\n", env::eval::ONE_SEED_NOTE));
     }
-    if let Some(p) = paired {
+    if let (Some(p), true) = (paired, valuations) {
+        out.push_str(&format!(
+            "\nΔ surplus/bidder-item: each row's surplus per bidder per item (value won minus price paid) minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI; * marks a difference whose CI excludes 0; the best is in bold. Every other column: mean +- 95% CI over seeds (revenue per item in value units, the share of items sold, scheduling time in microseconds per round).\n",
+            p.baseline
+        ));
+    } else if let Some(p) = paired {
         out.push_str(&format!(
             "\nΔ welfare: each row's weighted welfare minus the baseline's ({}), seed by seed on the same seeds, mean and paired 95% CI in jobs per round; * marks a difference whose CI excludes 0; the best mean welfare is in bold. Every other column: mean +- 95% CI over seeds (welfare and throughput in jobs per round, dropped jobs per round, scheduling time in microseconds per round).\n",
             p.baseline
@@ -204,9 +240,9 @@ pub fn markdown(rows: &[Row]) -> String {
 /// class, then the comparison's columns by key).
 pub fn csv(rows: &[Row]) -> crate::error::Result<Vec<u8>> {
     let weights = classes(rows);
-    let mut cols = vec![WELFARE.key.to_string()];
+    let mut cols = vec![headline_key(rows).to_string()];
     cols.extend(weights.iter().map(|w| format!("throughput_w{w}")));
-    cols.extend(columns().map(|m| m.key.to_string()));
+    cols.extend(columns(rows).map(|m| m.key.to_string()));
     let mut header = vec!["policy".to_string(), "mechanism".to_string()];
     for c in &cols {
         header.push(format!("{c}_mean"));
@@ -214,15 +250,21 @@ pub fn csv(rows: &[Row]) -> crate::error::Result<Vec<u8>> {
     }
     let paired = rows.iter().any(|r| r.paired.is_some());
     if paired {
-        header.extend(["baseline", "welfare_diff_mean", "welfare_diff_ci95", "welfare_diff_significant"].map(String::from));
+        let k = headline_key(rows);
+        header.extend([
+            "baseline".to_string(),
+            format!("{k}_diff_mean"),
+            format!("{k}_diff_ci95"),
+            format!("{k}_diff_significant"),
+        ]);
     }
     let records: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let s = &r.summary;
-            let mut stats = vec![Some(s.welfare())];
-            stats.extend(s.throughput_by_weight.iter().map(|(_, st)| Some(*st)));
-            stats.extend(columns().map(|m| s.get(m)));
+            let mut stats = vec![Some(s.headline().1)];
+            stats.extend(s.throughput_by_weight.iter().take(weights.len()).map(|(_, st)| Some(*st)));
+            stats.extend(columns(rows).map(|m| s.get(m)));
             let mut rec = vec![r.policy.clone(), r.mechanism.clone()];
             for st in stats {
                 rec.push(st.map(|x| x.mean.to_string()).unwrap_or_default());

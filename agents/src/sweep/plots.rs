@@ -168,3 +168,15 @@ fn param_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, p: &ParamPanel
     chart.draw_series(xs.iter().map(|&q| Circle::new(q, 5, PALETTE[0].mix(0.75).filled())))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_best_so_far_line_steps_and_only_moves_at_a_better_trial() {
+        let points = [(0.0, 1.0), (1.0, 0.5), (2.0, 3.0), (3.0, 2.0)];
+        let steps = super::best_steps(&points, true);
+        assert_eq!(steps, [(0.0, 1.0), (2.0, 1.0), (2.0, 3.0), (3.0, 3.0)]);
+        let steps = super::best_steps(&points, false);
+        assert_eq!(steps, [(0.0, 1.0), (1.0, 1.0), (1.0, 0.5), (3.0, 0.5)]);
+    }
+}

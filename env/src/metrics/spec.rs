@@ -203,6 +203,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "revenue_per_item",
         label: Some("revenue (per item)"),
+        column: Some("revenue/item"),
         tag: Some("auction/revenue_per_item"),
         world: Some(World::Valuations),
         absent: Absent::Omit,
@@ -221,6 +222,7 @@ pub static METRICS: &[Metric] = &[
     Metric {
         key: "sold_share",
         label: Some("items sold (share)"),
+        column: Some("sold share"),
         tag: Some("auction/sold_share"),
         world: Some(World::Valuations),
         absent: Absent::Omit,

@@ -141,9 +141,12 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
                 mechanisms.push(&r.mechanism);
                 mechanisms.len() - 1
             });
-            (r.summary.welfare(), PALETTE[k % PALETTE.len()])
+            (r.summary.headline().1, PALETTE[k % PALETTE.len()])
         })
         .collect();
+    let valuations = rows
+        .first()
+        .is_some_and(|r| r.summary.world == Some(env::config::World::Valuations));
     let key: Vec<(String, RGBColor, usize)> = if mechanisms.len() > 1 {
         mechanisms
             .iter()
@@ -156,8 +159,16 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
     per_row(
         root,
         names,
-        "Weighted social welfare (mean, 95% CI over seeds)",
-        "welfare (jobs per round)",
+        if valuations {
+            "Surplus per bidder per item (mean, 95% CI over seeds)"
+        } else {
+            "Weighted social welfare (mean, 95% CI over seeds)"
+        },
+        if valuations {
+            "surplus (value won minus price, per bidder per item)"
+        } else {
+            "welfare (jobs per round)"
+        },
         &stats,
         false,
         &key,
@@ -188,6 +199,9 @@ fn key_height(key: &[(String, RGBColor, usize)], width: u32) -> u32 {
 /// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
 /// Differences whose CI excludes 0 in red, the others in grey.
 fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String], baseline: &str) -> DrawResult<DB> {
+    let valuations = rows
+        .first()
+        .is_some_and(|r| r.summary.world == Some(env::config::World::Valuations));
     let stats: Vec<(Stat, RGBColor)> = rows
         .iter()
         .map(|r| match &r.paired {
@@ -198,8 +212,16 @@ fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names
     per_row(
         root,
         names,
-        &format!("Welfare minus {baseline}, paired over seeds (95% CI)"),
-        "welfare difference (jobs per round)",
+        &if valuations {
+            format!("Surplus per bidder-item minus {baseline}, paired over seeds (95% CI)")
+        } else {
+            format!("Welfare minus {baseline}, paired over seeds (95% CI)")
+        },
+        if valuations {
+            "surplus difference (per bidder per item)"
+        } else {
+            "welfare difference (jobs per round)"
+        },
         &stats,
         true,
         &significance_key(),
@@ -451,7 +473,10 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
         let baseline = p.baseline.clone();
         files.extend(both!(dir, "welfare_paired", size, |root| paired(root, rows, &names, &baseline)));
     }
-    files.extend(both!(dir, "throughput_by_weight", wide, |root| throughput(root, rows, &names)));
+    // The valuation world has no jobs: no throughput figure.
+    if rows[0].summary.world != Some(env::config::World::Valuations) {
+        files.extend(both!(dir, "throughput_by_weight", wide, |root| throughput(root, rows, &names)));
+    }
     if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
         files.extend(both!(dir, "phi", wide, |root| phi(root, rows, &names)));
         // One colour scale for every map, so maps compare.

@@ -152,12 +152,3 @@ fn curves_with_many_long_labelled_series_stay_on_the_canvas() {
     assert_eq!(ink(&img, 0..w, h - 4..h), None, "the legend runs off the bottom");
     let _ = std::fs::remove_dir_all(&dir);
 }
-
-#[test]
-fn the_best_so_far_line_steps_and_only_moves_at_a_better_trial() {
-    let points = [(0.0, 1.0), (1.0, 0.5), (2.0, 3.0), (3.0, 2.0)];
-    let steps = crate::sweep::plots::best_steps(&points, true);
-    assert_eq!(steps, [(0.0, 1.0), (2.0, 1.0), (2.0, 3.0), (3.0, 3.0)]);
-    let steps = crate::sweep::plots::best_steps(&points, false);
-    assert_eq!(steps, [(0.0, 1.0), (1.0, 1.0), (1.0, 0.5), (3.0, 0.5)]);
-}
