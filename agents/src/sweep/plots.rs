@@ -171,6 +171,32 @@ fn param_chart<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, p: &ParamPanel
 
 #[cfg(test)]
 mod tests {
+    use crate::report::plots::worst::{ink, pixels};
+
+    /// The history with 60 trials, pruned and interrupted ones, and a long objective name: on
+    /// the canvas, its key above the plot.
+    #[test]
+    fn the_history_keeps_pruned_and_interrupted_trials_and_stays_on_the_canvas() {
+        let points: Vec<(f64, f64)> = (0..60)
+            .filter(|k| k % 3 != 0)
+            .map(|k| (k as f64, (k as f64 * 0.7).sin() + k as f64 / 30.0))
+            .collect();
+        let stopped: Vec<super::Stopped> = (0..60).filter(|k| k % 3 == 0).map(|k| (k as f64, -1.0, k % 2 == 0)).collect();
+        let dir = std::env::temp_dir().join(format!("mtf-history-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        super::sweep_history(&dir, &points, &stopped, true, "vs_baseline.sampled.iqm (a long objective path)").unwrap();
+        let img = pixels(&dir.join("history.png"));
+        let (w, h) = img.dimensions();
+        assert_eq!(ink(&img, w - 4..w, 0..h), None);
+        assert_eq!(ink(&img, 0..w, h - 4..h), None);
+        // The key names all four kinds.
+        let svg = std::fs::read_to_string(dir.join("history.svg")).unwrap();
+        for kind in ["completed trial", "best so far", "pruned", "interrupted"] {
+            assert!(svg.contains(kind), "no {kind} in the key");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn the_best_so_far_line_steps_and_only_moves_at_a_better_trial() {
         let points = [(0.0, 1.0), (1.0, 0.5), (2.0, 3.0), (3.0, 2.0)];

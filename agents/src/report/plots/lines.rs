@@ -23,9 +23,11 @@ pub fn lines(
     } else {
         xs.to_vec()
     };
-    let longest = series.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) as u32;
-    let legend = (60 + 8 * longest).clamp(140, 360);
-    Ok(both!(dir, name, (960 + legend, 620), |root: &DrawingArea<_, Shift>| {
+    // The legend as wide as its widest label measures, as tall as its lines need.
+    let longest = series.iter().map(|(l, _)| text_width(l, 16)).max().unwrap_or(0);
+    let legend = (64 + longest).clamp(140, 1200);
+    let height = 620u32.max(90 + 28 * series.len() as u32);
+    Ok(both!(dir, name, (960 + legend, height), |root: &DrawingArea<_, Shift>| {
         let (plot, side) = root.split_horizontally(960);
         lines_chart(&plot, title, x_desc, y_desc, &xs, log_x, series)?;
         lines_legend(&side, series)

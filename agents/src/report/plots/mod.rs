@@ -15,7 +15,7 @@ mod curves;
 mod lines;
 mod rows;
 #[cfg(test)]
-mod worst;
+pub(crate) mod worst;
 
 pub use curves::{curves, Reference, Series};
 pub use lines::lines;

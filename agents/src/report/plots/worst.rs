@@ -44,7 +44,7 @@ fn worst_rows() -> Vec<Row> {
     rows
 }
 
-fn pixels(path: &Path) -> image::RgbImage {
+pub(crate) fn pixels(path: &Path) -> image::RgbImage {
     image::open(path).unwrap().to_rgb8()
 }
 
@@ -53,7 +53,7 @@ fn white(p: &image::Rgb<u8>) -> bool {
 }
 
 /// The first non-white pixel in the rectangle, if any.
-fn ink(img: &image::RgbImage, x: std::ops::Range<u32>, y: std::ops::Range<u32>) -> Option<(u32, u32)> {
+pub(crate) fn ink(img: &image::RgbImage, x: std::ops::Range<u32>, y: std::ops::Range<u32>) -> Option<(u32, u32)> {
     y.clone()
         .flat_map(|y| x.clone().map(move |x| (x, y)))
         .find(|&(x, y)| !white(img.get_pixel(x, y)))
@@ -119,6 +119,13 @@ fn worst_case_figures_keep_labels_keys_and_notes_apart() {
         assert!(ink(&img, 80..w, 0..strip).is_some(), "{name}: no key ({entries} entries)");
         assert_eq!(ink(&img, w / 2..w, 0..strip), None, "{name}: something runs into the key strip");
     }
+    // Every envy map stays on its canvas, its weights on the ticks.
+    for f in files.iter().filter(|f| f.starts_with("envy-") && f.ends_with(".png")) {
+        let img = pixels(&dir.join(f));
+        let (w, h) = img.dimensions();
+        assert_eq!(ink(&img, 0..w, h - 3..h), None, "{f}: ink at the bottom edge");
+        assert_eq!(ink(&img, w - 3..w, 0..h), None, "{f}: ink at the right edge");
+    }
     // Envy maps share one colour scale: the same ratio has the same colour on every map, and
     // exactly envy-free is white.
     assert_eq!(rows::envy_color_at(1.0, 1.6), RGBColor(255, 255, 255));
@@ -150,5 +157,36 @@ fn curves_with_many_long_labelled_series_stay_on_the_canvas() {
     let (w, h) = img.dimensions();
     assert_eq!(ink(&img, w - 4..w, 0..h), None, "a legend label runs off the right edge");
     assert_eq!(ink(&img, 0..w, h - 4..h), None, "the legend runs off the bottom");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn line_figures_with_many_long_labelled_series_stay_on_the_canvas() {
+    let stat = |m: f64| env::eval::Stat { mean: m, ci95: 0.5 };
+    let series: Vec<(String, Vec<env::eval::Stat>)> = (0..12)
+        .map(|k| {
+            (
+                format!("MTF minus a-baseline-with-a-long-name-{k:02} at its best fixed level"),
+                vec![stat(k as f64); 3],
+            )
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("mtf-worst-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    lines(
+        &dir,
+        "l",
+        "Token scale",
+        "total tokens",
+        "welfare difference",
+        &[100.0, 1000.0, 10000.0],
+        true,
+        &series,
+    )
+    .unwrap();
+    let img = pixels(&dir.join("l.png"));
+    let (w, h) = img.dimensions();
+    assert_eq!(ink(&img, w - 4..w, 0..h), None, "a legend label runs off the right edge");
+    assert_eq!(ink(&img, 0..w, h - 4..h), None, "something runs off the bottom");
     let _ = std::fs::remove_dir_all(&dir);
 }
