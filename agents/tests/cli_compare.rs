@@ -239,6 +239,8 @@ fn one_seed_gave_zero_width_cis_and_stars() {
         "--set",
         "env.rounds=40",
         "--quiet",
+        "--baseline",
+        "fixed:0/mtf",
         "--out",
         out.to_str().unwrap(),
     ]);

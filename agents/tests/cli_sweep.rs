@@ -625,6 +625,57 @@ fn a_space_over_a_learner_the_trials_do_not_run_is_refused_and_a_per_class_space
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // The command line chooses the learner the space searches: accepted.
+    let ppo = dir.join("ppo.toml");
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"learner.actor_critic.actor_lr\"", "\"learner.ppo.lr\"")
+        .replace(
+            "\"learner.actor_critic.features\" = { type = \"categorical\", choices = [\"spec\", \"all\", \"bogus\"] }",
+            "",
+        )
+        .replace("trials = 8", "trials = 1");
+    assert!(!text.contains("actor_critic.actor_lr") && !text.contains("bogus"), "{text}");
+    std::fs::write(&ppo, text).unwrap();
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        ppo.to_str().unwrap(),
+        "--set",
+        "learner.kind=ppo",
+        "--storage",
+        &format!("sqlite:{}", dir.join("ppo.db").display()),
+        "--out",
+        dir.join("ppo").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A sweep in the valuation world follows its own per-episode figure (the surplus).
+    let auction = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs/auctions/second-price.toml")
+        .canonicalize()
+        .unwrap();
+    let vfile = dir.join("valuations.toml");
+    std::fs::write(
+        &vfile,
+        format!(
+            "base = \"{}\"\nsampler = \"random\"\ntrials = 2\nworkers = 1\n[objective]\nmetric = \"eval.surplus_per_bidder_item.mean\"\ndirection = \"maximize\"\n[budget]\nepisodes = 2\neval_seeds = 1\nset = [\"learner.kind=hedge\"]\n[pruner]\nkind = \"median\"\nwarmup_episodes = 1\n[params]\n\"learner.hedge.reward\" = {{ type = \"categorical\", choices = [\"net\", \"utility\"] }}\n",
+            auction.display()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = mtf(&[
+        "sweep",
+        "--config",
+        vfile.to_str().unwrap(),
+        "--storage",
+        &format!("sqlite:{}", dir.join("v.db").display()),
+        "--out",
+        dir.join("v").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 complete"), "{out}");
     // The repository's per-class space: a level per weight class, the best as a policy spec.
     let per_class = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/sweeps/per-class.toml");
     let (code, out, err) = mtf(&[

@@ -755,6 +755,28 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
         assert!(events.contains(tag), "no {tag}");
     }
     assert!(!events.contains("charts/threshold") && !events.contains("charts/welfare"));
+    // A run group there scores its replicates by the surplus, not by a welfare of 0.
+    let group = out.with_extension("group");
+    let (code, stdout, err) = mtf(&[
+        "train",
+        "--config",
+        auction.to_str().unwrap(),
+        "--set",
+        "learner.kind=hedge",
+        "--set",
+        "train.episodes=2",
+        "--replicates",
+        "2",
+        "--quiet",
+        "--out",
+        group.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("held-out surplus per bidder item over replicates"), "{stdout}");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(group.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["figure"], "surplus_per_bidder_item");
+    assert!(s["eval_welfare"]["mean"].as_f64().unwrap() > 0.0, "{s}");
+    let _ = std::fs::remove_dir_all(&group);
     // The queue world keeps its own.
     let q = out.with_extension("queues");
     common::train_quickstart(&q, &["train.episodes=1"]);

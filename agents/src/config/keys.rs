@@ -28,6 +28,25 @@ const fn k(key: &'static str, range: &'static str, meaning: &'static str, reader
     }
 }
 
+/// A range that is a documented limit: written from the limit's constant ([`limit`]).
+const LIMIT: &str = "(limit)";
+
+/// The range of a key whose bound is a constant of `config::limits` or `env::config::limits`.
+fn limit(key: &str) -> Option<String> {
+    use crate::config::limits as a;
+    use env::config::limits as e;
+    Some(match key {
+        "env.rounds" => format!("1 to {}", e::MAX_ROUNDS),
+        "env.agents[].count" => format!("1 to {} agents in all", e::MAX_AGENTS),
+        "env.cluster[].count" => format!("1 to {} accelerators in all", e::MAX_ACCELERATORS),
+        "train.threads" => format!("1 to {}", a::MAX_THREADS),
+        "train.envs" => format!("1 to {}", a::MAX_ENVS),
+        "train.replicates" => format!("1 to {}", a::MAX_REPLICATES),
+        "train.eval_seeds" => format!("1 to {}", a::MAX_SEEDS),
+        _ => return None,
+    })
+}
+
 const ALL: &str = "every world";
 const QUEUES: &str = "queue world";
 const TRAIN: &str = "mtf train";
@@ -38,7 +57,7 @@ const ES: &str = "learner es";
 /// Every key, in the order a config file has them.
 pub static KEYS: &[Key] = &[
     k("seed", "0 to 2^64 - 1", "Root seed: every episode, sampling stream and initial parameter derives from it (--seed overrides).", "everything"),
-    k("env.rounds", "1 to 10^6", "Rounds per episode.", ALL),
+    k("env.rounds", LIMIT, "Rounds per episode.", ALL),
     k("env.world", "\"queues\", \"valuations\"", "What the agents share: accelerators serving job queues (SPEC 2), or private values per item each round (SPEC 8, auctions against theory).", ALL),
     k("env.queues", "\"central\", \"per_accelerator\"", "One backlog per agent, dispatched after allocation; or one queue per (agent, accelerator) with placement at arrival (the thesis code).", QUEUES),
     k("env.dispatch", "\"p2c\", \"fluid\"", "Central queues: power of two choices job by job, or filling the fastest accelerators first.", QUEUES),
@@ -62,12 +81,12 @@ pub static KEYS: &[Key] = &[
     k("env.mmpp.low_mult", ">= 0", "Arrival-rate multiplier in the low state.", "arrivals = \"mmpp\""),
     k("env.mmpp.p_high_to_low", "(0, 1]", "Per-round probability of leaving the high state.", "arrivals = \"mmpp\""),
     k("env.mmpp.p_low_to_high", "(0, 1]", "Per-round probability of entering the high state.", "arrivals = \"mmpp\""),
-    k("env.agents[].count", "whole >= 1", "Agents in this group (groups expand in order: agent indices follow the file).", ALL),
+    k("env.agents[].count", LIMIT, "Agents in this group (groups expand in order: agent indices follow the file).", ALL),
     k("env.agents[].weight", "> 0", "The group's weight w_i: its token share under MTF and its weight in welfare.", ALL),
     k("env.agents[].application", "a catalog application (default: agents cycle through the catalog by index)", "The application the group's jobs run.", QUEUES),
     k("env.agents[].load", "(0, 1]", "Queue load rho: the arrival rate over the group's fair share of service.", QUEUES),
     k("env.cluster[].type", "a catalog type", "Accelerator type of this group.", ALL),
-    k("env.cluster[].count", "whole >= 1", "Accelerators of this type (groups expand in order).", ALL),
+    k("env.cluster[].count", LIMIT, "Accelerators of this type (groups expand in order).", ALL),
     k("env.catalog.applications", "names", "Application names (default: thesis Table 5.1).", QUEUES),
     k("env.catalog.types", "names", "Accelerator type names; the first is the reference type.", ALL),
     k("env.catalog.throughput", "one row per application, one positive number per type", "Throughput of each application on each type (jobs per time unit; rates scale to env.base_rate).", QUEUES),
@@ -122,10 +141,10 @@ pub static KEYS: &[Key] = &[
     k("learner.es.features", "\"spec\", \"all\"", "State features, as PPO's.", ES),
     k("train.episodes", "whole >= 1", "Training episodes.", TRAIN),
     k("train.checkpoint_every", "whole >= 1", "Checkpoint every this many episodes (and at the end).", TRAIN),
-    k("train.eval_seeds", "whole >= 1", "Held-out evaluation episodes at the end (greedy and sampled).", TRAIN),
-    k("train.threads", "1 to 256", "Worker threads (results do not depend on it; --threads overrides).", TRAIN),
-    k("train.envs", "whole >= 1", "Environment copies stepped in parallel every round (rollout workers).", TRAIN),
-    k("train.replicates", "whole >= 1", "Training replicates: independent training seeds trained as one run group (--replicates overrides).", TRAIN),
+    k("train.eval_seeds", LIMIT, "Held-out evaluation episodes at the end (greedy and sampled).", TRAIN),
+    k("train.threads", LIMIT, "Worker threads (results do not depend on it; --threads overrides).", TRAIN),
+    k("train.envs", LIMIT, "Environment copies stepped in parallel every round (rollout workers).", TRAIN),
+    k("train.replicates", LIMIT, "Training replicates: independent training seeds trained as one run group (--replicates overrides).", TRAIN),
     k("train.replicate", "whole >= 0", "This run's index among its group's replicates (its training seed stream); set by the group.", TRAIN),
 ];
 
@@ -238,7 +257,7 @@ pub fn describe() -> String {
             "| `{}` | {kind} | {} | {} | {} | {} |\n",
             key.key,
             default.replace('|', "\\|"),
-            key.range.replace('|', "\\|"),
+            limit(key.key).unwrap_or_else(|| key.range.to_string()).replace('|', "\\|"),
             key.meaning.replace('|', "\\|"),
             key.reader
         ));
@@ -285,6 +304,14 @@ mod tests {
                 assert!(!e.to_string().contains("unknown field"), "{set}: {e}");
             }
         }
+    }
+
+    #[test]
+    fn every_limit_placeholder_has_its_constant() {
+        for key in KEYS.iter().filter(|k| k.range == LIMIT) {
+            assert!(limit(key.key).is_some(), "{} has no limit", key.key);
+        }
+        assert!(describe().contains(&format!("1 to {}", env::config::limits::MAX_ROUNDS)));
     }
 
     #[test]

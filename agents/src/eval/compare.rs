@@ -80,6 +80,10 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
         // A mechanism that ignores the agents' actions gives every policy the same episodes:
         // one row stands for them all (played as the first level; no policy is built).
         if !scheduler::registry::reads_actions(mech) {
+            // Every policy must still be one (a missing run is an error here too).
+            for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels()) {
+                Named::parse(policy, &scenario)?;
+            }
             let played = format!("fixed:{}", scenario.action_levels()[0]);
             let episodes = Named::parse(&played, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
             rows.push(Row {
@@ -107,10 +111,13 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     }
     let baseline = match &spec.baseline {
         None => crate::report::table::default_baseline(&rows),
-        Some(b) => rows.iter().position(|r| &r.label() == b || blind_row(r, b)).ok_or_else(|| {
-            let known: Vec<String> = rows.iter().map(Row::label).collect();
-            user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
-        })?,
+        Some(b) => rows
+            .iter()
+            .position(|r| r.label() == canonical_label(b) || blind_row(r, b))
+            .ok_or_else(|| {
+                let known: Vec<String> = rows.iter().map(Row::label).collect();
+                user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
+            })?,
     };
     crate::report::table::pair(&mut rows, baseline);
     let groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
@@ -120,6 +127,14 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
         groups,
         seeds,
     })
+}
+
+/// `POLICY/MECHANISM` with the policy spelled as rows label it (`fixed:0` is `fixed:0.0`).
+fn canonical_label(label: &str) -> String {
+    match label.rsplit_once('/') {
+        Some((p, m)) if p.starts_with("fixed:") => format!("{}/{m}", crate::eval::policies::canonical(p)),
+        _ => label.to_string(),
+    }
 }
 
 /// Whether `label` (`POLICY/MECHANISM`) names `row` as the one row of a mechanism that ignores

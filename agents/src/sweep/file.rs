@@ -285,14 +285,6 @@ impl Sweep {
             return Err(err(path, "tpe", "needs candidates >= 1 and gamma in (0, 1]"));
         }
         file.pruner.validate().map_err(|(k, p)| err(path, format!("pruner.{k}"), p))?;
-        let known = crate::train::EpisodeLog::keys();
-        if !known.contains(&file.objective.intermediate_key()) {
-            return Err(err(
-                path,
-                "objective.intermediate",
-                format!("`{}` is not a per-episode metric (one of {known:?})", file.objective.intermediate),
-            ));
-        }
         let base = path.parent().unwrap_or(Path::new(".")).join(&file.base);
         if !base.is_file() {
             let problem = if base.is_dir() {
@@ -313,6 +305,23 @@ impl Sweep {
         // The base config with the budget applied must load; its resolved form says which keys
         // exist and their default values.
         let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new(), &[]))?;
+        // The per-episode figure the pruner follows must be one the base's world logs; the
+        // default (welfare) is the surplus per bidder per item in the valuation world.
+        let world = exp.scenario.file.env.world;
+        if world == env::config::World::Valuations && sweep.file.objective.intermediate == "welfare" {
+            sweep.file.objective.intermediate = "surplus_per_bidder_item".into();
+        }
+        let known = crate::train::EpisodeLog::keys_of(world);
+        if !known.contains(&sweep.file.objective.intermediate_key()) {
+            return Err(err(
+                path,
+                "objective.intermediate",
+                format!(
+                    "`{}` is not a per-episode metric of this world (one of {known:?})",
+                    sweep.file.objective.intermediate
+                ),
+            ));
+        }
         let o = &sweep.file.objective;
         let metric = o.path();
         let head = metric.split('.').next().unwrap_or("");
@@ -370,7 +379,8 @@ impl Sweep {
                 return Err(err(path, format!("params.{k}"), format!("not a key of the base config ({e})")));
             }
         }
-        sweep.check_learner_keys(exp.learner.kind)?;
+        // Which learner the trials run is known once the command line's --set is applied:
+        // `execute` checks the space against it.
         Ok(sweep)
     }
 

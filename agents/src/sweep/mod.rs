@@ -141,7 +141,7 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
     if let Some(seed) = args.seed {
         probe.push(format!("seed={seed}"));
     }
-    let exp = crate::config::Experiment::load(&sweep.base, &probe).map_err(|e| user(format!("--set: {e}")))?;
+    let exp = crate::config::Experiment::load(&sweep.base, &probe)?;
     sweep.check_learner_keys(exp.learner.kind)?;
     let mut st = Storage::open(&db, &study, &sweep.fingerprint(), sweep.liveness())?;
     // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its

@@ -62,6 +62,9 @@ pub struct GroupSummary {
     pub near_uniform: usize,
     /// Wall seconds the group took to train and evaluate.
     pub seconds: f64,
+    /// The figure the `eval_*welfare` fields and the scores hold: `welfare`, or in the
+    /// valuation world (which has no jobs) `surplus_per_bidder_item`.
+    pub figure: &'static str,
 }
 
 /// The baseline of a run group.
@@ -88,8 +91,9 @@ impl std::fmt::Display for GroupSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "{} replicates; held-out welfare over replicates {} greedy, {} sampled; baseline {} {:.3}",
+            "{} replicates; held-out {} over replicates {} greedy, {} sampled; baseline {} {:.3}",
             self.replicates,
+            self.figure.replace('_', " "),
             self.eval_welfare.pm(3),
             self.eval_sampled_welfare.pm(3),
             self.baseline.policy,
@@ -130,6 +134,7 @@ pub fn summary_shape() -> serde_json::Value {
         },
         near_uniform: 0,
         seconds: 0.0,
+        figure: "welfare",
     })
     .expect("a group summary serialises")
 }
@@ -259,7 +264,10 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
         selection_seeds(root, exp.train.eval_seeds),
     );
     let welfare = |policy: &dyn Policy, seeds: &[u64]| -> Vec<f64> {
-        evaluate(sc, seeds, policy, false, threads).iter().map(|e| e.welfare).collect()
+        evaluate(sc, seeds, policy, false, threads)
+            .iter()
+            .map(crate::report::table::headline_of)
+            .collect()
     };
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
     let levels = sc.action_levels().len();
@@ -274,7 +282,7 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
         let draws = Layered::new(learner.fork(), Sample);
         let eps = evaluate(sc, &held, &draws, false, threads);
         near_uniform += usize::from(super::near_uniform(&env::eval::Summary::of(sc, &eps)));
-        sampled.push(eps.iter().map(|e| e.welfare).collect::<Vec<f64>>());
+        sampled.push(eps.iter().map(crate::report::table::headline_of).collect::<Vec<f64>>());
     }
     let paired = |runs: &[Vec<f64>]| -> Vec<f64> {
         runs.iter()
@@ -287,7 +295,7 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
         replicates: runs.len(),
         runs: runs.iter().map(|p| p.display().to_string()).collect(),
         baseline: Baseline {
-            policy: format!("fixed:{}", sc.action_levels()[best]),
+            policy: crate::learners::fixed::Levels::All(sc.action_levels()[best]).spec(),
             select_seeds: select.len(),
             eval_welfare: Stat::of(&base),
         },
@@ -299,6 +307,11 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
             sampled: Replicates::of(&paired(&sampled), boot),
         },
         near_uniform,
+        figure: if sc.file.env.world == env::config::World::Valuations {
+            "surplus_per_bidder_item"
+        } else {
+            "welfare"
+        },
         seconds: 0.0,
     })
 }

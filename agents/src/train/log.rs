@@ -122,6 +122,11 @@ impl EpisodeLog {
         Metric::keys(|m| m.tag.is_some())
     }
 
+    /// The keys of the figures an episode of `world` logs.
+    pub fn keys_of(world: env::config::World) -> Vec<&'static str> {
+        Metric::keys(|m| m.tag.is_some() && m.world.is_none_or(|w| w == world))
+    }
+
     /// One line of `metrics.jsonl`, read back: the figures of `env::metrics::METRICS` it holds
     /// (welfare required; lines written before `reward` was named so call it `mean_reward`),
     /// and the rest; other keys are passed over.

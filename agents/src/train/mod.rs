@@ -300,7 +300,7 @@ pub fn summary_shape(world: env::config::World) -> serde_json::Value {
     let eval = Summary::shape(world);
     let last = EpisodeLog {
         episode: 0,
-        figures: EpisodeLog::keys().into_iter().map(|k| (k.to_string(), 0.0)).collect(),
+        figures: EpisodeLog::keys_of(world).into_iter().map(|k| (k.to_string(), 0.0)).collect(),
         threshold_by_weight: Vec::new(),
         bids: world == env::config::World::Valuations,
         actor_loss: 0.0,

@@ -346,7 +346,12 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
     ctx.say("fixed levels");
     let (best, fixed) = ctx.best_fixed(&sc);
     let best_eps = ctx.held_out(&sc, &Fixed { level: best });
-    let mut rows = vec![row(&sc, &format!("fixed:{}", levels[best]), &mech, best_eps.clone())];
+    let mut rows = vec![row(
+        &sc,
+        &crate::learners::fixed::Levels::All(levels[best]).spec(),
+        &mech,
+        best_eps.clone(),
+    )];
     let mut headroom = Vec::new();
     let mut policies = Vec::new();
     let mut adaptive_eps = best_eps.clone();
@@ -398,7 +403,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         }
         let bsc = spec.source.load(Some(b))?;
         let eps = ctx.held_out(&bsc, &Fixed { level: best });
-        rows.push(row(&bsc, &format!("fixed:{}", levels[best]), b, eps));
+        rows.push(row(&bsc, &crate::learners::fixed::Levels::All(levels[best]).spec(), b, eps));
     }
     let run = match &trained {
         None => None,

@@ -487,10 +487,14 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
             let ratio = &ratios[k];
             let title = format!("Envy: {}", names[k]);
             // Named by the row, so a file says which policy and mechanism it shows.
-            let slug: String = format!("{}-{}", short(&r.policy), r.mechanism)
+            let mut slug: String = format!("{}-{}", short(&r.policy), r.mechanism)
                 .chars()
                 .map(|ch| if ch.is_ascii_alphanumeric() || ch == '.' { ch } else { '_' })
                 .collect();
+            // A per-agent spec of many agents would pass the file system's 255-byte name limit.
+            if slug.len() > 80 {
+                slug = format!("{}-{}", &slug[..60], crate::export::runtime::fnv_hex(slug.as_bytes()));
+            }
             files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(
                 root, ratio, &title, vmax, &weights
             )));

@@ -78,17 +78,17 @@ fn worst_case_figures_keep_labels_keys_and_notes_apart() {
         (
             "welfare.png",
             "Points: means over seeds; bars: 95% CI over seeds (Student's t; none with one seed).",
-            2,
+            1,
         ),
         (
             "welfare_paired.png",
             "Points: mean paired difference; bars: paired 95% CI over seeds (Student's t).",
-            2,
+            1,
         ),
         (
             "throughput_by_weight.png",
             "Bars: mean throughput per agent of the class over seeds; whiskers: 95% CI over seeds.",
-            3,
+            1,
         ),
         (
             "phi.png",
@@ -113,18 +113,51 @@ fn worst_case_figures_keep_labels_keys_and_notes_apart() {
             "{name}: something runs into the note strip"
         );
         assert_eq!(ink(&img, 0..88, h - 28..h), None, "{name}: something runs into the note strip");
-        // The key strip holds its entries and nothing right of them.
-        let key_lines = 1;
-        let strip = 12 + 24 * key_lines;
-        assert!(ink(&img, 80..w, 0..strip).is_some(), "{name}: no key ({entries} entries)");
-        assert_eq!(ink(&img, w / 2..w, 0..strip), None, "{name}: something runs into the key strip");
+        // The key strip holds its entries and nothing right of them (the strip as deep as its
+        // lines of entries).
+        let strip = 12 + 24 * entries;
+        assert!(ink(&img, 80..w, 0..strip.min(h)).is_some(), "{name}: no key");
+        let key_end = 90 + 40 * 3 + text_width("mechanism stride", 15) + text_width("mechanism mtf", 15) + 40;
+        let key_end = if name == "phi.png" {
+            90 + 30 + text_width("phi = 1 (sharing incentive holds at or above)", 15)
+        } else {
+            key_end
+        };
+        let key_end = if name == "throughput_by_weight.png" {
+            90 + 3 * 30 + 3 * text_width("weight 4", 15)
+        } else {
+            key_end
+        };
+        assert_eq!(
+            ink(&img, key_end.min(w)..w, 0..strip),
+            None,
+            "{name}: something runs into the key strip"
+        );
     }
-    // Every envy map stays on its canvas, its weights on the ticks.
-    for f in files.iter().filter(|f| f.starts_with("envy-") && f.ends_with(".png")) {
+    // A degenerate phi (every value 1) still draws its boxes: the median bars in the plot.
+    let img = pixels(&dir.join("phi.png"));
+    let (w, h) = img.dimensions();
+    let blue = (0..w)
+        .flat_map(|x| (60..h - 200).map(move |y| (x, y)))
+        .filter(|&(x, y)| img.get_pixel(x, y).0 == [31, 119, 180])
+        .count();
+    assert!(blue > 31 * 20, "phi: {blue} box pixels for 31 rows");
+    assert_eq!(super::curves::span_ticks(0.95, 1.05)(&1.0), "1.00");
+    // Every envy map stays on its canvas, and all share one colour scale: their colour bars
+    // (the strip right of the map) are the same pixels.
+    let maps: Vec<&String> = files.iter().filter(|f| f.starts_with("envy-") && f.ends_with(".png")).collect();
+    assert_eq!(maps.len(), 31);
+    let bar = |img: &image::RgbImage| -> Vec<[u8; 3]> {
+        let (w, h) = img.dimensions();
+        (0..h).map(|y| img.get_pixel(w - 45, y).0).collect()
+    };
+    let first = bar(&pixels(&dir.join(maps[0])));
+    for f in &maps {
         let img = pixels(&dir.join(f));
         let (w, h) = img.dimensions();
         assert_eq!(ink(&img, 0..w, h - 3..h), None, "{f}: ink at the bottom edge");
         assert_eq!(ink(&img, w - 3..w, 0..h), None, "{f}: ink at the right edge");
+        assert_eq!(bar(&img), first, "{f}: its colour scale differs from the first map's");
     }
     // Envy maps share one colour scale: the same ratio has the same colour on every map, and
     // exactly envy-free is white.
