@@ -23,6 +23,8 @@ pub mod names {
     pub const EXCLUSIVE: &str = "exclusive";
     /// Capacity draws of the envy replays, per accelerator.
     pub const REPLAY: &str = "replay";
+    /// The agents agent i's envy is replayed against when the pairs are sampled.
+    pub const ENVY_SAMPLE: &str = "envy-sample";
     /// MTF's weighted-random leftovers, and the auctions' tie draws.
     pub const LEFTOVERS: &str = "leftovers";
     /// Agent i's private values (the valuation world, SPEC 8).

@@ -52,6 +52,9 @@ pub struct Simulated {
     /// The figures, mean and 95% CI over episodes.
     #[serde(flatten)]
     pub summary: Summary,
+    /// Above `env::metrics::ENVY_EXACT_AGENTS` agents: the first episode's sampled envy pairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envy_sample: Option<env::metrics::EnvySample>,
 }
 
 /// Run the evaluation episodes and write the run directory: `config.toml`, `metrics.jsonl`
@@ -75,6 +78,10 @@ pub fn simulate(spec: &SimulateSpec) -> crate::error::Result<Simulated> {
         root_seed: scenario.file.seed,
         threads: spec.threads,
         summary: Summary::of(&scenario, &episodes),
+        envy_sample: episodes
+            .first()
+            .and_then(|e| e.fairness.as_ref())
+            .and_then(|f| f.envy_sample.clone()),
         episode_seeds: seeds,
         dir: dir.path().to_path_buf(),
         scenario,
@@ -108,6 +115,16 @@ impl std::fmt::Display for Simulated {
             self.episode_seeds.len()
         )?;
         f.write_str(&table(&self.summary))?;
+        if let Some(s) = &self.envy_sample {
+            writeln!(
+                f,
+                "EF violations estimated from {} sampled ordered pairs per episode ({} per agent: above {} agents not every pair is replayed), standard error {:.0} pairs",
+                s.pairs,
+                env::metrics::ENVY_SAMPLE_PER_AGENT,
+                env::metrics::ENVY_EXACT_AGENTS,
+                s.ef_violations_se
+            )?;
+        }
         writeln!(f, "run directory: {}", self.dir.display())
     }
 }

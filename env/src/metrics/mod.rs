@@ -72,15 +72,42 @@ pub struct AuctionMetrics {
     pub bid_factor: Vec<f64>,
 }
 
+/// Up to this many agents every pair's envy is replayed (O(n^2 rounds) replays and an n x n
+/// matrix in every episode record); above it each agent is replayed against
+/// [`ENVY_SAMPLE_PER_AGENT`] others drawn at random, and the EF violations are estimated with a
+/// stated standard error.
+pub const ENVY_EXACT_AGENTS: usize = 1000;
+
+/// Others each agent's envy is replayed against when the pairs are sampled.
+pub const ENVY_SAMPLE_PER_AGENT: usize = 32;
+
+/// The sampled pairs behind the envy figures of a large scenario.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EnvySample {
+    /// Ordered pairs (i, j), i != j, replayed.
+    pub pairs: usize,
+    /// Of them, EF violations.
+    pub violating: usize,
+    /// The share violating, which `ef_violations` scales to all n (n - 1) pairs.
+    pub share: f64,
+    /// Standard error of `ef_violations` (binomial, in pairs).
+    pub ef_violations_se: f64,
+}
+
 /// Sharing incentive, envy and Pareto figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Fairness {
     /// Per agent: phi_i = u_sh / u_ex (thesis eq. 3.3); SI holds for i when phi_i >= 1.
     pub phi: Vec<f64>,
-    /// `envy[i][j]`: agent i's throughput replayed on agent j's allocation sequence.
+    /// `envy[i][j]`: agent i's throughput replayed on agent j's allocation sequence; empty
+    /// when the pairs were sampled (`envy_sample`).
     pub envy: Vec<Vec<f64>>,
-    /// Pairs (i, j) with `w_j U[i][i] < w_i U[i][j]` (EF violations, eq. 3.5).
+    /// Pairs (i, j) with `w_j U[i][i] < w_i U[i][j]` (EF violations, eq. 3.5); above
+    /// [`ENVY_EXACT_AGENTS`] agents, estimated from sampled pairs (`envy_sample`).
     pub ef_violations: usize,
+    /// Above [`ENVY_EXACT_AGENTS`] agents: the sampled pairs the envy figures come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envy_sample: Option<EnvySample>,
     /// Share of rounds with a Pareto-improving transfer or swap of one accelerator.
     pub pareto: f64,
 }

@@ -63,6 +63,11 @@ fn replay(arrivals: impl Iterator<Item = u64>, capacity: impl Iterator<Item = u6
 
 impl Fairness {
     pub(super) fn compute(env: &ClusterEnv, throughput: &[f64]) -> Self {
+        Self::compute_with(env, throughput, super::ENVY_EXACT_AGENTS)
+    }
+
+    /// [`Fairness::compute`] with every pair's envy up to `exact` agents, sampled pairs above.
+    pub(super) fn compute_with(env: &ClusterEnv, throughput: &[f64], exact: usize) -> Self {
         let (n, m) = (env.n(), env.m());
         let sc = env.scenario();
         let rounds = env.totals().rounds as usize;
@@ -112,6 +117,16 @@ impl Fairness {
         // the same order per bucket, so every figure is bit-identical.
         let mut rngs: Vec<_> = (0..m).map(|c| stream(env.seed(), names::REPLAY, c as u64)).collect();
         let uniforms: Vec<f64> = (0..rounds * m).map(|k| unit(rngs[k % m].next_u64())).collect();
+        if n > exact {
+            let (ef_violations, sample) = sampled_envy(env, &w, &uniforms, &mut tables, &mut q, cap);
+            return Self {
+                phi,
+                envy: Vec::new(),
+                ef_violations,
+                envy_sample: Some(sample),
+                pareto: pareto_share(env),
+            };
+        }
         let mut envy = vec![vec![0.0; n]; n];
         // caps[j * rounds + r]: i's capacity on j's round-r allocation.
         let mut caps = vec![0u64; n * rounds];
@@ -149,9 +164,92 @@ impl Fairness {
             phi,
             envy,
             ef_violations,
+            envy_sample: None,
             pareto,
         }
     }
+}
+
+/// The envy of each agent against [`super::ENVY_SAMPLE_PER_AGENT`] others drawn without
+/// replacement (its own stream per agent), each pair replayed exactly as the full matrix
+/// would (the same capacity draws, summed in the same order), and the EF violations scaled from
+/// the sampled pairs to all of them with their binomial standard error. Each round's
+/// allocation is indexed by owner once, so a pair costs its owner's accelerators, not all m.
+fn sampled_envy(
+    env: &ClusterEnv,
+    w: &[f64],
+    uniforms: &[f64],
+    tables: &mut PoissonTables,
+    q: &mut Queue,
+    cap: u64,
+) -> (usize, super::EnvySample) {
+    let (n, m) = (env.n(), env.m());
+    let sc = env.scenario();
+    let rounds = env.totals().rounds as usize;
+    let (mu, arrivals, owners) = (env.rates(), env.arrivals_log(), env.owners_log());
+    // Per round, each agent's accelerators ascending: held[r][start[r][j]..start[r][j + 1]].
+    let mut start = vec![0usize; rounds * (n + 1)];
+    let mut held = vec![0u32; rounds * m];
+    for r in 0..rounds {
+        let (own, st) = (&owners[r * m..(r + 1) * m], &mut start[r * (n + 1)..(r + 1) * (n + 1)]);
+        for &o in own.iter().filter(|&&o| (o as usize) < n) {
+            st[o as usize + 1] += 1;
+        }
+        for j in 0..n {
+            st[j + 1] += st[j];
+        }
+        let mut fill: Vec<usize> = st[..n].to_vec();
+        for (c, &o) in own.iter().enumerate().filter(|(_, &o)| (o as usize) < n) {
+            held[r * m + fill[o as usize]] = c as u32;
+            fill[o as usize] += 1;
+        }
+    }
+    let k = super::ENVY_SAMPLE_PER_AGENT.min(n - 1);
+    let replayed = |i: usize, j: usize, tables: &mut PoissonTables, q: &mut Queue| -> f64 {
+        let caps = (0..rounds).map(|r| {
+            let st = &start[r * (n + 1)..];
+            held[r * m + st[j]..r * m + st[j + 1]]
+                .iter()
+                .map(|&c| tables.draw(mu[i * m + c as usize], uniforms[r * m + c as usize]))
+                .sum::<u64>()
+        });
+        let caps: Vec<u64> = caps.collect();
+        replay(
+            (0..rounds).map(|r| u64::from(arrivals[r * n + i])),
+            caps.into_iter(),
+            cap,
+            sc.deadline,
+            q,
+        ) as f64
+            / rounds.max(1) as f64
+    };
+    let (mut pairs, mut violating) = (0usize, 0usize);
+    for i in 0..n {
+        let mut rng = stream(env.seed(), names::ENVY_SAMPLE, i as u64);
+        let mut others: Vec<usize> = Vec::with_capacity(k);
+        while others.len() < k {
+            let j = ((unit(rng.next_u64()) * n as f64) as usize).min(n - 1);
+            if j != i && !others.contains(&j) {
+                others.push(j);
+            }
+        }
+        let own = replayed(i, i, tables, q);
+        for j in others {
+            pairs += 1;
+            if w[j] * own < w[i] * replayed(i, j, tables, q) - 1e-9 {
+                violating += 1;
+            }
+        }
+    }
+    let share = violating as f64 / pairs.max(1) as f64;
+    let all = (n * (n - 1)) as f64;
+    let sample = super::EnvySample {
+        pairs,
+        violating,
+        share,
+        ef_violations_se: all * (share * (1.0 - share) / pairs.max(1) as f64).sqrt(),
+    };
+    ((share * all).round() as usize, sample)
 }
 
 /// Share of rounds where moving one accelerator (from its owner or from idle) to another
@@ -386,5 +484,61 @@ mod tests {
             }
         }
         assert!(pareto_seen, "no scenario had rounds with and without Pareto improvements");
+    }
+
+    fn played(config: &str, sets: &[&str], seed: u64, level: usize) -> ClusterEnv {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let sc = ScenarioFile::load(&root.join(config), &sets).unwrap();
+        let mut env = ClusterEnv::new(sc);
+        env.reset(seed);
+        let mut policy = Fixed { level };
+        let mut actions = vec![0; env.n()];
+        let budgets = vec![0.0; env.n()];
+        while !env.agents().is_empty() {
+            policy.act(env.observations(), &budgets, true, &mut actions);
+            env.step(&actions).unwrap();
+        }
+        env
+    }
+
+    /// With fewer agents than the sample size every pair is "sampled": the estimate is the
+    /// exact count.
+    #[test]
+    fn sampling_every_pair_counts_the_exact_violations() {
+        for (config, seed, level) in [("configs/quickstart.toml", 3, 0), ("configs/thesis/w124-mmpp.toml", 5, 7)] {
+            let env = played(config, &["env.rounds=60"], seed, level);
+            let t = vec![1.0; env.n()];
+            let exact = Fairness::compute(&env, &t);
+            let sampled = Fairness::compute_with(&env, &t, 0);
+            let s = sampled.envy_sample.as_ref().unwrap();
+            assert_eq!(s.pairs, env.n() * (env.n() - 1));
+            assert_eq!(sampled.ef_violations, exact.ef_violations, "{config}");
+            assert!(exact.ef_violations > 0 && sampled.envy.is_empty() && exact.envy_sample.is_none());
+            assert_eq!(sampled.phi, exact.phi);
+        }
+    }
+
+    /// 80 agents, 32 sampled others each: the estimate is within three of its standard errors
+    /// of the exact count.
+    #[test]
+    fn sampled_pairs_estimate_the_violations_within_their_standard_error() {
+        let sets = [
+            "env.rounds=60",
+            "env.agents.0.count=40",
+            "env.agents.1.count=20",
+            "env.agents.2.count=20",
+            "env.cluster.0.count=80",
+            "env.cluster.1.count=80",
+        ];
+        let env = played("configs/quickstart.toml", &sets, 7, 6);
+        let t = vec![1.0; env.n()];
+        let exact = Fairness::compute(&env, &t).ef_violations as f64;
+        let sampled = Fairness::compute_with(&env, &t, 10);
+        let s = sampled.envy_sample.unwrap();
+        assert_eq!(s.pairs, 80 * 32);
+        assert!(exact > 0.0 && s.ef_violations_se > 0.0);
+        let z = (sampled.ef_violations as f64 - exact) / s.ef_violations_se;
+        assert!(z.abs() < 3.0, "estimate {} vs exact {exact}: z = {z:.2}", sampled.ef_violations);
     }
 }

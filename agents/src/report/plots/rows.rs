@@ -365,6 +365,9 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
 
 /// Mean over seeds of `w_i U[i][j] / (w_j U[i][i])`: above 1, agent i envies j (eq. 3.5).
 fn envy_ratio(row: &Row, weights: &[f64]) -> Vec<Vec<f64>> {
+    if row.episodes.iter().filter_map(|e| e.fairness.as_ref()).any(|f| f.envy.is_empty()) {
+        return Vec::new();
+    }
     let n = weights.len();
     let mut acc = vec![vec![0.0; n]; n];
     let mut count = 0.0f64;
@@ -483,6 +486,10 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
         let ratios: Vec<Vec<Vec<f64>>> = rows.iter().map(|r| envy_ratio(r, &r.weights)).collect();
         let vmax = ratios.iter().flatten().flatten().copied().fold(1.0, f64::max);
         for (k, r) in rows.iter().enumerate() {
+            // Sampled pairs (above env::metrics::ENVY_EXACT_AGENTS agents) have no matrix.
+            if ratios[k].is_empty() {
+                continue;
+            }
             let weights = r.weights.clone();
             let ratio = &ratios[k];
             let title = format!("Envy: {}", names[k]);
