@@ -96,6 +96,13 @@ def main() -> None:
             n[f"analyze.{tag}.br.{w}.level"] = level(b["deviation"])
             n[f"analyze.{tag}.br.{w}.own"] = pm(b["own_throughput_gain"])
             n[f"analyze.{tag}.br.{w}.welfare"] = pm(b["welfare_change"])
+        sig = [s for s in a["signals"] if s["gain"] > 0]
+        if sig:
+            pct = [100 * s["relative_gain"] for s in sig]
+            ratio = [s["sd"] / s["gain"] for s in sig]
+            between = lambda xs: f"{min(xs):.0f}" if round(min(xs)) == round(max(xs)) else f"{min(xs):.0f}-{max(xs):.0f}"
+            n[f"analyze.{tag}.signal.gain_pct"] = between(pct) + "%"
+            n[f"analyze.{tag}.signal.sd_ratio"] = between(ratio)
         e = a["equilibrium"]
         n[f"analyze.{tag}.eq.levels"] = ", ".join(f"w{w:g} {level(l)}" for w, l in e["levels"])
         n[f"analyze.{tag}.eq.vs_fixed"] = pm(e["vs_best_fixed"])
