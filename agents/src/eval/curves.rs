@@ -57,29 +57,6 @@ fn config_key(dir: &Path) -> crate::error::Result<String> {
         .join("\n"))
 }
 
-/// Every per-episode value of `metric` in a run's log.
-fn logged(dir: &Path, metric: Option<&str>) -> crate::error::Result<(Vec<f64>, bool)> {
-    let path = RunDir::at(dir).metrics();
-    let text = run::read_text(&path, 1 << 30)?;
-    let mut values = Vec::new();
-    let mut bids = false;
-    for (k, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-        let log =
-            EpisodeLog::from_json(line).map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))?;
-        bids = log.bids;
-        values.push(match metric {
-            None => log.headline(),
-            Some(m) => log
-                .get(m)
-                .ok_or_else(|| user(format!("{}: line {} has no `{m}`", path.display(), k + 1)))?,
-        });
-    }
-    if values.is_empty() {
-        return Err(user(format!("{}: no episodes logged", path.display())));
-    }
-    Ok((values, bids))
-}
-
 /// The held-out greedy figure `key` of a run, from its summary.
 fn held_out(dir: &Path, key: &str) -> Option<f64> {
     let text = run::read_text(&RunDir::at(dir).summary(), run::MAX_TEXT).ok()?;
@@ -87,8 +64,9 @@ fn held_out(dir: &Path, key: &str) -> Option<f64> {
     v["eval"][key]["mean"].as_f64()
 }
 
-/// Episode ends and per-block values of `values` in up to `blocks` equal blocks.
-fn blocks_of(values: &[f64], blocks: usize) -> Vec<(u64, Vec<f64>)> {
+/// Episode ends and per-block values of `values` in up to `blocks` equal blocks (the last may
+/// be shorter).
+pub(crate) fn blocks_of(values: &[f64], blocks: usize) -> Vec<(u64, Vec<f64>)> {
     let per = values.len().div_ceil(blocks.max(1)).max(1);
     values
         .chunks(per)
@@ -114,22 +92,60 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
             )));
         }
     }
-    // (config key, label, runs), in the order first named.
+    let groups = grouped(&spec.runs)?;
+    let mut metric_key = spec.metric.clone();
+    let mut series = Vec::new();
+    for (label, runs) in &groups {
+        let (s, bids) = series_of(label, runs, spec.metric.as_deref(), spec.blocks)?;
+        metric_key.get_or_insert_with(|| if bids { "surplus_per_bidder_item" } else { "welfare" }.into());
+        series.push(s);
+    }
+    let metric = metric_key.unwrap_or_else(|| "welfare".into());
+    // The held-out figure each series' runs were scored on.
+    for (s, (_, runs)) in series.iter_mut().zip(&groups) {
+        let held: Option<Vec<f64>> = runs.iter().map(|r| held_out(r, &metric)).collect();
+        s.held_out = held.map(|h| Stat::of(&h));
+    }
+    let figure = Metric::named(&metric).expect("a known figure");
+    let references = references(&spec.against, &groups[0].1[0], figure, spec.threads)?;
+    let dir = RunDir::create(spec.out.as_deref(), "curves")?;
+    run::write_atomic(&dir.file("curves.csv"), &csv(&series, &references)?)?;
+    let mut files = vec!["curves.csv".to_string()];
+    files.extend(crate::report::plots::curves(
+        dir.path(),
+        "curves",
+        &metric,
+        figure.label.unwrap_or(figure.key),
+        &series,
+        &references,
+    )?);
+    Ok(Curves {
+        metric,
+        series,
+        references,
+        dir: dir.path().to_path_buf(),
+        files,
+    })
+}
+
+/// The runs `given` names (run groups expanded to their replicates), grouped by their config
+/// without the seeds: (label, runs), in the order first named.
+fn grouped(given: &[PathBuf]) -> crate::error::Result<Vec<(String, Vec<PathBuf>)>> {
     let mut groups: Vec<(String, String, Vec<PathBuf>)> = Vec::new();
-    for given in &spec.runs {
-        let runs = if crate::train::group::is_group(given) {
-            crate::train::group::replicates(given)
-        } else if RunDir::at(given).metrics().is_file() {
-            vec![given.clone()]
+    for path in given {
+        let runs = if crate::train::group::is_group(path) {
+            crate::train::group::replicates(path)
+        } else if RunDir::at(path).metrics().is_file() {
+            vec![path.clone()]
         } else {
             return Err(user(format!(
                 "{}: not a run directory or run group (no metrics.jsonl)",
-                given.display()
+                path.display()
             )));
         };
-        let name = given
+        let name = path
             .file_name()
-            .map_or_else(|| given.display().to_string(), |f| f.to_string_lossy().into_owned());
+            .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
         for r in runs {
             let key = config_key(&r)?;
             match groups.iter_mut().find(|(k, _, _)| *k == key) {
@@ -143,117 +159,110 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
             }
         }
     }
-    let mut metric_key = spec.metric.clone();
-    let mut series = Vec::new();
-    for (_, label, runs) in &groups {
-        let mut logs = Vec::new();
-        for r in runs {
-            let (values, bids) = logged(r, spec.metric.as_deref())?;
-            if metric_key.is_none() {
-                metric_key = Some(if bids { "surplus_per_bidder_item" } else { "welfare" }.into());
-            }
-            logs.push(values);
+    Ok(groups.into_iter().map(|(_, label, runs)| (label, runs)).collect())
+}
+
+/// One series' training curve from its runs' logs (`metric`, or each world's headline), and
+/// whether they are the valuation world's (bids). Its held-out level is filled by the caller.
+fn series_of(label: &str, runs: &[PathBuf], metric: Option<&str>, blocks: usize) -> crate::error::Result<(Series, bool)> {
+    let mut logs = Vec::new();
+    let mut bids = false;
+    for r in runs {
+        let (values, b) = crate::train::logged_figure(r, metric)?;
+        if values.is_empty() {
+            return Err(user(format!("{}: no episodes logged", RunDir::at(r).metrics().display())));
         }
-        let shortest = logs.iter().map(Vec::len).min().unwrap_or(0);
-        let points = if logs.len() == 1 {
-            blocks_of(&logs[0], spec.blocks)
-                .into_iter()
-                .map(|(e, v)| (e, Stat::of(&v)))
-                .collect()
-        } else {
-            // Each run's block mean, then the statistic over runs.
-            let per_run: Vec<Vec<(u64, Vec<f64>)>> = logs.iter().map(|l| blocks_of(&l[..shortest], spec.blocks)).collect();
-            (0..per_run[0].len())
-                .map(|b| {
-                    let means: Vec<f64> = per_run.iter().map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64).collect();
-                    (per_run[0][b].0, Stat::of(&means))
-                })
-                .collect()
-        };
-        let key = metric_key.clone().unwrap_or_default();
-        let held: Option<Vec<f64>> = runs.iter().map(|r| held_out(r, &key)).collect();
-        series.push(Series {
-            label: if runs.len() > 1 {
-                format!("{label} ({} runs)", runs.len())
-            } else {
-                label.clone()
-            },
-            runs: runs.iter().map(|r| r.display().to_string()).collect(),
-            points,
-            held_out: held.map(|h| Stat::of(&h)),
-        });
+        bids = b;
+        logs.push(values);
     }
-    let metric = metric_key.unwrap_or_else(|| "welfare".into());
-    let figure = Metric::named(&metric).expect("a known figure");
-    let mut references = Vec::new();
-    if !spec.against.is_empty() {
-        let first = &groups[0].2[0];
-        let (exp, _, _) = crate::train::load_run(first, false)?;
-        let seeds = env::eval::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
-        for p in &spec.against {
-            let eps = Named::parse(p, &exp.scenario)?.evaluate(&exp.scenario, &seeds, spec.threads)?;
+    let shortest = logs.iter().map(Vec::len).min().unwrap_or(0);
+    let points = if logs.len() == 1 {
+        blocks_of(&logs[0], blocks).into_iter().map(|(e, v)| (e, Stat::of(&v))).collect()
+    } else {
+        // Each run's block mean, then the statistic over runs.
+        let per_run: Vec<Vec<(u64, Vec<f64>)>> = logs.iter().map(|l| blocks_of(&l[..shortest], blocks)).collect();
+        (0..per_run[0].len())
+            .map(|b| {
+                let means: Vec<f64> = per_run.iter().map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64).collect();
+                (per_run[0][b].0, Stat::of(&means))
+            })
+            .collect()
+    };
+    let series = Series {
+        label: if runs.len() > 1 {
+            format!("{label} ({} runs)", runs.len())
+        } else {
+            label.to_string()
+        },
+        runs: runs.iter().map(|r| r.display().to_string()).collect(),
+        points,
+        held_out: None,
+    };
+    Ok((series, bids))
+}
+
+/// The `against` policies' levels of `figure` on the held-out seeds of the run in `first`.
+fn references(against: &[String], first: &Path, figure: &Metric, threads: usize) -> crate::error::Result<Vec<Reference>> {
+    if against.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (exp, _, _) = crate::train::load_run(first, false)?;
+    let seeds = env::eval::episode_seeds(exp.scenario.file.seed, exp.train.eval_seeds);
+    against
+        .iter()
+        .map(|p| {
+            let eps = Named::parse(p, &exp.scenario)?.evaluate(&exp.scenario, &seeds, threads)?;
             let xs: Vec<f64> = eps.iter().filter_map(|e| (figure.of)(e)).collect();
-            references.push(Reference {
+            Ok(Reference {
                 policy: crate::eval::policies::canonical(p),
                 level: Stat::of(&xs),
-            });
-        }
-    }
-    let dir = RunDir::create(spec.out.as_deref(), "curves")?;
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    let io = |e: csv::Error| crate::error::failed(format!("writing curves.csv: {e}"));
-    csv.write_record(["series", "kind", "episodes", "mean", "ci95", "n"]).map_err(io)?;
+            })
+        })
+        .collect()
+}
+
+/// `curves.csv`: every series' training points and held-out level, then the references.
+fn csv(series: &[Series], references: &[Reference]) -> crate::error::Result<Vec<u8>> {
     let ci = |s: &Stat| if s.has_ci() { s.ci95.to_string() } else { String::new() };
-    for s in &series {
-        let n = if s.runs.len() > 1 { s.runs.len() } else { 0 };
+    let mut records = Vec::new();
+    for s in series {
+        let n = if s.runs.len() > 1 {
+            s.runs.len().to_string()
+        } else {
+            "episodes".into()
+        };
         for (e, st) in &s.points {
-            let n = if n > 0 { n.to_string() } else { "episodes".into() };
-            csv.write_record([s.label.clone(), "training".into(), e.to_string(), st.mean.to_string(), ci(st), n])
-                .map_err(io)?;
+            records.push(vec![
+                s.label.clone(),
+                "training".into(),
+                e.to_string(),
+                st.mean.to_string(),
+                ci(st),
+                n.clone(),
+            ]);
         }
         if let Some(h) = &s.held_out {
             let last = s.points.last().map_or(0, |p| p.0);
-            csv.write_record([
+            records.push(vec![
                 s.label.clone(),
                 "held_out_greedy".into(),
                 last.to_string(),
                 h.mean.to_string(),
                 ci(h),
                 s.runs.len().to_string(),
-            ])
-            .map_err(io)?;
+            ]);
         }
     }
-    for r in &references {
-        csv.write_record([
+    for r in references {
+        records.push(vec![
             r.policy.clone(),
             "reference".into(),
             String::new(),
             r.level.mean.to_string(),
             ci(&r.level),
             String::new(),
-        ])
-        .map_err(io)?;
+        ]);
     }
-    let bytes = csv
-        .into_inner()
-        .map_err(|e| crate::error::failed(format!("writing curves.csv: {e}")))?;
-    run::write_atomic(&dir.file("curves.csv"), &bytes)?;
-    let label = figure.label.unwrap_or(figure.key);
-    let mut files = vec!["curves.csv".to_string()];
-    files.extend(crate::report::plots::curves(
-        dir.path(),
-        "curves",
-        &metric,
-        label,
-        &series,
-        &references,
-    )?);
-    Ok(Curves {
-        metric,
-        series,
-        references,
-        dir: dir.path().to_path_buf(),
-        files,
-    })
+    let header = ["series", "kind", "episodes", "mean", "ci95", "n"].map(String::from);
+    run::csv_bytes(&header, &records)
 }

@@ -250,19 +250,32 @@ pub(super) fn last_logged(path: &Path) -> crate::error::Result<Option<EpisodeLog
     }
 }
 
-/// The training welfare of a run's logged episodes (`metrics.jsonl`), in episode order.
+/// The training welfare of a run's logged episodes (`metrics.jsonl`), in episode order (the
+/// surplus per bidder per item in the valuation world).
 pub fn logged_welfare(dir: &Path) -> crate::error::Result<Vec<f64>> {
+    logged_figure(dir, None).map(|(values, _)| values)
+}
+
+/// Every logged episode's `key` figure of a run (`None`: the world's headline, welfare or the
+/// surplus), in episode order, and whether the run is the valuation world's (its episodes log
+/// bid factors).
+pub fn logged_figure(dir: &Path, key: Option<&str>) -> crate::error::Result<(Vec<f64>, bool)> {
     let path = run::RunDir::at(dir).metrics();
     let text = run::read_text(&path, MAX_METRICS_BYTES)?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(k, line)| {
-            EpisodeLog::from_json(line)
-                .map(|e| e.headline())
-                .map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))
-        })
-        .collect()
+    let mut bids = false;
+    let mut values = Vec::new();
+    for (k, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+        let log =
+            EpisodeLog::from_json(line).map_err(|e| user(format!("{}: line {} is not an episode record: {e}", path.display(), k + 1)))?;
+        bids = log.bids;
+        values.push(match key {
+            None => log.headline(),
+            Some(m) => log
+                .get(m)
+                .ok_or_else(|| user(format!("{}: line {} has no `{m}`", path.display(), k + 1)))?,
+        });
+    }
+    Ok((values, bids))
 }
 
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):

@@ -16,7 +16,7 @@ pub mod memory;
 pub mod rollout;
 
 use log::{episode_log, last_logged, read_json, truncate_metrics, write_scalars};
-pub use log::{logged_welfare, tags, EpisodeLog};
+pub use log::{logged_figure, logged_welfare, tags, EpisodeLog};
 use rollout::{copies, merged};
 pub use rollout::{env_seed, train_episode, train_episode_many, train_episode_pinned};
 

@@ -61,6 +61,62 @@ fn replay(arrivals: impl Iterator<Item = u64>, capacity: impl Iterator<Item = u6
     served
 }
 
+/// Per-queue cap of the replays: the central backlog's, or the agent's total over its
+/// per-accelerator queues.
+fn replay_cap(sc: &crate::config::Scenario, m: usize) -> u64 {
+    match sc.file.env.queues {
+        Queues::Central => sc.queue_cap,
+        Queues::PerAccelerator => sc.queue_cap.saturating_mul(m as u64),
+    }
+}
+
+impl PoissonTables {
+    /// Tables for `sc`'s service (deterministic: no draws).
+    fn for_scenario(sc: &crate::config::Scenario) -> Self {
+        PoissonTables {
+            tables: Vec::new(),
+            deterministic: sc.file.env.service == Service::Deterministic,
+        }
+    }
+}
+
+/// The envy replays' common random numbers: one uniform per (round, accelerator), each
+/// accelerator its own stream.
+fn replay_uniforms(env: &ClusterEnv) -> Vec<f64> {
+    let (m, rounds) = (env.m(), env.totals().rounds as usize);
+    let mut rngs: Vec<_> = (0..m).map(|c| stream(env.seed(), names::REPLAY, c as u64)).collect();
+    (0..rounds * m).map(|k| unit(rngs[k % m].next_u64())).collect()
+}
+
+/// Whether agent i, with weights `w`, envies j: `w_j U[i][i] < w_i U[i][j]` (eq. 3.5).
+fn envies(w: &[f64], i: usize, j: usize, own: f64, theirs: f64) -> bool {
+    w[j] * own < w[i] * theirs - 1e-9
+}
+
+/// Index one round's allocation `own` by owner: `held[start[i]..start[i + 1]]` are agent i's
+/// accelerators, ascending; idle ones are in none. `start` has n + 1 entries, `held` at least
+/// as many as `own`.
+fn index_by_owner(own: &[u32], start: &mut [usize], held: &mut [u32]) {
+    let n = start.len() - 1;
+    start.fill(0);
+    for &o in own.iter().filter(|&&o| (o as usize) < n) {
+        start[o as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    // Place each accelerator at its owner's next slot (start[i] then ends where i + 1 starts),
+    // and shift back.
+    for (c, &o) in own.iter().enumerate().filter(|(_, &o)| (o as usize) < n) {
+        held[start[o as usize]] = c as u32;
+        start[o as usize] += 1;
+    }
+    for i in (1..=n).rev() {
+        start[i] = start[i - 1];
+    }
+    start[0] = 0;
+}
+
 impl Fairness {
     pub(super) fn compute(env: &ClusterEnv, throughput: &[f64]) -> Self {
         Self::compute_with(env, throughput, super::ENVY_EXACT_AGENTS)
@@ -76,16 +132,8 @@ impl Fairness {
         let total_w: f64 = w.iter().sum();
         let arrivals = env.arrivals_log();
         let owners = env.owners_log();
-        // Per-queue cap of the replays: the central backlog's, or the agent's total over its
-        // per-accelerator queues.
-        let cap = match sc.file.env.queues {
-            Queues::Central => sc.queue_cap,
-            Queues::PerAccelerator => sc.queue_cap.saturating_mul(m as u64),
-        };
-        let mut tables = PoissonTables {
-            tables: Vec::new(),
-            deterministic: sc.file.env.service == Service::Deterministic,
-        };
+        let cap = replay_cap(sc, m);
+        let mut tables = PoissonTables::for_scenario(sc);
         let mut q = Queue::default();
 
         // Sharing incentive: alone on one pooled server of its weighted share of the cluster.
@@ -115,8 +163,7 @@ impl Fairness {
         // and adds it to its owner's bucket: O(n m) per round for all j at once (it was
         // O(n^2 m): every j filtered the whole allocation again). The sums are of integers in
         // the same order per bucket, so every figure is bit-identical.
-        let mut rngs: Vec<_> = (0..m).map(|c| stream(env.seed(), names::REPLAY, c as u64)).collect();
-        let uniforms: Vec<f64> = (0..rounds * m).map(|k| unit(rngs[k % m].next_u64())).collect();
+        let uniforms = replay_uniforms(env);
         if n > exact {
             let (ef_violations, sample) = sampled_envy(env, &w, &uniforms, &mut tables, &mut q, cap);
             return Self {
@@ -154,7 +201,7 @@ impl Fairness {
         let mut ef_violations = 0;
         for i in 0..n {
             for j in 0..n {
-                if i != j && w[j] * envy[i][i] < w[i] * envy[i][j] - 1e-9 {
+                if i != j && envies(&w, i, j, envy[i][i], envy[i][j]) {
                     ef_violations += 1;
                 }
             }
@@ -191,18 +238,11 @@ fn sampled_envy(
     let mut start = vec![0usize; rounds * (n + 1)];
     let mut held = vec![0u32; rounds * m];
     for r in 0..rounds {
-        let (own, st) = (&owners[r * m..(r + 1) * m], &mut start[r * (n + 1)..(r + 1) * (n + 1)]);
-        for &o in own.iter().filter(|&&o| (o as usize) < n) {
-            st[o as usize + 1] += 1;
-        }
-        for j in 0..n {
-            st[j + 1] += st[j];
-        }
-        let mut fill: Vec<usize> = st[..n].to_vec();
-        for (c, &o) in own.iter().enumerate().filter(|(_, &o)| (o as usize) < n) {
-            held[r * m + fill[o as usize]] = c as u32;
-            fill[o as usize] += 1;
-        }
+        index_by_owner(
+            &owners[r * m..(r + 1) * m],
+            &mut start[r * (n + 1)..(r + 1) * (n + 1)],
+            &mut held[r * m..(r + 1) * m],
+        );
     }
     let k = super::ENVY_SAMPLE_PER_AGENT.min(n - 1);
     let replayed = |i: usize, j: usize, tables: &mut PoissonTables, q: &mut Queue| -> f64 {
@@ -236,7 +276,7 @@ fn sampled_envy(
         let own = replayed(i, i, tables, q);
         for j in others {
             pairs += 1;
-            if w[j] * own < w[i] * replayed(i, j, tables, q) - 1e-9 {
+            if envies(w, i, j, own, replayed(i, j, tables, q)) {
                 violating += 1;
             }
         }
@@ -268,22 +308,11 @@ fn pareto_share(env: &ClusterEnv) -> f64 {
     // Each agent's accelerators this round, ascending (CSR: `held[start[i]..start[i + 1]]`):
     // the swap search visits agent i's accelerators only, O(m) per round over all agents,
     // instead of scanning all m for each (c, i) pair. Same candidates in the same order.
-    let (mut start, mut held, mut fill) = (vec![0usize; n + 1], vec![0usize; m], vec![0usize; n]);
+    let (mut start, mut held) = (vec![0usize; n + 1], vec![0u32; m]);
     let mut bad = 0;
     for r in 0..rounds {
         let own = &owners[r * m..(r + 1) * m];
-        start.fill(0);
-        for &o in own.iter().filter(|&&o| o != IDLE) {
-            start[o as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        fill.copy_from_slice(&start[..n]);
-        for (c, &o) in own.iter().enumerate().filter(|(_, &o)| o != IDLE) {
-            held[fill[o as usize]] = c;
-            fill[o as usize] += 1;
-        }
+        index_by_owner(own, &mut start, &mut held);
         // Central: v_i(S) = min(Q_i, sum of rates) / max rate; per-accelerator: sum of utilities.
         let gain = |i: usize, c: usize| if central { mu[i * m + c] } else { values[r * n * m + i * m + c] };
         let value = |i: usize, s: f64| if central { values[r * n + i].min(s) / max_mu[i] } else { s };
@@ -314,6 +343,7 @@ fn pareto_share(env: &ClusterEnv) -> f64 {
                     }
                     // A swap: j takes one of i's accelerators in return.
                     for &d in &held[start[i]..start[i + 1]] {
+                        let d = d as usize;
                         let vi = value(i, sums[i] - gain(i, d) + gain(i, c)) - value(i, sums[i]);
                         let vj = value(j, sums[j] - gain(j, c) + gain(j, d)) - value(j, sums[j]);
                         if vi >= -EPS && vj >= -EPS && (vi > EPS || vj > EPS) {
@@ -344,17 +374,10 @@ mod tests {
         let sc = env.scenario();
         let rounds = env.totals().rounds as usize;
         let (mu, arrivals, owners) = (env.rates(), env.arrivals_log(), env.owners_log());
-        let cap = match sc.file.env.queues {
-            Queues::Central => sc.queue_cap,
-            Queues::PerAccelerator => sc.queue_cap.saturating_mul(m as u64),
-        };
-        let mut tables = PoissonTables {
-            tables: Vec::new(),
-            deterministic: sc.file.env.service == Service::Deterministic,
-        };
+        let cap = replay_cap(sc, m);
+        let mut tables = PoissonTables::for_scenario(sc);
         let mut q = Queue::default();
-        let mut rngs: Vec<_> = (0..m).map(|c| stream(env.seed(), names::REPLAY, c as u64)).collect();
-        let uniforms: Vec<f64> = (0..rounds * m).map(|k| unit(rngs[k % m].next_u64())).collect();
+        let uniforms = replay_uniforms(env);
         let mut envy = vec![vec![0.0; n]; n];
         let mut caps = vec![0u64; rounds];
         for i in 0..n {
@@ -447,7 +470,6 @@ mod tests {
     #[test]
     fn envy_and_pareto_from_one_pass_per_round_are_bit_identical_to_the_full_scans() {
         let mut pareto_seen = false;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for (config, sets) in [
             ("configs/quickstart.toml", vec!["env.rounds=60"]),
             ("configs/thesis/w124-mmpp.toml", vec!["env.rounds=40"]),
@@ -457,18 +479,8 @@ mod tests {
                 vec!["env.rounds=40", "mechanism.name=\"stride\"", "env.service=\"deterministic\""],
             ),
         ] {
-            let sets: Vec<String> = sets.into_iter().map(String::from).collect();
-            let sc = ScenarioFile::load(&root.join(config), &sets).unwrap();
             for (seed, level) in [(3u64, 0usize), (11, 5)] {
-                let mut env = ClusterEnv::new(sc.clone());
-                env.reset(seed);
-                let mut policy = Fixed { level };
-                let mut actions = vec![0; env.n()];
-                let budgets = vec![0.0; env.n()];
-                while !env.agents().is_empty() {
-                    policy.act(env.observations(), &budgets, true, &mut actions);
-                    env.step(&actions).unwrap();
-                }
+                let env = played(config, &sets, seed, level);
                 let throughput = vec![1.0; env.n()];
                 let fast = Fairness::compute(&env, &throughput).envy;
                 let slow = envy_by_filtering(&env);

@@ -228,7 +228,6 @@ pub static METRICS: &[Metric] = &[
         absent: Absent::Omit,
         then: Some(Family::BidFactors),
         of: |e| e.auction.as_ref().map(|a| a.sold_share),
-        ..BASE
     },
     Metric {
         key: "sched_us",

@@ -173,11 +173,9 @@ pub const CURVE_BLOCKS: usize = 20;
 /// `welfare` (one per episode) in up to [`CURVE_BLOCKS`] consecutive blocks of equal length
 /// (the last may be shorter).
 fn learning_curve(welfare: &[f64]) -> Vec<(u64, Stat)> {
-    let per = welfare.len().div_ceil(CURVE_BLOCKS).max(1);
-    welfare
-        .chunks(per)
-        .enumerate()
-        .map(|(b, chunk)| ((b * per + chunk.len()) as u64, Stat::of(chunk)))
+    crate::eval::curves::blocks_of(welfare, CURVE_BLOCKS)
+        .into_iter()
+        .map(|(end, block)| (end, Stat::of(&block)))
         .collect()
 }
 
