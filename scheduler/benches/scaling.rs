@@ -1,4 +1,4 @@
-//! How each mechanism's time per round grows with the problem: n = m from 20 to 2000 (demand
+//! How each mechanism's time per round grows with the problem: n = m from 20 to 4000 (demand
 //! form, environment-like rounds as in `mechanisms.rs`), MTF also in the utilities form, and
 //! one agent with 100,000 accelerators (utilities form, every utility positive: the free phase
 //! hands all of them to the one agent). Prints a markdown table of milliseconds per round (the
@@ -82,7 +82,7 @@ fn time_ms(name: &str, input: &RoundInput) -> f64 {
 fn main() {
     // `cargo bench` passes `--bench`; anything else after `--` is a size filter (e.g. `2000`).
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let sizes = [20usize, 50, 100, 200, 500, 1000, 2000];
+    let sizes = [20usize, 50, 100, 200, 400, 1000, 2000, 4000];
     let mut rows: Vec<(String, &str, u8)> = vec![("mtf-utilities".into(), "mtf", 1)];
     rows.extend(registry::NAMES.iter().map(|&n| (n.to_string(), n, 0)));
     rows.push(("gandiva_fair-m-types".into(), "gandiva_fair", 2));

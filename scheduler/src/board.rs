@@ -46,15 +46,7 @@ impl Board {
             };
             self.count_d.push(d);
         }
-        self.wanted_by.clear();
-        self.wanted_by.resize(m, 0);
-        for i in 0..n {
-            for (c, w) in self.wanted_by.iter_mut().enumerate() {
-                if self.val.u(i, c) > 0.0 {
-                    *w += 1;
-                }
-            }
-        }
+        self.val.count_wanting(&mut self.wanted_by);
         self.n_wanted = self.wanted_by.iter().filter(|&&k| k > 0).count();
     }
 

@@ -71,7 +71,7 @@ fn types_of(input: &RoundInput, out: &mut Vec<usize>) -> usize {
         }
         labels.len()
     } else {
-        distinct_columns(input, out)
+        input.distinct_rate_columns(out)
     };
     if k <= MAX_TYPES {
         return k;
@@ -97,29 +97,6 @@ fn types_of(input: &RoundInput, out: &mut Vec<usize>) -> usize {
         *t = group[*t];
     }
     MAX_TYPES
-}
-
-/// Indices of distinct rate columns in order of appearance: each column is hashed (O(n)) and
-/// compared only with earlier columns of the same hash.
-fn distinct_columns(input: &RoundInput, out: &mut Vec<usize>) -> usize {
-    let (n, m) = (input.n, input.m);
-    let column_hash = |c: usize| (0..n).fold(crate::fnv::OFFSET, |h, i| crate::fnv::word(h, input.rate(i, c).to_bits()));
-    let mut reps: Vec<usize> = Vec::new();
-    let mut by_hash: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
-    for c in 0..m {
-        let same = |r: usize| (0..n).all(|i| input.rate(i, r) == input.rate(i, c));
-        let bucket = by_hash.entry(column_hash(c)).or_default();
-        let k = match bucket.iter().find(|&&t| same(reps[t])) {
-            Some(&t) => t,
-            None => {
-                reps.push(c);
-                bucket.push(reps.len() - 1);
-                reps.len() - 1
-            }
-        };
-        out.push(k);
-    }
-    reps.len()
 }
 
 /// Trade fast-type tickets for slow-type tickets (see the module docs). `speed[i * k + t]` is
@@ -218,7 +195,7 @@ impl Mechanism for GandivaFair {
         board.reset(input, false);
         self.now_active.clear();
         self.now_active.extend((0..n).map(|i| board.wants(i)));
-        rejoin(&mut self.state.passes, k, &self.state.active, &self.now_active);
+        rejoin(&mut self.state.passes, k, &self.state.active, &self.now_active, |i, t| i * k + t);
         self.state.active.copy_from_slice(&self.now_active);
 
         // Mean rate per (agent, type), and everyone's starting tickets.

@@ -251,6 +251,52 @@ impl RoundInput {
         self.rates[i * self.m + c]
     }
 
+    /// Identical rate columns (the same rate for every agent, compared with `==`): `out[c]` is
+    /// accelerator c's group, numbered in order of first appearance; returns the number of
+    /// groups. O(n m) and row-wise: each column is hashed as the rows go by, then checked
+    /// against the first column of its hash in a second row-wise pass; only a column whose hash
+    /// collides with a different column is compared column-wise with the earlier groups of its
+    /// hash. Gandiva_fair's types and the demand form's rate classes both come from here.
+    pub fn distinct_rate_columns(&self, out: &mut Vec<usize>) -> usize {
+        use std::collections::HashMap;
+        let (n, m) = (self.n, self.m);
+        let mut hash = vec![crate::fnv::OFFSET; m];
+        for row in self.rates.chunks_exact(m.max(1)).take(n) {
+            for (h, &r) in hash.iter_mut().zip(row) {
+                *h = crate::fnv::word(*h, r.to_bits());
+            }
+        }
+        let mut first: HashMap<u64, usize> = HashMap::with_capacity(m.min(1 << 16));
+        let cand: Vec<usize> = hash.iter().enumerate().map(|(c, h)| *first.entry(*h).or_insert(c)).collect();
+        let mut collides = vec![false; m];
+        for row in self.rates.chunks_exact(m.max(1)).take(n) {
+            for ((bad, &r), &k) in collides.iter_mut().zip(row).zip(&cand) {
+                *bad |= r != row[k];
+            }
+        }
+        out.clear();
+        let mut reps: Vec<usize> = Vec::new();
+        let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
+        for c in 0..m {
+            let g = if !collides[c] && cand[c] != c {
+                out[cand[c]]
+            } else {
+                let same = |r: usize| (0..n).all(|i| self.rate(i, r) == self.rate(i, c));
+                let bucket = by_hash.entry(hash[c]).or_default();
+                match bucket.iter().find(|&&g| same(reps[g])) {
+                    Some(&g) => g,
+                    None => {
+                        reps.push(c);
+                        bucket.push(reps.len() - 1);
+                        reps.len() - 1
+                    }
+                }
+            };
+            out.push(g);
+        }
+        reps.len()
+    }
+
     /// Whether optional rates are present.
     pub fn has_rates(&self) -> bool {
         !self.rates.is_empty()

@@ -22,7 +22,8 @@ pub const STRIDE_L: f64 = 1e6;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct StrideState {
-    /// Pass per agent (`stride`) or per (agent, accelerator) row-major (`stride_per_accelerator`).
+    /// Pass per agent (`stride`) or per (agent, accelerator) (`stride_per_accelerator`):
+    /// agent-major in the saved state, accelerator-major in memory (see `Stride::state`).
     passes: Vec<f64>,
     /// Whether each agent wanted something last round.
     active: Vec<bool>,
@@ -71,27 +72,40 @@ impl Stride {
 }
 
 /// Bring newly active agents' passes up to the smallest pass among agents that stay active, per
-/// pass column (`cols` columns, agent-major). Shared with gandiva_fair's per-type passes.
-pub(crate) fn rejoin(passes: &mut [f64], cols: usize, was: &[bool], now: &[bool]) {
+/// pass column (`cols` columns; agent i's pass in column k is `passes[at(i, k)]`). Shared with
+/// gandiva_fair's per-type passes (agent-major); stride keeps its passes column-major.
+pub(crate) fn rejoin(passes: &mut [f64], cols: usize, was: &[bool], now: &[bool], at: impl Fn(usize, usize) -> usize) {
     for k in 0..cols {
         let staying = (0..now.len())
             .filter(|&i| was[i] && now[i])
-            .map(|i| passes[i * cols + k])
+            .map(|i| passes[at(i, k)])
             .reduce(f64::min);
         let floor = staying.or_else(|| {
             (0..now.len())
                 .filter(|&i| !was[i] && now[i])
-                .map(|i| passes[i * cols + k])
+                .map(|i| passes[at(i, k)])
                 .reduce(f64::min)
         });
         if let Some(floor) = floor {
             for i in 0..now.len() {
                 if now[i] && !was[i] {
-                    passes[i * cols + k] = floor;
+                    passes[at(i, k)] = floor;
                 }
             }
         }
     }
+}
+
+/// `out[c * rows + r] = a[r * cols + c]`: between the saved state's agent-major passes and the
+/// column-major ones stride walks (an accelerator's passes for every agent, contiguous).
+fn transpose(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0; a.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = a[r * cols + c];
+        }
+    }
+    out
 }
 
 impl Mechanism for Stride {
@@ -125,7 +139,7 @@ impl Mechanism for Stride {
         board.reset(input, false);
         self.now_active.clear();
         self.now_active.extend((0..n).map(|i| board.wants(i)));
-        rejoin(&mut self.state.passes, cols, &self.state.active, &self.now_active);
+        rejoin(&mut self.state.passes, cols, &self.state.active, &self.now_active, |i, k| k * n + i);
         self.state.active.copy_from_slice(&self.now_active);
 
         fastest_first(input, &mut self.order, &mut self.key);
@@ -137,21 +151,27 @@ impl Mechanism for Stride {
             let mut best: Option<(usize, f64)> = None;
             for i in 0..n {
                 if board.val.u(i, c) > 0.0 {
-                    let p = self.state.passes[i * cols + col];
+                    let p = self.state.passes[col * n + i];
                     if best.is_none_or(|(_, bp)| p < bp) {
                         best = Some((i, p));
                     }
                 }
             }
             if let Some((i, _)) = best {
-                self.state.passes[i * cols + col] += STRIDE_L / input.weights[i];
+                self.state.passes[col * n + i] += STRIDE_L / input.weights[i];
                 board.give(input, i, c, out);
             }
         }
     }
 
     fn state(&self) -> Option<serde_json::Value> {
-        Some(serde_json::to_value(&self.state).expect("serialisable"))
+        let n = self.state.active.len();
+        let cols = if n == 0 { 0 } else { self.state.passes.len() / n };
+        let saved = StrideState {
+            passes: transpose(&self.state.passes, cols, n),
+            active: self.state.active.clone(),
+        };
+        Some(serde_json::to_value(&saved).expect("serialisable"))
     }
 
     fn set_state(&mut self, state: &serde_json::Value, input: &RoundInput) -> Result<(), InputError> {
@@ -161,7 +181,11 @@ impl Mechanism for Stride {
         if s.passes.iter().any(|p| !p.is_finite()) {
             return Err(InputError::Other("field `state.passes` has a value that is not finite".into()));
         }
-        self.state = s;
+        let cols = self.columns(input.m);
+        self.state = StrideState {
+            passes: transpose(&s.passes, input.n, cols),
+            active: s.active,
+        };
         Ok(())
     }
 }
@@ -204,6 +228,22 @@ mod tests {
         let mut s = Stride::per_accelerator();
         assert_eq!(crate::run(&mut s, &r).counts(2), vec![4, 0]);
         assert_eq!(crate::run(&mut s, &r).counts(2), vec![0, 4]);
+    }
+
+    #[test]
+    fn saved_passes_are_agent_major_whatever_the_layout_in_memory() {
+        // Agent 1 alone wants accelerator 2 of 3: its pass there is L, every other pass 0, and
+        // the saved state lists agent 0's three passes, then agent 1's.
+        let mut r = everyone_wants_everything(&[1.0, 1.0], 3);
+        r.utilities = vec![0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        let mut s = Stride::per_accelerator();
+        crate::run(&mut s, &r);
+        let state = s.state().unwrap();
+        assert_eq!(state["passes"], serde_json::json!([0.0, 0.0, 0.0, 0.0, 0.0, STRIDE_L]));
+        let mut back = Stride::per_accelerator();
+        back.set_state(&state, &r).unwrap();
+        assert_eq!(back.state().unwrap(), state);
+        assert_eq!(crate::run(&mut back, &r), crate::run(&mut s, &r));
     }
 
     #[test]
