@@ -92,6 +92,9 @@ fn decides_as_the_harness(run: &Path, exe: &Path, line: impl Fn(&[f64], usize) -
 /// The exported agents give the run's metrics on the same seeds, in `simulate` and side by side
 /// in `compare`, on the run's config with `sets` applied.
 fn closes_the_loop(run: &Path, exe: &Path, sets: &[&str]) {
+    for out in ["sim-0", "sim-1", "compare"] {
+        let _ = std::fs::remove_dir_all(run.join(out));
+    }
     let q = run.join("config.toml");
     let sets: Vec<String> = sets.iter().flat_map(|s| ["--set".to_string(), s.to_string()]).collect();
     let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
@@ -213,6 +216,62 @@ fn a_ppo_run_reading_its_whole_observation_exports_with_those_inputs() {
         &exe,
         &["env.observe_burst=false", "env.observe_weight=false", "env.observe_budgets=false"],
     );
+    let _ = std::fs::remove_dir_all(&run);
+}
+
+#[test]
+fn a_by_type_policy_moves_to_a_larger_cluster_through_its_run_and_its_export() {
+    // PPO reading the by_type block (with the weight class in it) on the quickstart (8 x 16).
+    let run = tmp("ppo-by-type");
+    train_with(&run, "ppo", &["learner.ppo.features=\"by_type\"", "env.observe_weight=true"]);
+    let config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(config.contains("observe_by_type = true"), "the learner turned the block on");
+    let exe = run.join("agent");
+    let (code, _, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let describe = Command::new(&exe).arg("--describe").output().unwrap();
+    let d: serde_json::Value = serde_json::from_slice(&describe.stdout).unwrap();
+    assert_eq!(d["inputs"], serde_json::json!(["weight", "by_type"]));
+    // B n / T, (share, rate, fill) for the catalog's two types, backlog, weight.
+    let width = 2 + 3 * 2 + 1;
+    assert_eq!(d["observation_size"], width);
+    decides_as_the_harness(
+        &run,
+        &exe,
+        |o, _| serde_json::json!({ "budget": o[0], "weight": o[o.len() - 1], "by_type": &o[o.len() - width..] }),
+    );
+    // Where it was trained, and on the same types 3x larger (24 x 48; the agents of each
+    // weight act as the trained agents of that weight in turn): the run and its export agree.
+    closes_the_loop(&run, &exe, &[]);
+    let larger = [
+        "env.agents.0.count=12",
+        "env.agents.1.count=6",
+        "env.agents.2.count=6",
+        "env.cluster.0.count=24",
+        "env.cluster.1.count=24",
+    ];
+    closes_the_loop(&run, &exe, &larger);
+    // Not on other accelerator types, nor with a weight no trained agent had.
+    let q = run.join("config.toml");
+    let spec = format!("run:{}", run.display());
+    let renamed: &[&str] = &[
+        "env.catalog.types=[\"a\",\"b\"]",
+        "env.cluster.0.type=\"a\"",
+        "env.cluster.1.type=\"b\"",
+    ];
+    for (sets, problem) in [
+        (renamed, "types"),
+        (&["env.agents.2.weight=3.0"][..], "no trained agent has weight 3"),
+    ] {
+        for policy in [spec.clone(), format!("agent:{}", exe.display())] {
+            let mut args = vec!["simulate", "--config", q.to_str().unwrap(), "--policy", &policy, "--seeds", "1"];
+            args.extend(["--set", "env.agents.0.count=12"]);
+            sets.iter().for_each(|s| args.extend(["--set", s]));
+            let (code, _, err) = mtf(&args);
+            assert_eq!(code, 2, "{policy} with {sets:?}: {err}");
+            assert!(err.contains(problem), "{policy} with {sets:?}: {err}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&run);
 }
 
@@ -349,6 +408,9 @@ fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
         hidden: 0,
         inputs: Vec::new(),
         agents_total: 8,
+        by_type: 0,
+        types: Vec::new(),
+        weights: Vec::new(),
         total_tokens: 100.0,
         states: 0,
         fixed_level: 0,

@@ -183,3 +183,74 @@ fn the_optional_features_sit_where_the_observation_space_says_and_change_no_dyna
         assert_eq!(ra, rb, "observation switches change no dynamics");
     }
 }
+
+#[test]
+fn the_by_type_block_summarises_the_observation_per_type_and_does_not_grow_with_the_cluster() {
+    // quickstart: 20 agents (weights 1/2/4), 40 accelerators half of each catalog type; and the
+    // same mix 5x larger. The block has the same length in both and, per type, the cluster
+    // share, the rate over the agent's largest (catalog Table 5.1) and the mean utility.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+    let load = |scale: usize| {
+        let mut o: Vec<String> = vec![
+            "env.rounds=20".into(),
+            "env.observe_weight=true".into(),
+            "env.observe_by_type=true".into(),
+        ];
+        if scale > 1 {
+            let sc = ScenarioFile::load(&path, &[]).unwrap();
+            for (k, g) in sc.file.env.agents.iter().enumerate() {
+                o.push(format!("env.agents.{k}.count={}", g.count * scale));
+            }
+            for (k, g) in sc.file.env.cluster.iter().enumerate() {
+                o.push(format!("env.cluster.{k}.count={}", g.count * scale));
+            }
+        }
+        ScenarioFile::load(&path, &o).unwrap()
+    };
+    let (small, large) = (load(1), load(5));
+    let width = env::world::by_type_features(&small);
+    assert_eq!(width, 2 + 3 * 2 + 1);
+    assert_eq!(width, env::world::by_type_features(&large));
+    // Speed-up draws give each (agent, accelerator) its own rate: the type's mean is then
+    // summed over its accelerators rather than computed once.
+    let mut drawn = load(1);
+    drawn.file.env.heterogeneity = env::config::Heterogeneity::SpeedupDraw;
+    for sc in [small, large, drawn] {
+        let cat = sc.file.env.catalog.clone();
+        let mut e = ClusterEnv::new(sc);
+        let (n, m) = (e.n(), e.m());
+        let dim = e.observation_space(0).dim();
+        assert_eq!(dim, 1 + m + 2 + width);
+        e.reset(3);
+        for round in 0..20 {
+            let o = e.observations();
+            for i in 0..n {
+                let x = o.get(i);
+                let block = &x[dim - width..];
+                assert!(
+                    (f64::from(block[0]) - f64::from(x[0]) * n as f64).abs() < 1e-4 * n as f64,
+                    "budget x n"
+                );
+                let app = e.scenario().agents[i].app;
+                let tp = &cat.throughput[app];
+                let fastest = tp.iter().copied().fold(0.0, f64::max);
+                let catalog = e.scenario().file.env.heterogeneity == env::config::Heterogeneity::Catalog;
+                for t in 0..2 {
+                    let members: Vec<usize> = (0..m).filter(|&c| e.scenario().accelerators[c] == t).collect();
+                    let share = members.len() as f64 / m as f64;
+                    let fill = members.iter().map(|&c| f64::from(x[1 + c])).sum::<f64>() / members.len() as f64;
+                    assert!((f64::from(block[1 + 3 * t]) - share).abs() < 1e-6);
+                    let rate = members.iter().map(|&c| e.rates()[i * m + c] / e.max_rates()[i]).sum::<f64>() / members.len() as f64;
+                    assert!((f64::from(block[2 + 3 * t]) - rate).abs() < 1e-6, "rate of type {t}");
+                    if catalog {
+                        assert!((rate - tp[t] / fastest).abs() < 1e-9, "catalog Table 5.1");
+                    }
+                    assert!((f64::from(block[3 + 3 * t]) - fill).abs() < 1e-6, "fill of type {t}, round {round}");
+                }
+                assert_eq!(&block[7..], &x[1 + m..3 + m], "backlog and weight class");
+            }
+            let actions: Vec<usize> = (0..n).map(|i| (i + round) % 10).collect();
+            e.step(&actions).unwrap();
+        }
+    }
+}

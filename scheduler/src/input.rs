@@ -81,6 +81,31 @@ pub struct RoundInput {
     pub reserve: f64,
     /// Whether the auctions' payments go back to the agents by weight (default true).
     pub redistribute: bool,
+    /// Which rates these are, for the mechanisms' caches (see [`RatesStamp`]).
+    pub rates_stamp: RatesStamp,
+}
+
+/// A promise about `RoundInput::rates` that lets a mechanism skip comparing them: two inputs
+/// with the same nonzero stamp have the same rates. 0 promises nothing (the rates are then
+/// compared number by number, O(n m)). The environment stamps each episode's rates once
+/// ([`RatesStamp::fresh`]), so a round of a long episode does not reread n m rates to learn
+/// they are the ones it already holds classes for. A cache hint, not part of the round: it is
+/// ignored by `==`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RatesStamp(pub u64);
+
+impl PartialEq for RatesStamp {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl RatesStamp {
+    /// A stamp no other input of this process has had.
+    pub fn fresh() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        RatesStamp(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// Largest weight ratio accepted, as bounds on each weight: weights must lie in
@@ -200,6 +225,7 @@ impl RoundInput {
             bids: Vec::new(),
             reserve: 0.0,
             redistribute: true,
+            rates_stamp: RatesStamp::default(),
         }
     }
 
@@ -223,6 +249,7 @@ impl RoundInput {
             bids: Vec::new(),
             reserve: 0.0,
             redistribute: true,
+            rates_stamp: RatesStamp::default(),
         }
     }
 
@@ -578,6 +605,7 @@ impl RawRound {
             bids,
             reserve: self.reserve.unwrap_or(0.0),
             redistribute: self.redistribute.unwrap_or(true),
+            rates_stamp: RatesStamp::default(),
         };
         input.validate()?;
         Ok((

@@ -38,7 +38,7 @@ mod proptests;
 #[cfg(test)]
 mod testutil;
 
-pub use input::{Form, InputError, JsonExtras, Leftovers, Need, RoundInput};
+pub use input::{Form, InputError, JsonExtras, Leftovers, Need, RatesStamp, RoundInput};
 
 /// The outcome of one round.
 #[derive(Clone, Debug, Default, PartialEq)]

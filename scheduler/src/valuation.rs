@@ -67,6 +67,10 @@ struct Classes {
     /// The rate matrix these classes describe (rebuild when the input's differs).
     key: Vec<f64>,
     shape: (usize, usize),
+    /// The input's `rates_stamp` when built (0: none).
+    stamp: u64,
+    /// Per agent: its largest rate.
+    max_rate: Vec<f64>,
     /// Per agent: its classes are `start[i]..start[i + 1]`, ascending rate.
     start: Vec<usize>,
     /// Per class: the rate.
@@ -86,14 +90,33 @@ struct Classes {
 }
 
 impl Classes {
+    /// Whether these classes describe `input`'s rates: the same shape (the same numbers read
+    /// as 2 x 3 and as 3 x 2 differ), and the same nonzero stamp or, without one, the same
+    /// numbers.
+    fn describe(&self, input: &RoundInput) -> bool {
+        self.shape == (input.n, input.m)
+            && match input.rates_stamp.0 {
+                0 => self.key == input.rates,
+                s => s == self.stamp && self.key.len() == input.rates.len(),
+            }
+    }
+
     fn build(&mut self, input: &RoundInput) {
-        // The shape is part of the key: the same numbers read as 2 x 3 and as 3 x 2 differ.
-        if self.key == input.rates && self.shape == (input.n, input.m) {
+        if self.describe(input) {
             return;
         }
         let (n, m) = (input.n, input.m);
         self.key.clone_from(&input.rates);
         self.shape = (n, m);
+        self.stamp = input.rates_stamp.0;
+        self.max_rate.clear();
+        self.max_rate.extend(
+            input
+                .rates
+                .chunks_exact(m.max(1))
+                .take(n)
+                .map(|row| row.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+        );
         let groups = input.distinct_rate_columns(&mut self.col_group);
         // Groups' member lists by counting sort (ascending index within a group).
         let mut glo = vec![0usize; groups + 1];
@@ -173,7 +196,11 @@ impl Valuation {
         self.m = m;
         self.demand = input.form == Form::Demand;
         self.max_rate.clear();
-        if input.has_rates() {
+        if self.demand {
+            // With the classes (rebuilt only when the rates change): no pass over the rates.
+            self.classes.build(input);
+            self.max_rate.extend_from_slice(&self.classes.max_rate);
+        } else if input.has_rates() {
             for i in 0..n {
                 let row = &input.rates[i * m..(i + 1) * m];
                 self.max_rate.push(row.iter().copied().fold(f64::NEG_INFINITY, f64::max));
@@ -182,7 +209,6 @@ impl Valuation {
         if self.demand {
             self.remaining.clear();
             self.remaining.extend_from_slice(&input.demands);
-            self.classes.build(input);
             let k = self.classes.rate.len();
             self.cls_u.clear();
             self.cls_avail.clear();
@@ -603,6 +629,27 @@ mod tests {
         assert_eq!(seen, vec![(0, 4.0 / 6.0), (1, 3.0 / 6.0), (2, 1.0)]);
         assert_eq!(v.count_available(0, &avail, None), 4);
         assert_eq!(v.first_pref(2, &avail, |u| u > 0.0), Some(0));
+    }
+
+    #[test]
+    fn a_stamp_stands_for_the_rates_and_zero_promises_nothing() {
+        let mut v = Valuation::default();
+        let mut r = RoundInput::from_demands(&[1.0], &[vec![4.0, 6.0]]);
+        r.rates_stamp = crate::RatesStamp(7);
+        v.reset(&r);
+        assert_eq!(v.classes.rate, vec![4.0, 6.0]);
+        // The same stamp is taken at its word: the rates are not reread...
+        r.rates[0] = 5.0;
+        v.reset(&r);
+        assert_eq!(v.classes.rate, vec![4.0, 6.0]);
+        // ...a new stamp, or none, rebuilds.
+        r.rates_stamp = crate::RatesStamp::fresh();
+        v.reset(&r);
+        assert_eq!(v.classes.rate, vec![5.0, 6.0]);
+        r.rates_stamp = crate::RatesStamp::default();
+        r.rates[0] = 3.0;
+        v.reset(&r);
+        assert_eq!((v.classes.rate.clone(), v.max_rate.clone()), (vec![3.0, 6.0], vec![6.0]));
     }
 
     #[test]

@@ -166,9 +166,14 @@ impl Experiment {
             key: key.into(),
             problem,
         };
+        let mut env = file.env;
+        // A learner reading the by_type block needs the environment to write it.
+        if file.learner.chosen().features() == crate::learners::Features::ByType {
+            env.observe_by_type = true;
+        }
         let scenario = ScenarioFile {
             seed: file.seed,
-            env: file.env,
+            env,
             mechanism: file.mechanism,
         }
         .resolve(path)?;

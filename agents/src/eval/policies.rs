@@ -110,6 +110,21 @@ impl PolicySpec {
             )),
             PolicySpec::Run(dir) => {
                 let (exp, learner, _) = crate::train::load_run(dir, false)?;
+                let trained = &exp.scenario;
+                if exp.learner.chosen().features() == crate::learners::Features::ByType
+                    && (trained.n(), trained.m()) != (scenario.n(), scenario.m())
+                {
+                    // A by_type policy on a cluster of another size: each agent acts as a
+                    // trained agent of its weight, on the same observation switches.
+                    let map = crate::train::check_transfer(spec, trained, scenario)?;
+                    let mut seen = scenario.clone();
+                    seen.file.env.observe_as(&trained.file.env);
+                    let inputs = crate::learners::inputs(&seen, crate::learners::Features::ByType);
+                    let moved = learner
+                        .transferred(&map, inputs)
+                        .ok_or_else(|| policy(spec, "its learner's policies cannot act for other agents"))?;
+                    return Ok((moved, Some(exp.scenario.file.env)));
+                }
                 crate::train::check_fits(spec, &exp.scenario, scenario)?;
                 Ok((learner.fork(), Some(exp.scenario.file.env)))
             }
@@ -219,13 +234,14 @@ fn agent(
     agent_errors: &ErrorSlot,
 ) -> crate::error::Result<(Box<dyn Policy>, Option<EnvSection>)> {
     let (action, levels) = (scenario.action_kind().as_str(), scenario.action_levels());
-    let manifest = crate::export::drive::check(path, scenario.n(), scenario.m(), action, levels).map_err(|e| policy(spec, e))?;
+    let (manifest, assign) = crate::export::drive::check(path, scenario, action, levels).map_err(|e| policy(spec, e))?;
     // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup.
     let path = std::fs::canonicalize(path).map_err(|e| policy(spec, format!("{}: {e}", path.display())))?;
     let timeout = crate::export::drive::reply_timeout().map_err(user)?;
     let mut observe = scenario.file.env.clone();
     let reads = |name: &str| manifest.inputs.iter().any(|i| i == name);
     (observe.observe_burst, observe.observe_weight, observe.observe_budgets) = (reads("burst"), reads("weight"), reads("budgets"));
+    observe.observe_by_type = reads("by_type");
     let mut seen = scenario.clone();
     seen.file.env.observe_as(&observe);
     let layout = crate::export::drive::layout(&manifest, &seen);
@@ -233,6 +249,7 @@ fn agent(
         Box::new(crate::export::drive::AgentProcesses::new(
             &path,
             manifest,
+            assign,
             layout,
             levels,
             agent_errors.clone(),

@@ -33,8 +33,12 @@ pub fn reply_timeout() -> Result<Duration, String> {
 /// The first protocol error any driven agent made.
 pub type ErrorSlot = Arc<Mutex<Option<String>>>;
 
-/// Read and check an exported agent file against a scenario's shape.
-pub fn check(path: &Path, n: usize, m: usize, action: &str, levels: &[f64]) -> Result<Manifest, String> {
+/// Read and check an exported agent file against a scenario's shape; with it, the training
+/// agent each of the scenario's agents runs as (`--agent`; all the same for a one-agent file).
+/// A `by_type` policy runs on any cluster with its accelerator types: m need not match, and
+/// agents are matched by weight ([`crate::train::transfer_map`]).
+pub fn check(path: &Path, scenario: &env::config::Scenario, action: &str, levels: &[f64]) -> Result<(Manifest, Vec<usize>), String> {
+    let (n, m) = (scenario.n(), scenario.m());
     let bytes = crate::run::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
     let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     if manifest.action != action {
@@ -43,6 +47,25 @@ pub fn check(path: &Path, n: usize, m: usize, action: &str, levels: &[f64]) -> R
             path.display(),
             manifest.action
         ));
+    }
+    if manifest.by_type > 0 {
+        let types = &scenario.file.env.catalog.types;
+        if &manifest.types != types || manifest.levels != levels {
+            return Err(format!(
+                "{}: the agent reads accelerator types {:?} with levels {:?}; this scenario has {types:?} and {levels:?}",
+                path.display(),
+                manifest.types,
+                manifest.levels
+            ));
+        }
+        let weights: Vec<f64> = scenario.agents.iter().map(|a| a.weight).collect();
+        let assign = if manifest.agents.len() == 1 {
+            vec![manifest.agents[0]; n]
+        } else {
+            let map = crate::train::transfer_map(&manifest.weights, &weights).map_err(|e| format!("{}: {e}", path.display()))?;
+            map.into_iter().map(|p| manifest.agents[p]).collect()
+        };
+        return Ok((manifest, assign));
     }
     if manifest.m != m || manifest.levels != levels {
         return Err(format!(
@@ -66,7 +89,10 @@ pub fn check(path: &Path, n: usize, m: usize, action: &str, levels: &[f64]) -> R
             manifest.agents_total
         ));
     }
-    Ok(manifest)
+    let assign = (0..n)
+        .map(|i| manifest.agents[if manifest.agents.len() == 1 { 0 } else { i }])
+        .collect();
+    Ok((manifest, assign))
 }
 
 struct Proc {
@@ -108,6 +134,8 @@ pub fn layout(manifest: &Manifest, scenario: &env::config::Scenario) -> Vec<(Str
 pub struct AgentProcesses {
     path: PathBuf,
     manifest: Manifest,
+    /// Per agent of the scenario, the training agent it runs as (see [`check`]).
+    assign: Vec<usize>,
     /// The agent's inputs in the observation (see [`layout`]).
     layout: Vec<(String, usize, usize)>,
     levels: Vec<f64>,
@@ -125,6 +153,7 @@ impl AgentProcesses {
     pub fn new(
         path: &Path,
         manifest: Manifest,
+        assign: Vec<usize>,
         layout: Vec<(String, usize, usize)>,
         levels: &[f64],
         errors: ErrorSlot,
@@ -133,6 +162,7 @@ impl AgentProcesses {
         Self {
             path: path.to_path_buf(),
             manifest,
+            assign,
             layout,
             levels: levels.to_vec(),
             procs: Vec::new(),
@@ -157,7 +187,7 @@ impl AgentProcesses {
         for i in 0..n {
             let mut cmd = Command::new(&self.path);
             if self.manifest.agents.len() > 1 {
-                cmd.arg("--agent").arg(self.manifest.agents[i].to_string());
+                cmd.arg("--agent").arg(self.assign[i].to_string());
             }
             let mut child = cmd
                 .stdin(Stdio::piped())
@@ -205,6 +235,7 @@ impl Policy for AgentProcesses {
         Box::new(AgentProcesses::new(
             &self.path,
             self.manifest.clone(),
+            self.assign.clone(),
             self.layout.clone(),
             &self.levels,
             self.errors.clone(),
@@ -277,7 +308,8 @@ impl AgentProcesses {
 
     /// The protocol line for one agent's observation `o` and budget.
     fn request(&self, o: &[f32], budget: f64) -> String {
-        let m = self.manifest.m;
+        // A by_type policy reads its block, not the utilities (and m is then the cluster's).
+        let m = if self.manifest.by_type > 0 { 0 } else { self.manifest.m };
         let utilities: Vec<f64> = o[1..env::world::spec_features(m)].iter().map(|&u| f64::from(u)).collect();
         let mut line = serde_json::json!({ "budget": f64::from(o[0]), "utilities": utilities });
         // The budget itself, for Hedge's exact budget state (runtimes from manifest version 4
@@ -287,7 +319,7 @@ impl AgentProcesses {
         }
         for (name, at, len) in &self.layout {
             let v = &o[*at..at + len];
-            line[name.as_str()] = if name == "budgets" {
+            line[name.as_str()] = if name == "budgets" || name == "by_type" {
                 v.iter().map(|&b| f64::from(b)).collect::<Vec<_>>().into()
             } else {
                 f64::from(v[0]).into()

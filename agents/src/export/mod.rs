@@ -30,6 +30,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         Form::Constant { level } => (PolicyForm::Constant, 0, level),
     };
     let inputs = policy_inputs(&exp);
+    let by_type = exp.learner.chosen().features() == Features::ByType;
     let levels = sc.action_levels().to_vec();
     let config = crate::run::read_regular(&crate::run::RunDir::at(dir).config(), crate::run::MAX_TEXT)?;
     let manifest = Manifest {
@@ -42,6 +43,13 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         hidden,
         agents_total: n,
         inputs: inputs.iter().map(|i| i.to_string()).collect(),
+        by_type: if by_type { env::world::by_type_features(sc) } else { 0 },
+        types: if by_type { sc.file.env.catalog.types.clone() } else { Vec::new() },
+        weights: if by_type {
+            chosen.iter().map(|&i| sc.agents[i].weight).collect()
+        } else {
+            Vec::new()
+        },
         total_tokens: sc.file.mechanism.total_tokens,
         states: crate::learners::hedge::budget_states(sc),
         fixed_level,
@@ -64,10 +72,23 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
 }
 
 /// What a run's policies read after SPEC 4's state, by the exported protocol's names (the
-/// observation's order): nothing for SPEC 4's state, the run's whole observation otherwise.
+/// observation's order): nothing for SPEC 4's state, the run's whole observation, or (instead
+/// of SPEC 4's state) the `by_type` block.
 pub fn policy_inputs(exp: &Experiment) -> Vec<&'static str> {
     match exp.learner.chosen().features() {
         Features::Spec => Vec::new(),
+        Features::ByType => {
+            let e = &exp.scenario.file.env;
+            let mut v: Vec<&'static str> = Vec::new();
+            if e.observe_burst {
+                v.push("burst");
+            }
+            if e.observe_weight {
+                v.push("weight");
+            }
+            v.push("by_type");
+            v
+        }
         Features::All => env::world::observation_extras(&exp.scenario)
             .into_iter()
             .map(|(name, _)| name)

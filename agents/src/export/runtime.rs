@@ -30,11 +30,15 @@ use serde::{Deserialize, Serialize};
 pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
-/// `mtf` sends it). Versions 2 (SPEC 4's state only) and 3 are read too.
-pub const VERSION: u32 = 5;
+/// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies). Versions 2 (SPEC 4's
+/// state only) to 5 are read too.
+pub const VERSION: u32 = 6;
+
+/// Most catalog types a `by_type` policy may read.
+const MAX_TYPES: usize = 1024;
 
 /// The features a policy may read after SPEC 4's state, in the observation's order.
-pub const INPUTS: [&str; 4] = env::world::OBSERVATION_EXTRAS;
+pub const INPUTS: [&str; 5] = env::world::OBSERVATION_EXTRAS;
 
 /// Footer length: manifest length, weights length, checksum, magic.
 const FOOTER: usize = 32;
@@ -110,6 +114,19 @@ pub struct Manifest {
     /// Agents in the training scenario: the length of the `budgets` input.
     #[serde(default)]
     pub agents_total: usize,
+    /// Length of the `by_type` block the policy reads instead of SPEC 4's state (0: it reads
+    /// SPEC 4's state and `inputs`; else `inputs` ends with `by_type`, after `burst` and
+    /// `weight` when the block holds them). Such a policy runs on any cluster with these
+    /// `types`.
+    #[serde(default)]
+    pub by_type: usize,
+    /// The catalog's accelerator types, in order (`by_type` policies).
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Each held agent's weight in the training run (`by_type` policies): on a scenario with
+    /// other agents, each agent acts with a held agent of its weight (see `drive::transfer_map`).
+    #[serde(default)]
+    pub weights: Vec<f64>,
     /// Token total T (hedge: budget state = min(floor(budget * T), T)).
     pub total_tokens: f64,
     /// Budget states per agent (hedge).
@@ -217,6 +234,9 @@ impl Manifest {
 
     /// Length of the policy's input: SPEC 4's state and the `inputs`.
     pub fn input_len(&self) -> usize {
+        if self.by_type > 0 {
+            return self.by_type;
+        }
         let extra = |name: &String| if name == "budgets" { self.agents_total } else { 1 };
         env::world::spec_features(self.m).saturating_add(self.inputs.iter().map(extra).fold(0, usize::saturating_add))
     }
@@ -242,6 +262,26 @@ impl Manifest {
                 "a policy reading `budgets` needs agents_total in [1, 2^20], not {}",
                 self.agents_total
             ));
+        }
+        if self.by_type > 0 || !self.types.is_empty() || self.inputs.iter().any(|i| i == "by_type") {
+            // The block holds the burst state and weight class when `inputs` names them.
+            let t = self.types.len();
+            let others = self.inputs.len().saturating_sub(1);
+            let shape_ok =
+                self.inputs.last().is_some_and(|i| i == "by_type") && self.inputs[..others].iter().all(|i| i == "burst" || i == "weight");
+            if !shape_ok || t == 0 || t > MAX_TYPES || self.by_type != 2 + 3 * t + others {
+                return Err(format!(
+                    "a by_type policy reads inputs [(\"burst\",) (\"weight\",) \"by_type\"], a block of 2 + 3 x types + those numbers; this one has inputs {:?}, {t} types, length {}",
+                    self.inputs, self.by_type
+                ));
+            }
+            if self.weights.len() != self.agents.len() || self.weights.iter().any(|w| !(w.is_finite() && *w > 0.0)) {
+                return Err(format!(
+                    "a by_type policy needs a weight > 0 per agent ({} agents, {} weights)",
+                    self.agents.len(),
+                    self.weights.len()
+                ));
+            }
         }
         let form = self.form()?;
         if self.levels.is_empty() {
@@ -360,7 +400,10 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
 #[serde(deny_unknown_fields)]
 struct Input {
     budget: f64,
+    /// Required but for `by_type` policies, which read the `by_type` block instead.
+    #[serde(default)]
     utilities: Vec<f64>,
+    by_type: Option<Vec<f64>>,
     backlog: Option<f64>,
     burst: Option<f64>,
     weight: Option<f64>,
@@ -372,6 +415,20 @@ impl Input {
     /// The policy's input vector (budget, utilities, the manifest's inputs in order), or what
     /// is wrong with the line.
     fn features(&self, manifest: &Manifest) -> Result<Vec<f64>, String> {
+        if manifest.by_type > 0 {
+            let x = self
+                .by_type
+                .as_ref()
+                .ok_or("`by_type` is missing: this policy reads it (see --describe)")?;
+            if x.len() != manifest.by_type {
+                return Err(format!("`by_type` has {} entries, expected {}", x.len(), manifest.by_type));
+            }
+            // The block's budget over an equal share reaches n, its backlog MAX_BACKLOG.
+            if let Some(j) = x.iter().position(|v| !(0.0..=MAX_BACKLOG).contains(v)) {
+                return Err(format!("`by_type`[{j}] is {}, expected a number in [0, {MAX_BACKLOG:e}]", x[j]));
+            }
+            return Ok(x.clone());
+        }
         let m = manifest.m;
         if self.utilities.len() != m {
             return Err(format!("`utilities` has {} entries, expected {m}", self.utilities.len()));
@@ -570,6 +627,9 @@ mod tests {
             hidden: 0,
             inputs: Vec::new(),
             agents_total: 0,
+            by_type: 0,
+            types: Vec::new(),
+            weights: Vec::new(),
             total_tokens: 100.0,
             states: 0,
             fixed_level: 1,

@@ -140,9 +140,12 @@ impl LearnerConfig for ActorCriticConfig {
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        let (obs, used) = run.inputs(self.features);
         let levels = run.scenario.action_levels().len();
-        Box::new(ActorCritic::new(Shape::new(run.scenario.n(), obs, used, levels), self, run.seed))
+        Box::new(ActorCritic::new(
+            Shape::reading(run.scenario.n(), run.inputs(self.features), levels),
+            self,
+            run.seed,
+        ))
     }
 
     fn features(&self) -> Features {
@@ -232,6 +235,15 @@ fn column(values: impl Iterator<Item = f32>, n: usize, device: &Device) -> Tenso
 }
 
 impl Learner for ActorCritic {
+    fn transferred(&self, map: &[usize], inputs: super::base::Inputs) -> Option<Box<dyn Policy>> {
+        Some(Box::new(ActorPolicy::transferred(
+            self.nets.actors.get(),
+            map,
+            inputs,
+            self.nets.shape.k,
+        )))
+    }
+
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
         nets::act_many(self.nets.actors.get(), obs, self.nets.shape, &mut self.rngs, actions);
     }

@@ -46,6 +46,23 @@ pub enum Features {
     Spec,
     /// The whole observation (adds backlog over arrival rate, and the configured extras).
     All,
+    /// The observation's `by_type` block (`env::world::observation_extras`): the budget over
+    /// an equal share, per accelerator type its share, the agent's rate and its utility, then
+    /// the backlog and the observed extras. Its length does not depend on n or m, so a policy
+    /// trained on one cluster runs on any cluster with the same catalog (`run:DIR`, exports).
+    /// A learner reading it turns `env.observe_by_type` on.
+    ByType,
+}
+
+/// Where a learner's features sit in each agent's observation: `obs_dim[at..at + d]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inputs {
+    /// Observation length.
+    pub obs_dim: usize,
+    /// First feature read.
+    pub at: usize,
+    /// Features read.
+    pub d: usize,
 }
 
 /// One round as a learner sees it.
@@ -176,6 +193,13 @@ pub trait Learner: Policy {
     /// Restore from [`Learner::save`]'s bytes; a corrupt checkpoint is an error, not a panic.
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()>;
 
+    /// Its greedy and sampled policies acting for another scenario's agents: agent j of that
+    /// scenario with this population's agent `map[j]`'s policy, reading `inputs` there (a
+    /// `by_type` policy on a cluster of another size). `None`: its policies cannot move.
+    fn transferred(&self, _map: &[usize], _inputs: Inputs) -> Option<Box<dyn Policy>> {
+        None
+    }
+
     /// Agent i's policy as the numbers an exported agent carries (`agents::export::runtime` layout):
     /// actor-critic `W1 [1+m, h], b1 [h], W2 [h, K], b2 [K]`; Hedge log-weights `[states, K]`;
     /// nothing for a fixed threshold.
@@ -296,15 +320,9 @@ impl<'a> Init<'a> {
         }
     }
 
-    /// The agents' observation length in the scenario, and how many features a learner that
-    /// reads `features` takes from it.
-    pub fn inputs(&self, features: Features) -> (usize, usize) {
-        let obs = env::world::observation_dim(self.scenario);
-        let used = match features {
-            Features::Spec => env::world::spec_features(self.scenario.m()),
-            Features::All => obs,
-        };
-        (obs, used)
+    /// Where a learner that reads `features` finds them in the scenario's observations.
+    pub fn inputs(&self, features: Features) -> Inputs {
+        inputs(self.scenario, features)
     }
 }
 
@@ -371,10 +389,24 @@ pub const NETS_PEAK_PER_PARAM_BYTE: f64 = 12.0;
 
 /// The features a learner reading `features` sees in `sc`.
 pub fn feature_dim(sc: &Scenario, features: Features) -> usize {
-    match features {
-        Features::Spec => env::world::spec_features(sc.m()),
-        Features::All => env::world::observation_dim(sc),
-    }
+    inputs(sc, features).d
+}
+
+/// Where `features` sit in `sc`'s observations (`by_type` last, when observed).
+pub fn inputs(sc: &Scenario, features: Features) -> Inputs {
+    let obs_dim = env::world::observation_dim(sc);
+    let (at, d) = match features {
+        Features::Spec => (0, env::world::spec_features(sc.m())),
+        Features::All => (0, obs_dim),
+        Features::ByType => {
+            let d = env::world::by_type_features(sc);
+            // Without the switch (a scenario built by hand) the block is not there: read
+            // nothing past the end rather than the wrong features.
+            assert!(sc.file.env.observe_by_type, "by_type features need env.observe_by_type");
+            (obs_dim - d, d)
+        }
+    };
+    Inputs { obs_dim, at, d }
 }
 
 /// `bytes` of f32 network parameters as peak training memory ([`NETS_PEAK_PER_PARAM_BYTE`]).

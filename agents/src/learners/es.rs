@@ -97,7 +97,7 @@ impl LearnerConfig for EsConfig {
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let sc = run.scenario;
-        let (obs_dim, d) = run.inputs(self.features);
+        let inputs = run.inputs(self.features);
         let classes = sc.weight_classes();
         let block_of: Vec<usize> = if self.per_class {
             sc.agents
@@ -107,7 +107,7 @@ impl LearnerConfig for EsConfig {
         } else {
             (0..sc.n()).collect()
         };
-        Box::new(Es::new(self, obs_dim, d, sc.action_levels().len(), block_of, run.seed))
+        Box::new(Es::new(self, inputs, sc.action_levels().len(), block_of, run.seed))
     }
 
     fn features(&self) -> Features {
@@ -146,8 +146,9 @@ struct Adam {
 /// The actors and how they act, shared by the learner and its acting forks.
 #[derive(Clone)]
 struct Actors {
-    /// Observation length, features read (a prefix), hidden width, levels.
+    /// Observation length, first feature read, features read, hidden width, levels.
     obs_dim: usize,
+    at: usize,
     d: usize,
     h: usize,
     k: usize,
@@ -183,7 +184,7 @@ impl Actors {
                     &scratch.w
                 }
             };
-            let x = &obs.get(i)[..self.d];
+            let x = &obs.get(i)[self.at..self.at + self.d];
             actor_logits(
                 w,
                 (self.d, self.h, self.k),
@@ -217,7 +218,8 @@ pub struct Es {
 impl Es {
     /// Fresh actors for agents reading the first `d` of `obs_dim` features, `k` levels, agent i
     /// using actor `block_of[i]`; weights from `seed` (uniform in +-1/sqrt(fan_in)).
-    pub fn new(cfg: &EsConfig, obs_dim: usize, d: usize, k: usize, block_of: Vec<usize>, seed: u64) -> Self {
+    pub fn new(cfg: &EsConfig, inputs: super::base::Inputs, k: usize, block_of: Vec<usize>, seed: u64) -> Self {
+        let super::base::Inputs { obs_dim, at, d } = inputs;
         let blocks = block_of.iter().max().map_or(1, |m| m + 1);
         let h = cfg.hidden;
         let len = actor_len(d, h, k);
@@ -243,6 +245,7 @@ impl Es {
             },
             actors: Actors {
                 obs_dim,
+                at,
                 d,
                 h,
                 k,
@@ -509,6 +512,7 @@ impl Policy for EsPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learners::Inputs;
 
     #[test]
     fn centred_ranks_by_hand() {
@@ -523,7 +527,7 @@ mod tests {
     fn train(cfg: &EsConfig, generations: u64, pay: impl Fn(usize, usize) -> f64) -> Es {
         let (n, d, k) = (4, 3, 10);
         let block_of = vec![0, 0, 1, 1];
-        let mut es = Es::new(cfg, d, d, k, block_of.clone(), 7);
+        let mut es = Es::new(cfg, Inputs { obs_dim: d, at: 0, d }, k, block_of.clone(), 7);
         let obs: Vec<f32> = (0..n * d).map(|j| (j % 3) as f32 / 3.0).collect();
         let budgets = vec![0.0; n];
         let pop = 2 * cfg.pairs;
@@ -555,21 +559,23 @@ mod tests {
         es.fork().act(Observations { data: &obs, dim: 3 }, &[0.0; 4], true, &mut a);
         assert_eq!(a, vec![2, 2, 8, 8]);
         // Saved and loaded, it acts the same; exported weights are the class's actor.
-        let mut other = Es::new(&cfg, 3, 3, 10, vec![0, 0, 1, 1], 99);
+        let mut other = Es::new(&cfg, Inputs { obs_dim: 3, at: 0, d: 3 }, 10, vec![0, 0, 1, 1], 99);
         other.load(&es.save().unwrap()).unwrap();
         let mut b = vec![0; 4];
         other.fork().act(Observations { data: &obs, dim: 3 }, &[0.0; 4], true, &mut b);
         assert_eq!(a, b);
         assert_eq!(es.export_weights(0).unwrap(), es.export_weights(1).unwrap());
         assert_eq!(es.export_weights(0).unwrap().len(), actor_len(3, 16, 10));
-        assert!(Es::new(&cfg, 3, 3, 10, vec![0, 1, 2, 3], 1).load(&es.save().unwrap()).is_err());
+        assert!(Es::new(&cfg, Inputs { obs_dim: 3, at: 0, d: 3 }, 10, vec![0, 1, 2, 3], 1)
+            .load(&es.save().unwrap())
+            .is_err());
     }
 
     #[test]
     fn every_level_paying_the_same_moves_nothing() {
         // Ties everywhere: every pair's two halves score the same, so theta only decays.
         let es = train(&EsConfig::default(), 5, |_, _| 1.0);
-        let fresh = Es::new(&EsConfig::default(), 3, 3, 10, vec![0, 0, 1, 1], 7);
+        let fresh = Es::new(&EsConfig::default(), Inputs { obs_dim: 3, at: 0, d: 3 }, 10, vec![0, 0, 1, 1], 7);
         for (a, b) in es.actors.theta.iter().zip(&fresh.actors.theta) {
             let decayed = b * (1.0f32 - 0.005).powi(5);
             assert!((a - decayed).abs() < 1e-6, "{a} vs {decayed}");

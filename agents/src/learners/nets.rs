@@ -41,7 +41,9 @@ pub struct Shape {
     pub n: usize,
     /// Observation length per agent.
     pub obs_dim: usize,
-    /// Features the networks read: a prefix of the observation.
+    /// First feature the networks read (0 but for `by_type`).
+    pub at: usize,
+    /// Features the networks read: `obs[at..at + d]`.
     pub d: usize,
     /// Levels.
     pub k: usize,
@@ -50,8 +52,20 @@ pub struct Shape {
 impl Shape {
     /// `n` agents reading the first `d` of `obs_dim` features, `k` levels.
     pub fn new(n: usize, obs_dim: usize, d: usize, k: usize) -> Self {
-        assert!(d <= obs_dim, "the networks read a prefix of the observation");
-        Self { n, obs_dim, d, k }
+        Self::reading(n, crate::learners::base::Inputs { obs_dim, at: 0, d }, k)
+    }
+
+    /// `n` agents reading `inputs`, `k` levels.
+    pub fn reading(n: usize, inputs: crate::learners::base::Inputs, k: usize) -> Self {
+        let crate::learners::base::Inputs { obs_dim, at, d } = inputs;
+        assert!(at + d <= obs_dim, "the networks read a range of the observation");
+        Self { n, obs_dim, at, d, k }
+    }
+
+    /// The features agent i's networks read in `obs`.
+    #[inline]
+    pub fn read<'a>(&self, obs: &Observations<'a>, i: usize) -> &'a [f32] {
+        &obs.get(i)[self.at..self.at + self.d]
     }
 
     /// The networks' input: the first `d` features of each agent's observation.
@@ -63,7 +77,7 @@ impl Shape {
         let data: Vec<f32> = if self.d == self.obs_dim {
             obs.data.to_vec()
         } else {
-            (0..self.n).flat_map(|i| obs.get(i)[..self.d].iter().copied()).collect()
+            (0..self.n).flat_map(|i| self.read(&obs, i).iter().copied()).collect()
         };
         Tensor::from_data(TensorData::new(data, [self.n, 1, self.d]), device)
     }
@@ -78,7 +92,7 @@ impl Shape {
         for i in 0..self.n {
             for o in obs {
                 assert_eq!(o.dim, self.obs_dim, "observation length");
-                data.extend_from_slice(&o.get(i)[..self.d]);
+                data.extend_from_slice(self.read(o, i));
             }
         }
         Tensor::from_data(TensorData::new(data, [self.n, copies, self.d]), device)
@@ -497,6 +511,14 @@ pub struct ActorPolicy {
 }
 
 impl ActorPolicy {
+    /// Per-agent `actors` acting for another population: its agent j with actor `map[j]`,
+    /// reading `inputs` (see `Learner::transferred`).
+    pub(crate) fn transferred(actors: &Actors, map: &[usize], inputs: crate::learners::base::Inputs, k: usize) -> Self {
+        let rows: Vec<i64> = map.iter().map(|&j| j as i64).collect();
+        let shape = Shape::reading(map.len(), inputs, k);
+        Self::of(&actors.valid().expanded(&rows), shape, &episode_streams(map.len(), 0))
+    }
+
     /// An acting copy of `actors` (one per agent) on the plain device.
     pub(crate) fn of(actors: &Actors, shape: Shape, rngs: &[SmallRng]) -> Self {
         let actors = actors.valid();

@@ -258,6 +258,9 @@ pub struct EnvSection {
     /// Whether observations include the agent's weight over the largest weight (its weight
     /// class, in (0, 1]).
     pub observe_weight: bool,
+    /// Whether observations end with the per-accelerator-type summary (`by_type`: see
+    /// `world::observation_extras`), the state that does not grow with the cluster.
+    pub observe_by_type: bool,
     /// MMPP parameters.
     pub mmpp: Mmpp,
     /// Agent groups, in order.
@@ -330,6 +333,7 @@ impl Default for EnvSection {
             observe_burst: false,
             observe_budgets: false,
             observe_weight: false,
+            observe_by_type: false,
             mmpp: Mmpp::default(),
             agents: vec![AgentGroup {
                 count: 20,
@@ -352,11 +356,12 @@ impl Default for EnvSection {
     }
 }
 impl EnvSection {
-    /// Take `from`'s observation-only switches (burst state, weight class, budgets): what a
+    /// Take `from`'s observation-only switches (burst state, weight class, budgets, by type): what a
     /// trained policy reads, over this section's dynamics.
     pub fn observe_as(&mut self, from: &EnvSection) {
         self.observe_burst = from.observe_burst;
         self.observe_weight = from.observe_weight;
         self.observe_budgets = from.observe_budgets;
+        self.observe_by_type = from.observe_by_type;
     }
 }

@@ -26,7 +26,7 @@ use std::time::Instant;
 mod observation;
 mod round;
 
-pub use observation::{observation_dim, observation_extras, spec_features, OBSERVATION_EXTRAS};
+pub use observation::{by_type_features, observation_dim, observation_extras, spec_features, OBSERVATION_EXTRAS};
 
 /// An action outside its space.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -218,6 +218,16 @@ pub struct ClusterEnv {
     /// Whether the logs above are kept (the fairness replays need them).
     recording: bool,
     totals: Totals,
+    /// `by_type` observations: per catalog type, its share of the accelerators; per (agent,
+    /// type), the mean rate over the agent's largest (set with the rates); a per-type sum.
+    type_share: Vec<f64>,
+    type_rate: Vec<f64>,
+    type_sum: Vec<f64>,
+    /// Per (agent, type): the rate every accelerator of the type serves the agent at, or NaN
+    /// when they differ (speed-up draws): the `by_type` utility is then one division.
+    type_mu: Vec<f64>,
+    /// Stamped afresh whenever the rates are set (see `scheduler::RatesStamp`).
+    rates_stamp: scheduler::RatesStamp,
 }
 /// Marker for an idle accelerator in the owners log.
 pub const IDLE: u32 = u32::MAX;
@@ -286,8 +296,21 @@ impl ClusterEnv {
             value_log: Vec::new(),
             recording: true,
             totals: Totals::default(),
+            type_share: Vec::new(),
+            type_rate: Vec::new(),
+            type_sum: Vec::new(),
+            type_mu: Vec::new(),
+            rates_stamp: scheduler::RatesStamp::default(),
             sc,
         };
+        let types = env.sc.file.env.catalog.types.len();
+        env.type_share = vec![0.0; types];
+        for &t in &env.sc.accelerators {
+            env.type_share[t] += 1.0 / m as f64;
+        }
+        env.type_rate = vec![0.0; n * types];
+        env.type_mu = vec![f64::NAN; n * types];
+        env.type_sum = vec![0.0; types];
         env.set_rates(0);
         env
     }
@@ -295,6 +318,7 @@ impl ClusterEnv {
     /// Service rates: from the catalog, or (speedup_draw) drawn per episode seed.
     fn set_rates(&mut self, seed: u64) {
         let (n, m) = (self.n, self.m);
+        self.rates_stamp = scheduler::RatesStamp::fresh();
         let e = &self.sc.file.env;
         let cat = &e.catalog;
         for i in 0..n {
@@ -316,6 +340,24 @@ impl ClusterEnv {
             }
             let total: f64 = row.iter().sum();
             self.lambda[i] = self.sc.agents[i].load * (self.weights[i] / self.total_w) * total;
+            let types = self.type_sum.len();
+            let rates = &mut self.type_rate[i * types..(i + 1) * types];
+            let common = &mut self.type_mu[i * types..(i + 1) * types];
+            rates.fill(0.0);
+            common.fill(f64::INFINITY);
+            for (c, &t) in self.sc.accelerators.iter().enumerate() {
+                let mu = self.mu[i * m + c];
+                rates[t] += mu / self.max_mu[i];
+                common[t] = match common[t] {
+                    x if x == f64::INFINITY || x == mu => mu,
+                    _ => f64::NAN,
+                };
+            }
+            for (r, &share) in rates.iter_mut().zip(&self.type_share) {
+                if share > 0.0 {
+                    *r /= share * m as f64;
+                }
+            }
         }
     }
 
@@ -355,8 +397,8 @@ impl ClusterEnv {
     }
 
     /// Agent i's observation space: budget share, m utilities in [0, 1], backlog over arrival
-    /// rate (>= 0), then the optional burst state, weight class (weight over the largest) and
-    /// everyone's budget shares.
+    /// rate (>= 0), then the optional burst state, weight class (weight over the largest),
+    /// everyone's budget shares and the `by_type` block.
     pub fn observation_space(&self, _agent: usize) -> BoxSpace {
         let mut low = vec![0.0f32; self.dim];
         let mut high = vec![1.0f32; self.dim];
@@ -366,6 +408,12 @@ impl ClusterEnv {
         high[0] = 1.0 + 1e-6;
         for h in high.iter_mut().skip(2 + self.m) {
             *h = 1.0 + 1e-6;
+        }
+        if self.sc.file.env.observe_by_type {
+            // The budget over an equal share reaches n; the backlog after the types is unbounded.
+            let at = self.dim - crate::world::by_type_features(&self.sc);
+            high[at] = self.n as f32 * (1.0 + 1e-6);
+            high[at + 1 + 3 * self.type_sum.len()] = f32::INFINITY;
         }
         BoxSpace { low, high }
     }
@@ -576,6 +624,7 @@ impl ClusterEnv {
             bids: if auction { vec![0.0; n * m] } else { Vec::new() },
             reserve: 0.0,
             redistribute: true,
+            rates_stamp: self.rates_stamp,
         };
         self.input = self.pending.clone();
     }

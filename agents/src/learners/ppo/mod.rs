@@ -265,7 +265,7 @@ impl LearnerConfig for PpoConfig {
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let sc = run.scenario;
-        let (obs, used) = run.inputs(self.features);
+        let inputs = run.inputs(self.features);
         // One update per rollout, and one at every episode's end.
         let rounds = u64::from(sc.file.env.rounds);
         let per_episode = if self.rollout == 0 {
@@ -281,7 +281,7 @@ impl LearnerConfig for PpoConfig {
                 .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
                 .collect()
         });
-        let shape = Shape::new(sc.n(), obs, used, sc.action_levels().len());
+        let shape = Shape::reading(sc.n(), inputs, sc.action_levels().len());
         let cfg = PpoConfig {
             critic: self.critic.resolve(sc),
             ..self.clone()
@@ -463,7 +463,7 @@ impl Ppo {
         assert_eq!(ts.len(), self.copies, "the number of environment copies is fixed");
         for t in ts {
             for i in 0..self.nets.shape.n {
-                self.obs.extend_from_slice(&t.obs.get(i)[..self.nets.shape.d]);
+                self.obs.extend_from_slice(self.nets.shape.read(&t.obs, i));
             }
             self.actions.extend(t.actions.iter().map(|&a| a as i64));
             self.rewards.extend(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32));
@@ -662,6 +662,11 @@ impl Policy for Ppo {
 }
 
 impl Learner for Ppo {
+    fn transferred(&self, map: &[usize], inputs: super::base::Inputs) -> Option<Box<dyn Policy>> {
+        let actors = self.per_agent(&self.nets.actors.get().valid());
+        Some(Box::new(ActorPolicy::transferred(&actors, map, inputs, self.nets.shape.k)))
+    }
+
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
         self.learn_many(std::slice::from_ref(t))
     }
