@@ -1,5 +1,5 @@
 //! How each mechanism's time per round grows with the problem: n = m from 20 to 4000 (demand
-//! form, environment-like rounds as in `mechanisms.rs`), MTF also in the utilities form, and
+//! form, environment-like rounds as in `mechanisms.rs`, rates stamped as the environment does), MTF also in the utilities form, and
 //! one agent with 100,000 accelerators (utilities form, every utility positive: the free phase
 //! hands all of them to the one agent). Prints a markdown table of milliseconds per round (the
 //! median of a few rounds; a mechanism that passes `LIMIT_MS` at some size is not run at
@@ -36,6 +36,9 @@ fn demand_round(n: usize, m: usize, seed: u64) -> RoundInput {
     // The auctions' bids: up to 3 tokens per accelerator.
     r.bids = (0..n * m).map(|_| (rng.next() * 30.0).floor() / 10.0).collect();
     r.turn = n / 3;
+    // As the environment feeds it: rates stamped once for the episode, so a round does not
+    // reread n m rates to learn they are the ones its classes describe.
+    r.rates_stamp = scheduler::RatesStamp::fresh();
     r
 }
 
@@ -48,6 +51,8 @@ fn many_types_round(n: usize, m: usize, seed: u64) -> RoundInput {
             r.rates[i * m + c] *= 1.0 + 0.5 * c as f64 / m as f64;
         }
     }
+    // New rates, a new stamp.
+    r.rates_stamp = scheduler::RatesStamp::fresh();
     r
 }
 

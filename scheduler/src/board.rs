@@ -9,21 +9,29 @@ use crate::valuation::Valuation;
 use crate::Allocation;
 
 /// The round's board: the valuation plus counters kept exact under every pick.
+///
+/// Demand form: what an agent can still have follows from the valuation's groups of identical
+/// rate columns (available members per group, the agent's utility per class), so a pick
+/// updates O(K) numbers and "does i want something" is O(K). Utilities form: per-agent and
+/// per-accelerator counters, O(n) per pick.
 #[derive(Clone, Debug, Default)]
 pub struct Board {
     /// Current utilities.
     pub val: Valuation,
     /// Whether accelerator c is still unassigned.
     pub avail: Vec<bool>,
-    /// Per agent: available accelerators it values above 0.
+    /// Utilities form, per agent: available accelerators it values above 0.
     count_pos: Vec<u32>,
-    /// Per agent: available accelerators in `D_i` (u >= tau and u > 0); only with thresholds.
+    /// Utilities form, per agent: available accelerators in `D_i` (u >= tau and u > 0); only
+    /// with thresholds.
     count_d: Vec<u32>,
-    /// Per accelerator: agents valuing it above 0.
+    /// Per accelerator (utilities form) or per group (demand form): agents valuing it above 0.
     wanted_by: Vec<u32>,
     /// Available accelerators with `wanted_by > 0`.
     n_wanted: usize,
     track_d: bool,
+    /// The round's thresholds (demand form, with thresholds).
+    tau: Vec<f64>,
 }
 
 impl Board {
@@ -37,6 +45,22 @@ impl Board {
         self.avail.resize(m, true);
         self.count_pos.clear();
         self.count_d.clear();
+        self.val.count_wanting(&mut self.wanted_by);
+        if self.val.is_demand() {
+            self.tau.clear();
+            if track_thresholds {
+                self.tau.extend_from_slice(&input.thresholds);
+            }
+            let sizes = self.val.group_sizes();
+            self.n_wanted = self
+                .wanted_by
+                .iter()
+                .zip(sizes)
+                .filter(|(&w, _)| w > 0)
+                .map(|(_, &s)| s as usize)
+                .sum();
+            return;
+        }
         for i in 0..n {
             self.count_pos.push(self.val.count_available(i, &self.avail, None));
             let d = if track_thresholds {
@@ -46,7 +70,6 @@ impl Board {
             };
             self.count_d.push(d);
         }
-        self.val.count_wanting(&mut self.wanted_by);
         self.n_wanted = self.wanted_by.iter().filter(|&&k| k > 0).count();
     }
 
@@ -59,13 +82,16 @@ impl Board {
     /// Whether agent i wants some available accelerator.
     #[inline]
     pub fn wants(&self, i: usize) -> bool {
-        self.count_pos[i] > 0
+        self.val.any_available(i, |u| u > 0.0).unwrap_or_else(|| self.count_pos[i] > 0)
     }
 
     /// Whether agent i has an available accelerator in `D_i` (needs threshold tracking).
     #[inline]
     pub fn wants_paid(&self, i: usize) -> bool {
-        self.count_d[i] > 0
+        match self.tau.get(i) {
+            Some(&tau) if self.val.is_demand() => self.val.any_available(i, |u| u > 0.0 && u >= tau) == Some(true),
+            _ => self.count_d[i] > 0,
+        }
     }
 
     /// Agent i's most preferred available accelerator whose utility passes `accept` (monotone).
@@ -75,24 +101,40 @@ impl Board {
     }
 
     /// Give accelerator c to agent i: record it in `out`, update the counters, and (demand form)
-    /// lower i's remaining demand. O(n + K) (utilities form: O(n + m)).
+    /// lower i's remaining demand. O(K) in the demand form, O(n + m) in the utilities form.
     pub fn give(&mut self, input: &RoundInput, i: usize, c: usize, out: &mut Allocation) {
         debug_assert!(self.avail[c]);
         out.owners[c] = Some(i);
         out.won_utility[c] = self.val.u(i, c);
         self.avail[c] = false;
-        if self.wanted_by[c] > 0 {
-            self.n_wanted -= 1;
-        }
         let Self {
             val,
-            avail,
             count_pos,
             count_d,
             wanted_by,
             n_wanted,
             track_d,
+            ..
         } = self;
+        if val.is_demand() {
+            let g = val.group_of(c);
+            if wanted_by[g] > 0 {
+                *n_wanted -= 1;
+            }
+            val.take(c, |_, _| {});
+            // i no longer wants a group: its available members leave the wanted count when
+            // nobody else wants them either.
+            val.win(input, i, c, |g, left| {
+                wanted_by[g] -= 1;
+                if wanted_by[g] == 0 {
+                    *n_wanted -= left as usize;
+                }
+            });
+            return;
+        }
+        if wanted_by[c] > 0 {
+            *n_wanted -= 1;
+        }
         let track_d = *track_d;
         val.take(c, |j, u| {
             if u > 0.0 {
@@ -102,18 +144,7 @@ impl Board {
                 }
             }
         });
-        let changed = val.win(input, i, c, |k| {
-            wanted_by[k] -= 1;
-            if avail[k] && wanted_by[k] == 0 {
-                *n_wanted -= 1;
-            }
-        });
-        if changed {
-            count_pos[i] = val.count_available(i, avail, None);
-            if track_d {
-                count_d[i] = val.count_available(i, avail, Some(input.thresholds[i]));
-            }
-        }
+        // In the utilities form a win changes no utility (`win` is the demand form's).
     }
 
     /// The free phase (SPEC 3.1 step 3): visit agents cyclically from `start`; a visited agent
@@ -124,7 +155,7 @@ impl Board {
         let mut i = start;
         let mut idle = 0;
         while self.n_wanted > 0 && idle < n {
-            if eligible(i) && self.count_pos[i] > 0 {
+            if eligible(i) && self.wants(i) {
                 let c = self
                     .first_pref(i, |u| u > 0.0)
                     .expect("count_pos > 0 means a wanted accelerator is available");

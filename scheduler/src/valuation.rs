@@ -38,10 +38,10 @@ pub struct Valuation {
     classes: Classes,
     /// Demand form, per class: current utility, available members, cursor into `members`.
     cls_u: Vec<f64>,
-    cls_avail: Vec<u32>,
+    /// Demand form, per group of identical columns: its available members (a class's are
+    /// the sum over its groups: taking an accelerator is one decrement, not one per agent).
+    grp_avail: Vec<u32>,
     cls_cursor: Vec<usize>,
-    /// Demand form, per group of identical columns: scratch for [`Valuation::count_wanting`].
-    per_group: Vec<u32>,
     /// Utilities form, per agent: picks asked for this round (a scan each, until sorting pays).
     picks: Vec<u32>,
     /// Utilities form, per agent: whether `order[i * m..]` holds its sorted preferences.
@@ -84,6 +84,12 @@ struct Classes {
     members: Vec<usize>,
     /// Per accelerator: its group.
     col_group: Vec<usize>,
+    /// Per class: its groups are `cls_groups[glo[k]..ghi[k]]` (usually one).
+    glo: Vec<usize>,
+    ghi: Vec<usize>,
+    cls_groups: Vec<usize>,
+    /// Per group: its size.
+    group_size: Vec<u32>,
     /// Per (group, agent), at `g * n + i`: the agent's class (u32: n x m would need 32 GB of
     /// rates before it overflowed).
     group_class: Vec<u32>,
@@ -138,6 +144,11 @@ impl Classes {
         self.rate.clear();
         self.lo.clear();
         self.hi.clear();
+        self.glo.clear();
+        self.ghi.clear();
+        self.cls_groups.clear();
+        self.group_size.clear();
+        self.group_size.extend((0..groups).map(|g| (glo[g + 1] - glo[g]) as u32));
         self.group_class.clear();
         self.group_class.resize(groups * n, 0);
         let mut merged: std::collections::HashMap<Vec<(usize, bool)>, (usize, usize)> = std::collections::HashMap::new();
@@ -175,6 +186,9 @@ impl Classes {
                 self.rate.push(r);
                 self.lo.push(lo);
                 self.hi.push(hi);
+                self.glo.push(self.cls_groups.len());
+                self.cls_groups.extend_from_slice(&order[p..q]);
+                self.ghi.push(self.cls_groups.len());
                 p = q;
             }
         }
@@ -211,13 +225,12 @@ impl Valuation {
             self.remaining.extend_from_slice(&input.demands);
             let k = self.classes.rate.len();
             self.cls_u.clear();
-            self.cls_avail.clear();
+            self.grp_avail.clone_from(&self.classes.group_size);
             self.cls_cursor.clear();
             for i in 0..n {
                 let (r, max) = (input.demands[i], self.max_rate[i]);
                 for cl in self.classes.start[i]..self.classes.start[i + 1] {
                     self.cls_u.push(demand_utility(r, self.classes.rate[cl], max));
-                    self.cls_avail.push((self.classes.hi[cl] - self.classes.lo[cl]) as u32);
                     self.cls_cursor.push(self.classes.lo[cl]);
                 }
             }
@@ -321,7 +334,7 @@ impl Valuation {
         // A class is a candidate while the round has members of it left and i's cursor has not
         // run past its last member under `avail` (with a partition mask, a class can have
         // members left in the round but none in i's share: its cursor then reaches the end).
-        let open = |v: &Self, k: usize| v.cls_avail[k] > 0 && v.cls_cursor[k] < v.classes.hi[k];
+        let open = |v: &Self, k: usize| v.cls_avail(k) > 0 && v.cls_cursor[k] < v.classes.hi[k];
         loop {
             let top = (lo..hi).rev().find(|&k| open(self, k))?;
             let u = self.cls_u[top];
@@ -382,18 +395,40 @@ impl Valuation {
         best.map(|(c, _)| c)
     }
 
-    /// Accelerator c is no longer available: `seen(j, u)` is called with every agent's current
-    /// utility for it. O(n).
+    /// Available members of class k (demand form): the sum over its groups.
+    #[inline]
+    fn cls_avail(&self, k: usize) -> u32 {
+        let c = &self.classes;
+        c.cls_groups[c.glo[k]..c.ghi[k]].iter().map(|&g| self.grp_avail[g]).sum()
+    }
+
+    /// Accelerator c's group of identical rate columns (demand form).
+    #[inline]
+    pub fn group_of(&self, c: usize) -> usize {
+        self.classes.col_group[c]
+    }
+
+    /// Number of groups of identical rate columns (demand form), and each one's size.
+    pub fn group_sizes(&self) -> &[u32] {
+        &self.classes.group_size
+    }
+
+    /// Whether agent i has an available accelerator whose utility passes `ok`, in O(K) (demand
+    /// form; `None` in the utilities form, where the caller keeps counts).
+    #[inline]
+    pub fn any_available(&self, i: usize, ok: impl Fn(f64) -> bool) -> Option<bool> {
+        self.demand
+            .then(|| (self.classes.start[i]..self.classes.start[i + 1]).any(|k| ok(self.cls_u[k]) && self.cls_avail(k) > 0))
+    }
+
+    /// Accelerator c is no longer available. Demand form: its group's count falls, O(1), and
+    /// `seen` is not called (what each agent can still have follows from the groups);
+    /// utilities form: `seen(j, u)` with every agent's utility for it, O(n).
     #[inline]
     pub fn take(&mut self, c: usize, mut seen: impl FnMut(usize, f64)) {
         let (n, m) = (self.n, self.m);
         if self.demand {
-            let g = self.classes.col_group[c];
-            for (j, &k) in self.classes.group_class[g * n..(g + 1) * n].iter().enumerate() {
-                let k = k as usize;
-                self.cls_avail[k] -= 1;
-                seen(j, self.cls_u[k]);
-            }
+            self.grp_avail[self.classes.col_group[c]] -= 1;
         } else {
             for j in 0..n {
                 seen(j, self.u[j * m + c]);
@@ -402,11 +437,12 @@ impl Valuation {
     }
 
     /// Record that agent i won accelerator c (after [`Valuation::take`]). Demand form: its
-    /// remaining demand falls and its class utilities are recomputed; `zeroed(c')` is called
-    /// for every accelerator (available or not) whose utility for i fell to 0. Returns whether
-    /// any of i's utilities changed.
+    /// remaining demand falls and its class utilities are recomputed; `zeroed(g, left)` is
+    /// called for every group of identical columns whose utility for i fell to 0, with its
+    /// available members. Returns whether any of i's utilities changed (never in the
+    /// utilities form).
     #[inline]
-    pub fn win(&mut self, input: &RoundInput, i: usize, c: usize, mut zeroed: impl FnMut(usize)) -> bool {
+    pub fn win(&mut self, input: &RoundInput, i: usize, c: usize, mut zeroed: impl FnMut(usize, u32)) -> bool {
         if !self.demand {
             return false;
         }
@@ -421,8 +457,8 @@ impl Valuation {
                 changed = true;
                 self.cls_u[k] = new;
                 if old > 0.0 && new <= 0.0 {
-                    for &c2 in &self.classes.members[self.classes.lo[k]..self.classes.hi[k]] {
-                        zeroed(c2);
+                    for &g in &self.classes.cls_groups[self.classes.glo[k]..self.classes.ghi[k]] {
+                        zeroed(g, self.grp_avail[g]);
                     }
                 }
             }
@@ -430,21 +466,18 @@ impl Valuation {
         changed
     }
 
-    /// Per accelerator, the number of agents whose utility for it is above 0, into `out`
-    /// (length m). Demand form: counted once per group of identical columns, O(n G + m).
-    pub fn count_wanting(&mut self, out: &mut Vec<u32>) {
+    /// The number of agents whose utility is above 0: per group of identical columns in the
+    /// demand form (O(n G)), per accelerator otherwise (O(n m)), into `out`.
+    pub fn count_wanting(&self, out: &mut Vec<u32>) {
         let (n, m) = (self.n, self.m);
         out.clear();
         if self.demand {
-            let per_group = &mut self.per_group;
-            per_group.clear();
-            per_group.extend(
+            out.extend(
                 self.classes
                     .group_class
                     .chunks_exact(n.max(1))
                     .map(|col| col.iter().filter(|&&k| self.cls_u[k as usize] > 0.0).count() as u32),
             );
-            out.extend(self.classes.col_group.iter().map(|&g| per_group.get(g).copied().unwrap_or(0)));
         } else {
             out.resize(m, 0);
             for row in self.u.chunks_exact(m.max(1)).take(n) {
@@ -462,7 +495,7 @@ impl Valuation {
         if self.demand {
             (self.classes.start[i]..self.classes.start[i + 1])
                 .filter(|&k| ok(self.cls_u[k]))
-                .map(|k| self.cls_avail[k])
+                .map(|k| self.cls_avail(k))
                 .sum()
         } else {
             self.u[i * self.m..(i + 1) * self.m]
@@ -521,11 +554,12 @@ mod tests {
         assert_eq!((v.u(0, 0), v.u(0, 1)), (0.5, 0.625));
         v.take(1, |_, _| {});
         let mut zeroed = Vec::new();
-        assert!(v.win(&input, 0, 1, |c| zeroed.push(c)));
+        assert!(v.win(&input, 0, 1, |g, left| zeroed.push((g, left))));
         assert_eq!(v.remaining(0), 0.0);
         assert_eq!((v.u(0, 0), v.u(0, 1)), (0.0, 0.0));
         zeroed.sort_unstable();
-        assert_eq!(zeroed, vec![0, 1]);
+        // Both groups (one accelerator each) fell to 0; c0's is still available.
+        assert_eq!(zeroed, vec![(0, 1), (1, 0)]);
     }
 
     #[test]
@@ -621,13 +655,15 @@ mod tests {
             vec![vec![2], vec![0, 1, 3, 4]]
         );
         assert_eq!(c.lo[c.start[0]], c.lo[c.start[2] + 1], "one merged list for the same groups");
-        // Taking c = 3 (group A) lowers every agent's class holding A, and agent 0 then picks 0.
+        // Taking c = 3 (group A) lowers every agent's class holding A, and agent 2 then picks 0.
         let mut avail = vec![true; 5];
         avail[3] = false;
-        let mut seen = Vec::new();
-        v.take(3, |j, u| seen.push((j, u)));
-        assert_eq!(seen, vec![(0, 4.0 / 6.0), (1, 3.0 / 6.0), (2, 1.0)]);
+        // One decrement of group A, which every class holding it sees.
+        v.take(3, |_, _| unreachable!("the demand form calls no one"));
         assert_eq!(v.count_available(0, &avail, None), 4);
+        assert_eq!(v.count_available(1, &avail, None), 4);
+        assert_eq!(v.count_available(2, &avail, None), 4);
+        assert_eq!(v.cls_avail(v.classes.start[1]), 1, "agent 1's class A has c0 left");
         assert_eq!(v.first_pref(2, &avail, |u| u > 0.0), Some(0));
     }
 

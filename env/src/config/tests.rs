@@ -70,7 +70,7 @@ fn huge_values_panicked_or_aborted_on_allocation() {
         "test.toml: env.agents[].count: 1000000000 in all, more than the limit of 10000"
     );
     assert!(e(&sized(1, 1_000_000_000), &[]).starts_with("test.toml: env.cluster[].count: 1000000000 in all"));
-    assert!(e(&sized(10_000, 10_000), &[]).contains("cells"));
+    assert!(e(&sized(10_000, 10_001), &[]).contains("cells"));
     assert!(e(&sized(u64::MAX / 2, 1), &[]).contains("more than the limit"));
     load_str(&sized(1, 100_000), &[]).unwrap();
     assert!(e("", &["env.rounds=4294967295"]).starts_with("test.toml: env.rounds: must be in [1, 10000000]"));

@@ -198,6 +198,9 @@ pub struct ClusterEnv {
     poisson: Vec<[Option<Poisson<f64>>; 2]>,
     // Per-round buffers.
     obs: Vec<f32>,
+    /// The observations before the last step (swapped with `obs` as a round is observed, so a
+    /// learner's transition needs no copy of n x dim floats per round).
+    prev_obs: Vec<f32>,
     dim: usize,
     rewards: Vec<f64>,
     terminations: Vec<bool>,
@@ -281,6 +284,7 @@ impl ClusterEnv {
             rng_values: Vec::new(),
             poisson: Vec::new(),
             obs: vec![0.0; n * dim],
+            prev_obs: vec![0.0; n * dim],
             dim,
             rewards: vec![0.0; n],
             terminations: vec![false; n],
@@ -422,6 +426,15 @@ impl ClusterEnv {
     pub fn observations(&self) -> Observations<'_> {
         Observations {
             data: &self.obs,
+            dim: self.dim,
+        }
+    }
+
+    /// The observations the last step's actions were taken on (what [`ClusterEnv::observations`]
+    /// returned before it); after a reset, the previous episode's last ones.
+    pub fn previous_observations(&self) -> Observations<'_> {
+        Observations {
+            data: &self.prev_obs,
             dim: self.dim,
         }
     }
@@ -691,6 +704,8 @@ impl ClusterEnv {
         if self.round >= self.sc.file.env.rounds {
             self.done = true;
             self.truncations.iter_mut().for_each(|t| *t = true);
+            // Nothing more is observed: the last observations stand, and were acted on.
+            self.prev_obs.copy_from_slice(&self.obs);
         } else {
             self.begin_round();
         }
