@@ -85,6 +85,15 @@ pub struct RoundInput {
     pub rates_stamp: RatesStamp,
 }
 
+/// Utility of an accelerator of rate `rate` to an agent with `remaining` jobs whose fastest
+/// accelerator has rate `max_rate` (SPEC 2.4 and 3.3): the share of the best accelerator's
+/// round it would fill. The one definition the environment's observations, the mechanisms and
+/// Hedge's rewards share.
+#[inline]
+pub fn demand_utility(remaining: f64, rate: f64, max_rate: f64) -> f64 {
+    remaining.min(rate) / max_rate
+}
+
 /// A promise about `RoundInput::rates` that lets a mechanism skip comparing them: two inputs
 /// with the same nonzero stamp have the same rates. 0 promises nothing (the rates are then
 /// compared number by number, O(n m)). The environment stamps each episode's rates once
@@ -261,7 +270,7 @@ impl RoundInput {
             Form::Demand => {
                 let row = &self.rates[i * self.m..(i + 1) * self.m];
                 let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                crate::valuation::demand_utility(self.demands[i], row[c], max)
+                demand_utility(self.demands[i], row[c], max)
             }
         }
     }

@@ -14,14 +14,7 @@
 
 use crate::input::{Form, RoundInput};
 
-/// Utility of an accelerator of rate `rate` to an agent with `remaining` jobs whose fastest
-/// accelerator has rate `max_rate` (SPEC 2.4 and 3.3): the share of the best accelerator's
-/// round it would fill. The one definition the environment's observations, the mechanisms and
-/// Hedge's rewards share.
-#[inline]
-pub fn demand_utility(remaining: f64, rate: f64, max_rate: f64) -> f64 {
-    remaining.min(rate) / max_rate
-}
+pub use crate::input::demand_utility;
 
 /// Current utilities of one round; reused across rounds (no allocation after the first).
 #[derive(Clone, Debug, Default)]

@@ -500,7 +500,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
                 .collect();
             // A per-agent spec of many agents would pass the file system's 255-byte name limit.
             if slug.len() > 80 {
-                slug = format!("{}-{}", &slug[..60], crate::export::runtime::fnv_hex(slug.as_bytes()));
+                slug = format!("{}-{}", &slug[..60], format_args!("{:016x}", env::rng::fnv1a(slug.as_bytes())));
             }
             files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(
                 root, ratio, &title, vmax, &weights
