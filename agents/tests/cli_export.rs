@@ -259,13 +259,19 @@ fn a_by_type_policy_moves_to_a_larger_cluster_through_its_run_and_its_export() {
         "env.cluster.0.type=\"a\"",
         "env.cluster.1.type=\"b\"",
     ];
-    for (sets, problem) in [
-        (renamed, "types"),
-        (&["env.agents.2.weight=3.0"][..], "no trained agent has weight 3"),
+    // (Renamed types at the training size too: the block's meaning changed, not its length.)
+    for (sets, problem, count) in [
+        (renamed, "types", "env.agents.0.count=12"),
+        (renamed, "types", "env.agents.0.count=4"),
+        (
+            &["env.agents.2.weight=3.0"][..],
+            "no trained agent has weight 3",
+            "env.agents.0.count=12",
+        ),
     ] {
         for policy in [spec.clone(), format!("agent:{}", exe.display())] {
             let mut args = vec!["simulate", "--config", q.to_str().unwrap(), "--policy", &policy, "--seeds", "1"];
-            args.extend(["--set", "env.agents.0.count=12"]);
+            args.extend(["--set", count]);
             sets.iter().for_each(|s| args.extend(["--set", s]));
             let (code, _, err) = mtf(&args);
             assert_eq!(code, 2, "{policy} with {sets:?}: {err}");

@@ -88,10 +88,14 @@ impl Board {
     /// Whether agent i has an available accelerator in `D_i` (needs threshold tracking).
     #[inline]
     pub fn wants_paid(&self, i: usize) -> bool {
-        match self.tau.get(i) {
-            Some(&tau) if self.val.is_demand() => self.val.any_available(i, |u| u > 0.0 && u >= tau) == Some(true),
-            _ => self.count_d[i] > 0,
+        if self.val.is_demand() {
+            // Without threshold tracking nobody has a paid wish (as the zero counts said).
+            return self
+                .tau
+                .get(i)
+                .is_some_and(|&tau| self.val.any_available(i, |u| u > 0.0 && u >= tau) == Some(true));
         }
+        self.count_d.get(i).is_some_and(|&k| k > 0)
     }
 
     /// Agent i's most preferred available accelerator whose utility passes `accept` (monotone).

@@ -102,6 +102,7 @@ impl Classes {
 
     fn build(&mut self, input: &RoundInput) {
         if self.describe(input) {
+            debug_assert!(self.key == input.rates, "a rates stamp was reused for other rates");
             return;
         }
         let (n, m) = (input.n, input.m);

@@ -111,11 +111,11 @@ impl PolicySpec {
             PolicySpec::Run(dir) => {
                 let (exp, learner, _) = crate::train::load_run(dir, false)?;
                 let trained = &exp.scenario;
-                if exp.learner.chosen().features() == crate::learners::Features::ByType
-                    && (trained.n(), trained.m()) != (scenario.n(), scenario.m())
-                {
-                    // A by_type policy on a cluster of another size: each agent acts as a
-                    // trained agent of its weight, on the same observation switches.
+                if exp.learner.chosen().features() == crate::learners::Features::ByType {
+                    // A by_type policy on any cluster with its types (its own size included,
+                    // where the block's length still depends on the catalog): each agent acts
+                    // as a trained agent of its weight, as its export does, on the same
+                    // observation switches.
                     let map = crate::train::check_transfer(spec, trained, scenario)?;
                     let mut seen = scenario.clone();
                     seen.file.env.observe_as(&trained.file.env);

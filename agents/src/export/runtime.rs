@@ -264,6 +264,9 @@ impl Manifest {
             ));
         }
         if self.by_type > 0 || !self.types.is_empty() || self.inputs.iter().any(|i| i == "by_type") {
+            if self.version < 6 {
+                return Err(format!("a by_type policy needs manifest version 6, not {}", self.version));
+            }
             // The block holds the burst state and weight class when `inputs` names them.
             let t = self.types.len();
             let others = self.inputs.len().saturating_sub(1);
@@ -636,6 +639,49 @@ mod tests {
             training_run: "r".into(),
             config_hash: fnv_hex(b"x"),
         }
+    }
+
+    #[test]
+    fn by_type_manifests_are_checked() {
+        let ok = Manifest {
+            kind: "actor_critic".into(),
+            hidden: 4,
+            agents: vec![0, 1],
+            inputs: vec!["weight".into(), "by_type".into()],
+            by_type: 2 + 3 * 2 + 1,
+            types: vec!["a".into(), "b".into()],
+            weights: vec![1.0, 2.0],
+            ..fixed_manifest()
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(ok.input_len(), 9);
+        let bad = |m: Manifest, says: &str| {
+            let e = m.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        };
+        bad(Manifest { version: 5, ..ok.clone() }, "needs manifest version 6");
+        bad(Manifest { by_type: 8, ..ok.clone() }, "a block of 2 + 3 x types");
+        bad(
+            Manifest {
+                inputs: vec!["by_type".into(), "weight".into()],
+                ..ok.clone()
+            },
+            "out of order",
+        );
+        bad(
+            Manifest {
+                weights: vec![1.0],
+                ..ok.clone()
+            },
+            "a weight > 0 per agent",
+        );
+        bad(
+            Manifest {
+                types: Vec::new(),
+                ..ok.clone()
+            },
+            "0 types",
+        );
     }
 
     #[test]

@@ -224,12 +224,14 @@ pub fn transfer_map(trained: &[f64], target: &[f64]) -> Result<Vec<usize>, Strin
 /// the same catalog types (names and order); n and m may differ.
 pub fn check_transfer(spec: &str, trained: &env::config::Scenario, scenario: &env::config::Scenario) -> crate::error::Result<Vec<usize>> {
     let (a, b) = (&trained.file.env.catalog.types, &scenario.file.env.catalog.types);
-    if trained.action_levels() != scenario.action_levels() || a != b {
+    if trained.action_kind() != scenario.action_kind() || trained.action_levels() != scenario.action_levels() || a != b {
         return Err(crate::error::policy(
             spec,
             format!(
-                "a by_type policy moves between clusters with the same levels and accelerator types; it was trained with levels {:?} and types {a:?}, this scenario has {:?} and {b:?}",
+                "a by_type policy moves between clusters with the same levels and accelerator types; it was trained with {} levels {:?} and types {a:?}, this scenario has {} levels {:?} and {b:?}",
+                trained.action_kind().as_str(),
                 trained.action_levels(),
+                scenario.action_kind().as_str(),
                 scenario.action_levels()
             ),
         ));

@@ -57,14 +57,18 @@ pub fn train_episode_many(
         env.reset(env_seed(root, episode, if paired { k / 2 } else { k }));
     }
     let mut actions = vec![vec![0; n]; copies];
+    let mut obs: Vec<Vec<f32>> = vec![Vec::new(); copies];
     let mut budgets = vec![vec![0.0; n]; copies];
     let mut losses = Vec::with_capacity(envs[0].scenario().file.env.rounds as usize);
     while !envs[0].agents().is_empty() {
+        let dim = envs[0].observations().dim;
         for (k, env) in envs.iter().enumerate() {
+            obs[k].clear();
+            obs[k].extend_from_slice(env.observations().data);
             budgets[k].copy_from_slice(env.budgets());
         }
         {
-            let views: Vec<Observations<'_>> = envs.iter().map(ClusterEnv::observations).collect();
+            let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
             let b: Vec<&[f64]> = budgets.iter().map(Vec::as_slice).collect();
             learner.act_many(&views, &b, &mut actions);
         }
@@ -79,7 +83,7 @@ pub fn train_episode_many(
         let ts: Vec<Transition<'_>> = envs
             .iter()
             .enumerate()
-            .map(|(k, env)| Transition::played(env, env.previous_observations(), &budgets[k], &actions[k]))
+            .map(|(k, env)| Transition::played(env, Observations { data: &obs[k], dim }, &budgets[k], &actions[k]))
             .collect();
         losses.push(learner.learn_many(&ts));
     }

@@ -198,9 +198,6 @@ pub struct ClusterEnv {
     poisson: Vec<[Option<Poisson<f64>>; 2]>,
     // Per-round buffers.
     obs: Vec<f32>,
-    /// The observations before the last step (swapped with `obs` as a round is observed, so a
-    /// learner's transition needs no copy of n x dim floats per round).
-    prev_obs: Vec<f32>,
     dim: usize,
     rewards: Vec<f64>,
     terminations: Vec<bool>,
@@ -284,7 +281,6 @@ impl ClusterEnv {
             rng_values: Vec::new(),
             poisson: Vec::new(),
             obs: vec![0.0; n * dim],
-            prev_obs: vec![0.0; n * dim],
             dim,
             rewards: vec![0.0; n],
             terminations: vec![false; n],
@@ -426,15 +422,6 @@ impl ClusterEnv {
     pub fn observations(&self) -> Observations<'_> {
         Observations {
             data: &self.obs,
-            dim: self.dim,
-        }
-    }
-
-    /// The observations the last step's actions were taken on (what [`ClusterEnv::observations`]
-    /// returned before it); after a reset, the previous episode's last ones.
-    pub fn previous_observations(&self) -> Observations<'_> {
-        Observations {
-            data: &self.prev_obs,
             dim: self.dim,
         }
     }
@@ -652,15 +639,18 @@ impl ClusterEnv {
         } else {
             0
         };
+        // At most 2^24 entries each up front (they grow past it if the episode needs more): a
+        // per-accelerator world at 10^8 cells would otherwise ask for its whole episode at once.
+        const UP_FRONT: usize = 1 << 24;
         self.arrivals_log.clear();
-        self.arrivals_log.reserve(rounds * n);
+        self.arrivals_log.reserve((rounds * n).min(UP_FRONT));
         self.owners_log.clear();
-        self.owners_log.reserve(rounds * m);
+        self.owners_log.reserve((rounds * m).min(UP_FRONT));
         self.utility_log.clear();
-        self.utility_log.reserve(rounds * m);
+        self.utility_log.reserve((rounds * m).min(UP_FRONT));
         self.value_log.clear();
         let values = if self.form() == Form::Demand { n } else { n * m };
-        self.value_log.reserve(rounds * values);
+        self.value_log.reserve(rounds.saturating_mul(values).min(UP_FRONT));
         self.totals = Totals {
             sold: 0,
             arrived: vec![0; n],
@@ -704,8 +694,6 @@ impl ClusterEnv {
         if self.round >= self.sc.file.env.rounds {
             self.done = true;
             self.truncations.iter_mut().for_each(|t| *t = true);
-            // Nothing more is observed: the last observations stand, and were acted on.
-            self.prev_obs.copy_from_slice(&self.obs);
         } else {
             self.begin_round();
         }

@@ -62,8 +62,6 @@ pub fn observation_extras(sc: &Scenario) -> Vec<(&'static str, usize)> {
 impl ClusterEnv {
     /// Fill the observation buffer and the mechanism's round input.
     pub(super) fn observe(&mut self) {
-        // Every feature below is rewritten, so the buffer of two rounds ago can be reused.
-        std::mem::swap(&mut self.obs, &mut self.prev_obs);
         let (n, m, dim) = (self.n, self.m, self.dim);
         let e = &self.sc.file.env;
         let (observe_burst, observe_weight, observe_budgets, observe_by_type) =
