@@ -217,6 +217,11 @@ fn the_by_type_block_summarises_the_observation_per_type_and_does_not_grow_with_
     drawn.file.env.heterogeneity = env::config::Heterogeneity::SpeedupDraw;
     for sc in [small, large, drawn] {
         let cat = sc.file.env.catalog.clone();
+        // A twin that skips the utilities (a trainer whose networks read only the block):
+        // the same block, rewards and budgets, bit for bit.
+        let mut twin = ClusterEnv::new(sc.clone());
+        twin.set_utilities_observed(false);
+        twin.reset(3);
         let mut e = ClusterEnv::new(sc);
         let (n, m) = (e.n(), e.m());
         let dim = e.observation_space(0).dim();
@@ -224,6 +229,21 @@ fn the_by_type_block_summarises_the_observation_per_type_and_does_not_grow_with_
         e.reset(3);
         for round in 0..20 {
             let o = e.observations();
+            let catalog = e.scenario().file.env.heterogeneity == env::config::Heterogeneity::Catalog;
+            for i in 0..n {
+                let (x, y) = (o.get(i), twin.observations().get(i));
+                assert_eq!(
+                    &x[dim - width..],
+                    &y[dim - width..],
+                    "the block without the utilities, round {round}"
+                );
+                assert_eq!(x[0], y[0]);
+                // Catalog rates: the block needs no utility, so none is written; drawn rates:
+                // the block sums them, so they are.
+                let skipped = y[1..1 + m].iter().all(|&u| u == 0.0);
+                assert_eq!(skipped, catalog || x[1..1 + m].iter().all(|&u| u == 0.0), "utilities skipped");
+            }
+            assert_eq!(e.budgets(), twin.budgets());
             for i in 0..n {
                 let x = o.get(i);
                 let block = &x[dim - width..];
@@ -250,7 +270,8 @@ fn the_by_type_block_summarises_the_observation_per_type_and_does_not_grow_with_
                 assert_eq!(&block[7..], &x[1 + m..3 + m], "backlog and weight class");
             }
             let actions: Vec<usize> = (0..n).map(|i| (i + round) % 10).collect();
-            e.step(&actions).unwrap();
+            let twin_rewards = twin.step(&actions).unwrap().rewards.to_vec();
+            assert_eq!(e.step(&actions).unwrap().rewards, &twin_rewards[..]);
         }
     }
 }

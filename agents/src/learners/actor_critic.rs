@@ -235,6 +235,10 @@ fn column(values: impl Iterator<Item = f32>, n: usize, device: &Device) -> Tenso
 }
 
 impl Learner for ActorCritic {
+    fn reads(&self) -> Option<std::ops::Range<usize>> {
+        Some(self.nets.shape.range())
+    }
+
     fn transferred(&self, map: &[usize], inputs: super::base::Inputs) -> Option<Box<dyn Policy>> {
         Some(Box::new(ActorPolicy::transferred(
             self.nets.actors.get(),

@@ -174,6 +174,13 @@ pub trait Learner: Policy {
         Losses::mean(&losses)
     }
 
+    /// The one range of each agent's observation it reads, when that is all it reads (the
+    /// networks over `by_type`): training copies only that range out of the environment and
+    /// lets the environment skip what no one reads. `None` (default): it may read anything.
+    fn reads(&self) -> Option<std::ops::Range<usize>> {
+        None
+    }
+
     /// Whether environment copies 2j and 2j + 1 of a training episode replay the same seed
     /// (common random numbers for antithetic pairs: evolution strategies); else every copy has
     /// its own.

@@ -372,6 +372,10 @@ impl Policy for Es {
 }
 
 impl Learner for Es {
+    fn reads(&self) -> Option<std::ops::Range<usize>> {
+        Some(self.actors.at..self.actors.at + self.actors.d)
+    }
+
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
         self.learn_many(std::slice::from_ref(t))
     }

@@ -62,6 +62,11 @@ impl Shape {
         Self { n, obs_dim, at, d, k }
     }
 
+    /// The range of each observation the networks read.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.at..self.at + self.d
+    }
+
     /// The features agent i's networks read in `obs`.
     #[inline]
     pub fn read<'a>(&self, obs: &Observations<'a>, i: usize) -> &'a [f32] {

@@ -217,6 +217,9 @@ pub struct ClusterEnv {
     value_log: Vec<f64>,
     /// Whether the logs above are kept (the fairness replays need them).
     recording: bool,
+    /// Whether the observations carry the per-accelerator utilities (see
+    /// [`ClusterEnv::set_utilities_observed`]).
+    utilities_observed: bool,
     totals: Totals,
     /// `by_type` observations: per catalog type, its share of the accelerators; per (agent,
     /// type), the mean rate over the agent's largest (set with the rates); a per-type sum.
@@ -295,6 +298,7 @@ impl ClusterEnv {
             utility_log: Vec::new(),
             value_log: Vec::new(),
             recording: true,
+            utilities_observed: true,
             totals: Totals::default(),
             type_share: Vec::new(),
             type_rate: Vec::new(),
@@ -523,6 +527,16 @@ impl ClusterEnv {
     /// Whether per-round logs are kept.
     pub fn recording(&self) -> bool {
         self.recording
+    }
+
+    /// Write (default) or skip the m per-accelerator utilities of SPEC 4's state in the
+    /// observations, for a trainer whose policies read only the `by_type` block: at 1,000 x
+    /// 4,000 they are 4 million numbers a round that no one reads. Skipped only where nothing
+    /// in the environment needs them (central queues, whose `by_type` block comes from the
+    /// backlog and the type rates); where skipped they hold no meaning. The mechanism's input,
+    /// the rewards and every other feature are unchanged. Takes effect at the next observation.
+    pub fn set_utilities_observed(&mut self, on: bool) {
+        self.utilities_observed = on;
     }
 
     /// The episode's root seed.

@@ -81,8 +81,12 @@ impl ClusterEnv {
                 Backlogs::Central(q) => {
                     let q = q[i].len();
                     self.pending.demands[i] = q as f64;
-                    for c in 0..m {
-                        o[1 + c] = demand_utility(q as f64, self.mu[i * m + c], max) as f32;
+                    // Unobserved, they are skipped unless the by_type block sums them.
+                    let types = self.type_sum.len();
+                    if self.utilities_observed || (observe_by_type && !common_rates(&self.type_mu[i * types..(i + 1) * types])) {
+                        for c in 0..m {
+                            o[1 + c] = demand_utility(q as f64, self.mu[i * m + c], max) as f32;
+                        }
                     }
                     q
                 }
@@ -144,9 +148,7 @@ impl ClusterEnv {
         // Central queues with one rate per type (the catalog's rates): the type's utility is
         // one division. Otherwise the mean of the type's utilities, O(m).
         let demand = match self.backlogs {
-            Backlogs::Central(_) if !self.valuations && common.iter().all(|r| r.is_finite() || *r == f64::INFINITY) => {
-                Some(self.pending.demands[i])
-            }
+            Backlogs::Central(_) if !self.valuations && common_rates(common) => Some(self.pending.demands[i]),
             _ => None,
         };
         self.type_sum.fill(0.0);
@@ -179,4 +181,10 @@ impl ClusterEnv {
         let tail = 1 + usize::from(e.observe_burst) + usize::from(e.observe_weight);
         o.copy_within(1 + m..1 + m + tail, k);
     }
+}
+
+/// Whether an agent's per-type rates are one rate per type (`type_mu`: NaN marks a type whose
+/// accelerators differ), so its `by_type` utilities follow from its backlog alone.
+fn common_rates(type_mu: &[f64]) -> bool {
+    type_mu.iter().all(|r| r.is_finite() || *r == f64::INFINITY)
 }

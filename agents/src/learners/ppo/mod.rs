@@ -662,6 +662,10 @@ impl Policy for Ppo {
 }
 
 impl Learner for Ppo {
+    fn reads(&self) -> Option<std::ops::Range<usize>> {
+        Some(self.nets.shape.range())
+    }
+
     fn transferred(&self, map: &[usize], inputs: super::base::Inputs) -> Option<Box<dyn Policy>> {
         let actors = self.per_agent(&self.nets.actors.get().valid());
         Some(Box::new(ActorPolicy::transferred(&actors, map, inputs, self.nets.shape.k)))
