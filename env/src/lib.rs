@@ -27,6 +27,7 @@
 
 pub mod config;
 pub mod eval;
+pub mod market;
 pub mod metrics;
 pub mod policy;
 pub mod queue;

@@ -1,0 +1,695 @@
+//! The LaissezCloud market as a world (Harith and Kaufmann, "It's the People, Not the
+//! Placement"; issue 29): tenants run long jobs on heterogeneous accelerators, submit a launch
+//! table (a maximum price per hour for each auctioned accelerator type), the exchange clears a
+//! price per type from its base price and the outstanding bids, running jobs keep their
+//! accelerator while their bid stands, and a job moves only at its checkpoints (losing the work
+//! since its last checkpoint plus a restart delay when it moves at any other time).
+//!
+//! This module is the world's core: the scenario file, the exchange (second and first price),
+//! the paper's economic agent as the fixed policy (a bid factor per tenant, 1 = break-even) and
+//! the episode's records. Not yet here: `env.world = "market"` inside [`crate::world::ClusterEnv`]
+//! (so the learners, `mtf compare`, Python, export and the sweep), MTF with tokens in this
+//! world, the metrics report and the docs page.
+//!
+//! # The round (one round = `market.round_hours` hours)
+//! 1. Jobs arriving this round wait for an accelerator.
+//! 2. Tenants at a decision point (waiting, or their job wrote a checkpoint last round) refresh
+//!    their launch table: for each auctioned type t, `factor x break-even(t)`, capped at what the
+//!    work is worth per hour there (`value x speed(t)`) and at the budget left for one round.
+//!    `break-even(t)` is the cheapest alternative's cost per unit of work times the speed on t:
+//!    `min over a != t of price(a) x speed(t) / speed(a)`, over the alternatives the tenant can
+//!    have now — on-demand types at their base price, auctioned types with a free accelerator
+//!    at their base price, and the type it runs on at the price it pays. With no alternative
+//!    it bids what the work is worth. Other tenants' tables stand as they were.
+//! 3. The exchange clears the auctioned types in config order. Type t's candidates are the
+//!    tenants bidding at least its base price that hold or reserve one of its accelerators, or
+//!    have not won an accelerator of another type this round. The `count` highest bids win
+//!    (ties: holders first, then the lower tenant index). Second price: every holder of t pays
+//!    `max(base, the highest bid on t of a tenant not holding it)` — outstanding bids of tenants
+//!    running elsewhere count, so a tenant that moved away still sets the price of the type it
+//!    left; first price: its own bid. A loser holding one of t's accelerators is evicted (the
+//!    work since its last checkpoint is lost). A winner at a decision point moves now; one
+//!    running elsewhere keeps running there and the accelerator is reserved for it (idle,
+//!    unpaid) until its next checkpoint.
+//! 4. Tenants with no accelerator run on the on-demand type with the lowest cost per unit of
+//!    work they can afford and that their work is worth, or wait.
+//! 5. Jobs run at their type's speed (none during a restart delay, paid all the same), pay the
+//!    round's price, write a checkpoint each time their progress passes a multiple of
+//!    `checkpoint`, and finish when it reaches `work`: the tenant earns `value x work` then.
+//!
+//! Decision taken here where the paper's example is silent: it never says why B first bids
+//! against the Trainium rather than the L4 and later against the L4; here the L4 is held by a
+//! third tenant C at first and becomes free when C finishes (the example config).
+
+use crate::config::{from_table, read_table, ConfigError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Tolerance on work units: progress within it of a checkpoint or the job's size has reached it.
+const EPS: f64 = 1e-9;
+
+/// A market scenario file (`env.world = "market"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarketFile {
+    /// Root seed (the market's arrivals are given; kept for the run directory).
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// `world = "market"` and the episode's rounds.
+    pub env: MarketEnv,
+    /// How the exchange prices.
+    #[serde(default)]
+    pub mechanism: MarketMechanism,
+    /// Types and tenants.
+    pub market: MarketSection,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// The `[env]` section of a market file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarketEnv {
+    /// Must be `"market"`.
+    pub world: String,
+    /// Rounds in the episode.
+    pub rounds: u32,
+}
+
+/// The `[mechanism]` section of a market file.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarketMechanism {
+    /// `second_price` (default) or `first_price`.
+    #[serde(default)]
+    pub kind: Pricing,
+}
+
+/// What a winner pays per hour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pricing {
+    /// The highest bid of a tenant not holding the type, or its base price.
+    #[default]
+    SecondPrice,
+    /// Its own bid.
+    FirstPrice,
+}
+
+/// The `[market]` section.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarketSection {
+    /// Hours per round.
+    #[serde(default = "one_hour")]
+    pub round_hours: f64,
+    /// Accelerator types, in the order the exchange clears them.
+    pub types: Vec<TypeSpec>,
+    /// Tenants, one job each.
+    pub tenants: Vec<TenantSpec>,
+}
+
+fn one_hour() -> f64 {
+    1.0
+}
+
+/// An accelerator type.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypeSpec {
+    /// Its name.
+    pub name: String,
+    /// Base (reserve) price, money per hour.
+    pub base_price: f64,
+    /// Accelerators of this type (ignored on demand).
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    /// Sold at its base price to anyone, without limit (a cloud's on-demand offer).
+    #[serde(default)]
+    pub on_demand: bool,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+/// A tenant and its job.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantSpec {
+    /// Its name.
+    pub name: String,
+    /// Round its job arrives.
+    #[serde(default)]
+    pub arrival: u32,
+    /// The job's size in work units.
+    pub work: f64,
+    /// Work units per hour on each type (config order).
+    pub speeds: Vec<f64>,
+    /// Work units between checkpoints.
+    pub checkpoint: f64,
+    /// Rounds a moved job restarts before it progresses again.
+    #[serde(default)]
+    pub restart_rounds: u32,
+    /// Money per work unit, earned when the job finishes.
+    pub value: f64,
+    /// Money it can spend (default: unlimited).
+    #[serde(default)]
+    pub budget: Option<f64>,
+    /// Its bids over its break-even prices (the economic agent: 1).
+    #[serde(default = "one_f64")]
+    pub bid_factor: f64,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+
+impl MarketFile {
+    /// Read and check a market file; `overrides` are `--set key=value` as for scenarios.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
+        let file = path.display().to_string();
+        let table = read_table(path, overrides)?;
+        let f: Self = from_table(&file, table)?;
+        f.check(&file)?;
+        Ok(f)
+    }
+
+    /// Every key's bounds, naming the first one out of them.
+    pub fn check(&self, file: &str) -> Result<(), ConfigError> {
+        let err = |key: String, problem: String| ConfigError {
+            file: file.to_string(),
+            key,
+            problem,
+        };
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if self.env.world != "market" {
+            return Err(err(
+                "env.world".into(),
+                format!("must be \"market\" in a market file, got {:?}", self.env.world),
+            ));
+        }
+        if self.env.rounds == 0 || self.env.rounds > crate::config::limits::MAX_ROUNDS {
+            return Err(err(
+                "env.rounds".into(),
+                format!("must be in [1, {}], got {}", crate::config::limits::MAX_ROUNDS, self.env.rounds),
+            ));
+        }
+        let m = &self.market;
+        if !positive(m.round_hours) {
+            return Err(err(
+                "market.round_hours".into(),
+                format!("must be a finite number > 0, got {}", m.round_hours),
+            ));
+        }
+        if m.types.is_empty() || m.types.len() > 64 {
+            return Err(err("market.types".into(), format!("needs 1 to 64 types, got {}", m.types.len())));
+        }
+        if m.tenants.is_empty() || m.tenants.len() > 1_000_000 {
+            return Err(err(
+                "market.tenants".into(),
+                format!("needs 1 to 1000000 tenants, got {}", m.tenants.len()),
+            ));
+        }
+        let mut units = 0u64;
+        for (t, ty) in m.types.iter().enumerate() {
+            if !(ty.base_price.is_finite() && ty.base_price >= 0.0) {
+                return Err(err(
+                    format!("market.types[{t}].base_price"),
+                    format!("must be a finite number >= 0, got {}", ty.base_price),
+                ));
+            }
+            if !ty.on_demand && ty.count == 0 {
+                return Err(err(format!("market.types[{t}].count"), "must be >= 1 for an auctioned type".into()));
+            }
+            units += u64::from(ty.count);
+        }
+        if units > 10_000_000 {
+            return Err(err("market.types".into(), format!("{units} accelerators, at most 10000000")));
+        }
+        for (i, tn) in m.tenants.iter().enumerate() {
+            let key = |k: &str| format!("market.tenants[{i}].{k}");
+            if tn.speeds.len() != m.types.len() {
+                return Err(err(
+                    key("speeds"),
+                    format!("has {} entries, expected one per type ({})", tn.speeds.len(), m.types.len()),
+                ));
+            }
+            if let Some(t) = tn.speeds.iter().position(|s| !positive(*s)) {
+                return Err(err(
+                    format!("market.tenants[{i}].speeds[{t}]"),
+                    format!("must be a finite number > 0, got {}", tn.speeds[t]),
+                ));
+            }
+            for (k, v) in [("work", tn.work), ("checkpoint", tn.checkpoint)] {
+                if !positive(v) {
+                    return Err(err(key(k), format!("must be a finite number > 0, got {v}")));
+                }
+            }
+            for (k, v) in [
+                ("value", tn.value),
+                ("bid_factor", tn.bid_factor),
+                ("budget", tn.budget.unwrap_or(0.0)),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(err(key(k), format!("must be a finite number >= 0, got {v}")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a tenant's job is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Place {
+    /// Not arrived yet.
+    Absent,
+    /// Arrived, no accelerator.
+    Waiting,
+    /// On an on-demand type.
+    OnDemand(usize),
+    /// On an auctioned accelerator (its index).
+    Unit(usize),
+    /// Finished.
+    Done,
+}
+
+/// One tenant's state.
+#[derive(Clone, Debug)]
+struct Tenant {
+    place: Place,
+    progress: f64,
+    last_checkpoint: f64,
+    decide: bool,
+    restart_left: u32,
+    bids: Vec<f64>,
+    reserved: Option<usize>,
+    spent: f64,
+    earned: f64,
+    lost: f64,
+    migrations: u32,
+    finished: Option<u32>,
+    ran_before: bool,
+    /// Price per hour it paid last round (its current type's price in its launch table).
+    paying: f64,
+}
+
+/// An auctioned accelerator.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    ty: usize,
+    holder: Option<usize>,
+    reserved: Option<usize>,
+}
+
+/// What one tenant did in one round.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TenantRound {
+    /// Where it ran (or waited) this round.
+    pub place: Place,
+    /// The type it ran on (`None`: waiting, absent or done).
+    pub ty: Option<usize>,
+    /// The accelerator reserved for it, if any.
+    pub reserved: Option<usize>,
+    /// Price per hour it paid this round.
+    pub price: f64,
+    /// Work done at the round's end.
+    pub progress: f64,
+    /// Its launch table after this round's refresh.
+    pub bids: Vec<f64>,
+}
+
+/// One round of the market.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MarketRound {
+    /// Per type: the exchange price (auctioned: what its holders pay under second price, or
+    /// the base price with no competing bid; on demand: the base price).
+    pub prices: Vec<f64>,
+    /// Per tenant.
+    pub tenants: Vec<TenantRound>,
+}
+
+/// Totals of an episode per tenant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TenantTotals {
+    /// Money paid.
+    pub spent: f64,
+    /// Value of its finished work.
+    pub earned: f64,
+    /// Work units lost to evictions and moves.
+    pub lost: f64,
+    /// Moves of a running job to another accelerator.
+    pub migrations: u32,
+    /// Work done.
+    pub progress: f64,
+    /// Round its job finished.
+    pub finished: Option<u32>,
+}
+
+/// The market world: the exchange and the tenants' jobs, round by round.
+pub struct Market {
+    file: MarketFile,
+    units: Vec<Unit>,
+    tenants: Vec<Tenant>,
+    round: u32,
+    prices: Vec<f64>,
+}
+
+impl Market {
+    /// A fresh market for a checked file.
+    pub fn new(file: MarketFile) -> Self {
+        let m = &file.market;
+        let units = m
+            .types
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.on_demand)
+            .flat_map(|(ty, t)| {
+                (0..t.count).map(move |_| Unit {
+                    ty,
+                    holder: None,
+                    reserved: None,
+                })
+            })
+            .collect();
+        let tenants = m
+            .tenants
+            .iter()
+            .map(|_| Tenant {
+                place: Place::Absent,
+                progress: 0.0,
+                last_checkpoint: 0.0,
+                decide: false,
+                restart_left: 0,
+                bids: vec![0.0; m.types.len()],
+                reserved: None,
+                spent: 0.0,
+                earned: 0.0,
+                lost: 0.0,
+                migrations: 0,
+                finished: None,
+                ran_before: false,
+                paying: 0.0,
+            })
+            .collect();
+        let prices = m.types.iter().map(|t| t.base_price).collect();
+        Self {
+            file,
+            units,
+            tenants,
+            round: 0,
+            prices,
+        }
+    }
+
+    /// Tenants.
+    pub fn n(&self) -> usize {
+        self.tenants.len()
+    }
+
+    /// Whether the episode is over (its rounds played, or every job finished).
+    pub fn done(&self) -> bool {
+        self.round >= self.file.env.rounds || self.tenants.iter().all(|t| t.place == Place::Done)
+    }
+
+    /// The round about to be played.
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+
+    /// Each tenant's totals so far.
+    pub fn totals(&self) -> Vec<TenantTotals> {
+        self.tenants
+            .iter()
+            .map(|t| TenantTotals {
+                spent: t.spent,
+                earned: t.earned,
+                lost: t.lost,
+                migrations: t.migrations,
+                progress: t.progress,
+                finished: t.finished,
+            })
+            .collect()
+    }
+
+    /// The episode under the file's bid factors (the economic agent at 1).
+    pub fn run(file: MarketFile) -> (Vec<MarketRound>, Vec<TenantTotals>) {
+        let factors: Vec<f64> = file.market.tenants.iter().map(|t| t.bid_factor).collect();
+        let mut market = Self::new(file);
+        let mut rounds = Vec::new();
+        while !market.done() {
+            rounds.push(market.step(&factors));
+        }
+        (rounds, market.totals())
+    }
+
+    /// The type of what tenant i runs on, and the price it pays there (`pay`: this round's
+    /// price on an auctioned accelerator; without it, last round's).
+    fn running(&self, i: usize, pay: Option<f64>) -> Option<(usize, f64)> {
+        match self.tenants[i].place {
+            Place::OnDemand(t) => Some((t, self.file.market.types[t].base_price)),
+            Place::Unit(c) => Some((self.units[c].ty, pay.unwrap_or(self.tenants[i].paying))),
+            _ => None,
+        }
+    }
+
+    /// Tenant i's launch table: `factor` times its break-even prices, capped (module docs).
+    fn launch_table(&self, i: usize, factor: f64) -> Vec<f64> {
+        let spec = &self.file.market;
+        let tn = &spec.tenants[i];
+        let s = &tn.speeds;
+        let here = self.running(i, None);
+        let free: Vec<bool> = (0..spec.types.len())
+            .map(|t| spec.types[t].on_demand || self.units.iter().any(|u| u.ty == t && u.holder.is_none() && u.reserved.is_none()))
+            .collect();
+        let cap_budget = tn
+            .budget
+            .map_or(f64::INFINITY, |b| (b - self.tenants[i].spent).max(0.0) / spec.round_hours);
+        (0..spec.types.len())
+            .map(|t| {
+                if spec.types[t].on_demand {
+                    return 0.0;
+                }
+                let worth = tn.value * s[t];
+                let mut be = f64::INFINITY;
+                for a in (0..spec.types.len()).filter(|&a| a != t) {
+                    let price = match here {
+                        Some((h, p)) if h == a => Some(p),
+                        _ if free[a] => Some(spec.types[a].base_price),
+                        _ => None,
+                    };
+                    if let Some(p) = price {
+                        be = be.min(p * s[t] / s[a]);
+                    }
+                }
+                (factor * be.min(worth)).min(worth).min(cap_budget)
+            })
+            .collect()
+    }
+
+    /// Play one round with each tenant's bid factor; returns the round's record.
+    pub fn step(&mut self, factors: &[f64]) -> MarketRound {
+        assert_eq!(factors.len(), self.n(), "one bid factor per tenant");
+        let r = self.round;
+        let n = self.n();
+        let spec = self.file.market.clone();
+        // 1. Arrivals.
+        for (i, t) in self.tenants.iter_mut().enumerate() {
+            if t.place == Place::Absent && spec.tenants[i].arrival == r {
+                t.place = Place::Waiting;
+                t.decide = true;
+            }
+            if t.place == Place::Waiting {
+                t.decide = true;
+            }
+        }
+        // 2. Launch tables at decision points.
+        for i in 0..n {
+            if self.tenants[i].decide {
+                self.tenants[i].bids = self.launch_table(i, factors[i]);
+            }
+        }
+        // 3. The exchange, type by type.
+        let active = |t: &Tenant| matches!(t.place, Place::Waiting | Place::OnDemand(_) | Place::Unit(_));
+        let mut won_new = vec![false; n];
+        let mut pay: Vec<Option<f64>> = vec![None; n];
+        for ty in (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand) {
+            let base = spec.types[ty].base_price;
+            let mine: Vec<usize> = (0..self.units.len()).filter(|&c| self.units[c].ty == ty).collect();
+            let claim = |i: usize, units: &[Unit]| {
+                mine.iter()
+                    .copied()
+                    .find(|&c| units[c].holder == Some(i) || units[c].reserved == Some(i))
+            };
+            let mut cands: Vec<(f64, bool, usize)> = (0..n)
+                .filter(|&i| active(&self.tenants[i]))
+                .filter_map(|i| {
+                    let b = self.tenants[i].bids[ty];
+                    let holds = claim(i, &self.units).is_some();
+                    (b > 0.0 && b >= base && (holds || !won_new[i])).then_some((b, holds, i))
+                })
+                .collect();
+            cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+            cands.truncate(mine.len());
+            let winners: Vec<usize> = cands.iter().map(|c| c.2).collect();
+            let price = (0..n)
+                .filter(|&i| active(&self.tenants[i]) && !winners.contains(&i))
+                .map(|i| self.tenants[i].bids[ty])
+                .fold(base, f64::max);
+            self.prices[ty] = price;
+            // Losers lose their claims on this type.
+            for &c in &mine {
+                if let Some(h) = self.units[c].holder.filter(|h| !winners.contains(h)) {
+                    self.units[c].holder = None;
+                    let t = &mut self.tenants[h];
+                    t.lost += t.progress - t.last_checkpoint;
+                    t.progress = t.last_checkpoint;
+                    t.place = Place::Waiting;
+                    t.decide = true;
+                }
+                if let Some(h) = self.units[c].reserved.filter(|h| !winners.contains(h)) {
+                    self.units[c].reserved = None;
+                    self.tenants[h].reserved = None;
+                }
+            }
+            for &i in &winners {
+                let c = match claim(i, &self.units) {
+                    Some(c) => c,
+                    None => {
+                        won_new[i] = true;
+                        let c = mine
+                            .iter()
+                            .copied()
+                            .find(|&c| self.units[c].holder.is_none() && self.units[c].reserved.is_none())
+                            .expect("as many winners as accelerators, losers evicted");
+                        self.units[c].reserved = Some(i);
+                        self.tenants[i].reserved = Some(c);
+                        c
+                    }
+                };
+                let bid = self.tenants[i].bids[ty];
+                pay[i] = Some(match self.file.mechanism.kind {
+                    Pricing::SecondPrice => price,
+                    Pricing::FirstPrice => bid,
+                });
+                // A reserved accelerator is taken at a decision point (or by a tenant not running).
+                let t = &self.tenants[i];
+                let running_elsewhere = matches!(t.place, Place::OnDemand(_)) || matches!(t.place, Place::Unit(u) if u != c);
+                if self.units[c].reserved == Some(i) && (!running_elsewhere || t.decide) {
+                    self.move_to(i, c);
+                }
+            }
+        }
+        // 4. On demand for those left without an accelerator.
+        for i in 0..n {
+            if self.tenants[i].place != Place::Waiting {
+                continue;
+            }
+            let tn = &spec.tenants[i];
+            let left = tn.budget.map_or(f64::INFINITY, |b| b - self.tenants[i].spent);
+            let best = (0..spec.types.len())
+                .filter(|&t| spec.types[t].on_demand)
+                .filter(|&t| {
+                    let p = spec.types[t].base_price;
+                    p <= tn.value * tn.speeds[t] && p * spec.round_hours <= left + EPS
+                })
+                .min_by(|&a, &b| (spec.types[a].base_price / tn.speeds[a]).total_cmp(&(spec.types[b].base_price / tn.speeds[b])));
+            if let Some(t) = best {
+                self.start(i, Place::OnDemand(t));
+            }
+        }
+        // 5. Service, payment, checkpoints, completion.
+        let mut record = MarketRound {
+            prices: self.prices.clone(),
+            tenants: Vec::with_capacity(n),
+        };
+        for (ty, p) in record.prices.iter_mut().enumerate() {
+            if spec.types[ty].on_demand {
+                *p = spec.types[ty].base_price;
+            }
+        }
+        for i in 0..n {
+            let running = self.running(i, pay[i]);
+            let t = &mut self.tenants[i];
+            t.decide = false;
+            let mut paid = 0.0;
+            if let Some((ty, price)) = running {
+                paid = price;
+                t.paying = price;
+                t.spent += price * spec.round_hours;
+                if t.restart_left > 0 {
+                    t.restart_left -= 1;
+                } else {
+                    let tn = &spec.tenants[i];
+                    let before = t.progress;
+                    t.progress = (t.progress + tn.speeds[ty] * spec.round_hours).min(tn.work);
+                    let k = tn.checkpoint;
+                    let passed = ((t.progress + EPS) / k).floor();
+                    if passed > ((before + EPS) / k).floor() {
+                        t.last_checkpoint = (passed * k).min(t.progress);
+                        t.decide = true;
+                    }
+                    if t.progress >= tn.work - EPS {
+                        t.earned += tn.value * tn.work;
+                        t.finished = Some(r);
+                    }
+                }
+            }
+            record.tenants.push(TenantRound {
+                place: t.place,
+                ty: running.map(|(ty, _)| ty),
+                reserved: t.reserved,
+                price: paid,
+                progress: t.progress,
+                bids: t.bids.clone(),
+            });
+        }
+        for i in 0..n {
+            if self.tenants[i].finished == Some(r) {
+                if let Place::Unit(c) = self.tenants[i].place {
+                    self.units[c].holder = None;
+                }
+                if let Some(c) = self.tenants[i].reserved.take() {
+                    self.units[c].reserved = None;
+                }
+                self.tenants[i].place = Place::Done;
+                self.tenants[i].bids.fill(0.0);
+            }
+        }
+        self.round += 1;
+        record
+    }
+
+    /// Tenant i takes accelerator c (reserved for it): a move when its job ran elsewhere.
+    fn move_to(&mut self, i: usize, c: usize) {
+        if let Place::Unit(old) = self.tenants[i].place {
+            self.units[old].holder = None;
+        }
+        self.units[c].reserved = None;
+        self.units[c].holder = Some(i);
+        self.tenants[i].reserved = None;
+        self.start(i, Place::Unit(c));
+    }
+
+    /// Tenant i's job starts at `place`: a move (the work since its checkpoint lost, a restart
+    /// delay) if it ran before, here or after an eviction.
+    fn start(&mut self, i: usize, place: Place) {
+        let restart = self.file.market.tenants[i].restart_rounds;
+        let t = &mut self.tenants[i];
+        if t.ran_before {
+            t.migrations += 1;
+            t.lost += t.progress - t.last_checkpoint;
+            t.progress = t.last_checkpoint;
+            t.restart_left = restart;
+        }
+        t.ran_before = true;
+        t.place = place;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+use super::*;
+use rand::{rngs::SmallRng, RngExt, SeedableRng};
+
+fn example() -> MarketFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/laissezcloud-example.toml");
+    MarketFile::load(&path, &[]).unwrap()
+}
+
+const A10: usize = 0;
+const L4: usize = 1;
+const TRAINIUM: usize = 2;
+const A10_UNIT: usize = 0;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn the_papers_example_runs_as_the_paper_tells_it() {
+    let (rounds, totals) = Market::run(example());
+    let [c, a, b] = [0, 1, 2];
+    let at = |r: usize, i: usize| &rounds[r].tenants[i];
+    // Round 0: C alone takes the L4 at its base price.
+    assert_eq!(
+        (at(0, c).ty, at(0, a).place, at(0, b).place),
+        (Some(L4), Place::Absent, Place::Absent)
+    );
+    assert!(close(at(0, c).price, 0.3912));
+    // Round 1: A bids 0.687 for the A10, B 0.762; B wins at A's bid; A runs on the Trainium on demand.
+    assert!(close(at(1, a).bids[A10], 0.687) && close(at(1, b).bids[A10], 0.762));
+    assert_eq!((at(1, b).ty, at(1, a).ty), (Some(A10), Some(TRAINIUM)));
+    assert!(close(at(1, b).price, 0.687) && close(at(1, a).price, 0.804));
+    assert!(close(rounds[1].prices[A10], 0.687));
+    // Round 2: C has finished (round 1); nothing changes for A and B.
+    assert_eq!(at(2, c).place, Place::Done);
+    assert_eq!((at(2, b).ty, at(2, a).ty), (Some(A10), Some(TRAINIUM)));
+    // Round 3, B's checkpoint: it re-bids 0.652 (its break-even against the free L4), loses the
+    // A10 to A's standing 0.687 and moves to the L4; the A10 waits for A's checkpoint.
+    assert!(close(at(3, b).bids[A10], 0.652));
+    assert_eq!(at(3, b).ty, Some(L4));
+    assert!(close(at(3, b).price, 0.3912));
+    assert_eq!((at(3, a).ty, at(3, a).reserved), (Some(TRAINIUM), Some(A10_UNIT)));
+    assert!(close(rounds[3].prices[A10], 0.652));
+    assert_eq!((at(4, a).ty, at(4, b).ty), (Some(TRAINIUM), Some(L4)));
+    // Round 5, A's checkpoint: it moves to the A10 and pays B's standing bid, 0.652.
+    for r in 5..=6 {
+        assert_eq!(at(r, a).ty, Some(A10), "round {r}");
+        assert!(close(at(r, a).price, 0.652), "round {r}: {}", at(r, a).price);
+    }
+    // B finishes in round 6; from round 7 the A10's price is its base, 0.606.
+    assert_eq!(totals[b].finished, Some(6));
+    for r in 7..rounds.len() {
+        assert!(close(at(r, a).price, 0.606) && close(rounds[r].prices[A10], 0.606), "round {r}");
+    }
+    // Both moved once, at checkpoints: no work lost.
+    assert_eq!((totals[a].migrations, totals[b].migrations, totals[c].migrations), (1, 1, 0));
+    assert!(totals.iter().all(|t| t.lost.abs() < 1e-9));
+    // What each paid: A 4 rounds on the Trainium, 2 at 0.652, 3 at 0.606.
+    assert!(close(totals[a].spent, 4.0 * 0.804 + 2.0 * 0.652 + 3.0 * 0.606));
+    assert!(close(totals[b].spent, 2.0 * 0.687 + 4.0 * 0.3912));
+    assert!(close(totals[b].earned, 10.0 * 3.3528));
+}
+
+#[test]
+fn first_price_winners_pay_their_own_bids() {
+    let mut f = example();
+    f.mechanism.kind = Pricing::FirstPrice;
+    let (rounds, _) = Market::run(f);
+    // Round 1: B wins the A10 at its own 0.762; from round 5 A pays its own 0.687.
+    assert_eq!(rounds[1].tenants[2].ty, Some(A10));
+    assert!(close(rounds[1].tenants[2].price, 0.762));
+    assert!(close(rounds[5].tenants[1].price, 0.687));
+}
+
+#[test]
+fn a_restart_delay_stops_progress_and_an_eviction_between_checkpoints_loses_work() {
+    // B moves at its checkpoint with a 2-round restart: no progress in rounds 3 and 4.
+    let mut f = example();
+    f.market.tenants[2].restart_rounds = 2;
+    let (rounds, _) = Market::run(f);
+    let b = |r: usize| rounds[r].tenants[2].progress;
+    assert!(close(b(3), b(2)) && close(b(4), b(2)) && b(5) > b(4) + 0.4);
+    // X holds the only accelerator; Y arrives in round 2 and outbids it; X has done 2 units
+    // since its last checkpoint (at 0), so it loses them and waits (there is no on-demand type).
+    let mut f = example();
+    f.market.types.truncate(1);
+    let tenant = |name: &str, arrival, value| TenantSpec {
+        name: name.into(),
+        arrival,
+        work: 100.0,
+        speeds: vec![1.0],
+        checkpoint: 10.0,
+        restart_rounds: 0,
+        value,
+        budget: None,
+        bid_factor: 1.0,
+    };
+    f.market.tenants = vec![tenant("X", 0, 1.0), tenant("Y", 2, 2.0)];
+    f.env.rounds = 4;
+    let (rounds, totals) = Market::run(f);
+    assert_eq!(rounds[1].tenants[0].ty, Some(A10));
+    assert_eq!((rounds[2].tenants[0].place, rounds[2].tenants[1].ty), (Place::Waiting, Some(A10)));
+    assert!(close(totals[0].lost, 2.0) && close(totals[0].progress, 0.0));
+    // Second price: Y pays X's standing bid (its work's worth per hour, 1.0), not its own 2.0.
+    assert!(close(rounds[2].tenants[1].price, 1.0));
+}
+
+/// Truthful bids (the work's worth per hour: no alternative to break even against) with no
+/// migration cost give the value-maximising assignment: on random small instances with one
+/// auctioned type of 1-3 accelerators, the winners' worth equals the best of every subset's.
+#[test]
+fn truthful_second_price_assigns_as_the_brute_force_optimum() {
+    let mut rng = SmallRng::seed_from_u64(29);
+    for case in 0..300 {
+        let n = rng.random_range(1..=6usize);
+        let count = rng.random_range(1..=3u32);
+        let base = if rng.random_bool(0.5) { 0.0 } else { rng.random_range(0.0..1.0) };
+        let mut f = example();
+        f.market.types = vec![TypeSpec {
+            name: "X".into(),
+            base_price: base,
+            count,
+            on_demand: false,
+        }];
+        f.market.tenants = (0..n)
+            .map(|i| TenantSpec {
+                name: format!("t{i}"),
+                arrival: 0,
+                work: 1e6,
+                speeds: vec![rng.random_range(0.1..2.0)],
+                checkpoint: 1e6,
+                restart_rounds: 0,
+                value: rng.random_range(0.1..2.0),
+                budget: None,
+                bid_factor: 1.0,
+            })
+            .collect();
+        f.env.rounds = 1;
+        let worth: Vec<f64> = f.market.tenants.iter().map(|t| t.value * t.speeds[0]).collect();
+        let (rounds, _) = Market::run(f);
+        let got: f64 = (0..n).filter(|&i| rounds[0].tenants[i].ty.is_some()).map(|i| worth[i]).sum();
+        let best = (0u32..1 << n)
+            .filter(|s| s.count_ones() <= count)
+            .map(|s| {
+                (0..n)
+                    .filter(|i| s >> i & 1 == 1)
+                    .map(|i| worth[i])
+                    .filter(|&w| w >= base)
+                    .sum::<f64>()
+            })
+            .fold(0.0, f64::max);
+        assert!((got - best).abs() < 1e-12, "case {case}: {got} vs {best}");
+        // Every winner pays the highest losing bid (or the base price), at most its own worth.
+        let mut losing: Vec<f64> = (0..n).filter(|&i| rounds[0].tenants[i].ty.is_none()).map(|i| worth[i]).collect();
+        losing.push(base);
+        let price = losing.iter().copied().fold(0.0, f64::max);
+        for i in (0..n).filter(|&i| rounds[0].tenants[i].ty.is_some()) {
+            assert!(close(rounds[0].tenants[i].price, price) && price <= worth[i] + 1e-12, "case {case}");
+        }
+    }
+}
+
+#[test]
+fn a_bad_market_file_names_the_key() {
+    let mut f = example();
+    f.market.tenants[1].speeds.pop();
+    let e = f.check("m.toml").unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_str()), ("m.toml", "market.tenants[1].speeds"));
+    let mut f = example();
+    f.market.types[0].base_price = f64::NAN;
+    assert_eq!(f.check("m.toml").unwrap_err().key, "market.types[0].base_price");
+    let mut f = example();
+    f.env.world = "queues".into();
+    assert_eq!(f.check("m.toml").unwrap_err().key, "env.world");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/laissezcloud-example.toml");
+    let e = MarketFile::load(&path, &["market.tenants.0.work=-1".into()]).unwrap_err();
+    assert_eq!(e.key, "market.tenants[0].work");
+    let e = MarketFile::load(&path, &["market.round_hour=2".into()]).unwrap_err();
+    assert!(e.problem.contains("round_hour"), "{e:?}");
+}
