@@ -11,7 +11,8 @@ fn configs() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
-            if p.is_dir() && p.file_name().unwrap() != "sweeps" {
+            // Sweeps are not scenarios; market files are read by env::market (its tests load them).
+            if p.is_dir() && !["sweeps", "market"].contains(&p.file_name().unwrap().to_str().unwrap()) {
                 walk(&p, out);
             } else if p.extension().is_some_and(|x| x == "toml") {
                 out.push(p);
