@@ -215,3 +215,53 @@ fn a_sampled_run_draws_its_actions_reproducibly() {
     assert!(err.contains("sampled:run:RUN_DIR"), "{err}");
     let _ = std::fs::remove_dir_all(&run);
 }
+
+#[test]
+fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
+    let out = tmp("market");
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        &config("market/laissezcloud-example.toml"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Round 1: B on the A10 at A's bid; round 3: A waits on the Trainium for its reserved A10.
+    assert!(
+        stdout.contains("| 1 | 0.6870 | 0.3912 | 0.8040 | L4 at 0.3912 | Trainium at 0.8040 | A10 at 0.6870 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| 3 | 0.6520 | 0.3912 | 0.8040 | done | Trainium at 0.8040 (A10 reserved) | L4 at 0.3912 |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 migrations"), "{stdout}");
+    let rounds = std::fs::read_to_string(out.join("rounds.jsonl")).unwrap();
+    assert_eq!(rounds.lines().count(), 10);
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["metrics"]["finished"], 2);
+    assert!(out.join("prices.png").is_file() && out.join("config.toml").is_file());
+    // First price through --mechanism: B pays its own 0.762 in round 1.
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        &config("market/laissezcloud-example.toml"),
+        "--mechanism",
+        "first_price",
+        "--out",
+        tmp("market-fp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("A10 at 0.7620"), "{stdout}");
+    // A policy the market cannot play, and a bad key: one line, exit 2.
+    for args in [vec!["--policy", "hedge"], vec!["--set", "market.tenants.0.speeds=[1.0]"]] {
+        let mut a = vec!["simulate", "--config", &config("market/laissezcloud-example.toml")];
+        let o = tmp("market-bad");
+        a.extend(args.iter().copied());
+        a.extend(["--out", o.to_str().unwrap()]);
+        let (code, _, err) = mtf(&a);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}

@@ -7,6 +7,7 @@
 pub mod analyze;
 pub mod compare;
 pub mod curves;
+pub mod market;
 pub mod policies;
 pub mod schedule;
 pub mod simulate;

@@ -161,6 +161,12 @@ pub struct TenantSpec {
     /// Its bids over its break-even prices (the economic agent: 1).
     #[serde(default = "one_f64")]
     pub bid_factor: f64,
+    /// Tenants like this one (more than one: named `name#1`, `name#2`, ...; default 1).
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    /// Rounds between the arrivals of its copies (copy j arrives at `arrival + j x spacing`).
+    #[serde(default)]
+    pub arrival_spacing: u32,
 }
 
 fn one_f64() -> f64 {
@@ -174,7 +180,33 @@ impl MarketFile {
         let table = read_table(path, overrides)?;
         let f: Self = from_table(&file, table)?;
         f.check(&file)?;
-        Ok(f)
+        Ok(f.expanded())
+    }
+
+    /// Every tenant group (`count` > 1) as its tenants, one job each.
+    pub fn expanded(mut self) -> Self {
+        if self.market.tenants.iter().all(|t| t.count == 1) {
+            return self;
+        }
+        self.market.tenants = self
+            .market
+            .tenants
+            .iter()
+            .flat_map(|t| {
+                (0..t.count).map(move |j| TenantSpec {
+                    name: if t.count == 1 {
+                        t.name.clone()
+                    } else {
+                        format!("{}#{}", t.name, j + 1)
+                    },
+                    arrival: t.arrival.saturating_add(j.saturating_mul(t.arrival_spacing)),
+                    count: 1,
+                    arrival_spacing: 0,
+                    ..t.clone()
+                })
+            })
+            .collect();
+        self
     }
 
     /// Every key's bounds, naming the first one out of them.
@@ -207,10 +239,11 @@ impl MarketFile {
         if m.types.is_empty() || m.types.len() > 64 {
             return Err(err("market.types".into(), format!("needs 1 to 64 types, got {}", m.types.len())));
         }
-        if m.tenants.is_empty() || m.tenants.len() > 1_000_000 {
+        let tenants: u64 = m.tenants.iter().map(|t| u64::from(t.count)).sum();
+        if tenants == 0 || tenants > 1_000_000 {
             return Err(err(
                 "market.tenants".into(),
-                format!("needs 1 to 1000000 tenants, got {}", m.tenants.len()),
+                format!("needs 1 to 1000000 tenants (counts summed), got {tenants}"),
             ));
         }
         let mut units = 0u64;
@@ -689,6 +722,88 @@ impl Market {
         t.ran_before = true;
         t.place = place;
     }
+}
+
+/// An episode's figures: what the exchange sold, what tenants paid for their work and what
+/// the work was worth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MarketMetrics {
+    /// Rounds played.
+    pub rounds: u32,
+    /// Per type: the share of its accelerator-rounds a job ran on (auctioned types; `None` on
+    /// demand, which has no fixed size). Reserved, idle accelerators count as unused.
+    pub utilisation: Vec<Option<f64>>,
+    /// Per type: job-rounds run on it.
+    pub job_rounds: Vec<u64>,
+    /// Money paid for auctioned accelerators.
+    pub revenue: f64,
+    /// Money paid on demand.
+    pub on_demand_spend: f64,
+    /// Per tenant: money paid per unit of work done (`None` before any work).
+    pub cost_per_work: Vec<Option<f64>>,
+    /// Per tenant: the value of its finished work minus what it paid (quasi-linear).
+    pub utility: Vec<f64>,
+    /// Moves of running jobs, all tenants.
+    pub migrations: u32,
+    /// Work units lost to evictions and moves, all tenants.
+    pub work_lost: f64,
+    /// Value of the finished work, all tenants.
+    pub welfare: f64,
+    /// Jobs finished.
+    pub finished: usize,
+    /// Per type, per round: the exchange price.
+    pub prices: Vec<Vec<f64>>,
+}
+
+impl MarketMetrics {
+    /// The figures of an episode of `file` from its rounds and totals ([`Market::run`]).
+    pub fn compute(file: &MarketFile, rounds: &[MarketRound], totals: &[TenantTotals]) -> Self {
+        let types = &file.market.types;
+        let hours = file.market.round_hours;
+        let mut job_rounds = vec![0u64; types.len()];
+        let (mut revenue, mut on_demand_spend) = (0.0, 0.0);
+        for r in rounds {
+            for t in &r.tenants {
+                if let Some(ty) = t.ty {
+                    job_rounds[ty] += 1;
+                    if types[ty].on_demand {
+                        on_demand_spend += t.price * hours;
+                    } else {
+                        revenue += t.price * hours;
+                    }
+                }
+            }
+        }
+        let played = rounds.len() as f64;
+        Self {
+            rounds: rounds.len() as u32,
+            utilisation: types
+                .iter()
+                .zip(&job_rounds)
+                .map(|(t, &j)| (!t.on_demand).then(|| j as f64 / (f64::from(t.count) * played.max(1.0))))
+                .collect(),
+            job_rounds,
+            revenue,
+            on_demand_spend,
+            cost_per_work: totals.iter().map(|t| (t.progress > 0.0).then(|| t.spent / t.progress)).collect(),
+            utility: totals.iter().map(|t| t.earned - t.spent).collect(),
+            migrations: totals.iter().map(|t| t.migrations).sum(),
+            work_lost: totals.iter().map(|t| t.lost).sum(),
+            welfare: totals.iter().map(|t| t.earned).sum(),
+            finished: totals.iter().filter(|t| t.finished.is_some()).count(),
+            prices: (0..types.len()).map(|ty| rounds.iter().map(|r| r.prices[ty]).collect()).collect(),
+        }
+    }
+}
+
+/// Whether the TOML file at `path` is a market file (`env.world = "market"`); false when it
+/// cannot be read or parsed (the scenario reader then says why).
+pub fn is_market_file(path: &Path) -> bool {
+    crate::config::read_text(path, crate::config::limits::MAX_CONFIG_BYTES)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("env")?.get("world")?.as_str().map(|w| w == "market"))
+        .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -94,6 +94,8 @@ fn a_restart_delay_stops_progress_and_an_eviction_between_checkpoints_loses_work
         value,
         budget: None,
         bid_factor: 1.0,
+        count: 1,
+        arrival_spacing: 0,
     };
     f.market.tenants = vec![tenant("X", 0, 1.0), tenant("Y", 2, 2.0)];
     f.env.rounds = 4;
@@ -133,6 +135,8 @@ fn truthful_second_price_assigns_as_the_brute_force_optimum() {
                 value: rng.random_range(0.1..2.0),
                 budget: None,
                 bid_factor: 1.0,
+                count: 1,
+                arrival_spacing: 0,
             })
             .collect();
         f.env.rounds = 1;
@@ -177,4 +181,46 @@ fn a_bad_market_file_names_the_key() {
     assert_eq!(e.key, "market.tenants[0].work");
     let e = MarketFile::load(&path, &["market.round_hour=2".into()]).unwrap_err();
     assert!(e.problem.contains("round_hour"), "{e:?}");
+}
+
+#[test]
+fn the_examples_figures_are_what_its_rounds_add_up_to() {
+    let file = example();
+    let (rounds, totals) = Market::run(file.clone());
+    let m = MarketMetrics::compute(&file, &rounds, &totals);
+    assert_eq!(m.rounds, 10);
+    // A10: B in rounds 1-2, reserved and idle in 3-4, A from 5 to 9; L4: C 0-1, B 3-6.
+    assert!(close(m.utilisation[A10].unwrap(), 0.7) && close(m.utilisation[L4].unwrap(), 0.6));
+    assert_eq!((m.utilisation[TRAINIUM], m.job_rounds[TRAINIUM]), (None, 4));
+    assert!(close(m.revenue, 2.0 * 0.687 + 6.0 * 0.3912 + 2.0 * 0.652 + 3.0 * 0.606));
+    assert!(close(m.on_demand_spend, 4.0 * 0.804));
+    // C and B finish (2 + 3.3528 units at 10 a unit); A does 4 x 0.804 + 5 x 0.687 of its 20.
+    assert_eq!(m.finished, 2);
+    assert!(close(m.welfare, 10.0 * (2.0 + 3.3528)));
+    assert!(close(m.utility[1], -totals[1].spent));
+    assert!(close(m.cost_per_work[1].unwrap(), totals[1].spent / (4.0 * 0.804 + 5.0 * 0.687)));
+    assert_eq!((m.migrations, m.work_lost), (2, 0.0));
+    assert_eq!(m.prices[A10][7], 0.606);
+}
+
+#[test]
+fn market_files_are_told_from_scenarios() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    assert!(is_market_file(&root.join("market/laissezcloud-example.toml")));
+    assert!(!is_market_file(&root.join("quickstart.toml")));
+    assert!(!is_market_file(&root.join("no-such-file.toml")));
+}
+
+#[test]
+fn a_tenant_group_is_its_tenants_arriving_in_turn() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/laissezcloud-example.toml");
+    let f = MarketFile::load(
+        &path,
+        &["market.tenants.1.count=3".into(), "market.tenants.1.arrival_spacing=2".into()],
+    )
+    .unwrap();
+    let names: Vec<(&str, u32)> = f.market.tenants.iter().map(|t| (t.name.as_str(), t.arrival)).collect();
+    assert_eq!(names, [("C", 0), ("A#1", 1), ("A#2", 3), ("A#3", 5), ("B", 1)]);
+    let zero: Vec<String> = (0..3).map(|i| format!("market.tenants.{i}.count=0")).collect();
+    assert_eq!(MarketFile::load(&path, &zero).unwrap_err().key, "market.tenants");
 }

@@ -20,8 +20,10 @@ pub(crate) struct Args {
     /// sampled:run:RUN_DIR (the same policies drawing their actions), agent:PATH (an exported
     /// agent binary; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
     /// reply, default 10).
-    #[arg(long, short, default_value = "fixed:0.5")]
-    policy: String,
+    /// Default fixed:0.5; a market file (env.world = "market") plays fixed:X as every
+    /// tenant's bid factor, and without --policy its tenants' own bid_factor.
+    #[arg(long, short)]
+    policy: Option<String>,
     #[command(flatten)]
     episodes: Episodes,
     #[command(flatten)]
@@ -29,10 +31,26 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if env::market::is_market_file(&a.config) {
+        // --mechanism names the market's pricing (second_price, first_price).
+        let mut set = a.common.set.clone();
+        if let Some(kind) = &a.mechanism {
+            set.push(format!("mechanism.kind=\"{kind}\""));
+        }
+        let done = agents::eval::market::simulate_market(&a.config, &set, a.policy.as_deref(), a.episodes.out.as_deref())?;
+        if a.common.json {
+            let mut v = serde_json::to_value(&done)?;
+            v["run_dir"] = done.dir.display().to_string().into();
+            print_json(&v)?;
+        } else {
+            agents::out::print(&format!("{done}"))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let done = simulate(&SimulateSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         mechanism: a.mechanism,
-        policy: a.policy,
+        policy: a.policy.unwrap_or_else(|| "fixed:0.5".into()),
         seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),
         out: a.episodes.out,
