@@ -254,8 +254,28 @@ fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("A10 at 0.7620"), "{stdout}");
+    // MTF with tokens on the same arrivals: at round 1 A (first in the turn among the richest)
+    // takes the A10, B the L4, and C, at its checkpoint with a token less, runs on demand.
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        &config("market/laissezcloud-example.toml"),
+        "--mechanism",
+        "mtf",
+        "--out",
+        tmp("market-mtf").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains("| 1 | 0.6060 | 0.3912 | 0.8040 | Trainium at 0.8040 | A10 at 0.6060 | L4 at 0.3912 |"),
+        "{stdout}"
+    );
     // A policy the market cannot play, and a bad key: one line, exit 2.
-    for args in [vec!["--policy", "hedge"], vec!["--set", "market.tenants.0.speeds=[1.0]"]] {
+    for args in [
+        vec!["--policy", "hedge"],
+        vec!["--set", "market.tenants.0.speeds=[1.0]"],
+        vec!["--mechanism", "mtf", "--policy", "fixed:1.5"],
+    ] {
         let mut a = vec!["simulate", "--config", &config("market/laissezcloud-example.toml")];
         let o = tmp("market-bad");
         a.extend(args.iter().copied());

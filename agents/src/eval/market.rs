@@ -18,9 +18,9 @@ pub struct MarketRun {
     pub dir: PathBuf,
     /// The config file.
     pub config: String,
-    /// `second_price` or `first_price`.
+    /// `second_price`, `first_price` or `mtf`.
     pub mechanism: String,
-    /// The bid factors played, per tenant.
+    /// The bid factors (under MTF, thresholds) played, per tenant.
     pub bid_factors: Vec<f64>,
     /// Type names.
     pub types: Vec<String>,
@@ -39,19 +39,19 @@ pub struct MarketRun {
 }
 
 /// Run the market in `config` (with `--set` overrides) under `policy` (`None`: the file's bid
-/// factors; `fixed:X`: factor X for every tenant) and write its run directory.
+/// factors, or under MTF thresholds; `fixed:X`: X for every tenant) and write its run directory.
 pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out: Option<&Path>) -> crate::error::Result<MarketRun> {
     let file = MarketFile::load(config, set)?;
     let factors: Vec<f64> = match policy {
-        None => file.market.tenants.iter().map(|t| t.bid_factor).collect(),
+        None => file.actions(),
         Some(p) => {
             let x = p
                 .strip_prefix("fixed:")
                 .and_then(|x| x.parse::<f64>().ok())
-                .filter(|x| x.is_finite() && *x >= 0.0)
+                .filter(|x| x.is_finite() && *x >= 0.0 && (*x <= 1.0 || file.mechanism.kind != env::market::Pricing::Mtf))
                 .ok_or_else(|| {
                     user(format!(
-                        "--policy {p}: a market file plays fixed:X (one bid factor >= 0 for every tenant) or, without --policy, its tenants' bid_factor"
+                        "--policy {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]) or, without --policy, its tenants' own"
                     ))
                 })?;
             vec![x; file.market.tenants.len()]

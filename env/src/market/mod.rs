@@ -79,15 +79,31 @@ pub struct MarketEnv {
 }
 
 /// The `[mechanism]` section of a market file.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MarketMechanism {
-    /// `second_price` (default) or `first_price`.
+    /// `second_price` (default), `first_price` or `mtf`.
     #[serde(default)]
     pub kind: Pricing,
+    /// MTF's token total (split by the tenants' weights).
+    #[serde(default = "hundred")]
+    pub total_tokens: f64,
 }
 
-/// What a winner pays per hour.
+impl Default for MarketMechanism {
+    fn default() -> Self {
+        Self {
+            kind: Pricing::default(),
+            total_tokens: hundred(),
+        }
+    }
+}
+
+fn hundred() -> f64 {
+    100.0
+}
+
+/// Who gets an auctioned accelerator, and what a tenant pays per hour for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Pricing {
@@ -96,6 +112,8 @@ pub enum Pricing {
     SecondPrice,
     /// Its own bid.
     FirstPrice,
+    /// Most-Token-First with unit demand (see [`Market`]'s MTF round); the type's base price.
+    Mtf,
 }
 
 /// The `[market]` section.
@@ -161,6 +179,13 @@ pub struct TenantSpec {
     /// Its bids over its break-even prices (the economic agent: 1).
     #[serde(default = "one_f64")]
     pub bid_factor: f64,
+    /// Its weight: its share of MTF's tokens.
+    #[serde(default = "one_f64")]
+    pub weight: f64,
+    /// Its MTF threshold: it buys only accelerators of at least this utility (speed over its
+    /// best speed).
+    #[serde(default)]
+    pub threshold: f64,
     /// Tenants like this one (more than one: named `name#1`, `name#2`, ...; default 1).
     #[serde(default = "one_u32")]
     pub count: u32,
@@ -181,6 +206,16 @@ impl MarketFile {
         let f: Self = from_table(&file, table)?;
         f.check(&file)?;
         Ok(f.expanded())
+    }
+
+    /// Each tenant's own action: its bid factor, or under MTF its threshold.
+    pub fn actions(&self) -> Vec<f64> {
+        let mtf = self.mechanism.kind == Pricing::Mtf;
+        self.market
+            .tenants
+            .iter()
+            .map(|t| if mtf { t.threshold } else { t.bid_factor })
+            .collect()
     }
 
     /// Every tenant group (`count` > 1) as its tenants, one job each.
@@ -227,6 +262,12 @@ impl MarketFile {
             return Err(err(
                 "env.rounds".into(),
                 format!("must be in [1, {}], got {}", crate::config::limits::MAX_ROUNDS, self.env.rounds),
+            ));
+        }
+        if !(self.mechanism.total_tokens.is_finite() && self.mechanism.total_tokens >= 0.0) {
+            return Err(err(
+                "mechanism.total_tokens".into(),
+                format!("must be a finite number >= 0, got {}", self.mechanism.total_tokens),
             ));
         }
         let m = &self.market;
@@ -280,6 +321,12 @@ impl MarketFile {
                 if !positive(v) {
                     return Err(err(key(k), format!("must be a finite number > 0, got {v}")));
                 }
+            }
+            if !positive(tn.weight) {
+                return Err(err(key("weight"), format!("must be a finite number > 0, got {}", tn.weight)));
+            }
+            if !(0.0..=1.0).contains(&tn.threshold) {
+                return Err(err(key("threshold"), format!("must be in [0, 1], got {}", tn.threshold)));
             }
             for (k, v) in [
                 ("value", tn.value),
@@ -352,6 +399,8 @@ pub struct TenantRound {
     pub price: f64,
     /// Work done at the round's end.
     pub progress: f64,
+    /// Its MTF tokens at the round's end (under MTF).
+    pub tokens: f64,
     /// Its launch table after this round's refresh.
     pub bids: Vec<f64>,
 }
@@ -390,6 +439,9 @@ pub struct Market {
     tenants: Vec<Tenant>,
     round: u32,
     prices: Vec<f64>,
+    /// MTF's token budgets and its round-robin turn.
+    tokens: Vec<f64>,
+    turn: usize,
 }
 
 impl Market {
@@ -430,12 +482,16 @@ impl Market {
             })
             .collect();
         let prices = m.types.iter().map(|t| t.base_price).collect();
+        let total_w: f64 = m.tenants.iter().map(|t| t.weight).sum();
+        let tokens = m.tenants.iter().map(|t| t.weight * file.mechanism.total_tokens / total_w).collect();
         Self {
             file,
             units,
             tenants,
             round: 0,
             prices,
+            tokens,
+            turn: 0,
         }
     }
 
@@ -471,7 +527,7 @@ impl Market {
 
     /// The episode under the file's bid factors (the economic agent at 1).
     pub fn run(file: MarketFile) -> (Vec<MarketRound>, Vec<TenantTotals>) {
-        let factors: Vec<f64> = file.market.tenants.iter().map(|t| t.bid_factor).collect();
+        let factors = file.actions();
         let mut market = Self::new(file);
         let mut rounds = Vec::new();
         while !market.done() {
@@ -540,9 +596,10 @@ impl Market {
                 t.decide = true;
             }
         }
-        // 2. Launch tables at decision points.
+        // 2. Launch tables at decision points (auctions).
+        let mtf = self.file.mechanism.kind == Pricing::Mtf;
         for i in 0..n {
-            if self.tenants[i].decide {
+            if self.tenants[i].decide && !mtf {
                 self.tenants[i].bids = self.launch_table(i, factors[i]);
             }
         }
@@ -550,7 +607,10 @@ impl Market {
         let active = |t: &Tenant| matches!(t.place, Place::Waiting | Place::OnDemand(_) | Place::Unit(_));
         let mut won_new = vec![false; n];
         let mut pay: Vec<Option<f64>> = vec![None; n];
-        for ty in (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand) {
+        if mtf {
+            self.mtf_round(factors, &mut pay);
+        }
+        for ty in (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand && !mtf) {
             let base = spec.types[ty].base_price;
             let mine: Vec<usize> = (0..self.units.len()).filter(|&c| self.units[c].ty == ty).collect();
             let claim = |i: usize, units: &[Unit]| {
@@ -606,8 +666,9 @@ impl Market {
                 };
                 let bid = self.tenants[i].bids[ty];
                 pay[i] = Some(match self.file.mechanism.kind {
-                    Pricing::SecondPrice => price,
                     Pricing::FirstPrice => bid,
+                    // (MTF does not run the auction loop.)
+                    Pricing::SecondPrice | Pricing::Mtf => price,
                 });
                 // A reserved accelerator is taken at a decision point (or by a tenant not running).
                 let t = &self.tenants[i];
@@ -678,6 +739,7 @@ impl Market {
                 reserved: t.reserved,
                 price: paid,
                 progress: t.progress,
+                tokens: self.tokens[i],
                 bids: t.bids.clone(),
             });
         }
@@ -695,6 +757,95 @@ impl Market {
         }
         self.round += 1;
         record
+    }
+
+    /// The MTF round (SPEC 3.1 with unit demand: a tenant has one job, so one accelerator
+    /// satisfies it). Offered: the free accelerators and those whose holder is at a decision
+    /// point; claimants: the tenants waiting or at a decision point (the others keep running
+    /// where they are). A claimant's utility for an accelerator is its speed there over its
+    /// best speed on any type; its preference, decreasing utility then lower index;
+    /// `thresholds[i]` its threshold. Paid phase: the richest claimant (ties: cyclic order from
+    /// the turn) with a budget >= 1 and an offered accelerator of utility >= its threshold takes
+    /// its favourite such one for a token; the tokens spent go back to every tenant by weight;
+    /// free phase: the claimants still without one, cyclically from the turn, take their
+    /// favourite accelerator left. A holder at its checkpoint that does not get its own
+    /// accelerator back is evicted (it then runs on demand or waits). Money: the base price.
+    fn mtf_round(&mut self, thresholds: &[f64], pay: &mut [Option<f64>]) {
+        let spec = self.file.market.clone();
+        let (n, m) = (self.n(), self.units.len());
+        let claimant: Vec<bool> = self
+            .tenants
+            .iter()
+            .map(|t| t.place == Place::Waiting || (t.decide && matches!(t.place, Place::OnDemand(_) | Place::Unit(_))))
+            .collect();
+        let mut open: Vec<bool> = self.units.iter().map(|u| u.holder.is_none_or(|h| claimant[h])).collect();
+        let types: Vec<usize> = self.units.iter().map(|u| u.ty).collect();
+        let utility = |i: usize, c: usize| {
+            let s = &spec.tenants[i].speeds;
+            s[types[c]] / s.iter().copied().fold(0.0, f64::max)
+        };
+        let prefs: Vec<Vec<usize>> = (0..n)
+            .map(|i| {
+                let mut p: Vec<usize> = if claimant[i] { (0..m).collect() } else { Vec::new() };
+                p.sort_by(|&a, &b| utility(i, b).total_cmp(&utility(i, a)).then(a.cmp(&b)));
+                p
+            })
+            .collect();
+        let order: Vec<usize> = (0..n).map(|k| (self.turn + k) % n).collect();
+        let mut got: Vec<Option<usize>> = vec![None; n];
+        let mut spent = 0.0;
+        loop {
+            let tokens = &self.tokens;
+            let pick = order
+                .iter()
+                .copied()
+                .filter(|&i| claimant[i] && got[i].is_none() && tokens[i] >= 1.0)
+                .filter_map(|i| {
+                    let c = prefs[i]
+                        .iter()
+                        .copied()
+                        .find(|&c| open[c] && utility(i, c) >= thresholds[i] && utility(i, c) > 0.0)?;
+                    Some((i, c))
+                })
+                // The first of the largest budgets in cyclic order.
+                .reduce(|a, b| if tokens[b.0] > tokens[a.0] { b } else { a });
+            let Some((i, c)) = pick else { break };
+            open[c] = false;
+            got[i] = Some(c);
+            self.tokens[i] -= 1.0;
+            spent += 1.0;
+        }
+        let total_w: f64 = spec.tenants.iter().map(|t| t.weight).sum();
+        for (b, t) in self.tokens.iter_mut().zip(&spec.tenants) {
+            *b += spent * t.weight / total_w;
+        }
+        for &i in &order {
+            if claimant[i] && got[i].is_none() {
+                if let Some(c) = prefs[i].iter().copied().find(|&c| open[c]) {
+                    open[c] = false;
+                    got[i] = Some(c);
+                }
+            }
+        }
+        self.turn = (self.turn + 1) % n;
+        // Holders at their checkpoint that lost their accelerator, then the moves.
+        for c in 0..m {
+            if let Some(h) = self.units[c].holder.filter(|&h| claimant[h] && got[h] != Some(c)) {
+                self.units[c].holder = None;
+                self.tenants[h].place = Place::Waiting;
+            }
+        }
+        for i in 0..n {
+            if let Some(c) = got[i] {
+                if self.units[c].holder != Some(i) {
+                    self.move_to(i, c);
+                }
+                pay[i] = Some(spec.types[types[c]].base_price);
+            }
+        }
+        for (ty, p) in self.prices.iter_mut().enumerate() {
+            *p = spec.types[ty].base_price;
+        }
     }
 
     /// Tenant i takes accelerator c (reserved for it): a move when its job ran elsewhere.

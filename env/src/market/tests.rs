@@ -94,6 +94,8 @@ fn a_restart_delay_stops_progress_and_an_eviction_between_checkpoints_loses_work
         value,
         budget: None,
         bid_factor: 1.0,
+        weight: 1.0,
+        threshold: 0.0,
         count: 1,
         arrival_spacing: 0,
     };
@@ -135,6 +137,8 @@ fn truthful_second_price_assigns_as_the_brute_force_optimum() {
                 value: rng.random_range(0.1..2.0),
                 budget: None,
                 bid_factor: 1.0,
+                weight: 1.0,
+                threshold: 0.0,
                 count: 1,
                 arrival_spacing: 0,
             })
@@ -223,4 +227,73 @@ fn a_tenant_group_is_its_tenants_arriving_in_turn() {
     assert_eq!(names, [("C", 0), ("A#1", 1), ("A#2", 3), ("A#3", 5), ("B", 1)]);
     let zero: Vec<String> = (0..3).map(|i| format!("market.tenants.{i}.count=0")).collect();
     assert_eq!(MarketFile::load(&path, &zero).unwrap_err().key, "market.tenants");
+}
+
+/// Two tenants, one accelerator X (and Y on demand), weights 1 and 3 of 4 tokens: P starts with
+/// 1, Q with 3. Each round the richer buys X for a token and the token comes back by weight
+/// (P +0.25, Q +0.75), so Q keeps X while its budget falls 0.25 a round and P's rises: they tie
+/// at 2 in round 4, when the turn (4 mod 2 = 0) puts P first and P takes X; in round 5 Q is
+/// richer again. Checkpoints every round make each round a decision point.
+#[test]
+fn mtf_gives_the_accelerator_to_the_richest_and_tokens_come_back_by_weight() {
+    let mut f = example();
+    f.mechanism.kind = Pricing::Mtf;
+    f.mechanism.total_tokens = 4.0;
+    f.market.types = vec![
+        TypeSpec {
+            name: "X".into(),
+            base_price: 1.0,
+            count: 1,
+            on_demand: false,
+        },
+        TypeSpec {
+            name: "Y".into(),
+            base_price: 2.0,
+            count: 1,
+            on_demand: true,
+        },
+    ];
+    let tenant = |name: &str, weight| TenantSpec {
+        name: name.into(),
+        arrival: 0,
+        work: 1e6,
+        speeds: vec![1.0, 1.0],
+        checkpoint: 1.0,
+        restart_rounds: 0,
+        value: 10.0,
+        budget: None,
+        bid_factor: 1.0,
+        weight,
+        threshold: 0.0,
+        count: 1,
+        arrival_spacing: 0,
+    };
+    f.market.tenants = vec![tenant("P", 1.0), tenant("Q", 3.0)];
+    f.env.rounds = 6;
+    let (rounds, totals) = Market::run(f.clone());
+    let on_x: Vec<usize> = rounds
+        .iter()
+        .map(|r| (0..2).find(|&i| r.tenants[i].ty == Some(0)).unwrap())
+        .collect();
+    assert_eq!(on_x, [1, 1, 1, 1, 0, 1]);
+    for r in &rounds {
+        assert!(
+            (r.tenants[0].tokens + r.tenants[1].tokens - 4.0).abs() < 1e-12,
+            "tokens are conserved"
+        );
+        assert_eq!(r.tenants.iter().filter(|t| t.ty == Some(1)).count(), 1, "the other runs on demand");
+    }
+    assert!(close(rounds[3].tenants[0].tokens, 2.0) && close(rounds[3].tenants[1].tokens, 2.0));
+    assert!(
+        close(rounds[0].tenants[1].price, 1.0) && close(rounds[0].tenants[0].price, 2.0),
+        "base prices"
+    );
+    // Both moved twice: P to X and back, Q away and back.
+    assert_eq!((totals[0].migrations, totals[1].migrations), (2, 2));
+    // Without decision points (one checkpoint at the end) Q keeps X: MTF does not preempt.
+    for t in &mut f.market.tenants {
+        t.checkpoint = 1e6;
+    }
+    let (rounds, _) = Market::run(f);
+    assert!(rounds.iter().all(|r| r.tenants[1].ty == Some(0)));
 }
