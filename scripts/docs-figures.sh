@@ -12,6 +12,7 @@
 # number fails until this script is rerun. Timings depend on the machine and its load: run it
 # on an otherwise idle machine. --clean-build also times a clean clone's two README commands'
 # builds (about 8 more minutes); without it those figures are carried from the last run.
+# docs/market.md comes from scripts/market-report.sh, run at the end.
 # The learners' table comes from scripts/learners-report.sh (1 h 40 min), not rerun here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,3 +64,5 @@ json.dump({
 }, open(f"{r}/timings.json", "w"), indent=1)
 PY
 python3 scripts/docs_numbers.py "$R"
+# The market world's page (docs/market.md, its figures): a few seconds.
+scripts/market-report.sh

@@ -236,7 +236,7 @@ fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
         stdout.contains("| 3 | 0.6520 | 0.3912 | 0.8040 | done | Trainium at 0.8040 (A10 reserved) | L4 at 0.3912 |"),
         "{stdout}"
     );
-    assert!(stdout.contains("2 migrations"), "{stdout}");
+    assert!(stdout.contains("; 2 migrations, 0.0000 work units lost"), "{stdout}");
     let rounds = std::fs::read_to_string(out.join("rounds.jsonl")).unwrap();
     assert_eq!(rounds.lines().count(), 10);
     let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
@@ -271,17 +271,20 @@ fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
         "{stdout}"
     );
     // A policy the market cannot play, and a bad key: one line, exit 2.
-    for args in [
-        vec!["--policy", "hedge"],
-        vec!["--set", "market.tenants.0.speeds=[1.0]"],
-        vec!["--mechanism", "mtf", "--policy", "fixed:1.5"],
+    let file = config("market/laissezcloud-example.toml");
+    let o = tmp("market-bad");
+    for (args, names) in [
+        (vec!["--policy", "hedge"], "--policy hedge"),
+        (vec!["--set", "market.tenants.0.speeds=[1.0]"], "market.tenants[0].speeds"),
+        (vec!["--mechanism", "mtf", "--policy", "fixed:1.5"], "--policy fixed:1.5"),
+        (vec!["--set", "market.tenants.0.value=1e300"], "market.tenants[0].value"),
     ] {
-        let mut a = vec!["simulate", "--config", &config("market/laissezcloud-example.toml")];
-        let o = tmp("market-bad");
+        let mut a = vec!["simulate", "--config", file.as_str()];
         a.extend(args.iter().copied());
         a.extend(["--out", o.to_str().unwrap()]);
         let (code, _, err) = mtf(&a);
         assert_eq!(code, 2, "{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(names), "{err}");
     }
 }

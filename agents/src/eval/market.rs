@@ -1,7 +1,8 @@
 //! `mtf simulate` on a market file (`env.world = "market"`, issue 29): one episode of the
 //! LaissezCloud exchange ([`env::market`]); its arrivals are given, so one episode is the
 //! answer. A run directory with `config.toml`, `rounds.jsonl` (who ran where and paid what,
-//! each round), `summary.json` (the figures) and `prices.png` / `.svg` (the price per type).
+//! each round), `summary.json` (the figures), `prices.png` / `.svg` (the price per type) and
+//! `cost_per_work.png` / `.svg` (what each tenant paid per unit of work).
 
 use crate::error::user;
 use crate::run;
@@ -91,6 +92,26 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
         &xs,
         false,
         &series,
+    )?;
+    // What each tenant paid per unit of work done (tenants in file order; 0 before any work).
+    let xs: Vec<f64> = (1..=metrics.cost_per_work.len()).map(|i| i as f64).collect();
+    let cost: Vec<Stat> = metrics
+        .cost_per_work
+        .iter()
+        .map(|c| Stat {
+            mean: c.unwrap_or(0.0),
+            ci95: f64::NAN,
+        })
+        .collect();
+    crate::report::plots::lines(
+        dir.path(),
+        "cost_per_work",
+        "Money paid per unit of work, per tenant",
+        "tenant (file order)",
+        "cost per unit of work",
+        &xs,
+        false,
+        &[("cost per unit of work".to_string(), cost)],
     )?;
     let out = MarketRun {
         dir: dir.path().to_path_buf(),

@@ -5,11 +5,12 @@
 //! accelerator while their bid stands, and a job moves only at its checkpoints (losing the work
 //! since its last checkpoint plus a restart delay when it moves at any other time).
 //!
-//! This module is the world's core: the scenario file, the exchange (second and first price),
-//! the paper's economic agent as the fixed policy (a bid factor per tenant, 1 = break-even) and
-//! the episode's records. Not yet here: `env.world = "market"` inside [`crate::world::ClusterEnv`]
-//! (so the learners, `mtf compare`, Python, export and the sweep), MTF with tokens in this
-//! world, the metrics report and the docs page.
+//! This module is the world's core: the scenario file, the exchange (second and first price,
+//! and MTF with tokens on the same arrivals), the paper's economic agent as the fixed policy (a
+//! bid factor per tenant, 1 = break-even), the episode's records and figures
+//! ([`MarketMetrics`]); `mtf simulate` runs a market file. Not yet here: `env.world = "market"`
+//! inside [`crate::world::ClusterEnv`] (so the learners, `mtf compare`, Python, export and the
+//! sweep), and an optimal multi-type assignment (the exchange clears types one by one).
 //!
 //! # The round (one round = `market.round_hours` hours)
 //! 1. Jobs arriving this round wait for an accelerator.
@@ -23,18 +24,20 @@
 //!    it bids what the work is worth. Other tenants' tables stand as they were.
 //! 3. The exchange clears the auctioned types in config order. Type t's candidates are the
 //!    tenants bidding at least its base price that hold or reserve one of its accelerators, or
-//!    have not won an accelerator of another type this round. The `count` highest bids win
-//!    (ties: holders first, then the lower tenant index). Second price: every holder of t pays
-//!    `max(base, the highest bid on t of a tenant not holding it)` — outstanding bids of tenants
-//!    running elsewhere count, so a tenant that moved away still sets the price of the type it
-//!    left; first price: its own bid. A loser holding one of t's accelerators is evicted (the
+//!    have not won an accelerator this round and hold or reserve none of another type (unless
+//!    at a decision point, where they may move): one accelerator per tenant. The `count`
+//!    highest bids win (ties: holders first, then the lower tenant index). Second price: the
+//!    type's price is `max(base, the highest bid on t of a tenant not winning it)` —
+//!    outstanding bids of tenants running elsewhere count, so a tenant that moved away still
+//!    sets the price of the type it left — and a holder pays it, or its own bid if lower;
+//!    first price: its own bid. A loser holding one of t's accelerators is evicted (the
 //!    work since its last checkpoint is lost). A winner at a decision point moves now; one
 //!    running elsewhere keeps running there and the accelerator is reserved for it (idle,
 //!    unpaid) until its next checkpoint.
 //! 4. Tenants with no accelerator run on the on-demand type with the lowest cost per unit of
 //!    work they can afford and that their work is worth, or wait.
 //! 5. Jobs run at their type's speed (none during a restart delay, paid all the same), pay the
-//!    round's price, write a checkpoint each time their progress passes a multiple of
+//!    round's price (a tenant whose budget cannot pay it stops, back to its checkpoint), write a checkpoint each time their progress passes a multiple of
 //!    `checkpoint`, and finish when it reaches `work`: the tenant earns `value x work` then.
 //!
 //! Decision taken here where the paper's example is silent: it never says why B first bids
@@ -44,6 +47,18 @@
 use crate::config::{from_table, read_table, ConfigError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// Largest money amount, value per unit of work, bid factor, token total or weight.
+const MAX_MONEY: f64 = 1e9;
+/// Largest speed (work units per hour) and round length (hours).
+const MAX_SPEED: f64 = 1e6;
+/// Largest job size and checkpoint interval (work units).
+const MAX_WORK: f64 = 1e12;
+/// Most tenants (summed over groups) and most auctioned accelerators.
+const MAX_TENANTS: u64 = 100_000;
+/// Most tenant-rounds an episode records, and most (tenant, accelerator) pairs (MTF's
+/// preference lists).
+const MAX_RECORDS: u64 = 10_000_000;
 
 /// Tolerance on work units: progress within it of a checkpoint or the job's size has reached it.
 const EPS: f64 = 1e-9;
@@ -251,7 +266,10 @@ impl MarketFile {
             key,
             problem,
         };
-        let positive = |v: f64| v.is_finite() && v > 0.0;
+        // Bounded so that bids, prices and payments stay finite: a tenant's worth per hour is
+        // value x speed, at most 1e15.
+        let positive = |v: f64, max: f64| v.is_finite() && v > 0.0 && v <= max;
+        let money = |v: f64| v.is_finite() && (0.0..=MAX_MONEY).contains(&v);
         if self.env.world != "market" {
             return Err(err(
                 "env.world".into(),
@@ -264,44 +282,59 @@ impl MarketFile {
                 format!("must be in [1, {}], got {}", crate::config::limits::MAX_ROUNDS, self.env.rounds),
             ));
         }
-        if !(self.mechanism.total_tokens.is_finite() && self.mechanism.total_tokens >= 0.0) {
+        if !money(self.mechanism.total_tokens) {
             return Err(err(
                 "mechanism.total_tokens".into(),
-                format!("must be a finite number >= 0, got {}", self.mechanism.total_tokens),
+                format!("must be in [0, {MAX_MONEY:e}], got {}", self.mechanism.total_tokens),
             ));
         }
         let m = &self.market;
-        if !positive(m.round_hours) {
+        if !positive(m.round_hours, MAX_SPEED) {
             return Err(err(
                 "market.round_hours".into(),
-                format!("must be a finite number > 0, got {}", m.round_hours),
+                format!("must be in (0, {MAX_SPEED:e}], got {}", m.round_hours),
             ));
         }
         if m.types.is_empty() || m.types.len() > 64 {
             return Err(err("market.types".into(), format!("needs 1 to 64 types, got {}", m.types.len())));
         }
         let tenants: u64 = m.tenants.iter().map(|t| u64::from(t.count)).sum();
-        if tenants == 0 || tenants > 1_000_000 {
+        if tenants == 0 || tenants > MAX_TENANTS {
             return Err(err(
                 "market.tenants".into(),
-                format!("needs 1 to 1000000 tenants (counts summed), got {tenants}"),
+                format!("needs 1 to {MAX_TENANTS} tenants (counts summed), got {tenants}"),
+            ));
+        }
+        if tenants * u64::from(self.env.rounds) > MAX_RECORDS {
+            return Err(err(
+                "env.rounds".into(),
+                format!(
+                    "{} rounds x {tenants} tenants = {} tenant-rounds kept in the episode's records, at most {MAX_RECORDS:e}",
+                    self.env.rounds,
+                    tenants * u64::from(self.env.rounds)
+                ),
             ));
         }
         let mut units = 0u64;
         for (t, ty) in m.types.iter().enumerate() {
-            if !(ty.base_price.is_finite() && ty.base_price >= 0.0) {
+            if !money(ty.base_price) {
                 return Err(err(
                     format!("market.types[{t}].base_price"),
-                    format!("must be a finite number >= 0, got {}", ty.base_price),
+                    format!("must be in [0, {MAX_MONEY:e}], got {}", ty.base_price),
                 ));
             }
             if !ty.on_demand && ty.count == 0 {
                 return Err(err(format!("market.types[{t}].count"), "must be >= 1 for an auctioned type".into()));
             }
-            units += u64::from(ty.count);
+            if !ty.on_demand {
+                units += u64::from(ty.count);
+            }
         }
-        if units > 10_000_000 {
-            return Err(err("market.types".into(), format!("{units} accelerators, at most 10000000")));
+        if units > MAX_TENANTS || units * tenants > MAX_RECORDS {
+            return Err(err(
+                "market.types".into(),
+                format!("{units} auctioned accelerators for {tenants} tenants: at most {MAX_TENANTS} accelerators and {MAX_RECORDS:e} tenant-accelerator pairs"),
+            ));
         }
         for (i, tn) in m.tenants.iter().enumerate() {
             let key = |k: &str| format!("market.tenants[{i}].{k}");
@@ -311,19 +344,19 @@ impl MarketFile {
                     format!("has {} entries, expected one per type ({})", tn.speeds.len(), m.types.len()),
                 ));
             }
-            if let Some(t) = tn.speeds.iter().position(|s| !positive(*s)) {
+            if let Some(t) = tn.speeds.iter().position(|s| !positive(*s, MAX_SPEED)) {
                 return Err(err(
                     format!("market.tenants[{i}].speeds[{t}]"),
-                    format!("must be a finite number > 0, got {}", tn.speeds[t]),
+                    format!("must be in (0, {MAX_SPEED:e}], got {}", tn.speeds[t]),
                 ));
             }
             for (k, v) in [("work", tn.work), ("checkpoint", tn.checkpoint)] {
-                if !positive(v) {
-                    return Err(err(key(k), format!("must be a finite number > 0, got {v}")));
+                if !positive(v, MAX_WORK) {
+                    return Err(err(key(k), format!("must be in (0, {MAX_WORK:e}], got {v}")));
                 }
             }
-            if !positive(tn.weight) {
-                return Err(err(key("weight"), format!("must be a finite number > 0, got {}", tn.weight)));
+            if !positive(tn.weight, MAX_MONEY) {
+                return Err(err(key("weight"), format!("must be in (0, {MAX_MONEY:e}], got {}", tn.weight)));
             }
             if !(0.0..=1.0).contains(&tn.threshold) {
                 return Err(err(key("threshold"), format!("must be in [0, 1], got {}", tn.threshold)));
@@ -333,8 +366,8 @@ impl MarketFile {
                 ("bid_factor", tn.bid_factor),
                 ("budget", tn.budget.unwrap_or(0.0)),
             ] {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(err(key(k), format!("must be a finite number >= 0, got {v}")));
+                if !money(v) {
+                    return Err(err(key(k), format!("must be in [0, {MAX_MONEY:e}], got {v}")));
                 }
             }
         }
@@ -618,12 +651,20 @@ impl Market {
                     .copied()
                     .find(|&c| units[c].holder == Some(i) || units[c].reserved == Some(i))
             };
+            // One accelerator per tenant: a tenant holding or reserving one of another type
+            // competes here only at a decision point (where it may move), and a tenant that won
+            // a new one this round does not compete again.
+            let elsewhere = |i: usize, units: &[Unit]| {
+                let t = &self.tenants[i];
+                matches!(t.place, Place::Unit(u) if units[u].ty != ty) || t.reserved.is_some_and(|u| units[u].ty != ty)
+            };
             let mut cands: Vec<(f64, bool, usize)> = (0..n)
                 .filter(|&i| active(&self.tenants[i]))
                 .filter_map(|i| {
                     let b = self.tenants[i].bids[ty];
                     let holds = claim(i, &self.units).is_some();
-                    (b > 0.0 && b >= base && (holds || !won_new[i])).then_some((b, holds, i))
+                    let free_to_bid = !won_new[i] && (self.tenants[i].decide || !elsewhere(i, &self.units));
+                    (b > 0.0 && b >= base && (holds || free_to_bid)).then_some((b, holds, i))
                 })
                 .collect();
             cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
@@ -642,7 +683,6 @@ impl Market {
                     t.lost += t.progress - t.last_checkpoint;
                     t.progress = t.last_checkpoint;
                     t.place = Place::Waiting;
-                    t.decide = true;
                 }
                 if let Some(h) = self.units[c].reserved.filter(|h| !winners.contains(h)) {
                     self.units[c].reserved = None;
@@ -659,22 +699,34 @@ impl Market {
                             .copied()
                             .find(|&c| self.units[c].holder.is_none() && self.units[c].reserved.is_none())
                             .expect("as many winners as accelerators, losers evicted");
+                        if let Some(old) = self.tenants[i].reserved.take() {
+                            self.units[old].reserved = None;
+                        }
                         self.units[c].reserved = Some(i);
                         self.tenants[i].reserved = Some(c);
                         c
                     }
                 };
-                let bid = self.tenants[i].bids[ty];
-                pay[i] = Some(match self.file.mechanism.kind {
-                    Pricing::FirstPrice => bid,
-                    // (MTF does not run the auction loop.)
-                    Pricing::SecondPrice | Pricing::Mtf => price,
-                });
                 // A reserved accelerator is taken at a decision point (or by a tenant not running).
                 let t = &self.tenants[i];
                 let running_elsewhere = matches!(t.place, Place::OnDemand(_)) || matches!(t.place, Place::Unit(u) if u != c);
                 if self.units[c].reserved == Some(i) && (!running_elsewhere || t.decide) {
                     self.move_to(i, c);
+                }
+            }
+        }
+        // What each tenant on an auctioned accelerator pays: its type's price, never more than
+        // its own bid (second price), or its own bid (first price). A reserved, idle
+        // accelerator costs nothing.
+        if !mtf {
+            for i in 0..n {
+                if let Place::Unit(c) = self.tenants[i].place {
+                    let ty = self.units[c].ty;
+                    let bid = self.tenants[i].bids[ty];
+                    pay[i] = Some(match self.file.mechanism.kind {
+                        Pricing::FirstPrice => bid,
+                        Pricing::SecondPrice | Pricing::Mtf => self.prices[ty].min(bid),
+                    });
                 }
             }
         }
@@ -707,7 +759,21 @@ impl Market {
             }
         }
         for i in 0..n {
-            let running = self.running(i, pay[i]);
+            let mut running = self.running(i, pay[i]);
+            // A tenant that cannot pay for the round stops (its job waits, rolled back to its
+            // checkpoint): budgets bind.
+            if let (Some((_, price)), Some(budget)) = (running, spec.tenants[i].budget) {
+                if self.tenants[i].spent + price * spec.round_hours > budget + EPS {
+                    if let Place::Unit(c) = self.tenants[i].place {
+                        self.units[c].holder = None;
+                    }
+                    let t = &mut self.tenants[i];
+                    t.lost += t.progress - t.last_checkpoint;
+                    t.progress = t.last_checkpoint;
+                    t.place = Place::Waiting;
+                    running = None;
+                }
+            }
             let t = &mut self.tenants[i];
             t.decide = false;
             let mut paid = 0.0;
@@ -832,7 +898,10 @@ impl Market {
         for c in 0..m {
             if let Some(h) = self.units[c].holder.filter(|&h| claimant[h] && got[h] != Some(c)) {
                 self.units[c].holder = None;
-                self.tenants[h].place = Place::Waiting;
+                let t = &mut self.tenants[h];
+                t.lost += t.progress - t.last_checkpoint;
+                t.progress = t.last_checkpoint;
+                t.place = Place::Waiting;
             }
         }
         for i in 0..n {
@@ -846,6 +915,17 @@ impl Market {
         for (ty, p) in self.prices.iter_mut().enumerate() {
             *p = spec.types[ty].base_price;
         }
+    }
+
+    /// Per tenant, the accelerators it holds or has reserved (for invariant checks).
+    pub fn claims(&self) -> Vec<usize> {
+        let mut k = vec![0; self.n()];
+        for u in &self.units {
+            for i in [u.holder, u.reserved].into_iter().flatten() {
+                k[i] += 1;
+            }
+        }
+        k
     }
 
     /// Tenant i takes accelerator c (reserved for it): a move when its job ran elsewhere.

@@ -297,3 +297,90 @@ fn mtf_gives_the_accelerator_to_the_richest_and_tokens_come_back_by_weight() {
     let (rounds, _) = Market::run(f);
     assert!(rounds.iter().all(|r| r.tenants[1].ty == Some(0)));
 }
+
+/// Random small markets under every mechanism and random bid factors (thresholds under MTF):
+/// a tenant never holds or reserves more than one accelerator, a second-price payment never
+/// exceeds the payer's bid, a budget is never overspent, tokens are conserved, work never
+/// exceeds the job, and a tenant paying for an auctioned accelerator pays that type's price.
+#[test]
+fn random_markets_keep_the_invariants() {
+    let mut rng = SmallRng::seed_from_u64(2929);
+    for case in 0..400 {
+        let mut f = example();
+        f.mechanism.kind = [Pricing::SecondPrice, Pricing::FirstPrice, Pricing::Mtf][case % 3];
+        let k = rng.random_range(1..=3usize);
+        f.market.types = (0..k)
+            .map(|t| TypeSpec {
+                name: format!("t{t}"),
+                base_price: rng.random_range(0.0..1.0),
+                count: rng.random_range(1..=2),
+                on_demand: false,
+            })
+            .collect();
+        if rng.random_bool(0.5) {
+            f.market.types.push(TypeSpec {
+                name: "od".into(),
+                base_price: rng.random_range(0.5..1.5),
+                count: 1,
+                on_demand: true,
+            });
+        }
+        let types = f.market.types.len();
+        let n = rng.random_range(1..=6usize);
+        f.market.tenants = (0..n)
+            .map(|i| TenantSpec {
+                name: format!("x{i}"),
+                arrival: rng.random_range(0..4),
+                work: rng.random_range(0.5..8.0),
+                speeds: (0..types).map(|_| rng.random_range(0.1..1.5)).collect(),
+                checkpoint: rng.random_range(0.3..3.0),
+                restart_rounds: rng.random_range(0..2),
+                value: rng.random_range(0.2..3.0),
+                budget: rng.random_bool(0.3).then(|| rng.random_range(0.5..5.0)),
+                bid_factor: 1.0,
+                weight: rng.random_range(0.5..3.0),
+                threshold: 0.0,
+                count: 1,
+                arrival_spacing: 0,
+            })
+            .collect();
+        f.env.rounds = 25;
+        f.check("random").unwrap();
+        let actions: Vec<f64> = (0..n)
+            .map(|_| {
+                if f.mechanism.kind == Pricing::Mtf {
+                    rng.random_range(0.0..1.0)
+                } else {
+                    rng.random_range(0.0..1.6)
+                }
+            })
+            .collect();
+        let kind = f.mechanism.kind;
+        let mut market = Market::new(f.clone());
+        while !market.done() {
+            let r = market.step(&actions);
+            assert!(market.claims().iter().all(|&c| c <= 1), "case {case}: {:?}", market.claims());
+            for (i, t) in r.tenants.iter().enumerate() {
+                let tn = &f.market.tenants[i];
+                assert!(t.progress <= tn.work + 1e-9, "case {case}");
+                if let (Place::Unit(_), Some(ty)) = (t.place, t.ty) {
+                    match kind {
+                        Pricing::SecondPrice => assert!(t.price <= t.bids[ty] + 1e-12 && t.price <= r.prices[ty] + 1e-12, "case {case}"),
+                        Pricing::FirstPrice => assert!(close(t.price, t.bids[ty]), "case {case}"),
+                        Pricing::Mtf => assert!(close(t.price, f.market.types[ty].base_price), "case {case}"),
+                    }
+                }
+            }
+            let tokens: f64 = r.tenants.iter().map(|t| t.tokens).sum();
+            assert!((tokens - f.mechanism.total_tokens).abs() < 1e-9, "case {case}: tokens {tokens}");
+        }
+        for (t, tn) in market.totals().iter().zip(&f.market.tenants) {
+            assert!(
+                t.spent <= tn.budget.unwrap_or(f64::INFINITY) + 1e-9,
+                "case {case}: spent {} of {:?}",
+                t.spent,
+                tn.budget
+            );
+        }
+    }
+}

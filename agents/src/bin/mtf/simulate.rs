@@ -11,7 +11,8 @@ pub(crate) struct Args {
     /// Scenario config (TOML).
     #[arg(long, short)]
     config: PathBuf,
-    /// Mechanism (overrides mechanism.name).
+    /// Mechanism (overrides mechanism.name; in a market file mechanism.kind: second_price,
+    /// first_price or mtf).
     #[arg(long, short)]
     mechanism: Option<String>,
     /// Policy: fixed:X (level X for everyone: a threshold, or a bid factor under an auction),
@@ -21,7 +22,7 @@ pub(crate) struct Args {
     /// agent binary; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
     /// reply, default 10).
     /// Default fixed:0.5; a market file (env.world = "market") plays fixed:X as every
-    /// tenant's bid factor, and without --policy its tenants' own bid_factor.
+    /// tenant's bid factor (under mtf its threshold), and without --policy its tenants' own.
     #[arg(long, short)]
     policy: Option<String>,
     #[command(flatten)]
