@@ -6,6 +6,25 @@ fn example() -> MarketFile {
     MarketFile::load(&path, &[]).unwrap()
 }
 
+/// A one-job tenant arriving at round 0: `speeds` per type, everything else plain.
+fn job(name: &str, speeds: Vec<f64>, work: f64, checkpoint: f64, value: f64) -> TenantSpec {
+    TenantSpec {
+        name: name.into(),
+        arrival: 0,
+        work,
+        speeds,
+        checkpoint,
+        restart_rounds: 0,
+        value,
+        budget: None,
+        bid_factor: 1.0,
+        weight: 1.0,
+        threshold: 0.0,
+        count: 1,
+        arrival_spacing: 0,
+    }
+}
+
 const A10: usize = 0;
 const L4: usize = 1;
 const TRAINIUM: usize = 2;
@@ -85,19 +104,8 @@ fn a_restart_delay_stops_progress_and_an_eviction_between_checkpoints_loses_work
     let mut f = example();
     f.market.types.truncate(1);
     let tenant = |name: &str, arrival, value| TenantSpec {
-        name: name.into(),
         arrival,
-        work: 100.0,
-        speeds: vec![1.0],
-        checkpoint: 10.0,
-        restart_rounds: 0,
-        value,
-        budget: None,
-        bid_factor: 1.0,
-        weight: 1.0,
-        threshold: 0.0,
-        count: 1,
-        arrival_spacing: 0,
+        ..job(name, vec![1.0], 100.0, 10.0, value)
     };
     f.market.tenants = vec![tenant("X", 0, 1.0), tenant("Y", 2, 2.0)];
     f.env.rounds = 4;
@@ -127,20 +135,14 @@ fn truthful_second_price_assigns_as_the_brute_force_optimum() {
             on_demand: false,
         }];
         f.market.tenants = (0..n)
-            .map(|i| TenantSpec {
-                name: format!("t{i}"),
-                arrival: 0,
-                work: 1e6,
-                speeds: vec![rng.random_range(0.1..2.0)],
-                checkpoint: 1e6,
-                restart_rounds: 0,
-                value: rng.random_range(0.1..2.0),
-                budget: None,
-                bid_factor: 1.0,
-                weight: 1.0,
-                threshold: 0.0,
-                count: 1,
-                arrival_spacing: 0,
+            .map(|i| {
+                job(
+                    &format!("t{i}"),
+                    vec![rng.random_range(0.1..2.0)],
+                    1e6,
+                    1e6,
+                    rng.random_range(0.1..2.0),
+                )
             })
             .collect();
         f.env.rounds = 1;
@@ -254,19 +256,8 @@ fn mtf_gives_the_accelerator_to_the_richest_and_tokens_come_back_by_weight() {
         },
     ];
     let tenant = |name: &str, weight| TenantSpec {
-        name: name.into(),
-        arrival: 0,
-        work: 1e6,
-        speeds: vec![1.0, 1.0],
-        checkpoint: 1.0,
-        restart_rounds: 0,
-        value: 10.0,
-        budget: None,
-        bid_factor: 1.0,
         weight,
-        threshold: 0.0,
-        count: 1,
-        arrival_spacing: 0,
+        ..job(name, vec![1.0, 1.0], 1e6, 1.0, 10.0)
     };
     f.market.tenants = vec![tenant("P", 1.0), tenant("Q", 3.0)];
     f.env.rounds = 6;

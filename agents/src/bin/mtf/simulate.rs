@@ -33,20 +33,13 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if env::market::is_market_file(&a.config) {
-        // --mechanism names the market's pricing (second_price, first_price).
+        // --mechanism names the market's mechanism (second_price, first_price, mtf).
         let mut set = a.common.set.clone();
         if let Some(kind) = &a.mechanism {
             set.push(format!("mechanism.kind=\"{kind}\""));
         }
         let done = agents::eval::market::simulate_market(&a.config, &set, a.policy.as_deref(), a.episodes.out.as_deref())?;
-        if a.common.json {
-            let mut v = serde_json::to_value(&done)?;
-            v["run_dir"] = done.dir.display().to_string().into();
-            print_json(&v)?;
-        } else {
-            agents::out::print(&format!("{done}"))?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return report(&done, &done.dir, a.common.json);
     }
     let done = simulate(&SimulateSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
@@ -56,9 +49,14 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         threads: a.common.threads_or_default(),
         out: a.episodes.out,
     })?;
-    if a.common.json {
-        let mut v = serde_json::to_value(&done)?;
-        v["run_dir"] = done.dir.display().to_string().into();
+    report(&done, &done.dir, a.common.json)
+}
+
+/// The report on stdout: its JSON with the run directory, or its table.
+fn report<T: serde::Serialize + std::fmt::Display>(done: &T, dir: &std::path::Path, json: bool) -> agents::Result<ExitCode> {
+    if json {
+        let mut v = serde_json::to_value(done)?;
+        v["run_dir"] = dir.display().to_string().into();
         print_json(&v)?;
     } else {
         agents::out::print(&format!("{done}"))?;
