@@ -64,9 +64,9 @@ holds the only L4 until round 1. `env/src/market/tests.rs` asserts every round o
 ## Three mechanisms on the same arrivals
 
 `configs/market/three-types.toml`: 32 tenants of three kinds (training, inference, fine-tuning)
-arriving over the first 40 rounds, 6 A10s and 6 L4s auctioned, the Trainium on demand; every
+arriving over the first 40 rounds (inference jobs of 4 to 8 units drawn from the seed), 6 A10s and 6 L4s auctioned, the Trainium on demand; every
 tenant plays the economic agent (bid factor 1; MTF threshold 0). One episode each (the arrivals
-are given, nothing is random):
+are given, the sizes drawn once from the seed):
 """)
 print("| mechanism | rounds | jobs finished | welfare (value of finished work) | revenue (auctioned) | on demand | migrations | work lost | A10 / L4 utilisation | mean cost per unit of work |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

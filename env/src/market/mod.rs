@@ -177,8 +177,12 @@ pub struct TenantSpec {
     /// Round its job arrives.
     #[serde(default)]
     pub arrival: u32,
-    /// The job's size in work units.
+    /// The job's size in work units (with `work_max`, the smallest).
     pub work: f64,
+    /// With it, each tenant's size is drawn uniformly in `[work, work_max]` from the file's
+    /// seed (stream `market-work`, one draw per tenant in file order after groups expand).
+    #[serde(default)]
+    pub work_max: Option<f64>,
     /// Work units per hour on each type (config order).
     pub speeds: Vec<f64>,
     /// Work units between checkpoints.
@@ -235,7 +239,7 @@ impl MarketFile {
 
     /// Every tenant group (`count` > 1) as its tenants, one job each.
     pub fn expanded(mut self) -> Self {
-        if self.market.tenants.iter().all(|t| t.count == 1) {
+        if self.market.tenants.iter().all(|t| t.count == 1 && t.work_max.is_none()) {
             return self;
         }
         self.market.tenants = self
@@ -256,6 +260,12 @@ impl MarketFile {
                 })
             })
             .collect();
+        let mut rng = crate::rng::stream(self.seed, "market-work", 0);
+        for t in &mut self.market.tenants {
+            if let Some(max) = t.work_max.take() {
+                t.work += (max - t.work) * crate::rng::unit(rand::Rng::next_u64(&mut rng));
+            }
+        }
         self
     }
 
@@ -354,6 +364,12 @@ impl MarketFile {
                 if !positive(v, MAX_WORK) {
                     return Err(err(key(k), format!("must be in (0, {MAX_WORK:e}], got {v}")));
                 }
+            }
+            if let Some(max) = tn.work_max.filter(|&x| !(x.is_finite() && x >= tn.work && x <= MAX_WORK)) {
+                return Err(err(
+                    key("work_max"),
+                    format!("must be in [work = {}, {MAX_WORK:e}], got {max}", tn.work),
+                ));
             }
             if !positive(tn.weight, MAX_MONEY) {
                 return Err(err(key("weight"), format!("must be in (0, {MAX_MONEY:e}], got {}", tn.weight)));

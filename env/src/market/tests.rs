@@ -12,6 +12,7 @@ fn job(name: &str, speeds: Vec<f64>, work: f64, checkpoint: f64, value: f64) -> 
         name: name.into(),
         arrival: 0,
         work,
+        work_max: None,
         speeds,
         checkpoint,
         restart_rounds: 0,
@@ -323,6 +324,7 @@ fn random_markets_keep_the_invariants() {
                 name: format!("x{i}"),
                 arrival: rng.random_range(0..4),
                 work: rng.random_range(0.5..8.0),
+                work_max: None,
                 speeds: (0..types).map(|_| rng.random_range(0.1..1.5)).collect(),
                 checkpoint: rng.random_range(0.3..3.0),
                 restart_rounds: rng.random_range(0..2),
@@ -374,4 +376,34 @@ fn random_markets_keep_the_invariants() {
             );
         }
     }
+}
+
+#[test]
+fn job_sizes_drawn_from_a_range_follow_the_seed() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/laissezcloud-example.toml");
+    let load = |seed: u64| {
+        let o = vec![
+            format!("seed={seed}"),
+            "market.tenants.1.count=50".into(),
+            "market.tenants.1.work_max=30.0".into(),
+        ];
+        MarketFile::load(&path, &o)
+            .unwrap()
+            .market
+            .tenants
+            .iter()
+            .map(|t| t.work)
+            .collect::<Vec<f64>>()
+    };
+    let (a, again, other) = (load(1), load(1), load(2));
+    assert_eq!(a, again);
+    assert_ne!(a, other);
+    // C and B keep their sizes; the 50 copies of A are in [20, 30] and spread over it.
+    assert_eq!((a[0], a[51]), (2.0, 3.3528));
+    let drawn = &a[1..51];
+    assert!(drawn.iter().all(|w| (20.0..=30.0).contains(w)));
+    let mean = drawn.iter().sum::<f64>() / 50.0;
+    assert!((mean - 25.0).abs() < 1.5, "mean {mean}: 3.5 standard errors is 1.43");
+    let e = MarketFile::load(&path, &["market.tenants.1.work_max=10.0".into()]).unwrap_err();
+    assert_eq!(e.key, "market.tenants[1].work_max");
 }
