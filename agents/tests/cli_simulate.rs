@@ -271,6 +271,42 @@ fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
         "{stdout}"
     );
     // A policy the market cannot play, and a bad key: one line, exit 2.
+    // mtf compare: each mechanism under each policy on the same arrivals, one row each.
+    let cmp = tmp("market-compare");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &config("market/laissezcloud-example.toml"),
+        "--mechanisms",
+        "second_price,mtf",
+        "--policies",
+        "own,fixed:0.5",
+        "--json",
+        "--out",
+        cmp.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let cells: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["mechanism"].as_str().unwrap(), r["policy"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("second_price", "own"),
+            ("second_price", "fixed:0.5"),
+            ("mtf", "own"),
+            ("mtf", "fixed:0.5")
+        ]
+    );
+    // The paper's episode is the first row: 2 migrations, revenue as simulate reports it.
+    assert_eq!(rows[0]["metrics"]["migrations"], 2);
+    assert_eq!(rows[0]["metrics"], summary["metrics"]);
+    for f in ["summary.json", "table.md", "cost_per_work.png", "utilisation.png", "config.toml"] {
+        assert!(cmp.join(f).is_file(), "{f}");
+    }
     let file = config("market/laissezcloud-example.toml");
     let o = tmp("market-bad");
     for (args, names) in [

@@ -43,31 +43,10 @@ pub struct MarketRun {
 /// factors, or under MTF thresholds; `fixed:X`: X for every tenant) and write its run directory.
 pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out: Option<&Path>) -> crate::error::Result<MarketRun> {
     let file = MarketFile::load(config, set)?;
-    let factors: Vec<f64> = match policy {
-        None => file.actions(),
-        Some(p) => {
-            let x = p
-                .strip_prefix("fixed:")
-                .and_then(|x| x.parse::<f64>().ok())
-                .filter(|x| x.is_finite() && *x >= 0.0 && (*x <= 1.0 || file.mechanism.kind != env::market::Pricing::Mtf))
-                .ok_or_else(|| {
-                    user(format!(
-                        "--policy {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]) or, without --policy, its tenants' own"
-                    ))
-                })?;
-            vec![x; file.market.tenants.len()]
-        }
-    };
-    let stem = config.file_stem().and_then(|s| s.to_str()).unwrap_or("market");
-    let dir = run::RunDir::create(out, &format!("simulate-{stem}"))?;
+    let factors = actions(&file, policy, "--policy")?;
+    let dir = run::RunDir::create(out, &format!("simulate-{}", stem(config)))?;
     run::write_atomic(&dir.config(), toml::to_string(&file).map_err(|e| user(format!("{e}")))?.as_bytes())?;
-    let mut market = Market::new(file.clone());
-    let mut rounds = Vec::new();
-    while !market.done() {
-        rounds.push(market.step(&factors));
-    }
-    let totals = market.totals();
-    let metrics = MarketMetrics::compute(&file, &rounds, &totals);
+    let (rounds, totals, metrics) = play(&file, &factors);
     let mut lines = String::new();
     for (r, round) in rounds.iter().enumerate() {
         let mut v = serde_json::to_value(round)?;
@@ -93,30 +72,11 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
         false,
         &series,
     )?;
-    // What each tenant paid per unit of work done (tenants in file order; 0 before any work).
-    let xs: Vec<f64> = (1..=metrics.cost_per_work.len()).map(|i| i as f64).collect();
-    let cost: Vec<Stat> = metrics
-        .cost_per_work
-        .iter()
-        .map(|c| Stat {
-            mean: c.unwrap_or(0.0),
-            ci95: f64::NAN,
-        })
-        .collect();
-    crate::report::plots::lines(
-        dir.path(),
-        "cost_per_work",
-        "Money paid per unit of work, per tenant",
-        "tenant (file order)",
-        "cost per unit of work",
-        &xs,
-        false,
-        &[("cost per unit of work".to_string(), cost)],
-    )?;
+    cost_figure(dir.path(), &[("cost per unit of work".to_string(), &metrics)])?;
     let out = MarketRun {
         dir: dir.path().to_path_buf(),
         config: config.display().to_string(),
-        mechanism: serde_json::to_value(file.mechanism.kind)?.as_str().unwrap_or("").to_string(),
+        mechanism: kind_name(&file)?,
         bid_factors: factors,
         types,
         tenants: file.market.tenants.iter().map(|t| t.name.clone()).collect(),
@@ -134,6 +94,226 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
     };
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&out)?.as_bytes())?;
     Ok(out)
+}
+
+/// The run directory's name after the config file.
+fn stem(config: &Path) -> &str {
+    config.file_stem().and_then(|s| s.to_str()).unwrap_or("market")
+}
+
+/// Each tenant's action under `policy` (`None` or `own`: the file's own; `fixed:X`: X for
+/// everyone: a bid factor >= 0, under MTF a threshold in [0, 1]); `flag` names the option in
+/// errors.
+fn actions(file: &MarketFile, policy: Option<&str>, flag: &str) -> crate::error::Result<Vec<f64>> {
+    let Some(p) = policy.filter(|p| *p != "own") else {
+        return Ok(file.actions());
+    };
+    let x = p
+        .strip_prefix("fixed:")
+        .and_then(|x| x.parse::<f64>().ok())
+        .filter(|x| x.is_finite() && *x >= 0.0 && (*x <= 1.0 || file.mechanism.kind != env::market::Pricing::Mtf))
+        .ok_or_else(|| {
+            user(format!(
+                "{flag} {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]) or own (its tenants' own)"
+            ))
+        })?;
+    Ok(vec![x; file.market.tenants.len()])
+}
+
+/// One episode: its rounds, the tenants' totals and the figures.
+fn play(file: &MarketFile, actions: &[f64]) -> (Vec<MarketRound>, Vec<TenantTotals>, MarketMetrics) {
+    let mut market = Market::new(file.clone());
+    let mut rounds = Vec::new();
+    while !market.done() {
+        rounds.push(market.step(actions));
+    }
+    let totals = market.totals();
+    let metrics = MarketMetrics::compute(file, &rounds, &totals);
+    (rounds, totals, metrics)
+}
+
+/// `cost_per_work.png` / `.svg` in `dir`: what each tenant paid per unit of work done, one
+/// line per episode (tenants in file order; 0 before any work).
+fn cost_figure(dir: &Path, episodes: &[(String, &MarketMetrics)]) -> crate::error::Result<Vec<String>> {
+    let n = episodes.first().map_or(0, |(_, m)| m.cost_per_work.len());
+    let xs: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+    let series: Vec<(String, Vec<Stat>)> = episodes
+        .iter()
+        .map(|(label, m)| {
+            let cost = m
+                .cost_per_work
+                .iter()
+                .map(|c| Stat {
+                    mean: c.unwrap_or(0.0),
+                    ci95: f64::NAN,
+                })
+                .collect();
+            (label.clone(), cost)
+        })
+        .collect();
+    crate::report::plots::lines(
+        dir,
+        "cost_per_work",
+        "Money paid per unit of work, per tenant",
+        "tenant (file order)",
+        "cost per unit of work",
+        &xs,
+        false,
+        &series,
+    )
+}
+
+/// One row of a market comparison: a mechanism and a policy on the file's arrivals.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarketRow {
+    /// `second_price`, `first_price` or `mtf`.
+    pub mechanism: String,
+    /// `fixed:X` or `own`.
+    pub policy: String,
+    /// The episode's figures.
+    pub metrics: MarketMetrics,
+    /// The tenants' summed utility (value of finished work minus payments).
+    pub utility: f64,
+    /// Mean over tenants with work done of their cost per unit of work.
+    pub mean_cost_per_work: f64,
+}
+
+/// A market comparison: every mechanism under every policy, on the same arrivals.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarketComparison {
+    /// The run directory.
+    #[serde(skip)]
+    pub dir: PathBuf,
+    /// The config file.
+    pub config: String,
+    /// Type names.
+    pub types: Vec<String>,
+    /// The rows, mechanism by mechanism.
+    pub rows: Vec<MarketRow>,
+}
+
+/// `mtf compare` on a market file: each mechanism (`second_price`, `first_price`, `mtf`;
+/// default the file's) under each policy (`fixed:X`, `own`), one episode each (the arrivals
+/// are the file's). A run directory with `config.toml`, `summary.json` (the rows),
+/// `table.md`, and `cost_per_work.png` and `utilisation.png` with one line per row.
+pub fn compare_market(
+    config: &Path,
+    set: &[String],
+    policies: &[String],
+    mechanisms: &[String],
+    out: Option<&Path>,
+) -> crate::error::Result<MarketComparison> {
+    let base = MarketFile::load(config, set)?;
+    let kinds: Vec<String> = if mechanisms.is_empty() {
+        vec![kind_name(&base)?]
+    } else {
+        mechanisms.to_vec()
+    };
+    let mut rows = Vec::new();
+    for kind in &kinds {
+        let mut with = set.to_vec();
+        with.push(format!("mechanism.kind=\"{kind}\""));
+        let file = MarketFile::load(config, &with)?;
+        for policy in policies {
+            let (_, _, metrics) = play(&file, &actions(&file, Some(policy), "--policies")?);
+            let costs: Vec<f64> = metrics.cost_per_work.iter().flatten().copied().collect();
+            rows.push(MarketRow {
+                mechanism: kind.clone(),
+                policy: policy.clone(),
+                utility: metrics.utility.iter().sum(),
+                mean_cost_per_work: costs.iter().sum::<f64>() / costs.len().max(1) as f64,
+                metrics,
+            });
+        }
+    }
+    let dir = run::RunDir::create(out, &format!("compare-{}", stem(config)))?;
+    run::write_atomic(&dir.config(), toml::to_string(&base).map_err(|e| user(format!("{e}")))?.as_bytes())?;
+    let label = |r: &MarketRow| format!("{} {}", r.mechanism, r.policy);
+    cost_figure(dir.path(), &rows.iter().map(|r| (label(r), &r.metrics)).collect::<Vec<_>>())?;
+    let auctioned: Vec<usize> = (0..base.market.types.len()).filter(|&t| !base.market.types[t].on_demand).collect();
+    // One bar per (row, auctioned type), coloured by type.
+    let mut names = Vec::new();
+    let mut stats = Vec::new();
+    for r in &rows {
+        for (k, &t) in auctioned.iter().enumerate() {
+            names.push(format!("{}: {}", label(r), base.market.types[t].name));
+            stats.push((
+                Stat {
+                    mean: r.metrics.utilisation[t].unwrap_or(0.0),
+                    ci95: f64::NAN,
+                },
+                k,
+            ));
+        }
+    }
+    let key: Vec<(&str, usize)> = auctioned
+        .iter()
+        .enumerate()
+        .map(|(k, &t)| (base.market.types[t].name.as_str(), k))
+        .collect();
+    crate::report::plots::per_row_values(
+        dir.path(),
+        "utilisation",
+        &names,
+        "Utilisation per auctioned type",
+        "share of accelerator-rounds used",
+        &stats,
+        &key,
+        "One episode per row, on the file's arrivals (job sizes drawn once from its seed): no error bar.",
+    )?;
+    let out = MarketComparison {
+        dir: dir.path().to_path_buf(),
+        config: config.display().to_string(),
+        types: base.market.types.iter().map(|t| t.name.clone()).collect(),
+        rows,
+    };
+    run::write_atomic(&dir.path().join("table.md"), format!("{out}").as_bytes())?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&out)?.as_bytes())?;
+    Ok(out)
+}
+
+/// The mechanism's name as the config spells it.
+fn kind_name(file: &MarketFile) -> crate::error::Result<String> {
+    Ok(serde_json::to_value(file.mechanism.kind)?.as_str().unwrap_or("").to_string())
+}
+
+impl std::fmt::Display for MarketComparison {
+    /// The comparison's table (markdown).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let util_head: Vec<String> = self
+            .types
+            .iter()
+            .zip(self.rows.first().map(|r| r.metrics.utilisation.clone()).unwrap_or_default())
+            .filter_map(|(t, u)| u.map(|_| format!("{t} utilisation")))
+            .collect();
+        writeln!(
+            f,
+            "| mechanism | policy | rounds | jobs finished | welfare | tenants' utility | revenue | on demand | migrations | work lost | {} | mean cost per unit of work |",
+            util_head.join(" | ")
+        )?;
+        writeln!(f, "|---|---|{}", "---:|".repeat(9 + util_head.len()))?;
+        for r in &self.rows {
+            let m = &r.metrics;
+            let util: Vec<String> = m.utilisation.iter().flatten().map(|u| format!("{u:.3}")).collect();
+            writeln!(
+                f,
+                "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {} | {:.3} |",
+                r.mechanism,
+                r.policy,
+                m.rounds,
+                m.finished,
+                m.welfare,
+                r.utility,
+                m.revenue,
+                m.on_demand_spend,
+                m.migrations,
+                m.work_lost,
+                util.join(" | "),
+                r.mean_cost_per_work
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Rounds and tenants up to which the report prints every round.

@@ -8,9 +8,10 @@
 //! This module is the world's core: the scenario file, the exchange (second and first price,
 //! and MTF with tokens on the same arrivals), the paper's economic agent as the fixed policy (a
 //! bid factor per tenant, 1 = break-even), the episode's records and figures
-//! ([`MarketMetrics`]); `mtf simulate` runs a market file. Not yet here: `env.world = "market"`
-//! inside [`crate::world::ClusterEnv`] (so the learners, `mtf compare`, Python, export and the
-//! sweep), and an optimal multi-type assignment (the exchange clears types one by one).
+//! ([`MarketMetrics`]); `mtf simulate` runs a market file and `mtf compare` its mechanisms
+//! under fixed policies. Not yet here: `env.world = "market"` inside
+//! [`crate::world::ClusterEnv`] (so the learners, Python, export and the sweep), and an optimal
+//! multi-type assignment (the exchange clears types one by one).
 //!
 //! # The round (one round = `market.round_hours` hours)
 //! 1. Jobs arriving this round wait for an accelerator.

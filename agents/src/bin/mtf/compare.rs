@@ -34,6 +34,21 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if env::market::is_market_file(&a.config) {
+        // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
+        // own), one episode each on the file's arrivals.
+        let policies = agents::eval::policies::split_list(&a.policies);
+        let done = agents::eval::market::compare_market(&a.config, &a.common.set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
+        if a.common.json {
+            let mut v = serde_json::to_value(&done)?;
+            v["run_dir"] = done.dir.display().to_string().into();
+            print_json(&v)?;
+        } else {
+            agents::out::print(&format!("{done}"))?;
+            agents::out::println(&format!("run directory: {}", done.dir.display()))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let spec = CompareSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         policies: agents::eval::policies::split_list(&a.policies),

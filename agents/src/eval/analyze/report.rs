@@ -474,6 +474,7 @@ pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
             "deviation minus common level (jobs per round)",
             &stats,
             &[("the deviating agent's throughput", 0), ("welfare", 3)],
+            "Points: mean paired difference over the held-out seeds; bars: paired 95% CI (Student's t).",
         )?);
     }
     // The run's rows: one, or one per replicate (their held-out welfare averaged).

@@ -522,7 +522,8 @@ pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result
 }
 
 /// One value per named row with its 95% error bar, in the palette colour each names (`key`:
-/// what each colour means), and a line at 0, as `name`.
+/// what each colour means), and a line at 0, as `name`; `note` under the plot says what the
+/// points and bars are.
 #[allow(clippy::too_many_arguments)]
 pub fn per_row_values(
     dir: &Path,
@@ -532,6 +533,7 @@ pub fn per_row_values(
     y_desc: &str,
     stats: &[(Stat, usize)],
     key: &[(&str, usize)],
+    note: &str,
 ) -> crate::error::Result<Vec<String>> {
     fonts();
     let stats: Vec<(Stat, RGBColor)> = stats.iter().map(|&(s, k)| (s, PALETTE[k % PALETTE.len()])).collect();
@@ -540,13 +542,6 @@ pub fn per_row_values(
         .map(|&(l, k)| (l.to_string(), PALETTE[k % PALETTE.len()], k % PALETTE.len()))
         .collect();
     Ok(both!(dir, name, row_figure(names), |root| per_row(
-        root,
-        names,
-        title,
-        y_desc,
-        &stats,
-        true,
-        &key,
-        "Points: mean paired difference over the held-out seeds; bars: paired 95% CI (Student's t)."
+        root, names, title, y_desc, &stats, true, &key, note
     )))
 }
