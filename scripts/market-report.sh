@@ -67,7 +67,9 @@ holds the only L4 until round 1. `env/src/market/tests.rs` asserts every round o
 ## Three mechanisms on the same arrivals
 
 `configs/market/three-types.toml`: 32 tenants of three kinds (training, inference, fine-tuning)
-arriving over the first 40 rounds (inference jobs of 4 to 8 units drawn from the seed), 6 A10s and 6 L4s auctioned, the Trainium on demand; every
+arriving over the first 40 rounds (inference jobs of 4 to 8 units drawn from the seed; training
+and inference jobs worth less when they finish late: welfare counts the value of finished work
+at the time it finished), 6 A10s and 6 L4s auctioned, the Trainium on demand; every
 tenant plays the economic agent (`own`: bid factor 1, MTF threshold 0) or shades every bid to
 0.8 of its break-even (`fixed:0.8`; under MTF, threshold 0.8). One episode each (the arrivals
 are given, the sizes drawn once from the seed), `mtf compare --config

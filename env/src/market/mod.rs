@@ -39,7 +39,8 @@
 //!    work they can afford and that their work is worth, or wait.
 //! 5. Jobs run at their type's speed (none during a restart delay, paid all the same), pay the
 //!    round's price (a tenant whose budget cannot pay it stops, back to its checkpoint), write a checkpoint each time their progress passes a multiple of
-//!    `checkpoint`, and finish when it reaches `work`: the tenant earns `value x work` then.
+//!    `checkpoint`, and finish when it reaches `work`: the tenant earns `value x work` then
+//!    (`late_value x work` when it finishes `deadline` or more rounds after its arrival).
 //!
 //! Decision taken here where the paper's example is silent: it never says why B first bids
 //! against the Trainium rather than the L4 and later against the L4; here the L4 is held by a
@@ -184,6 +185,13 @@ pub struct TenantSpec {
     /// seed (stream `market-work`, one draw per tenant in file order after groups expand).
     #[serde(default)]
     pub work_max: Option<f64>,
+    /// Rounds after its arrival within which the job must finish to earn `value` per unit of
+    /// work; later it earns `late_value` per unit (default: no deadline).
+    #[serde(default)]
+    pub deadline: Option<u32>,
+    /// Money per unit of work of a job finished after its deadline (default 0).
+    #[serde(default)]
+    pub late_value: f64,
     /// Work units per hour on each type (config order).
     pub speeds: Vec<f64>,
     /// Work units between checkpoints.
@@ -377,6 +385,15 @@ impl MarketFile {
             }
             if !(0.0..=1.0).contains(&tn.threshold) {
                 return Err(err(key("threshold"), format!("must be in [0, 1], got {}", tn.threshold)));
+            }
+            if tn.late_value > tn.value || !money(tn.late_value) {
+                return Err(err(
+                    key("late_value"),
+                    format!("must be in [0, value = {}], got {}", tn.value, tn.late_value),
+                ));
+            }
+            if tn.deadline == Some(0) {
+                return Err(err(key("deadline"), "must be at least 1 round".into()));
             }
             for (k, v) in [
                 ("value", tn.value),
@@ -811,7 +828,9 @@ impl Market {
                         t.decide = true;
                     }
                     if t.progress >= tn.work - EPS {
-                        t.earned += tn.value * tn.work;
+                        // Finished in round r: on time if r - arrival < deadline.
+                        let late = tn.deadline.is_some_and(|d| r - tn.arrival >= d);
+                        t.earned += if late { tn.late_value } else { tn.value } * tn.work;
                         t.finished = Some(r);
                     }
                 }

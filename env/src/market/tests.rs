@@ -13,6 +13,8 @@ fn job(name: &str, speeds: Vec<f64>, work: f64, checkpoint: f64, value: f64) -> 
         arrival: 0,
         work,
         work_max: None,
+        deadline: None,
+        late_value: 0.0,
         speeds,
         checkpoint,
         restart_rounds: 0,
@@ -325,6 +327,8 @@ fn random_markets_keep_the_invariants() {
                 arrival: rng.random_range(0..4),
                 work: rng.random_range(0.5..8.0),
                 work_max: None,
+                deadline: None,
+                late_value: 0.0,
                 speeds: (0..types).map(|_| rng.random_range(0.1..1.5)).collect(),
                 checkpoint: rng.random_range(0.3..3.0),
                 restart_rounds: rng.random_range(0..2),
@@ -406,4 +410,24 @@ fn job_sizes_drawn_from_a_range_follow_the_seed() {
     assert!((mean - 25.0).abs() < 1.5, "mean {mean}: 3.5 standard errors is 1.43");
     let e = MarketFile::load(&path, &["market.tenants.1.work_max=10.0".into()]).unwrap_err();
     assert_eq!(e.key, "market.tenants[1].work_max");
+}
+
+#[test]
+fn a_job_finished_after_its_deadline_earns_its_late_value() {
+    // B arrives in round 1 and finishes in round 6: 6 - 1 = 5 rounds after its arrival.
+    let value_of_b = |deadline: Option<u32>| {
+        let mut f = example();
+        f.market.tenants[2].deadline = deadline;
+        f.market.tenants[2].late_value = 4.0;
+        Market::run(f).1[2].earned
+    };
+    assert!(close(value_of_b(None), 10.0 * 3.3528));
+    assert!(
+        close(value_of_b(Some(6)), 10.0 * 3.3528),
+        "on time: finished 5 rounds after arrival"
+    );
+    assert!(close(value_of_b(Some(5)), 4.0 * 3.3528), "late");
+    let mut f = example();
+    f.market.tenants[2].late_value = 11.0;
+    assert_eq!(f.check("m.toml").unwrap_err().key, "market.tenants[2].late_value");
 }
