@@ -12,6 +12,7 @@
 pub mod checkpoint;
 pub mod group;
 pub mod log;
+pub mod market;
 pub mod memory;
 pub mod rollout;
 

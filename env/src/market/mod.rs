@@ -79,6 +79,14 @@ pub struct MarketFile {
     pub mechanism: MarketMechanism,
     /// Types and tenants.
     pub market: MarketSection,
+    /// `[learner]`: what `mtf train` learns the `learn = true` tenants' bids with (read by
+    /// `agents::train::market`; the market itself ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learner: Option<toml::Table>,
+    /// `[train]`: episodes, replicates and evaluation seeds of `mtf train` (read by
+    /// `agents::train::market`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<toml::Table>,
 }
 
 fn one() -> u64 {
@@ -220,6 +228,14 @@ pub struct TenantSpec {
     /// Rounds between the arrivals of its copies (copy j arrives at `arrival + j x spacing`).
     #[serde(default)]
     pub arrival_spacing: u32,
+    /// Its bid factor (under MTF its threshold) is learned by `mtf train`; the others play
+    /// their own (the economic agent at `bid_factor = 1`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub learn: bool,
+    /// The entry of the file's tenant list it comes from (set when groups expand): tenants
+    /// of one entry share a learned policy.
+    #[serde(skip)]
+    pub group: usize,
 }
 
 fn one_f64() -> f64 {
@@ -229,11 +245,23 @@ fn one_f64() -> f64 {
 impl MarketFile {
     /// Read and check a market file; `overrides` are `--set key=value` as for scenarios.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
+        Ok(Self::load_unexpanded(path, overrides)?.expanded())
+    }
+
+    /// Read and check a market file, its groups not yet expanded (and sizes not yet drawn):
+    /// [`MarketFile::at_seed`] makes the market of any seed from it.
+    pub fn load_unexpanded(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
         let table = read_table(path, overrides)?;
         let f: Self = from_table(&file, table)?;
         f.check(&file)?;
-        Ok(f.expanded())
+        Ok(f)
+    }
+
+    /// The market of `seed` from an unexpanded file: its groups expanded and its job sizes
+    /// drawn from that seed (training episodes and evaluation seeds differ only there).
+    pub fn at_seed(&self, seed: u64) -> Self {
+        Self { seed, ..self.clone() }.expanded()
     }
 
     /// Each tenant's own action: its bid factor, or under MTF its threshold.
@@ -249,13 +277,17 @@ impl MarketFile {
     /// Every tenant group (`count` > 1) as its tenants, one job each.
     pub fn expanded(mut self) -> Self {
         if self.market.tenants.iter().all(|t| t.count == 1 && t.work_max.is_none()) {
+            for (g, t) in self.market.tenants.iter_mut().enumerate() {
+                t.group = g;
+            }
             return self;
         }
         self.market.tenants = self
             .market
             .tenants
             .iter()
-            .flat_map(|t| {
+            .enumerate()
+            .flat_map(|(g, t)| {
                 (0..t.count).map(move |j| TenantSpec {
                     name: if t.count == 1 {
                         t.name.clone()
@@ -265,6 +297,7 @@ impl MarketFile {
                     arrival: t.arrival.saturating_add(j.saturating_mul(t.arrival_spacing)),
                     count: 1,
                     arrival_spacing: 0,
+                    group: g,
                     ..t.clone()
                 })
             })
@@ -590,6 +623,60 @@ impl Market {
                 finished: t.finished,
             })
             .collect()
+    }
+
+    /// Whether tenant i's job is in the market now (arrived, not finished).
+    pub fn active(&self, i: usize) -> bool {
+        !matches!(self.tenants[i].place, Place::Absent | Place::Done)
+    }
+
+    /// Tenant i's quasi-linear utility so far: the value of its finished work minus what it
+    /// paid.
+    pub fn utility(&self, i: usize) -> f64 {
+        self.tenants[i].earned - self.tenants[i].spent
+    }
+
+    /// Length of [`Market::observe`]'s features with `types` accelerator types.
+    pub fn obs_dim(types: usize) -> usize {
+        6 + 3 * types
+    }
+
+    /// What a learned bid policy sees of tenant i before the round is played, each feature
+    /// about in [-1, 2]: whether its job is in the market (or arrives this round); the share
+    /// of its work left; its work since its last checkpoint over the checkpoint interval;
+    /// whether it decides this round (it arrives, waits, or is at a checkpoint: its launch
+    /// table changes only then); its deadline's slack over the deadline (1 without one); its
+    /// budget left over its budget (1 without one); then per type the last price over the
+    /// base price, whether it runs there, and its speed there over its best speed.
+    pub fn observe(&self, i: usize, out: &mut [f32]) {
+        let spec = &self.file.market;
+        let (tn, t) = (&spec.tenants[i], &self.tenants[i]);
+        let arriving = t.place == Place::Absent && tn.arrival == self.round;
+        let active = self.active(i) || arriving;
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        let age = f64::from(self.round.saturating_sub(tn.arrival));
+        let best = tn.speeds.iter().copied().fold(0.0, f64::max);
+        let on = self.running(i, None).map(|(ty, _)| ty);
+        out[0] = flag(active);
+        out[1] = ((tn.work - t.progress) / tn.work).clamp(0.0, 1.0) as f32;
+        out[2] = ((t.progress - t.last_checkpoint) / tn.checkpoint).clamp(0.0, 1.0) as f32;
+        out[3] = flag(arriving || t.place == Place::Waiting || (t.decide && self.active(i)));
+        out[4] = tn
+            .deadline
+            .map_or(1.0, |d| ((f64::from(d) - age) / f64::from(d.max(1))).clamp(-1.0, 1.0)) as f32;
+        out[5] = tn
+            .budget
+            .map_or(1.0, |b| if b > 0.0 { ((b - t.spent) / b).clamp(0.0, 1.0) } else { 0.0 }) as f32;
+        for (ty, ts) in spec.types.iter().enumerate() {
+            let at = 6 + 3 * ty;
+            out[at] = if ts.base_price > 0.0 {
+                (self.prices[ty] / ts.base_price).min(10.0) as f32
+            } else {
+                1.0
+            };
+            out[at + 1] = flag(on == Some(ty));
+            out[at + 2] = if best > 0.0 { (tn.speeds[ty] / best) as f32 } else { 0.0 };
+        }
     }
 
     /// The episode under the file's bid factors (the economic agent at 1).

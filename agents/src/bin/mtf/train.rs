@@ -33,6 +33,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if let Some(config) = a.config.as_ref().filter(|c| env::market::is_market_file(c)) {
+        return market(&a, config);
+    }
     let trained = execute(TrainSpec {
         config: a.config,
         name: a.name,
@@ -48,6 +51,31 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     })?;
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
+    } else {
+        agents::out::print(&format!("{trained}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mtf train` on a market file: the `learn = true` tenants' bids ([`agents::train::market`]).
+fn market(a: &Args, config: &std::path::Path) -> agents::Result<ExitCode> {
+    if a.resume.is_some() || !a.allow_config_change.is_empty() {
+        return Err(agents::error::user(
+            "--resume: market runs are short and do not checkpoint; run mtf train again with the same seed",
+        ));
+    }
+    let trained = agents::train::market::train_market(
+        config,
+        &a.common.set,
+        a.common.seed,
+        a.replicates,
+        a.out.as_deref(),
+        a.name.as_deref(),
+    )?;
+    if a.common.json {
+        let mut v = serde_json::to_value(&trained)?;
+        v["run_dir"] = trained.dir.display().to_string().into();
+        print_json(&v)?;
     } else {
         agents::out::print(&format!("{trained}"))?;
     }

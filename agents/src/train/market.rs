@@ -1,0 +1,828 @@
+//! `mtf train` on a market file (`env.world = "market"`, issue 29): learners that bid against
+//! the economic agent in the LaissezCloud market ([`env::market`]).
+//!
+//! The tenants with `learn = true` learn their bid factor (under MTF their threshold) among
+//! `learner.levels`; every other tenant plays its own (the economic agent: factor 1, its
+//! break-even price). Tenants of one entry of the file's tenant list (a group with `count`)
+//! share one policy. Episodes differ in their job sizes (`work_max`), drawn from each episode's
+//! seed; a file without size ranges has one market, and its episodes differ only in what the
+//! learners play.
+//!
+//! - `hedge`: one weight vector over the levels per group, a factor kept for the whole job.
+//!   After each episode, for every group and level, the episode is replayed with the group's
+//!   tenants at that level (the others as they played): full-information Hedge on the group's
+//!   mean utility, scaled to [0, 1] by its spread over the levels. Greedy: the heaviest level.
+//! - `ppo` and `es`: the harness's learners ([`crate::learners::ppo`], [`crate::learners::es`])
+//!   choosing a level every round from [`env::market::Market::observe`]'s features (a launch
+//!   table changes only at a decision point: arrival, waiting, a checkpoint), paid their
+//!   utility's change each round over their job's full value (value x size). One actor per
+//!   group.
+//!
+//! Each replicate trains from its own seed; evaluation plays the greedy policies on
+//! `train.eval_seeds` seeds shared by every replicate, beside two references on the same seeds:
+//! every tenant its own factor (the learners as economic agents) and the best common level (all
+//! learners at one level, the best of the levels: the headroom a learner should reach). The
+//! learned figures are stated over replicates (mean and 95% CI).
+
+use crate::error::{user, Result};
+use crate::learners::es::{Es, EsConfig};
+use crate::learners::nets::Shape;
+use crate::learners::ppo::{Critic, Ppo, PpoConfig};
+use crate::learners::{Features, Learner, Transition};
+use crate::run;
+use env::config::ConfigError;
+use env::eval::Stat;
+use env::market::{Market, MarketFile, Pricing};
+use env::rng::{stream, stream_seed, unit};
+use env::world::Observations;
+use rand::rngs::SmallRng;
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Most levels a learner chooses among.
+const MAX_LEVELS: usize = 64;
+/// Most bid factor: ten times the break-even price.
+const MAX_FACTOR: f64 = 10.0;
+
+/// What learns: `hedge`, `ppo` or `es`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarketLearnerKind {
+    /// Full-information Hedge per group over a factor for the whole job.
+    #[default]
+    Hedge,
+    /// PPO, a level every round.
+    Ppo,
+    /// Evolution strategies over the actors, a level every round.
+    Es,
+}
+
+/// `[learner.hedge]` of a market file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarketHedge {
+    /// Learning rate on the utility scaled to [0, 1].
+    pub eta: f64,
+}
+
+impl Default for MarketHedge {
+    fn default() -> Self {
+        Self { eta: 0.5 }
+    }
+}
+
+/// `[learner]` of a market file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarketLearner {
+    /// `hedge` (default), `ppo` or `es`.
+    pub kind: MarketLearnerKind,
+    /// The bid factors (under MTF the thresholds) a learner chooses among (default: 0.5 to 1.5
+    /// by 0.1 under the auctions, 0 to 1 by 0.1 under MTF).
+    pub levels: Vec<f64>,
+    /// Hedge's section.
+    pub hedge: MarketHedge,
+    /// PPO's section (as in the queue world; `features` and `critic` are the market's own).
+    pub ppo: PpoConfig,
+    /// ES's section (as in the queue world; `features` is the market's own).
+    pub es: EsConfig,
+}
+
+impl Default for MarketLearner {
+    fn default() -> Self {
+        Self {
+            kind: MarketLearnerKind::default(),
+            levels: Vec::new(),
+            hedge: MarketHedge::default(),
+            ppo: PpoConfig::default(),
+            es: EsConfig::default(),
+        }
+    }
+}
+
+/// `[train]` of a market file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarketTrain {
+    /// Training episodes per replicate.
+    pub episodes: u64,
+    /// Training replicates (seeds): the learned figures are stated over them.
+    pub replicates: usize,
+    /// Evaluation seeds (the same for every replicate).
+    pub eval_seeds: usize,
+    /// Market copies a PPO episode learns from (ES uses `2 x learner.es.pairs`). Default 8:
+    /// with one copy PPO's one decisive round (the job's arrival) is one sample in 30 per
+    /// update, and on the first-price duel (`agents/tests/cli_market_train.rs`) it stayed
+    /// at its initial level in 300 episodes; with 8 it found the best level in both replicates.
+    pub envs: usize,
+}
+
+impl Default for MarketTrain {
+    fn default() -> Self {
+        Self {
+            episodes: 100,
+            replicates: 3,
+            eval_seeds: 5,
+            envs: 8,
+        }
+    }
+}
+
+/// The `[learner]` and `[train]` sections of a market file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MarketTraining {
+    /// `[learner]`.
+    pub learner: MarketLearner,
+    /// `[train]`.
+    pub train: MarketTrain,
+}
+
+impl MarketTraining {
+    /// The sections of `file` (named `path` in errors), checked; default levels filled in.
+    pub fn of(file: &MarketFile, path: &str) -> std::result::Result<Self, ConfigError> {
+        let mut table = toml::Table::new();
+        for (k, v) in [("learner", &file.learner), ("train", &file.train)] {
+            if let Some(v) = v {
+                table.insert(k.into(), toml::Value::Table(v.clone()));
+            }
+        }
+        let mut t: Self = env::config::from_table(path, table)?;
+        let mtf = file.mechanism.kind == Pricing::Mtf;
+        if t.learner.levels.is_empty() {
+            t.learner.levels = if mtf {
+                (0..=10).map(|k| f64::from(k) / 10.0).collect()
+            } else {
+                (5..=15).map(|k| f64::from(k) / 10.0).collect()
+            };
+        }
+        t.check(file, path)?;
+        Ok(t)
+    }
+
+    fn check(&self, file: &MarketFile, path: &str) -> std::result::Result<(), ConfigError> {
+        let err = |key: &str, problem: String| ConfigError {
+            file: path.to_string(),
+            key: key.to_string(),
+            problem,
+        };
+        let (l, t) = (&self.learner, &self.train);
+        let mtf = file.mechanism.kind == Pricing::Mtf;
+        let max = if mtf { 1.0 } else { MAX_FACTOR };
+        if l.levels.len() > MAX_LEVELS {
+            return Err(err("learner.levels", format!("{} levels, more than {MAX_LEVELS}", l.levels.len())));
+        }
+        if let Some(x) = l.levels.iter().find(|x| !(x.is_finite() && (0.0..=max).contains(*x))) {
+            let what = if mtf { "a threshold" } else { "a bid factor" };
+            return Err(err("learner.levels", format!("{x} is not {what} in [0, {max}]")));
+        }
+        if l.levels.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(err("learner.levels", "must be strictly increasing".into()));
+        }
+        if !(l.hedge.eta.is_finite() && l.hedge.eta > 0.0 && l.hedge.eta <= 100.0) {
+            return Err(err("learner.hedge.eta", format!("must be in (0, 100], got {}", l.hedge.eta)));
+        }
+        let hidden = crate::learners::limits::MAX_HIDDEN;
+        for (k, h) in [
+            ("learner.ppo.actor_hidden", l.ppo.actor_hidden),
+            ("learner.ppo.critic_hidden[0]", l.ppo.critic_hidden[0]),
+            ("learner.ppo.critic_hidden[1]", l.ppo.critic_hidden[1]),
+            ("learner.es.hidden", l.es.hidden),
+        ] {
+            if !(1..=hidden).contains(&h) {
+                return Err(err(k, format!("must be in [1, {hidden}], got {h}")));
+            }
+        }
+        for (k, lr) in [("learner.ppo.lr", l.ppo.lr), ("learner.es.lr", l.es.lr)] {
+            if !(lr.is_finite() && lr > 0.0 && lr <= crate::learners::limits::MAX_LR) {
+                return Err(err(k, format!("must be in (0, {}], got {lr}", crate::learners::limits::MAX_LR)));
+            }
+        }
+        if !(1..=1000).contains(&l.ppo.epochs) || !(1..=1024).contains(&l.ppo.minibatches) {
+            return Err(err(
+                "learner.ppo.epochs",
+                "epochs must be in [1, 1000] and minibatches in [1, 1024]".into(),
+            ));
+        }
+        if !(l.es.sigma.is_finite() && l.es.sigma > 0.0 && l.es.sigma <= 10.0) {
+            return Err(err("learner.es.sigma", format!("must be in (0, 10], got {}", l.es.sigma)));
+        }
+        if !(1..=256).contains(&l.es.pairs) {
+            return Err(err("learner.es.pairs", format!("must be in [1, 256], got {}", l.es.pairs)));
+        }
+        if l.ppo.features != Features::All || l.es.features != Features::All {
+            return Err(err(
+                "learner.ppo.features",
+                "the market world has its own observation (Market::observe); leave features at \"all\"".into(),
+            ));
+        }
+        if l.ppo.critic == Critic::Central {
+            return Err(err("learner.ppo.critic", "the market world trains local critics".into()));
+        }
+        if !(1..=1_000_000).contains(&t.episodes) {
+            return Err(err("train.episodes", format!("must be in [1, 1000000], got {}", t.episodes)));
+        }
+        if !(1..=64).contains(&t.replicates) {
+            return Err(err("train.replicates", format!("must be in [1, 64], got {}", t.replicates)));
+        }
+        if !(1..=1000).contains(&t.eval_seeds) {
+            return Err(err("train.eval_seeds", format!("must be in [1, 1000], got {}", t.eval_seeds)));
+        }
+        if !(1..=256).contains(&t.envs) {
+            return Err(err("train.envs", format!("must be in [1, 256], got {}", t.envs)));
+        }
+        if !file.market.tenants.iter().any(|t| t.learn) {
+            return Err(err(
+                "market.tenants",
+                "no tenant has learn = true: mtf train learns those tenants' bids against the others".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Who learns in a market: the learning tenants, their groups numbered from 0, and the
+/// groups' names.
+#[derive(Clone, Debug)]
+struct Learners {
+    who: Vec<usize>,
+    class: Vec<usize>,
+    names: Vec<String>,
+}
+
+impl Learners {
+    fn of(file: &MarketFile, raw: &MarketFile) -> Self {
+        let who: Vec<usize> = (0..file.market.tenants.len()).filter(|&i| file.market.tenants[i].learn).collect();
+        let mut groups: Vec<usize> = who.iter().map(|&i| file.market.tenants[i].group).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let class = who
+            .iter()
+            .map(|&i| groups.binary_search(&file.market.tenants[i].group).expect("a group"))
+            .collect();
+        let names = groups.iter().map(|&g| raw.market.tenants[g].name.clone()).collect();
+        Self { who, class, names }
+    }
+
+    fn classes(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// One episode's figures for the learners and the market.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct MarketScore {
+    /// Mean utility per learning tenant (money).
+    pub utility: f64,
+    /// Welfare: the value of all finished work.
+    pub welfare: f64,
+    /// The exchange's revenue plus on-demand spending: what all tenants paid.
+    pub paid: f64,
+}
+
+impl MarketScore {
+    fn of(market: &Market, who: &[usize]) -> Self {
+        let totals = market.totals();
+        Self {
+            utility: who.iter().map(|&i| market.utility(i)).sum::<f64>() / who.len() as f64,
+            welfare: totals.iter().map(|t| t.earned).sum(),
+            paid: totals.iter().map(|t| t.spent).sum(),
+        }
+    }
+
+    fn mean(xs: &[MarketScore]) -> Self {
+        let k = xs.len().max(1) as f64;
+        Self {
+            utility: xs.iter().map(|s| s.utility).sum::<f64>() / k,
+            welfare: xs.iter().map(|s| s.welfare).sum::<f64>() / k,
+            paid: xs.iter().map(|s| s.paid).sum::<f64>() / k,
+        }
+    }
+}
+
+/// An episode with fixed actions per tenant.
+fn play(file: &MarketFile, actions: &[f64]) -> Market {
+    let mut market = Market::new(file.clone());
+    while !market.done() {
+        market.step(actions);
+    }
+    market
+}
+
+/// Full-information Hedge per group over a factor kept for the whole job (module docs).
+#[derive(Clone, Debug, Serialize)]
+pub struct MarketHedgeState {
+    /// Log-weights per group and level.
+    pub log_weights: Vec<Vec<f64>>,
+}
+
+impl MarketHedgeState {
+    fn new(classes: usize, levels: usize) -> Self {
+        Self {
+            log_weights: vec![vec![0.0; levels]; classes],
+        }
+    }
+
+    fn probs(&self, c: usize) -> Vec<f64> {
+        let lw = &self.log_weights[c];
+        let top = lw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = lw.iter().map(|x| (x - top).exp()).collect();
+        let s: f64 = w.iter().sum();
+        w.into_iter().map(|x| x / s).collect()
+    }
+
+    fn greedy(&self, c: usize) -> usize {
+        crate::learners::argmax(self.log_weights[c].iter().copied())
+    }
+
+    fn sample(&self, c: usize, rng: &mut SmallRng) -> usize {
+        let u = unit(rng.next_u64());
+        let p = self.probs(c);
+        let mut acc = 0.0;
+        for (l, q) in p.iter().enumerate() {
+            acc += q;
+            if u < acc {
+                return l;
+            }
+        }
+        p.len() - 1
+    }
+
+    /// One episode: sample, play, replay every group at every level, update. Returns the
+    /// sampled episode's score.
+    fn episode(&mut self, file: &MarketFile, ls: &Learners, levels: &[f64], eta: f64, rng: &mut SmallRng) -> MarketScore {
+        let mut actions = file.actions();
+        let picks: Vec<usize> = ls.class.iter().map(|&c| self.sample(c, rng)).collect();
+        for (j, &i) in ls.who.iter().enumerate() {
+            actions[i] = levels[picks[j]];
+        }
+        let score = MarketScore::of(&play(file, &actions), &ls.who);
+        for c in 0..ls.classes() {
+            let mine: Vec<usize> = (0..ls.who.len()).filter(|&j| ls.class[j] == c).map(|j| ls.who[j]).collect();
+            let u: Vec<f64> = levels
+                .iter()
+                .map(|&x| {
+                    let mut a = actions.clone();
+                    for &i in &mine {
+                        a[i] = x;
+                    }
+                    let m = play(file, &a);
+                    mine.iter().map(|&i| m.utility(i)).sum::<f64>() / mine.len() as f64
+                })
+                .collect();
+            let (lo, hi) = u.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+            if hi > lo {
+                for (w, x) in self.log_weights[c].iter_mut().zip(&u) {
+                    *w += eta * (x - lo) / (hi - lo);
+                }
+            }
+        }
+        score
+    }
+}
+
+/// A learner acting in K market copies at once: each round the learning tenants' features in,
+/// their levels out, their utility's change over their job's value back.
+struct Rollout<'a> {
+    ls: &'a Learners,
+    levels: &'a [f64],
+    dim: usize,
+}
+
+impl Rollout<'_> {
+    fn observe(&self, market: &Market, out: &mut [f32]) {
+        for (j, &i) in self.ls.who.iter().enumerate() {
+            market.observe(i, &mut out[j * self.dim..(j + 1) * self.dim]);
+        }
+    }
+
+    /// One training episode over `files` (one market copy each): act sampled, step, learn.
+    fn train(&self, learner: &mut dyn Learner, files: &[MarketFile], seed: u64) -> Vec<MarketScore> {
+        let (n, k) = (self.ls.who.len(), files.len());
+        learner.begin_episode(seed);
+        let mut markets: Vec<Market> = files.iter().map(|f| Market::new(f.clone())).collect();
+        let own: Vec<Vec<f64>> = files.iter().map(MarketFile::actions).collect();
+        let scale: Vec<Vec<f64>> = files
+            .iter()
+            .map(|f| {
+                self.ls
+                    .who
+                    .iter()
+                    .map(|&i| (f.market.tenants[i].value * f.market.tenants[i].work).max(f64::MIN_POSITIVE))
+                    .collect()
+            })
+            .collect();
+        let mut obs = vec![vec![0f32; n * self.dim]; k];
+        let mut next = vec![vec![0f32; n * self.dim]; k];
+        for (m, o) in markets.iter().zip(obs.iter_mut()) {
+            self.observe(m, o);
+        }
+        let zeros = vec![0.0; n];
+        let mut actions = vec![vec![0usize; n]; k];
+        let mut rewards = vec![vec![0f64; n]; k];
+        let (input, allocation) = (
+            scheduler::RoundInput::from_utilities(&[vec![0.0]]),
+            scheduler::Allocation::default(),
+        );
+        while markets.iter().any(|m| !m.done()) {
+            {
+                let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim: self.dim }).collect();
+                let budgets: Vec<&[f64]> = vec![&zeros; k];
+                learner.act_many(&views, &budgets, &mut actions);
+            }
+            for c in 0..k {
+                rewards[c].fill(0.0);
+                if markets[c].done() {
+                    continue;
+                }
+                let mut a = own[c].clone();
+                for (j, &i) in self.ls.who.iter().enumerate() {
+                    a[i] = self.levels[actions[c][j]];
+                }
+                let before: Vec<f64> = self.ls.who.iter().map(|&i| markets[c].utility(i)).collect();
+                markets[c].step(&a);
+                for (j, &i) in self.ls.who.iter().enumerate() {
+                    rewards[c][j] = (markets[c].utility(i) - before[j]) / scale[c][j];
+                }
+                self.observe(&markets[c], &mut next[c]);
+            }
+            let done = markets.iter().all(Market::done);
+            let ts: Vec<Transition<'_>> = (0..k)
+                .map(|c| Transition {
+                    obs: Observations {
+                        data: &obs[c],
+                        dim: self.dim,
+                    },
+                    budgets: &zeros,
+                    actions: &actions[c],
+                    rewards: &rewards[c],
+                    next_obs: Observations {
+                        data: &next[c],
+                        dim: self.dim,
+                    },
+                    next_budgets: &zeros,
+                    done,
+                    input: &input,
+                    bid_values: &[],
+                    allocation: &allocation,
+                })
+                .collect();
+            learner.learn_many(&ts);
+            std::mem::swap(&mut obs, &mut next);
+        }
+        markets.iter().map(|m| MarketScore::of(m, &self.ls.who)).collect()
+    }
+
+    /// One greedy episode; also each group's mean level at its tenants' decision rounds.
+    fn greedy(&self, learner: &mut dyn Learner, file: &MarketFile) -> (MarketScore, Vec<(f64, u32)>) {
+        let n = self.ls.who.len();
+        let mut market = Market::new(file.clone());
+        let mut a = file.actions();
+        let mut obs = vec![0f32; n * self.dim];
+        let mut actions = vec![0usize; n];
+        let mut chosen = vec![(0.0, 0u32); self.ls.classes()];
+        while !market.done() {
+            self.observe(&market, &mut obs);
+            learner.act(Observations { data: &obs, dim: self.dim }, &vec![0.0; n], true, &mut actions);
+            for (j, &i) in self.ls.who.iter().enumerate() {
+                a[i] = self.levels[actions[j]];
+                // Feature 3: the tenant decides this round (its level is used).
+                if obs[j * self.dim + 3] > 0.5 {
+                    let c = &mut chosen[self.ls.class[j]];
+                    *c = (c.0 + a[i], c.1 + 1);
+                }
+            }
+            market.step(&a);
+        }
+        (MarketScore::of(&market, &self.ls.who), chosen)
+    }
+}
+
+/// One replicate's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct MarketReplicate {
+    /// Its training seed.
+    pub seed: u64,
+    /// Greedy evaluation, mean over the evaluation seeds.
+    pub eval: MarketScore,
+    /// The level each group plays greedily (Hedge), or its mean level at its tenants'
+    /// decision rounds (PPO, ES), in group order.
+    pub levels: Vec<f64>,
+    /// The sampled training episodes' scores (copy 0's under PPO and ES).
+    #[serde(skip)]
+    pub curve: Vec<MarketScore>,
+}
+
+/// What `mtf train` on a market file produced; `summary.json` is it as JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct MarketTrained {
+    /// The run directory.
+    #[serde(skip)]
+    pub dir: PathBuf,
+    /// The config file.
+    pub config: String,
+    /// `second_price`, `first_price` or `mtf`.
+    pub mechanism: String,
+    /// `hedge`, `ppo` or `es`.
+    pub learner: MarketLearnerKind,
+    /// The levels learners chose among.
+    pub levels: Vec<f64>,
+    /// Learning groups (the file's tenant entries with `learn = true`).
+    pub groups: Vec<String>,
+    /// Learning tenants.
+    pub learning_tenants: usize,
+    /// Training episodes per replicate.
+    pub episodes: u64,
+    /// Evaluation seeds.
+    pub eval_seeds: Vec<u64>,
+    /// Per replicate.
+    pub replicates: Vec<MarketReplicate>,
+    /// Learners' mean utility per tenant, greedy, over replicates.
+    pub utility: Stat,
+    /// Welfare over replicates.
+    pub welfare: Stat,
+    /// What all tenants paid, over replicates.
+    pub paid: Stat,
+    /// The learners as economic agents (their own factors), same seeds.
+    pub own: MarketScore,
+    /// The best common level for all learners, and its figures, same seeds.
+    pub best_level: f64,
+    /// Its figures.
+    pub best: MarketScore,
+    /// Per level (all learners at it), same seeds.
+    pub by_level: Vec<MarketScore>,
+}
+
+/// Mean score of `actions` (the learners at their entries) over `files`.
+fn scored(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> MarketScore {
+    let scores: Vec<MarketScore> = files
+        .iter()
+        .map(|f| {
+            let mut a = f.actions();
+            if let Some(x) = level {
+                for &i in &ls.who {
+                    a[i] = x;
+                }
+            }
+            MarketScore::of(&play(f, &a), &ls.who)
+        })
+        .collect();
+    MarketScore::mean(&scores)
+}
+
+/// Train the learning tenants of the market in `config` (with `--set` overrides; `seed`
+/// replaces the file's, `replicates` `train.replicates`) and write the run directory:
+/// `config.toml`, `episodes.csv` (each replicate's training curve), `summary.json` and
+/// `learning.png` / `.svg`.
+pub fn train_market(
+    config: &Path,
+    set: &[String],
+    seed: Option<u64>,
+    replicates: Option<usize>,
+    out: Option<&Path>,
+    name: Option<&str>,
+) -> Result<MarketTrained> {
+    let path = config.display().to_string();
+    let mut raw = MarketFile::load_unexpanded(config, set)?;
+    if let Some(s) = seed {
+        raw.seed = s;
+    }
+    let mut tr = MarketTraining::of(&raw, &path)?;
+    if let Some(r) = replicates {
+        if !(1..=64).contains(&r) {
+            return Err(user(format!("--replicates {r}: must be in [1, 64]")));
+        }
+        tr.train.replicates = r;
+    }
+    let base = raw.at_seed(raw.seed);
+    let ls = Learners::of(&base, &raw);
+    let levels = tr.learner.levels.clone();
+    let stem = config.file_stem().and_then(|s| s.to_str()).unwrap_or("market");
+    let dir = run::RunDir::create(out, name.unwrap_or(&format!("train-{stem}")))?;
+    run::write_atomic(&dir.config(), toml::to_string(&raw).map_err(|e| user(format!("{e}")))?.as_bytes())?;
+    let eval_seeds: Vec<u64> = (0..tr.train.eval_seeds as u64)
+        .map(|j| stream_seed(raw.seed, "market-eval", j))
+        .collect();
+    let eval_files: Vec<MarketFile> = eval_seeds.iter().map(|&s| raw.at_seed(s)).collect();
+    let dim = Market::obs_dim(raw.market.types.len());
+    let rollout = Rollout {
+        ls: &ls,
+        levels: &levels,
+        dim,
+    };
+    let mut reps = Vec::new();
+    for r in 0..tr.train.replicates {
+        let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
+        reps.push(replicate(&raw, &tr, &ls, &rollout, &eval_files, rs));
+    }
+    let by_level: Vec<MarketScore> = levels.iter().map(|&x| scored(&eval_files, &ls, Some(x))).collect();
+    let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
+    let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());
+    let done = MarketTrained {
+        dir: dir.path().to_path_buf(),
+        config: path,
+        mechanism: serde_json::to_value(raw.mechanism.kind)?.as_str().unwrap_or("").to_string(),
+        learner: tr.learner.kind,
+        levels: levels.clone(),
+        groups: ls.names.clone(),
+        learning_tenants: ls.who.len(),
+        episodes: tr.train.episodes,
+        eval_seeds,
+        utility: stat(|s| s.utility),
+        welfare: stat(|s| s.welfare),
+        paid: stat(|s| s.paid),
+        own: scored(&eval_files, &ls, None),
+        best_level: levels[best],
+        best: by_level[best],
+        by_level,
+        replicates: reps,
+    };
+    write_outputs(&dir, &done)?;
+    Ok(done)
+}
+
+/// One replicate: train from `seed`, evaluate greedily.
+fn replicate(
+    raw: &MarketFile,
+    tr: &MarketTraining,
+    ls: &Learners,
+    rollout: &Rollout<'_>,
+    eval: &[MarketFile],
+    seed: u64,
+) -> MarketReplicate {
+    let episodes = tr.train.episodes;
+    let levels = &tr.learner.levels;
+    let mut curve = Vec::with_capacity(episodes as usize);
+    let episode_file = |e: u64, k: u64| {
+        raw.at_seed(stream_seed(
+            stream_seed(seed, env::rng::names::TRAIN_EPISODE, e),
+            env::rng::names::TRAIN_ENV,
+            k,
+        ))
+    };
+    match tr.learner.kind {
+        MarketLearnerKind::Hedge => {
+            let mut h = MarketHedgeState::new(ls.classes(), levels.len());
+            let mut rng = stream(seed, env::rng::names::POLICY, 0);
+            for e in 0..episodes {
+                curve.push(h.episode(&episode_file(e, 0), ls, levels, tr.learner.hedge.eta, &mut rng));
+            }
+            let chosen: Vec<f64> = (0..ls.classes()).map(|c| levels[h.greedy(c)]).collect();
+            let scores: Vec<MarketScore> = eval
+                .iter()
+                .map(|f| {
+                    let mut a = f.actions();
+                    for (j, &i) in ls.who.iter().enumerate() {
+                        a[i] = chosen[ls.class[j]];
+                    }
+                    MarketScore::of(&play(f, &a), &ls.who)
+                })
+                .collect();
+            MarketReplicate {
+                seed,
+                eval: MarketScore::mean(&scores),
+                levels: chosen,
+                curve,
+            }
+        }
+        kind => {
+            let init = stream_seed(seed, env::rng::names::INIT, 0);
+            let shape = Shape {
+                n: ls.who.len(),
+                obs_dim: rollout.dim,
+                at: 0,
+                d: rollout.dim,
+                k: levels.len(),
+            };
+            let (mut learner, copies): (Box<dyn Learner>, usize) = match kind {
+                MarketLearnerKind::Ppo => {
+                    let p = &tr.learner.ppo;
+                    let rounds = u64::from(raw.env.rounds);
+                    let per_episode = if p.rollout == 0 { 1 } else { rounds.div_ceil(p.rollout as u64) };
+                    let cfg = PpoConfig {
+                        critic: Critic::Local,
+                        ..p.clone()
+                    };
+                    let ppo = Ppo::new(shape, &cfg, episodes.saturating_mul(per_episode), init, Some(ls.class.clone()));
+                    (Box::new(ppo), tr.train.envs)
+                }
+                _ => {
+                    let inputs = crate::learners::Inputs {
+                        obs_dim: rollout.dim,
+                        at: 0,
+                        d: rollout.dim,
+                    };
+                    let es = Es::new(&tr.learner.es, inputs, levels.len(), ls.class.clone(), init);
+                    (Box::new(es), 2 * tr.learner.es.pairs)
+                }
+            };
+            let paired = learner.paired_copies();
+            for e in 0..episodes {
+                let files: Vec<MarketFile> = (0..copies)
+                    .map(|k| episode_file(e, if paired { k as u64 / 2 } else { k as u64 }))
+                    .collect();
+                let scores = rollout.train(learner.as_mut(), &files, stream_seed(seed, env::rng::names::POLICY_EPISODE, e));
+                curve.push(scores[0]);
+            }
+            let mut chosen = vec![(0.0, 0u32); ls.classes()];
+            let scores: Vec<MarketScore> = eval
+                .iter()
+                .map(|f| {
+                    let (s, c) = rollout.greedy(learner.as_mut(), f);
+                    for (a, b) in chosen.iter_mut().zip(c) {
+                        *a = (a.0 + b.0, a.1 + b.1);
+                    }
+                    s
+                })
+                .collect();
+            MarketReplicate {
+                seed,
+                eval: MarketScore::mean(&scores),
+                levels: chosen
+                    .iter()
+                    .map(|&(s, k)| if k == 0 { f64::NAN } else { s / f64::from(k) })
+                    .collect(),
+                curve,
+            }
+        }
+    }
+}
+
+/// `episodes.csv`, `summary.json` and `learning.png` / `.svg`.
+fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
+    let mut csv = String::from("replicate,episode,utility,welfare,paid\n");
+    for (r, rep) in done.replicates.iter().enumerate() {
+        for (e, s) in rep.curve.iter().enumerate() {
+            csv.push_str(&format!("{r},{e},{},{},{}\n", s.utility, s.welfare, s.paid));
+        }
+    }
+    run::write_atomic(&dir.path().join("episodes.csv"), csv.as_bytes())?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(done)?.as_bytes())?;
+    let episodes = done.replicates.first().map_or(0, |r| r.curve.len());
+    let xs: Vec<f64> = (1..=episodes).map(|e| e as f64).collect();
+    let learned: Vec<Stat> = (0..episodes)
+        .map(|e| Stat::of(&done.replicates.iter().map(|r| r.curve[e].utility).collect::<Vec<_>>()))
+        .collect();
+    let flat = |x: f64| vec![Stat { mean: x, ci95: f64::NAN }; episodes];
+    let series = vec![
+        (
+            format!("{:?} (sampled), {} replicates", done.learner, done.replicates.len()).to_lowercase(),
+            learned,
+        ),
+        ("own factors (economic agent)".to_string(), flat(done.own.utility)),
+        (format!("best common level {}", done.best_level), flat(done.best.utility)),
+    ];
+    crate::report::plots::lines(
+        dir.path(),
+        "learning",
+        &format!("Learning tenants' utility per tenant ({})", done.mechanism),
+        "training episode",
+        "utility per learning tenant",
+        &xs,
+        false,
+        &series,
+    )?;
+    Ok(())
+}
+
+impl fmt::Display for MarketTrained {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} learning {} tenant(s) in {} ({}), {} episodes x {} replicates, {} evaluation seeds",
+            format!("{:?}", self.learner).to_lowercase(),
+            self.learning_tenants,
+            self.groups.join(", "),
+            self.mechanism,
+            self.episodes,
+            self.replicates.len(),
+            self.eval_seeds.len()
+        )?;
+        writeln!(
+            f,
+            "{:<34} {:>18} {:>12} {:>12}",
+            "policy of the learning tenants", "utility/tenant", "welfare", "paid"
+        )?;
+        writeln!(
+            f,
+            "{:<34} {:>18} {:>12} {:>12}",
+            "learned (greedy, over replicates)",
+            self.utility.pm(3),
+            self.welfare.pm(1),
+            self.paid.pm(1)
+        )?;
+        for (name, s) in [
+            ("own factors (economic agent)".to_string(), &self.own),
+            (format!("best common level {}", self.best_level), &self.best),
+        ] {
+            writeln!(f, "{name:<34} {:>18.3} {:>12.1} {:>12.1}", s.utility, s.welfare, s.paid)?;
+        }
+        for (r, rep) in self.replicates.iter().enumerate() {
+            let lv: Vec<String> = rep.levels.iter().map(|x| format!("{x:.2}")).collect();
+            writeln!(f, "replicate {r}: levels [{}], utility {:.3}", lv.join(", "), rep.eval.utility)?;
+        }
+        writeln!(f, "run directory: {}", self.dir.display())
+    }
+}
