@@ -11,6 +11,7 @@ mod cli_compare;
 mod cli_curves;
 mod cli_export;
 mod cli_flags;
+mod cli_market_train;
 mod cli_policies;
 mod cli_schedule;
 mod cli_simulate;

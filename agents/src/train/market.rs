@@ -84,9 +84,11 @@ pub struct MarketLearner {
     pub levels: Vec<f64>,
     /// Hedge's section.
     pub hedge: MarketHedge,
-    /// PPO's section (as in the queue world; `features` and `critic` are the market's own).
+    /// PPO's section (as in the queue world, but `gae_lambda` defaults to 1; `features` and
+    /// `critic` are the market's own).
     pub ppo: PpoConfig,
-    /// ES's section (as in the queue world; `features` is the market's own).
+    /// ES's section (as in the queue world, but `sigma` defaults to 0.2; `features` is the
+    /// market's own).
     pub es: EsConfig,
 }
 
@@ -150,6 +152,27 @@ impl MarketTraining {
             }
         }
         let mut t: Self = env::config::from_table(path, table)?;
+        // One decisive round (a launch table at arrival or at a checkpoint) followed by many
+        // that change nothing: bootstrapped advantages (lambda 0.95) let the critic's error
+        // swamp the decision's small effect. On the first-price duel PPO found the best bid
+        // in 4 of 6 replicates at 0.95 and in 6 of 6 at 1 (Monte Carlo advantages), so 1 is
+        // the market's default unless the file sets it.
+        let set = |section: &str, key: &str| {
+            file.learner
+                .as_ref()
+                .and_then(|l| l.get(section))
+                .and_then(|p| p.get(key))
+                .is_some()
+        };
+        if !set("ppo", "gae_lambda") {
+            t.learner.ppo.gae_lambda = 1.0;
+        }
+        // ES's population acts greedily, and a group's utility is flat in its parameters
+        // except where the argmax changes level: at sigma 0.05 ES found the duel's best bid
+        // in 4 of 10 replicates (100 generations), at 0.2 in 10 of 10.
+        if !set("es", "sigma") {
+            t.learner.es.sigma = 0.2;
+        }
         let mtf = file.mechanism.kind == Pricing::Mtf;
         if t.learner.levels.is_empty() {
             t.learner.levels = if mtf {
@@ -760,15 +783,33 @@ fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
     }
     run::write_atomic(&dir.path().join("episodes.csv"), csv.as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(done)?.as_bytes())?;
+    // At most 30 points: each the mean of a window of episodes per replicate (sampled
+    // episodes are noisy), with its CI over replicates.
     let episodes = done.replicates.first().map_or(0, |r| r.curve.len());
-    let xs: Vec<f64> = (1..=episodes).map(|e| e as f64).collect();
-    let learned: Vec<Stat> = (0..episodes)
-        .map(|e| Stat::of(&done.replicates.iter().map(|r| r.curve[e].utility).collect::<Vec<_>>()))
+    let width = episodes.div_ceil(30).max(1);
+    let windows: Vec<std::ops::Range<usize>> = (0..episodes).step_by(width).map(|a| a..(a + width).min(episodes)).collect();
+    let xs: Vec<f64> = windows.iter().map(|w| w.end as f64).collect();
+    let learned: Vec<Stat> = windows
+        .iter()
+        .map(|w| {
+            let per_rep: Vec<f64> = done
+                .replicates
+                .iter()
+                .map(|r| r.curve[w.clone()].iter().map(|s| s.utility).sum::<f64>() / w.len() as f64)
+                .collect();
+            Stat::of(&per_rep)
+        })
         .collect();
+    let episodes = windows.len();
     let flat = |x: f64| vec![Stat { mean: x, ci95: f64::NAN }; episodes];
     let series = vec![
         (
-            format!("{:?} (sampled), {} replicates", done.learner, done.replicates.len()).to_lowercase(),
+            format!(
+                "{:?} (sampled; mean of {width} episodes), {} replicates",
+                done.learner,
+                done.replicates.len()
+            )
+            .to_lowercase(),
             learned,
         ),
         ("own factors (economic agent)".to_string(), flat(done.own.utility)),
@@ -778,7 +819,7 @@ fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
         dir.path(),
         "learning",
         &format!("Learning tenants' utility per tenant ({})", done.mechanism),
-        "training episode",
+        "training episodes",
         "utility per learning tenant",
         &xs,
         false,

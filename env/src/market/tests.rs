@@ -25,6 +25,8 @@ fn job(name: &str, speeds: Vec<f64>, work: f64, checkpoint: f64, value: f64) -> 
         threshold: 0.0,
         count: 1,
         arrival_spacing: 0,
+        learn: false,
+        group: 0,
     }
 }
 
@@ -339,6 +341,8 @@ fn random_markets_keep_the_invariants() {
                 threshold: 0.0,
                 count: 1,
                 arrival_spacing: 0,
+                learn: false,
+                group: i,
             })
             .collect();
         f.env.rounds = 25;
@@ -354,7 +358,18 @@ fn random_markets_keep_the_invariants() {
             .collect();
         let kind = f.mechanism.kind;
         let mut market = Market::new(f.clone());
+        let mut obs = vec![0f32; Market::obs_dim(types)];
         while !market.done() {
+            // What a learned bid policy sees: finite, bounded, and "in the market" exactly
+            // for the tenants that are (or arrive this round).
+            for i in 0..n {
+                market.observe(i, &mut obs);
+                assert!(obs.iter().all(|x| x.is_finite() && (-1.0..=10.0).contains(x)), "case {case}: {obs:?}");
+                let arriving = market.round() == f.market.tenants[i].arrival;
+                assert_eq!(obs[0] == 1.0, market.active(i) || arriving, "case {case}");
+                let t = &market.totals()[i];
+                assert!(close(market.utility(i), t.earned - t.spent));
+            }
             let r = market.step(&actions);
             assert!(market.claims().iter().all(|&c| c <= 1), "case {case}: {:?}", market.claims());
             for (i, t) in r.tenants.iter().enumerate() {
