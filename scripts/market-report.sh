@@ -21,6 +21,29 @@ $M compare --config configs/market/three-types.toml --mechanisms second_price,fi
 cp "$R/compare/cost_per_work.png" docs/figures/market-three-types-cost.png
 cp "$R/compare/utilisation.png" docs/figures/market-three-types-utilisation.png
 cp "$R/example/prices.png" docs/figures/market-example-prices.png
+# Learning to bid (mtf train): the duel's known answers, then the inference services of the
+# larger market learning against everyone else's economic agent (3 replicates each).
+$M train --config configs/market/duel.toml --out "$R/duel-hedge" --json > "$R/duel-hedge.json"
+$M train --config configs/market/duel.toml --set 'learner.kind="ppo"' --set train.episodes=300 \
+  --out "$R/duel-ppo" --json > "$R/duel-ppo.json"
+$M train --config configs/market/duel.toml --set 'learner.kind="es"' --set train.episodes=100 \
+  --out "$R/duel-es" --json > "$R/duel-es.json"
+for mech in second_price first_price; do
+  $M train --config configs/market/three-types.toml --set "mechanism.kind=\"$mech\"" \
+    --out "$R/learn-$mech" --json > "$R/learn-$mech.json"
+done
+$M train --config configs/market/three-types.toml --set 'mechanism.kind="mtf"' \
+  --set 'learner.levels=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]' --out "$R/learn-mtf" --json > "$R/learn-mtf.json"
+# The fine-tuning jobs learning their MTF threshold instead (tenant entry 2).
+$M train --config configs/market/three-types.toml --set 'mechanism.kind="mtf"' \
+  --set 'learner.levels=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]' \
+  --set market.tenants.1.learn=false --set market.tenants.2.learn=true \
+  --out "$R/learn-mtf-finetune" --json > "$R/learn-mtf-finetune.json"
+for k in es ppo; do
+  $M train --config configs/market/three-types.toml --set 'mechanism.kind="first_price"' \
+    --set "learner.kind=\"$k\"" --set train.episodes=300 --out "$R/learn-$k" --json > "$R/learn-$k.json"
+done
+cp "$R/learn-ppo/learning.png" docs/figures/market-learning-ppo.png
 python3 - "$R" > docs/market.md <<'PY'
 import json, os, platform, statistics, sys
 R = sys.argv[1]
@@ -43,8 +66,9 @@ running jobs keep their accelerator while their bid stands; jobs move only at th
 bids its break-even price: the cheapest alternative's cost per unit of work times its speed on the
 type. MTF runs in the same world with tokens (unit demand; money at base prices). The rules are in
 the module's documentation (`cargo doc -p env`, `env::market`). `mtf simulate --config
-configs/market/...` runs a market file and `mtf compare` its mechanisms under fixed policies;
-the learners, Python, export and the sweep do not run in this world yet.
+configs/market/...` runs a market file, `mtf compare` its mechanisms under fixed policies, and
+`mtf train` learns the bids of the tenants marked `learn = true` against the others (below);
+Python, export and the sweep do not run in this world yet.
 
 ## The paper's worked example
 
@@ -82,8 +106,8 @@ What the table shows, per row: under fixed policies the mechanisms differ in wha
 how often jobs move and how much work the moves lose, and how long the last job takes (rounds).
 MTF's utility is a tenant's own speed over its best speed: it does not weigh which tenant gains
 most from a fast accelerator, and each checkpoint is a new round of the token race; the
-auctions' bids carry the break-even prices, which do. These are fixed policies; learning bids
-and thresholds against them is next.
+auctions' bids carry the break-even prices, which do. These are fixed policies; the next
+section learns bids against them.
 
 The exchange's price per type under second and first price (under MTF every accelerator costs
 its base price):
@@ -98,6 +122,96 @@ file order: 12 training, 12 inference, 8 fine-tuning jobs), every row:
 ![utilisation](figures/market-three-types-utilisation.png)
 
 ![cost per unit of work](figures/market-three-types-cost.png)
+
+""")
+def load(name):
+    return json.load(open(f"{R}/{name}.json"))
+def row(name, label):
+    v = load(name)
+    u = v["utility"]
+    ci = "" if u["ci95"] is None else f" ± {u['ci95']:.2f}"
+    levels = ", ".join("/".join(f"{x:.2f}" for x in r["levels"]) for r in v["replicates"])
+    w = v["welfare"]
+    wci = "" if w["ci95"] is None else f" ± {w['ci95']:.1f}"
+    return (f"| {label} | {v['mechanism']} | {v['learner']} | {v['episodes']} | {levels} | "
+            f"{u['mean']:.2f}{ci} | {v['own']['utility']:.2f} | {v['best_level']:g}: {v['best']['utility']:.2f} | "
+            f"{w['mean']:.1f}{wci} | {v['own']['welfare']:.1f} |")
+print("""## Learning to bid
+
+`mtf train --config FILE` on a market file trains the tenants with `learn = true` (a group
+shares one policy) against everyone else playing their own factors (the economic agent), and
+evaluates the greedy policies of every replicate on evaluation seeds shared by all replicates
+beside two references on the same seeds: the learners as economic agents (`own`), and the
+best common level (every learner at one level, the best of `learner.levels`). Hedge keeps a
+factor for the whole job and learns with full information (every level replayed each
+episode); PPO and ES choose a level every round from the tenant's state (`Market::observe`),
+so they could beat the best common level. The rules and defaults are in
+`agents/src/train/market.rs`.
+
+`configs/market/duel.toml` has answers known by hand (its header): under first price the
+learner's best bid factor is 0.9, utility 11 (the economic agent's 1 earns 10); under second
+price truthful bidding is a best response. Below, "levels" is each replicate's greedy level
+(PPO, ES: the mean level at its tenants' decision rounds); utility is per learning tenant in
+money, mean ± 95% CI over the 3 training replicates (no ± when every replicate is identical);
+welfare is the value of all finished work.
+
+| scenario | mechanism | learner | episodes | levels (per replicate) | utility learned | own | best common level: utility | welfare learned | welfare own |
+|---|---|---|---|---|---|---|---|---|---|""")
+for name, label in [("duel-hedge", "duel"), ("duel-ppo", "duel"), ("duel-es", "duel"),
+                    ("learn-second_price", "three types, inference learns"),
+                    ("learn-first_price", "three types, inference learns"),
+                    ("learn-mtf", "three types, inference learns"),
+                    ("learn-es", "three types, inference learns"),
+                    ("learn-ppo", "three types, inference learns")]:
+    print(row(name, label))
+sp, fp, mtf, ft = (load(n) for n in ["learn-second_price", "learn-first_price", "learn-mtf", "learn-mtf-finetune"])
+def moved(a, b, unit=""):
+    return "stays at" if abs(a - b) < 5e-3 else ("rises from" if b > a else "falls from")
+def reached(name):
+    v = load(name)
+    return sum(abs(r["eval"]["utility"] - v["best"]["utility"]) < 1e-6 for r in v["replicates"]), len(v["replicates"])
+def says(v, who):
+    ua, ub = v["own"]["utility"], v["utility"]["mean"]
+    wa, wb = v["own"]["welfare"], v["welfare"]["mean"]
+    return (f"{who} utility per tenant {moved(ua, ub)} {ua:.2f}" + ("" if abs(ua - ub) < 5e-3 else f" to {ub:.2f}")
+            + f" and welfare {moved(wa, wb)} {wa:.1f}" + ("" if abs(wa - wb) < 5e-3 else f" to {wb:.1f}"))
+ppo, es = reached("learn-ppo"), reached("learn-es")
+pv = load("learn-ppo")
+u = [b["utility"] for b in pv["by_level"]]
+peaks = [f"{pv['levels'][k]:g}" for k in range(len(u)) if (k == 0 or u[k] > u[k - 1]) and (k == len(u) - 1 or u[k] > u[k + 1])]
+sp_best = ("The economic agent's break-even bid is a best response here (its utility is the best common level's), as second price's theory leads one to expect."
+           if abs(sp["own"]["utility"] - sp["best"]["utility"]) < 5e-3 else
+           f"The economic agent's break-even bid is not a best response here: the best common level, {sp['best_level']:g}, earns {sp['best']['utility']:.2f}.")
+beat = sum(r["eval"]["utility"] > load(n)["best"]["utility"] + 1e-6 for n in ["learn-ppo", "learn-es"] for r in load(n)["replicates"])
+beat = "none" if beat == 0 else str(beat)
+ppo_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in pv["replicates"])
+ft_levels = ", ".join("/".join(f"{x:.2f}" for x in r["levels"]) for r in ft["replicates"])
+fp_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in fp["replicates"])
+peaks = ", ".join(peaks)
+print(f"""| three types, fine-tuning learns | mtf | hedge | {ft['episodes']} | {ft_levels} | {ft['utility']['mean']:.2f} | {ft['own']['utility']:.2f} | {ft['best_level']:g}: {ft['best']['utility']:.2f} | {ft['welfare']['mean']:.1f} | {ft['own']['welfare']:.1f} |
+
+(± 0.00: every replicate ended identical.) What it says, from the rows above (the script
+writes these sentences from the numbers):
+
+- Second price, the inference services learning: {says(sp, "their")}. {sp_best}
+- First price: {says(fp, "their")}. At break-even a winning bid pays exactly what the
+  alternative would cost, so it leaves no surplus; shading recovers it, and the learned level
+  is {fp_levels} per replicate.
+- MTF thresholds: the inference services: {says(mtf, "their")}; the fine-tuning jobs (a
+  second run, them learning instead): {says(ft, "their")}. Where a selfish tenant's gain and welfare move apart, the learner
+  follows its own utility: what the harness's learners optimise is not welfare.
+- Hedge's group policy is one level for the whole job, the same space as the best common
+  level, so Hedge reaching it (every Hedge row) is the check. PPO and ES choose a level every
+  round and could beat it; on the larger market under first price PPO reached the best common
+  level's utility in {ppo[0]} of {ppo[1]} replicates and ES in {es[0]} of {es[1]} (300
+  episodes); replicates that beat it: {beat}. The utility over common levels has its local peaks at
+  {peaks} (the best {pv['best_level']:g}; `summary.json`'s `by_level`); PPO's
+  replicates ended at {ppo_levels}.
+""")
+print(f"""PPO's training curve on the larger market under first price (sampled actions, windows of 10
+episodes, mean and 95% CI over replicates; the references are greedy, on the evaluation seeds):
+
+![PPO learning](figures/market-learning-ppo.png)
 
 Machine: {cpu}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}.""")
 PY
