@@ -118,6 +118,51 @@ fn a_market_run_is_reproducible_and_its_seed_changes_only_what_it_should() {
         ],
     );
     assert_ne!(a["replicates"][0]["seed"], c["replicates"][0]["seed"]);
+    assert_ne!(a["eval_seeds"], c["eval_seeds"]);
+    // The duel has no size ranges: its references do not depend on the seed.
+    for k in ["by_level", "own", "best", "best_level"] {
+        assert_eq!(a[k], c[k], "{k}");
+    }
+}
+
+#[test]
+fn hedge_reaches_the_best_common_level_where_job_sizes_and_groups_vary_with_the_seed() {
+    // three-types.toml: the 12 inference services (one group, sizes 4-8 drawn per episode
+    // seed) learn under first price. Hedge's policy is one level per group, the space of the
+    // common levels, so each replicate's greedy utility must be the best common level's.
+    let out = tmp("market-train", "three");
+    let config = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
+    let out_s = out.display().to_string();
+    let (code, stdout, stderr) = mtf(&[
+        "train",
+        "--config",
+        &config,
+        "--out",
+        &out_s,
+        "--json",
+        "--set",
+        "mechanism.kind=\"first_price\"",
+        "--set",
+        "train.episodes=20",
+        "--set",
+        "train.replicates=2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["learning_tenants"], 12);
+    assert_eq!(v["groups"], serde_json::json!(["infer"]));
+    let best = f(&v, &["best", "utility"]);
+    let levels: Vec<f64> = v["by_level"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["utility"].as_f64().unwrap())
+        .collect();
+    assert!(levels.iter().all(|&u| u <= best + 1e-9));
+    assert!(best > f(&v, &["own", "utility"]) + 1.0, "shading pays under first price");
+    for (level, utility) in replicates(&v) {
+        assert!((utility - best).abs() < 1e-9, "level {level}: {utility} != {best}");
+    }
 }
 
 #[test]

@@ -15,6 +15,8 @@ fn tiny(line: &str) -> &'static str {
     let cmd = line.split_whitespace().nth(1).unwrap_or("");
     match cmd {
         "train" if line.contains("--resume") => "",
+        // A market file's [learner] has no actor-critic; its training is short already.
+        "train" if line.contains("configs/market/") => " --set train.episodes=2 --set train.eval_seeds=1",
         "sweep" if line.contains(" sweep export ") || line.contains(" sweep status ") => "",
         "train" | "sweep" => {
             " --set env.rounds=20 --set train.episodes=2 --set train.eval_seeds=1 --set learner.actor_critic.actor_hidden=16"

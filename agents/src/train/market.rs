@@ -11,7 +11,7 @@
 //! - `hedge`: one weight vector over the levels per group, a factor kept for the whole job.
 //!   After each episode, for every group and level, the episode is replayed with the group's
 //!   tenants at that level (the others as they played): full-information Hedge on the group's
-//!   mean utility, scaled to [0, 1] by its spread over the levels. Greedy: the heaviest level.
+//!   mean utility over its mean job worth (value x size). Greedy: the heaviest level.
 //! - `ppo` and `es`: the harness's learners ([`crate::learners::ppo`], [`crate::learners::es`])
 //!   choosing a level every round from [`env::market::Market::observe`]'s features (a launch
 //!   table changes only at a decision point: arrival, waiting, a checkpoint), paid their
@@ -63,7 +63,7 @@ pub enum MarketLearnerKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MarketHedge {
-    /// Learning rate on the utility scaled to [0, 1].
+    /// Learning rate on the utility over the group's mean job worth (value x size).
     pub eta: f64,
 }
 
@@ -84,8 +84,9 @@ pub struct MarketLearner {
     pub levels: Vec<f64>,
     /// Hedge's section.
     pub hedge: MarketHedge,
-    /// PPO's section (as in the queue world, but `gae_lambda` defaults to 1; `features` and
-    /// `critic` are the market's own).
+    /// PPO's section (as in the queue world, but `gamma` and `gae_lambda` default to 1;
+    /// `features` and `critic` are the market's own; actors are shared per group whatever
+    /// `share` says).
     pub ppo: PpoConfig,
     /// ES's section (as in the queue world, but `sigma` defaults to 0.2; `features` is the
     /// market's own).
@@ -167,6 +168,10 @@ impl MarketTraining {
         if !set("ppo", "gae_lambda") {
             t.learner.ppo.gae_lambda = 1.0;
         }
+        // The evaluation counts utility undiscounted, and an episode ends when its jobs do.
+        if !set("ppo", "gamma") {
+            t.learner.ppo.gamma = 1.0;
+        }
         // ES's population acts greedily, and a group's utility is flat in its parameters
         // except where the argmax changes level: at sigma 0.05 ES found the duel's best bid
         // in 4 of 10 replicates (100 generations), at 0.2 in 10 of 10.
@@ -227,6 +232,41 @@ impl MarketTraining {
             return Err(err(
                 "learner.ppo.epochs",
                 "epochs must be in [1, 1000] and minibatches in [1, 1024]".into(),
+            ));
+        }
+        let p = &l.ppo;
+        for (k, v, lo, hi) in [
+            ("learner.ppo.gamma", p.gamma, 0.0, 1.0),
+            ("learner.ppo.gae_lambda", p.gae_lambda, 0.0, 1.0),
+            ("learner.ppo.clip", p.clip, 1e-9, 1e6),
+            ("learner.ppo.max_grad_norm", p.max_grad_norm, 1e-9, 1e6),
+            ("learner.ppo.entropy", p.entropy, 0.0, crate::learners::limits::MAX_COEF),
+            ("learner.ppo.vf_coef", p.vf_coef, 0.0, crate::learners::limits::MAX_COEF),
+            ("learner.ppo.reward_scale", p.reward_scale, 1e-9, crate::learners::limits::MAX_COEF),
+            (
+                "learner.ppo.weight_decay",
+                p.weight_decay,
+                0.0,
+                crate::learners::limits::MAX_WEIGHT_DECAY,
+            ),
+            (
+                "learner.es.weight_decay",
+                l.es.weight_decay,
+                0.0,
+                crate::learners::limits::MAX_WEIGHT_DECAY,
+            ),
+        ] {
+            if !(v.is_finite() && (lo..=hi).contains(&v)) {
+                return Err(err(k, format!("must be in [{lo}, {hi}], got {v}")));
+            }
+        }
+        if let Some((i, t)) = file.market.tenants.iter().enumerate().find(|(_, t)| t.learn && t.value <= 0.0) {
+            return Err(err(
+                &format!("market.tenants[{i}].value"),
+                format!(
+                    "{}: a learning tenant needs a value > 0 (its rewards are utility over its job's worth)",
+                    t.name
+                ),
             ));
         }
         if !(l.es.sigma.is_finite() && l.es.sigma > 0.0 && l.es.sigma <= 10.0) {
@@ -395,11 +435,16 @@ impl MarketHedgeState {
                     mine.iter().map(|&i| m.utility(i)).sum::<f64>() / mine.len() as f64
                 })
                 .collect();
-            let (lo, hi) = u.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-            if hi > lo {
-                for (w, x) in self.log_weights[c].iter_mut().zip(&u) {
-                    *w += eta * (x - lo) / (hi - lo);
-                }
+            // Utility over the group's mean job worth (value x size): a fixed scale, so the
+            // weights compare levels on their expected utility across episodes (scaling each
+            // episode by its own spread would rank them instead).
+            let worth = mine
+                .iter()
+                .map(|&i| file.market.tenants[i].value * file.market.tenants[i].work)
+                .sum::<f64>()
+                / mine.len() as f64;
+            for (w, x) in self.log_weights[c].iter_mut().zip(&u) {
+                *w += eta * x / worth;
             }
         }
         score
@@ -458,6 +503,9 @@ impl Rollout<'_> {
             for c in 0..k {
                 rewards[c].fill(0.0);
                 if markets[c].done() {
+                    // A finished copy waits for the others at its last state: reward 0, the
+                    // same observation before and after (not the one before its last round).
+                    self.observe(&markets[c], &mut next[c]);
                     continue;
                 }
                 let mut a = own[c].clone();
@@ -638,7 +686,7 @@ pub fn train_market(
     let mut reps = Vec::new();
     for r in 0..tr.train.replicates {
         let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
-        reps.push(replicate(&raw, &tr, &ls, &rollout, &eval_files, rs));
+        reps.push(replicate(&raw, &tr, &ls, &rollout, &eval_files, rs)?);
     }
     let by_level: Vec<MarketScore> = levels.iter().map(|&x| scored(&eval_files, &ls, Some(x))).collect();
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
@@ -674,7 +722,7 @@ fn replicate(
     rollout: &Rollout<'_>,
     eval: &[MarketFile],
     seed: u64,
-) -> MarketReplicate {
+) -> Result<MarketReplicate> {
     let episodes = tr.train.episodes;
     let levels = &tr.learner.levels;
     let mut curve = Vec::with_capacity(episodes as usize);
@@ -703,12 +751,12 @@ fn replicate(
                     MarketScore::of(&play(f, &a), &ls.who)
                 })
                 .collect();
-            MarketReplicate {
+            Ok(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
                 levels: chosen,
                 curve,
-            }
+            })
         }
         kind => {
             let init = stream_seed(seed, env::rng::names::INIT, 0);
@@ -748,6 +796,12 @@ fn replicate(
                     .collect();
                 let scores = rollout.train(learner.as_mut(), &files, stream_seed(seed, env::rng::names::POLICY_EPISODE, e));
                 curve.push(scores[0]);
+                if let Some(what) = learner.non_finite() {
+                    return Err(crate::error::failed(format!(
+                        "training diverged in episode {e} (seed {seed}): {what}; lower learner.{}.lr",
+                        if kind == MarketLearnerKind::Ppo { "ppo" } else { "es" }
+                    )));
+                }
             }
             let mut chosen = vec![(0.0, 0u32); ls.classes()];
             let scores: Vec<MarketScore> = eval
@@ -760,7 +814,7 @@ fn replicate(
                     s
                 })
                 .collect();
-            MarketReplicate {
+            Ok(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
                 levels: chosen
@@ -768,7 +822,7 @@ fn replicate(
                     .map(|&(s, k)| if k == 0 { f64::NAN } else { s / f64::from(k) })
                     .collect(),
                 curve,
-            }
+            })
         }
     }
 }

@@ -87,6 +87,10 @@ pub struct MarketFile {
     /// `agents::train::market`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<toml::Table>,
+    /// Its groups expanded and sizes drawn ([`MarketFile::expanded`]): a second expansion
+    /// would lose the groups and ignore a new seed.
+    #[serde(skip)]
+    pub expanded: bool,
 }
 
 fn one() -> u64 {
@@ -261,6 +265,7 @@ impl MarketFile {
     /// The market of `seed` from an unexpanded file: its groups expanded and its job sizes
     /// drawn from that seed (training episodes and evaluation seeds differ only there).
     pub fn at_seed(&self, seed: u64) -> Self {
+        assert!(!self.expanded, "MarketFile::at_seed takes an unexpanded file (load_unexpanded)");
         Self { seed, ..self.clone() }.expanded()
     }
 
@@ -276,6 +281,7 @@ impl MarketFile {
 
     /// Every tenant group (`count` > 1) as its tenants, one job each.
     pub fn expanded(mut self) -> Self {
+        self.expanded = true;
         if self.market.tenants.iter().all(|t| t.count == 1 && t.work_max.is_none()) {
             for (g, t) in self.market.tenants.iter_mut().enumerate() {
                 t.group = g;
@@ -642,7 +648,7 @@ impl Market {
     }
 
     /// What a learned bid policy sees of tenant i before the round is played, each feature
-    /// about in [-1, 2]: whether its job is in the market (or arrives this round); the share
+    /// in [-1, 10] (prices over base prices capped at 10, the rest in [-1, 1]): whether its job is in the market (or arrives this round); the share
     /// of its work left; its work since its last checkpoint over the checkpoint interval;
     /// whether it decides this round (it arrives, waits, or is at a checkpoint: its launch
     /// table changes only then); its deadline's slack over the deadline (1 without one); its

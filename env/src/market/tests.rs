@@ -364,7 +364,10 @@ fn random_markets_keep_the_invariants() {
             // for the tenants that are (or arrive this round).
             for i in 0..n {
                 market.observe(i, &mut obs);
-                assert!(obs.iter().all(|x| x.is_finite() && (-1.0..=10.0).contains(x)), "case {case}: {obs:?}");
+                assert!(
+                    obs.iter().all(|x| x.is_finite() && (-1.0..=10.0).contains(x)),
+                    "case {case}: {obs:?}"
+                );
                 let arriving = market.round() == f.market.tenants[i].arrival;
                 assert_eq!(obs[0] == 1.0, market.active(i) || arriving, "case {case}");
                 let t = &market.totals()[i];
