@@ -154,10 +154,10 @@ impl MarketTraining {
         }
         let mut t: Self = env::config::from_table(path, table)?;
         // One decisive round (a launch table at arrival or at a checkpoint) followed by many
-        // that change nothing: bootstrapped advantages (lambda 0.95) let the critic's error
-        // swamp the decision's small effect. On the first-price duel PPO found the best bid
-        // in 4 of 6 replicates at 0.95 and in 6 of 6 at 1 (Monte Carlo advantages), so 1 is
-        // the market's default unless the file sets it.
+        // that change nothing: Monte Carlo advantages (lambda 1) credit it with the whole
+        // return. On the first-price duel, before finished copies stopped feeding PPO stale
+        // observations, PPO found the best bid in 4 of 6 replicates at lambda 0.95 and 6 of 6
+        // at 1; since that fix (and gamma 1) both find it in 6 of 6. Kept at 1 unless set.
         let set = |section: &str, key: &str| {
             file.learner
                 .as_ref()
