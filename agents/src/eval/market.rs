@@ -97,7 +97,7 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
 }
 
 /// The run directory's name after the config file.
-fn stem(config: &Path) -> &str {
+pub(crate) fn stem(config: &Path) -> &str {
     config.file_stem().and_then(|s| s.to_str()).unwrap_or("market")
 }
 

@@ -670,7 +670,7 @@ pub fn train_market(
     let base = raw.at_seed(raw.seed);
     let ls = Learners::of(&base, &raw);
     let levels = tr.learner.levels.clone();
-    let stem = config.file_stem().and_then(|s| s.to_str()).unwrap_or("market");
+    let stem = crate::eval::market::stem(config);
     let dir = run::RunDir::create(out, name.unwrap_or(&format!("train-{stem}")))?;
     run::write_atomic(&dir.config(), toml::to_string(&raw).map_err(|e| user(format!("{e}")))?.as_bytes())?;
     let eval_seeds: Vec<u64> = (0..tr.train.eval_seeds as u64)
