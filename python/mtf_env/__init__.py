@@ -1,7 +1,7 @@
 """The mtf accelerator-sharing environment from Python.
 
 - ``parallel_env(config, overrides=[...])``: a PettingZoo ``ParallelEnv``, one environment,
-  dictionaries keyed by agent name.
+  dictionaries keyed by agent name (a ``MarketParallelEnv`` for a market file).
 - ``VecEnv(config, num_envs, overrides=[...])``: many copies stepped in parallel in Rust
   with the GIL released, NumPy arrays in and out.
 - ``schedule(mechanism, round)``: one mechanism round, what ``mtf schedule`` prints.
@@ -16,10 +16,11 @@ import json
 from typing import Any, Mapping
 
 from . import _native
+from .market import MarketParallelEnv
 from .parallel import MtfParallelEnv, parallel_env
 from .vector import VecEnv
 
-__all__ = ["MtfParallelEnv", "VecEnv", "episode_seed", "parallel_env", "schedule"]
+__all__ = ["MarketParallelEnv", "MtfParallelEnv", "VecEnv", "episode_seed", "parallel_env", "schedule"]
 
 
 def episode_seed(seed: int, copy: int = 0, episode: int = 0) -> int:

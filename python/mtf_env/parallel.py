@@ -166,7 +166,13 @@ class MtfParallelEnv(ParallelEnv):
         pass
 
 
-def parallel_env(config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None) -> MtfParallelEnv:
+def parallel_env(config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None) -> ParallelEnv:
     """The scenario in ``config`` (a TOML file as ``mtf`` reads it; ``overrides`` are
-    ``--set`` values such as ``"env.rounds=100"``) as a PettingZoo ``ParallelEnv``."""
+    ``--set`` values such as ``"env.rounds=100"``) as a PettingZoo ``ParallelEnv``: an
+    ``MtfParallelEnv``, or for a market file (``env.world = "market"``) a
+    ``MarketParallelEnv``."""
+    if _native.is_market_file(os.fspath(config)):
+        from .market import MarketParallelEnv
+
+        return MarketParallelEnv(config, overrides, render_mode)
     return MtfParallelEnv(config, overrides, render_mode)

@@ -5,10 +5,14 @@
 //!   `ParallelEnv` wraps it in dictionaries and gymnasium spaces);
 //! - [`VecEnv`]: `num_envs` copies stepped in parallel with the GIL released, NumPy arrays in
 //!   and out, auto-reset on truncation;
-//! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`.
+//! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`;
+//! - [`market::MarketEnv`]: one market (`env.world = "market"`), the engine of
+//!   `MarketParallelEnv`.
 //!
 //! Every error is a `ValueError` carrying the Rust error's message: nothing here panics on
 //! user input, so a bad config or action never takes the interpreter down.
+
+mod market;
 
 use env::config::{Scenario, ScenarioFile};
 use env::metrics::EpisodeMetrics;
@@ -508,6 +512,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Shape>()?;
     m.add_class::<Env>()?;
     m.add_class::<VecEnv>()?;
+    m.add_class::<market::MarketEnv>()?;
+    m.add_function(wrap_pyfunction!(market::is_market_file, m)?)?;
     m.add_function(wrap_pyfunction!(schedule, m)?)?;
     m.add_function(wrap_pyfunction!(bench_rust, m)?)?;
     m.add_function(wrap_pyfunction!(episode_seed, m)?)?;

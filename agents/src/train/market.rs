@@ -32,7 +32,7 @@ use crate::learners::{Features, Learner, Transition};
 use crate::run;
 use env::config::ConfigError;
 use env::eval::Stat;
-use env::market::{Market, MarketFile, Pricing};
+use env::market::{Market, MarketFile};
 use env::rng::{stream, stream_seed, unit};
 use env::world::Observations;
 use rand::rngs::SmallRng;
@@ -40,11 +40,6 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-/// Most levels a learner chooses among.
-const MAX_LEVELS: usize = 64;
-/// Most bid factor: ten times the break-even price.
-const MAX_FACTOR: f64 = 10.0;
 
 /// What learns: `hedge`, `ppo` or `es`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,14 +173,7 @@ impl MarketTraining {
         if !set("es", "sigma") {
             t.learner.es.sigma = 0.2;
         }
-        let mtf = file.mechanism.kind == Pricing::Mtf;
-        if t.learner.levels.is_empty() {
-            t.learner.levels = if mtf {
-                (0..=10).map(|k| f64::from(k) / 10.0).collect()
-            } else {
-                (5..=15).map(|k| f64::from(k) / 10.0).collect()
-            };
-        }
+        t.learner.levels = env::market::game::action_levels(file, path)?;
         t.check(file, path)?;
         Ok(t)
     }
@@ -197,18 +185,6 @@ impl MarketTraining {
             problem,
         };
         let (l, t) = (&self.learner, &self.train);
-        let mtf = file.mechanism.kind == Pricing::Mtf;
-        let max = if mtf { 1.0 } else { MAX_FACTOR };
-        if l.levels.len() > MAX_LEVELS {
-            return Err(err("learner.levels", format!("{} levels, more than {MAX_LEVELS}", l.levels.len())));
-        }
-        if let Some(x) = l.levels.iter().find(|x| !(x.is_finite() && (0.0..=max).contains(*x))) {
-            let what = if mtf { "a threshold" } else { "a bid factor" };
-            return Err(err("learner.levels", format!("{x} is not {what} in [0, {max}]")));
-        }
-        if l.levels.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(err("learner.levels", "must be strictly increasing".into()));
-        }
         if !(l.hedge.eta.is_finite() && l.hedge.eta > 0.0 && l.hedge.eta <= 100.0) {
             return Err(err("learner.hedge.eta", format!("must be in (0, 100], got {}", l.hedge.eta)));
         }

@@ -8,9 +8,9 @@
 //! This module is the world's core: the scenario file, the exchange (second and first price,
 //! and MTF with tokens on the same arrivals), the paper's economic agent as the fixed policy (a
 //! bid factor per tenant, 1 = break-even), the episode's records and figures
-//! ([`MarketMetrics`]); `mtf simulate` runs a market file and `mtf compare` its mechanisms
-//! under fixed policies. Not yet here: `env.world = "market"` inside
-//! [`crate::world::ClusterEnv`] (so the learners, Python, export and the sweep), and an optimal
+//! ([`MarketMetrics`]), and [`game`]: the market as a parallel multi-agent environment (what
+//! Python's `parallel_env` steps). `mtf simulate` runs a market file, `mtf compare` its
+//! mechanisms under fixed policies, `mtf train` learns bids in it. Not here: an optimal
 //! multi-type assignment (the exchange clears types one by one).
 //!
 //! # The round (one round = `market.round_hours` hours)
@@ -45,6 +45,8 @@
 //! Decision taken here where the paper's example is silent: it never says why B first bids
 //! against the Trainium rather than the L4 and later against the L4; here the L4 is held by a
 //! third tenant C at first and becomes free when C finishes (the example config).
+
+pub mod game;
 
 use crate::config::{from_table, read_table, ConfigError};
 use serde::{Deserialize, Serialize};
@@ -634,6 +636,11 @@ impl Market {
     /// Whether tenant i's job is in the market now (arrived, not finished).
     pub fn active(&self, i: usize) -> bool {
         !matches!(self.tenants[i].place, Place::Absent | Place::Done)
+    }
+
+    /// Where tenant i's job is.
+    pub fn place(&self, i: usize) -> Place {
+        self.tenants[i].place
     }
 
     /// Tenant i's quasi-linear utility so far: the value of its finished work minus what it

@@ -449,3 +449,93 @@ fn a_job_finished_after_its_deadline_earns_its_late_value() {
     f.market.tenants[2].late_value = 11.0;
     assert_eq!(f.check("m.toml").unwrap_err().key, "market.tenants[2].late_value");
 }
+
+fn duel(overrides: &[&str]) -> MarketFile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+    let set: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    MarketFile::load_unexpanded(&path, &set).unwrap()
+}
+
+#[test]
+fn the_game_pays_the_duels_hand_computed_utilities() {
+    // configs/market/duel.toml's header: first price, L worth $2/h bids f, E bids 0.8; L wins
+    // at f > 0.8 paying 10 f for 10 hours of work worth 20, else runs on demand (20 - 10).
+    let raw = duel(&[]);
+    let levels = game::action_levels(&raw, "duel.toml").unwrap();
+    assert_eq!(levels.len(), 11);
+    let at = |x: f64| levels.iter().position(|l| close(*l, x)).unwrap();
+    for (f, want) in [(0.5, 10.0), (0.8, 10.0), (0.9, 11.0), (1.2, 8.0), (1.5, 5.0)] {
+        let mut g = game::MarketGame::new(raw.clone(), levels.clone());
+        assert_eq!(g.agents(), ["E", "L"]);
+        g.reset(7);
+        let (mut total, mut ended) = ([0.0; 2], [0u32; 2]);
+        while !g.over() {
+            let steps = g.step(&[at(1.0), at(f)]).unwrap().to_vec();
+            for (i, s) in steps.iter().enumerate() {
+                total[i] += s.reward;
+                ended[i] += u32::from(s.terminated || s.truncated);
+            }
+        }
+        assert!(close(total[1], want), "f = {f}: L's rewards add to {}, want {want}", total[1]);
+        // E, worth $0.8/h, bids 0.8: it wins (and pays 0.8 x 10) only when L bids less.
+        let e = if f <= 0.8 { 0.8 * 10.0 - 0.8 * 10.0 } else { 0.0 };
+        assert!(close(total[0], e), "f = {f}: E's rewards add to {}, want {e}", total[0]);
+        // Each job ends once, and the rewards are the episode's utilities.
+        assert_eq!(ended, [1, 1]);
+        let m = g.metrics();
+        assert!(close(m.utility[0], total[0]) && close(m.utility[1], total[1]));
+        assert!(g.step(&[0, 0]).is_err(), "a step after the episode is refused");
+    }
+}
+
+#[test]
+fn the_game_at_the_tenants_own_factors_is_the_market_run() {
+    let mut raw = duel(&["mechanism.kind=\"second_price\""]);
+    raw.market.tenants[1].bid_factor = 1.3;
+    let levels = game::action_levels(&raw, "duel.toml").unwrap();
+    let at = |x: f64| levels.iter().position(|l| close(*l, x)).unwrap();
+    let mut g = game::MarketGame::new(raw.clone(), levels.clone());
+    g.reset(raw.seed);
+    while !g.over() {
+        g.step(&[at(1.0), at(1.3)]).unwrap();
+    }
+    let (rounds, totals) = Market::run(raw.at_seed(raw.seed));
+    assert_eq!(g.rounds(), &rounds[..]);
+    assert_eq!(g.metrics(), MarketMetrics::compute(g.file(), &rounds, &totals));
+}
+
+#[test]
+fn the_game_refuses_bad_actions_without_playing() {
+    let raw = duel(&[]);
+    let mut g = game::MarketGame::new(raw, vec![0.5, 1.0]);
+    assert!(g.step(&[0]).unwrap_err().contains("1 actions for 2 agents"));
+    assert!(g
+        .step(&[0, 2])
+        .unwrap_err()
+        .contains("agent 1 (L): action 2 is outside Discrete(2)"));
+    assert!(g.rounds().is_empty());
+    g.step(&[1, 1]).unwrap();
+    assert_eq!(g.rounds().len(), 1);
+    assert_eq!(g.factors(), [1.0, 1.0]);
+}
+
+#[test]
+fn action_levels_are_checked() {
+    let bad = |set: &str, want: &str| {
+        let raw = duel(&[set]);
+        let e = game::action_levels(&raw, "duel.toml").unwrap_err().to_string();
+        assert!(e.contains("learner.levels") && e.contains(want), "{set}: {e}");
+    };
+    bad("learner.levels=[]", "needs 1 to 64 levels");
+    bad("learner.levels=[0.5, 0.5]", "strictly increasing");
+    bad("learner.levels=[11.0]", "not a bid factor in [0, 10]");
+    bad("learner.levels=[\"x\"]", "is not a number");
+    let mtf = duel(&["mechanism.kind=\"mtf\""]);
+    assert_eq!(game::action_levels(&mtf, "d").unwrap().len(), 11);
+    assert_eq!(game::action_levels(&mtf, "d").unwrap()[10], 1.0);
+    let raw = duel(&["mechanism.kind=\"mtf\"", "learner.levels=[0.2, 1.5]"]);
+    assert!(game::action_levels(&raw, "d")
+        .unwrap_err()
+        .to_string()
+        .contains("not a threshold in [0, 1]"));
+}

@@ -1,0 +1,104 @@
+"""The market world (env.world = "market") from Python: PettingZoo's API tests, the duel's
+hand-computed utilities, agreement with `mtf simulate` on the paper's example, and errors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, run_json
+from pettingzoo.test import parallel_api_test, parallel_seed_test
+
+import mtf_env
+
+DUEL = str(ROOT / "configs/market/duel.toml")
+EXAMPLE = str(ROOT / "configs/market/laissezcloud-example.toml")
+THREE = str(ROOT / "configs/market/three-types.toml")
+
+
+@pytest.mark.parametrize("config", [DUEL, EXAMPLE, THREE])
+def test_pettingzoo_parallel_api(config):
+    env = mtf_env.parallel_env(config)
+    assert isinstance(env, mtf_env.MarketParallelEnv)
+    parallel_api_test(env, num_cycles=200)
+
+
+def test_pettingzoo_seed_test():
+    parallel_seed_test(lambda: mtf_env.parallel_env(THREE))
+
+
+def play(env, seed, level_of):
+    """A whole episode, each agent at level index level_of(agent): summed rewards, ends seen."""
+    obs, _ = env.reset(seed=seed)
+    total = {a: 0.0 for a in env.possible_agents}
+    ends = {a: 0 for a in env.possible_agents}
+    while env.agents:
+        obs, rew, term, trunc, info = env.step({a: level_of(a) for a in env.agents})
+        for a in rew:
+            total[a] += rew[a]
+            ends[a] += int(term[a] or trunc[a])
+            assert env.observation_space(a).contains(obs[a]), (a, obs[a])
+    return total, ends
+
+
+@pytest.mark.parametrize(("f", "want"), [(0.5, 10.0), (0.9, 11.0), (1.2, 8.0)])
+def test_the_duels_hand_computed_utility(f, want):
+    # configs/market/duel.toml's header: first price, L pays 10 f when it outbids E's 0.8 for
+    # work worth 20, else runs on demand for 10.
+    env = mtf_env.parallel_env(DUEL)
+    at = {x: i for i, x in enumerate(env.levels)}
+    one, mine = min(at, key=lambda x: abs(x - 1.0)), min(at, key=lambda x: abs(x - f))
+    total, ends = play(env, 5, lambda a: at[mine] if a == "L" else at[one])
+    assert math.isclose(total["L"], want, abs_tol=1e-9)
+    assert ends == {"E": 1, "L": 1}
+    assert math.isclose(env.metrics()["utility"][1], want, abs_tol=1e-9)
+
+
+def test_economic_agents_play_what_mtf_simulate_plays(mtf_bin):
+    # The paper's example with every tenant at factor 1 (the economic agent) is the episode
+    # `mtf simulate` runs on the file: the same prices, round by round, and utilities.
+    env = mtf_env.parallel_env(EXAMPLE)
+    one = env.levels.index(1.0)
+    total, _ = play(env, 1, lambda a: one)
+    mine = env.metrics()
+    sim = run_json([mtf_bin, "simulate", "--config", EXAMPLE, "--json"])
+    theirs = sim.get("metrics", sim)
+    assert mine["prices"] == theirs["prices"]
+    assert np.allclose(mine["utility"], theirs["utility"])
+    assert np.allclose([total[a] for a in env.possible_agents], mine["utility"])
+
+
+def test_same_seed_same_episode():
+    def trace(seed):
+        env = mtf_env.parallel_env(THREE)
+        rng = np.random.default_rng(0)
+        env.reset(seed=seed)
+        out = []
+        while env.agents:
+            step = env.step({a: int(rng.integers(len(env.levels))) for a in env.agents})
+            out.append((sorted(step[1].items()), sorted((a, i["place"], i["price"]) for a, i in step[4].items())))
+        return out, env.metrics()
+
+    assert trace(3) == trace(3)
+    assert trace(3)[1] != trace(4)[1], "three-types draws job sizes from the seed"
+
+
+def test_bad_input_raises_instead_of_crashing(tmp_path):
+    env = mtf_env.parallel_env(DUEL)
+    with pytest.raises(ValueError, match="call reset"):
+        env.step({})
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="outside Discrete"):
+        env.step({"E": 0, "L": 99})
+    with pytest.raises(ValueError, match="no action for agent 'L'"):
+        env.step({"E": 0})
+    with pytest.raises(ValueError, match="unknown or finished"):
+        env.step({"E": 0, "L": 0, "X": 0})
+    with pytest.raises(ValueError, match="learner.levels"):
+        mtf_env.parallel_env(DUEL, overrides=["learner.levels=[0.5, 0.4]"])
+    bad = tmp_path / "bad.toml"
+    bad.write_text(Path(DUEL).read_text().replace("rounds = 30", "rounds = 0"))
+    with pytest.raises(ValueError, match="env.rounds"):
+        mtf_env.parallel_env(bad)
