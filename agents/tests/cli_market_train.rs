@@ -190,3 +190,92 @@ fn bad_market_training_sections_are_one_line_errors() {
     let (code, _, stderr) = mtf(&["train", "--config", &duel(), "--resume", "/nonexistent"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// A sweep file over the duel with `params` and `objective` lines.
+fn market_sweep(dir: &std::path::Path, objective: &str, params: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        "base = \"{}\"\nsampler = \"grid\"\ntrials = 4\nworkers = 2\ninclude_defaults = false\n\n[objective]\n{objective}\n\n[budget]\neval_seeds = 1\nreplicates = 1\n\n[pruner]\nkind = \"median\"\n\n[params]\n{params}\n",
+        duel().replace('\\', "/")
+    );
+    let p = dir.join("sweep.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn a_sweep_over_the_duel_finds_the_hand_computed_utilities() {
+    // Hedge reaches L's best bid under either rule (the duel's header): utility 11 under first
+    // price, 12 under second price; the grid's best trial is second price.
+    let dir = tmp("market-train", "sweep");
+    let p = market_sweep(
+        &dir,
+        "metric = \"utility.mean\"\ndirection = \"maximize\"\nintermediate = \"utility\"",
+        "\"mechanism.kind\" = { type = \"categorical\", choices = [\"first_price\", \"second_price\"] }\n\"learner.hedge.eta\" = { type = \"categorical\", choices = [0.5, 2.0] }",
+    );
+    let (db, out) = (
+        format!("sqlite:{}", dir.join("s.db").display()),
+        dir.join("out").display().to_string(),
+    );
+    let (code, stdout, stderr) = mtf(&["sweep", "--config", &p, "--storage", &db, "--out", &out, "--quiet", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 4);
+    for t in trials {
+        assert_eq!(t["state"], "complete", "{t}");
+        let want = if t["params"]["mechanism.kind"] == "second_price" {
+            12.0
+        } else {
+            11.0
+        };
+        let got = t["value"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9, "{t}: {got} != {want}");
+        let run = std::path::Path::new(t["run_dir"].as_str().unwrap());
+        assert!(run.join("summary.json").is_file() && run.join("episodes.csv").is_file());
+    }
+    let best = &trials[v["best"].as_u64().unwrap() as usize];
+    assert_eq!(best["params"]["mechanism.kind"], "second_price");
+    // best.toml is the market file the best trial trained on.
+    let best_toml = std::fs::read_to_string(dir.join("out").join("best.toml")).unwrap();
+    assert!(best_toml.contains("kind = \"second_price\"") && best_toml.contains("world = \"market\""));
+}
+
+#[test]
+fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
+    let dir = tmp("market-train", "sweep-bad");
+    let params = "\"learner.hedge.eta\" = { type = \"float\", low = 0.1, high = 1.0 }";
+    for (objective, want) in [
+        ("metric = \"eval_welfare.mean\"", "is not in a market run's summary.json"),
+        (
+            "metric = \"utility.mean\"\nintermediate = \"drops\"",
+            "is not a per-episode metric of this world",
+        ),
+        ("metric = \"utility\"", "is not a number in a market run's summary.json"),
+    ] {
+        let p = market_sweep(&dir, objective, params);
+        let (code, _, stderr) = mtf(&[
+            "sweep",
+            "--config",
+            &p,
+            "--storage",
+            &format!("sqlite:{}", dir.join("b.db").display()),
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(want) && stderr.trim().lines().count() == 1, "{objective}: {stderr}");
+    }
+    let p = market_sweep(
+        &dir,
+        "metric = \"utility.mean\"",
+        "\"learner.ppo.lr\" = { type = \"float\", low = 0.001, high = 0.01 }",
+    );
+    let (code, _, stderr) = mtf(&[
+        "sweep",
+        "--config",
+        &p,
+        "--storage",
+        &format!("sqlite:{}", dir.join("b.db").display()),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("they train hedge"), "{stderr}");
+}

@@ -198,6 +198,23 @@ pub struct Sweep {
     pub base: PathBuf,
     /// The base config's values at the parameters' key paths (where it has them).
     pub defaults: BTreeMap<String, Value>,
+    /// The base is a market file (`env.world = "market"`): trials are `mtf train` on it
+    /// ([`crate::train::market`]).
+    pub market: bool,
+}
+
+/// What a sweep file is checked against in its base config's world.
+struct Base {
+    /// Per-episode figures the pruner may follow.
+    known: Vec<&'static str>,
+    /// A trial's summary.json, its numbers zero.
+    shape: serde_json::Value,
+    /// Whose summary ("a run's", ...).
+    what: &'static str,
+    /// Example objectives.
+    e_g: &'static str,
+    /// The base config with every default filled in.
+    resolved: toml::Table,
 }
 
 fn err(file: &Path, key: impl Into<String>, problem: impl Into<String>) -> ConfigError {
@@ -296,41 +313,32 @@ impl Sweep {
             };
             return Err(err(path, "base", format!("{} {problem}", base.display())));
         }
+        let market = env::market::is_market_file(&base);
         let mut sweep = Sweep {
             file,
             path: path.to_path_buf(),
             base,
             defaults: BTreeMap::new(),
+            market,
         };
         // The base config with the budget applied must load; its resolved form says which keys
         // exist and their default values.
-        let exp = Experiment::load(&sweep.base, &sweep.overrides(&BTreeMap::new(), &[]))?;
-        // The per-episode figure the pruner follows must be one the base's world logs; the
-        // default (welfare) is the surplus per bidder per item in the valuation world.
-        let world = exp.scenario.file.env.world;
-        if world == env::config::World::Valuations && sweep.file.objective.intermediate == "welfare" {
-            sweep.file.objective.intermediate = "surplus_per_bidder_item".into();
-        }
-        let known = crate::train::EpisodeLog::keys_of(world);
-        if !known.contains(&sweep.file.objective.intermediate_key()) {
+        let base = if market { sweep.market_base()? } else { sweep.queue_base()? };
+        if !base.known.contains(&sweep.file.objective.intermediate_key()) {
             return Err(err(
                 path,
                 "objective.intermediate",
                 format!(
-                    "`{}` is not a per-episode metric of this world (one of {known:?})",
-                    sweep.file.objective.intermediate
+                    "`{}` is not a per-episode metric of this world (one of {:?})",
+                    sweep.file.objective.intermediate, base.known
                 ),
             ));
         }
         let o = &sweep.file.objective;
         let metric = o.path();
         let head = metric.split('.').next().unwrap_or("");
-        let (shape, what) = if exp.train.replicates > 1 {
-            (crate::train::group::summary_shape(), "a run group's")
-        } else {
-            (crate::train::summary_shape(exp.scenario.file.env.world), "a run's")
-        };
-        let heads: Vec<&str> = shape
+        let heads: Vec<&str> = base
+            .shape
             .as_object()
             .map(|o| o.keys().map(String::as_str).collect())
             .unwrap_or_default();
@@ -338,29 +346,23 @@ impl Sweep {
             return Err(err(
                 path,
                 "objective.metric",
-                format!("`{}` is not in {what} summary.json (starts with one of {heads:?})", o.metric),
+                format!("`{}` is not in {} summary.json (starts with one of {heads:?})", o.metric, base.what),
             ));
         }
-        let leaf = metric.split('.').try_fold(&shape, |v, k| v.get(k));
+        let leaf = metric.split('.').try_fold(&base.shape, |v, k| v.get(k));
         if !leaf.is_some_and(serde_json::Value::is_number) {
-            let e_g = if exp.train.replicates > 1 {
-                "vs_baseline.greedy.iqm, eval_welfare.mean"
-            } else {
-                "eval_welfare.mean, eval.jain.mean, last_episode.welfare"
-            };
             return Err(err(
                 path,
                 "objective.metric",
-                format!("`{}` is not a number in {what} summary.json (e.g. {e_g})", o.metric),
+                format!("`{}` is not a number in {} summary.json (e.g. {})", o.metric, base.what, base.e_g),
             ));
         }
-        let resolved: toml::Table = toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML");
         // Optional keys (e.g. hedge's eta, a level per weight class) are absent when unset: they
         // are real if setting them is accepted, together (one class's level alone is not a
         // valid per-class policy).
         let mut probe = BTreeMap::new();
         for (k, d) in &sweep.file.params {
-            match lookup(&resolved, k) {
+            match lookup(&base.resolved, k) {
                 Some(v) => {
                     sweep.defaults.insert(k.clone(), v.clone());
                 }
@@ -370,7 +372,7 @@ impl Sweep {
             }
         }
         if !probe.is_empty() {
-            if let Err(e) = Experiment::load(&sweep.base, &sweep.overrides(&probe, &[])) {
+            if let Err(e) = sweep.load_base(&sweep.overrides(&probe, &[])) {
                 let text = e.to_string();
                 let k = probe
                     .keys()
@@ -384,12 +386,69 @@ impl Sweep {
         Ok(sweep)
     }
 
+    /// Load the base config with `set` applied (a market file with its training sections).
+    pub fn load_base(&self, set: &[String]) -> Result<(), ConfigError> {
+        if self.market {
+            let raw = env::market::MarketFile::load_unexpanded(&self.base, set)?;
+            crate::train::market::MarketTraining::of(&raw, &self.base.display().to_string())?;
+        } else {
+            Experiment::load(&self.base, set)?;
+        }
+        Ok(())
+    }
+
+    fn queue_base(&mut self) -> Result<Base, ConfigError> {
+        let exp = Experiment::load(&self.base, &self.overrides(&BTreeMap::new(), &[]))?;
+        // The default pruner figure (welfare) is the surplus per bidder per item in the
+        // valuation world.
+        let world = exp.scenario.file.env.world;
+        if world == env::config::World::Valuations && self.file.objective.intermediate == "welfare" {
+            self.file.objective.intermediate = "surplus_per_bidder_item".into();
+        }
+        let group = exp.train.replicates > 1;
+        Ok(Base {
+            known: crate::train::EpisodeLog::keys_of(world),
+            shape: if group {
+                crate::train::group::summary_shape()
+            } else {
+                crate::train::summary_shape(world)
+            },
+            what: if group { "a run group's" } else { "a run's" },
+            e_g: if group {
+                "vs_baseline.greedy.iqm, eval_welfare.mean"
+            } else {
+                "eval_welfare.mean, eval.jain.mean, last_episode.welfare"
+            },
+            resolved: toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML"),
+        })
+    }
+
+    fn market_base(&self) -> Result<Base, ConfigError> {
+        let name = self.base.display().to_string();
+        let raw = env::market::MarketFile::load_unexpanded(&self.base, &self.overrides(&BTreeMap::new(), &[]))?;
+        let tr = crate::train::market::MarketTraining::of(&raw, &name)?;
+        let bad = |e: String| err(&self.base, "", e);
+        let mut resolved = toml::Table::try_from(&raw).map_err(|e| bad(e.to_string()))?;
+        resolved.insert(
+            "learner".into(),
+            toml::Value::try_from(&tr.learner).map_err(|e| bad(e.to_string()))?,
+        );
+        resolved.insert("train".into(), toml::Value::try_from(&tr.train).map_err(|e| bad(e.to_string()))?);
+        Ok(Base {
+            known: crate::train::market::MarketScore::KEYS.to_vec(),
+            shape: crate::train::market::summary_shape(),
+            what: "a market run's",
+            e_g: "utility.mean, welfare.mean, best.utility",
+            resolved,
+        })
+    }
+
     /// Refuse a space that searches keys of a learner the trials do not run (`chosen`, unless
     /// `learner.kind` is itself searched): they would change nothing, and the "best" trial
     /// would be noise.
-    pub fn check_learner_keys(&self, chosen: crate::learners::LearnerKind) -> Result<(), ConfigError> {
+    pub fn check_learner_keys(&self, chosen: &str) -> Result<(), ConfigError> {
         use crate::learners::LearnerKind;
-        let mut run: Vec<&str> = vec![chosen.name()];
+        let mut run: Vec<&str> = vec![chosen];
         if let Some(Dist::Categorical { choices }) = self.file.params.get("learner.kind") {
             run.extend(choices.iter().filter_map(|c| c.as_str()));
         }

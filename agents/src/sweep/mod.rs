@@ -141,8 +141,14 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
     if let Some(seed) = args.seed {
         probe.push(format!("seed={seed}"));
     }
-    let exp = crate::config::Experiment::load(&sweep.base, &probe)?;
-    sweep.check_learner_keys(exp.learner.kind)?;
+    if sweep.market {
+        let raw = env::market::MarketFile::load_unexpanded(&sweep.base, &probe)?;
+        let tr = crate::train::market::MarketTraining::of(&raw, &sweep.base.display().to_string())?;
+        sweep.check_learner_keys(tr.learner.kind.name())?;
+    } else {
+        let exp = crate::config::Experiment::load(&sweep.base, &probe)?;
+        sweep.check_learner_keys(exp.learner.kind.name())?;
+    }
     let mut st = Storage::open(&db, &study, &sweep.fingerprint(), sweep.liveness())?;
     // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its
     // checkpoint written), mark their trials interrupted so others pick them up, and the
@@ -445,6 +451,9 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
             PrunerKind::SuccessiveHalving => pr.is_rung(step) && halving_prunes(&pr, loss, &oriented(st.values_at(step, None)?)),
         })
     }));
+    if ctx.sweep.market {
+        return market_trial(ctx, &dir, params, &hook);
+    }
     let trained = crate::train::execute(TrainSpec {
         config: (!resumed).then(|| ctx.sweep.base.clone()),
         name: None,
@@ -472,8 +481,12 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         });
     }
     // The objective comes from the run's typed outcome, not from summary.json on disk.
-    let summary = trained.summary.unwrap_or_default();
-    let mut v = &summary;
+    objective(file, &trained.summary.unwrap_or_default())
+}
+
+/// The objective's number in a trial's summary.
+fn objective(file: &file::SweepFile, summary: &serde_json::Value) -> crate::error::Result<Ending> {
+    let mut v = summary;
     for k in file.objective.path().split('.') {
         v = v.get(k).unwrap_or(&serde_json::Value::Null);
     }
@@ -481,6 +494,42 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         .filter(|x| x.is_finite())
         .map(Ending::Complete)
         .ok_or_else(|| crate::error::failed(format!("the run's summary has no finite number at `{}`", file.objective.metric)))
+}
+
+/// A trial on a market file: `mtf train` on it ([`crate::train::market`]), the pruner fed
+/// replicate 0's sampled episodes. Market runs do not checkpoint: an interrupted trial
+/// starts over.
+fn market_trial(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, hook: &EpisodeHook) -> crate::error::Result<Ending> {
+    let file = &ctx.sweep.file;
+    let key = file.objective.intermediate_key().to_string();
+    let on_episode = |e: u64, s: &crate::train::market::MarketScore| -> crate::error::Result<bool> {
+        let log = EpisodeLog {
+            episode: e,
+            figures: BTreeMap::from([(key.clone(), s.get(&key).unwrap_or(f64::NAN))]),
+            threshold_by_weight: Vec::new(),
+            bids: false,
+            actor_loss: 0.0,
+            critic_loss: 0.0,
+            entropy: 0.0,
+            reward_spread: 0.0,
+            wall_time: 0.0,
+        };
+        (hook.0)(&log)
+    };
+    let trained = crate::train::market::train_market_with(
+        &ctx.sweep.base,
+        &ctx.sweep.overrides(params, &ctx.set),
+        ctx.root_seed,
+        None,
+        Some(dir),
+        None,
+        Some(&on_episode),
+    )?;
+    match trained {
+        None if stopping() => Ok(Ending::Interrupted("its worker received SIGTERM")),
+        None => Ok(Ending::Pruned),
+        Some(t) => objective(file, &serde_json::to_value(&t)?),
+    }
 }
 
 /// Copy an interrupted trial's run directory (not its locks) to `dst` if it holds a checkpoint

@@ -62,6 +62,17 @@ pub struct MarketHedge {
     pub eta: f64,
 }
 
+impl MarketLearnerKind {
+    /// Its name in `learner.kind`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Hedge => "hedge",
+            Self::Ppo => "ppo",
+            Self::Es => "es",
+        }
+    }
+}
+
 impl Default for MarketHedge {
     fn default() -> Self {
         Self { eta: 0.5 }
@@ -321,7 +332,31 @@ pub struct MarketScore {
     pub paid: f64,
 }
 
+/// A market run's `summary.json` with its numbers zero (what a sweep's objective may name).
+pub fn summary_shape() -> serde_json::Value {
+    let stat = serde_json::to_value(Stat { mean: 0.0, ci95: 0.0 }).expect("plain numbers");
+    let score = serde_json::to_value(MarketScore::default()).expect("plain numbers");
+    serde_json::json!({
+        "utility": stat, "welfare": stat, "paid": stat,
+        "own": score, "best": score, "best_level": 0.0,
+        "learning_tenants": 0, "episodes": 0,
+    })
+}
+
 impl MarketScore {
+    /// Its figures' names, as `episodes.csv` and a sweep's `objective.intermediate` name them.
+    pub const KEYS: [&'static str; 3] = ["utility", "welfare", "paid"];
+
+    /// A figure by name.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        match key {
+            "utility" => Some(self.utility),
+            "welfare" => Some(self.welfare),
+            "paid" => Some(self.paid),
+            _ => None,
+        }
+    }
+
     fn of(market: &Market, who: &[usize]) -> Self {
         let totals = market.totals();
         Self {
@@ -631,6 +666,25 @@ pub fn train_market(
     out: Option<&Path>,
     name: Option<&str>,
 ) -> Result<MarketTrained> {
+    let done = train_market_with(config, set, seed, replicates, out, name, None)?;
+    Ok(done.expect("without a hook nothing stops the run"))
+}
+
+/// Called after each training episode of replicate 0 with its number and sampled score;
+/// `Ok(true)` stops the run there (a sweep's pruner).
+pub type MarketHook<'a> = &'a (dyn Fn(u64, &MarketScore) -> Result<bool> + Sync);
+
+/// [`train_market`] with a hook on replicate 0's episodes: `None` when the hook stopped the
+/// run (its directory then holds `config.toml` only).
+pub fn train_market_with(
+    config: &Path,
+    set: &[String],
+    seed: Option<u64>,
+    replicates: Option<usize>,
+    out: Option<&Path>,
+    name: Option<&str>,
+    hook: Option<MarketHook<'_>>,
+) -> Result<Option<MarketTrained>> {
     let path = config.display().to_string();
     let mut raw = MarketFile::load_unexpanded(config, set)?;
     if let Some(s) = seed {
@@ -662,7 +716,10 @@ pub fn train_market(
     let mut reps = Vec::new();
     for r in 0..tr.train.replicates {
         let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
-        reps.push(replicate(&raw, &tr, &ls, &rollout, &eval_files, rs)?);
+        match replicate(&raw, &tr, &ls, &rollout, &eval_files, rs, hook.filter(|_| r == 0))? {
+            Some(rep) => reps.push(rep),
+            None => return Ok(None),
+        }
     }
     let by_level: Vec<MarketScore> = levels.iter().map(|&x| scored(&eval_files, &ls, Some(x))).collect();
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
@@ -687,7 +744,7 @@ pub fn train_market(
         replicates: reps,
     };
     write_outputs(&dir, &done)?;
-    Ok(done)
+    Ok(Some(done))
 }
 
 /// One replicate: train from `seed`, evaluate greedily.
@@ -698,7 +755,9 @@ fn replicate(
     rollout: &Rollout<'_>,
     eval: &[MarketFile],
     seed: u64,
-) -> Result<MarketReplicate> {
+    hook: Option<MarketHook<'_>>,
+) -> Result<Option<MarketReplicate>> {
+    let stop = |e: u64, s: &MarketScore| hook.map_or(Ok(false), |h| h(e, s));
     let episodes = tr.train.episodes;
     let levels = &tr.learner.levels;
     let mut curve = Vec::with_capacity(episodes as usize);
@@ -715,6 +774,9 @@ fn replicate(
             let mut rng = stream(seed, env::rng::names::POLICY, 0);
             for e in 0..episodes {
                 curve.push(h.episode(&episode_file(e, 0), ls, levels, tr.learner.hedge.eta, &mut rng));
+                if stop(e, &curve[curve.len() - 1])? {
+                    return Ok(None);
+                }
             }
             let chosen: Vec<f64> = (0..ls.classes()).map(|c| levels[h.greedy(c)]).collect();
             let scores: Vec<MarketScore> = eval
@@ -727,12 +789,12 @@ fn replicate(
                     MarketScore::of(&play(f, &a), &ls.who)
                 })
                 .collect();
-            Ok(MarketReplicate {
+            Ok(Some(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
                 levels: chosen,
                 curve,
-            })
+            }))
         }
         kind => {
             let init = stream_seed(seed, env::rng::names::INIT, 0);
@@ -778,6 +840,9 @@ fn replicate(
                         if kind == MarketLearnerKind::Ppo { "ppo" } else { "es" }
                     )));
                 }
+                if stop(e, &scores[0])? {
+                    return Ok(None);
+                }
             }
             let mut chosen = vec![(0.0, 0u32); ls.classes()];
             let scores: Vec<MarketScore> = eval
@@ -790,7 +855,7 @@ fn replicate(
                     s
                 })
                 .collect();
-            Ok(MarketReplicate {
+            Ok(Some(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
                 levels: chosen
@@ -798,7 +863,7 @@ fn replicate(
                     .map(|&(s, k)| if k == 0 { f64::NAN } else { s / f64::from(k) })
                     .collect(),
                 curve,
-            })
+            }))
         }
     }
 }
