@@ -279,3 +279,37 @@ fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("they train hedge"), "{stderr}");
 }
+
+#[test]
+fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
+    // policy.json is what the learners play greedily: replaying it on the run's evaluation
+    // seeds gives each replicate's evaluated utility, to the last bit, for every learner.
+    use agents::train::market_policy::TrainedMarket;
+    let three = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
+    for kind in ["hedge", "ppo", "es"] {
+        let out = tmp("market-train", &format!("policy-{kind}"));
+        let set: Vec<String> = [
+            format!("learner.kind=\"{kind}\""),
+            "mechanism.kind=\"first_price\"".into(),
+            "train.episodes=3".into(),
+            "train.replicates=2".into(),
+            "train.eval_seeds=2".into(),
+            "train.envs=2".into(),
+            "learner.es.pairs=1".into(),
+        ]
+        .into();
+        let done = agents::train::market::train_market(std::path::Path::new(&three), &set, None, None, Some(&out), None).unwrap();
+        let run = TrainedMarket::load(&out).unwrap();
+        assert_eq!(run.policies.replicates.len(), 2);
+        for (r, rep) in done.replicates.iter().enumerate() {
+            let mut total = 0.0;
+            for &s in &done.eval_seeds {
+                let file = run.raw.at_seed(s);
+                let m = run.play(&file, &file.actions(), r);
+                total += run.who.iter().map(|&i| m.utility(i)).sum::<f64>() / run.who.len() as f64;
+            }
+            let replayed = total / done.eval_seeds.len() as f64;
+            assert_eq!(replayed, rep.eval.utility, "{kind} replicate {r}");
+        }
+    }
+}

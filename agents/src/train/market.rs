@@ -29,6 +29,7 @@ use crate::learners::es::{Es, EsConfig};
 use crate::learners::nets::Shape;
 use crate::learners::ppo::{Critic, Ppo, PpoConfig};
 use crate::learners::{Features, Learner, Transition};
+use crate::train::market_policy::{GroupPolicies, MarketPolicies};
 use crate::run;
 use env::config::ConfigError;
 use env::eval::Stat;
@@ -595,6 +596,9 @@ pub struct MarketReplicate {
     /// The sampled training episodes' scores (copy 0's under PPO and ES).
     #[serde(skip)]
     pub curve: Vec<MarketScore>,
+    /// Its policies (`policy.json`).
+    #[serde(skip)]
+    pub policy: GroupPolicies,
 }
 
 /// What `mtf train` on a market file produced; `summary.json` is it as JSON.
@@ -613,6 +617,8 @@ pub struct MarketTrained {
     pub levels: Vec<f64>,
     /// Learning groups (the file's tenant entries with `learn = true`).
     pub groups: Vec<String>,
+    /// Accelerator types in the market.
+    pub types: usize,
     /// Learning tenants.
     pub learning_tenants: usize,
     /// Training episodes per replicate.
@@ -731,6 +737,7 @@ pub fn train_market_with(
         learner: tr.learner.kind,
         levels: levels.clone(),
         groups: ls.names.clone(),
+        types: raw.market.types.len(),
         learning_tenants: ls.who.len(),
         episodes: tr.train.episodes,
         eval_seeds,
@@ -778,7 +785,8 @@ fn replicate(
                     return Ok(None);
                 }
             }
-            let chosen: Vec<f64> = (0..ls.classes()).map(|c| levels[h.greedy(c)]).collect();
+            let greedy: Vec<usize> = (0..ls.classes()).map(|c| h.greedy(c)).collect();
+            let chosen: Vec<f64> = greedy.iter().map(|&l| levels[l]).collect();
             let scores: Vec<MarketScore> = eval
                 .iter()
                 .map(|f| {
@@ -794,6 +802,7 @@ fn replicate(
                 eval: MarketScore::mean(&scores),
                 levels: chosen,
                 curve,
+                policy: GroupPolicies::Constant { levels: greedy },
             }))
         }
         kind => {
@@ -844,6 +853,14 @@ fn replicate(
                     return Ok(None);
                 }
             }
+            let hidden = if kind == MarketLearnerKind::Ppo {
+                tr.learner.ppo.actor_hidden
+            } else {
+                tr.learner.es.hidden
+            };
+            let weights = (0..ls.classes())
+                .map(|c| learner.export_weights(ls.class.iter().position(|&k| k == c).expect("a tenant per group")))
+                .collect::<Result<Vec<_>>>()?;
             let mut chosen = vec![(0.0, 0u32); ls.classes()];
             let scores: Vec<MarketScore> = eval
                 .iter()
@@ -863,6 +880,7 @@ fn replicate(
                     .map(|&(s, k)| if k == 0 { f64::NAN } else { s / f64::from(k) })
                     .collect(),
                 curve,
+                policy: GroupPolicies::Actor { hidden, weights },
             }))
         }
     }
@@ -878,6 +896,13 @@ fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
     }
     run::write_atomic(&dir.path().join("episodes.csv"), csv.as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(done)?.as_bytes())?;
+    MarketPolicies {
+        levels: done.levels.clone(),
+        dim: Market::obs_dim(done.types),
+        groups: done.groups.clone(),
+        replicates: done.replicates.iter().map(|r| r.policy.clone()).collect(),
+    }
+    .write(dir)?;
     // At most 30 points: each the mean of a window of episodes per replicate (sampled
     // episodes are noisy), with its CI over replicates.
     let episodes = done.replicates.first().map_or(0, |r| r.curve.len());
