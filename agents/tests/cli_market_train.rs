@@ -284,7 +284,7 @@ fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
 fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
     // policy.json is what the learners play greedily: replaying it on the run's evaluation
     // seeds gives each replicate's evaluated utility, to the last bit, for every learner.
-    use agents::train::market_policy::TrainedMarket;
+    use agents::eval::market_policy::TrainedMarket;
     let three = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
     for kind in ["hedge", "ppo", "es"] {
         let out = tmp("market-train", &format!("policy-{kind}"));
@@ -305,11 +305,72 @@ fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
             let mut total = 0.0;
             for &s in &done.eval_seeds {
                 let file = run.raw.at_seed(s);
-                let m = run.play(&file, &file.actions(), r);
+                let (m, _) = run.play(&file, &file.actions(), r);
                 total += run.who.iter().map(|&i| m.utility(i)).sum::<f64>() / run.who.len() as f64;
             }
             let replayed = total / done.eval_seeds.len() as f64;
             assert_eq!(replayed, rep.eval.utility, "{kind} replicate {r}");
         }
     }
+}
+
+#[test]
+fn mtf_compare_plays_a_trained_market_run_per_replicate() {
+    // Hedge on the first-price duel learns L's best bid, 0.9: in mtf compare each replicate's
+    // row gives L the hand-computed 11 (its own factor, 1: 10).
+    let out = tmp("market-train", "compare-run");
+    let run = out.join("run");
+    let (config, run_s) = (duel(), run.display().to_string());
+    let (code, _, stderr) = mtf(&[
+        "train",
+        "--config",
+        &config,
+        "--out",
+        &run_s,
+        "--set",
+        "train.replicates=2",
+        "--set",
+        "train.eval_seeds=1",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let policy = format!("run:{run_s}");
+    let cmp = out.join("cmp").display().to_string();
+    let (code, stdout, stderr) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        &format!("own,{policy}"),
+        "--out",
+        &cmp,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(names, ["own".to_string(), format!("{policy}#0"), format!("{policy}#1")]);
+    let l = |r: &serde_json::Value| r["metrics"]["utility"][1].as_f64().unwrap();
+    assert!((l(&rows[0]) - 10.0).abs() < 1e-9 && (l(&rows[1]) - 11.0).abs() < 1e-9 && (l(&rows[2]) - 11.0).abs() < 1e-9);
+    // Thresholds are not bid factors; a directory that is not a market run is named.
+    let (code, _, stderr) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        &policy,
+        "--mechanisms",
+        "mtf",
+        "--out",
+        &cmp,
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("the run learned bid factors, and mtf plays thresholds"), "{stderr}");
+    let bogus = format!("run:{}", out.display());
+    let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &bogus, "--out", &cmp]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("not a market run") && stderr.trim().lines().count() == 1,
+        "{stderr}"
+    );
 }

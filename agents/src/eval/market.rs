@@ -5,6 +5,7 @@
 //! `cost_per_work.png` / `.svg` (what each tenant paid per unit of work).
 
 use crate::error::user;
+use crate::eval::market_policy::TrainedMarket;
 use crate::run;
 use env::eval::Stat;
 use env::market::{Market, MarketFile, MarketMetrics, MarketRound, Place, TenantTotals};
@@ -114,7 +115,7 @@ fn actions(file: &MarketFile, policy: Option<&str>, flag: &str) -> crate::error:
         .filter(|x| x.is_finite() && *x >= 0.0 && (*x <= 1.0 || file.mechanism.kind != env::market::Pricing::Mtf))
         .ok_or_else(|| {
             user(format!(
-                "{flag} {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]) or own (its tenants' own)"
+                "{flag} {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]), own (its tenants' own) or, in mtf compare, run:DIR (a trained market run's learners)"
             ))
         })?;
     Ok(vec![x; file.market.tenants.len()])
@@ -193,7 +194,9 @@ pub struct MarketComparison {
 }
 
 /// `mtf compare` on a market file: each mechanism (`second_price`, `first_price`, `mtf`;
-/// default the file's) under each policy (`fixed:X`, `own`), one episode each (the arrivals
+/// default the file's) under each policy (`fixed:X`, `own`, `run:DIR`: the learning tenants of
+/// a trained market run acting greedily, the others at their own factors, a row per replicate
+/// named `run:DIR#r`), one episode each (the arrivals
 /// are the file's). A run directory with `config.toml`, `summary.json` (the rows),
 /// `table.md`, and `cost_per_work.png` and `utilisation.png` with one line per row.
 pub fn compare_market(
@@ -215,15 +218,28 @@ pub fn compare_market(
         with.push(format!("mechanism.kind=\"{kind}\""));
         let file = MarketFile::load(config, &with)?;
         for policy in policies {
-            let (_, _, metrics) = play(&file, &actions(&file, Some(policy), "--policies")?);
-            let costs: Vec<f64> = metrics.cost_per_work.iter().flatten().copied().collect();
-            rows.push(MarketRow {
-                mechanism: kind.clone(),
-                policy: policy.clone(),
-                utility: metrics.utility.iter().sum(),
-                mean_cost_per_work: costs.iter().sum::<f64>() / costs.len().max(1) as f64,
-                metrics,
-            });
+            let mut episodes = Vec::new();
+            if let Some(run) = policy.strip_prefix("run:") {
+                let trained = trained_run(Path::new(run), &file, policy)?;
+                for r in 0..trained.policies.replicates.len() {
+                    let (market, rounds) = trained.play(&file, &file.actions(), r);
+                    let totals = market.totals();
+                    episodes.push((format!("{policy}#{r}"), MarketMetrics::compute(&file, &rounds, &totals)));
+                }
+            } else {
+                let (_, _, metrics) = play(&file, &actions(&file, Some(policy), "--policies")?);
+                episodes.push((policy.clone(), metrics));
+            }
+            for (name, metrics) in episodes {
+                let costs: Vec<f64> = metrics.cost_per_work.iter().flatten().copied().collect();
+                rows.push(MarketRow {
+                    mechanism: kind.clone(),
+                    policy: name,
+                    utility: metrics.utility.iter().sum(),
+                    mean_cost_per_work: costs.iter().sum::<f64>() / costs.len().max(1) as f64,
+                    metrics,
+                });
+            }
         }
     }
     let dir = run::RunDir::create(out, &format!("compare-{}", stem(config)))?;
@@ -270,6 +286,38 @@ pub fn compare_market(
     run::write_atomic(&dir.path().join("table.md"), format!("{out}").as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&out)?.as_bytes())?;
     Ok(out)
+}
+
+/// The trained market run in `dir` for `--policies {policy}` on `file`: its learning tenants
+/// must be tenants of `file`, and its levels of the same kind (bid factors, or MTF thresholds).
+fn trained_run(dir: &Path, file: &MarketFile, policy: &str) -> crate::error::Result<TrainedMarket> {
+    let trained = TrainedMarket::load(dir).map_err(|e| user(format!("--policies {policy}: {e}")))?;
+    let names = trained.names();
+    let same = trained
+        .who
+        .iter()
+        .zip(&names)
+        .all(|(&i, n)| file.market.tenants.get(i).is_some_and(|t| &t.name == n))
+        && file.market.types.len() == trained.raw.market.types.len();
+    if !same {
+        return Err(user(format!(
+            "--policies {policy}: the run's learning tenants ({}) and types are not this market's",
+            names.join(", ")
+        )));
+    }
+    let mtf = file.mechanism.kind == env::market::Pricing::Mtf;
+    if mtf != trained.thresholds() {
+        let (have, want) = if mtf {
+            ("bid factors", "thresholds")
+        } else {
+            ("thresholds", "bid factors")
+        };
+        return Err(user(format!(
+            "--policies {policy}: the run learned {have}, and {} plays {want}; compare it under a mechanism of its kind",
+            kind_name(file)?
+        )));
+    }
+    Ok(trained)
 }
 
 /// The mechanism's name as the config spells it.

@@ -25,11 +25,11 @@
 //! learned figures are stated over replicates (mean and 95% CI).
 
 use crate::error::{user, Result};
+use crate::eval::market_policy::{GroupPolicies, MarketPolicies};
 use crate::learners::es::{Es, EsConfig};
 use crate::learners::nets::Shape;
 use crate::learners::ppo::{Critic, Ppo, PpoConfig};
 use crate::learners::{Features, Learner, Transition};
-use crate::train::market_policy::{GroupPolicies, MarketPolicies};
 use crate::run;
 use env::config::ConfigError;
 use env::eval::Stat;

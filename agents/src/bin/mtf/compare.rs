@@ -36,7 +36,8 @@ pub(crate) struct Args {
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if env::market::is_market_file(&a.config) {
         // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
-        // own), one episode each on the file's arrivals.
+        // own, run:DIR: a trained market run's learners, a row per replicate), one episode
+        // each on the file's arrivals.
         let policies = agents::eval::policies::split_list(&a.policies);
         let done = agents::eval::market::compare_market(&a.config, &a.common.set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
         if a.common.json {

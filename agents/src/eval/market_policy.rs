@@ -7,7 +7,7 @@
 
 use crate::error::{user, Result};
 use crate::run;
-use env::market::{Market, MarketFile, Pricing};
+use env::market::{Market, MarketFile, MarketRound, Pricing};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -102,7 +102,10 @@ impl TrainedMarket {
         let rd = run::RunDir::at(dir);
         let config = rd.config();
         if !env::market::is_market_file(&config) {
-            return Err(user(format!("{}: not a market run (its config.toml is not a market file)", dir.display())));
+            return Err(user(format!(
+                "{}: not a market run (its config.toml is not a market file)",
+                dir.display()
+            )));
         }
         let raw = MarketFile::load_unexpanded(&config, &[])?;
         let path = rd.file(POLICY_FILE);
@@ -133,12 +136,7 @@ impl TrainedMarket {
             .iter()
             .map(|&i| groups.iter().position(|&g| g == file.market.tenants[i].group).expect("a group"))
             .collect();
-        Ok(Self {
-            raw,
-            policies,
-            who,
-            class,
-        })
+        Ok(Self { raw, policies, who, class })
     }
 
     /// Whether its levels are MTF thresholds (else bid factors).
@@ -153,13 +151,15 @@ impl TrainedMarket {
     }
 
     /// Play one episode of `file` (the same tenants as the run's), the learning tenants acting
-    /// greedily with replicate `r`'s policies, the others at `actions`.
-    pub fn play(&self, file: &MarketFile, actions: &[f64], r: usize) -> Market {
+    /// greedily with replicate `r`'s policies, the others at `actions`: the market at the end
+    /// and its rounds.
+    pub fn play(&self, file: &MarketFile, actions: &[f64], r: usize) -> (Market, Vec<MarketRound>) {
         let p = &self.policies;
         let (d, k) = (p.dim, p.levels.len());
         let mut market = Market::new(file.clone());
         let mut a = actions.to_vec();
         let (mut obs, mut hidden, mut logits) = (vec![0f32; d], Vec::new(), vec![0f32; k]);
+        let mut rounds = Vec::new();
         while !market.done() {
             for (&i, &c) in self.who.iter().zip(&self.class) {
                 let level = match &p.replicates[r] {
@@ -172,8 +172,8 @@ impl TrainedMarket {
                 };
                 a[i] = p.levels[level];
             }
-            market.step(&a);
+            rounds.push(market.step(&a));
         }
-        market
+        (market, rounds)
     }
 }
