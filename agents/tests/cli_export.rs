@@ -416,6 +416,7 @@ fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
         agents_total: 8,
         by_type: 0,
         types: Vec::new(),
+        market: 0,
         weights: Vec::new(),
         total_tokens: 100.0,
         states: 0,
@@ -618,4 +619,128 @@ fn a_bid_policy_exports_answers_with_bids_and_drives_simulate_as_its_run() {
     assert_eq!(code, 2);
     assert!(err.contains("a bid policy; this scenario's mechanism takes a threshold"), "{err}");
     let _ = std::fs::remove_dir_all(&run);
+}
+
+fn market_config(name: &str) -> String {
+    format!("{}/../configs/market/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_market_runs_hedge_policy_exports_its_hand_computed_bid() {
+    // Hedge on the first-price duel learns L's best bid factor, 0.9 (configs/market/duel.toml):
+    // the exported tenant answers it, whatever the market line says.
+    let dir = tmp("market-hedge");
+    let (code, _, err) = mtf(&["train", "--config", &market_config("duel.toml"), "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let exe = export_one(&dir, "1");
+    let d = env::market::Market::obs_dim(2);
+    let lines: Vec<String> = [0.0, 1.0]
+        .iter()
+        .map(|&x| serde_json::json!({ "market": vec![x; d] }).to_string())
+        .collect();
+    for reply in ask(&exe, &[], &lines) {
+        assert_eq!(reply["bid_factor"].as_f64(), Some(0.9), "{reply}");
+    }
+    // The protocol names what it misses; a tenant that did not learn is not exported.
+    let bad = ask(
+        &exe,
+        &[],
+        &["{\"budget\": 0.5, \"utilities\": [1.0]}".into(), "{\"market\": [0.0]}".into()],
+    );
+    assert!(bad[0]["error"].as_str().unwrap().contains("`market` is missing"), "{}", bad[0]);
+    assert!(bad[1]["error"].as_str().unwrap().contains(&format!("expected {d}")), "{}", bad[1]);
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        dir.to_str().unwrap(),
+        "--out",
+        dir.join("e").to_str().unwrap(),
+        "--agent",
+        "0",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--agent 0: the run's learning tenants are [1] (L)"), "{err}");
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        dir.to_str().unwrap(),
+        "--out",
+        dir.join("e").to_str().unwrap(),
+        "--replicate",
+        "7",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--replicate 7: the run has replicates 0..2"), "{err}");
+}
+
+#[test]
+fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
+    // ES on three-types (first price): every learning tenant's exported actor answers, on each
+    // round's market features of an evaluation episode, the level the run's policy plays.
+    use agents::eval::market_policy::{GroupPolicies, TrainedMarket};
+    let dir = tmp("market-es");
+    let config = market_config("three-types.toml");
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &config,
+        "--out",
+        dir.to_str().unwrap(),
+        "--set",
+        "learner.kind=\"es\"",
+        "--set",
+        "mechanism.kind=\"first_price\"",
+        "--set",
+        "train.episodes=3",
+        "--set",
+        "train.replicates=2",
+        "--set",
+        "train.eval_seeds=1",
+        "--set",
+        "learner.es.pairs=1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let exe = dir.join("agent");
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        dir.to_str().unwrap(),
+        "--out",
+        exe.to_str().unwrap(),
+        "--replicate",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let run = TrainedMarket::load(&dir).unwrap();
+    let GroupPolicies::Actor { hidden, weights } = &run.policies.replicates[1] else {
+        panic!("ES exports actors")
+    };
+    let (d, k) = (run.policies.dim, run.policies.levels.len());
+    let file = run.raw.at_seed(99);
+    let mut market = env::market::Market::new(file.clone());
+    let mut a = file.actions();
+    let (mut obs, mut h, mut logits) = (vec![0f32; d], Vec::new(), vec![0f32; k]);
+    let mut asked: Vec<Vec<(String, f64)>> = vec![Vec::new(); run.who.len()];
+    while !market.done() {
+        for (j, (&i, &c)) in run.who.iter().zip(&run.class).enumerate() {
+            market.observe(i, &mut obs);
+            agents::learners::nets::actor_logits(&weights[c], (d, *hidden, k), &obs, &mut h, &mut logits);
+            let level = run.policies.levels[agents::learners::argmax(logits.iter().map(|&l| f64::from(l)))];
+            asked[j].push((serde_json::json!({ "market": obs }).to_string(), level));
+            a[i] = level;
+        }
+        market.step(&a);
+    }
+    for (j, &i) in run.who.iter().enumerate().step_by(3) {
+        let lines: Vec<String> = asked[j].iter().map(|(l, _)| l.clone()).collect();
+        let replies = ask(&exe, &["--agent", &i.to_string()], &lines);
+        assert_eq!(replies.len(), lines.len());
+        for (r, (_, want)) in replies.iter().zip(&asked[j]) {
+            assert_eq!(r["bid_factor"].as_f64(), Some(*want), "tenant {i}: {r}");
+        }
+    }
+    let described = Command::new(&exe).arg("--describe").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
+    assert_eq!(v["observation"][6], "price_over_base:A10");
+    assert_eq!(v["market"], d);
 }

@@ -1,7 +1,8 @@
 //! The standalone agent runtime. On its own it carries no policy; `mtf export` appends one.
 //! Usage: AGENT [--agent INDEX] [--sample --seed N] [--describe]
 //! JSON lines in ({"budget": .., "utilities": [..]}, and the further features the policy reads:
-//! see --describe), JSON lines out; see `agents::export::runtime`.
+//! see --describe; a market policy reads {"market": [..]}), JSON lines out; see
+//! `agents::export::runtime`.
 
 use agents::export::runtime::{read_line, read_payload, Agent, Draws, LineRead, MAX_LINE};
 use std::io::Write;
@@ -84,6 +85,10 @@ fn main() -> ExitCode {
             "budgets" => format!("budgets[{}]", manifest.agents_total),
             other => other.to_string(),
         }));
+        if manifest.market > 0 {
+            // A market tenant's features, in `market`'s order.
+            fields = env::market::Market::observe_names(&manifest.types);
+        }
         v["observation"] = serde_json::json!(fields);
         return say(&serde_json::to_string_pretty(&v).expect("serialisable"));
     }

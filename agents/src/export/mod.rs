@@ -10,8 +10,23 @@ use crate::learners::Features;
 use runtime::{append_payload, fnv_hex, Manifest, PolicyForm, VERSION};
 use std::path::{Path, PathBuf};
 
-/// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`.
-pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
+/// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`
+/// (a market run: its learning tenants, replicate `replicate`'s policies, default 0).
+pub fn export_bytes(
+    dir: &Path,
+    agents: Option<usize>,
+    replicate: Option<usize>,
+    runtime: &[u8],
+) -> crate::error::Result<(Vec<u8>, Manifest)> {
+    if env::market::is_market_file(&crate::run::RunDir::at(dir).config()) {
+        return market_bytes(dir, agents, replicate.unwrap_or(0), runtime);
+    }
+    if let Some(r) = replicate {
+        return Err(user(format!(
+            "--replicate {r}: a run group's replicates are run directories; export one with --run {}/replicate-{r}",
+            dir.display()
+        )));
+    }
     // A run without a checkpoint has learned nothing: exporting it would ship an untrained
     // policy under a trained run's name.
     let (exp, learner, _) = crate::train::load_run(dir, false)?;
@@ -45,6 +60,7 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
         inputs: inputs.iter().map(|i| i.to_string()).collect(),
         by_type: if by_type { env::world::by_type_features(sc) } else { 0 },
         types: if by_type { sc.file.env.catalog.types.clone() } else { Vec::new() },
+        market: 0,
         weights: if by_type {
             chosen.iter().map(|&i| sc.agents[i].weight).collect()
         } else {
@@ -68,6 +84,67 @@ pub fn export_bytes(dir: &Path, agents: Option<usize>, runtime: &[u8]) -> crate:
             manifest.per_agent() * chosen.len()
         )));
     }
+    Ok((append_payload(runtime, &manifest, &weights), manifest))
+}
+
+/// A trained market run's learning tenants (`agents`: one of them by its index in the market,
+/// or all) with replicate `replicate`'s policies ([`crate::eval::market_policy`]).
+fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
+    use crate::eval::market_policy::{GroupPolicies, TrainedMarket};
+    let run = TrainedMarket::load(dir)?;
+    let p = &run.policies;
+    if replicate >= p.replicates.len() {
+        return Err(user(format!(
+            "--replicate {replicate}: the run has replicates 0..{}",
+            p.replicates.len() - 1
+        )));
+    }
+    let chosen: Vec<usize> = match agents {
+        None => run.who.clone(),
+        Some(i) if run.who.contains(&i) => vec![i],
+        Some(i) => {
+            return Err(user(format!(
+                "--agent {i}: the run's learning tenants are {:?} ({})",
+                run.who,
+                run.names().join(", ")
+            )))
+        }
+    };
+    let class = |i: usize| run.class[run.who.iter().position(|&w| w == i).expect("a learning tenant")];
+    // Per agent, in `chosen`'s order: its level index (constant), or its group's actor.
+    let (form, hidden, weights): (PolicyForm, usize, Vec<f32>) = match &p.replicates[replicate] {
+        GroupPolicies::Constant { levels } => (PolicyForm::Constant, 0, chosen.iter().map(|&i| levels[class(i)] as f32).collect()),
+        GroupPolicies::Actor { hidden, weights } => (
+            PolicyForm::Actor,
+            *hidden,
+            chosen.iter().flat_map(|&i| weights[class(i)].iter().copied()).collect(),
+        ),
+    };
+    let config = crate::run::read_regular(&crate::run::RunDir::at(dir).config(), crate::run::MAX_TEXT)?;
+    let manifest = Manifest {
+        version: VERSION,
+        kind: form.name().into(),
+        action: if run.thresholds() { "threshold" } else { "bid" }.into(),
+        value_scale: 1.0,
+        agents: chosen,
+        m: run.raw.market.types.len(),
+        hidden,
+        agents_total: run.raw.at_seed(run.raw.seed).market.tenants.len(),
+        inputs: Vec::new(),
+        by_type: 0,
+        types: run.raw.market.types.iter().map(|t| t.name.clone()).collect(),
+        market: p.dim,
+        weights: Vec::new(),
+        total_tokens: run.raw.mechanism.total_tokens,
+        states: 0,
+        fixed_level: 0,
+        levels: p.levels.clone(),
+        training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
+        config_hash: fnv_hex(&config),
+    };
+    manifest
+        .validate()
+        .map_err(|e| failed(format!("the market policy's manifest: {e}")))?;
     Ok((append_payload(runtime, &manifest, &weights), manifest))
 }
 
@@ -120,15 +197,16 @@ pub struct Exported {
     pub manifest: Manifest,
 }
 
-/// Export the run in `dir` (its `agents`, or all) to the executable `out`. An existing `out` is
+/// Export the run in `dir` (its `agents`, or all; of a market run, `replicate`'s policies) to
+/// the executable `out`. An existing `out` is
 /// replaced only with `force`, and only if it is a regular file.
-pub fn export(dir: &Path, out: &Path, agents: Option<usize>, force: bool) -> crate::error::Result<Exported> {
+pub fn export(dir: &Path, out: &Path, agents: Option<usize>, replicate: Option<usize>, force: bool) -> crate::error::Result<Exported> {
     if std::fs::symlink_metadata(out).is_ok() && !force {
         return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
     }
     let runtime_file = runtime_path()?;
     let runtime = crate::run::read_regular(&runtime_file, 1 << 30)?;
-    let (bytes, manifest) = export_bytes(dir, agents, &runtime)?;
+    let (bytes, manifest) = export_bytes(dir, agents, replicate, &runtime)?;
     crate::run::write_atomic(out, &bytes)?;
     #[cfg(unix)]
     {

@@ -23,6 +23,12 @@
 //! for a bid policy (SPEC 8), `{"bid_factor": a, "bids": [a * value_scale * u_c; m],
 //! "probabilities": [..]}`; greedy unless the runtime was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
 //! and the agent goes on with the next.
+//!
+//! A market policy (manifest `market` > 0: a tenant of the LaissezCloud market world, from a
+//! `mtf train` run on a market file) reads instead `{"market": [x; market]}`, the features
+//! `env::market::Market::observe` computes for the tenant, and answers `{"bid_factor": a,
+//! "probabilities": [..]}` (the factor on its break-even prices) or, under MTF,
+//! `{"threshold": a, "probabilities": [..]}`.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,9 +36,9 @@ use serde::{Deserialize, Serialize};
 pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
-/// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies). Versions 2 (SPEC 4's
-/// state only) to 5 are read too.
-pub const VERSION: u32 = 6;
+/// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies; 7: market
+/// policies). Versions 2 (SPEC 4's state only) to 6 are read too.
+pub const VERSION: u32 = 7;
 
 /// Most catalog types a `by_type` policy may read.
 const MAX_TYPES: usize = 1024;
@@ -120,9 +126,13 @@ pub struct Manifest {
     /// `types`.
     #[serde(default)]
     pub by_type: usize,
-    /// The catalog's accelerator types, in order (`by_type` policies).
+    /// The catalog's accelerator types, in order (`by_type` and market policies).
     #[serde(default)]
     pub types: Vec<String>,
+    /// Length of the market observation a market policy reads (`6 + 3 x types`; 0: not a
+    /// market policy).
+    #[serde(default)]
+    pub market: usize,
     /// Each held agent's weight in the training run (`by_type` policies): on a scenario with
     /// other agents, each agent acts with a held agent of its weight (see `drive::transfer_map`).
     #[serde(default)]
@@ -234,6 +244,9 @@ impl Manifest {
 
     /// Length of the policy's input: SPEC 4's state and the `inputs`.
     pub fn input_len(&self) -> usize {
+        if self.market > 0 {
+            return self.market;
+        }
         if self.by_type > 0 {
             return self.by_type;
         }
@@ -263,7 +276,7 @@ impl Manifest {
                 self.agents_total
             ));
         }
-        if self.by_type > 0 || !self.types.is_empty() || self.inputs.iter().any(|i| i == "by_type") {
+        if self.market == 0 && (self.by_type > 0 || !self.types.is_empty() || self.inputs.iter().any(|i| i == "by_type")) {
             if self.version < 6 {
                 return Err(format!("a by_type policy needs manifest version 6, not {}", self.version));
             }
@@ -287,6 +300,18 @@ impl Manifest {
             }
         }
         let form = self.form()?;
+        if self.market > 0 {
+            if self.version < 7 {
+                return Err(format!("a market policy needs manifest version 7, not {}", self.version));
+            }
+            let t = self.types.len();
+            if t == 0 || t > 64 || self.market != 6 + 3 * t || self.by_type > 0 || !self.inputs.is_empty() || form == PolicyForm::Table {
+                return Err(format!(
+                    "a market policy is an actor or constant levels reading 6 + 3 x types numbers and nothing else; this one has {t} types, length {}, form {}",
+                    self.market, self.kind
+                ));
+            }
+        }
         if self.levels.is_empty() {
             return Err("the manifest has no levels".into());
         }
@@ -402,7 +427,8 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Input {
-    budget: f64,
+    /// Required but for market policies.
+    budget: Option<f64>,
     /// Required but for `by_type` policies, which read the `by_type` block instead.
     #[serde(default)]
     utilities: Vec<f64>,
@@ -412,12 +438,28 @@ struct Input {
     weight: Option<f64>,
     budgets: Option<Vec<f64>>,
     tokens: Option<f64>,
+    market: Option<Vec<f64>>,
 }
 
 impl Input {
     /// The policy's input vector (budget, utilities, the manifest's inputs in order), or what
     /// is wrong with the line.
     fn features(&self, manifest: &Manifest) -> Result<Vec<f64>, String> {
+        if manifest.market > 0 {
+            let x = self
+                .market
+                .as_ref()
+                .ok_or("`market` is missing: this policy reads a market tenant's features (see --describe)")?;
+            if x.len() != manifest.market {
+                return Err(format!("`market` has {} entries, expected {}", x.len(), manifest.market));
+            }
+            // Market::observe's range.
+            if let Some(j) = x.iter().position(|v| !(-1.0..=10.0).contains(v)) {
+                return Err(format!("`market`[{j}] is {}, expected a number in [-1, 10]", x[j]));
+            }
+            return Ok(x.clone());
+        }
+        let budget = self.budget.ok_or("`budget` is missing: this policy reads it (see --describe)")?;
         if manifest.by_type > 0 {
             let x = self
                 .by_type
@@ -436,8 +478,8 @@ impl Input {
         if self.utilities.len() != m {
             return Err(format!("`utilities` has {} entries, expected {m}", self.utilities.len()));
         }
-        if !share(self.budget) {
-            return Err(format!("`budget` is {}, expected a share B/T in [0, 1]", self.budget));
+        if !share(budget) {
+            return Err(format!("`budget` is {budget}, expected a share B/T in [0, 1]"));
         }
         if let Some(b) = self.tokens {
             if !(b.is_finite() && (0.0..=env::config::limits::MAX_TOKENS).contains(&b)) {
@@ -451,7 +493,7 @@ impl Input {
             return Err(format!("`utilities`[{c}] is {}, expected a number in [0, 1]", self.utilities[c]));
         }
         let mut x = Vec::with_capacity(manifest.input_len());
-        x.push(self.budget);
+        x.push(budget);
         x.extend(&self.utilities);
         let missing = |name: &str| format!("`{name}` is missing: this policy reads it (see --describe)");
         for name in &manifest.inputs {
@@ -581,6 +623,9 @@ impl<'a> Agent<'a> {
             }
         };
         let a = self.manifest.levels[level];
+        if self.manifest.market > 0 && self.manifest.action == "bid" {
+            return serde_json::json!({ "bid_factor": a, "probabilities": p }).to_string();
+        }
         if self.manifest.action == "bid" {
             let bids: Vec<f64> = input.utilities.iter().map(|u| a * self.manifest.value_scale * u).collect();
             return serde_json::json!({ "bid_factor": a, "bids": bids, "probabilities": p }).to_string();
@@ -632,6 +677,7 @@ mod tests {
             agents_total: 0,
             by_type: 0,
             types: Vec::new(),
+            market: 0,
             weights: Vec::new(),
             total_tokens: 100.0,
             states: 0,
@@ -639,6 +685,53 @@ mod tests {
             training_run: "r".into(),
             config_hash: fnv_hex(b"x"),
         }
+    }
+
+    #[test]
+    fn market_manifests_are_checked() {
+        let ok = Manifest {
+            kind: "actor_critic".into(),
+            action: "bid".into(),
+            hidden: 4,
+            m: 2,
+            types: vec!["A10".into(), "OD".into()],
+            market: 12,
+            levels: vec![0.5, 1.0, 1.5],
+            ..fixed_manifest()
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(ok.input_len(), 12);
+        assert_eq!(ok.per_agent(), 12 * 4 + 4 + 4 * 3 + 3);
+        for (m, says) in [
+            (Manifest { version: 6, ..ok.clone() }, "needs manifest version 7"),
+            (Manifest { market: 11, ..ok.clone() }, "6 + 3 x types"),
+            (
+                Manifest {
+                    inputs: vec!["burst".into()],
+                    ..ok.clone()
+                },
+                "nothing else",
+            ),
+            (
+                Manifest {
+                    kind: "hedge".into(),
+                    states: 3,
+                    ..ok.clone()
+                },
+                "form hedge",
+            ),
+        ] {
+            let e = m.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        // A line with the market features gets a bid factor and no per-accelerator bids.
+        let w = vec![0.0f32; ok.per_agent()];
+        let agent = Agent::new(&ok, &w, 0);
+        let reply: serde_json::Value = serde_json::from_str(&agent.answer(&format!("{{\"market\": {:?}}}", vec![0.5; 12]), None)).unwrap();
+        assert_eq!(reply["bid_factor"], 0.5, "{reply}");
+        assert!(reply.get("bids").is_none());
+        let reply = agent.answer(&format!("{{\"market\": {:?}}}", vec![11.0; 12]), None);
+        assert!(reply.contains("`market`[0] is 11, expected a number in [-1, 10]"), "{reply}");
     }
 
     #[test]
@@ -732,9 +825,9 @@ mod tests {
         assert!(read_payload(&hedge_exe(|m, _| m.levels[1] = 1.5))
             .unwrap_err()
             .contains("level 1.5 is outside [0, 1]"));
-        assert!(read_payload(&hedge_exe(|m, _| m.version = 7))
+        assert!(read_payload(&hedge_exe(|m, _| m.version = VERSION + 1))
             .unwrap_err()
-            .contains("manifest version 7"));
+            .contains(&format!("manifest version {}", VERSION + 1)));
         assert!(read_payload(&hedge_exe(|m, _| m.kind = "oracle".into()))
             .unwrap_err()
             .contains("unknown policy kind"));

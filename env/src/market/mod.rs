@@ -654,6 +654,24 @@ impl Market {
         6 + 3 * types
     }
 
+    /// Names of [`Market::observe`]'s features, for `types` (named) accelerator types.
+    pub fn observe_names(types: &[String]) -> Vec<String> {
+        let mut v: Vec<String> = [
+            "active",
+            "work_left",
+            "since_checkpoint",
+            "decides",
+            "deadline_slack",
+            "budget_left",
+        ]
+        .map(String::from)
+        .to_vec();
+        for t in types {
+            v.extend([format!("price_over_base:{t}"), format!("runs_on:{t}"), format!("speed_share:{t}")]);
+        }
+        v
+    }
+
     /// What a learned bid policy sees of tenant i before the round is played, each feature
     /// in [-1, 10] (prices over base prices capped at 10, the rest in [-1, 1]): whether its job is in the market (or arrives this round); the share
     /// of its work left; its work since its last checkpoint over the checkpoint interval;

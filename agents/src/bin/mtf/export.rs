@@ -16,6 +16,10 @@ pub(crate) struct Args {
     /// One agent's policy (its index in the run), or `all` (choose with --agent at run time).
     #[arg(long, default_value = "all", value_parser = parse_agent)]
     agent: Agent,
+    /// A market run's replicate whose policies to export (default 0); a queue-world run group's
+    /// replicates are run directories of their own (--run DIR/replicate-N).
+    #[arg(long)]
+    replicate: Option<usize>,
     /// Replace PATH if it exists (a regular file only).
     #[arg(long)]
     force: bool,
@@ -41,7 +45,7 @@ fn parse_agent(s: &str) -> Result<Agent, String> {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    let done = export(&a.run, &a.out, a.agent.0, a.force)?;
+    let done = export(&a.run, &a.out, a.agent.0, a.replicate, a.force)?;
     if a.json {
         print_json(&serde_json::json!({ "out": done.out.display().to_string(), "bytes": done.bytes, "manifest": done.manifest }))?;
     } else {
