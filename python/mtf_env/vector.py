@@ -26,6 +26,12 @@ class VecEnv:
       observation its old episode ended on, in the rows where ``truncations`` is True.
       The environment draws no round past the last, so that final observation is the last
       round's own. ``infos()`` gives the last step's round record as arrays.
+
+    A market file (``env.world = "market"``) gives its tenants as agents (see
+    ``MarketParallelEnv``): ``terminations`` is True in the step a tenant's job finishes (its
+    later rows, until the copy resets, hold its last observation and reward 0),
+    ``truncations`` when the rounds run out; a copy resets when every job finished or the
+    rounds ran out. ``infos()`` gives ``utility`` and ``level`` per tenant.
     """
 
     def __init__(
@@ -35,7 +41,8 @@ class VecEnv:
         overrides: Iterable[str] = (),
         threads: int | None = None,
     ):
-        self._native = _native.VecEnv(os.fspath(config), int(num_envs), _overrides(overrides, "overrides"), threads)
+        make = _native.MarketVecEnv if _native.is_market_file(os.fspath(config)) else _native.VecEnv
+        self._native = make(os.fspath(config), int(num_envs), _overrides(overrides, "overrides"), threads)
         spec = self._native.spec
         self.num_envs = int(num_envs)
         self.possible_agents = list(spec.agents)

@@ -513,6 +513,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Env>()?;
     m.add_class::<VecEnv>()?;
     m.add_class::<market::MarketEnv>()?;
+    m.add_class::<market::MarketVecEnv>()?;
     m.add_function(wrap_pyfunction!(market::is_market_file, m)?)?;
     m.add_function(wrap_pyfunction!(schedule, m)?)?;
     m.add_function(wrap_pyfunction!(bench_rust, m)?)?;

@@ -102,3 +102,39 @@ def test_bad_input_raises_instead_of_crashing(tmp_path):
     bad.write_text(Path(DUEL).read_text().replace("rounds = 30", "rounds = 0"))
     with pytest.raises(ValueError, match="env.rounds"):
         mtf_env.parallel_env(bad)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_vecenv_copies_play_the_parallel_envs_episodes(threads):
+    # Copy k of a VecEnv reset with seed s plays episode_seed(s, k, 0), as a ParallelEnv reset
+    # with that seed does: the same rewards, ends and utilities, whatever the thread count.
+    vec = mtf_env.VecEnv(THREE, num_envs=3, threads=threads)
+    assert vec.n_agents == 32 and vec.obs_dim == 6 + 3 * 3
+    rng = np.random.default_rng(7)
+    obs = vec.reset(seed=11)
+    totals = np.zeros((3, vec.n_agents))
+    ends = np.zeros((3, vec.n_agents), dtype=int)
+    plays = []
+    done = np.zeros(3, dtype=bool)
+    while not done.all():
+        a = rng.integers(len(vec.levels), size=(3, vec.n_agents))
+        plays.append(a)
+        obs, rew, term, trunc = vec.step(a)
+        live = ~done
+        totals[live] += rew[live]
+        ends[live] += (term | trunc)[live]
+        # Every tenant ends once an episode: then the copy was reset.
+        done = (ends >= 1).all(axis=1)
+    for k in range(3):
+        env = mtf_env.parallel_env(THREE)
+        env.reset(seed=mtf_env.episode_seed(11, k, 0))
+        got = {a: 0.0 for a in env.possible_agents}
+        t = 0
+        while env.agents:
+            _, rew, _, _, _ = env.step({a: int(plays[t][k, env._index[a]]) for a in env.agents})
+            for a, r in rew.items():
+                got[a] += r
+            t += 1
+        assert np.allclose(totals[k], [got[a] for a in env.possible_agents])
+        assert (ends[k] == 1).all(), "every tenant ends exactly once"
+        assert np.allclose(totals[k], env.metrics()["utility"])

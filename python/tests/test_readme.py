@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 
-from conftest import ROOT
+from conftest import ROOT, run_json
 
 
 def section(text: str, title: str) -> str:
@@ -17,7 +17,7 @@ def section(text: str, title: str) -> str:
     return text[start : end if end > 0 else len(text)]
 
 
-def test_readme_from_python_runs_as_written(tmp_path):
+def test_readme_from_python_runs_as_written(tmp_path, mtf_bin):
     body = section((ROOT / "README.md").read_text(), "From Python")
     sh = re.search(r"```sh\n(.*?)```", body, re.S).group(1)
     py = re.search(r"```python\n(.*?)```", body, re.S).group(1)
@@ -39,5 +39,8 @@ def test_readme_from_python_runs_as_written(tmp_path):
         [str(tmp_path / ".venv/bin/python"), "-c", py], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
-    welfare, owners = run.stdout.strip().splitlines()
+    welfare, owners, market_welfare = run.stdout.strip().splitlines()
     assert float(welfare) > 0 and owners == "[1, 0, 1, 1]"
+    # The market at everyone's break-even bids is `mtf simulate`'s episode of seed 1.
+    sim = run_json([mtf_bin, "simulate", "--config", "configs/market/three-types.toml", "--json"])
+    assert abs(float(market_welfare) - sim["metrics"]["welfare"]) < 1e-6 * max(1.0, sim["metrics"]["welfare"])

@@ -111,6 +111,11 @@ impl MarketGame {
         g
     }
 
+    /// The file it plays, unexpanded.
+    pub fn raw(&self) -> &MarketFile {
+        &self.raw
+    }
+
     /// Agents (tenants, groups expanded: `name#1`, `name#2`, ...), in the order of every array.
     pub fn agents(&self) -> &[String] {
         &self.names
