@@ -193,8 +193,21 @@ pub struct TenantSpec {
     /// Round its job arrives.
     #[serde(default)]
     pub arrival: u32,
-    /// The job's size in work units (with `work_max`, the smallest).
+    /// The job's size in work units (with `work_max`, the smallest; with `work_trace`, not
+    /// given).
+    #[serde(default)]
     pub work: f64,
+    /// Job sizes from a trace: a file (relative to the market file: one size per line, the
+    /// first comma-separated column, an optional header line) or the sizes inline. Copy j of
+    /// the entry takes entry `start + j` (wrapping), `start` being `trace_start` or, without
+    /// it, drawn from the file's seed (stream `market-trace`), so episodes play different
+    /// stretches of the trace. A file is read once and kept inline: a run's `config.toml`
+    /// carries the sizes it played.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_trace: Option<WorkTrace>,
+    /// Where copy 0 starts in `work_trace` (default: drawn from the seed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_start: Option<u64>,
     /// With it, each tenant's size is drawn uniformly in `[work, work_max]` from the file's
     /// seed (stream `market-work`, one draw per tenant in file order after groups expand).
     #[serde(default)]
@@ -248,6 +261,40 @@ fn one_f64() -> f64 {
     1.0
 }
 
+/// Most entries of a job-size trace.
+const MAX_TRACE: usize = 1_000_000;
+
+/// A tenant entry's job sizes from a trace ([`TenantSpec::work_trace`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WorkTrace {
+    /// A file, relative to the market file (read at load time).
+    File(String),
+    /// The sizes.
+    Sizes(Vec<f64>),
+}
+
+/// The sizes in a trace file's text: one per line (the first comma-separated column), blank
+/// lines skipped, the first line skipped when it is not a number (a header).
+fn parse_trace(text: &str) -> Result<Vec<f64>, String> {
+    let mut out = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let cell = line.split(',').next().unwrap_or("").trim();
+        if cell.is_empty() {
+            continue;
+        }
+        match cell.parse::<f64>() {
+            Ok(x) => out.push(x),
+            Err(_) if k == 0 => continue,
+            Err(_) => return Err(format!("line {}: `{cell}` is not a job size", k + 1)),
+        }
+        if out.len() > MAX_TRACE {
+            return Err(format!("more than {MAX_TRACE} sizes"));
+        }
+    }
+    Ok(out)
+}
+
 impl MarketFile {
     /// Read and check a market file; `overrides` are `--set key=value` as for scenarios.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
@@ -259,7 +306,21 @@ impl MarketFile {
     pub fn load_unexpanded(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
         let table = read_table(path, overrides)?;
-        let f: Self = from_table(&file, table)?;
+        let mut f: Self = from_table(&file, table)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for (i, t) in f.market.tenants.iter_mut().enumerate() {
+            if let Some(WorkTrace::File(name)) = &t.work_trace {
+                let at = dir.join(name);
+                let sizes = crate::config::read_text(&at, 64 << 20)
+                    .and_then(|text| parse_trace(&text))
+                    .map_err(|problem| ConfigError {
+                        file: file.clone(),
+                        key: format!("market.tenants[{i}].work_trace"),
+                        problem: format!("{}: {problem}", at.display()),
+                    })?;
+                t.work_trace = Some(WorkTrace::Sizes(sizes));
+            }
+        }
         f.check(&file)?;
         Ok(f)
     }
@@ -284,12 +345,31 @@ impl MarketFile {
     /// Every tenant group (`count` > 1) as its tenants, one job each.
     pub fn expanded(mut self) -> Self {
         self.expanded = true;
-        if self.market.tenants.iter().all(|t| t.count == 1 && t.work_max.is_none()) {
+        if self
+            .market
+            .tenants
+            .iter()
+            .all(|t| t.count == 1 && t.work_max.is_none() && t.work_trace.is_none())
+        {
             for (g, t) in self.market.tenants.iter_mut().enumerate() {
                 t.group = g;
             }
             return self;
         }
+        // Where each trace entry starts: its trace_start, or drawn from the seed in entry order.
+        let mut draws = crate::rng::stream(self.seed, "market-trace", 0);
+        let starts: Vec<u64> = self
+            .market
+            .tenants
+            .iter()
+            .map(|t| match &t.work_trace {
+                Some(WorkTrace::Sizes(s)) if !s.is_empty() => t
+                    .trace_start
+                    .unwrap_or_else(|| (crate::rng::unit(rand::Rng::next_u64(&mut draws)) * s.len() as f64) as u64),
+                _ => 0,
+            })
+            .collect();
+        let starts = &starts;
         self.market.tenants = self
             .market
             .tenants
@@ -297,6 +377,14 @@ impl MarketFile {
             .enumerate()
             .flat_map(|(g, t)| {
                 (0..t.count).map(move |j| TenantSpec {
+                    // The copies carry their size, not the trace (a long trace times many
+                    // copies would be copied into each).
+                    work: match &t.work_trace {
+                        Some(WorkTrace::Sizes(s)) if !s.is_empty() => s[((starts[g] + u64::from(j)) % s.len() as u64) as usize],
+                        _ => t.work,
+                    },
+                    work_trace: None,
+                    trace_start: None,
                     name: if t.count == 1 {
                         t.name.clone()
                     } else {
@@ -410,10 +498,34 @@ impl MarketFile {
                     format!("must be in (0, {MAX_SPEED:e}], got {}", tn.speeds[t]),
                 ));
             }
-            for (k, v) in [("work", tn.work), ("checkpoint", tn.checkpoint)] {
-                if !positive(v, MAX_WORK) {
-                    return Err(err(key(k), format!("must be in (0, {MAX_WORK:e}], got {v}")));
+            match &tn.work_trace {
+                None if !positive(tn.work, MAX_WORK) => {
+                    return Err(err(key("work"), format!("must be in (0, {MAX_WORK:e}], got {}", tn.work)));
                 }
+                None => {}
+                Some(WorkTrace::File(_)) => {
+                    return Err(err(key("work_trace"), "a trace file is read by MarketFile::load".into()));
+                }
+                Some(WorkTrace::Sizes(sizes)) => {
+                    if tn.work != 0.0 || tn.work_max.is_some() {
+                        return Err(err(key("work_trace"), "gives the sizes: leave work and work_max out".into()));
+                    }
+                    if sizes.is_empty() || sizes.len() > MAX_TRACE {
+                        return Err(err(key("work_trace"), format!("needs 1 to {MAX_TRACE} sizes, got {}", sizes.len())));
+                    }
+                    if let Some(j) = sizes.iter().position(|&x| !positive(x, MAX_WORK)) {
+                        return Err(err(
+                            format!("market.tenants[{i}].work_trace[{j}]"),
+                            format!("must be in (0, {MAX_WORK:e}], got {}", sizes[j]),
+                        ));
+                    }
+                }
+            }
+            if !positive(tn.checkpoint, MAX_WORK) {
+                return Err(err(
+                    key("checkpoint"),
+                    format!("must be in (0, {MAX_WORK:e}], got {}", tn.checkpoint),
+                ));
             }
             if let Some(max) = tn.work_max.filter(|&x| !(x.is_finite() && x >= tn.work && x <= MAX_WORK)) {
                 return Err(err(

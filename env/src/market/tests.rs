@@ -13,6 +13,8 @@ fn job(name: &str, speeds: Vec<f64>, work: f64, checkpoint: f64, value: f64) -> 
         arrival: 0,
         work,
         work_max: None,
+        work_trace: None,
+        trace_start: None,
         deadline: None,
         late_value: 0.0,
         speeds,
@@ -329,6 +331,8 @@ fn random_markets_keep_the_invariants() {
                 arrival: rng.random_range(0..4),
                 work: rng.random_range(0.5..8.0),
                 work_max: None,
+                work_trace: None,
+                trace_start: None,
                 deadline: None,
                 late_value: 0.0,
                 speeds: (0..types).map(|_| rng.random_range(0.1..1.5)).collect(),
@@ -538,4 +542,67 @@ fn action_levels_are_checked() {
         .unwrap_err()
         .to_string()
         .contains("not a threshold in [0, 1]"));
+}
+
+#[test]
+fn job_sizes_from_a_trace_follow_its_order_from_a_start() {
+    let dir = std::env::temp_dir().join(format!("mtf-market-trace-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    std::fs::write(dir.join("traces/jobs.csv"), "work,source\n3,a\n5,b\n\n8,c\n").unwrap();
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml"))
+        .unwrap()
+        .replacen("work = 10.0\n", "work_trace = \"traces/jobs.csv\"\ncount = 4\n", 1);
+    let path = dir.join("m.toml");
+    std::fs::write(&path, &text).unwrap();
+    let works = |f: &MarketFile| -> Vec<f64> { f.market.tenants.iter().take(4).map(|t| t.work).collect() };
+    // trace_start 1: copies take 5, 8, 3, 5 whatever the seed.
+    let set = ["market.tenants.0.trace_start=1".to_string()];
+    let raw = MarketFile::load_unexpanded(&path, &set).unwrap();
+    assert_eq!(
+        raw.market.tenants[0].work_trace,
+        Some(WorkTrace::Sizes(vec![3.0, 5.0, 8.0])),
+        "read once, kept inline"
+    );
+    for seed in [1, 2, 3] {
+        assert_eq!(works(&raw.at_seed(seed)), [5.0, 8.0, 3.0, 5.0]);
+    }
+    assert!(
+        raw.at_seed(1).market.tenants.iter().all(|t| t.work_trace.is_none()),
+        "copies carry sizes, not the trace"
+    );
+    // Without it the start follows the seed: consecutive entries from a drawn start.
+    let raw = MarketFile::load_unexpanded(&path, &[]).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..40 {
+        let w = works(&raw.at_seed(seed));
+        assert_eq!(w, works(&raw.at_seed(seed)), "the same seed, the same sizes");
+        let s0 = [3.0, 5.0, 8.0].iter().position(|&x| x == w[0]).unwrap();
+        for (j, x) in w.iter().enumerate() {
+            assert_eq!(*x, [3.0, 5.0, 8.0][(s0 + j) % 3]);
+        }
+        seen.insert(s0);
+    }
+    assert_eq!(seen.len(), 3, "every start is drawn for some seed");
+    // The inline form round-trips (a run's config.toml).
+    let again: MarketFile = toml::from_str(&toml::to_string(&raw).unwrap()).unwrap();
+    assert_eq!(again.market.tenants[0].work_trace, raw.market.tenants[0].work_trace);
+    // Bad traces name the file, the line or the entry.
+    for (body, want) in [
+        ("3\nx\n", "line 2: `x` is not a job size"),
+        ("3\n-1\n", "work_trace[1]"),
+        ("", "needs 1 to"),
+    ] {
+        std::fs::write(dir.join("traces/jobs.csv"), body).unwrap();
+        let e = MarketFile::load_unexpanded(&path, &[]).unwrap_err().to_string();
+        assert!(e.contains("market.tenants[0].work_trace") && e.contains(want), "{e}");
+    }
+    std::fs::remove_file(dir.join("traces/jobs.csv")).unwrap();
+    let e = MarketFile::load_unexpanded(&path, &[]).unwrap_err().to_string();
+    assert!(e.contains("jobs.csv"), "{e}");
+    let both = text.replacen("count = 4\n", "count = 4\nwork = 2.0\n", 1);
+    std::fs::write(dir.join("traces/jobs.csv"), "3\n").unwrap();
+    std::fs::write(&path, both).unwrap();
+    let e = MarketFile::load_unexpanded(&path, &[]).unwrap_err().to_string();
+    assert!(e.contains("leave work and work_max out"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
