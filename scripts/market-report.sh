@@ -30,7 +30,7 @@ $M train --config configs/market/duel.toml --set 'learner.kind="es"' --set train
   --out "$R/duel-es" --json > "$R/duel-es.json"
 for mech in second_price first_price; do
   $M train --config configs/market/three-types.toml --set "mechanism.kind=\"$mech\"" \
-    --out "$R/learn-$mech" --json > "$R/learn-$mech.json"
+    --set train.deviations=true --out "$R/learn-$mech" --json > "$R/learn-$mech.json"
 done
 $M train --config configs/market/three-types.toml --set 'mechanism.kind="mtf"' \
   --set 'learner.levels=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]' --out "$R/learn-mtf" --json > "$R/learn-mtf.json"
@@ -44,6 +44,14 @@ for k in es ppo; do
     --set "learner.kind=\"$k\"" --set train.episodes=300 --out "$R/learn-$k" --json > "$R/learn-$k.json"
 done
 cp "$R/learn-ppo/learning.png" docs/figures/market-learning-ppo.png
+# A trained run played by mtf compare beside the economic agent, and exported.
+$M compare --config configs/market/duel.toml --policies own,run:$R/duel-hedge --out "$R/cmp-duel" \
+  --json > "$R/cmp-duel.json"
+$M export --run "$R/duel-hedge" --out "$R/duel-agent" --force > /dev/null
+echo '{"market": [1, 1, 0, 1, 1, 1, 1, 0, 1, 2, 0, 1]}' | "$R/duel-agent" > "$R/duel-agent.txt"
+# The same larger market with the training jobs' sizes from a trace.
+$M train --config configs/market/traced.toml --set 'mechanism.kind="first_price"' \
+  --out "$R/learn-traced" --json > "$R/learn-traced.json"
 python3 - "$R" > docs/market.md <<'PY'
 import json, os, platform, statistics, sys
 R = sys.argv[1]
@@ -68,7 +76,8 @@ type. MTF runs in the same world with tokens (unit demand; money at base prices)
 the module's documentation (`cargo doc -p env`, `env::market`). `mtf simulate --config
 configs/market/...` runs a market file, `mtf compare` its mechanisms under fixed policies, and
 `mtf train` learns the bids of the tenants marked `learn = true` against the others (below);
-Python, export and the sweep do not run in this world yet.
+the last section shows the rest of the harness in this world: trained runs in `mtf compare`,
+exported agents, sweeps, Python, and job sizes from traces.
 
 ## The paper's worked example
 
@@ -188,6 +197,16 @@ ppo_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in pv["replicates"])
 ft_levels = ", ".join("/".join(f"{x:.2f}" for x in r["levels"]) for r in ft["replicates"])
 fp_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in fp["replicates"])
 peaks = ", ".join(peaks)
+def stable(v):
+    eq = [f"{d['level']:g}" for d in v["deviations"] if d["gain"] <= 1e-9]
+    return ("no common level is stable: from each, some service gains by leaving it alone" if not eq
+            else "the common levels no service gains by leaving alone are " + ", ".join(eq))
+def dev_at(v, x):
+    return min(v["deviations"], key=lambda d: abs(d["level"] - x))
+stable_fp, stable_sp = stable(fp), stable(sp)
+fp_best_level = fp["best_level"]
+fp_dev_best = dev_at(fp, fp_best_level)
+fp_dev_ppo = dev_at(fp, pv["replicates"][0]["levels"][0])
 print(f"""| three types, fine-tuning learns | mtf | hedge | {ft['episodes']} | {ft_levels} | {ft['utility']['mean']:.2f} | {ft['own']['utility']:.2f} | {ft['best_level']:g}: {ft['best']['utility']:.2f} | {ft['welfare']['mean']:.1f} | {ft['own']['welfare']:.1f} |
 
 (± 0.00: every replicate ended identical.) What it says, from the rows above (the script
@@ -207,11 +226,59 @@ writes these sentences from the numbers):
   episodes); replicates that beat it: {beat}. The utility over common levels has its local peaks at
   {peaks} (the best {pv['best_level']:g}; `summary.json`'s `by_level`); PPO's
   replicates ended at {ppo_levels}.
+- Why a selfish learner need not settle on the best common level (`train.deviations`: for
+  each common level, the most one inference service gains by leaving it alone, the others
+  staying): under first price {stable_fp}; at the best common level, {fp_best_level:g}, one
+  service gains {fp_dev_best['gain']:.2f} by moving to {fp_dev_best['to']:g}, and at PPO's
+  level {fp_dev_ppo['level']:g} one gains {fp_dev_ppo['gain']:.2f} by moving to
+  {fp_dev_ppo['to']:g}. Hedge and ES move the whole group at once (one level per group; ES's
+  perturbations are of the shared actor), so they climb the group's utility; PPO's gradient
+  is each tenant's own, a step towards a unilateral gain. Under second price {stable_sp}.
 """)
 print(f"""PPO's training curve on the larger market under first price (sampled actions, windows of 10
 episodes, mean and 95% CI over replicates; the references are greedy, on the evaluation seeds):
 
 ![PPO learning](figures/market-learning-ppo.png)
+""")
+cmp = load("cmp-duel")
+cmp_rows = "\n".join(f"| {r['policy'].replace(R + '/', '')} | {r['metrics']['utility'][0]:.2f} | {r['metrics']['utility'][1]:.2f} | {r['metrics']['welfare']:.2f} |" for r in cmp["rows"])
+agent = json.loads(open(f"{R}/duel-agent.txt").read())
+tr = load("learn-traced")
+tr_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in tr["replicates"])
+print(f"""## Trained runs, exported agents, sweeps, Python, traces
+
+A market run keeps its policies in `policy.json` (per replicate: Hedge's greedy level per group,
+PPO's or ES's actor per group). `mtf compare --config configs/market/duel.toml --policies
+own,run:RUN` plays them for the learning tenants beside everyone's own factors, a row per
+replicate (`run:RUN#r`); here the Hedge run of the duel above (first price), utility per tenant
+in money:
+
+| policy | E (economic agent) | L (learns) | welfare |
+|---|---|---|---|
+{cmp_rows}
+
+`mtf export --run RUN --out AGENT` writes the learning tenants' policies (`--replicate N`,
+default 0) as a standalone executable: it reads a tenant's market features (`{{"market":
+[...]}}`, `Market::observe`'s `6 + 3 x types` numbers, named by `AGENT --describe`) and answers
+its bid factor (under MTF its threshold). The duel's exported L answers
+`{{"bid_factor": {agent['bid_factor']:g}}}`, the hand-computed best bid.
+
+`mtf sweep` takes a market file as its base: each trial is `mtf train` on it, the objective a
+path into its `summary.json` (`utility.mean`, `welfare.mean`, `best.utility`), the pruner fed
+replicate 0's sampled `utility`, `welfare` or `paid`. `configs/sweeps/market-ppo.toml` searches
+PPO's entropy bonus and learning rate on the larger market under first price.
+
+From Python, `mtf_env.parallel_env(MARKET_FILE)` is a PettingZoo `ParallelEnv` with every
+tenant an agent (an action is a level of `learner.levels`, a reward the tenant's utility change
+in money; a tenant is terminated when its job finishes), and `mtf_env.VecEnv(MARKET_FILE, k)`
+steps k copies in Rust (`python/README.md`).
+
+Job sizes can come from a trace (`work_trace` on a tenant entry: a file of sizes, or the sizes
+inline; copies take consecutive sizes from `trace_start` or from a start drawn from the seed).
+`configs/market/traced.toml` is the larger market with the training jobs' sizes from
+`configs/market/traces/training-jobs.csv` (48 sizes around 20 units); with the inference
+services learning under first price (Hedge, 3 replicates): {says(tr, "their")}; learned level
+{tr_levels} per replicate, the best common level {tr['best_level']:g}.
 
 Machine: {cpu}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}.""")
 PY

@@ -374,3 +374,23 @@ fn mtf_compare_plays_a_trained_market_run_per_replicate() {
         "{stderr}"
     );
 }
+
+#[test]
+fn deviations_from_a_common_level_match_the_duels_hand_computation() {
+    // One learner: leaving a common level x alone is playing another level, so the gain is
+    // max over levels of 20 - 10 f (winning at f > 0.8) or 10 (losing) minus its utility at x:
+    // 0 at 0.9 (the best response), 1 at 0.5 and at 1.0, 3 at 1.2, each towards 0.9.
+    let v = train("deviations", &["train.deviations=true", "train.replicates=1", "train.eval_seeds=1"]);
+    let d = v["deviations"].as_array().unwrap();
+    assert_eq!(d.len(), 11);
+    for (x, gain) in [(0.5, 1.0), (0.9, 0.0), (1.0, 1.0), (1.2, 3.0)] {
+        let row = d.iter().find(|r| (r["level"].as_f64().unwrap() - x).abs() < 1e-9).unwrap();
+        assert!((row["gain"].as_f64().unwrap() - gain).abs() < 1e-9, "{row}");
+        if gain > 0.0 {
+            assert_eq!(row["tenant"], "L");
+            assert!((row["to"].as_f64().unwrap() - 0.9).abs() < 1e-9, "{row}");
+        }
+    }
+    let without = train("no-deviations", &["train.replicates=1", "train.eval_seeds=1"]);
+    assert!(without.get("deviations").is_none());
+}

@@ -127,6 +127,11 @@ pub struct MarketTrain {
     /// update, and on the first-price duel (`agents/tests/cli_market_train.rs`) it stayed
     /// at its initial level in 300 episodes; with 8 it found the best level in both replicates.
     pub envs: usize,
+    /// Also measure, for every common level, the most one learning tenant gains by deviating
+    /// from it alone (`summary.json`'s `deviations`): which common levels are equilibria of the
+    /// learners' selfish game. Costs levels x learning tenants x levels x evaluation seeds
+    /// episodes.
+    pub deviations: bool,
 }
 
 impl Default for MarketTrain {
@@ -136,6 +141,7 @@ impl Default for MarketTrain {
             replicates: 3,
             eval_seeds: 5,
             envs: 8,
+            deviations: false,
         }
     }
 }
@@ -641,6 +647,76 @@ pub struct MarketTrained {
     pub best: MarketScore,
     /// Per level (all learners at it), same seeds.
     pub by_level: Vec<MarketScore>,
+    /// With `train.deviations`: per common level, the best unilateral deviation from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deviations: Option<Vec<Deviation>>,
+}
+
+/// The best a single learning tenant does by leaving a common level alone (the others of every
+/// learning group stay at it), mean utility over the evaluation seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Deviation {
+    /// The common level.
+    pub level: f64,
+    /// The largest gain in mean utility of one tenant deviating (0: no tenant gains: a
+    /// symmetric equilibrium among the levels).
+    pub gain: f64,
+    /// Who gains it.
+    pub tenant: String,
+    /// By deviating to this level.
+    pub to: f64,
+}
+
+/// [`Deviation`] for every level: each learning tenant at every other level, the rest at it.
+fn deviations(files: &[MarketFile], ls: &Learners, levels: &[f64]) -> Vec<Deviation> {
+    let utility = |x: f64, who: Option<(usize, f64)>| -> Vec<f64> {
+        // Mean utility over `files` of every learning tenant, all at x but `who`.
+        let mut u = vec![0.0; ls.who.len()];
+        for f in files {
+            let mut a = f.actions();
+            for &i in &ls.who {
+                a[i] = x;
+            }
+            if let Some((i, y)) = who {
+                a[i] = y;
+            }
+            let m = play(f, &a);
+            for (j, &i) in ls.who.iter().enumerate() {
+                u[j] += m.utility(i) / files.len() as f64;
+            }
+        }
+        u
+    };
+    let names = files
+        .first()
+        .map(|f| f.market.tenants.iter().map(|t| t.name.clone()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    levels
+        .iter()
+        .map(|&x| {
+            let base = utility(x, None);
+            let mut best = Deviation {
+                level: x,
+                gain: 0.0,
+                tenant: String::new(),
+                to: x,
+            };
+            for (j, &i) in ls.who.iter().enumerate() {
+                for &y in levels.iter().filter(|&&y| y != x) {
+                    let g = utility(x, Some((i, y)))[j] - base[j];
+                    if g > best.gain + 1e-9 {
+                        best = Deviation {
+                            level: x,
+                            gain: g,
+                            tenant: names[i].clone(),
+                            to: y,
+                        };
+                    }
+                }
+            }
+            best
+        })
+        .collect()
 }
 
 /// Mean score of `actions` (the learners at their entries) over `files`.
@@ -749,6 +825,7 @@ pub fn train_market_with(
         best: by_level[best],
         by_level,
         replicates: reps,
+        deviations: tr.train.deviations.then(|| deviations(&eval_files, &ls, &levels)),
     };
     write_outputs(&dir, &done)?;
     Ok(Some(done))
@@ -979,6 +1056,10 @@ impl fmt::Display for MarketTrained {
             (format!("best common level {}", self.best_level), &self.best),
         ] {
             writeln!(f, "{name:<34} {:>18.3} {:>12.1} {:>12.1}", s.utility, s.welfare, s.paid)?;
+        }
+        if let Some(d) = &self.deviations {
+            let eq: Vec<String> = d.iter().filter(|d| d.gain <= 1e-9).map(|d| format!("{}", d.level)).collect();
+            writeln!(f, "common levels no learning tenant gains by leaving alone: [{}]", eq.join(", "))?;
         }
         for (r, rep) in self.replicates.iter().enumerate() {
             let lv: Vec<String> = rep.levels.iter().map(|x| format!("{x:.2}")).collect();
