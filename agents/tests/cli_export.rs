@@ -676,7 +676,8 @@ fn a_market_runs_hedge_policy_exports_its_hand_computed_bid() {
 #[test]
 fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
     // ES on three-types (first price): every learning tenant's exported actor answers, on each
-    // round's market features of an evaluation episode, the level the run's policy plays.
+    // round's market features of an evaluation episode, the level policy.json's actor plays
+    // (cli_market_train ties policy.json to the learner's own greedy evaluation, bit for bit).
     use agents::eval::market_policy::{GroupPolicies, TrainedMarket};
     let dir = tmp("market-es");
     let config = market_config("three-types.toml");
@@ -716,7 +717,8 @@ fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
         panic!("ES exports actors")
     };
     let (d, k) = (run.policies.dim, run.policies.levels.len());
-    let file = run.raw.at_seed(99);
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let file = run.raw.at_seed(summary["eval_seeds"][0].as_u64().unwrap());
     let mut market = env::market::Market::new(file.clone());
     let mut a = file.actions();
     let (mut obs, mut h, mut logits) = (vec![0f32; d], Vec::new(), vec![0f32; k]);

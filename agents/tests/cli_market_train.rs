@@ -167,8 +167,9 @@ fn hedge_reaches_the_best_common_level_where_job_sizes_and_groups_vary_with_the_
 
 #[test]
 fn bad_market_training_sections_are_one_line_errors() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["market.tenants.1.learn=false"], "market.tenants"),
+        (&["learner.kind=\"ppo\"", "learner.ppo.share=\"class_id\""], "learner.ppo.share"),
         (&["learner.levels=[1.0, 0.5]"], "learner.levels"),
         (&["learner.levels=[-1.0]"], "learner.levels"),
         (&["train.episodes=0"], "train.episodes"),
@@ -366,6 +367,28 @@ fn mtf_compare_plays_a_trained_market_run_per_replicate() {
     ]);
     assert_eq!(code, 2);
     assert!(stderr.contains("the run learned bid factors, and mtf plays thresholds"), "{stderr}");
+    // A damaged policy.json is one line, not a panic.
+    let text = std::fs::read_to_string(run.join("policy.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for (edit, want) in [
+        ("levels", "are not the run's config.toml's learner.levels"),
+        ("index", "needs a level index below 11"),
+    ] {
+        let mut bad = v.clone();
+        match edit {
+            "levels" => bad["levels"][0] = serde_json::json!(-5.0),
+            _ => bad["replicates"][0]["levels"][0] = serde_json::json!(99),
+        }
+        std::fs::write(run.join("policy.json"), bad.to_string()).unwrap();
+        let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &policy, "--out", &cmp]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(want) && stderr.trim().lines().count() == 1, "{edit}: {stderr}");
+    }
+    v["replicates"][0] = serde_json::json!({"form": "actor", "hidden": 576460752303423489u64, "weights": [[0.0]]});
+    std::fs::write(run.join("policy.json"), v.to_string()).unwrap();
+    let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &policy, "--out", &cmp]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is outside [1,"), "{stderr}");
     let bogus = format!("run:{}", out.display());
     let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &bogus, "--out", &cmp]);
     assert_eq!(code, 2);

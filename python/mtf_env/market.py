@@ -75,9 +75,12 @@ class MarketParallelEnv(ParallelEnv):
         if wanted != self._active:
             native = _native.MarketEnv(self._config, wanted)
             s, old = native.spec, self._spec
-            if (list(s.agents), s.dim, list(s.levels), s.kind) != (list(old.agents), old.dim, list(old.levels), old.kind):
+            if (list(s.agents), s.dim, list(s.levels), s.kind, s.rounds, list(s.weights)) != (
+                list(old.agents), old.dim, list(old.levels), old.kind, old.rounds, list(old.weights)
+            ):
                 raise ValueError(
-                    "options['overrides'] may not change the tenants, the types or the levels; make a new environment for that"
+                    "options['overrides'] may not change the tenants, the types, the levels, the rounds or the weights; "
+                    "make a new environment for that"
                 )
             self._native, self._active = native, wanted
         if seed is not None:

@@ -29,7 +29,8 @@ class VecEnv:
 
     A market file (``env.world = "market"``) gives its tenants as agents (see
     ``MarketParallelEnv``): ``terminations`` is True in the step a tenant's job finishes (its
-    later rows, until the copy resets, hold its last observation and reward 0),
+    later rows, until the copy resets, carry reward 0; their features still move: deadline
+    slack, prices),
     ``truncations`` when the rounds run out; a copy resets when every job finished or the
     rounds ran out. ``infos()`` gives ``utility`` and ``level`` per tenant.
     """

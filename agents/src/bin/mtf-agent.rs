@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&format!("{e} (see --help)")),
     };
     if help {
-        return say(&format!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists; out: {{\"threshold\": .., \"probabilities\": [..]}}", std::env::args().next().unwrap_or_default()));
+        return say(&format!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists (a market policy: {{\"market\": [..]}}); out: {{\"threshold\": .., \"probabilities\": [..]}} (a bid policy: {{\"bid_factor\": .., ..}})", std::env::args().next().unwrap_or_default()));
     }
     if sample && seed.is_none() {
         return fail("--sample needs --seed N (reproducible draws)");

@@ -54,7 +54,7 @@ impl MarketPolicies {
         if k == 0 || self.levels.iter().any(|l| !l.is_finite()) {
             return bad("levels must be finite numbers, at least one".into());
         }
-        if self.dim == 0 || self.groups.is_empty() || self.replicates.is_empty() {
+        if self.dim == 0 || self.dim > env::market::Market::obs_dim(64) || self.groups.is_empty() || self.replicates.is_empty() {
             return bad("needs a dimension, groups and replicates".into());
         }
         let g = self.groups.len();
@@ -66,8 +66,12 @@ impl MarketPolicies {
                     }
                 }
                 GroupPolicies::Actor { hidden, weights } => {
+                    let max = crate::learners::limits::MAX_HIDDEN;
+                    if !(1..=max).contains(hidden) {
+                        return bad(format!("replicates[{r}]: hidden {hidden} is outside [1, {max}]"));
+                    }
                     let len = self.dim * hidden + hidden + hidden * k + k;
-                    if *hidden == 0 || weights.len() != g || weights.iter().any(|w| w.len() != len || w.iter().any(|x| !x.is_finite())) {
+                    if weights.len() != g || weights.iter().any(|w| w.len() != len || w.iter().any(|x| !x.is_finite())) {
                         return bad(format!(
                             "replicates[{r}]: needs {g} actors of {len} finite numbers (hidden {hidden})"
                         ));
@@ -123,6 +127,13 @@ impl TrainedMarket {
         let mut groups: Vec<usize> = file.market.tenants.iter().filter(|t| t.learn).map(|t| t.group).collect();
         groups.dedup();
         let names: Vec<&str> = groups.iter().map(|&g| raw.market.tenants[g].name.as_str()).collect();
+        let levels = env::market::game::action_levels(&raw, &config.display().to_string())?;
+        if levels != policies.levels {
+            return Err(user(format!(
+                "{what}: its levels {:?} are not the run's config.toml's learner.levels {levels:?}",
+                policies.levels
+            )));
+        }
         if names != policies.groups || policies.dim != Market::obs_dim(raw.market.types.len()) {
             return Err(user(format!(
                 "{what}: its groups {:?} and dimension {} do not match the run's config.toml ({names:?}, {})",

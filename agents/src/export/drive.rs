@@ -41,6 +41,12 @@ pub fn check(path: &Path, scenario: &env::config::Scenario, action: &str, levels
     let (n, m) = (scenario.n(), scenario.m());
     let bytes = crate::run::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
     let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    if manifest.market > 0 {
+        return Err(format!(
+            "{}: a market tenant's policy (from a market run); it reads a market's features, not this scenario's rounds",
+            path.display()
+        ));
+    }
     if manifest.action != action {
         return Err(format!(
             "{}: a {} policy; this scenario's mechanism takes a {action}",

@@ -145,6 +145,13 @@ fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[
     manifest
         .validate()
         .map_err(|e| failed(format!("the market policy's manifest: {e}")))?;
+    if weights.len() != manifest.per_agent() * manifest.agents.len() {
+        return Err(failed(format!(
+            "exported {} numbers, expected {}",
+            weights.len(),
+            manifest.per_agent() * manifest.agents.len()
+        )));
+    }
     Ok((append_payload(runtime, &manifest, &weights), manifest))
 }
 

@@ -92,8 +92,8 @@ pub struct MarketLearner {
     /// Hedge's section.
     pub hedge: MarketHedge,
     /// PPO's section (as in the queue world, but `gamma` and `gae_lambda` default to 1;
-    /// `features` and `critic` are the market's own; actors are shared per group whatever
-    /// `share` says).
+    /// `features` and `critic` are the market's own; one actor per group whatever `share`
+    /// says, and `class_id` is refused).
     pub ppo: PpoConfig,
     /// ES's section (as in the queue world, but `sigma` defaults to 0.2; `features` is the
     /// market's own).
@@ -273,6 +273,12 @@ impl MarketTraining {
             return Err(err(
                 "learner.ppo.features",
                 "the market world has its own observation (Market::observe); leave features at \"all\"".into(),
+            ));
+        }
+        if l.ppo.share == crate::learners::ppo::Share::ClassId {
+            return Err(err(
+                "learner.ppo.share",
+                "the market world shares one actor per group (policy.json, compare run:DIR and export keep one per group); class_id's per-tenant biases would be lost: leave share unset".into(),
             ));
         }
         if l.ppo.critic == Critic::Central {

@@ -275,9 +275,10 @@ pub enum WorkTrace {
 }
 
 /// The sizes in a trace file's text: one per line (the first comma-separated column), blank
-/// lines skipped, the first line skipped when it is not a number (a header).
+/// lines and a leading byte-order mark skipped, a first line with letters skipped (a header).
 fn parse_trace(text: &str) -> Result<Vec<f64>, String> {
     let mut out = Vec::new();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (k, line) in text.lines().enumerate() {
         let cell = line.split(',').next().unwrap_or("").trim();
         if cell.is_empty() {
@@ -285,7 +286,8 @@ fn parse_trace(text: &str) -> Result<Vec<f64>, String> {
         }
         match cell.parse::<f64>() {
             Ok(x) => out.push(x),
-            Err(_) if k == 0 => continue,
+            // A header names its column: a first line with letters.
+            Err(_) if k == 0 && cell.chars().any(char::is_alphabetic) => continue,
             Err(_) => return Err(format!("line {}: `{cell}` is not a job size", k + 1)),
         }
         if out.len() > MAX_TRACE {
@@ -370,20 +372,19 @@ impl MarketFile {
             })
             .collect();
         let starts = &starts;
-        self.market.tenants = self
-            .market
-            .tenants
-            .iter()
+        let entries = std::mem::take(&mut self.market.tenants);
+        self.market.tenants = entries
+            .into_iter()
             .enumerate()
-            .flat_map(|(g, t)| {
+            .flat_map(|(g, mut t)| {
+                // The copies carry their size, not the trace (a long trace times many copies
+                // would be cloned into each).
+                let trace = t.work_trace.take();
                 (0..t.count).map(move |j| TenantSpec {
-                    // The copies carry their size, not the trace (a long trace times many
-                    // copies would be copied into each).
-                    work: match &t.work_trace {
+                    work: match &trace {
                         Some(WorkTrace::Sizes(s)) if !s.is_empty() => s[((starts[g] + u64::from(j)) % s.len() as u64) as usize],
                         _ => t.work,
                     },
-                    work_trace: None,
                     trace_start: None,
                     name: if t.count == 1 {
                         t.name.clone()
@@ -497,6 +498,9 @@ impl MarketFile {
                     format!("market.tenants[{i}].speeds[{t}]"),
                     format!("must be in (0, {MAX_SPEED:e}], got {}", tn.speeds[t]),
                 ));
+            }
+            if tn.trace_start.is_some() && tn.work_trace.is_none() {
+                return Err(err(key("trace_start"), "needs a work_trace".into()));
             }
             match &tn.work_trace {
                 None if !positive(tn.work, MAX_WORK) => {

@@ -481,9 +481,11 @@ fn the_game_pays_the_duels_hand_computed_utilities() {
             }
         }
         assert!(close(total[1], want), "f = {f}: L's rewards add to {}, want {want}", total[1]);
-        // E, worth $0.8/h, bids 0.8: it wins (and pays 0.8 x 10) only when L bids less.
-        let e = if f <= 0.8 { 0.8 * 10.0 - 0.8 * 10.0 } else { 0.0 };
-        assert!(close(total[0], e), "f = {f}: E's rewards add to {}, want {e}", total[0]);
+        // E, worth $0.8/h, bids 0.8: it wins the A10 (paying all its work is worth: utility
+        // 0) only when L bids less; else it waits (on demand costs more than its work is worth).
+        assert_eq!(g.rounds()[0].tenants[0].ty, (f <= 0.8).then_some(A10), "f = {f}");
+        assert_eq!(g.rounds()[0].tenants[1].ty, Some(if f <= 0.8 { 1 } else { A10 }), "f = {f}");
+        assert!(close(total[0], 0.0), "f = {f}: E's rewards add to {}", total[0]);
         // Each job ends once, and the rewards are the episode's utilities.
         assert_eq!(ended, [1, 1]);
         let m = g.metrics();
@@ -587,7 +589,12 @@ fn job_sizes_from_a_trace_follow_its_order_from_a_start() {
     let again: MarketFile = toml::from_str(&toml::to_string(&raw).unwrap()).unwrap();
     assert_eq!(again.market.tenants[0].work_trace, raw.market.tenants[0].work_trace);
     // Bad traces name the file, the line or the entry.
+    // A byte-order mark is not a header; a header needs letters.
+    std::fs::write(dir.join("traces/jobs.csv"), "\u{feff}7\n5\n9\n").unwrap();
+    let bom = MarketFile::load_unexpanded(&path, &[]).unwrap();
+    assert_eq!(bom.market.tenants[0].work_trace, Some(WorkTrace::Sizes(vec![7.0, 5.0, 9.0])));
     for (body, want) in [
+        ("-\n3\n", "line 1: `-` is not a job size"),
         ("3\nx\n", "line 2: `x` is not a job size"),
         ("3\n-1\n", "work_trace[1]"),
         ("", "needs 1 to"),
@@ -599,6 +606,14 @@ fn job_sizes_from_a_trace_follow_its_order_from_a_start() {
     std::fs::remove_file(dir.join("traces/jobs.csv")).unwrap();
     let e = MarketFile::load_unexpanded(&path, &[]).unwrap_err().to_string();
     assert!(e.contains("jobs.csv"), "{e}");
+    let lone = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+    let e = MarketFile::load_unexpanded(&lone, &["market.tenants.0.trace_start=2".into()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("market.tenants[0].trace_start") && e.contains("needs a work_trace"),
+        "{e}"
+    );
     let both = text.replacen("count = 4\n", "count = 4\nwork = 2.0\n", 1);
     std::fs::write(dir.join("traces/jobs.csv"), "3\n").unwrap();
     std::fs::write(&path, both).unwrap();
