@@ -49,6 +49,9 @@ $M compare --config configs/market/duel.toml --policies own,run:$R/duel-hedge --
   --json > "$R/cmp-duel.json"
 $M export --run "$R/duel-hedge" --out "$R/duel-agent" --force > /dev/null
 echo '{"market": [1, 1, 0, 1, 1, 1, 1, 0, 1, 2, 0, 1]}' | "$R/duel-agent" > "$R/duel-agent.txt"
+# Speeds from the Gemmini catalog.
+$M compare --config configs/market/gemmini.toml --mechanisms second_price,first_price,mtf --policies own \
+  --out "$R/gemmini" > "$R/gemmini.txt"
 # The same larger market with the training jobs' sizes from a trace.
 $M train --config configs/market/traced.toml --set 'mechanism.kind="first_price"' \
   --out "$R/learn-traced" --json > "$R/learn-traced.json"
@@ -246,6 +249,7 @@ cmp = load("cmp-duel")
 cmp_rows = "\n".join(f"| {r['policy'].replace(R + '/', '')} | {r['metrics']['utility'][0]:.2f} | {r['metrics']['utility'][1]:.2f} | {r['metrics']['welfare']:.2f} |" for r in cmp["rows"])
 agent = json.loads(open(f"{R}/duel-agent.txt").read())
 tr = load("learn-traced")
+gem_rows = "\n".join(l for l in open(f"{R}/gemmini.txt").read().splitlines() if l.startswith("|"))
 tr_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in tr["replicates"])
 print(f"""## Trained runs, exported agents, sweeps, Python, traces
 
@@ -281,6 +285,15 @@ inline; copies take consecutive sizes from `trace_start` or from a start drawn f
 `configs/market/traces/training-jobs.csv` (48 sizes around 20 units); with the inference
 services learning under first price (Hedge, 3 replicates): {says(tr, "their")}; learned level
 {tr_levels} per replicate, the best common level {tr['best_level']:g}.
+
+Speeds can come from the Gemmini catalog (SPEC 1, thesis Table 5.1): a tenant entry names an
+`application` and a `speed_scale` instead of `speeds`, and the market's types are catalog types.
+`configs/market/gemmini.toml`: 2 Gemmini accelerators at 2 GHz and 1 at 3 GHz, auctioned, 12
+tenants running ResNet convolutions, ResNet matrix multiplies and MobileNet convolutions; every
+tenant its own factor, `mtf compare --config configs/market/gemmini.toml --mechanisms
+second_price,first_price,mtf --policies own`:
+
+{gem_rows}
 
 Machine: {cpu}, {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}.""")
 PY

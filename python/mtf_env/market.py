@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import operator
 import os
 import secrets
 from collections.abc import Mapping
@@ -14,7 +13,7 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from .parallel import _overrides, _seed
+from .parallel import _level_index, _overrides, _seed
 
 
 class MarketParallelEnv(ParallelEnv):
@@ -106,14 +105,7 @@ class MarketParallelEnv(ParallelEnv):
         for a in self.agents:
             if a not in actions:
                 raise ValueError(f"no action for agent {a!r}: every live agent acts every round")
-            v = actions[a]
-            try:
-                x = operator.index(v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
-            except TypeError:
-                raise ValueError(f"agent {a!r}: action {v!r} is not an integer in Discrete({k})") from None
-            if not 0 <= x < k:
-                raise ValueError(f"agent {a!r}: action {x} is outside Discrete({k})")
-            out[self._index[a]] = x
+            out[self._index[a]] = _level_index(a, actions[a], k)
         obs, rewards, terminated, truncated, infos = self._native.step(out)
         live = self.agents
         result = (

@@ -26,6 +26,17 @@ def _overrides(xs: Iterable[str], what: str) -> list[str]:
     return out
 
 
+def _level_index(agent: str, v: Any, k: int) -> int:
+    """An action as a level index in ``Discrete(k)``, or a ValueError naming the agent."""
+    try:
+        x = operator.index(v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+    except TypeError:
+        raise ValueError(f"agent {agent!r}: action {v!r} is not an integer in Discrete({k})") from None
+    if not 0 <= x < k:
+        raise ValueError(f"agent {agent!r}: action {x} is outside Discrete({k})")
+    return x
+
+
 def _seed(seed: Any) -> int:
     try:
         s = operator.index(seed)
@@ -130,14 +141,7 @@ class MtfParallelEnv(ParallelEnv):
         for a in self.possible_agents:
             if a not in actions:
                 raise ValueError(f"no action for agent {a!r}: every live agent acts every round")
-            v = actions[a]
-            try:
-                x = operator.index(v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
-            except TypeError:
-                raise ValueError(f"agent {a!r}: action {v!r} is not an integer in Discrete({k})") from None
-            if not 0 <= x < k:
-                raise ValueError(f"agent {a!r}: action {x} is outside Discrete({k})")
-            out.append(x)
+            out.append(_level_index(a, actions[a], k))
         return out
 
     def step(self, actions: dict):

@@ -185,13 +185,18 @@ impl VecEnv {
     /// they hold the batch: a second thread that waited for the batch holding the GIL would
     /// keep the first from taking the GIL back (both hang), so it is refused instead.
     fn batch(&self) -> PyResult<MutexGuard<'_, Batch>> {
-        match self.inner.try_lock() {
-            Ok(g) => Ok(g),
-            Err(TryLockError::WouldBlock) => Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "this VecEnv is in use by another thread: step it from one thread at a time (or give each thread its own)",
-            )),
-            Err(TryLockError::Poisoned(e)) => Err(value_error(e)),
-        }
+        try_batch(&self.inner)
+    }
+}
+
+/// A batch's lock, refused instead of awaited when another thread holds it ([`VecEnv::batch`]).
+fn try_batch<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
+    match m.try_lock() {
+        Ok(g) => Ok(g),
+        Err(TryLockError::WouldBlock) => Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "this VecEnv is in use by another thread: step it from one thread at a time (or give each thread its own)",
+        )),
+        Err(TryLockError::Poisoned(e)) => Err(value_error(e)),
     }
 }
 
@@ -411,17 +416,7 @@ impl VecEnv {
             return Err(value_error("step before reset: call reset(seed) first"));
         }
         let (e, n, levels) = (b.copies.len(), b.n, self.shape.levels.len());
-        let a = actions.as_array();
-        if a.shape() != [e, n] {
-            return Err(value_error(format!(
-                "actions have shape {:?}, expected [num_envs, n_agents] = [{e}, {n}]",
-                a.shape()
-            )));
-        }
-        if let Some(((k, i), &x)) = a.indexed_iter().find(|(_, &x)| x < 0 || x as u64 >= levels as u64) {
-            return Err(value_error(format!("env {k}, agent {i}: action {x} is outside Discrete({levels})")));
-        }
-        let acts: Vec<usize> = a.iter().map(|&x| x as usize).collect();
+        let acts = batch_actions(actions.as_array(), e, n, levels)?;
         py.detach(|| {
             b.each(&self.pool, |k, c, r| {
                 let s = c
@@ -497,6 +492,20 @@ fn bench_rust(py: Python<'_>, config: &str, overrides: Vec<String>, rounds: u64,
         }
         Ok(t.elapsed().as_secs_f64())
     })
+}
+
+/// A batch of level indices `[num_envs, n_agents]`, checked before any copy steps.
+fn batch_actions(a: numpy::ndarray::ArrayView2<'_, i64>, e: usize, n: usize, levels: usize) -> PyResult<Vec<usize>> {
+    if a.shape() != [e, n] {
+        return Err(value_error(format!(
+            "actions have shape {:?}, expected [num_envs, n_agents] = [{e}, {n}]",
+            a.shape()
+        )));
+    }
+    if let Some(((k, i), &x)) = a.indexed_iter().find(|(_, &x)| x < 0 || x as u64 >= levels as u64) {
+        return Err(value_error(format!("env {k}, agent {i}: action {x} is outside Discrete({levels})")));
+    }
+    Ok(a.iter().map(|&x| x as usize).collect())
 }
 
 /// The seed episode `episode` of copy `copy` plays after a reset with `seed` (copy 0's first

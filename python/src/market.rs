@@ -1,7 +1,7 @@
 //! The market world (`env.world = "market"`) from Python: [`MarketEnv`], the engine of
 //! `mtf_env.MarketParallelEnv` ([`env::market::game::MarketGame`] behind a mutex).
 
-use crate::{obs_array, value_error, Shape};
+use crate::{batch_actions, obs_array, value_error, Shape};
 use env::market::game::{action_levels, MarketGame};
 use env::market::{MarketFile, Place};
 use numpy::ndarray::Array1;
@@ -182,13 +182,7 @@ pub(crate) struct MarketVecEnv {
 impl MarketVecEnv {
     /// The batch, if no other thread is using it (as [`crate::VecEnv`]'s).
     fn batch(&self) -> PyResult<std::sync::MutexGuard<'_, MarketBatch>> {
-        match self.inner.try_lock() {
-            Ok(g) => Ok(g),
-            Err(std::sync::TryLockError::WouldBlock) => Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "this VecEnv is in use by another thread: step it from one thread at a time (or give each thread its own)",
-            )),
-            Err(std::sync::TryLockError::Poisoned(e)) => Err(value_error(e)),
-        }
+        crate::try_batch(&self.inner)
     }
 }
 
@@ -294,17 +288,7 @@ impl MarketVecEnv {
             return Err(value_error("step before reset: call reset(seed) first"));
         }
         let (e, n, d, levels) = (b.copies.len(), b.n, b.dim, self.shape.levels.len());
-        let a = actions.as_array();
-        if a.shape() != [e, n] {
-            return Err(value_error(format!(
-                "actions have shape {:?}, expected [num_envs, n_agents] = [{e}, {n}]",
-                a.shape()
-            )));
-        }
-        if let Some(((k, i), &x)) = a.indexed_iter().find(|(_, &x)| x < 0 || x as u64 >= levels as u64) {
-            return Err(value_error(format!("env {k}, agent {i}: action {x} is outside Discrete({levels})")));
-        }
-        let acts: Vec<usize> = a.iter().map(|&x| x as usize).collect();
+        let acts = batch_actions(actions.as_array(), e, n, levels)?;
         let MarketBatch {
             copies,
             obs,

@@ -219,8 +219,19 @@ pub struct TenantSpec {
     /// Money per unit of work of a job finished after its deadline (default 0).
     #[serde(default)]
     pub late_value: f64,
-    /// Work units per hour on each type (config order).
+    /// Work units per hour on each type (config order); or from `application`.
+    #[serde(default)]
     pub speeds: Vec<f64>,
+    /// An application of the Gemmini catalog (SPEC 1, thesis Table 5.1: `resnet_conv`,
+    /// `resnet_matmul`, `mobilenet_conv`, `mobilenet_ws`) instead of `speeds`: every type of the
+    /// market must then be a catalog type (`gemmini_2ghz`, `gemmini_3ghz`), and the speed on
+    /// each is its catalog throughput times `speed_scale`. Filled in at load time (a run's
+    /// `config.toml` keeps the speeds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application: Option<String>,
+    /// Work units per hour per unit of catalog throughput (with `application`; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_scale: Option<f64>,
     /// Work units between checkpoints.
     pub checkpoint: f64,
     /// Rounds a moved job restarts before it progresses again.
@@ -309,6 +320,7 @@ impl MarketFile {
         let file = path.display().to_string();
         let table = read_table(path, overrides)?;
         let mut f: Self = from_table(&file, table)?;
+        f.catalog_speeds(&file)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         for (i, t) in f.market.tenants.iter_mut().enumerate() {
             if let Some(WorkTrace::File(name)) = &t.work_trace {
@@ -325,6 +337,49 @@ impl MarketFile {
         }
         f.check(&file)?;
         Ok(f)
+    }
+
+    /// Speeds from the Gemmini catalog for the tenants that name an `application`.
+    fn catalog_speeds(&mut self, file: &str) -> Result<(), ConfigError> {
+        let catalog = crate::config::Catalog::default();
+        let types: Vec<String> = self.market.types.iter().map(|t| t.name.clone()).collect();
+        for (i, t) in self.market.tenants.iter_mut().enumerate() {
+            let Some(app) = t.application.take() else { continue };
+            let err = |k: &str, problem: String| ConfigError {
+                file: file.to_string(),
+                key: format!("market.tenants[{i}].{k}"),
+                problem,
+            };
+            if !t.speeds.is_empty() {
+                return Err(err("application", "gives the speeds: leave speeds out".into()));
+            }
+            let a = catalog.applications.iter().position(|x| *x == app).ok_or_else(|| {
+                err(
+                    "application",
+                    format!("`{app}` is not in the Gemmini catalog ({:?})", catalog.applications),
+                )
+            })?;
+            let scale = t.speed_scale.take().unwrap_or(1.0);
+            if !(scale.is_finite() && scale > 0.0 && scale <= MAX_SPEED) {
+                return Err(err("speed_scale", format!("must be in (0, {MAX_SPEED:e}], got {scale}")));
+            }
+            t.speeds = types
+                .iter()
+                .map(|name| {
+                    let c = catalog.types.iter().position(|x| x == name).ok_or_else(|| {
+                        err(
+                            "application",
+                            format!(
+                                "type `{name}` is not a Gemmini catalog type ({:?}): give speeds instead",
+                                catalog.types
+                            ),
+                        )
+                    })?;
+                    Ok(catalog.throughput[a][c] * scale)
+                })
+                .collect::<Result<_, ConfigError>>()?;
+        }
+        Ok(())
     }
 
     /// The market of `seed` from an unexpanded file: its groups expanded and its job sizes
@@ -498,6 +553,9 @@ impl MarketFile {
                     format!("market.tenants[{i}].speeds[{t}]"),
                     format!("must be in (0, {MAX_SPEED:e}], got {}", tn.speeds[t]),
                 ));
+            }
+            if tn.speed_scale.is_some() {
+                return Err(err(key("speed_scale"), "needs an application".into()));
             }
             if tn.trace_start.is_some() && tn.work_trace.is_none() {
                 return Err(err(key("trace_start"), "needs a work_trace".into()));

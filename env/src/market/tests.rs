@@ -15,6 +15,8 @@ fn job(name: &str, speeds: Vec<f64>, work: f64, checkpoint: f64, value: f64) -> 
         work_max: None,
         work_trace: None,
         trace_start: None,
+        application: None,
+        speed_scale: None,
         deadline: None,
         late_value: 0.0,
         speeds,
@@ -333,6 +335,8 @@ fn random_markets_keep_the_invariants() {
                 work_max: None,
                 work_trace: None,
                 trace_start: None,
+                application: None,
+                speed_scale: None,
                 deadline: None,
                 late_value: 0.0,
                 speeds: (0..types).map(|_| rng.random_range(0.1..1.5)).collect(),
@@ -620,4 +624,34 @@ fn job_sizes_from_a_trace_follow_its_order_from_a_start() {
     let e = MarketFile::load_unexpanded(&path, &[]).unwrap_err().to_string();
     assert!(e.contains("leave work and work_max out"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gemmini_applications_take_their_speeds_from_the_catalog() {
+    // Thesis Table 5.1: resnet_conv runs 70.262 on gemmini_2ghz and 86.332 on gemmini_3ghz.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/gemmini.toml");
+    let f = MarketFile::load(&path, &[]).unwrap();
+    let conv = f.market.tenants.iter().find(|t| t.name.starts_with("conv")).unwrap();
+    let scale = 0.01;
+    assert!(
+        close(conv.speeds[0], 70.262 * scale) && close(conv.speeds[1], 86.332 * scale),
+        "{:?}",
+        conv.speeds
+    );
+    assert!(
+        conv.application.is_none(),
+        "filled in at load time: a run's config.toml keeps the speeds"
+    );
+    let again: MarketFile = toml::from_str(&toml::to_string(&f).unwrap()).unwrap();
+    assert_eq!(again.market.tenants[0].speeds, f.market.tenants[0].speeds);
+    let (rounds, _) = Market::run(f);
+    assert!(!rounds.is_empty());
+    let bad = |set: &str, want: &str| {
+        let e = MarketFile::load(&path, &[set.to_string()]).unwrap_err().to_string();
+        assert!(e.contains(want), "{set}: {e}");
+    };
+    bad("market.tenants.0.application=\"vgg\"", "is not in the Gemmini catalog");
+    bad("market.types.0.name=\"A10\"", "type `A10` is not a Gemmini catalog type");
+    bad("market.tenants.0.speed_scale=0", "speed_scale");
+    bad("market.tenants.0.speeds=[1.0, 2.0]", "leave speeds out");
 }
