@@ -285,7 +285,7 @@ fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
 fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
     // policy.json is what the learners play greedily: replaying it on the run's evaluation
     // seeds gives each replicate's evaluated utility, to the last bit, for every learner.
-    use agents::eval::market_policy::TrainedMarket;
+    use agents::train::market_policy::TrainedMarket;
     let three = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
     for kind in ["hedge", "ppo", "es"] {
         let out = tmp("market-train", &format!("policy-{kind}"));

@@ -13,7 +13,7 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from .parallel import _level_index, _overrides, _seed
+from ._checks import _level_index, _overrides, _seed
 
 
 class MarketParallelEnv(ParallelEnv):

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete
 
 from . import _native
-from .parallel import _overrides, _seed
+from ._checks import _overrides, _seed
 
 
 class VecEnv:

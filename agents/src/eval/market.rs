@@ -5,8 +5,8 @@
 //! `cost_per_work.png` / `.svg` (what each tenant paid per unit of work).
 
 use crate::error::user;
-use crate::eval::market_policy::TrainedMarket;
 use crate::run;
+use crate::train::market_policy::TrainedMarket;
 use env::eval::Stat;
 use env::market::{Market, MarketFile, MarketMetrics, MarketRound, Place, TenantTotals};
 use serde::Serialize;
@@ -45,7 +45,7 @@ pub struct MarketRun {
 pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out: Option<&Path>) -> crate::error::Result<MarketRun> {
     let file = MarketFile::load(config, set)?;
     let factors = actions(&file, policy, "--policy")?;
-    let dir = run::RunDir::create(out, &format!("simulate-{}", stem(config)))?;
+    let dir = run::RunDir::create(out, &format!("simulate-{}", run::stem(config)))?;
     run::write_atomic(&dir.config(), toml::to_string(&file).map_err(|e| user(format!("{e}")))?.as_bytes())?;
     let (rounds, totals, metrics) = play(&file, &factors);
     let mut lines = String::new();
@@ -95,11 +95,6 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
     };
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&out)?.as_bytes())?;
     Ok(out)
-}
-
-/// The run directory's name after the config file.
-pub(crate) fn stem(config: &Path) -> &str {
-    config.file_stem().and_then(|s| s.to_str()).unwrap_or("market")
 }
 
 /// Each tenant's action under `policy` (`None` or `own`: the file's own; `fixed:X`: X for
@@ -242,7 +237,7 @@ pub fn compare_market(
             }
         }
     }
-    let dir = run::RunDir::create(out, &format!("compare-{}", stem(config)))?;
+    let dir = run::RunDir::create(out, &format!("compare-{}", run::stem(config)))?;
     run::write_atomic(&dir.config(), toml::to_string(&base).map_err(|e| user(format!("{e}")))?.as_bytes())?;
     let label = |r: &MarketRow| format!("{} {}", r.mechanism, r.policy);
     cost_figure(dir.path(), &rows.iter().map(|r| (label(r), &r.metrics)).collect::<Vec<_>>())?;

@@ -8,7 +8,6 @@ pub mod analyze;
 pub mod compare;
 pub mod curves;
 pub mod market;
-pub mod market_policy;
 pub mod policies;
 pub mod schedule;
 pub mod simulate;

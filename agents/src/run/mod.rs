@@ -147,6 +147,11 @@ impl RunDir {
 /// Largest config or summary file read back from a run directory (16 MiB).
 pub const MAX_TEXT: u64 = 1 << 24;
 
+/// A run directory's name after the config file it runs (`configs/market/duel.toml`: `duel`).
+pub fn stem(config: &Path) -> &str {
+    config.file_stem().and_then(|s| s.to_str()).unwrap_or("run")
+}
+
 /// Take the writer's lock on run directory `dir` (which must exist), then remove the temporary
 /// files of writes a killed process left behind (`*.tmp`, here and in `checkpoints/`): with the
 /// lock held, no other process can be writing them.

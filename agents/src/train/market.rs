@@ -25,12 +25,12 @@
 //! learned figures are stated over replicates (mean and 95% CI).
 
 use crate::error::{user, Result};
-use crate::eval::market_policy::{GroupPolicies, MarketPolicies};
 use crate::learners::es::{Es, EsConfig};
 use crate::learners::nets::Shape;
 use crate::learners::ppo::{Critic, Ppo, PpoConfig};
 use crate::learners::{Features, Learner, Transition};
 use crate::run;
+use crate::train::market_policy::{GroupPolicies, MarketPolicies};
 use env::config::ConfigError;
 use env::eval::Stat;
 use env::market::{Market, MarketFile};
@@ -797,7 +797,7 @@ pub fn train_market_with(
     let base = raw.at_seed(raw.seed);
     let ls = Learners::of(&base, &raw);
     let levels = tr.learner.levels.clone();
-    let stem = crate::eval::market::stem(config);
+    let stem = run::stem(config);
     let dir = run::RunDir::create(out, name.unwrap_or(&format!("train-{stem}")))?;
     run::write_atomic(&dir.config(), toml::to_string(&raw).map_err(|e| user(format!("{e}")))?.as_bytes())?;
     let eval_seeds: Vec<u64> = (0..tr.train.eval_seeds as u64)

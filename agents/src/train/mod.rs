@@ -13,6 +13,7 @@ pub mod checkpoint;
 pub mod group;
 pub mod log;
 pub mod market;
+pub mod market_policy;
 pub mod memory;
 pub mod rollout;
 
