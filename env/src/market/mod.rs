@@ -10,8 +10,9 @@
 //! bid factor per tenant, 1 = break-even), the episode's records and figures
 //! ([`MarketMetrics`]), and [`game`]: the market as a parallel multi-agent environment (what
 //! Python's `parallel_env` steps). `mtf simulate` runs a market file, `mtf compare` its
-//! mechanisms under fixed policies, `mtf train` learns bids in it. Not here: an optimal
-//! multi-type assignment (the exchange clears types one by one).
+//! mechanisms under fixed policies, `mtf train` learns bids in it. By default the exchange
+//! clears the auctioned types one by one; `mechanism.clearing = "joint"` clears them in one
+//! assignment ([`Clearing::Joint`], [`assign`]).
 //!
 //! # The round (one round = `market.round_hours` hours)
 //! 1. Jobs arriving this round wait for an accelerator.
@@ -23,7 +24,8 @@
 //!    have now — on-demand types at their base price, auctioned types with a free accelerator
 //!    at their base price, and the type it runs on at the price it pays. With no alternative
 //!    it bids what the work is worth. Other tenants' tables stand as they were.
-//! 3. The exchange clears the auctioned types in config order. Type t's candidates are the
+//! 3. The exchange clears the auctioned types in config order (with `mechanism.clearing =
+//!    "joint"`, all at once: [`Clearing::Joint`]; the rest of this step is the same). Type t's candidates are the
 //!    tenants bidding at least its base price that hold or reserve one of its accelerators, or
 //!    have not won an accelerator this round and hold or reserve none of another type (unless
 //!    at a decision point, where they may move): one accelerator per tenant. The `count`
@@ -119,6 +121,28 @@ pub struct MarketMechanism {
     /// MTF's token total (split by the tenants' weights).
     #[serde(default = "hundred")]
     pub total_tokens: f64,
+    /// How the auctions clear the auctioned types: `per_type` (default: one type after the
+    /// other, in config order) or `joint` (one assignment over all types, [`assign`]).
+    #[serde(default)]
+    pub clearing: Clearing,
+}
+
+/// How the auctions clear several auctioned types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Clearing {
+    /// Type by type in config order: a type's `count` highest bids win, its price the highest
+    /// bid of a tenant not winning it (or its base price). A tenant that won a type does not
+    /// compete for the next, so the outcome depends on the order.
+    #[default]
+    PerType,
+    /// One assignment of tenants to types maximising the bids' surplus over the base prices
+    /// (each tenant at most one accelerator, each type at most its `count`); a type's price is
+    /// its base price plus what one more accelerator of it would add to that surplus (the
+    /// least Walrasian prices: every winner prefers its type at these prices, and with one
+    /// type this is the highest losing bid). Second price charges it, first price the bid.
+    /// Costs a shortest-path search per accelerator assigned.
+    Joint,
 }
 
 impl Default for MarketMechanism {
@@ -126,6 +150,7 @@ impl Default for MarketMechanism {
         Self {
             kind: Pricing::default(),
             total_tokens: hundred(),
+            clearing: Clearing::default(),
         }
     }
 }
@@ -969,6 +994,7 @@ impl Market {
         if mtf {
             self.mtf_round(factors, &mut pay);
         }
+        let joint = (!mtf && self.file.mechanism.clearing == Clearing::Joint).then(|| self.joint_clearing());
         for ty in (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand && !mtf) {
             let base = spec.types[ty].base_price;
             let mine: Vec<usize> = (0..self.units.len()).filter(|&c| self.units[c].ty == ty).collect();
@@ -984,22 +1010,28 @@ impl Market {
                 let t = &self.tenants[i];
                 matches!(t.place, Place::Unit(u) if units[u].ty != ty) || t.reserved.is_some_and(|u| units[u].ty != ty)
             };
-            let mut cands: Vec<(f64, bool, usize)> = (0..n)
-                .filter(|&i| active(&self.tenants[i]))
-                .filter_map(|i| {
-                    let b = self.tenants[i].bids[ty];
-                    let holds = claim(i, &self.units).is_some();
-                    let free_to_bid = !won_new[i] && (self.tenants[i].decide || !elsewhere(i, &self.units));
-                    (b > 0.0 && b >= base && (holds || free_to_bid)).then_some((b, holds, i))
-                })
-                .collect();
-            cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-            cands.truncate(mine.len());
-            let winners: Vec<usize> = cands.iter().map(|c| c.2).collect();
-            let price = (0..n)
-                .filter(|&i| active(&self.tenants[i]) && !winners.contains(&i))
-                .map(|i| self.tenants[i].bids[ty])
-                .fold(base, f64::max);
+            let (winners, price) = match &joint {
+                Some((assigned, prices)) => ((0..n).filter(|&i| assigned[i] == Some(ty)).collect::<Vec<usize>>(), prices[ty]),
+                None => {
+                    let mut cands: Vec<(f64, bool, usize)> = (0..n)
+                        .filter(|&i| active(&self.tenants[i]))
+                        .filter_map(|i| {
+                            let b = self.tenants[i].bids[ty];
+                            let holds = claim(i, &self.units).is_some();
+                            let free_to_bid = !won_new[i] && (self.tenants[i].decide || !elsewhere(i, &self.units));
+                            (b > 0.0 && b >= base && (holds || free_to_bid)).then_some((b, holds, i))
+                        })
+                        .collect();
+                    cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+                    cands.truncate(mine.len());
+                    let winners: Vec<usize> = cands.iter().map(|c| c.2).collect();
+                    let price = (0..n)
+                        .filter(|&i| active(&self.tenants[i]) && !winners.contains(&i))
+                        .map(|i| self.tenants[i].bids[ty])
+                        .fold(base, f64::max);
+                    (winners, price)
+                }
+            };
             self.prices[ty] = price;
             // Losers lose their claims on this type.
             for &c in &mine {
@@ -1153,6 +1185,43 @@ impl Market {
         record
     }
 
+    /// [`Clearing::Joint`]: each tenant's assigned type (or none) and each auctioned type's
+    /// price. A tenant may take type t if it bids at least t's base price and holds or reserves
+    /// one of t's accelerators, or is at a decision point, or holds and reserves nothing of
+    /// another type (as per type). Ties go to holders (their surplus counts 1e-9 more).
+    fn joint_clearing(&self) -> (Vec<Option<usize>>, Vec<f64>) {
+        let spec = &self.file.market;
+        let auctioned: Vec<usize> = (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand).collect();
+        let n = self.n();
+        let weights: Vec<Vec<Option<f64>>> = (0..n)
+            .map(|i| {
+                let t = &self.tenants[i];
+                let active = matches!(t.place, Place::Waiting | Place::OnDemand(_) | Place::Unit(_));
+                let claim_ty = match t.place {
+                    Place::Unit(u) => Some(self.units[u].ty),
+                    _ => None,
+                }
+                .or(t.reserved.map(|u| self.units[u].ty));
+                auctioned
+                    .iter()
+                    .map(|&ty| {
+                        let (b, base) = (t.bids[ty], spec.types[ty].base_price);
+                        let holds = claim_ty == Some(ty);
+                        let free = t.decide || claim_ty.is_none();
+                        (active && b > 0.0 && b >= base && (holds || free)).then(|| b - base + if holds { 1e-9 } else { 0.0 })
+                    })
+                    .collect()
+            })
+            .collect();
+        let caps: Vec<usize> = auctioned.iter().map(|&ty| spec.types[ty].count as usize).collect();
+        let (assigned, marginal) = assign(&weights, &caps);
+        let mut prices = self.prices.clone();
+        for (k, &ty) in auctioned.iter().enumerate() {
+            prices[ty] = spec.types[ty].base_price + marginal[k];
+        }
+        (assigned.into_iter().map(|a| a.map(|k| auctioned[k])).collect(), prices)
+    }
+
     /// The MTF round (SPEC 3.1 with unit demand: a tenant has one job, so one accelerator
     /// satisfies it). Offered: the free accelerators and those whose holder is at a decision
     /// point; claimants: the tenants waiting or at a decision point (the others keep running
@@ -1281,6 +1350,88 @@ impl Market {
         t.ran_before = true;
         t.place = place;
     }
+}
+
+/// A maximum-weight assignment of tenants to types with unit demand: `weights[i][t]` the
+/// surplus of tenant i on type t (`None`: it may not take t), `caps[t]` the accelerators of t.
+/// Returns each tenant's type and, per type, what one more accelerator of it would add to the
+/// best total (>= 0: the least Walrasian price over the base). Successive shortest paths (Bellman-Ford on the residual graph), an
+/// augmentation per accelerator assigned while one gains; ties go to lower tenant and type
+/// indices (the search's order).
+pub fn assign(weights: &[Vec<Option<f64>>], caps: &[usize]) -> (Vec<Option<usize>>, Vec<f64>) {
+    let (n, t) = (weights.len(), caps.len());
+    // Nodes: 0 source, 1..=n tenants, n+1..=n+t types.
+    let nodes = 1 + n + t;
+    let mut of: Vec<Option<usize>> = vec![None; n];
+    let mut used = vec![0usize; t];
+    // Shortest distances in the residual graph (costs: minus surplus) from the source, and with
+    // `release` also from every type in use (a unit it gives up: the sink's reverse edge).
+    let distances = |of: &[Option<usize>], used: &[usize], release: bool| -> (Vec<f64>, Vec<usize>) {
+        let mut d = vec![f64::INFINITY; nodes];
+        let mut prev = vec![usize::MAX; nodes];
+        d[0] = 0.0;
+        if release {
+            for k in (0..t).filter(|&k| used[k] > 0) {
+                d[1 + n + k] = 0.0;
+            }
+        }
+        for _ in 0..nodes {
+            let mut changed = false;
+            for i in 0..n {
+                // source -> free tenant
+                if of[i].is_none() && d[0] < d[1 + i] {
+                    d[1 + i] = d[0];
+                    prev[1 + i] = 0;
+                    changed = true;
+                }
+                let di = d[1 + i];
+                for k in 0..t {
+                    let Some(w) = weights[i][k] else { continue };
+                    let (a, b) = (1 + i, 1 + n + k);
+                    if of[i] == Some(k) {
+                        // type -> its tenant (undo), cost +w
+                        if d[b] + w < d[a] - 1e-12 {
+                            d[a] = d[b] + w;
+                            prev[a] = b;
+                            changed = true;
+                        }
+                    } else if di - w < d[b] - 1e-12 {
+                        d[b] = di - w;
+                        prev[b] = a;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        (d, prev)
+    };
+    loop {
+        let (d, prev) = distances(&of, &used, false);
+        // The best type with room to end a path at.
+        let end = (0..t)
+            .filter(|&k| used[k] < caps[k] && d[1 + n + k] < -1e-12)
+            .min_by(|&a, &b| d[1 + n + a].total_cmp(&d[1 + n + b]));
+        let Some(k) = end else { break };
+        used[k] += 1;
+        // Walk back: type <- tenant (assign), tenant <- type (reassign), ..., tenant <- source.
+        let mut node = 1 + n + k;
+        while node != 0 {
+            let p = prev[node];
+            if node > n {
+                // p is a tenant taking type node.
+                of[p - 1] = Some(node - 1 - n);
+            }
+            node = p;
+        }
+    }
+    // One more unit of type k: a path into k from the source (one more tenant served) or from
+    // a type in use (a tenant moves to k, the others shift, a unit elsewhere goes idle).
+    let (d, _) = distances(&of, &used, true);
+    let marginal = (0..t).map(|k| (-d[1 + n + k]).max(0.0)).collect();
+    (of, marginal)
 }
 
 /// An episode's figures: what the exchange sold, what tenants paid for their work and what

@@ -308,6 +308,7 @@ fn random_markets_keep_the_invariants() {
     for case in 0..400 {
         let mut f = example();
         f.mechanism.kind = [Pricing::SecondPrice, Pricing::FirstPrice, Pricing::Mtf][case % 3];
+        f.mechanism.clearing = [Clearing::PerType, Clearing::Joint][(case / 3) % 2];
         let k = rng.random_range(1..=3usize);
         f.market.types = (0..k)
             .map(|t| TypeSpec {
@@ -654,4 +655,159 @@ fn gemmini_applications_take_their_speeds_from_the_catalog() {
     bad("market.types.0.name=\"A10\"", "type `A10` is not a Gemmini catalog type");
     bad("market.tenants.0.speed_scale=0", "speed_scale");
     bad("market.tenants.0.speeds=[1.0, 2.0]", "leave speeds out");
+}
+
+/// The best total of `weights` with type capacities `caps`, by trying every assignment.
+fn brute_assign(weights: &[Vec<Option<f64>>], caps: &[usize]) -> f64 {
+    fn go(i: usize, w: &[Vec<Option<f64>>], left: &mut Vec<usize>) -> f64 {
+        if i == w.len() {
+            return 0.0;
+        }
+        let mut best = go(i + 1, w, left);
+        for k in 0..left.len() {
+            if let (Some(x), true) = (w[i][k], left[k] > 0) {
+                left[k] -= 1;
+                best = best.max(x + go(i + 1, w, left));
+                left[k] += 1;
+            }
+        }
+        best
+    }
+    go(0, weights, &mut caps.to_vec())
+}
+
+#[test]
+fn joint_assignment_and_its_marginals_are_the_brute_force_optimum() {
+    let mut rng = SmallRng::seed_from_u64(31);
+    for case in 0..500 {
+        let (n, t) = (rng.random_range(1..=6usize), rng.random_range(1..=3usize));
+        let caps: Vec<usize> = (0..t).map(|_| rng.random_range(0..=2)).collect();
+        let w: Vec<Vec<Option<f64>>> = (0..n)
+            .map(|_| (0..t).map(|_| rng.random_bool(0.8).then(|| rng.random_range(0.0..3.0))).collect())
+            .collect();
+        let (of, marginal) = assign(&w, &caps);
+        // A valid assignment: allowed pairs, capacities kept.
+        for k in 0..t {
+            assert!(of.iter().filter(|&&a| a == Some(k)).count() <= caps[k], "case {case}");
+        }
+        let got: f64 = of
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| a.map(|k| w[i][k].expect("allowed")))
+            .sum();
+        let best = brute_assign(&w, &caps);
+        assert!((got - best).abs() < 1e-9, "case {case}: {got} vs {best}");
+        for k in 0..t {
+            let mut more = caps.clone();
+            more[k] += 1;
+            let want = brute_assign(&w, &more) - best;
+            assert!((marginal[k] - want).abs() < 1e-9, "case {case} type {k}: {} vs {want}", marginal[k]);
+        }
+    }
+}
+
+/// A market of `types` auctioned types (no on-demand) and tenants bidding their work's worth
+/// per hour on every type (bid factor 1e9 over positive break-even prices, capped at worth),
+/// one round, no checkpoint: what a type is worth to a tenant is what it bids.
+fn value_bidding_market(rng: &mut SmallRng, clearing: Clearing) -> MarketFile {
+    let mut f = example();
+    let t = rng.random_range(2..=3usize);
+    f.market.types = (0..t)
+        .map(|k| TypeSpec {
+            name: format!("T{k}"),
+            base_price: rng.random_range(0.05..0.5),
+            count: rng.random_range(1..=2),
+            on_demand: false,
+        })
+        .collect();
+    let n = rng.random_range(1..=6usize);
+    f.market.tenants = (0..n)
+        .map(|i| TenantSpec {
+            bid_factor: 1e9,
+            ..job(
+                &format!("t{i}"),
+                (0..t).map(|_| rng.random_range(0.1..2.0)).collect(),
+                1e6,
+                1e6,
+                rng.random_range(0.1..2.0),
+            )
+        })
+        .collect();
+    f.mechanism.clearing = clearing;
+    f.env.rounds = 1;
+    f
+}
+
+#[test]
+fn joint_clearing_of_value_bids_is_efficient_and_its_prices_are_walrasian() {
+    // Truthful bids on several types: joint second price picks the assignment maximising the
+    // worth over base prices (brute force), charges each type's least Walrasian price (every
+    // winner prefers its type at these prices, no loser wants any), and per-type clearing in
+    // config order misses the optimum on some instances.
+    let mut rng = SmallRng::seed_from_u64(37);
+    let mut per_type_short = 0;
+    for case in 0..300 {
+        let seed = rng.random::<u64>();
+        let f = value_bidding_market(&mut SmallRng::seed_from_u64(seed), Clearing::Joint);
+        let (n, t) = (f.market.tenants.len(), f.market.types.len());
+        let base: Vec<f64> = f.market.types.iter().map(|x| x.base_price).collect();
+        let worth: Vec<Vec<f64>> = f
+            .market
+            .tenants
+            .iter()
+            .map(|x| x.speeds.iter().map(|s| x.value * s).collect())
+            .collect();
+        let w: Vec<Vec<Option<f64>>> = (0..n)
+            .map(|i| (0..t).map(|k| (worth[i][k] >= base[k]).then(|| worth[i][k] - base[k])).collect())
+            .collect();
+        let caps: Vec<usize> = f.market.types.iter().map(|x| x.count as usize).collect();
+        let best = brute_assign(&w, &caps);
+        let (rounds, _) = Market::run(f);
+        let r = &rounds[0];
+        let got: f64 = (0..n).filter_map(|i| r.tenants[i].ty.map(|k| worth[i][k] - base[k])).sum();
+        assert!((got - best).abs() < 1e-6, "case {case}: {got} vs {best}");
+        for i in 0..n {
+            assert_eq!(
+                r.tenants[i].bids.iter().zip(&worth[i]).filter(|(b, w)| !close(**b, **w)).count(),
+                0,
+                "value bids"
+            );
+            let mine = r.tenants[i].ty.map_or(0.0, |k| worth[i][k] - r.prices[k]);
+            if let Some(k) = r.tenants[i].ty {
+                assert!(
+                    close(r.tenants[i].price, r.prices[k]) && r.prices[k] <= worth[i][k] + 1e-6,
+                    "case {case}"
+                );
+            }
+            for k in 0..t {
+                assert!(worth[i][k] - r.prices[k] <= mine + 1e-6, "case {case}: tenant {i} envies type {k}");
+            }
+        }
+        let (per, _) = Market::run(value_bidding_market(&mut SmallRng::seed_from_u64(seed), Clearing::PerType));
+        let per_got: f64 = (0..n).filter_map(|i| per[0].tenants[i].ty.map(|k| worth[i][k] - base[k])).sum();
+        assert!(per_got <= best + 1e-6);
+        per_type_short += usize::from(per_got < best - 1e-6);
+    }
+    assert!(per_type_short > 0, "per-type clearing was optimal on every instance");
+}
+
+#[test]
+fn joint_clearing_of_one_type_is_per_type_clearing() {
+    let mut rng = SmallRng::seed_from_u64(41);
+    for case in 0..200 {
+        let seed = rng.random::<u64>();
+        let mut a = value_bidding_market(&mut SmallRng::seed_from_u64(seed), Clearing::Joint);
+        a.market.types.truncate(1);
+        for x in &mut a.market.tenants {
+            x.speeds.truncate(1);
+        }
+        let mut b = a.clone();
+        b.mechanism.clearing = Clearing::PerType;
+        let (ra, _) = Market::run(a);
+        let (rb, _) = Market::run(b);
+        for (x, y) in ra[0].tenants.iter().zip(&rb[0].tenants) {
+            assert_eq!(x.ty, y.ty, "case {case}");
+            assert!((x.price - y.price).abs() < 1e-6, "case {case}: {} vs {}", x.price, y.price);
+        }
+    }
 }
