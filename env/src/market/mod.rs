@@ -1188,7 +1188,7 @@ impl Market {
     /// [`Clearing::Joint`]: each tenant's assigned type (or none) and each auctioned type's
     /// price. A tenant may take type t if it bids at least t's base price and holds or reserves
     /// one of t's accelerators, or is at a decision point, or holds and reserves nothing of
-    /// another type (as per type). Ties go to holders (their surplus counts 1e-9 more).
+    /// another type (as per type). A bid at the base price may win; at equal bids holders win.
     fn joint_clearing(&self) -> (Vec<Option<usize>>, Vec<f64>) {
         let spec = &self.file.market;
         let auctioned: Vec<usize> = (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand).collect();
@@ -1208,13 +1208,32 @@ impl Market {
                         let (b, base) = (t.bids[ty], spec.types[ty].base_price);
                         let holds = claim_ty == Some(ty);
                         let free = t.decide || claim_ty.is_none();
-                        (active && b > 0.0 && b >= base && (holds || free)).then(|| b - base + if holds { 1e-9 } else { 0.0 })
+                        (active && b > 0.0 && b >= base && (holds || free)).then(|| b - base)
                     })
                     .collect()
             })
             .collect();
         let caps: Vec<usize> = auctioned.iter().map(|&ty| spec.types[ty].count as usize).collect();
-        let (assigned, marginal) = assign(&weights, &caps);
+        // Who wins: a bid at the base price wins as per type (every allowed pair one unit more),
+        // and at equal bids holders keep their accelerators (one unit more again).
+        let claim = |i: usize| match self.tenants[i].place {
+            Place::Unit(u) => Some(self.units[u].ty),
+            _ => self.tenants[i].reserved.map(|u| self.units[u].ty),
+        };
+        let tied: Vec<Vec<Option<f64>>> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                row.iter()
+                    .zip(&auctioned)
+                    .map(|(x, &ty)| x.map(|x| x + ASSIGN_UNIT * if claim(i) == Some(ty) { 2.0 } else { 1.0 }))
+                    .collect()
+            })
+            .collect();
+        let (assigned, _) = assign(&tied, &caps);
+        // The prices from the bids alone: the marginals do not depend on which best assignment
+        // was chosen.
+        let (_, marginal) = assign(&weights, &caps);
         let mut prices = self.prices.clone();
         for (k, &ty) in auctioned.iter().enumerate() {
             prices[ty] = spec.types[ty].base_price + marginal[k];
@@ -1352,51 +1371,61 @@ impl Market {
     }
 }
 
+/// Money units [`assign`] computes in: 1e-9. Its arithmetic is on whole units so that
+/// successive shortest paths stay exact (near-ties in floating point could leave a negative
+/// cycle behind and its path search running around it).
+const ASSIGN_UNIT: f64 = 1e-9;
+
 /// A maximum-weight assignment of tenants to types with unit demand: `weights[i][t]` the
-/// surplus of tenant i on type t (`None`: it may not take t), `caps[t]` the accelerators of t.
-/// Returns each tenant's type and, per type, what one more accelerator of it would add to the
-/// best total (>= 0: the least Walrasian price over the base). Successive shortest paths (Bellman-Ford on the residual graph), an
-/// augmentation per accelerator assigned while one gains; ties go to lower tenant and type
-/// indices (the search's order).
+/// surplus of tenant i on type t (`None`: it may not take t; surpluses are rounded to 1e-9),
+/// `caps[t]` the accelerators of t. Returns each tenant's type (a pair of surplus 0 is never
+/// needed, so never taken) and, per type, what one more accelerator of it would add to the best
+/// total (>= 0: the least Walrasian price over the base, Leonard 1983). Successive shortest
+/// paths (Bellman-Ford on the residual graph, in whole units), an augmentation per accelerator
+/// assigned while one gains; ties go to lower tenant and type indices (the search's order).
 pub fn assign(weights: &[Vec<Option<f64>>], caps: &[usize]) -> (Vec<Option<usize>>, Vec<f64>) {
     let (n, t) = (weights.len(), caps.len());
+    let w: Vec<Vec<Option<i128>>> = weights
+        .iter()
+        .map(|row| row.iter().map(|x| x.map(|x| (x / ASSIGN_UNIT).round() as i128)).collect())
+        .collect();
     // Nodes: 0 source, 1..=n tenants, n+1..=n+t types.
     let nodes = 1 + n + t;
     let mut of: Vec<Option<usize>> = vec![None; n];
     let mut used = vec![0usize; t];
     // Shortest distances in the residual graph (costs: minus surplus) from the source, and with
     // `release` also from every type in use (a unit it gives up: the sink's reverse edge).
-    let distances = |of: &[Option<usize>], used: &[usize], release: bool| -> (Vec<f64>, Vec<usize>) {
-        let mut d = vec![f64::INFINITY; nodes];
+    let distances = |of: &[Option<usize>], used: &[usize], release: bool| -> (Vec<Option<i128>>, Vec<usize>) {
+        let mut d: Vec<Option<i128>> = vec![None; nodes];
         let mut prev = vec![usize::MAX; nodes];
-        d[0] = 0.0;
+        d[0] = Some(0);
         if release {
             for k in (0..t).filter(|&k| used[k] > 0) {
-                d[1 + n + k] = 0.0;
+                d[1 + n + k] = Some(0);
             }
         }
+        let better = |new: i128, old: Option<i128>| old.is_none_or(|o| new < o);
         for _ in 0..nodes {
             let mut changed = false;
             for i in 0..n {
                 // source -> free tenant
-                if of[i].is_none() && d[0] < d[1 + i] {
-                    d[1 + i] = d[0];
+                if of[i].is_none() && better(0, d[1 + i]) {
+                    d[1 + i] = Some(0);
                     prev[1 + i] = 0;
                     changed = true;
                 }
-                let di = d[1 + i];
                 for k in 0..t {
-                    let Some(w) = weights[i][k] else { continue };
+                    let Some(x) = w[i][k] else { continue };
                     let (a, b) = (1 + i, 1 + n + k);
                     if of[i] == Some(k) {
-                        // type -> its tenant (undo), cost +w
-                        if d[b] + w < d[a] - 1e-12 {
-                            d[a] = d[b] + w;
+                        // type -> its tenant (undo), cost +x
+                        if let Some(db) = d[b].filter(|&db| better(db + x, d[a])) {
+                            d[a] = Some(db + x);
                             prev[a] = b;
                             changed = true;
                         }
-                    } else if di - w < d[b] - 1e-12 {
-                        d[b] = di - w;
+                    } else if let Some(da) = d[a].filter(|&da| better(da - x, d[b])) {
+                        d[b] = Some(da - x);
                         prev[b] = a;
                         changed = true;
                     }
@@ -1410,15 +1439,19 @@ pub fn assign(weights: &[Vec<Option<f64>>], caps: &[usize]) -> (Vec<Option<usize
     };
     loop {
         let (d, prev) = distances(&of, &used, false);
-        // The best type with room to end a path at.
+        // The best type with room to end a path at, if the path gains.
         let end = (0..t)
-            .filter(|&k| used[k] < caps[k] && d[1 + n + k] < -1e-12)
-            .min_by(|&a, &b| d[1 + n + a].total_cmp(&d[1 + n + b]));
-        let Some(k) = end else { break };
+            .filter_map(|k| d[1 + n + k].filter(|&x| used[k] < caps[k] && x < 0).map(|x| (x, k)))
+            .min();
+        let Some((_, k)) = end else { break };
         used[k] += 1;
         // Walk back: type <- tenant (assign), tenant <- type (reassign), ..., tenant <- source.
+        // A simple path has at most `nodes` steps.
         let mut node = 1 + n + k;
-        while node != 0 {
+        for _ in 0..=nodes {
+            if node == 0 {
+                break;
+            }
             let p = prev[node];
             if node > n {
                 // p is a tenant taking type node.
@@ -1426,11 +1459,14 @@ pub fn assign(weights: &[Vec<Option<f64>>], caps: &[usize]) -> (Vec<Option<usize
             }
             node = p;
         }
+        assert_eq!(node, 0, "assign: the shortest path does not lead back to the source");
     }
     // One more unit of type k: a path into k from the source (one more tenant served) or from
     // a type in use (a tenant moves to k, the others shift, a unit elsewhere goes idle).
     let (d, _) = distances(&of, &used, true);
-    let marginal = (0..t).map(|k| (-d[1 + n + k]).max(0.0)).collect();
+    let marginal = (0..t)
+        .map(|k| d[1 + n + k].map_or(0.0, |x| (-x).max(0) as f64 * ASSIGN_UNIT))
+        .collect();
     (of, marginal)
 }
 

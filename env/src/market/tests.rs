@@ -696,12 +696,13 @@ fn joint_assignment_and_its_marginals_are_the_brute_force_optimum() {
             .filter_map(|(i, a)| a.map(|k| w[i][k].expect("allowed")))
             .sum();
         let best = brute_assign(&w, &caps);
-        assert!((got - best).abs() < 1e-9, "case {case}: {got} vs {best}");
+        // Surpluses are rounded to 1e-9 units.
+        assert!((got - best).abs() < 1e-8, "case {case}: {got} vs {best}");
         for k in 0..t {
             let mut more = caps.clone();
             more[k] += 1;
             let want = brute_assign(&w, &more) - best;
-            assert!((marginal[k] - want).abs() < 1e-9, "case {case} type {k}: {} vs {want}", marginal[k]);
+            assert!((marginal[k] - want).abs() < 1e-8, "case {case} type {k}: {} vs {want}", marginal[k]);
         }
     }
 }
@@ -783,12 +784,37 @@ fn joint_clearing_of_value_bids_is_efficient_and_its_prices_are_walrasian() {
                 assert!(worth[i][k] - r.prices[k] <= mine + 1e-6, "case {case}: tenant {i} envies type {k}");
             }
         }
+        // The least Walrasian prices: each type's base plus one more accelerator's surplus.
+        for k in 0..t {
+            let mut more = caps.clone();
+            more[k] += 1;
+            let want = base[k] + brute_assign(&w, &more) - best;
+            assert!((r.prices[k] - want).abs() < 1e-6, "case {case} type {k}: {} vs {want}", r.prices[k]);
+        }
         let (per, _) = Market::run(value_bidding_market(&mut SmallRng::seed_from_u64(seed), Clearing::PerType));
         let per_got: f64 = (0..n).filter_map(|i| per[0].tenants[i].ty.map(|k| worth[i][k] - base[k])).sum();
         assert!(per_got <= best + 1e-6);
         per_type_short += usize::from(per_got < best - 1e-6);
     }
     assert!(per_type_short > 0, "per-type clearing was optimal on every instance");
+}
+
+#[test]
+fn a_bid_at_the_base_price_wins_under_joint_clearing_as_per_type() {
+    // The duel under second price with the A10's base at E's bid (0.8) and L's value cut so it
+    // bids 0.8 as well: both bid exactly the base price; E (first in file order) wins either way.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+    for clearing in ["per_type", "joint"] {
+        let set = [
+            "mechanism.kind=\"second_price\"".to_string(),
+            format!("mechanism.clearing=\"{clearing}\""),
+            "market.types.0.base_price=0.8".into(),
+            "market.tenants.1.value=0.8".into(),
+        ];
+        let (rounds, _) = Market::run(MarketFile::load(&path, &set).unwrap());
+        assert_eq!(rounds[0].tenants[0].ty, Some(A10), "{clearing}");
+        assert!(close(rounds[0].tenants[0].price, 0.8), "{clearing}");
+    }
 }
 
 #[test]
