@@ -973,6 +973,7 @@ impl Market {
         assert_eq!(factors.len(), self.n(), "one bid factor per tenant");
         let r = self.round;
         let n = self.n();
+        // One copy of the section per round, lent to the phases (they change self).
         let spec = self.file.market.clone();
         // 1. Arrivals.
         for (i, t) in self.tenants.iter_mut().enumerate() {
@@ -991,15 +992,29 @@ impl Market {
                 self.tenants[i].bids = self.launch_table(i, factors[i]);
             }
         }
-        // 3. The exchange, type by type.
-        let active = |t: &Tenant| matches!(t.place, Place::Waiting | Place::OnDemand(_) | Place::Unit(_));
-        let mut won_new = vec![false; n];
+        // 3. The exchange.
         let mut pay: Vec<Option<f64>> = vec![None; n];
         if mtf {
             self.mtf_round(factors, &mut pay);
+        } else {
+            self.auction_round(&spec, &mut pay);
         }
-        let joint = (!mtf && self.file.mechanism.clearing == Clearing::Joint).then(|| self.joint_clearing());
-        for ty in (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand && !mtf) {
+        // 4. On demand for those left without an accelerator.
+        self.on_demand(&spec);
+        // 5. Service, payment, checkpoints, completion.
+        let record = self.serve(&spec, &pay);
+        self.round += 1;
+        record
+    }
+
+    /// Step 3 under the auctions: the exchange clears the auctioned types (module docs), and
+    /// `pay` gets what each tenant on an auctioned accelerator pays per hour.
+    fn auction_round(&mut self, spec: &MarketSection, pay: &mut [Option<f64>]) {
+        let n = self.n();
+        let active = |t: &Tenant| matches!(t.place, Place::Waiting | Place::OnDemand(_) | Place::Unit(_));
+        let mut won_new = vec![false; n];
+        let joint = (self.file.mechanism.clearing == Clearing::Joint).then(|| self.joint_clearing());
+        for ty in (0..spec.types.len()).filter(|&t| !spec.types[t].on_demand) {
             let base = spec.types[ty].base_price;
             let mine: Vec<usize> = (0..self.units.len()).filter(|&c| self.units[c].ty == ty).collect();
             let claim = |i: usize, units: &[Unit]| {
@@ -1080,19 +1095,22 @@ impl Market {
         // What each tenant on an auctioned accelerator pays: its type's price, never more than
         // its own bid (second price), or its own bid (first price). A reserved, idle
         // accelerator costs nothing.
-        if !mtf {
-            for i in 0..n {
-                if let Place::Unit(c) = self.tenants[i].place {
-                    let ty = self.units[c].ty;
-                    let bid = self.tenants[i].bids[ty];
-                    pay[i] = Some(match self.file.mechanism.kind {
-                        Pricing::FirstPrice => bid,
-                        Pricing::SecondPrice | Pricing::Mtf => self.prices[ty].min(bid),
-                    });
-                }
+        for i in 0..n {
+            if let Place::Unit(c) = self.tenants[i].place {
+                let ty = self.units[c].ty;
+                let bid = self.tenants[i].bids[ty];
+                pay[i] = Some(match self.file.mechanism.kind {
+                    Pricing::FirstPrice => bid,
+                    Pricing::SecondPrice | Pricing::Mtf => self.prices[ty].min(bid),
+                });
             }
         }
-        // 4. On demand for those left without an accelerator.
+    }
+
+    /// Step 4: tenants left without an accelerator run on the on-demand type with the lowest
+    /// cost per unit of work they can afford and their work is worth, or wait.
+    fn on_demand(&mut self, spec: &MarketSection) {
+        let n = self.n();
         for i in 0..n {
             if self.tenants[i].place != Place::Waiting {
                 continue;
@@ -1110,7 +1128,12 @@ impl Market {
                 self.start(i, Place::OnDemand(t));
             }
         }
-        // 5. Service, payment, checkpoints, completion.
+    }
+
+    /// Step 5: jobs run, pay `pay` (or on demand their type's base price), write checkpoints
+    /// and finish; the round's record.
+    fn serve(&mut self, spec: &MarketSection, pay: &[Option<f64>]) -> MarketRound {
+        let (r, n) = (self.round, self.n());
         let mut record = MarketRound {
             prices: self.prices.clone(),
             tenants: Vec::with_capacity(n),
@@ -1185,7 +1208,6 @@ impl Market {
                 self.tenants[i].bids.fill(0.0);
             }
         }
-        self.round += 1;
         record
     }
 
