@@ -149,14 +149,15 @@ def row(name, label):
     w = v["welfare"]
     wci = "" if w["ci95"] is None else f" ± {w['ci95']:.1f}"
     return (f"| {label} | {v['mechanism']} | {v['learner']} | {v['episodes']} | {levels} | "
-            f"{u['mean']:.2f}{ci} | {v['own']['utility']:.2f} | {v['best_level']:g}: {v['best']['utility']:.2f} | "
+            f"{u['mean']:.2f}{ci} | {v['uniform']['utility']:.2f} | {v['own']['utility']:.2f} | {v['best_level']:g}: {v['best']['utility']:.2f} | "
             f"{w['mean']:.1f}{wci} | {v['own']['welfare']:.1f} |")
 print("""## Learning to bid
 
 `mtf train --config FILE` on a market file trains the tenants with `learn = true` (a group
 shares one policy) against everyone else playing their own factors (the economic agent), and
 evaluates the greedy policies of every replicate on evaluation seeds shared by all replicates
-beside two references on the same seeds: the learners as economic agents (`own`), and the
+beside three references on the same seeds: the learners drawing a level uniformly at random
+every round (`uniform random`), the learners as economic agents (`own`), and the
 best common level (every learner at one level, the best of `learner.levels`). Hedge keeps a
 factor for the whole job and learns with full information (every level replayed each
 episode); PPO and ES choose a level every round from the tenant's state (`Market::observe`),
@@ -170,8 +171,8 @@ price truthful bidding is a best response. Below, "levels" is each replicate's g
 money, mean ± 95% CI over the 3 training replicates (no ± when every replicate is identical);
 welfare is the value of all finished work.
 
-| scenario | mechanism | learner | episodes | levels (per replicate) | utility learned | own | best common level: utility | welfare learned | welfare own |
-|---|---|---|---|---|---|---|---|---|---|""")
+| scenario | mechanism | learner | episodes | levels (per replicate) | utility learned | uniform random | own | best common level: utility | welfare learned | welfare own |
+|---|---|---|---|---|---|---|---|---|---|---|""")
 for name, label in [("duel-hedge", "duel"), ("duel-ppo", "duel"), ("duel-es", "duel"),
                     ("learn-second_price", "three types, inference learns"),
                     ("learn-first_price", "three types, inference learns"),
@@ -214,7 +215,7 @@ stable_fp, stable_sp = stable(fp), stable(sp)
 fp_best_level = fp["best_level"]
 fp_dev_best = dev_at(fp, fp_best_level)
 fp_dev_ppo = dev_at(fp, pv["replicates"][0]["levels"][0])
-print(f"""| three types, fine-tuning learns | mtf | hedge | {ft['episodes']} | {ft_levels} | {ft['utility']['mean']:.2f} | {ft['own']['utility']:.2f} | {ft['best_level']:g}: {ft['best']['utility']:.2f} | {ft['welfare']['mean']:.1f} | {ft['own']['welfare']:.1f} |
+print(f"""| three types, fine-tuning learns | mtf | hedge | {ft['episodes']} | {ft_levels} | {ft['utility']['mean']:.2f} | {ft['uniform']['utility']:.2f} | {ft['own']['utility']:.2f} | {ft['best_level']:g}: {ft['best']['utility']:.2f} | {ft['welfare']['mean']:.1f} | {ft['own']['welfare']:.1f} |
 
 (± 0.00: every replicate ended identical.) What it says, from the rows above (the script
 writes these sentences from the numbers):

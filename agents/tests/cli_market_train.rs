@@ -417,3 +417,13 @@ fn deviations_from_a_common_level_match_the_duels_hand_computation() {
     let without = train("no-deviations", &["train.replicates=1", "train.eval_seeds=1"]);
     assert!(without.get("deviations").is_none());
 }
+
+#[test]
+fn the_uniform_random_reference_is_the_mean_over_the_levels() {
+    // L decides once (at arrival): drawing a level uniformly, its expected utility is the mean
+    // of the duel's per-level table, (4 x 10 + 11 + 10 + 9 + 8 + 7 + 6 + 5) / 11 = 96 / 11;
+    // one draw per evaluation seed, sd below 2, so 400 seeds put the mean within 0.4 of it.
+    let v = train("uniform", &["train.replicates=1", "train.episodes=2", "train.eval_seeds=400"]);
+    let u = f(&v, &["uniform", "utility"]);
+    assert!((u - 96.0 / 11.0).abs() < 0.4, "{u}");
+}

@@ -654,6 +654,8 @@ pub struct MarketTrained {
     pub welfare: Stat,
     /// What all tenants paid, over replicates.
     pub paid: Stat,
+    /// The learners drawing a level uniformly at random every round, same seeds.
+    pub uniform: MarketScore,
     /// The learners as economic agents (their own factors), same seeds.
     pub own: MarketScore,
     /// The best common level for all learners, and its figures, same seeds.
@@ -751,6 +753,28 @@ fn scored(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> MarketScor
     MarketScore::mean(&scores)
 }
 
+/// Mean score over `files` of the learners drawing a level uniformly at random every round
+/// (stream `market-uniform`, one per file), the others at their own factors.
+fn uniform(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> MarketScore {
+    let scores: Vec<MarketScore> = files
+        .iter()
+        .enumerate()
+        .map(|(j, f)| {
+            let mut rng = stream(seed, "market-uniform", j as u64);
+            let mut a = f.actions();
+            let mut market = Market::new(f.clone());
+            while !market.done() {
+                for &i in &ls.who {
+                    a[i] = levels[(unit(rng.next_u64()) * levels.len() as f64) as usize % levels.len()];
+                }
+                market.step(&a);
+            }
+            MarketScore::of(&market, &ls.who)
+        })
+        .collect();
+    MarketScore::mean(&scores)
+}
+
 /// Train the learning tenants of the market in `config` (with `--set` overrides; `seed`
 /// replaces the file's, `replicates` `train.replicates`) and write the run directory:
 /// `config.toml`, `episodes.csv` (each replicate's training curve), `summary.json` and
@@ -835,6 +859,7 @@ pub fn train_market_with(
         utility: stat(|s| s.utility),
         welfare: stat(|s| s.welfare),
         paid: stat(|s| s.paid),
+        uniform: uniform(&eval_files, &ls, &levels, raw.seed),
         own: scored(&eval_files, &ls, None),
         best_level: levels[best],
         best: by_level[best],
@@ -1067,6 +1092,7 @@ impl fmt::Display for MarketTrained {
             self.paid.pm(1)
         )?;
         for (name, s) in [
+            ("uniform random level".to_string(), &self.uniform),
             ("own factors (economic agent)".to_string(), &self.own),
             (format!("best common level {}", self.best_level), &self.best),
         ] {
