@@ -83,6 +83,47 @@ pub struct RoundInput {
     pub redistribute: bool,
     /// Which rates these are, for the mechanisms' caches (see [`RatesStamp`]).
     pub rates_stamp: RatesStamp,
+    /// What a world of jobs says about its agents (empty in the queue world).
+    pub jobs: Jobs,
+}
+
+/// What a world whose agents are jobs (Gavel's trace-driven GPU cluster, `env::worlds::gavel`)
+/// tells a mechanism about them: who they are across rounds (jobs arrive and finish), how many
+/// accelerators each runs on at once, how much work is left and since when it waits. Every
+/// field is empty (or 0) when absent; Gavel's policies need all but `gangs`
+/// ([`Need::Jobs`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Jobs {
+    /// Each agent's identity, the same across rounds while the job lasts (unique in a round).
+    pub ids: Vec<u64>,
+    /// Accelerators each agent runs on at once, all of one type (Gavel's scale factor), or
+    /// none: a gang-placed job. Empty: every agent 1. Mechanisms without gang placement give
+    /// an agent at most its gang's count of accelerators.
+    pub gangs: Vec<u32>,
+    /// Work left per agent, in the units of `rates` (rates are work per round).
+    pub remaining: Vec<f64>,
+    /// Seconds since each agent arrived.
+    pub ages: Vec<f64>,
+    /// The simulated time at the start of the round, in seconds.
+    pub clock: f64,
+    /// Seconds per round (a rate over this is work per second).
+    pub round_seconds: f64,
+    /// The name of each accelerator type (`types` indexes it), in the order a round visits
+    /// them (Gavel's: fastest first, v100, p100, k80).
+    pub type_names: Vec<String>,
+}
+
+impl Jobs {
+    /// Agent i's gang size (1 without gangs).
+    #[inline]
+    pub fn gang(&self, i: usize) -> u32 {
+        self.gangs.get(i).copied().unwrap_or(1)
+    }
+
+    /// Whether the fields Gavel's policies need are present.
+    pub fn present(&self) -> bool {
+        !self.ids.is_empty() && !self.type_names.is_empty() && self.round_seconds > 0.0
+    }
 }
 
 /// Utility of an accelerator of rate `rate` to an agent with `remaining` jobs whose fastest
@@ -144,6 +185,9 @@ pub enum Need {
     Draws,
     /// `bids`, n x m.
     Bids,
+    /// The jobs' fields ([`Jobs`]: ids, remaining work, ages, the clock, the round's length,
+    /// the type names) and `types`.
+    Jobs,
 }
 
 impl Need {
@@ -155,6 +199,7 @@ impl Need {
             Need::Rates => "rates",
             Need::Draws => "draws",
             Need::Bids => "bids",
+            Need::Jobs => "ids",
         }
     }
 }
@@ -235,6 +280,7 @@ impl RoundInput {
             reserve: 0.0,
             redistribute: true,
             rates_stamp: RatesStamp::default(),
+            jobs: Jobs::default(),
         }
     }
 
@@ -259,6 +305,7 @@ impl RoundInput {
             reserve: 0.0,
             redistribute: true,
             rates_stamp: RatesStamp::default(),
+            jobs: Jobs::default(),
         }
     }
 
@@ -454,6 +501,69 @@ impl RoundInput {
                 expected: "expected a number of tokens in [0, 1e15]",
             });
         }
+        self.validate_jobs()
+    }
+
+    /// The jobs' fields: lengths, ranges, unique ids, types naming a type.
+    fn validate_jobs(&self) -> Result<(), InputError> {
+        let (n, j) = (self.n, &self.jobs);
+        if !j.ids.is_empty() {
+            check_len("ids", &j.ids, n)?;
+            let mut sorted = j.ids.clone();
+            sorted.sort_unstable();
+            if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                return Err(InputError::Value {
+                    field: "ids",
+                    at: String::new(),
+                    value: w[0].to_string(),
+                    expected: "expected every agent's id to be unique (this one appears twice)",
+                });
+            }
+        }
+        if !j.gangs.is_empty() {
+            check_len("gangs", &j.gangs, n)?;
+            if let Some(i) = j.gangs.iter().position(|&g| g == 0 || g as usize > self.m) {
+                return Err(InputError::Value {
+                    field: "gangs",
+                    at: format!("[{i}]"),
+                    value: j.gangs[i].to_string(),
+                    expected: "expected a count of accelerators in [1, m]",
+                });
+            }
+        }
+        for (field, v) in [("remaining", &j.remaining), ("ages", &j.ages)] {
+            if !v.is_empty() {
+                check_len(field, v, n)?;
+                check_vec(field, v, |x| (0.0..=MAX_AMOUNT).contains(&x), "expected a number in [0, 1e15]")?;
+            }
+        }
+        for (field, v, ok) in [
+            ("clock", j.clock, (0.0..=MAX_AMOUNT).contains(&j.clock)),
+            (
+                "round_seconds",
+                j.round_seconds,
+                j.round_seconds == 0.0 || (1e-6..=MAX_AMOUNT).contains(&j.round_seconds),
+            ),
+        ] {
+            if !ok {
+                return Err(InputError::Value {
+                    field,
+                    at: String::new(),
+                    value: v.to_string(),
+                    expected: "expected a number of seconds in [0, 1e15] (round_seconds: above 1e-6)",
+                });
+            }
+        }
+        if !j.type_names.is_empty() {
+            if let Some(c) = self.types.iter().position(|&t| t >= j.type_names.len()) {
+                return Err(InputError::Value {
+                    field: "types",
+                    at: format!("[{c}]"),
+                    value: self.types[c].to_string(),
+                    expected: "expected an index into `type_names`",
+                });
+            }
+        }
         Ok(())
     }
 
@@ -466,6 +576,7 @@ impl RoundInput {
                 Need::Rates => self.rates.is_empty(),
                 Need::Draws => self.draws.len() < self.m,
                 Need::Bids => self.bids.is_empty(),
+                Need::Jobs => !self.jobs.present() || self.types.is_empty(),
             };
             if missing {
                 return Err(InputError::Missing {
@@ -538,6 +649,13 @@ struct RawRound {
     bids: Option<Vec<Vec<f64>>>,
     reserve: Option<f64>,
     redistribute: Option<bool>,
+    ids: Option<Vec<u64>>,
+    gangs: Option<Vec<u32>>,
+    remaining: Option<Vec<f64>>,
+    ages: Option<Vec<f64>>,
+    clock: Option<f64>,
+    round_seconds: Option<f64>,
+    type_names: Option<Vec<String>>,
 }
 
 impl RawRound {
@@ -615,6 +733,15 @@ impl RawRound {
             reserve: self.reserve.unwrap_or(0.0),
             redistribute: self.redistribute.unwrap_or(true),
             rates_stamp: RatesStamp::default(),
+            jobs: Jobs {
+                ids: self.ids.unwrap_or_default(),
+                gangs: self.gangs.unwrap_or_default(),
+                remaining: self.remaining.unwrap_or_default(),
+                ages: self.ages.unwrap_or_default(),
+                clock: self.clock.unwrap_or(0.0),
+                round_seconds: self.round_seconds.unwrap_or(0.0),
+                type_names: self.type_names.unwrap_or_default(),
+            },
         };
         input.validate()?;
         Ok((

@@ -32,6 +32,7 @@ pub fn schedule_json(mechanism: &str, text: &str, fairness: Option<f64>) -> Resu
         &registry::Params {
             fairness,
             leftovers: extras.leftovers,
+            ..registry::Params::default()
         },
     )
     .map_err(|e| e.to_string())?;

@@ -22,6 +22,7 @@ pub mod auction;
 pub mod board;
 pub mod fnv;
 pub mod gandiva;
+pub mod gavel;
 pub mod input;
 pub mod json;
 pub mod max_throughput;
@@ -38,7 +39,7 @@ mod proptests;
 #[cfg(test)]
 mod testutil;
 
-pub use input::{Form, InputError, JsonExtras, Leftovers, Need, RatesStamp, RoundInput};
+pub use input::{Form, InputError, Jobs, JsonExtras, Leftovers, Need, RatesStamp, RoundInput};
 
 /// The outcome of one round.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -23,6 +23,26 @@ pub const NAMES: &[&str] = &[
     "max_throughput",
     "second_price",
     "first_price",
+    "isolated",
+    "fifo",
+    "fifo_perf",
+    "max_min_fairness",
+    "max_min_fairness_perf",
+    "finish_time_fairness",
+    "finish_time_fairness_perf",
+    "max_sum_throughput_perf",
+];
+
+/// Gavel's policies (`crate::gavel`): they place jobs, and need the round's `jobs` fields.
+pub const GAVEL: &[&str] = &[
+    "isolated",
+    "fifo",
+    "fifo_perf",
+    "max_min_fairness",
+    "max_min_fairness_perf",
+    "finish_time_fairness",
+    "finish_time_fairness_perf",
+    "max_sum_throughput_perf",
 ];
 
 /// The mechanisms that take bids (SPEC 8) rather than thresholds.
@@ -47,6 +67,8 @@ pub struct Params {
     pub fairness: f64,
     /// The free phase of MTF and the auctions.
     pub leftovers: Leftovers,
+    /// The seed of Gavel's own random draws (its agnostic policies'), `crate::gavel::Gavel::new`.
+    pub gavel_seed: u64,
 }
 
 impl Default for Params {
@@ -54,6 +76,7 @@ impl Default for Params {
         Self {
             fairness: DEFAULT_FAIRNESS,
             leftovers: Leftovers::RoundRobin,
+            gavel_seed: 0,
         }
     }
 }
@@ -76,7 +99,10 @@ pub fn build(name: &str, params: &Params) -> Result<Box<dyn Mechanism>, UnknownM
         "max_throughput" => Box::new(MaxThroughput::default()),
         "second_price" => Box::new(Auction::new(Pricing::SecondPrice, params.leftovers)),
         "first_price" => Box::new(Auction::new(Pricing::FirstPrice, params.leftovers)),
-        other => return Err(UnknownMechanism(other.to_string())),
+        other => match crate::gavel::policy::Kind::from_name(other) {
+            Some(kind) => Box::new(crate::gavel::Gavel::new(kind, params.gavel_seed)),
+            None => return Err(UnknownMechanism(other.to_string())),
+        },
     })
 }
 

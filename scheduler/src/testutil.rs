@@ -39,6 +39,7 @@ pub fn round(max_n: usize, max_m: usize) -> impl Strategy<Value = RoundInput> {
                 reserve,
                 redistribute,
                 rates_stamp: Default::default(),
+                jobs: Default::default(),
             },
         )
     })

@@ -44,6 +44,8 @@ pub struct Valuation {
     order: Vec<usize>,
     /// Utilities form, per agent: position in its `order` before which nothing is available.
     cursor: Vec<usize>,
+    /// Demand form with gangs: accelerators each agent has won this round.
+    wins: Vec<u32>,
 }
 
 /// Rate classes of every agent, built for one rate matrix.
@@ -229,6 +231,10 @@ impl Valuation {
                 }
             }
             debug_assert_eq!(self.cls_u.len(), k);
+            self.wins.clear();
+            if !input.jobs.gangs.is_empty() {
+                self.wins.resize(n, 0);
+            }
         } else {
             self.u.clear();
             self.u.extend_from_slice(&input.utilities);
@@ -431,7 +437,8 @@ impl Valuation {
     }
 
     /// Record that agent i won accelerator c (after [`Valuation::take`]). Demand form: its
-    /// remaining demand falls and its class utilities are recomputed; `zeroed(g, left)` is
+    /// remaining demand falls (to 0 once it holds its gang's count, `RoundInput::jobs`) and
+    /// its class utilities are recomputed; `zeroed(g, left)` is
     /// called for every group of identical columns whose utility for i fell to 0, with its
     /// available members. Returns whether any of i's utilities changed (never in the
     /// utilities form).
@@ -440,7 +447,15 @@ impl Valuation {
         if !self.demand {
             return false;
         }
-        let r = (self.remaining[i] - input.rate(i, c)).max(0.0);
+        let mut r = (self.remaining[i] - input.rate(i, c)).max(0.0);
+        // A job runs on at most its gang's count of accelerators: once it holds them, it
+        // wants nothing more, whatever work is left.
+        if let Some(w) = self.wins.get_mut(i) {
+            *w += 1;
+            if *w >= input.jobs.gang(i) {
+                r = 0.0;
+            }
+        }
         self.remaining[i] = r;
         let max = self.max_rate[i];
         let mut changed = false;
