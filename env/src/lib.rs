@@ -34,3 +34,4 @@ pub mod queue;
 pub mod rng;
 pub mod spaces;
 pub mod world;
+pub mod worlds;

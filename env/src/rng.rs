@@ -55,6 +55,10 @@ pub mod names {
     pub const COPY: &str = "copy";
     /// Episode k's seed after a reset without a seed (Python), from the copy's first seed.
     pub const NEXT_EPISODE: &str = "next-episode";
+    /// The jobs a Gavel world generates (types, durations, arrivals).
+    pub const GAVEL_JOBS: &str = "gavel-jobs";
+    /// The toy bandit world's rewards.
+    pub const BANDIT: &str = "bandit";
 }
 
 /// The seed of episode `episode` of environment copy `copy` in a batch reset with `root`

@@ -113,6 +113,12 @@ pub trait Mechanism: Send {
         None
     }
 
+    /// What it has done this episode, for reports (Gavel's policies: allocations computed,
+    /// programs solved, seconds in the solver); `None` when it does not say.
+    fn stats(&self) -> Option<serde_json::Value> {
+        None
+    }
+
     /// Restore a state printed by [`Mechanism::state`], checking it fits `input`'s size.
     fn set_state(&mut self, state: &serde_json::Value, input: &RoundInput) -> Result<(), InputError> {
         let _ = (state, input);

@@ -56,6 +56,7 @@ impl MechanismSection {
         scheduler::registry::Params {
             fairness: self.fairness,
             leftovers: self.leftovers,
+            ..scheduler::registry::Params::default()
         }
     }
 }

@@ -111,6 +111,10 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))
 }
 
+/// `[env]` keys holding a file path: relative to the config's folder in the file, to the
+/// current directory when given with `--set`.
+pub const PATH_KEYS: &[&str] = &["env.trace", "env.throughputs"];
+
 /// Read a TOML file and apply overrides, naming the file in errors.
 pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, ConfigError> {
     let file = path.display().to_string();
@@ -132,8 +136,9 @@ pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, Conf
         })?;
         // A path given on the command line is relative to the current directory (a path in
         // the file, to the file's folder).
-        if o.split('=').next().map(str::trim) == Some("env.trace") {
-            if let Some(toml::Value::String(p)) = table.get_mut("env").and_then(|e| e.get_mut("trace")) {
+        let key = o.split('=').next().map(str::trim).unwrap_or("");
+        if let Some(name) = PATH_KEYS.iter().find(|k| **k == key).and_then(|k| k.strip_prefix("env.")) {
+            if let Some(toml::Value::String(p)) = table.get_mut("env").and_then(|e| e.get_mut(name)) {
                 if Path::new(p.as_str()).is_relative() {
                     if let Ok(cwd) = std::env::current_dir() {
                         *p = cwd.join(&*p).display().to_string();

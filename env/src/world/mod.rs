@@ -639,6 +639,7 @@ impl ClusterEnv {
             reserve: 0.0,
             redistribute: true,
             rates_stamp: self.rates_stamp,
+            jobs: Default::default(),
         };
         self.input = self.pending.clone();
     }

@@ -250,6 +250,10 @@ impl Mechanism for Gavel {
         *self = Gavel::new(self.policy.kind(), self.seed);
     }
 
+    fn stats(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(Gavel::stats(self)).ok()
+    }
+
     fn allocate(&mut self, input: &RoundInput, out: &mut Allocation) {
         out.reset(input);
         let n = input.n;

@@ -114,14 +114,37 @@ pub struct Solves {
 
 /// The agnostic max-min allocation every aware fairness policy normalises by (Gavel's
 /// `MaxMinFairnessPolicy`: throughputs all 1, coefficient `gang / weight`).
-fn agnostic_max_min(s: &Snapshot, solves: &mut Solves) -> Vec<f64> {
+fn agnostic_max_min(s: &Snapshot, solves: &mut Solves, memo: &mut Memo) -> Vec<f64> {
     let sh = s.shape();
+    // Alike jobs (one GPU each, one weight): the program depends only on how many there are
+    // and the counts, and the solver is deterministic, so a program solved before is
+    // answered from the memo, bit for bit as a new solve would.
+    let key = (s.gangs.iter().all(|&g| g == 1.0) && s.weights.iter().all(|&w| w == s.weights[0])).then(|| {
+        let mut k = vec![sh.n as u64, s.weights[0].to_bits()];
+        k.extend(s.counts.iter().map(|c| c.to_bits()));
+        k
+    });
+    if let Some(x) = key.as_ref().and_then(|k| memo.get(k)) {
+        return x.clone();
+    }
     let c: Vec<f64> = (0..sh.n * sh.t).map(|x| s.gangs[x / sh.t] / s.weights[x / sh.t]).collect();
     let out = solve::max_min(sh, &c, &s.gangs, &s.counts);
     solves.count += 1;
     solves.failed += u64::from(!out.optimal);
+    if let Some(k) = key {
+        if memo.len() >= MEMO_ENTRIES {
+            memo.clear();
+        }
+        memo.insert(k, out.x.clone());
+    }
     out.x
 }
+
+/// Agnostic allocations of alike jobs, by (jobs, weight, counts).
+type Memo = std::collections::HashMap<Vec<u64>, Vec<f64>>;
+
+/// Programs the memo keeps (a paper-scale run sees a few hundred).
+const MEMO_ENTRIES: usize = 4096;
 
 /// Each job's throughput under allocation `x` with throughputs `tput`.
 fn throughput_under(sh: Shape, tput: &[f64], x: &[f64]) -> Vec<f64> {
@@ -227,6 +250,7 @@ impl Fifo {
 pub struct Policy {
     kind: Kind,
     fifo: Fifo,
+    memo: Memo,
     /// Programs solved so far.
     pub solves: Solves,
 }
@@ -237,6 +261,7 @@ impl Policy {
         Self {
             kind,
             fifo: Fifo::new(seed),
+            memo: Memo::new(),
             solves: Solves::default(),
         }
     }
@@ -256,9 +281,9 @@ impl Policy {
             Kind::Isolated => isolated(s),
             Kind::Fifo => self.fifo.allocate(s, false),
             Kind::FifoPerf => self.fifo.allocate(s, true),
-            Kind::MaxMinFairness => agnostic_max_min(s, &mut self.solves),
+            Kind::MaxMinFairness => agnostic_max_min(s, &mut self.solves, &mut self.memo),
             Kind::MaxMinFairnessPerf => {
-                let iso = throughput_under(sh, &s.tput, &agnostic_max_min(s, &mut self.solves));
+                let iso = throughput_under(sh, &s.tput, &agnostic_max_min(s, &mut self.solves, &mut self.memo));
                 let c: Vec<f64> = (0..sh.n * sh.t)
                     .map(|x| {
                         let j = x / sh.t;
@@ -272,7 +297,7 @@ impl Policy {
             Kind::FinishTimeFairness | Kind::FinishTimeFairnessPerf => {
                 let ones = vec![1.0; sh.n * sh.t];
                 let tput = if self.kind == Kind::FinishTimeFairness { &ones } else { &s.tput };
-                let iso = throughput_under(sh, tput, &agnostic_max_min(s, &mut self.solves));
+                let iso = throughput_under(sh, tput, &agnostic_max_min(s, &mut self.solves, &mut self.memo));
                 let isolated_time: Vec<f64> = (0..sh.n).map(|j| s.ages[j] + s.remaining[j] / iso[j]).collect();
                 let out = solve::finish_time(sh, tput, &s.ages, &s.remaining, &finite(isolated_time), &s.gangs, &s.counts);
                 self.count(out.optimal);
@@ -347,6 +372,28 @@ mod tests {
     }
 
     #[test]
+    fn a_memoised_agnostic_allocation_is_the_one_a_new_solve_gives() {
+        let s = Snapshot {
+            counts: vec![4.0, 2.0, 1.0],
+            ..snapshot(&[[3.0, 2.0, 1.0]; 5])
+        };
+        let (mut solves, mut memo) = (Solves::default(), Memo::new());
+        let first = agnostic_max_min(&s, &mut solves, &mut memo);
+        let again = agnostic_max_min(&s, &mut solves, &mut memo);
+        assert_eq!(first, again);
+        assert_eq!(solves.count, 1, "the second came from the memo");
+        let fresh = agnostic_max_min(&s, &mut Solves::default(), &mut Memo::new());
+        assert_eq!(first, fresh);
+        // Another weight is another program.
+        let heavy = Snapshot {
+            weights: vec![2.0; 5],
+            ..s.clone()
+        };
+        agnostic_max_min(&heavy, &mut solves, &mut memo);
+        assert_eq!(solves.count, 2);
+    }
+
+    #[test]
     fn agnostic_fifo_crowds_onto_the_last_type_in_name_order() {
         // Types in name order: k80, p100, v100; every job goes to v100 (the last) until it is
         // full, whatever the draw; then the drawn type leaves the list.
@@ -395,7 +442,11 @@ mod tests {
             ..s
         };
         let x = Policy::new(Kind::MaxMinFairnessPerf, 0).allocate(&wide);
-        let iso = throughput_under(wide.shape(), &wide.tput, &agnostic_max_min(&wide, &mut Solves::default()));
+        let iso = throughput_under(
+            wide.shape(),
+            &wide.tput,
+            &agnostic_max_min(&wide, &mut Solves::default(), &mut Memo::new()),
+        );
         let norm = |j: usize| (x[j * 2] * wide.tput[j * 2] + x[j * 2 + 1] * wide.tput[j * 2 + 1]) / iso[j];
         assert!(norm(0) > 1.0 + 1e-3 && (norm(0) - norm(1)).abs() < 1e-5, "{x:?}");
     }

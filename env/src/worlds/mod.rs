@@ -1,0 +1,238 @@
+//! The world seam: one trait for a multi-agent world whose agents may arrive and leave, and
+//! the one loader that reads `env.world`.
+//!
+//! A [`World`] is PettingZoo's `ParallelEnv` in Rust: `reset(seed)`, the agents present now
+//! (`live`, stable ids; `possible` bounds them), a declared observation [`Layout`] and each
+//! live agent's row, `step(actions)` returning rewards, terminations and whether the episode
+//! ran out, and the episode's figures from the world's own metric list ([`WorldMetric`]).
+//! Training, evaluation, comparison, export and Python hold a `Box<dyn World>` and never ask
+//! which world it is.
+//!
+//! Agents belong to *groups* (a weight class, a tenant, every job): what a policy keeps per
+//! agent it keeps per group, so a world whose agents are thousands of jobs that come and go
+//! is played by one shared policy, and a world of a few fixed agents by one each.
+//!
+//! Adding a world: one file implementing [`World`] (and its config section), and one line in
+//! [`REGISTRY`].
+
+pub mod bandit;
+pub mod gavel;
+
+use crate::config::{ActionKind, ConfigError};
+use std::path::Path;
+
+/// A world's observation layout: one name and bounds per feature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Feature names, in row order.
+    pub names: Vec<String>,
+    /// Lower bounds.
+    pub low: Vec<f32>,
+    /// Upper bounds (may be infinite).
+    pub high: Vec<f32>,
+}
+
+impl Layout {
+    /// Features per row.
+    pub fn dim(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether `row` fits the layout (length, finite, within bounds).
+    pub fn contains(&self, row: &[f32]) -> bool {
+        row.len() == self.dim()
+            && row
+                .iter()
+                .zip(&self.low)
+                .zip(&self.high)
+                .all(|((x, lo), hi)| x.is_finite() && x >= lo && x <= hi)
+    }
+}
+
+/// Which way a figure is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    /// Higher is better (welfare, utilisation).
+    Higher,
+    /// Lower is better (completion times).
+    Lower,
+}
+
+/// One figure of a world's episodes.
+#[derive(Clone, Copy, Debug)]
+pub struct WorldMetric {
+    /// Its key in `summary.json`, tables and sweep objectives.
+    pub key: &'static str,
+    /// Its label and unit in tables.
+    pub label: &'static str,
+    /// Which way is better.
+    pub better: Better,
+}
+
+/// An episode's figures: one value per entry of the world's [`World::metrics`], in order
+/// (NaN where the episode could not compute one).
+pub type Figures = Vec<f64>;
+
+/// What one step reports (slices over the agents that acted, in `live` order before the step).
+#[derive(Debug)]
+pub struct Report<'a> {
+    /// The agents that acted.
+    pub agents: &'a [usize],
+    /// Their rewards.
+    pub rewards: &'a [f64],
+    /// Whether each left the world in this step (its job finished).
+    pub terminated: &'a [bool],
+    /// Whether the episode ran out of rounds with agents still present (they are truncated).
+    pub truncated: bool,
+}
+
+/// A step that cannot be played.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// Not one action per live agent.
+    #[error("expected {expected} actions (one per live agent), got {got}")]
+    Count {
+        /// Live agents.
+        expected: usize,
+        /// Actions given.
+        got: usize,
+    },
+    /// An action outside the levels.
+    #[error("agent {agent}: action {action} is outside Discrete({levels})")]
+    OutOfSpace {
+        /// The agent's id.
+        agent: usize,
+        /// The action.
+        action: usize,
+        /// Number of levels.
+        levels: usize,
+    },
+    /// Stepping a finished episode.
+    #[error("the episode is over: call reset")]
+    Done,
+}
+
+/// A multi-agent world behind the seam (module docs).
+pub trait World: Send {
+    /// Start an episode: every random number of it comes from `seed`.
+    fn reset(&mut self, seed: u64);
+
+    /// The agents that act this round, by id, ascending. Empty once the episode is over.
+    fn live(&self) -> &[usize];
+
+    /// Agent ids of this episode are below this.
+    fn possible(&self) -> usize;
+
+    /// Agent `id`'s name (PettingZoo's agent string).
+    fn agent_name(&self, id: usize) -> String;
+
+    /// Agent `id`'s group.
+    fn group(&self, id: usize) -> usize;
+
+    /// The groups' names (`group` indexes them).
+    fn group_names(&self) -> Vec<String>;
+
+    /// The observation layout.
+    fn layout(&self) -> &Layout;
+
+    /// The live agents' observations, `live().len()` rows of `layout().dim()`, into `out`.
+    fn observe(&mut self, out: &mut [f32]);
+
+    /// The action levels (action k sets `levels()[k]`).
+    fn levels(&self) -> &[f64];
+
+    /// What a level sets.
+    fn action_kind(&self) -> ActionKind;
+
+    /// Play one round with one level index per live agent (in `live` order).
+    fn step(&mut self, actions: &[usize]) -> Result<Report<'_>, StepError>;
+
+    /// Whether the episode is over.
+    fn done(&self) -> bool {
+        self.live().is_empty()
+    }
+
+    /// The world's figures, in the order of [`World::figures`].
+    fn metrics(&self) -> &'static [WorldMetric];
+
+    /// The episode's figures so far (final once `done`).
+    fn figures(&self) -> Figures;
+
+    /// The figure tables lead with, and which way it is better.
+    fn headline(&self) -> usize {
+        0
+    }
+
+    /// An independent copy at the start of an episode (for parallel evaluation).
+    fn fork(&self) -> Box<dyn World>;
+}
+
+/// Check one action per live agent, each inside the levels.
+pub fn check_actions(live: &[usize], levels: usize, actions: &[usize]) -> Result<(), StepError> {
+    if actions.len() != live.len() {
+        return Err(StepError::Count {
+            expected: live.len(),
+            got: actions.len(),
+        });
+    }
+    if let Some(p) = actions.iter().position(|&a| a >= levels) {
+        return Err(StepError::OutOfSpace {
+            agent: live[p],
+            action: actions[p],
+            levels,
+        });
+    }
+    Ok(())
+}
+
+/// A world's constructor from its config file's text (already parsed to TOML, overrides
+/// applied) and the file's path (for relative paths and messages).
+pub type Build = fn(toml::Table, &Path) -> Result<Box<dyn World>, ConfigError>;
+
+/// Every world behind the seam: its `env.world` name and constructor. The queue and
+/// valuation worlds (`env::world`) and the market (`env::market`) are read by their own
+/// loaders and are not here yet.
+pub const REGISTRY: &[(&str, Build)] = &[("gavel", gavel::build), ("bandit", bandit::build)];
+
+/// The name of the world a config text declares (`env.world`), `"queues"` when absent.
+pub fn world_name(table: &toml::Table) -> String {
+    table
+        .get("env")
+        .and_then(|e| e.get("world"))
+        .and_then(|w| w.as_str())
+        .unwrap_or("queues")
+        .to_string()
+}
+
+/// Whether `name` is a world behind the seam.
+pub fn is_seam_world(name: &str) -> bool {
+    REGISTRY.iter().any(|(n, _)| *n == name)
+}
+
+/// Load a world from a config file with `--set` overrides: the one reader of `env.world`
+/// for the worlds behind the seam.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Box<dyn World>, ConfigError> {
+    let table = crate::config::read_table(path, overrides)?;
+    build(table, path)
+}
+
+/// Build a world from a config table.
+pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigError> {
+    let name = world_name(&table);
+    match REGISTRY.iter().find(|(n, _)| *n == name) {
+        Some((_, build)) => build(table, path),
+        None => Err(ConfigError {
+            file: path.display().to_string(),
+            key: "env.world".into(),
+            problem: format!(
+                "`{name}` is not a world behind the seam (known: {})",
+                REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        }),
+    }
+}
+
+/// Deserialize a world's config from its table, naming the file and key on error.
+pub fn section<T: serde::de::DeserializeOwned>(table: toml::Table, path: &Path) -> Result<T, ConfigError> {
+    crate::config::from_table(&path.display().to_string(), table)
+}
