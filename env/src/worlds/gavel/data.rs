@@ -229,7 +229,7 @@ pub fn read_trace(path: &Path, table: &Table) -> Result<Vec<Job>, ConfigError> {
 }
 
 /// Gavel's job generator (its paper's continuous traces), on mtf's streams: type uniform over
-/// the table's single-GPU types; duration on a dedicated V100 (the first type) `60 * 10^U(1.5,
+/// the table's single-GPU types (those with a V100 throughput); duration on a dedicated V100 (the first type) `60 * 10^U(1.5,
 /// 3)` seconds with probability 0.8, else `60 * 10^U(3, 4)`; steps = duration times that
 /// throughput, truncated; Poisson arrivals at `rate` jobs per hour, the first at 0 (all at 0
 /// when `rate` is 0: a static trace); with `multi_gpu`, scale factor 1, 2, 4 or 8 with
@@ -249,7 +249,8 @@ pub struct Generator {
 impl Generator {
     /// A stream of jobs for episode `seed`.
     pub fn new(table: &Table, rate: f64, multi_gpu: bool, seed: u64) -> Self {
-        let single: Vec<usize> = (0..table.rows.len()).filter(|&r| table.rows[r].scale == 1).collect();
+        // Types without a first-type (V100) throughput have no duration to draw: left out.
+        let single: Vec<usize> = (0..table.rows.len()).filter(|&r| table.rows[r].scale == 1 && table.rows[r].tput[0] > 0.0).collect();
         let scaled = [2, 4, 8].map(|s| single.iter().filter_map(|&r| table.find(&table.rows[r].name, s)).collect());
         Self {
             rate,
@@ -385,9 +386,8 @@ mod tests {
         let short = hours.iter().filter(|&&h| h < 1000.0 / 60.0).count() as f64 / 4000.0;
         assert!((short - 0.8).abs() < 0.03, "{short}");
         assert!(hours.iter().all(|&h| (0.52..=166.7).contains(&h)));
-        // Only single-GPU types without multi_gpu; the zero-throughput type is in the table
-        // (and drawn) but a trace of it would be refused.
-        assert!(jobs.iter().all(|j| j.scale == 1));
+        // Only single-GPU types without multi_gpu, and never the type without a V100 throughput.
+        assert!(jobs.iter().all(|j| j.scale == 1 && j.kind == 0));
         let mut g = Generator::new(&t, 0.0, true, 7);
         let jobs: Vec<Job> = (0..2000).map(|_| g.next(&t)).collect();
         assert!(jobs.iter().all(|j| j.arrival == 0.0), "rate 0: a static trace");
