@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The numbers a behaviour-preserving change must leave bit-identical, from one mtf binary:
 # mtf simulate --json (MTF, Hedge online, the valuation world), a 2-episode training run of every
-# learner (and PPO with difference rewards, and in the valuation world), mtf analyze on the
+# learner (ES included) (and PPO with difference rewards, and in the valuation world), mtf analyze on the
 # trained PPO run and mtf compare of trained runs; timings and paths stripped.
 #
 #   scripts/fingerprint.sh OLD_BUILD/mtf /tmp/before     # e.g. a copy of target/release/mtf
@@ -34,7 +34,7 @@ for l in sys.stdin:
 "$MTF" simulate --config $Q --seeds 4 --json --out "$OUT/sim" | python3 -c "$strip" > "$OUT/simulate.json"
 "$MTF" simulate --config $Q --policy hedge --seeds 2 --json --out "$OUT/simh" | python3 -c "$strip" > "$OUT/simulate-hedge.json"
 "$MTF" simulate --config configs/auctions/first-price.toml --policy fixed:0.75 --seeds 2 --json --out "$OUT/sima" | python3 -c "$strip" > "$OUT/simulate-auction.json"
-for k in fixed hedge actor_critic ppo; do
+for k in fixed hedge actor_critic ppo es; do
     "$MTF" train --config $Q --set learner.kind=$k --set train.episodes=2 --set train.eval_seeds=2 --quiet --json \
         --out "$OUT/train-$k" | python3 -c "$strip" > "$OUT/train-$k.json"
     python3 -c "$lines" < "$OUT/train-$k/metrics.jsonl" > "$OUT/train-$k.metrics"

@@ -88,6 +88,7 @@ pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod train;
+pub mod worlds;
 
 pub use config::{Experiment, Source};
 pub use error::{Error, Result};

@@ -242,7 +242,7 @@ impl Experiment {
 }
 
 /// `[train]`: episodes, checkpoints, threads, held-out seeds.
-fn check_train(err: &ErrorIn<'_>, t: &TrainSection) -> Result<(), ConfigError> {
+pub(crate) fn check_train(err: &ErrorIn<'_>, t: &TrainSection) -> Result<(), ConfigError> {
     if t.episodes == 0 {
         return Err(err("train.episodes", "must be at least 1".into()));
     }

@@ -69,8 +69,9 @@ impl Default for EsConfig {
 /// Largest population (pairs).
 const MAX_PAIRS: usize = 512;
 
-impl LearnerConfig for EsConfig {
-    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+impl EsConfig {
+    /// Its bounds (the same in every world): widths, population, rates, decay.
+    pub fn check(&self, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         if !(1..=limits::MAX_HIDDEN).contains(&self.hidden) {
             return Err(err(
                 "learner.es.hidden",
@@ -93,6 +94,12 @@ impl LearnerConfig for EsConfig {
             ));
         }
         Ok(())
+    }
+}
+
+impl LearnerConfig for EsConfig {
+    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        self.check(err)
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
@@ -143,84 +150,35 @@ struct Adam {
     t: u64,
 }
 
-/// The actors and how they act, shared by the learner and its acting forks.
+/// What ES is made of, whatever the world: actors (one per block: a weight class, a group of
+/// agents) in the exported layout, Adam's state, and a generation's noise. The queue-world
+/// learner ([`Es`]) and the trainer of the worlds behind the seam (`crate::worlds::es`) both
+/// drive it: they say which block acts for which row and what each copy's fitness was.
 #[derive(Clone)]
-struct Actors {
-    /// Observation length, first feature read, features read, hidden width, levels.
-    obs_dim: usize,
-    at: usize,
+pub struct EsCore {
+    cfg: EsConfig,
+    /// Features read, hidden width, levels.
     d: usize,
     h: usize,
     k: usize,
-    /// The actor (block) of every agent.
-    block_of: Vec<usize>,
     /// Every block's weights in the exported layout, one after another.
     theta: Vec<f32>,
+    adam: Adam,
+    /// The generation's noise: `sigma eps_j` for every pair j, `[pairs][theta]`.
+    noise: Vec<Vec<f32>>,
 }
 
-impl Actors {
-    fn len(&self) -> usize {
-        actor_len(self.d, self.h, self.k)
-    }
-
-    fn blocks(&self) -> usize {
-        self.theta.len() / self.len()
-    }
-
-    /// Every agent's logits under `theta` (or, with `eps` and a sign, the perturbed weights
-    /// `theta + sign sigma eps`), into `logits` (`[n][k]`).
-    fn logits(&self, obs: Observations<'_>, perturb: Option<(&[f32], f32)>, scratch: &mut Scratch, logits: &mut [f32]) {
-        assert_eq!(obs.dim, self.obs_dim, "observation length");
-        let len = self.len();
-        for (i, &b) in self.block_of.iter().enumerate() {
-            let base = &self.theta[b * len..(b + 1) * len];
-            let w: &[f32] = match perturb {
-                None => base,
-                Some((eps, s)) => {
-                    scratch.w.clear();
-                    scratch
-                        .w
-                        .extend(base.iter().zip(&eps[b * len..(b + 1) * len]).map(|(t, e)| t + s * e));
-                    &scratch.w
-                }
-            };
-            let x = &obs.get(i)[self.at..self.at + self.d];
-            actor_logits(
-                w,
-                (self.d, self.h, self.k),
-                x,
-                &mut scratch.hidden,
-                &mut logits[i * self.k..(i + 1) * self.k],
-            );
-        }
-    }
-}
-
+/// Scratch space of one forward pass.
 #[derive(Default, Clone)]
-struct Scratch {
+pub struct Scratch {
     w: Vec<f32>,
     hidden: Vec<f32>,
 }
 
-/// Evolution strategies for n agents.
-pub struct Es {
-    cfg: EsConfig,
-    actors: Actors,
-    adam: Adam,
-    /// The generation's noise: `sigma eps_j` for every pair j, `[pairs][theta]`.
-    noise: Vec<Vec<f32>>,
-    /// Per copy, per agent: the reward summed over the generation's rounds so far.
-    returns: Vec<Vec<f64>>,
-    scratch: Scratch,
-    logits: Vec<f32>,
-}
-
-impl Es {
-    /// Fresh actors for agents reading the first `d` of `obs_dim` features, `k` levels, agent i
-    /// using actor `block_of[i]`; weights from `seed` (uniform in +-1/sqrt(fan_in)).
-    pub fn new(cfg: &EsConfig, inputs: super::base::Inputs, k: usize, block_of: Vec<usize>, seed: u64) -> Self {
-        let super::base::Inputs { obs_dim, at, d } = inputs;
-        let blocks = block_of.iter().max().map_or(1, |m| m + 1);
+impl EsCore {
+    /// `blocks` fresh actors reading `d` features and choosing among `k` levels; weights from
+    /// `seed` (uniform in +-1/sqrt(fan_in), a stream per block).
+    pub fn new(cfg: &EsConfig, d: usize, k: usize, blocks: usize, seed: u64) -> Self {
         let h = cfg.hidden;
         let len = actor_len(d, h, k);
         let mut theta = Vec::with_capacity(blocks * len);
@@ -235,34 +193,84 @@ impl Es {
             let (w1, b1, w2, b2) = (draw(d, d * h), draw(d, h), draw(h, h * k), draw(h, k));
             theta.extend(w1.into_iter().chain(b1).chain(w2).chain(b2));
         }
-        let n = block_of.len();
         Self {
             cfg: cfg.clone(),
+            d,
+            h,
+            k,
             adam: Adam {
                 m: vec![0.0; theta.len()],
                 v: vec![0.0; theta.len()],
                 t: 0,
             },
-            actors: Actors {
-                obs_dim,
-                at,
-                d,
-                h,
-                k,
-                block_of,
-                theta,
-            },
+            theta,
             noise: Vec::new(),
-            returns: Vec::new(),
-            scratch: Scratch::default(),
-            logits: vec![0.0; n * k],
         }
+    }
+
+    /// Weights of one actor.
+    pub fn len(&self) -> usize {
+        actor_len(self.d, self.h, self.k)
+    }
+
+    /// Whether it has no actor.
+    pub fn is_empty(&self) -> bool {
+        self.theta.is_empty()
+    }
+
+    /// Actors.
+    pub fn blocks(&self) -> usize {
+        self.theta.len() / self.len()
+    }
+
+    /// Levels.
+    pub fn levels(&self) -> usize {
+        self.k
+    }
+
+    /// Features read.
+    pub fn features(&self) -> usize {
+        self.d
+    }
+
+    /// Hidden width.
+    pub fn hidden(&self) -> usize {
+        self.h
+    }
+
+    /// Antithetic pairs per generation.
+    pub fn pairs(&self) -> usize {
+        self.cfg.pairs
+    }
+
+    /// Block `b`'s weights (the exported layout).
+    pub fn actor(&self, b: usize) -> &[f32] {
+        let len = self.len();
+        &self.theta[b * len..(b + 1) * len]
+    }
+
+    /// Block `b`'s logits for features `x` under its weights, or (with a pair and a sign) the
+    /// perturbed weights `theta + sign sigma eps_pair`.
+    pub fn logits(&self, b: usize, x: &[f32], perturb: Option<(usize, f32)>, scratch: &mut Scratch, logits: &mut [f32]) {
+        let len = self.len();
+        let base = &self.theta[b * len..(b + 1) * len];
+        let w: &[f32] = match perturb {
+            None => base,
+            Some((j, s)) => {
+                scratch.w.clear();
+                scratch
+                    .w
+                    .extend(base.iter().zip(&self.noise[j][b * len..(b + 1) * len]).map(|(t, e)| t + s * e));
+                &scratch.w
+            }
+        };
+        actor_logits(w, (self.d, self.h, self.k), x, &mut scratch.hidden, logits);
     }
 
     /// The generation's noise from its seed: a standard normal per parameter per pair
     /// (Box-Muller on named-stream uniforms), times sigma.
-    fn draw_noise(&mut self, seed: u64) {
-        let len = self.actors.theta.len();
+    pub fn draw_noise(&mut self, seed: u64) {
+        let len = self.theta.len();
         let sigma = self.cfg.sigma as f32;
         self.noise = (0..self.cfg.pairs)
             .map(|j| {
@@ -277,23 +285,20 @@ impl Es {
             .collect();
     }
 
-    /// The generation's update from the population's returns.
-    fn update(&mut self) -> Losses {
-        let (pairs, len) = (self.cfg.pairs, self.actors.len());
-        let blocks = self.actors.blocks();
-        let pop = 2 * pairs;
-        let mut grad = vec![0.0f64; self.actors.theta.len()];
+    /// The generation's update from every block's fitness in every copy (`fitness[b][c]`,
+    /// copies `2j` and `2j + 1` pair j's `+` and `-`); returns the mean spread of the
+    /// fitnesses over the blocks.
+    pub fn update(&mut self, fitness: &[Vec<f64>]) -> f64 {
+        let (pairs, len) = (self.cfg.pairs, self.len());
+        let blocks = self.blocks();
+        let mut grad = vec![0.0f64; self.theta.len()];
         let mut spread = 0.0;
-        for b in 0..blocks {
-            let agents: Vec<usize> = (0..self.actors.block_of.len()).filter(|&i| self.actors.block_of[i] == b).collect();
-            let fitness: Vec<f64> = (0..pop)
-                .map(|c| agents.iter().map(|&i| self.returns[c][i]).sum::<f64>() / agents.len() as f64)
-                .collect();
+        for (b, fitness) in fitness.iter().enumerate().take(blocks) {
             let (lo, hi) = fitness
                 .iter()
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, z), &x| (a.min(x), z.max(x)));
             spread += hi - lo;
-            let ranks = centred_ranks(&fitness);
+            let ranks = centred_ranks(fitness);
             for j in 0..pairs {
                 let weight = ranks[2 * j] - ranks[2 * j + 1];
                 if weight == 0.0 {
@@ -311,7 +316,6 @@ impl Es {
         let t = self.adam.t as i32;
         let lr = self.cfg.lr * (1.0 - b2.powi(t)).sqrt() / (1.0 - b1.powi(t));
         for (p, (g, (m, v))) in self
-            .actors
             .theta
             .iter_mut()
             .zip(grad.iter().zip(self.adam.m.iter_mut().zip(self.adam.v.iter_mut())))
@@ -322,8 +326,127 @@ impl Es {
             let decayed = f64::from(*p) * (1.0 - self.cfg.weight_decay);
             *p = (decayed + lr * *m / (v.sqrt() + eps)) as f32;
         }
+        spread / blocks as f64
+    }
+
+    /// Where its parameters first stop being finite, described.
+    pub fn non_finite(&self) -> Option<String> {
+        let i = self.theta.iter().position(|x| !x.is_finite())?;
+        Some(format!("actor parameter {i} is {}", self.theta[i]))
+    }
+
+    /// Its state as named parts, `agents` recorded with the dimensions (a check on load).
+    pub fn save(&self, agents: usize) -> Vec<u8> {
+        let dims = [agents, self.blocks(), self.d, self.h, self.k].map(|x| x as u64);
+        let theta: Vec<f64> = self.theta.iter().map(|&x| f64::from(x)).collect();
+        Parts::default()
+            .add_u64(PARTS[0], &dims)
+            .add_f64(PARTS[1], &theta)
+            .add_f64(PARTS[2], &self.adam.m)
+            .add_f64(PARTS[3], &self.adam.v)
+            .add_u64(PARTS[4], &[self.adam.t])
+            .into_bytes()
+    }
+
+    /// Restore [`EsCore::save`]'s bytes, checking the dimensions against this one's.
+    pub fn load(&mut self, bytes: &[u8], agents: usize) -> crate::error::Result<()> {
+        let parts = Parts::read(bytes, &PARTS).map_err(failed)?;
+        let ours = [agents, self.blocks(), self.d, self.h, self.k].map(|x| x as u64);
+        let dims = Parts::u64s(parts[0], PARTS[0]).map_err(failed)?;
+        if dims != ours {
+            return Err(failed(format!(
+                "ES state is for (agents, actors, features, hidden, levels) = {dims:?}; this run has {ours:?}"
+            )));
+        }
+        let len = self.theta.len();
+        let floats = |k: usize| -> crate::error::Result<Vec<f64>> {
+            let v = Parts::f64s(parts[k], PARTS[k]).map_err(failed)?;
+            if v.len() != len {
+                return Err(failed(format!("part `{}` holds {} numbers, expected {len}", PARTS[k], v.len())));
+            }
+            Ok(v)
+        };
+        let (theta, m, v) = (floats(1)?, floats(2)?, floats(3)?);
+        self.theta = theta.into_iter().map(|x| x as f32).collect();
+        self.adam = Adam {
+            m,
+            v,
+            t: Parts::u64s(parts[4], PARTS[4]).map_err(failed)?.first().copied().unwrap_or(0),
+        };
+        Ok(())
+    }
+}
+
+/// The actors of a queue-world population and how they act, shared by the learner and its
+/// acting forks.
+#[derive(Clone)]
+struct Actors {
+    core: EsCore,
+    /// Observation length and first feature read.
+    obs_dim: usize,
+    at: usize,
+    /// The actor (block) of every agent.
+    block_of: Vec<usize>,
+}
+
+impl Actors {
+    /// Every agent's logits under `theta` (or, with a pair and a sign, the perturbed weights
+    /// `theta + sign sigma eps_j`), into `logits` (`[n][k]`).
+    fn logits(&self, obs: Observations<'_>, perturb: Option<(usize, f32)>, scratch: &mut Scratch, logits: &mut [f32]) {
+        assert_eq!(obs.dim, self.obs_dim, "observation length");
+        let (d, k) = (self.core.d, self.core.k);
+        for (i, &b) in self.block_of.iter().enumerate() {
+            let x = &obs.get(i)[self.at..self.at + d];
+            self.core.logits(b, x, perturb, scratch, &mut logits[i * k..(i + 1) * k]);
+        }
+    }
+}
+
+/// Evolution strategies for n agents.
+pub struct Es {
+    cfg: EsConfig,
+    actors: Actors,
+    /// Per copy, per agent: the reward summed over the generation's rounds so far.
+    returns: Vec<Vec<f64>>,
+    scratch: Scratch,
+    logits: Vec<f32>,
+}
+
+impl Es {
+    /// Fresh actors for agents reading the first `d` of `obs_dim` features, `k` levels, agent i
+    /// using actor `block_of[i]`; weights from `seed` (uniform in +-1/sqrt(fan_in)).
+    pub fn new(cfg: &EsConfig, inputs: super::base::Inputs, k: usize, block_of: Vec<usize>, seed: u64) -> Self {
+        let super::base::Inputs { obs_dim, at, d } = inputs;
+        let blocks = block_of.iter().max().map_or(1, |m| m + 1);
+        let n = block_of.len();
+        Self {
+            cfg: cfg.clone(),
+            actors: Actors {
+                core: EsCore::new(cfg, d, k, blocks, seed),
+                obs_dim,
+                at,
+                block_of,
+            },
+            returns: Vec::new(),
+            scratch: Scratch::default(),
+            logits: vec![0.0; n * k],
+        }
+    }
+
+    /// The generation's update from the population's returns: a block's fitness in a copy is
+    /// the mean return of its agents there.
+    fn update(&mut self) -> Losses {
+        let pop = 2 * self.cfg.pairs;
+        let fitness: Vec<Vec<f64>> = (0..self.actors.core.blocks())
+            .map(|b| {
+                let agents: Vec<usize> = (0..self.actors.block_of.len()).filter(|&i| self.actors.block_of[i] == b).collect();
+                (0..pop)
+                    .map(|c| agents.iter().map(|&i| self.returns[c][i]).sum::<f64>() / agents.len() as f64)
+                    .collect()
+            })
+            .collect();
         Losses {
-            reward_spread: spread / blocks as f64,
+            reward_spread: self.actors.core.update(&fitness),
             ..Losses::default()
         }
     }
@@ -356,7 +479,7 @@ pub fn centred_ranks(x: &[f64]) -> Vec<f64> {
 
 impl Policy for Es {
     fn begin_episode(&mut self, seed: u64) {
-        self.draw_noise(seed);
+        self.actors.core.draw_noise(seed);
         self.returns.clear();
     }
 
@@ -373,7 +496,7 @@ impl Policy for Es {
 
 impl Learner for Es {
     fn reads(&self) -> Option<std::ops::Range<usize>> {
-        Some(self.actors.at..self.actors.at + self.actors.d)
+        Some(self.actors.at..self.actors.at + self.actors.core.d)
     }
 
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
@@ -383,11 +506,10 @@ impl Learner for Es {
     /// Copy `c` acts greedily with pair `c / 2`'s perturbation, `+` for even copies.
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
         assert_eq!(obs.len(), 2 * self.cfg.pairs, "the population is 2 * pairs copies");
-        let k = self.actors.k;
+        let k = self.actors.core.k;
         for (c, (o, a)) in obs.iter().zip(actions.iter_mut()).enumerate() {
             let sign = if c % 2 == 0 { 1.0 } else { -1.0 };
-            self.actors
-                .logits(*o, Some((&self.noise[c / 2], sign)), &mut self.scratch, &mut self.logits);
+            self.actors.logits(*o, Some((c / 2, sign)), &mut self.scratch, &mut self.logits);
             for (i, ai) in a.iter_mut().enumerate() {
                 *ai = argmax(self.logits[i * k..(i + 1) * k].iter().map(|&l| f64::from(l)));
             }
@@ -419,54 +541,19 @@ impl Learner for Es {
     }
 
     fn non_finite(&self) -> Option<String> {
-        let i = self.actors.theta.iter().position(|x| !x.is_finite())?;
-        Some(format!("actor parameter {i} is {}", self.actors.theta[i]))
+        self.actors.core.non_finite()
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
-        let (len, b) = (self.actors.len(), self.actors.block_of[agent]);
-        Ok(self.actors.theta[b * len..(b + 1) * len].to_vec())
+        Ok(self.actors.core.actor(self.actors.block_of[agent]).to_vec())
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {
-        let a = &self.actors;
-        let dims = [a.block_of.len(), a.blocks(), a.d, a.h, a.k].map(|x| x as u64);
-        let theta: Vec<f64> = a.theta.iter().map(|&x| f64::from(x)).collect();
-        Ok(Parts::default()
-            .add_u64(PARTS[0], &dims)
-            .add_f64(PARTS[1], &theta)
-            .add_f64(PARTS[2], &self.adam.m)
-            .add_f64(PARTS[3], &self.adam.v)
-            .add_u64(PARTS[4], &[self.adam.t])
-            .into_bytes())
+        Ok(self.actors.core.save(self.actors.block_of.len()))
     }
 
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
-        let parts = Parts::read(bytes, &PARTS).map_err(failed)?;
-        let a = &self.actors;
-        let ours = [a.block_of.len(), a.blocks(), a.d, a.h, a.k].map(|x| x as u64);
-        let dims = Parts::u64s(parts[0], PARTS[0]).map_err(failed)?;
-        if dims != ours {
-            return Err(failed(format!(
-                "ES state is for (agents, actors, features, hidden, levels) = {dims:?}; this run has {ours:?}"
-            )));
-        }
-        let len = a.theta.len();
-        let floats = |k: usize| -> crate::error::Result<Vec<f64>> {
-            let v = Parts::f64s(parts[k], PARTS[k]).map_err(failed)?;
-            if v.len() != len {
-                return Err(failed(format!("part `{}` holds {} numbers, expected {len}", PARTS[k], v.len())));
-            }
-            Ok(v)
-        };
-        let (theta, m, v) = (floats(1)?, floats(2)?, floats(3)?);
-        self.actors.theta = theta.into_iter().map(|x| x as f32).collect();
-        self.adam = Adam {
-            m,
-            v,
-            t: Parts::u64s(parts[4], PARTS[4]).map_err(failed)?.first().copied().unwrap_or(0),
-        };
-        Ok(())
+        self.actors.core.load(bytes, self.actors.block_of.len())
     }
 }
 
@@ -496,7 +583,7 @@ impl Policy for EsPolicy {
     fn begin_episode(&mut self, _seed: u64) {}
 
     fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], _greedy: bool, actions: &mut [usize]) {
-        let k = self.actors.k;
+        let k = self.actors.core.k;
         self.actors.logits(obs, None, &mut self.scratch, &mut self.logits);
         for (i, a) in actions.iter_mut().enumerate() {
             *a = argmax(self.logits[i * k..(i + 1) * k].iter().map(|&l| f64::from(l)));
@@ -580,7 +667,7 @@ mod tests {
         // Ties everywhere: every pair's two halves score the same, so theta only decays.
         let es = train(&EsConfig::default(), 5, |_, _| 1.0);
         let fresh = Es::new(&EsConfig::default(), Inputs { obs_dim: 3, at: 0, d: 3 }, 10, vec![0, 0, 1, 1], 7);
-        for (a, b) in es.actors.theta.iter().zip(&fresh.actors.theta) {
+        for (a, b) in es.actors.core.theta.iter().zip(&fresh.actors.core.theta) {
             let decayed = b * (1.0f32 - 0.005).powi(5);
             assert!((a - decayed).abs() < 1e-6, "{a} vs {decayed}");
         }

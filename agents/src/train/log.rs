@@ -232,7 +232,7 @@ pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeL
 }
 
 /// A JSON file of the run, naming it in every error.
-pub(super) fn read_json(path: &Path) -> crate::error::Result<serde_json::Value> {
+pub(crate) fn read_json(path: &Path) -> crate::error::Result<serde_json::Value> {
     serde_json::from_str(&run::read_text(path, MAX_METRICS_BYTES)?).map_err(|e| user(format!("{}: {e}", path.display())))
 }
 
@@ -280,7 +280,7 @@ pub fn logged_figure(dir: &Path, key: Option<&str>) -> crate::error::Result<(Vec
 
 /// Keep only the first `episodes` lines of a metrics file (the episodes a checkpoint covers):
 /// a resumed run redoes the rest.
-pub(super) fn truncate_metrics(path: &Path, episodes: u64) -> crate::error::Result<()> {
+pub(crate) fn truncate_metrics(path: &Path, episodes: u64) -> crate::error::Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }

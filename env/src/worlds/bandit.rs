@@ -87,11 +87,15 @@ pub const METRICS: &[WorldMetric] = &[
         key: "reward",
         label: "mean reward per agent-round",
         better: Better::Higher,
+        decimals: 4,
+        shown: true,
     },
     WorldMetric {
         key: "at_best",
         label: "share of plays at the best level",
         better: Better::Higher,
+        decimals: 3,
+        shown: true,
     },
 ];
 
@@ -286,5 +290,12 @@ impl World for Bandit {
 
     fn fork(&self) -> Box<dyn World> {
         Box::new(Bandit::new(self.file.clone()))
+    }
+
+    fn config(&self) -> toml::Table {
+        let mut file = self.file.clone();
+        file.learner = None;
+        file.train = None;
+        toml::Table::try_from(&file).expect("a bandit config serialises")
     }
 }

@@ -67,6 +67,10 @@ pub struct WorldMetric {
     pub label: &'static str,
     /// Which way is better.
     pub better: Better,
+    /// Decimals tables show it with.
+    pub decimals: usize,
+    /// Whether console tables show it (every figure is in the CSV and JSON).
+    pub shown: bool,
 }
 
 /// An episode's figures: one value per entry of the world's [`World::metrics`], in order
@@ -165,6 +169,28 @@ pub trait World: Send {
 
     /// An independent copy at the start of an episode (for parallel evaluation).
     fn fork(&self) -> Box<dyn World>;
+
+    /// The world's resolved config (`seed`, `[env]`, `[mechanism]`; paths absolute): building
+    /// it again gives the same world, so a run directory's `config.toml` replays it.
+    fn config(&self) -> toml::Table;
+
+    /// The mechanism's name, if it has one (tables name their rows with it).
+    fn mechanism(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether the agents' actions can change anything (false under a mechanism that ignores
+    /// them: a table shows one row for every policy then).
+    fn reads_actions(&self) -> bool {
+        true
+    }
+
+    /// Whether another seed gives another episode. A world replaying one trace under a
+    /// mechanism without draws does not: its episodes are the same on every seed, so there is
+    /// no spread over seeds to state, and commands play it once and say so.
+    fn varies_with_seed(&self) -> bool {
+        true
+    }
 }
 
 /// Check one action per live agent, each inside the levels.

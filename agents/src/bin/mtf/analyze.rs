@@ -35,6 +35,17 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if agents::worlds::is_seam_config(&a.config) {
+        let done = agents::worlds::compare::analyze(
+            &a.config,
+            &a.common.set,
+            a.run.as_deref(),
+            a.seeds,
+            a.common.threads_or_default(),
+            a.out.as_deref(),
+        )?;
+        return crate::compare::seam_report(&done, a.common.json);
+    }
     let spec = AnalyzeSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         run: a.run,

@@ -34,6 +34,22 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if agents::worlds::is_seam_config(&a.config) {
+        let threads = a.common.threads_or_default();
+        let done = agents::worlds::compare::compare(&agents::worlds::compare::SeamCompare {
+            config: a.config,
+            set: a.common.set,
+            seed: a.common.seed,
+            policies: a.policies,
+            mechanisms: a.mechanisms,
+            seeds: a.episodes.seeds,
+            threads,
+            baseline: a.baseline,
+            out: a.episodes.out,
+            command: "compare",
+        })?;
+        return seam_report(&done, a.common.json);
+    }
     if env::market::is_market_file(&a.config) {
         // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
         // own, run:DIR: a trained market run's learners, a row per replicate), one episode
@@ -68,6 +84,19 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         agents::out::print(&agents::report::table::markdown(&compared.rows))?;
         agents::out::print(&agents::eval::compare::groups_markdown(&compared.groups))?;
         agents::out::println(&format!("run directory: {}", dir.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report of a comparison in a world behind the seam: its table, or its JSON.
+pub(crate) fn seam_report(done: &agents::worlds::compare::Compared, json: bool) -> agents::Result<ExitCode> {
+    if json {
+        let mut v = done.json();
+        v["run_dir"] = done.dir.display().to_string().into();
+        print_json(&v)?;
+    } else {
+        agents::out::print(&done.markdown())?;
+        agents::out::println(&format!("run directory: {}", done.dir.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -32,6 +32,20 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if agents::worlds::is_seam_config(&a.config) {
+        let policy = a.policy.unwrap_or_else(|| "fixed:0.5".into());
+        let done = agents::worlds::compare::simulate(
+            &a.config,
+            &a.common.set,
+            a.common.seed,
+            a.mechanism.as_deref(),
+            &policy,
+            a.episodes.seeds,
+            a.common.threads_or_default(),
+            a.episodes.out.as_deref(),
+        )?;
+        return crate::compare::seam_report(&done, a.common.json);
+    }
     if env::market::is_market_file(&a.config) {
         // --mechanism names the market's mechanism (second_price, first_price, mtf).
         let mut set = a.common.set.clone();

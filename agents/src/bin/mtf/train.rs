@@ -33,6 +33,31 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    let seam_run = a
+        .resume
+        .as_ref()
+        .is_some_and(|r| agents::worlds::is_seam_config(&agents::RunDir::at(r).config()));
+    if seam_run || a.config.as_ref().is_some_and(|c| agents::worlds::is_seam_config(c)) {
+        let trained = agents::worlds::train::execute(&TrainSpec {
+            config: a.config,
+            name: a.name,
+            set: a.common.set,
+            resume: a.resume,
+            out: a.out,
+            seed: a.common.seed,
+            threads: a.common.threads,
+            quiet: a.common.quiet,
+            on_episode: None,
+            replicates: a.replicates,
+            allow_config_change: a.allow_config_change,
+        })?;
+        if a.common.json {
+            print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
+        } else {
+            agents::out::print(&trained.report)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(config) = a.config.as_ref().filter(|c| env::market::is_market_file(c)) {
         return market(&a, config);
     }

@@ -250,7 +250,9 @@ impl Generator {
     /// A stream of jobs for episode `seed`.
     pub fn new(table: &Table, rate: f64, multi_gpu: bool, seed: u64) -> Self {
         // Types without a first-type (V100) throughput have no duration to draw: left out.
-        let single: Vec<usize> = (0..table.rows.len()).filter(|&r| table.rows[r].scale == 1 && table.rows[r].tput[0] > 0.0).collect();
+        let single: Vec<usize> = (0..table.rows.len())
+            .filter(|&r| table.rows[r].scale == 1 && table.rows[r].tput[0] > 0.0)
+            .collect();
         let scaled = [2, 4, 8].map(|s| single.iter().filter_map(|&r| table.find(&table.rows[r].name, s)).collect());
         Self {
             rate,

@@ -64,56 +64,78 @@ pub const METRICS: &[WorldMetric] = &[
         key: "avg_jct_h",
         label: "average JCT (h)",
         better: Better::Lower,
+        decimals: 3,
+        shown: true,
     },
     WorldMetric {
         key: "median_jct_h",
         label: "median JCT (h)",
         better: Better::Lower,
+        decimals: 3,
+        shown: true,
     },
     WorldMetric {
         key: "p95_jct_h",
         label: "p95 JCT (h)",
         better: Better::Lower,
+        decimals: 2,
+        shown: true,
     },
     WorldMetric {
         key: "makespan_h",
         label: "makespan (h)",
         better: Better::Lower,
+        decimals: 1,
+        shown: true,
     },
     WorldMetric {
         key: "utilization",
         label: "utilisation",
         better: Better::Higher,
+        decimals: 3,
+        shown: true,
     },
     WorldMetric {
         key: "jobs_completed",
         label: "jobs completed (window)",
         better: Better::Higher,
+        decimals: 0,
+        shown: false,
     },
     WorldMetric {
         key: "rounds",
         label: "rounds",
         better: Better::Lower,
+        decimals: 0,
+        shown: false,
     },
     WorldMetric {
         key: "rho_mean",
         label: "rho mean (JCT / isolated)",
         better: Better::Lower,
+        decimals: 3,
+        shown: true,
     },
     WorldMetric {
         key: "rho_median",
         label: "rho median",
         better: Better::Lower,
+        decimals: 3,
+        shown: false,
     },
     WorldMetric {
         key: "rho_max",
         label: "rho max",
         better: Better::Lower,
+        decimals: 3,
+        shown: false,
     },
     WorldMetric {
         key: "frac_rho_gt_1",
         label: "share of jobs with rho > 1.01",
         better: Better::Lower,
+        decimals: 2,
+        shown: false,
     },
 ];
 
@@ -643,5 +665,27 @@ impl World for GavelWorld {
 
     fn fork(&self) -> Box<dyn World> {
         Box::new(GavelWorld::new((*self.r).clone()))
+    }
+
+    fn config(&self) -> toml::Table {
+        let mut file = self.r.file.clone();
+        file.learner = None;
+        file.train = None;
+        toml::Table::try_from(&file).expect("a Gavel config serialises")
+    }
+
+    fn mechanism(&self) -> Option<String> {
+        Some(self.r.file.mechanism.name.clone())
+    }
+
+    fn reads_actions(&self) -> bool {
+        scheduler::registry::reads_actions(&self.r.file.mechanism.name)
+    }
+
+    /// A trace replays the same jobs on every seed, and no mechanism here draws from the
+    /// episode's seed (Gavel's agnostic policies draw from `mechanism.gavel_seed`): only
+    /// generated jobs vary. Weighted-random leftovers and auction ties do draw from it.
+    fn varies_with_seed(&self) -> bool {
+        matches!(self.r.jobs, Jobs::Generated { .. }) || self.mechanism.needs().contains(&scheduler::Need::Draws)
     }
 }

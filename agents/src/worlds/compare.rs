@@ -1,0 +1,319 @@
+//! `mtf simulate`, `mtf compare` and `mtf analyze` in a world behind the seam: policies x
+//! mechanisms on the same seeds, every figure of the world as mean and 95% CI, and each row's
+//! headline next to a baseline row's as a paired difference over the seeds (signed so that
+//! positive is better, `*` when its CI excludes 0).
+
+use super::policies::{self, Named};
+use super::{evaluate, paired, sign, summarise, Played};
+use crate::report::markdown::Table;
+use crate::run::{self, RunDir};
+use env::eval::{episode_seeds, Stat};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// What to compare.
+#[derive(Clone, Debug, Default)]
+pub struct SeamCompare {
+    /// The config.
+    pub config: PathBuf,
+    /// `--set` overrides.
+    pub set: Vec<String>,
+    /// Root seed override.
+    pub seed: Option<u64>,
+    /// Policy specs (`fixed:X`, `fixed:all`, `uniform`, `run:DIR`).
+    pub policies: Vec<String>,
+    /// Mechanisms (empty: the config's).
+    pub mechanisms: Vec<String>,
+    /// Evaluation episodes.
+    pub seeds: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// The row every row is compared with, `POLICY/MECHANISM` (default: the first row).
+    pub baseline: Option<String>,
+    /// Run directory.
+    pub out: Option<PathBuf>,
+    /// The command's name, for the run directory (`simulate` or `compare`).
+    pub command: &'static str,
+}
+
+/// One row: a policy under a mechanism.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Policy label (`any` under a mechanism that ignores the agents' actions).
+    pub policy: String,
+    /// Mechanism.
+    pub mechanism: String,
+    /// Every episode.
+    pub played: Vec<Played>,
+}
+
+/// A comparison, and the world's metric list to read it with.
+pub struct Compared {
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// The baseline row's index.
+    pub baseline: usize,
+    /// Figure keys, labels, directions.
+    pub metrics: &'static [env::worlds::WorldMetric],
+    /// The headline figure's index.
+    pub headline: usize,
+    /// The seeds.
+    pub seeds: Vec<u64>,
+    /// The run directory.
+    pub dir: PathBuf,
+    /// Whether another seed gives another episode (else it was played once).
+    pub varies: bool,
+}
+
+/// Run the comparison and write its run directory (`comparison.md`, `comparison.csv`,
+/// `summary.json`).
+pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
+    let first = super::load(&spec.config, &spec.set, spec.seed, None)?;
+    let mechanisms: Vec<String> = if spec.mechanisms.is_empty() {
+        vec![first.mechanism().unwrap_or_else(|| "-".into())]
+    } else {
+        spec.mechanisms
+            .iter()
+            .flat_map(|m| m.split(','))
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+            .collect()
+    };
+    // A world that replays one trace gives the same episode on every seed: played once.
+    let count = if first.varies_with_seed() { spec.seeds } else { 1 };
+    let seeds = episode_seeds(super::root_seed(first.as_ref()), count);
+    let specs = policies::split(&spec.policies);
+    let mut rows = Vec::new();
+    for m in &mechanisms {
+        let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
+            first.fork()
+        } else {
+            super::load(&spec.config, &spec.set, spec.seed, Some(m))?
+        };
+        let mut named: Vec<Named> = Vec::new();
+        for s in &specs {
+            named.extend(policies::parse(s, world.as_ref())?);
+        }
+        if !world.reads_actions() {
+            // Every policy plays the same episodes: one row.
+            named.truncate(1);
+            if let Some(n) = named.first_mut() {
+                n.0 = "any".into();
+            }
+        }
+        for (label, policy) in named {
+            rows.push(Row {
+                policy: label,
+                mechanism: m.clone(),
+                played: evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads),
+            });
+        }
+    }
+    let baseline = match &spec.baseline {
+        None => 0,
+        Some(b) => {
+            let (p, m) = b.rsplit_once('/').unwrap_or((b.as_str(), mechanisms[0].as_str()));
+            rows.iter()
+                .position(|r| (r.policy == p || r.policy == "any") && r.mechanism == m)
+                .ok_or_else(|| crate::error::user(format!("--baseline {b}: no such row (rows are POLICY/MECHANISM of the table)")))?
+        }
+    };
+    let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
+    let c = Compared {
+        rows,
+        baseline,
+        metrics: first.metrics(),
+        headline: first.headline(),
+        seeds,
+        dir: dir.path().to_path_buf(),
+        varies: first.varies_with_seed(),
+    };
+    run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
+    run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
+    Ok(c)
+}
+
+impl Compared {
+    fn stats(&self, r: &Row) -> Vec<Stat> {
+        summarise(&r.played, self.metrics)
+    }
+
+    /// Row r's headline improvement over the baseline row (positive is better).
+    pub fn improvement(&self, r: usize) -> Stat {
+        let d = paired(&self.rows[r].played, &self.rows[self.baseline].played, self.headline);
+        Stat {
+            mean: d.mean * sign(self.metrics[self.headline].better),
+            ci95: d.ci95,
+        }
+    }
+
+    /// The table: the figures the world shows, each as mean ± CI, and the paired improvement
+    /// of the headline over the baseline row.
+    pub fn markdown(&self) -> String {
+        let m = &self.metrics[self.headline];
+        let base = &self.rows[self.baseline];
+        let shown: Vec<usize> = (0..self.metrics.len()).filter(|&k| self.metrics[k].shown).collect();
+        let mut head = vec!["policy".to_string(), "mechanism".to_string()];
+        head.extend(shown.iter().map(|&k| self.metrics[k].label.to_string()));
+        head.push(format!("vs {}/{} (+ better)", base.policy, base.mechanism));
+        let mut t = Table::new(head).numbers_from(2);
+        for (r_k, r) in self.rows.iter().enumerate() {
+            let stats = self.stats(r);
+            let mut cells = vec![r.policy.clone(), r.mechanism.clone()];
+            cells.extend(shown.iter().map(|&k| pm(stats[k], self.metrics[k].decimals)));
+            let d = self.improvement(r_k);
+            let star = if d.has_ci() && (d.mean - d.ci95 > 0.0 || d.mean + d.ci95 < 0.0) {
+                " *"
+            } else {
+                ""
+            };
+            let dec = m.decimals;
+            cells.push(if r_k == self.baseline {
+                "baseline".into()
+            } else if d.has_ci() {
+                format!("{:+.dec$} ± {:.dec$}{star}", d.mean, d.ci95)
+            } else {
+                format!("{:+.dec$}", d.mean)
+            });
+            t.row(cells);
+        }
+        let seeds = if self.varies {
+            format!(
+                "{} seeds; the last column is the paired difference over the same seeds, `*` where its 95% CI excludes 0",
+                self.seeds.len()
+            )
+        } else {
+            "one episode: this world replays one trace the same way on every seed, so there is no spread over seeds to state (no CI); generate jobs (`env.generate`) for seeds that differ".into()
+        };
+        format!(
+            "{t}\nheadline: {} ({} is better); {seeds}.\n",
+            m.label,
+            if sign(m.better) > 0.0 { "higher" } else { "lower" }
+        )
+    }
+
+    fn csv(&self) -> crate::error::Result<Vec<u8>> {
+        let mut head = vec!["policy".to_string(), "mechanism".to_string()];
+        for m in self.metrics {
+            head.push(m.key.to_string());
+            head.push(format!("{}_ci95", m.key));
+        }
+        head.push("improvement".into());
+        head.push("improvement_ci95".into());
+        let records: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let mut c = vec![r.policy.clone(), r.mechanism.clone()];
+                for s in self.stats(r) {
+                    c.push(s.mean.to_string());
+                    c.push(s.ci95.to_string());
+                }
+                let d = self.improvement(k);
+                c.push(d.mean.to_string());
+                c.push(d.ci95.to_string());
+                c
+            })
+            .collect();
+        run::csv_bytes(&head, &records)
+    }
+
+    /// `summary.json`.
+    pub fn json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let figs: serde_json::Map<String, Value> = self
+                    .metrics
+                    .iter()
+                    .zip(self.stats(r))
+                    .map(|(m, s)| (m.key.to_string(), json!({"mean": s.mean, "ci95": s.ci95})))
+                    .collect();
+                let d = self.improvement(k);
+                json!({"policy": r.policy, "mechanism": r.mechanism, "eval": figs,
+                       "improvement": {"mean": d.mean, "ci95": d.ci95},
+                       "per_seed": r.played.iter().map(|p| p.figures[self.headline]).collect::<Vec<f64>>()})
+            })
+            .collect();
+        json!({"seeds": self.seeds.len(), "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows})
+    }
+}
+
+/// `mtf analyze` in a world behind the seam: every fixed level, uniform play and (with a run)
+/// the trained actors, on the same seeds, each against the best fixed level.
+pub fn analyze(
+    config: &Path,
+    set: &[String],
+    run_dir: Option<&Path>,
+    seeds: usize,
+    threads: usize,
+    out: Option<&Path>,
+) -> crate::error::Result<Compared> {
+    let mut policies = vec!["fixed:all".to_string(), "uniform".into()];
+    if let Some(r) = run_dir {
+        policies.push(format!("run:{}", r.display()));
+    }
+    let mut c = compare(&SeamCompare {
+        config: config.to_path_buf(),
+        set: set.to_vec(),
+        seed: None,
+        policies,
+        mechanisms: Vec::new(),
+        seeds,
+        threads,
+        baseline: None,
+        out: out.map(Path::to_path_buf),
+        command: "analyze",
+    })?;
+    // The baseline is the best fixed level.
+    let better = sign(c.metrics[c.headline].better);
+    let fixed = c.rows.iter().enumerate().filter(|(_, r)| r.policy.starts_with("fixed:"));
+    c.baseline = fixed
+        .map(|(k, r)| (k, summarise(&r.played, c.metrics)[c.headline].mean * better))
+        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
+        .0;
+    let dir = RunDir::at(&c.dir);
+    run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
+    Ok(c)
+}
+
+/// `mtf simulate`: one policy, one mechanism.
+pub fn simulate(
+    config: &Path,
+    set: &[String],
+    seed: Option<u64>,
+    mechanism: Option<&str>,
+    policy: &str,
+    seeds: usize,
+    threads: usize,
+    out: Option<&Path>,
+) -> crate::error::Result<Compared> {
+    compare(&SeamCompare {
+        config: config.to_path_buf(),
+        set: set.to_vec(),
+        seed,
+        policies: vec![policy.to_string()],
+        mechanisms: mechanism.map(|m| vec![m.to_string()]).unwrap_or_default(),
+        seeds,
+        threads,
+        baseline: None,
+        out: out.map(Path::to_path_buf),
+        command: "simulate",
+    })
+}
+
+/// `mean ± ci95` with `decimals` places (the mean alone without a CI, `-` when absent).
+fn pm(s: Stat, decimals: usize) -> String {
+    if !s.mean.is_finite() {
+        "-".into()
+    } else if s.has_ci() {
+        format!("{:.d$} ± {:.d$}", s.mean, s.ci95, d = decimals)
+    } else {
+        format!("{:.d$}", s.mean, d = decimals)
+    }
+}

@@ -1,0 +1,201 @@
+//! Every door for the worlds behind the seam (`env::worlds::World`: Gavel's GPU cluster, the
+//! toy bandit): one play function, evaluation on seeds in parallel, policies named by a spec,
+//! training with evolution strategies (checkpoints, exact resume, TensorBoard, replicates),
+//! comparisons with paired statistics. Nothing here asks which world it holds.
+//!
+//! - [`play`]: one episode of a world under a [`RowPolicy`] (what picks a level for each live
+//!   agent from its observation row and group) — the one driver of an episode;
+//!   [`evaluate`] runs it on seeds in parallel, results in seed order.
+//! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors).
+//! - [`es`], [`train`]: ES over one actor per group, a run directory like every other run's.
+//! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds.
+
+pub mod compare;
+pub mod es;
+pub mod policies;
+pub mod train;
+
+use env::eval::Stat;
+use env::rng::{names, stream_seed};
+use env::worlds::{Better, Figures, World, WorldMetric};
+use rayon::prelude::*;
+use std::path::Path;
+
+/// Picks a level index for each live agent of a world from its observation row and group.
+pub trait RowPolicy: Send {
+    /// Start of an episode (`seed` seeds this episode's draws).
+    fn begin_episode(&mut self, _seed: u64) {}
+
+    /// One level index per row: `obs` holds `groups.len()` rows of `dim` features.
+    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]);
+
+    /// An independent copy (one per episode played in parallel).
+    fn fork(&self) -> Box<dyn RowPolicy>;
+}
+
+/// What one episode gave.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Played {
+    /// The world's figures.
+    pub figures: Figures,
+    /// Per group: the mean, over the agents of the group that acted, of their summed rewards.
+    pub group_returns: Vec<f64>,
+    /// Agent-steps played (one per live agent per round).
+    pub agent_steps: u64,
+}
+
+/// Play one episode of `world` from `seed` under `policy`: the one driver of an episode.
+pub fn play(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64) -> Played {
+    policy.begin_episode(stream_seed(seed, names::POLICY_EPISODE, 0));
+    world.reset(seed);
+    let dim = world.layout().dim();
+    let groups = world.group_names().len();
+    let (mut obs, mut rows, mut actions, mut live) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut returns: Vec<f64> = Vec::new();
+    let mut seen: Vec<bool> = Vec::new();
+    let mut steps = 0u64;
+    while !world.done() {
+        live.clear();
+        live.extend_from_slice(world.live());
+        obs.resize(live.len() * dim, 0.0);
+        world.observe(&mut obs);
+        rows.clear();
+        rows.extend(live.iter().map(|&id| world.group(id)));
+        actions.clear();
+        actions.resize(live.len(), 0);
+        policy.act(&obs, dim, &rows, &mut actions);
+        let report = world
+            .step(&actions)
+            .expect("policies pick levels inside the space, one per live agent");
+        steps += report.agents.len() as u64;
+        for (&id, &r) in report.agents.iter().zip(report.rewards) {
+            if id >= returns.len() {
+                returns.resize(id + 1, 0.0);
+                seen.resize(id + 1, false);
+            }
+            returns[id] += r;
+            seen[id] = true;
+        }
+    }
+    let mut sum = vec![0.0; groups];
+    let mut count = vec![0.0f64; groups];
+    for id in (0..returns.len()).filter(|&i| seen[i]) {
+        let g = world.group(id);
+        sum[g] += returns[id];
+        count[g] += 1.0;
+    }
+    Played {
+        figures: world.figures(),
+        group_returns: sum.iter().zip(&count).map(|(s, c)| if *c > 0.0 { s / c } else { 0.0 }).collect(),
+        agent_steps: steps,
+    }
+}
+
+/// One episode per seed on `threads` workers, each with its own copy of the world and the
+/// policy; results in seed order (so they do not depend on `threads`).
+pub fn evaluate(world: &dyn World, policy: &dyn RowPolicy, seeds: &[u64], threads: usize) -> Vec<Played> {
+    let protos = std::sync::Mutex::new((world.fork(), policy.fork()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .expect("a thread pool");
+    pool.install(|| {
+        seeds
+            .par_iter()
+            .map(|&seed| {
+                let (mut w, mut p) = {
+                    let g = protos.lock().expect("no panic while forking");
+                    (g.0.fork(), g.1.fork())
+                };
+                play(w.as_mut(), p.as_mut(), seed)
+            })
+            .collect()
+    })
+}
+
+/// The figures of several episodes, each as mean and 95% CI (in the world's metric order).
+pub fn summarise(played: &[Played], metrics: &[WorldMetric]) -> Vec<Stat> {
+    (0..metrics.len())
+        .map(|k| Stat::of(&played.iter().map(|p| p.figures[k]).filter(|x| x.is_finite()).collect::<Vec<_>>()))
+        .collect()
+}
+
+/// The paired difference `a - b` of figure `k` over the same seeds (NaN pairs left out).
+pub fn paired(a: &[Played], b: &[Played], k: usize) -> Stat {
+    let d: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| x.figures[k] - y.figures[k])
+        .filter(|x| x.is_finite())
+        .collect();
+    Stat::of(&d)
+}
+
+/// `+1` when higher is better, `-1` when lower is: a difference times this is an improvement.
+pub fn sign(better: Better) -> f64 {
+    match better {
+        Better::Higher => 1.0,
+        Better::Lower => -1.0,
+    }
+}
+
+/// Whether the config at `path` is a world behind the seam (reads `env.world` through the
+/// seam's one reader).
+pub fn is_seam_config(path: &Path) -> bool {
+    env::config::read_table(path, &[]).is_ok_and(|t| env::worlds::is_seam_world(&env::worlds::world_name(&t)))
+}
+
+/// A world from a config with overrides (a root seed and a mechanism too, as the commands'
+/// flags give them).
+pub fn load(config: &Path, set: &[String], seed: Option<u64>, mechanism: Option<&str>) -> crate::error::Result<Box<dyn World>> {
+    let mut set = set.to_vec();
+    if let Some(s) = seed {
+        set.push(format!("seed={s}"));
+    }
+    if let Some(m) = mechanism {
+        if !scheduler::registry::NAMES.contains(&m) {
+            return Err(crate::error::user(format!(
+                "unknown mechanism `{m}` given on the command line (known: {})",
+                scheduler::registry::NAMES.join(", ")
+            )));
+        }
+        set.push(format!("mechanism.name=\"{m}\""));
+    }
+    env::worlds::load(config, &set).map_err(|e| crate::error::user(e.to_string()))
+}
+
+/// The root seed of a world's config.
+pub fn root_seed(world: &dyn World) -> u64 {
+    world.config().get("seed").and_then(|s| s.as_integer()).map_or(1, |s| s as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policies::Fixed;
+
+    fn bandit(extra: &[&str]) -> Box<dyn World> {
+        let path = std::env::temp_dir().join(format!("mtf-bandit-{}.toml", std::process::id()));
+        std::fs::write(&path, "[env]\nworld = \"bandit\"\nagents = 4\nrounds = 10\nnoise = 0.0\n").unwrap();
+        let set: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let w = env::worlds::load(&path, &set).unwrap();
+        std::fs::remove_file(path).ok();
+        w
+    }
+
+    #[test]
+    fn play_pays_the_bandits_known_rewards() {
+        // Without noise, level 0.3 pays group 0 (target 0.3) 1 and group 1 (target 0.7)
+        // 1 - 0.16 per round. Agents 0, 2 (group 0) are there all 10 rounds, 1 and 3 from round 1.
+        let mut w = bandit(&[]);
+        let mut p = Fixed::new(vec![3]);
+        let out = play(w.as_mut(), &mut p, 5);
+        assert!((out.group_returns[0] - 10.0).abs() < 1e-12, "{:?}", out.group_returns);
+        assert!((out.group_returns[1] - 9.0 * 0.84).abs() < 1e-12, "{:?}", out.group_returns);
+        assert_eq!(out.agent_steps, 2 + 9 * 4);
+        // In parallel, on 1 or 3 threads, in seed order: the same.
+        let one = evaluate(w.as_ref(), &p, &[1, 2, 3], 1);
+        let three = evaluate(w.as_ref(), &p, &[1, 2, 3], 3);
+        assert_eq!(one, three);
+    }
+}

@@ -1,0 +1,143 @@
+//! Policies for the worlds behind the seam, and the specs that name them on the command line:
+//! `fixed:X` (level X for everyone), `fixed:all` (every level, a row each), `uniform` (a level
+//! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
+//! replicate).
+
+use super::es::Actors;
+use super::RowPolicy;
+use env::rng::{names, stream, unit};
+use env::worlds::World;
+use rand::rngs::SmallRng;
+use std::path::Path;
+
+/// The same level index for every agent of a group (`levels[group]`, or one level for all).
+#[derive(Clone, Debug)]
+pub struct Fixed {
+    levels: Vec<usize>,
+}
+
+impl Fixed {
+    /// One level per group (a single entry: that level for every group).
+    pub fn new(levels: Vec<usize>) -> Self {
+        Self { levels }
+    }
+}
+
+impl RowPolicy for Fixed {
+    fn act(&mut self, _obs: &[f32], _dim: usize, groups: &[usize], actions: &mut [usize]) {
+        for (a, &g) in actions.iter_mut().zip(groups) {
+            *a = self.levels[g.min(self.levels.len() - 1)];
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+/// A level drawn uniformly for every agent every round (from the episode's policy stream).
+#[derive(Clone, Debug)]
+pub struct Uniform {
+    k: usize,
+    rng: SmallRng,
+}
+
+impl Uniform {
+    /// Over `k` levels.
+    pub fn new(k: usize) -> Self {
+        Self {
+            k,
+            rng: stream(0, names::POLICY, 0),
+        }
+    }
+}
+
+impl RowPolicy for Uniform {
+    fn begin_episode(&mut self, seed: u64) {
+        self.rng = stream(seed, names::POLICY, 0);
+    }
+
+    fn act(&mut self, _obs: &[f32], _dim: usize, _groups: &[usize], actions: &mut [usize]) {
+        for a in actions.iter_mut() {
+            *a = ((unit(rand::Rng::next_u64(&mut self.rng)) * self.k as f64) as usize).min(self.k - 1);
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+/// A named policy: its row label and the policy.
+pub type Named = (String, Box<dyn RowPolicy>);
+
+/// The policies a spec names for `world` (`fixed:all` is one per level, a run group one per
+/// replicate). Errors name the spec.
+pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> {
+    let levels = world.levels();
+    let bad = |problem: String| crate::error::policy(spec, problem);
+    if spec == "fixed:all" {
+        return Ok((0..levels.len())
+            .map(|k| (format!("fixed:{}", levels[k]), Box::new(Fixed::new(vec![k])) as Box<dyn RowPolicy>))
+            .collect());
+    }
+    if spec == "uniform" {
+        return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);
+    }
+    if let Some(x) = spec.strip_prefix("fixed:") {
+        let v: f64 = x.trim().parse().map_err(|_| bad(format!("`{x}` is not a number")))?;
+        let k = env::config::level_index(levels, v).ok_or_else(|| {
+            bad(format!(
+                "{v} is not one of this world's {} {levels:?}",
+                world.action_kind().levels_name()
+            ))
+        })?;
+        return Ok(vec![(format!("fixed:{}", levels[k]), Box::new(Fixed::new(vec![k])))]);
+    }
+    if let Some(dir) = spec.strip_prefix("run:") {
+        return run_policies(Path::new(dir), world).map_err(|e| match e {
+            crate::error::Error::User(m) => bad(m),
+            other => other,
+        });
+    }
+    Err(bad(
+        "a world of env.worlds takes fixed:X, fixed:all, uniform or run:DIR (a run trained on it)".into(),
+    ))
+}
+
+/// A trained run's actors (one per group), or every replicate's of a run group.
+fn run_policies(dir: &Path, world: &dyn World) -> crate::error::Result<Vec<Named>> {
+    let run = crate::RunDir::at(dir);
+    if run.is_group() {
+        let mut out = Vec::new();
+        for k in 0.. {
+            let r = run.replicate(k);
+            if !r.exists() {
+                break;
+            }
+            let actors = super::train::trained_actors(&r, world)?;
+            out.push((format!("run:{}#{k}", stem(dir)), Box::new(actors) as Box<dyn RowPolicy>));
+        }
+        if out.is_empty() {
+            return Err(crate::error::run_dir(dir, "a run group without replicates"));
+        }
+        return Ok(out);
+    }
+    let actors: Actors = super::train::trained_actors(dir, world)?;
+    Ok(vec![(format!("run:{}", stem(dir)), Box::new(actors))])
+}
+
+fn stem(dir: &Path) -> String {
+    dir.file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Split a comma-separated list of specs (`fixed:0.3,uniform`).
+pub fn split(list: &[String]) -> Vec<String> {
+    list.iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}

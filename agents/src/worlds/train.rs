@@ -1,0 +1,589 @@
+//! `mtf train` in a world behind the seam: evolution strategies over one actor per group of
+//! agents (or a fixed level, or uniform play, to evaluate them the same way), in a run
+//! directory like every other run's: the resolved `config.toml` first, `metrics.jsonl` a line
+//! per generation, TensorBoard scalars against agent-steps, `checkpoints/latest.ckpt` after
+//! every generation (a run killed with SIGKILL resumes exactly: every random number of
+//! generation e comes from `(training seed, e)`), and `summary.json` last.
+//!
+//! Every run judges itself: the held-out evaluation (the `mtf simulate` seeds of the root seed)
+//! is reported next to the best fixed level (picked on other seeds, the selection seeds, then
+//! scored on the held-out ones) and uniform random play, as paired differences over the same
+//! seeds, signed so that positive is better. `train.replicates` trains a run group and states
+//! the result over replicates (IQM, bootstrap CI, probability of improvement).
+
+use super::es::{self, Actors};
+use super::policies::{Fixed, Uniform};
+use super::{evaluate, paired, sign, summarise, Played, RowPolicy};
+use crate::config::TrainSection;
+use crate::error::{failed, user};
+use crate::learners::{LearnerKind, LearnerSection};
+use crate::run::{self, RunDir};
+use env::eval::{episode_seeds, selection_seeds, Stat};
+use env::worlds::World;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A validated experiment in a world behind the seam.
+pub struct SeamExperiment {
+    /// The world.
+    pub world: Box<dyn World>,
+    /// The learner.
+    pub learner: LearnerSection,
+    /// The training run.
+    pub train: TrainSection,
+}
+
+impl SeamExperiment {
+    /// Load a config with `--set` overrides: the world from its own sections, `[learner]` and
+    /// `[train]` as in every experiment (the learner defaults to `es` here).
+    pub fn load(config: &Path, set: &[String]) -> crate::error::Result<SeamExperiment> {
+        let table = env::config::read_table(config, set)?;
+        Self::from_table(table, config)
+    }
+
+    fn from_table(mut table: toml::Table, config: &Path) -> crate::error::Result<SeamExperiment> {
+        let file = config.display().to_string();
+        let learner_table = table.remove("learner");
+        let train_table = table.remove("train");
+        let world = env::worlds::build(table, config)?;
+        let mut learner: LearnerSection = match learner_table {
+            Some(toml::Value::Table(t)) => {
+                let wrapped: toml::Table = [("learner".to_string(), toml::Value::Table(t.clone()))].into_iter().collect();
+                let w: Wrapped = env::config::from_table(&file, wrapped)?;
+                let mut l = w.learner;
+                if !t.contains_key("kind") {
+                    l.kind = LearnerKind::Es;
+                }
+                l
+            }
+            None => LearnerSection {
+                kind: LearnerKind::Es,
+                ..LearnerSection::default()
+            },
+            Some(other) => return Err(user(format!("{file}: learner: expected a table, got {other}"))),
+        };
+        let train: TrainSection = match train_table {
+            Some(t) => {
+                let wrapped: toml::Table = [("train".to_string(), t)].into_iter().collect();
+                env::config::from_table::<WrappedTrain>(&file, wrapped)?.train
+            }
+            None => TrainSection::default(),
+        };
+        let err = |key: &str, problem: String| env::config::ConfigError {
+            file: file.clone(),
+            key: key.into(),
+            problem,
+        };
+        crate::config::check_train(&err, &train)?;
+        match learner.kind {
+            LearnerKind::Es => {
+                let es = &learner.es;
+                if !es.per_class || es.features != crate::learners::Features::All {
+                    return Err(err(
+                        "learner.es",
+                        "in a world of env.worlds ES has one actor per group of agents, reading their whole observation (per_class = true, features = \"all\")".into(),
+                    )
+                    .into());
+                }
+                es.check(&err)?;
+            }
+            LearnerKind::Fixed => {
+                if env::config::level_index(world.levels(), learner.fixed.threshold).is_none() {
+                    return Err(err(
+                        "learner.fixed.threshold",
+                        format!("{} is not one of the levels {:?}", learner.fixed.threshold, world.levels()),
+                    )
+                    .into());
+                }
+            }
+            LearnerKind::Uniform => {}
+            other => {
+                return Err(err(
+                    "learner.kind",
+                    format!(
+                        "`{}` is written for the queue world's fixed agents; in a world of env.worlds, where agents come and go, use es, fixed or uniform",
+                        other.name()
+                    ),
+                )
+                .into())
+            }
+        }
+        learner.es.pairs = learner.es.pairs.max(1);
+        Ok(SeamExperiment { world, learner, train })
+    }
+
+    /// The resolved experiment as TOML: the world's resolved config with `[learner]` and
+    /// `[train]`. Enough to rerun (paths are absolute).
+    pub fn to_toml(&self) -> String {
+        let mut t = self.world.config();
+        t.insert(
+            "learner".into(),
+            toml::Value::try_from(&self.learner).expect("a learner section serialises"),
+        );
+        t.insert(
+            "train".into(),
+            toml::Value::try_from(&self.train).expect("a train section serialises"),
+        );
+        toml::to_string(&t).expect("a config serialises")
+    }
+
+    /// The root seed.
+    pub fn root(&self) -> u64 {
+        super::root_seed(self.world.as_ref())
+    }
+
+    /// This run's training seed (replicate 0: the root seed).
+    pub fn training_seed(&self) -> u64 {
+        match self.train.replicate {
+            0 => self.root(),
+            k => env::rng::stream_seed(self.root(), env::rng::names::REPLICATE, k),
+        }
+    }
+
+    fn fresh_core(&self) -> crate::learners::es::EsCore {
+        es::fresh(
+            &self.learner.es,
+            self.world.as_ref(),
+            env::rng::stream_seed(self.training_seed(), env::rng::names::INIT, 0),
+        )
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wrapped {
+    learner: LearnerSection,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrappedTrain {
+    train: TrainSection,
+}
+
+/// A trained run's actors, for acting in `world` (its groups, features and levels must match).
+pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Actors> {
+    let config = RunDir::at(dir).config();
+    if !config.exists() {
+        return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
+    }
+    let exp = SeamExperiment::load(&config, &[])?;
+    if exp.learner.kind != LearnerKind::Es {
+        return Err(crate::error::run_dir(
+            dir,
+            format!("a `{}` run has no actors to play", exp.learner.kind.name()),
+        ));
+    }
+    let shape = |w: &dyn World| (w.group_names().len(), w.layout().names.clone(), w.levels().to_vec());
+    if shape(exp.world.as_ref()) != shape(world) {
+        return Err(crate::error::run_dir(
+            dir,
+            "was trained for other groups, features or levels than this world has",
+        ));
+    }
+    let mut core = exp.fresh_core();
+    let latest = RunDir::at(dir).latest_checkpoint();
+    let bytes = run::read_regular(&latest, 1 << 32)?;
+    let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
+    core.load(decoded.learner, 0)?;
+    Ok(Actors::new(core))
+}
+
+/// One generation's line in `metrics.jsonl`.
+fn log_line(e: u64, g: &es::Generation, headline: &str, steps: u64, wall: f64) -> Value {
+    let fitness: Vec<f64> = g
+        .played
+        .iter()
+        .map(|p| p.group_returns.iter().sum::<f64>() / p.group_returns.len().max(1) as f64)
+        .collect();
+    let head: Vec<f64> = g.played.iter().map(|p| p.figures.first().copied().unwrap_or(f64::NAN)).collect();
+    json!({
+        "episode": e,
+        "fitness": fitness.iter().sum::<f64>() / fitness.len() as f64,
+        headline: head.iter().sum::<f64>() / head.len() as f64,
+        "spread": g.spread,
+        "agent_steps": steps,
+        "wall_time": wall,
+    })
+}
+
+/// What the held-out evaluation and its references gave.
+struct Judged {
+    learned: Vec<Played>,
+    best_level: usize,
+    best: Vec<Played>,
+    uniform: Vec<Played>,
+}
+
+/// The held-out evaluation of `policy` and its references on the same seeds.
+fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
+    let w = exp.world.as_ref();
+    let (root, t) = (exp.root(), exp.train.threads);
+    let seeds = episode_seeds(root, exp.train.eval_seeds);
+    let select = selection_seeds(root, exp.train.eval_seeds.clamp(2, 8));
+    let head = w.headline();
+    let better = sign(w.metrics()[head].better);
+    let levels = w.levels().len();
+    let best_level = (0..levels)
+        .map(|k| {
+            let p = evaluate(w, &Fixed::new(vec![k]), &select, t);
+            (k, summarise(&p, w.metrics())[head].mean * better)
+        })
+        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
+        .0;
+    Judged {
+        learned: evaluate(w, policy, &seeds, t),
+        best_level,
+        best: evaluate(w, &Fixed::new(vec![best_level]), &seeds, t),
+        uniform: evaluate(w, &Uniform::new(levels), &seeds, t),
+    }
+}
+
+/// The figures as a JSON object (`{key: {mean, ci95}}`).
+fn figures_json(w: &dyn World, played: &[Played]) -> Value {
+    let stats = summarise(played, w.metrics());
+    Value::Object(
+        w.metrics()
+            .iter()
+            .zip(stats)
+            .map(|(m, s)| (m.key.to_string(), json!({"mean": s.mean, "ci95": s.ci95})))
+            .collect(),
+    )
+}
+
+/// A paired improvement (positive is better) of the headline, as JSON.
+fn improvement(w: &dyn World, a: &[Played], b: &[Played]) -> Stat {
+    let head = w.headline();
+    let d = paired(a, b, head);
+    Stat {
+        mean: d.mean * sign(w.metrics()[head].better),
+        ci95: d.ci95,
+    }
+}
+
+/// What a run of this module produced (summary.json as a value, and the lines it prints).
+#[derive(Debug, Clone)]
+pub struct SeamTrained {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// `summary.json`.
+    pub summary: Value,
+    /// The console report.
+    pub report: String,
+}
+
+/// Train (or resume) a run, or a run group, in a world behind the seam.
+pub fn execute(spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
+    if let Some(path) = &spec.resume {
+        if crate::train::group::is_group(path) {
+            return resume_group(path, spec);
+        }
+        return resume(path, spec);
+    }
+    let config = spec
+        .config
+        .as_ref()
+        .ok_or_else(|| user("give --config FILE (or --resume RUN_DIR)"))?;
+    let mut set = spec.set.clone();
+    if let Some(s) = spec.seed {
+        set.push(format!("seed={s}"));
+    }
+    if let Some(r) = spec.replicates {
+        set.push(format!("train.replicates={r}"));
+    }
+    let mut exp = SeamExperiment::load(config, &set)?;
+    if let Some(t) = spec.threads {
+        exp.train.threads = t;
+    }
+    let name = spec.name.clone().unwrap_or_else(|| run::stem(config).to_string());
+    let dir = RunDir::create(spec.out.as_deref(), &name)?;
+    if exp.train.replicates > 1 {
+        run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
+        return train_group(exp, dir, spec);
+    }
+    run::write_atomic(&dir.config(), exp.to_toml().as_bytes())?;
+    train_run_from(exp, dir, 0, spec)
+}
+
+fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
+    let r = exp.train.replicates;
+    let text = exp.to_toml();
+    for k in 0..r {
+        let rdir = dir.replicate(k);
+        std::fs::create_dir_all(&rdir).map_err(|e| run::io_error(&rdir, "creating", e))?;
+        let mut one = SeamExperiment::from_table(
+            text.parse().map_err(|e| failed(format!("re-reading the config: {e}")))?,
+            &dir.config(),
+        )?;
+        one.train.replicates = 1;
+        one.train.replicate = k as u64;
+        if let Some(t) = spec.threads {
+            one.train.threads = t;
+        }
+        let rd = RunDir::open(&rdir)?;
+        if !rd.config().exists() {
+            run::write_atomic(&rd.config(), one.to_toml().as_bytes())?;
+        }
+        if !rd.summary().exists() {
+            let start = restore_or_zero(&rd, &one)?;
+            train_run_from(one, rd, start, spec)?;
+        }
+    }
+    summarise_group(&dir)
+}
+
+fn resume_group(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
+    let dir = RunDir::open(path)?;
+    let mut exp = SeamExperiment::load(&dir.config(), &[])?;
+    if let Some(t) = spec.threads {
+        exp.train.threads = t;
+    }
+    train_group(exp, dir, spec)
+}
+
+/// The episodes a run's checkpoint covers (0 without one).
+fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment) -> crate::error::Result<u64> {
+    let latest = dir.latest_checkpoint();
+    if !latest.exists() {
+        return Ok(0);
+    }
+    let bytes = run::read_regular(&latest, 1 << 32)?;
+    let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
+    if let Some(recorded) = decoded.config {
+        let changed = crate::train::changed_keys(recorded, &exp.to_toml());
+        let changed: Vec<String> = changed.into_iter().filter(|k| k != "train.threads").collect();
+        if !changed.is_empty() {
+            return Err(crate::error::run_dir(
+                &dir.config(),
+                format!(
+                    "changed since its checkpoint was written, at {}: resuming it would continue a different experiment",
+                    changed.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(decoded.episodes)
+}
+
+fn resume(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
+    let dir = RunDir::open(path)?;
+    let mut exp = SeamExperiment::load(&dir.config(), &[])?;
+    if let Some(t) = spec.threads {
+        exp.train.threads = t;
+    }
+    if dir.summary().exists() && restore_or_zero(&dir, &exp)? >= exp.train.episodes {
+        let summary = crate::train::log::read_json(&dir.summary())?;
+        return Ok(SeamTrained {
+            dir: path.to_path_buf(),
+            report: format!("{}: the run is complete; nothing to resume\n", path.display()),
+            summary,
+        });
+    }
+    let start = restore_or_zero(&dir, &exp)?;
+    train_run_from(exp, dir, start, spec)
+}
+
+/// Train generations `start..` of a run whose config is written, then judge it.
+fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
+    let w = exp.world.as_ref();
+    let head = w.headline();
+    let headline = w.metrics()[head].key;
+    let mut core = exp.fresh_core();
+    let config_text = exp.to_toml();
+    let mut steps = 0u64;
+    if start > 0 {
+        let latest = dir.latest_checkpoint();
+        let bytes = run::read_regular(&latest, 1 << 32)?;
+        core.load(crate::train::checkpoint::decode(&latest, &bytes)?.learner, 0)?;
+        crate::train::log::truncate_metrics(&dir.metrics(), start)?;
+        steps = last_steps(&dir.metrics())?;
+    }
+    let learns = exp.learner.kind == LearnerKind::Es;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(exp.train.threads)
+        .build()
+        .map_err(|e| failed(format!("starting {} threads: {e}", exp.train.threads)))?;
+    let mut tb = crate::run::tb::EventWriter::create(&dir.tb())?;
+    let resolved: toml::Table = config_text
+        .parse()
+        .map_err(|e| failed(format!("re-reading the resolved config: {e}")))?;
+    tb.hparams(
+        &resolved,
+        &dir.path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+    )?;
+    let ckpts = dir.checkpoints();
+    std::fs::create_dir_all(&ckpts).map_err(|e| run::io_error(&ckpts, "creating", e))?;
+    let started = Instant::now();
+    let progress = crate::train::Progress::new(exp.train.episodes, start, spec.quiet, "generation");
+    let total = if learns { exp.train.episodes } else { start };
+    let root = exp.training_seed();
+    for e in start..total {
+        let t0 = Instant::now();
+        let g = es::generation(&mut core, w, root, e, &pool);
+        if let Some(what) = core.non_finite() {
+            return Err(failed(format!(
+                "{}: training diverged in generation {}: {what}; the checkpoint of generation {e} kept. Lower learner.es.lr or sigma",
+                dir.path().display(),
+                e + 1
+            )));
+        }
+        steps += g.played.iter().map(|p| p.agent_steps).sum::<u64>();
+        let line = log_line(e, &g, headline, steps, t0.elapsed().as_secs_f64());
+        run::append_line(&dir.metrics(), &line.to_string())?;
+        for (tag, key) in [
+            ("charts/fitness", "fitness"),
+            (&*format!("charts/{headline}"), headline),
+            ("es/spread", "spread"),
+        ] {
+            tb.scalar(tag, line[key].as_f64().unwrap_or(f64::NAN) as f32, steps)?;
+        }
+        let done = e + 1;
+        let bytes = crate::train::checkpoint::encode(done, &config_text, &core.save(0));
+        run::write_atomic(&dir.latest_checkpoint(), &bytes)?;
+        if done % exp.train.checkpoint_every == 0 || done == exp.train.episodes {
+            run::write_atomic(&dir.kept_checkpoint(done), &bytes)?;
+        }
+        progress.tick(done, &format!("{headline} {:.3}", line[headline].as_f64().unwrap_or(f64::NAN)));
+    }
+    progress.finish();
+    let train_seconds = started.elapsed().as_secs_f64();
+    let policy: Box<dyn RowPolicy> = match exp.learner.kind {
+        LearnerKind::Es => Box::new(Actors::new(core)),
+        LearnerKind::Fixed => Box::new(Fixed::new(vec![
+            env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
+        ])),
+        _ => Box::new(Uniform::new(w.levels().len())),
+    };
+    let j = judge(&exp, policy.as_ref());
+    let vs_best = improvement(w, &j.learned, &j.best);
+    let vs_uniform = improvement(w, &j.learned, &j.uniform);
+    let level = w.levels()[j.best_level];
+    let summary = json!({
+        "world": env::worlds::world_name(&resolved),
+        "mechanism": w.mechanism(),
+        "learner": exp.learner.kind.name(),
+        "episodes": exp.train.episodes,
+        "train_seconds": train_seconds,
+        "agent_steps": steps,
+        "agent_steps_per_second": steps as f64 / train_seconds.max(1e-9),
+        "eval_seeds": exp.train.eval_seeds,
+        "headline": headline,
+        "better": if sign(w.metrics()[head].better) > 0.0 { "higher" } else { "lower" },
+        "eval": figures_json(w, &j.learned),
+        "references": {
+            "best_fixed": {"level": level, "eval": figures_json(w, &j.best)},
+            "uniform": {"eval": figures_json(w, &j.uniform)},
+        },
+        "vs_best_fixed": {"mean": vs_best.mean, "ci95": vs_best.ci95},
+        "vs_uniform": {"mean": vs_uniform.mean, "ci95": vs_uniform.ci95},
+        "held_out": j.learned.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
+        "held_out_best_fixed": j.best.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
+    });
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    for (tag, v) in [
+        (format!("summary/eval_{headline}"), summarise(&j.learned, w.metrics())[head].mean),
+        ("summary/vs_best_fixed".into(), vs_best.mean),
+        ("summary/vs_uniform".into(), vs_uniform.mean),
+    ] {
+        tb.scalar(&tag, v as f32, steps)?;
+    }
+    tb.hparams_end(true)?;
+    let eval = summarise(&j.learned, w.metrics())[head];
+    let m = &w.metrics()[head];
+    let report = format!(
+        "trained {} generations ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
+         vs the best fixed level ({level}): {} ({}; positive is better)\n\
+         vs uniform random play:        {}\n\
+         run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
+        total.saturating_sub(start),
+        exp.learner.kind.name(),
+        m.label,
+        eval.pm(3),
+        exp.train.eval_seeds,
+        vs_best.signed_pm(3),
+        verdict(vs_best),
+        vs_uniform.signed_pm(3),
+        dir.path().display(),
+        dir.tb().display(),
+    );
+    Ok(SeamTrained {
+        dir: dir.path().to_path_buf(),
+        summary,
+        report,
+    })
+}
+
+/// Where an improvement's CI puts it.
+pub fn verdict(s: Stat) -> &'static str {
+    if !s.has_ci() {
+        "one seed: no CI"
+    } else if s.mean - s.ci95 > 0.0 {
+        "better, significant"
+    } else if s.mean + s.ci95 < 0.0 {
+        "worse, significant"
+    } else {
+        "within the CI"
+    }
+}
+
+/// The agent-steps of the last logged generation.
+fn last_steps(path: &Path) -> crate::error::Result<u64> {
+    if !path.exists() {
+        return Ok(0);
+    }
+    let text = run::read_text(path, 1 << 30)?;
+    Ok(text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .and_then(|v| v["agent_steps"].as_u64())
+        .unwrap_or(0))
+}
+
+/// A run group's summary over its replicates: each replicate's paired improvement over the
+/// best fixed level (mean over the held-out seeds), their IQM, bootstrap CI and probability
+/// of improvement.
+fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
+    let mut scores = Vec::new();
+    let mut replicates = Vec::new();
+    for k in 0.. {
+        let r = dir.replicate(k);
+        if !r.exists() {
+            break;
+        }
+        let s = crate::train::log::read_json(&RunDir::at(&r).summary())?;
+        scores.push(s["vs_best_fixed"]["mean"].as_f64().unwrap_or(f64::NAN));
+        replicates.push(r.display().to_string());
+    }
+    if scores.is_empty() {
+        return Err(crate::error::run_dir(dir.path(), "a run group without replicates"));
+    }
+    use crate::report::stats;
+    let iqm = stats::iqm(&scores);
+    let ci = stats::bootstrap_ci(&[&scores], stats::iqm, 7);
+    let p = scores.iter().filter(|&&s| s > 0.0).count() as f64 / scores.len() as f64;
+    let summary = json!({
+        "replicates": replicates,
+        "vs_best_fixed_per_replicate": scores,
+        "vs_best_fixed_iqm": iqm,
+        "vs_best_fixed_ci95": ci,
+        "share_improving": p,
+    });
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    let report = format!(
+        "{} replicates; improvement over the best fixed level (positive is better): IQM {iqm:+.3} [{:+.3}, {:+.3}], {} of {} replicates above it\nrun group: {}\n",
+        scores.len(),
+        ci[0],
+        ci[1],
+        scores.iter().filter(|&&s| s > 0.0).count(),
+        scores.len(),
+        dir.path().display()
+    );
+    Ok(SeamTrained {
+        dir: dir.path().to_path_buf(),
+        summary,
+        report,
+    })
+}
