@@ -27,3 +27,4 @@ mod readme;
 mod recipes;
 mod slurm;
 mod sweep_storages;
+mod worlds;

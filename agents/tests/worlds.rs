@@ -1,0 +1,155 @@
+//! End-to-end tests of the worlds behind the seam (`env::worlds`): the toy bandit world (one
+//! file and one registry line in `env`) through every door — training with replicates, a run
+//! killed with SIGKILL resumed exactly, compare, analyze — and Gavel's world through the
+//! commands a researcher types.
+
+use crate::common::{self, mtf};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmp(name: &str) -> PathBuf {
+    common::tmp("worlds", name)
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A bandit config in `dir`: 4 agents in 2 groups (targets 0.3 and 0.7), `rounds` rounds.
+fn bandit(dir: &Path, rounds: u32, extra: &str) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("bandit.toml");
+    std::fs::write(
+        &path,
+        format!("seed = 3\n[env]\nworld = \"bandit\"\nagents = 4\nrounds = {rounds}\nnoise = 0.05\n[learner.es]\npairs = 4\nsigma = 0.2\n[train]\nepisodes = 6\ncheckpoint_every = 2\neval_seeds = 4\n{extra}"),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `metrics.jsonl` without the wall-clock time.
+fn generations(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("wall_time");
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn a_toy_world_trains_replicates_that_judge_themselves() {
+    let dir = tmp("replicates");
+    let config = bandit(&dir, 10, "");
+    let out = dir.join("group");
+    let (code, stdout, err) = mtf(&["train", "--config", &config, "--replicates", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("2 replicates; improvement over the best fixed level"), "{stdout}");
+    let group = json(&out.join("summary.json"));
+    assert_eq!(group["vs_best_fixed_per_replicate"].as_array().unwrap().len(), 2);
+    for k in 0..2 {
+        let s = json(&out.join(format!("replicate-{k}/summary.json")));
+        // The best fixed level of the bandit's two groups is one level: 0.3 or 0.7 pay the
+        // same (1 for one group, 0.84 for the other), the lower wins the tie.
+        let level = s["references"]["best_fixed"]["level"].as_f64().unwrap();
+        assert!([0.3, 0.4, 0.5, 0.6, 0.7].contains(&level), "{level}");
+        assert!(s["vs_uniform"]["mean"].is_number() && s["eval"]["reward"]["mean"].is_number());
+        assert_eq!(generations(&out.join(format!("replicate-{k}"))).len(), 6);
+    }
+    // Replicates train from their own seeds.
+    assert_ne!(generations(&out.join("replicate-0")), generations(&out.join("replicate-1")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_seam_run_killed_with_sigkill_resumes_to_the_same_run() {
+    let dir = tmp("killed");
+    let config = bandit(&dir, 40000, "");
+    let (full, cut) = (dir.join("full"), dir.join("cut"));
+    let args = |out: &Path| vec!["train".to_string(), "--config".into(), config.clone(), "--quiet".into(), "--out".into(), out.display().to_string()];
+    let (code, _, err) = mtf(&args(&full).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args(&cut))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !cut.join("checkpoints/episode-000002.ckpt").exists() && t0.elapsed() < Duration::from_secs(60) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = generations(&cut).len();
+    let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(generations(&cut), generations(&full), "resumed after {before} generations");
+    let (a, b) = (json(&cut.join("summary.json")), json(&full.join("summary.json")));
+    assert_eq!(a["eval"], b["eval"]);
+    assert_eq!(a["vs_best_fixed"], b["vs_best_fixed"]);
+    // A resume of a complete run does nothing.
+    let (code, stdout, _) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("nothing to resume"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
+    let dir = tmp("compare");
+    let config = bandit(&dir, 10, "");
+    let run = dir.join("run");
+    assert_eq!(mtf(&["train", "--config", &config, "--quiet", "--out", run.to_str().unwrap()]).0, 0);
+    let spec = format!("fixed:all,uniform,run:{}", run.display());
+    let (code, stdout, err) = mtf(&["compare", "--config", &config, "--policies", &spec, "--seeds", "3", "--json", "--out", dir.join("cmp").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 11 + 1 + 1, "every level, uniform, the run");
+    // Without noise in the mean, level 0.5 pays both groups 1 - 0.04 = 0.96 per round.
+    let half = rows.iter().find(|r| r["policy"] == "fixed:0.5").unwrap();
+    assert!((half["eval"]["reward"]["mean"].as_f64().unwrap() - 0.96).abs() < 0.02, "{half}");
+    let (code, stdout, err) = mtf(&["analyze", "--config", &config, "--run", run.to_str().unwrap(), "--seeds", "3", "--out", dir.join("an").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("| run:run |") && stdout.contains("baseline"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gavels_world_from_the_command_line() {
+    let small = root().join("configs/gavel/small.toml");
+    let out = tmp("gavel-sim");
+    let (code, stdout, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--mechanism", "fifo_perf", "--json", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    // Gavel's own simulator: 14.2228 h on this trace.
+    let avg = v["rows"][0]["eval"]["avg_jct_h"]["mean"].as_f64().unwrap();
+    assert!((avg / 14.2228 - 1.0).abs() < 0.01, "{avg}");
+    assert_eq!(v["seeds"], 1, "a trace is one episode");
+    // Bad input: one line naming what is wrong, exit 2.
+    let (code, _, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--mechanism", "lasagna"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("mtf: unknown mechanism `lasagna`") && err.lines().count() == 1, "{err}");
+    let bad = tmp("gavel-bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    let trace = bad.join("bad.trace");
+    std::fs::write(&trace, "ResNet-18 (batch size 64)\tcmd\tdir\t--n\t1\t100\t1\t1\t-1\t0\nNoSuchModel\tcmd\tdir\t--n\t1\t100\t1\t1\t-1\t5\n").unwrap();
+    let set = format!("env.trace={}", trace.display());
+    let (code, _, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--set", &set]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.trace: line 2, column 1: job type `NoSuchModel`") && err.lines().count() == 1, "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&bad);
+}
