@@ -13,8 +13,15 @@ use std::process::Command;
 /// Overrides appended to each command kind so the whole block runs in seconds.
 fn tiny(line: &str) -> &'static str {
     let cmd = line.split_whitespace().nth(1).unwrap_or("");
+    let generated = line.contains("configs/gavel/learn.toml") || line.contains("configs/gavel/paper.toml");
     match cmd {
         "train" if line.contains("--resume") => "",
+        // Gavel's world: generated jobs shrunk to a few dozen (its traces run in milliseconds).
+        "train" if generated => {
+            " --set train.episodes=2 --set train.eval_seeds=2 --set learner.es.pairs=2 --set env.generate.jobs=40 --set env.window=[5,30]"
+        }
+        "compare" | "scan" | "analyze" | "simulate" if generated => " --set env.generate.jobs=40 --set env.window=[5,30]",
+        _ if line.contains("configs/gavel/") => "",
         // A market file's [learner] has no actor-critic; its training is short already.
         "train" if line.contains("configs/market/") => " --set train.episodes=2 --set train.eval_seeds=1",
         "sweep" if line.contains(" sweep export ") || line.contains(" sweep status ") => "",

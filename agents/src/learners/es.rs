@@ -50,6 +50,24 @@ pub struct EsConfig {
     pub per_class: bool,
     /// State features: the whole observation by default, as PPO's.
     pub features: Features,
+    /// Fitness shaping: `ranks` (OpenAI-ES's centred ranks over the whole population) or
+    /// `pair_signs` (each pair weighted by the sign of its two halves' difference times the
+    /// rank of its size among the pairs). Where every pair plays its own seed and seeds differ
+    /// far more than policies do (Gavel's job streams), population ranks mostly rank seeds;
+    /// pair signs compare each perturbation only with its own antithetic twin.
+    pub shaping: Shaping,
+}
+
+/// How a generation's fitnesses become the weights of its perturbations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shaping {
+    /// Centred ranks over the population (pair weight: rank(+j) - rank(-j)).
+    #[default]
+    Ranks,
+    /// The sign of `f(+j) - f(-j)` times the rank of `|f(+j) - f(-j)|` among the pairs, in
+    /// (0, 1]; a pair whose halves did the same weighs 0.
+    PairSigns,
 }
 
 impl Default for EsConfig {
@@ -62,6 +80,7 @@ impl Default for EsConfig {
             weight_decay: 0.005,
             per_class: true,
             features: Features::All,
+            shaping: Shaping::Ranks,
         }
     }
 }
@@ -298,9 +317,8 @@ impl EsCore {
                 .iter()
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, z), &x| (a.min(x), z.max(x)));
             spread += hi - lo;
-            let ranks = centred_ranks(fitness);
-            for j in 0..pairs {
-                let weight = ranks[2 * j] - ranks[2 * j + 1];
+            let weights = pair_weights(fitness, self.cfg.shaping);
+            for (j, &weight) in weights.iter().enumerate().take(pairs) {
                 if weight == 0.0 {
                     continue;
                 }
@@ -448,6 +466,33 @@ impl Es {
         Losses {
             reward_spread: self.actors.core.update(&fitness),
             ..Losses::default()
+        }
+    }
+}
+
+/// Each pair's weight under `shaping` from the population's fitnesses (copies `2j`, `2j + 1`).
+pub fn pair_weights(fitness: &[f64], shaping: Shaping) -> Vec<f64> {
+    let pairs = fitness.len() / 2;
+    match shaping {
+        Shaping::Ranks => {
+            let ranks = centred_ranks(fitness);
+            (0..pairs).map(|j| ranks[2 * j] - ranks[2 * j + 1]).collect()
+        }
+        Shaping::PairSigns => {
+            let d: Vec<f64> = (0..pairs).map(|j| fitness[2 * j] - fitness[2 * j + 1]).collect();
+            let size: Vec<f64> = d.iter().map(|x| x.abs()).collect();
+            // Centred ranks of the sizes, moved to (0, 1]: the smallest difference weighs least.
+            let ranks = centred_ranks(&size);
+            d.iter()
+                .zip(ranks)
+                .map(|(x, r)| {
+                    if *x == 0.0 {
+                        0.0
+                    } else {
+                        x.signum() * (r + 0.5 + 1.0 / pairs as f64) / (1.0 + 1.0 / pairs as f64)
+                    }
+                })
+                .collect()
         }
     }
 }
@@ -604,6 +649,19 @@ impl Policy for EsPolicy {
 mod tests {
     use super::*;
     use crate::learners::Inputs;
+
+    #[test]
+    fn pair_sign_weights_by_hand() {
+        // Pairs: (3, 1) d = +2, (5, 5) d = 0, (0, 4) d = -4. Sizes 2, 0, 4: centred ranks
+        // 0, -0.5, 0.5, shifted to (r + 0.5 + 1/3) / (4/3): 0.625, 0.25, 1.
+        let w = pair_weights(&[3.0, 1.0, 5.0, 5.0, 0.0, 4.0], Shaping::PairSigns);
+        assert_eq!(w, vec![0.625, 0.0, -1.0]);
+        // Population ranks of the same: 3 -> 0.1, 1 -> -0.3, 5 and 5 -> 0.4 (tied), 0 -> -0.5,
+        // 4 -> 0.1... (six values: ranks 0..5 over 5).
+        let r = pair_weights(&[3.0, 1.0, 5.0, 5.0, 0.0, 4.0], Shaping::Ranks);
+        assert_eq!(r[1], 0.0, "a tie weighs nothing either way");
+        assert!(r[0] > 0.0 && r[2] < 0.0);
+    }
 
     #[test]
     fn centred_ranks_by_hand() {

@@ -8,11 +8,13 @@
 //!   [`evaluate`] runs it on seeds in parallel, results in seed order.
 //! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors).
 //! - [`es`], [`train`]: ES over one actor per group, a run directory like every other run's.
-//! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds.
+//! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds; [`scan`]:
+//!   `mtf scan`, the figures against one config key (Gavel's arrival rate).
 
 pub mod compare;
 pub mod es;
 pub mod policies;
+pub mod scan;
 pub mod train;
 
 use env::eval::Stat;

@@ -44,6 +44,9 @@ enum Command {
     Curves(crate::curves::Args),
     /// The config reference: every key with its type, default, values, meaning and reader.
     Config(crate::config::Args),
+    /// A world's headline against one config key (Gavel's JCT against the arrival rate): a
+    /// line per policy and mechanism, where each blows up, table, CSV and figure.
+    Scan(crate::scan::Args),
 }
 
 /// Parse `args` and run the command.
@@ -79,6 +82,7 @@ pub(crate) fn run(args: impl IntoIterator<Item = OsString>) -> agents::Result<Ex
         Command::Export(a) => crate::export::run(a),
         Command::Curves(a) => crate::curves::run(a),
         Command::Config(a) => crate::config::run(a),
+        Command::Scan(a) => crate::scan::run(a),
     }
 }
 

@@ -10,6 +10,7 @@ mod curves;
 mod export;
 mod flags;
 mod reproduce;
+mod scan;
 mod schedule;
 mod simulate;
 mod sweep;
