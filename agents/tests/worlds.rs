@@ -50,7 +50,16 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     let dir = tmp("replicates");
     let config = bandit(&dir, 10, "");
     let out = dir.join("group");
-    let (code, stdout, err) = mtf(&["train", "--config", &config, "--replicates", "2", "--quiet", "--out", out.to_str().unwrap()]);
+    let (code, stdout, err) = mtf(&[
+        "train",
+        "--config",
+        &config,
+        "--replicates",
+        "2",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("2 replicates; improvement over the best fixed level"), "{stdout}");
     let group = json(&out.join("summary.json"));
@@ -74,7 +83,16 @@ fn a_seam_run_killed_with_sigkill_resumes_to_the_same_run() {
     let dir = tmp("killed");
     let config = bandit(&dir, 40000, "");
     let (full, cut) = (dir.join("full"), dir.join("cut"));
-    let args = |out: &Path| vec!["train".to_string(), "--config".into(), config.clone(), "--quiet".into(), "--out".into(), out.display().to_string()];
+    let args = |out: &Path| {
+        vec![
+            "train".to_string(),
+            "--config".into(),
+            config.clone(),
+            "--quiet".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ]
+    };
     let (code, _, err) = mtf(&args(&full).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 0, "{err}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
@@ -113,7 +131,18 @@ fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
     let run = dir.join("run");
     assert_eq!(mtf(&["train", "--config", &config, "--quiet", "--out", run.to_str().unwrap()]).0, 0);
     let spec = format!("fixed:all,uniform,run:{}", run.display());
-    let (code, stdout, err) = mtf(&["compare", "--config", &config, "--policies", &spec, "--seeds", "3", "--json", "--out", dir.join("cmp").to_str().unwrap()]);
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        &spec,
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
@@ -121,7 +150,17 @@ fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
     // Without noise in the mean, level 0.5 pays both groups 1 - 0.04 = 0.96 per round.
     let half = rows.iter().find(|r| r["policy"] == "fixed:0.5").unwrap();
     assert!((half["eval"]["reward"]["mean"].as_f64().unwrap() - 0.96).abs() < 0.02, "{half}");
-    let (code, stdout, err) = mtf(&["analyze", "--config", &config, "--run", run.to_str().unwrap(), "--seeds", "3", "--out", dir.join("an").to_str().unwrap()]);
+    let (code, stdout, err) = mtf(&[
+        "analyze",
+        "--config",
+        &config,
+        "--run",
+        run.to_str().unwrap(),
+        "--seeds",
+        "3",
+        "--out",
+        dir.join("an").to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("| run:run |") && stdout.contains("baseline"), "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
@@ -131,7 +170,16 @@ fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
 fn gavels_world_from_the_command_line() {
     let small = root().join("configs/gavel/small.toml");
     let out = tmp("gavel-sim");
-    let (code, stdout, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--mechanism", "fifo_perf", "--json", "--out", out.to_str().unwrap()]);
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        small.to_str().unwrap(),
+        "--mechanism",
+        "fifo_perf",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     // Gavel's own simulator: 14.2228 h on this trace.
@@ -141,15 +189,25 @@ fn gavels_world_from_the_command_line() {
     // Bad input: one line naming what is wrong, exit 2.
     let (code, _, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--mechanism", "lasagna"]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("mtf: unknown mechanism `lasagna`") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.starts_with("mtf: unknown mechanism `lasagna`") && err.lines().count() == 1,
+        "{err}"
+    );
     let bad = tmp("gavel-bad");
     std::fs::create_dir_all(&bad).unwrap();
     let trace = bad.join("bad.trace");
-    std::fs::write(&trace, "ResNet-18 (batch size 64)\tcmd\tdir\t--n\t1\t100\t1\t1\t-1\t0\nNoSuchModel\tcmd\tdir\t--n\t1\t100\t1\t1\t-1\t5\n").unwrap();
+    std::fs::write(
+        &trace,
+        "ResNet-18 (batch size 64)\tcmd\tdir\t--n\t1\t100\t1\t1\t-1\t0\nNoSuchModel\tcmd\tdir\t--n\t1\t100\t1\t1\t-1\t5\n",
+    )
+    .unwrap();
     let set = format!("env.trace={}", trace.display());
     let (code, _, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--set", &set]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("bad.trace: line 2, column 1: job type `NoSuchModel`") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("bad.trace: line 2, column 1: job type `NoSuchModel`") && err.lines().count() == 1,
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&bad);
 }

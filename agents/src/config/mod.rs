@@ -46,6 +46,15 @@ pub struct TrainSection {
     /// seed itself. Held-out evaluation seeds come from the root seed for every replicate, so
     /// replicates and baselines compare on the same arrivals.
     pub replicate: u64,
+    /// End the run with its references on the held-out seeds: the best fixed level (picked on
+    /// selection seeds) and uniform random play, as paired differences (`summary.json`
+    /// `references`, the console, TensorBoard). Written to a config only when false.
+    #[serde(skip_serializing_if = "is_true")]
+    pub references: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for TrainSection {
@@ -58,6 +67,7 @@ impl Default for TrainSection {
             envs: 1,
             replicates: 1,
             replicate: 0,
+            references: true,
         }
     }
 }

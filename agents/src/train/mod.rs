@@ -105,6 +105,9 @@ pub enum Outcome {
         /// Every held-out episode's welfare, greedy and sampled, in seed order (the pairs a
         /// group's statistics are made of).
         held_out: HeldOut,
+        /// Where the result sits: the best fixed level and uniform play on the same seeds
+        /// (`None` with `train.references = false`).
+        references: Option<Box<References>>,
         /// Its episodes.
         eval_seeds: usize,
         /// The last training episode's log line.
@@ -148,19 +151,42 @@ impl std::fmt::Display for Trained {
                 eval,
                 eval_seeds,
                 sampled,
+                references,
                 ..
-            } => write!(
-                f,
-                "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out {} {} greedy, {} sampled{}, over {eval_seeds} seeds{}\nrun directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
-                headline_name(eval).0,
-                eval.headline().1.pm(3),
-                sampled.headline().1.pm(3),
-                headline_name(eval).1,
-                near_uniform_note(sampled),
-                RunDir::at(&self.dir).tb().display()
-            ),
+            } => {
+                write!(
+                    f,
+                    "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out {} {} greedy, {} sampled{}, over {eval_seeds} seeds{}\n",
+                    headline_name(eval).0,
+                    eval.headline().1.pm(3),
+                    sampled.headline().1.pm(3),
+                    headline_name(eval).1,
+                    near_uniform_note(sampled),
+                )?;
+                if let Some(r) = references {
+                    let (best, unif) = r.scored();
+                    writeln!(
+                        f,
+                        "vs the best fixed level ({}, picked on other seeds): {} ({}; {} as trained, positive is better)\nvs uniform random play:  {} ({})",
+                        r.best_fixed,
+                        best.signed_pm(3),
+                        verdict(best),
+                        r.scored,
+                        unif.signed_pm(3),
+                        verdict(unif),
+                    )?;
+                }
+                write!(
+                    f,
+                    "run directory: {dir}\nTensorBoard:   tensorboard --logdir {}\n",
+                    RunDir::at(&self.dir).tb().display()
+                )
+            }
             Outcome::AlreadyComplete { episodes } => {
-                writeln!(f, "{dir}: the run is complete ({episodes} episodes, summary.json written); nothing to resume")
+                writeln!(
+                    f,
+                    "{dir}: the run is complete ({episodes} episodes, summary.json written); nothing to resume"
+                )
             }
             Outcome::Group(g) => write!(f, "{g}run group:    {dir}\nTensorBoard:  tensorboard --logdir {dir}\n"),
             Outcome::Stopped { after } => write!(f, "stopped after {after} episodes\nrun directory: {dir}\n"),
@@ -346,6 +372,9 @@ struct SummaryFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     eval_sampled_welfare: Option<Stat>,
     near_uniform: bool,
+    /// Where the result sits: the best fixed level and uniform play on the same seeds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    references: Option<&'a References>,
 }
 
 /// The shape of a training run's `summary.json` (every optional figure present, numbers 0):
@@ -375,6 +404,16 @@ pub fn summary_shape(world: env::config::World) -> serde_json::Value {
         eval_sampled: &eval,
         eval_sampled_welfare: (world == env::config::World::Queues).then(Stat::default),
         near_uniform: false,
+        references: Some(&References {
+            best_fixed: String::new(),
+            best_fixed_eval: Stat::default(),
+            uniform_eval: Stat::default(),
+            greedy_vs_best_fixed: Stat::default(),
+            sampled_vs_best_fixed: Stat::default(),
+            greedy_vs_uniform: Stat::default(),
+            sampled_vs_uniform: Stat::default(),
+            scored: "sampled",
+        }),
     })
     .expect("a summary serialises")
 }
@@ -460,6 +499,95 @@ fn start(exp: Experiment, dir: RunDir) -> crate::error::Result<Opened> {
     })
 }
 
+/// Where a run's result sits (issue 40's self-judging results): on its own held-out seeds, the
+/// best fixed level (picked on the selection seeds, then scored on the held-out ones) and
+/// uniform random play, each as the paired difference of the world's headline (the run minus
+/// the reference: positive is better), greedy and drawing actions as in training.
+#[derive(Debug, Clone, Serialize)]
+pub struct References {
+    /// The best fixed level's spec (`fixed:X`).
+    pub best_fixed: String,
+    /// Its held-out headline.
+    pub best_fixed_eval: Stat,
+    /// Uniform random play's held-out headline.
+    pub uniform_eval: Stat,
+    /// The run greedy minus the best fixed level.
+    pub greedy_vs_best_fixed: Stat,
+    /// The run sampled minus the best fixed level.
+    pub sampled_vs_best_fixed: Stat,
+    /// The run greedy minus uniform play.
+    pub greedy_vs_uniform: Stat,
+    /// The run sampled minus uniform play.
+    pub sampled_vs_uniform: Stat,
+    /// The evaluation that plays as the run trained: `sampled` for a learner that draws its
+    /// actions, `greedy` for one that does not (ES, fixed levels, Hedge's greedy table).
+    pub scored: &'static str,
+}
+
+impl References {
+    /// The run against both references in the way it plays: (vs best fixed, vs uniform).
+    pub fn scored(&self) -> (Stat, Stat) {
+        if self.scored == "sampled" {
+            (self.sampled_vs_best_fixed, self.sampled_vs_uniform)
+        } else {
+            (self.greedy_vs_best_fixed, self.greedy_vs_uniform)
+        }
+    }
+}
+
+/// Where a paired difference's CI puts it: a word a console line and a summary can carry.
+pub fn verdict(d: Stat) -> &'static str {
+    if !d.has_ci() {
+        "one seed: no CI"
+    } else if d.mean - d.ci95 > 0.0 {
+        "above it, significant"
+    } else if d.mean + d.ci95 < 0.0 {
+        "below it, significant"
+    } else {
+        "within the CI"
+    }
+}
+
+/// The references of a run whose held-out headlines are `held` (greedy and sampled, in seed
+/// order): the fixed levels on the selection seeds, the best and uniform play on the held-out
+/// ones.
+fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> References {
+    use crate::learners::wrap::{Layered, Sample};
+    let sc = &exp.scenario;
+    let root = sc.file.seed;
+    let (eval, select) = (
+        env::eval::episode_seeds(root, exp.train.eval_seeds),
+        env::eval::selection_seeds(root, exp.train.eval_seeds),
+    );
+    let t = exp.train.threads;
+    let headline = |policy: &dyn crate::learners::Policy, seeds: &[u64]| -> Vec<f64> {
+        evaluate(sc, seeds, policy, false, t)
+            .iter()
+            .map(crate::report::table::headline_of)
+            .collect()
+    };
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let levels = sc.action_levels().len();
+    let picked: Vec<f64> = (0..levels)
+        .map(|l| mean(&headline(&crate::learners::Fixed { level: l }, &select)))
+        .collect();
+    let best = (0..levels).fold(0, |b, l| if picked[l] > picked[b] { l } else { b });
+    let base = headline(&crate::learners::Fixed { level: best }, &eval);
+    let uniform = Layered::new(Box::new(crate::learners::uniform::Uniform::new(sc.n(), levels, sc.m())), Sample);
+    let unif = headline(&uniform, &eval);
+    let diff = |a: &[f64], b: &[f64]| Stat::of(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>());
+    References {
+        best_fixed: crate::learners::fixed::Levels::All(sc.action_levels()[best]).spec(),
+        best_fixed_eval: Stat::of(&base),
+        uniform_eval: Stat::of(&unif),
+        greedy_vs_best_fixed: diff(&held.greedy, &base),
+        sampled_vs_best_fixed: diff(&held.sampled, &base),
+        greedy_vs_uniform: diff(&held.greedy, &unif),
+        sampled_vs_uniform: diff(&held.sampled, &unif),
+        scored: if stochastic { "sampled" } else { "greedy" },
+    }
+}
+
 /// Every held-out episode's welfare, in seed order.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HeldOut {
@@ -477,7 +605,7 @@ fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, Summa
     let greedy = evaluate(&exp.scenario, &seeds, learner.fork().as_ref(), true, exp.train.threads);
     let sampled_policy = crate::learners::wrap::Layered::new(learner.fork(), crate::learners::wrap::Sample);
     let sampled = evaluate(&exp.scenario, &seeds, &sampled_policy, true, exp.train.threads);
-    let welfare = |eps: &[env::metrics::EpisodeMetrics]| eps.iter().map(|e| e.welfare).collect();
+    let welfare = |eps: &[env::metrics::EpisodeMetrics]| eps.iter().map(crate::report::table::headline_of).collect();
     let held_out = HeldOut {
         greedy: welfare(&greedy),
         sampled: welfare(&sampled),
@@ -600,6 +728,12 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
     let train_seconds = started.elapsed().as_secs_f64();
 
     let (eval, sampled, held_out) = evaluate_held_out(&exp, learner.as_ref());
+    // A learner that draws its actions in training is judged drawing them.
+    let stochastic = matches!(
+        exp.learner.kind,
+        LearnerKind::ActorCritic | LearnerKind::Ppo | LearnerKind::Hedge | LearnerKind::Uniform
+    );
+    let refs = exp.train.references.then(|| references(&exp, &held_out, stochastic));
     let eval_seeds = held_out.greedy.len();
     let queues = exp.scenario.file.env.world == env::config::World::Queues;
     let summary = serde_json::to_value(SummaryFile {
@@ -614,8 +748,16 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
         eval_sampled_welfare: queues.then(|| sampled.welfare()),
         eval_sampled: &sampled,
         near_uniform: near_uniform(&sampled),
+        references: refs.as_ref(),
     })?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    if let Some(r) = &refs {
+        let (best, unif) = r.scored();
+        tb.scalar("summary/vs_best_fixed", best.mean as f32, total)?;
+        tb.scalar("summary/vs_uniform", unif.mean as f32, total)?;
+        tb.scalar("summary/best_fixed", r.best_fixed_eval.mean as f32, total)?;
+        tb.scalar("summary/uniform", r.uniform_eval.mean as f32, total)?;
+    }
     close_tb(&mut tb, &eval, (rounds_run * n as u64) as f64 / train_seconds.max(1e-9), total)?;
     Ok(Trained {
         dir: dir.path().to_path_buf(),
@@ -626,6 +768,7 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
             eval: Box::new(eval),
             sampled: Box::new(sampled),
             held_out,
+            references: refs.map(Box::new),
             eval_seeds,
             last_episode: last,
         },
