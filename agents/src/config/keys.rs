@@ -140,6 +140,7 @@ pub static KEYS: &[Key] = &[
     k("learner.es.weight_decay", ">= 0", "Decoupled weight decay per step.", ES),
     k("learner.es.per_class", "true, false", "One actor per weight class shared by its agents (else one per agent).", ES),
     k("learner.es.features", "\"spec\", \"all\", \"by_type\"", "State features, as PPO's.", ES),
+    k("learner.es.shaping", "\"ranks\" | \"pair_signs\"", "Fitness shaping: centred ranks over the population (OpenAI-ES), or each antithetic pair weighted by the sign of its halves' difference times the rank of its size (for worlds whose seeds differ more than policies do).", ES),
     k("train.episodes", "whole >= 1", "Training episodes.", TRAIN),
     k("train.checkpoint_every", "whole >= 1", "Checkpoint every this many episodes (and at the end).", TRAIN),
     k("train.eval_seeds", LIMIT, "Held-out evaluation episodes at the end (greedy and sampled).", TRAIN),
@@ -147,6 +148,7 @@ pub static KEYS: &[Key] = &[
     k("train.envs", LIMIT, "Environment copies stepped in parallel every round (rollout workers).", TRAIN),
     k("train.replicates", LIMIT, "Training replicates: independent training seeds trained as one run group (--replicates overrides).", TRAIN),
     k("train.replicate", "whole >= 0", "This run's index among its group's replicates (its training seed stream); set by the group.", TRAIN),
+    k("train.references", "bool", "End the run with the best fixed level (picked on selection seeds) and uniform random play on its held-out seeds, as paired differences (summary.json `references`, the console, TensorBoard); written to a config only when false.", TRAIN),
 ];
 
 /// The key of a flattened config path: array elements as `[]`, the entries of a
@@ -292,7 +294,8 @@ mod tests {
         let exp = crate::config::Experiment::load(&path, &sets).unwrap();
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
-        config.extend(["env.trace", "learner.fixed.per_agent"].map(String::from));
+        // train.references is written only when false.
+        config.extend(["env.trace", "learner.fixed.per_agent", "train.references"].map(String::from));
         for k in &config {
             assert!(described.contains(&k.as_str()), "`{k}` has no line in agents/src/config/keys.rs");
         }

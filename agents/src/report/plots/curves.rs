@@ -39,6 +39,14 @@ pub fn curves(
     refs: &[Reference],
 ) -> crate::error::Result<Vec<String>> {
     fonts();
+    let values = series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|(x, st)| std::iter::once(*x as f64).chain(stat_values([st]))).chain(s.held_out.iter().flat_map(|h| stat_values([h]))))
+        .chain(refs.iter().flat_map(|r| stat_values([&r.level])))
+        .collect::<Vec<f64>>();
+    if let Some(why) = undrawable(values) {
+        return Ok(skipped(dir, name, &why));
+    }
     let labels = legend_labels(series, refs);
     let longest = labels.iter().map(|(l, _)| text_width(l, 15)).max().unwrap_or(0);
     let legend = (60 + longest).clamp(300, 1200);

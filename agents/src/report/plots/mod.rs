@@ -80,6 +80,38 @@ macro_rules! both {
 }
 pub(crate) use both;
 
+/// The largest magnitude a plotted value may have: an axis padded around it, its span and its
+/// tick steps stay finite (plotters' tick search loops forever on an infinite or overflowing
+/// range).
+pub(crate) const MAX_PLOTTED: f64 = 1e100;
+
+/// Why these values cannot be drawn, if so: one is NaN, infinite, or past [`MAX_PLOTTED`].
+/// Every public figure function asks this of all it would draw before drawing anything.
+pub(crate) fn undrawable(values: impl IntoIterator<Item = f64>) -> Option<String> {
+    values.into_iter().find_map(|v| {
+        if v.is_nan() {
+            Some("a value to plot is NaN".to_string())
+        } else if !v.is_finite() {
+            Some(format!("a value to plot is {v}"))
+        } else if v.abs() > MAX_PLOTTED {
+            Some(format!("a value to plot, {v:e}, is past what an axis can hold ({MAX_PLOTTED:e})"))
+        } else {
+            None
+        }
+    })
+}
+
+/// Every number a list of statistics puts on a figure: means and error-bar ends.
+pub(crate) fn stat_values<'a>(stats: impl IntoIterator<Item = &'a Stat>) -> Vec<f64> {
+    stats.into_iter().flat_map(|s| [s.mean, s.mean - s.bar(), s.mean + s.bar()]).collect()
+}
+
+/// A figure left out, said in one line on stderr (the tables and JSON beside it are unaffected).
+pub(crate) fn skipped(dir: &Path, name: &str, why: &str) -> Vec<String> {
+    eprintln!("mtf: warning: {}: figure not drawn: {why}", dir.join(format!("{name}.png")).display());
+    Vec::new()
+}
+
 /// A figure that could not be drawn or written: one line naming the file (plotters' errors
 /// print as nested debug structures).
 pub(crate) fn figure_error(path: &Path, e: impl std::fmt::Display) -> crate::error::Error {
@@ -335,6 +367,36 @@ mod tests {
 
     fn draw(dir: &Path) -> crate::error::Result<Vec<String>> {
         Ok(both!(dir, "f", (64, 48), nothing))
+    }
+
+    #[test]
+    fn a_non_finite_value_hung_the_plot_library() {
+        // plotters' tick search looped forever on an infinite range (a market job of 1e-320
+        // work units has an infinite cost per unit); every figure function now refuses such
+        // values up front, in one warning line, and still draws tiny finite ones.
+        let dir = std::env::temp_dir().join(format!("mtf-plot-guard-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let stat = |m: f64| Stat { mean: m, ci95: 0.1 };
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e308] {
+            let series = vec![("a".to_string(), vec![stat(1.0), stat(bad)])];
+            assert!(lines(&dir, "l", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().is_empty(), "{bad}");
+            let rows = [(stat(bad), 0)];
+            assert!(per_row_values(&dir, "p", &["r".into()], "", "y", &rows, &[], "").unwrap().is_empty());
+            let s = [Series {
+                label: "s".into(),
+                runs: vec![],
+                points: vec![(1, stat(bad))],
+                held_out: None,
+            }];
+            assert!(curves(&dir, "c", "m", "y", &s, &[]).unwrap().is_empty());
+            assert!(crate::sweep::plots::sweep_history(&dir, &[(0.0, bad)], &[], true, "y").unwrap().is_empty());
+        }
+        assert!(undrawable([1.0, f64::NAN]).unwrap().contains("NaN"));
+        assert!(undrawable([1e308]).unwrap().contains("past what an axis can hold"));
+        // Tiny but finite: drawn.
+        let series = vec![("a".to_string(), vec![stat(1e-320), stat(2e-320)])];
+        assert_eq!(lines(&dir, "tiny", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[cfg(unix)]

@@ -467,6 +467,9 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
     if rows.is_empty() {
         return Ok(Vec::new());
     }
+    if let Some(why) = undrawable(rows.iter().flat_map(row_values).collect::<Vec<f64>>()) {
+        return Ok(skipped(dir, "welfare", &why));
+    }
     let names = labels(rows);
     let wide = wide_figure(&names);
     let mut files = Vec::new();
@@ -516,9 +519,29 @@ pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result
     let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) else {
         return Ok(Vec::new());
     };
+    if let Some(why) = undrawable(rows.iter().flat_map(row_values).collect::<Vec<f64>>()) {
+        return Ok(skipped(dir, name, &why));
+    }
     let names = labels(rows);
     let baseline = p.baseline.clone();
     Ok(both!(dir, name, row_figure(&names), |root| paired(root, rows, &names, &baseline)))
+}
+
+/// Every number a row's figures draw: its figures' statistics, its weight classes', its
+/// paired difference, its episodes' per-agent values.
+fn row_values(r: &Row) -> Vec<f64> {
+    let mut v: Vec<f64> = stat_values(r.summary.present().map(|(_, s)| s).collect::<Vec<_>>().iter());
+    v.extend(stat_values(r.summary.throughput_by_weight.iter().map(|(_, s)| s)));
+    if let Some(p) = &r.paired {
+        v.extend(stat_values([&p.welfare_diff]));
+    }
+    for e in &r.episodes {
+        v.extend(e.throughput.iter().copied());
+        if let Some(f) = &e.fairness {
+            v.extend(f.phi.iter().copied());
+        }
+    }
+    v
 }
 
 /// One value per named row with its 95% error bar, in the palette colour each names (`key`:
@@ -536,6 +559,9 @@ pub fn per_row_values(
     note: &str,
 ) -> crate::error::Result<Vec<String>> {
     fonts();
+    if let Some(why) = undrawable(stat_values(stats.iter().map(|(s, _)| s))) {
+        return Ok(skipped(dir, name, &why));
+    }
     let stats: Vec<(Stat, RGBColor)> = stats.iter().map(|&(s, k)| (s, PALETTE[k % PALETTE.len()])).collect();
     let key: Vec<(String, RGBColor, usize)> = key
         .iter()
