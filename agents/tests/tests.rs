@@ -24,6 +24,7 @@ mod input_limits;
 mod known_answers;
 mod python;
 mod readme;
+mod reliability;
 mod recipes;
 mod slurm;
 mod sweep_storages;

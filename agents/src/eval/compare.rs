@@ -81,7 +81,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
         // one row stands for them all (played as the first level; no policy is built).
         if !scheduler::registry::reads_actions(mech) {
             // Every policy must still be one (a missing run is an error here too).
-            for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels()) {
+            for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels())? {
                 Named::parse(policy, &scenario)?;
             }
             let played = format!("fixed:{}", scenario.action_levels()[0]);
@@ -97,7 +97,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
             continue;
         }
         // `fixed:all` is every level of this mechanism's action: thresholds, or bid factors.
-        for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels()) {
+        for policy in &crate::eval::policies::expand(&spec.policies, scenario.action_levels())? {
             let episodes = Named::parse(policy, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
             rows.push(Row {
                 policy: policy.clone(),
@@ -160,7 +160,8 @@ fn group_rows(policies: &[String], mechanisms: &[String], rows: &[Row], root: u6
     }
     for mech in mechanisms {
         for spec in &specs {
-            let members = crate::eval::policies::group_members(spec).unwrap_or_default();
+            // Every group was read (and checked) when the rows were made.
+            let members = crate::eval::policies::group_members(spec).ok().flatten().unwrap_or_default();
             let scores: Vec<f64> = rows
                 .iter()
                 .filter(|r| &r.mechanism == mech && members.contains(&r.policy))

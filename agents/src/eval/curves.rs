@@ -134,7 +134,7 @@ fn grouped(given: &[PathBuf]) -> crate::error::Result<Vec<(String, Vec<PathBuf>)
     let mut groups: Vec<(String, String, Vec<PathBuf>)> = Vec::new();
     for path in given {
         let runs = if crate::train::group::is_group(path) {
-            crate::train::group::replicates(path)
+            crate::train::group::replicates(path)?
         } else if RunDir::at(path).metrics().is_file() {
             vec![path.clone()]
         } else {

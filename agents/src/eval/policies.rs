@@ -176,7 +176,7 @@ pub fn split_list(items: &[String]) -> Vec<String> {
 /// Expand the specs a comparison evaluates: `fixed:all` to one `fixed:X` per level, a run group
 /// (`run:GROUP`) to every replicate; and every trained run is reported greedy and sampled (the
 /// sampled rows the command line does not name follow the others).
-pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
+pub fn expand(specs: &[String], levels: &[f64]) -> crate::error::Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     let mut twins: Vec<String> = Vec::new();
     let push = |v: &mut Vec<String>, s: String| {
@@ -189,7 +189,7 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
             levels.iter().for_each(|l| push(&mut out, Levels::All(*l).spec()));
             continue;
         }
-        let Some(members) = group_members(p) else {
+        let Some(members) = group_members(p)? else {
             push(&mut out, canonical(p));
             continue;
         };
@@ -202,22 +202,28 @@ pub fn expand(specs: &[String], levels: &[f64]) -> Vec<String> {
     }
     twins.retain(|t| !out.contains(t));
     out.extend(twins);
-    out
+    Ok(out)
 }
 
-/// The replicates' specs a group's spec (`run:GROUP` or `sampled:run:GROUP`) expands to, or
-/// `None` when the spec names no group.
-pub fn group_members(spec: &str) -> Option<Vec<String>> {
+/// The replicates' specs a group's spec (`run:GROUP` or `sampled:run:GROUP`) expands to,
+/// `None` when the spec names no group; a damaged group is an error naming the replicate.
+pub fn group_members(spec: &str) -> crate::error::Result<Option<Vec<String>>> {
     let (prefix, dir) = match spec.strip_prefix("sampled:run:") {
         Some(dir) => ("sampled:run:", dir),
-        None => ("run:", spec.strip_prefix("run:")?),
+        None => match spec.strip_prefix("run:") {
+            Some(dir) => ("run:", dir),
+            None => return Ok(None),
+        },
     };
-    crate::train::group::is_group(Path::new(dir)).then(|| {
-        crate::train::group::replicates(Path::new(dir))
+    if !crate::train::group::is_group(Path::new(dir)) {
+        return Ok(None);
+    }
+    Ok(Some(
+        crate::train::group::replicates(Path::new(dir))?
             .iter()
             .map(|r| format!("{prefix}{}", r.display()))
-            .collect()
-    })
+            .collect(),
+    ))
 }
 
 /// The policy `spec` names, for `scenario` (see [`PolicySpec::build`]).
@@ -325,6 +331,6 @@ mod tests {
             super::split_list(&given),
             ["fixed:w1=0.2,w2=0.4,w4=0.7", "fixed:[0.1,0.2]", "hedge", "fixed:0"]
         );
-        assert_eq!(super::expand(&super::split_list(&given)[3..], &[]), ["fixed:0.0"]);
+        assert_eq!(super::expand(&super::split_list(&given)[3..], &[]).unwrap(), ["fixed:0.0"]);
     }
 }

@@ -18,37 +18,45 @@ pub struct FixedConfig {
     pub threshold: f64,
     /// A level per weight class, keyed `w<weight>` (`{ w1 = 0.2, w2 = 0.4, w4 = 0.7 }`):
     /// every class of the scenario, no other. Overrides `threshold`.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub by_weight: BTreeMap<String, f64>,
-    /// A level per agent, in agent order (as many as agents). Overrides `threshold`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub per_agent: Vec<f64>,
+    /// Absent, not empty: an empty table sets no level, and is refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_weight: Option<BTreeMap<String, f64>>,
+    /// A level per agent, in agent order (as many as agents). Overrides `threshold`. Absent,
+    /// not empty: an empty list is refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_agent: Option<Vec<f64>>,
 }
 
 impl Default for FixedConfig {
     fn default() -> Self {
         Self {
             threshold: 0.5,
-            by_weight: BTreeMap::new(),
-            per_agent: Vec::new(),
+            by_weight: None,
+            per_agent: None,
         }
     }
 }
 
 impl FixedConfig {
-    /// The levels it names, and the key an error about them names.
-    fn levels(&self) -> Result<(Levels, &'static str), String> {
-        match (self.by_weight.is_empty(), self.per_agent.is_empty()) {
-            (false, false) => Err("set by_weight or per_agent, not both".into()),
-            (false, true) => {
+    /// The levels it names, and the key an error about them names; an error names its key.
+    fn levels(&self) -> Result<(Levels, &'static str), (&'static str, String)> {
+        match (&self.by_weight, &self.per_agent) {
+            (Some(_), Some(_)) => Err(("learner.fixed", "set by_weight or per_agent, not both".into())),
+            // An empty table was accepted and dropped: every agent then played `threshold`.
+            (Some(b), None) if b.is_empty() => Err((
+                "learner.fixed.by_weight",
+                "is empty: give a level per weight class ({ w1 = 0.2, ... }) or remove it".into(),
+            )),
+            (None, Some(p)) if p.is_empty() => Err(("learner.fixed.per_agent", "is empty: give a level per agent or remove it".into())),
+            (Some(b), None) => {
                 let mut by = Vec::new();
-                for (key, &level) in &self.by_weight {
-                    by.push((weight_key(key)?, level));
+                for (key, &level) in b {
+                    by.push((weight_key(key).map_err(|e| ("learner.fixed.by_weight", e))?, level));
                 }
                 Ok((Levels::ByWeight(by), "learner.fixed.by_weight"))
             }
-            (true, false) => Ok((Levels::PerAgent(self.per_agent.clone()), "learner.fixed.per_agent")),
-            (true, true) => Ok((Levels::All(self.threshold), "learner.fixed.threshold")),
+            (None, Some(p)) => Ok((Levels::PerAgent(p.clone()), "learner.fixed.per_agent")),
+            (None, None) => Ok((Levels::All(self.threshold), "learner.fixed.threshold")),
         }
     }
 }
@@ -58,7 +66,7 @@ impl LearnerConfig for FixedConfig {
         if !chosen {
             return Ok(());
         }
-        let (levels, key) = self.levels().map_err(|p| err("learner.fixed", p))?;
+        let (levels, key) = self.levels().map_err(|(k, p)| err(k, p))?;
         levels.resolve(sc).map(|_| ()).map_err(|p| err(key, p))
     }
 
@@ -326,5 +334,38 @@ mod tests {
             let e = Levels::parse(text).unwrap_err();
             assert!(e.contains(says), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn an_empty_by_weight_table_or_per_agent_list_was_dropped() {
+        // Both were accepted and every agent played the default 0.5.
+        let sc = quickstart();
+        let err = |key: &str, p: String| ConfigError {
+            file: "x.toml".into(),
+            key: key.into(),
+            problem: p,
+        };
+        for (cfg, key) in [
+            (
+                FixedConfig {
+                    by_weight: Some(BTreeMap::new()),
+                    ..FixedConfig::default()
+                },
+                "learner.fixed.by_weight",
+            ),
+            (
+                FixedConfig {
+                    per_agent: Some(Vec::new()),
+                    ..FixedConfig::default()
+                },
+                "learner.fixed.per_agent",
+            ),
+        ] {
+            let e = cfg.validate(&sc, true, &err).unwrap_err();
+            assert_eq!(e.key, key);
+            assert!(e.problem.starts_with("is empty"), "{e}");
+        }
+        // Absent, they leave the threshold in charge.
+        FixedConfig::default().validate(&sc, true, &err).unwrap();
     }
 }

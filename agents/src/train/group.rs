@@ -32,12 +32,32 @@ pub fn is_group(dir: &Path) -> bool {
     RunDir::at(dir).is_group()
 }
 
-/// The replicates' run directories of the group at `dir`, in order (those that exist).
-pub fn replicates(dir: &Path) -> Vec<PathBuf> {
+/// The replicates' run directories of the group at `dir`, in order: every one of the
+/// `train.replicates` its `config.toml` says it has. A replicate deleted, or replaced by a file
+/// or a link, is an error naming it (such a group was read as a smaller one, silently).
+pub fn replicates(dir: &Path) -> crate::error::Result<Vec<PathBuf>> {
     let group = RunDir::at(dir);
-    (0..)
-        .map(|k| group.replicate(k))
-        .take_while(|p| RunDir::at(p).config().exists())
+    let text = run::read_text(&group.config(), 1 << 24)?;
+    let expected = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("train")?.get("replicates")?.as_integer())
+        .filter(|&r| r >= 1)
+        .ok_or_else(|| crate::error::run_dir(&group.config(), "a run group's config.toml without train.replicates"))?;
+    (0..expected as usize)
+        .map(|k| {
+            let p = group.replicate(k);
+            let real_dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+            let config = std::fs::symlink_metadata(RunDir::at(&p).config()).is_ok_and(|m| m.is_file());
+            if real_dir && config {
+                Ok(p)
+            } else {
+                Err(crate::error::run_dir(
+                    &p,
+                    format!("replicate {k} of the group's {expected} is missing or not a run directory: a damaged group is refused rather than read as a smaller one (restore it, or train the group again)"),
+                ))
+            }
+        })
         .collect()
 }
 

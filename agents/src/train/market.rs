@@ -305,10 +305,12 @@ impl MarketTraining {
         if !(1..=256).contains(&t.envs) {
             return Err(err("train.envs", format!("must be in [1, 256], got {}", t.envs)));
         }
-        if !file.market.tenants.iter().any(|t| t.learn) {
+        // Asked of the tenants the entries expand to: an entry with learn = true and count = 0
+        // has no tenant (PPO then divided by zero learners).
+        if file.market.tenants.iter().filter(|t| t.learn).map(|t| u64::from(t.count)).sum::<u64>() == 0 {
             return Err(err(
                 "market.tenants",
-                "no tenant has learn = true: mtf train learns those tenants' bids against the others".into(),
+                "no tenant learns (no entry with learn = true has a count above 0): mtf train learns those tenants' bids against the others".into(),
             ));
         }
         Ok(())

@@ -110,16 +110,9 @@ fn run_policies(dir: &Path, world: &dyn World) -> crate::error::Result<Vec<Named
     let run = crate::RunDir::at(dir);
     if run.is_group() {
         let mut out = Vec::new();
-        for k in 0.. {
-            let r = run.replicate(k);
-            if !r.exists() {
-                break;
-            }
+        for (k, r) in crate::train::group::replicates(dir)?.into_iter().enumerate() {
             let actors = super::train::trained_actors(&r, world)?;
             out.push((format!("run:{}#{k}", stem(dir)), Box::new(actors) as Box<dyn RowPolicy>));
-        }
-        if out.is_empty() {
-            return Err(crate::error::run_dir(dir, "a run group without replicates"));
         }
         return Ok(out);
     }

@@ -548,11 +548,7 @@ fn last_steps(path: &Path) -> crate::error::Result<u64> {
 fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
     let mut scores = Vec::new();
     let mut replicates = Vec::new();
-    for k in 0.. {
-        let r = dir.replicate(k);
-        if !r.exists() {
-            break;
-        }
+    for r in crate::train::group::replicates(dir.path())? {
         let s = crate::train::log::read_json(&RunDir::at(&r).summary())?;
         scores.push(s["vs_best_fixed"]["mean"].as_f64().unwrap_or(f64::NAN));
         replicates.push(r.display().to_string());

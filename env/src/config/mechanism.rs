@@ -85,6 +85,15 @@ pub(super) fn check_mechanism(file: &str, mechanism: &MechanismSection) -> Resul
             ),
         ));
     }
+    if scheduler::gavel::is_gavel(&mech.name) {
+        return Err(err(
+            "mechanism.name",
+            format!(
+                "`{}` is one of Gavel's policies: it schedules jobs that arrive and finish (env.world = \"gavel\", configs/gavel/), not this world's agents",
+                mech.name
+            ),
+        ));
+    }
     if !(mech.total_tokens > 0.0 && mech.total_tokens <= limits::MAX_TOKENS) {
         return Err(err(
             "mechanism.total_tokens",

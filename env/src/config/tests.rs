@@ -44,7 +44,10 @@ fn errors_name_file_key_and_problem() {
         "test.toml: env.cluster: needs at least one accelerator group"
     );
     assert!(e("[env]\ndeadline = \"soon\"").contains("env.deadline: deadline must be a whole number"));
-    assert!(e("[mechanism]\nname = \"fifo\"").starts_with("test.toml: mechanism.name: unknown mechanism `fifo`"));
+    assert!(e("[mechanism]\nname = \"fifa\"").starts_with("test.toml: mechanism.name: unknown mechanism `fifa`"));
+    // Gavel's policies schedule jobs: named in the queue world, they are refused as such (one
+    // panicked on the queue world's round, which carries no jobs).
+    assert!(e("[mechanism]\nname = \"fifo\"").contains("`fifo` is one of Gavel's policies"));
     assert!(e("[env]\nqueues = \"stack\"").starts_with("test.toml: env.queues: unknown variant `stack`"));
 }
 

@@ -532,6 +532,26 @@ impl MarketFile {
             return Err(err("market.types".into(), format!("needs 1 to 64 types, got {}", m.types.len())));
         }
         let tenants: u64 = m.tenants.iter().map(|t| u64::from(t.count)).sum();
+        if tenants <= MAX_TENANTS {
+            // Names key every per-tenant table (Python's dicts, policy files): the names the
+            // entries expand to (`name`, or `name#1`... for a group) must all differ.
+            let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+            for (k, t) in m.tenants.iter().enumerate() {
+                let names: Vec<String> = if t.count == 1 {
+                    vec![t.name.clone()]
+                } else {
+                    (1..=t.count).map(|j| format!("{}#{j}", t.name)).collect()
+                };
+                for name in names {
+                    if let Some(first) = seen.insert(name.clone(), k) {
+                        return Err(err(
+                            format!("market.tenants[{k}].name"),
+                            format!("`{name}` is also a tenant of entry {first}: every tenant (a group's copies are `name#1`, `name#2`, ...) needs its own name"),
+                        ));
+                    }
+                }
+            }
+        }
         if tenants == 0 || tenants > MAX_TENANTS {
             return Err(err(
                 "market.tenants".into(),

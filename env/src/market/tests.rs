@@ -837,3 +837,19 @@ fn joint_clearing_of_one_type_is_per_type_clearing() {
         }
     }
 }
+
+#[test]
+fn duplicate_tenant_names_made_two_tenants_one_agent() {
+    // Python's ParallelEnv keys its dicts by name: two tenants of one name were one agent.
+    let mut f = example();
+    let first = f.market.tenants[0].name.clone();
+    f.market.tenants[1].name = first.clone();
+    let e = f.check("m.toml").unwrap_err();
+    assert_eq!(e.key, "market.tenants[1].name");
+    assert!(e.problem.contains(&format!("`{first}` is also a tenant of entry 0")), "{e}");
+    // A group's copies are name#1, name#2: another entry may not take one of those names.
+    let mut f = example();
+    f.market.tenants[0].count = 2;
+    f.market.tenants[1].name = format!("{}#2", f.market.tenants[0].name);
+    assert_eq!(f.check("m.toml").unwrap_err().key, "market.tenants[1].name");
+}

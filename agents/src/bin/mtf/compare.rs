@@ -54,8 +54,18 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
         // own, run:DIR: a trained market run's learners, a row per replicate), one episode
         // each on the file's arrivals.
+        if let Some(b) = &a.baseline {
+            return Err(agents::error::user(format!(
+                "--baseline {b}: a market comparison plays one episode per row and pairs nothing; it has no baseline row"
+            )));
+        }
+        let mut set = a.common.set.clone();
+        // --seed is the root seed on every world (it was ignored here).
+        if let Some(s) = a.common.seed {
+            set.push(format!("seed={s}"));
+        }
         let policies = agents::eval::policies::split_list(&a.policies);
-        let done = agents::eval::market::compare_market(&a.config, &a.common.set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
+        let done = agents::eval::market::compare_market(&a.config, &set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
         if a.common.json {
             let mut v = serde_json::to_value(&done)?;
             v["run_dir"] = done.dir.display().to_string().into();

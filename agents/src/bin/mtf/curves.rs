@@ -26,7 +26,7 @@ pub(crate) struct Args {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Worker threads for --against (default 2; results do not depend on it).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::flags::parse_threads)]
     threads: usize,
     /// Machine-readable JSON on stdout instead of the report.
     #[arg(long)]
@@ -40,7 +40,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         against: agents::eval::policies::split_list(&a.against),
         blocks: a.blocks,
         out: a.out,
-        threads: a.threads.max(1),
+        threads: a.threads,
     })?;
     if a.json {
         print_json(&done)?;

@@ -51,7 +51,7 @@ fn bounded(s: &str, max: usize, what: &str) -> Result<usize, String> {
 }
 
 /// `--threads`: 1 to `config::limits::MAX_THREADS`.
-fn parse_threads(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_threads(s: &str) -> Result<usize, String> {
     bounded(s, agents::config::limits::MAX_THREADS, "threads")
 }
 

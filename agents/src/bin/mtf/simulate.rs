@@ -49,6 +49,10 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if env::market::is_market_file(&a.config) {
         // --mechanism names the market's mechanism (second_price, first_price, mtf).
         let mut set = a.common.set.clone();
+        // --seed is the root seed on every world (it was ignored here).
+        if let Some(s) = a.common.seed {
+            set.push(format!("seed={s}"));
+        }
         if let Some(kind) = &a.mechanism {
             set.push(format!("mechanism.kind=\"{kind}\""));
         }

@@ -73,6 +73,9 @@ struct ExportArgs {
     /// The journal file to write.
     #[arg(long)]
     out: PathBuf,
+    /// Replace FILE if it exists (otherwise an existing file is refused, never replaced).
+    #[arg(long)]
+    force: bool,
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
@@ -83,6 +86,12 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     }
     if let Some(Action::Export(e)) = a.action {
         let storage = e.storage.unwrap_or_else(|| format!("sqlite:runs/sweeps/{}.db", e.study));
+        if !e.force && std::fs::symlink_metadata(&e.out).is_ok() {
+            return Err(agents::error::user(format!(
+                "{}: exists; mtf sweep export does not replace a file without --force",
+                e.out.display()
+            )));
+        }
         let n = agents::sweep::export::export_optuna(&storage, &e.study, &e.out)?;
         agents::out::println(&format!(
             "{n} trials of study `{}` written to {} (an Optuna JournalStorage file)",

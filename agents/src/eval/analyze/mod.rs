@@ -317,7 +317,7 @@ pub fn analyze(spec: &AnalyzeSpec) -> crate::error::Result<Analyzed> {
         None => None,
         Some(dir) => {
             let runs = if crate::train::group::is_group(dir) {
-                crate::train::group::replicates(dir)
+                crate::train::group::replicates(dir)?
             } else {
                 vec![dir.clone()]
             };
