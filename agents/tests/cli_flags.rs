@@ -29,8 +29,8 @@ fn threads_0_seeds_1e9_and_huge_widths_were_accepted_or_aborted() {
             "train.eval_seeds: must be in [1, 100000], got 0",
         ),
         (
-            vec!["simulate", "--config", &q, "--mechanism", "fifo"],
-            "unknown mechanism `fifo` given on the command line",
+            vec!["simulate", "--config", &q, "--mechanism", "fifa"],
+            "unknown mechanism `fifa` given on the command line",
         ),
     ] {
         let (code, _, err) = mtf(&args);

@@ -164,7 +164,9 @@ fn bad_configs_are_one_line_naming_file_and_key() {
         (vec!["--set", "env.rounds=0"], "env.rounds: must be in [1, 10000000], got 0"),
         (vec!["--policy", "fixed:0.33"], "not one of the threshold levels"),
         (vec!["--policy", "greedy"], "expected fixed:X"),
-        (vec!["--mechanism", "fifo"], "unknown mechanism `fifo`"),
+        (vec!["--mechanism", "fifa"], "unknown mechanism `fifa`"),
+        // Gavel's policies schedule jobs: in the queue world one panicked on its round.
+        (vec!["--mechanism", "fifo"], "`fifo` is one of Gavel's policies"),
         (vec!["--seeds", "0"], "seeds in [1, 100000], got `0`"),
     ] {
         let mut all = vec!["simulate", "--config", q.as_str(), "--out", dir.to_str().unwrap()];

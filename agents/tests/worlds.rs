@@ -75,6 +75,12 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     }
     // Replicates train from their own seeds.
     assert_ne!(generations(&out.join("replicate-0")), generations(&out.join("replicate-1")));
+    // Their curves: one series (the replicates differ only in their seeds), the headline.
+    let curves = dir.join("curves");
+    let (code, stdout, err) = mtf(&["curves", out.to_str().unwrap(), "--out", curves.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.starts_with("reward over training") && stdout.contains("(2 runs)"), "{stdout}");
+    assert!(curves.join("curves.png").exists() && curves.join("curves.csv").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -83,6 +83,13 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     if spec.blocks == 0 {
         return Err(user("--blocks must be at least 1"));
     }
+    let groups = grouped(&spec.runs)?;
+    // A run's config.toml must parse (one that did not was drawn anyway).
+    let first = &groups[0].1[0];
+    let table = env::config::read_table(&RunDir::at(first).config(), &[])?;
+    if env::worlds::is_seam_world(&env::worlds::world_name(&table)) {
+        return seam_curves(spec, &groups);
+    }
     if let Some(m) = &spec.metric {
         let known = EpisodeLog::keys();
         if !known.contains(&m.as_str()) {
@@ -92,7 +99,6 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
             )));
         }
     }
-    let groups = grouped(&spec.runs)?;
     let mut metric_key = spec.metric.clone();
     let mut series = Vec::new();
     for (label, runs) in &groups {
@@ -123,6 +129,77 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
         metric,
         series,
         references,
+        dir: dir.path().to_path_buf(),
+        files,
+    })
+}
+
+/// Curves of runs in a world behind the seam: each generation's logged figure (`--metric`, or
+/// the world's headline; `fitness` is logged too), the held-out level from `summary.json`.
+fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::error::Result<Curves> {
+    if !spec.against.is_empty() {
+        return Err(user(
+            "--against: reference lines are drawn for the queue world's runs; in a world of env.worlds, put policies next to a run with mtf compare",
+        ));
+    }
+    let summary = |r: &Path| crate::train::log::read_json(&RunDir::at(r).summary()).ok();
+    let first = &groups[0].1[0];
+    let metric = match &spec.metric {
+        Some(m) => m.clone(),
+        None => summary(first)
+            .and_then(|s| s["headline"].as_str().map(String::from))
+            .unwrap_or_else(|| "fitness".into()),
+    };
+    let mut series = Vec::new();
+    for (label, runs) in groups {
+        let mut logs = Vec::new();
+        for r in runs {
+            let path = RunDir::at(r).metrics();
+            let text = run::read_text(&path, run::MAX_TEXT)?;
+            let values: Vec<f64> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .enumerate()
+                .map(|(k, l)| {
+                    serde_json::from_str::<serde_json::Value>(l)
+                        .ok()
+                        .and_then(|v| v[&metric].as_f64())
+                        .ok_or_else(|| user(format!("{}: line {} has no `{metric}`", path.display(), k + 1)))
+                })
+                .collect::<crate::error::Result<_>>()?;
+            if values.is_empty() {
+                return Err(user(format!("{}: no generations logged", path.display())));
+            }
+            logs.push(values);
+        }
+        let shortest = logs.iter().map(Vec::len).min().unwrap_or(0);
+        let per_run: Vec<Vec<(u64, Vec<f64>)>> = logs.iter().map(|l| blocks_of(&l[..shortest], spec.blocks)).collect();
+        let points = (0..per_run[0].len())
+            .map(|b| {
+                let stat = if logs.len() == 1 {
+                    Stat::of(&per_run[0][b].1)
+                } else {
+                    Stat::of(&per_run.iter().map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64).collect::<Vec<f64>>())
+                };
+                (per_run[0][b].0, stat)
+            })
+            .collect();
+        let held: Option<Vec<f64>> = runs.iter().map(|r| summary(r).and_then(|s| s["eval"][&metric]["mean"].as_f64())).collect();
+        series.push(Series {
+            label: if runs.len() > 1 { format!("{label} ({} runs)", runs.len()) } else { label.clone() },
+            runs: runs.iter().map(|r| r.display().to_string()).collect(),
+            points,
+            held_out: held.map(|h| Stat::of(&h)),
+        });
+    }
+    let dir = RunDir::create(spec.out.as_deref(), "curves")?;
+    run::write_atomic(&dir.file("curves.csv"), &csv(&series, &[])?)?;
+    let mut files = vec!["curves.csv".to_string()];
+    files.extend(crate::report::plots::curves(dir.path(), "curves", &metric, &metric, &series, &[])?);
+    Ok(Curves {
+        metric,
+        series,
+        references: Vec::new(),
         dir: dir.path().to_path_buf(),
         files,
     })

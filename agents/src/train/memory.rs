@@ -27,6 +27,11 @@ const METRICS_MORE: f64 = 1.5;
 /// round's input and its pending copy).
 const ENV_PER_CELL: u64 = 48;
 
+/// Peak bytes per byte of an episode's per-round records (arrivals, owners, won utilities,
+/// the values the mechanism saw: what the fairness replays read), kept for every round of an
+/// evaluation episode: vectors grown by doubling hold up to twice what they use.
+const RECORDS_PEAK: f64 = 2.0;
+
 /// A memory estimate: the total and its parts by the config key that sizes each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
@@ -45,7 +50,8 @@ impl Estimate {
     }
 }
 
-/// The fairness metrics of `concurrent` episodes computed at once, and `copies` environments.
+/// The fairness metrics of `concurrent` episodes computed at once, their per-round records,
+/// and `copies` environments.
 fn world_parts(sc: &Scenario, copies: usize, concurrent: usize) -> Vec<(String, u64)> {
     let (n, m) = (sc.n() as u64, sc.m() as u64);
     let envy = n.saturating_mul(n).saturating_mul(8) as f64;
@@ -56,7 +62,23 @@ fn world_parts(sc: &Scenario, copies: usize, concurrent: usize) -> Vec<(String, 
             "env.cluster (the environment copies, n x m)".to_string(),
             (copies as u64).saturating_mul(n).saturating_mul(m).saturating_mul(ENV_PER_CELL),
         ),
+        (
+            "env.rounds (each evaluation episode's per-round records)".to_string(),
+            (records_per_round(sc) as f64 * f64::from(sc.file.env.rounds) * RECORDS_PEAK * concurrent as f64) as u64,
+        ),
     ]
+}
+
+/// Bytes an evaluation episode records per round: arrivals (n u32), owners (m u32), won
+/// utilities (m f64) and the values the mechanism saw (n f64 with central queues, n x m with
+/// per-accelerator ones).
+fn records_per_round(sc: &Scenario) -> u64 {
+    let (n, m) = (sc.n() as u64, sc.m() as u64);
+    let values = match sc.file.env.queues {
+        env::config::Queues::Central => n,
+        env::config::Queues::PerAccelerator => n.saturating_mul(m),
+    };
+    4 * n + 4 * m + 8 * m + 8 * values
 }
 
 /// A training run of `exp` on `threads` threads: its learner, its environment copies, its
@@ -165,5 +187,20 @@ mod tests {
         assert!(parse_size("8X").unwrap_err().contains("unknown unit"));
         assert!(parse_size("-1G").unwrap_err().contains("positive"));
         assert!(parse_size("lots").unwrap_err().contains("not a size"));
+    }
+
+    #[test]
+    fn the_estimate_ignored_env_rounds() {
+        // 20 MiB at 1e5, 1e6 and 1e7 rounds alike; a run keeps its records for every round.
+        let at = |rounds: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+            let sc = env::config::ScenarioFile::load(&path, &[format!("env.rounds={rounds}")]).unwrap();
+            evaluation(&sc, 2).total
+        };
+        let (a, b, c) = (at("100000"), at("1000000"), at("10000000"));
+        assert!(b > a && c > b, "{a} {b} {c}");
+        // Quickstart (8 agents, 16 accelerators, central): 288 bytes a round, x2 growth, x2
+        // episodes at once: 10^7 rounds are about 10.7 GiB, far past 20 MiB.
+        assert!(c > 8 << 30, "{c}");
     }
 }
