@@ -1,7 +1,8 @@
 """The mtf accelerator-sharing environment from Python.
 
 - ``parallel_env(config, overrides=[...])``: a PettingZoo ``ParallelEnv``, one environment,
-  dictionaries keyed by agent name (a ``MarketParallelEnv`` for a market file).
+  dictionaries keyed by agent name (a ``MarketParallelEnv`` for a market file, a
+  ``WorldParallelEnv`` for a world behind the seam: Gavel's GPU cluster, the toy bandit).
 - ``VecEnv(config, num_envs, overrides=[...])``: many copies stepped in parallel in Rust
   with the GIL released, NumPy arrays in and out.
 - ``schedule(mechanism, round)``: one mechanism round, what ``mtf schedule`` prints.
@@ -19,8 +20,9 @@ from . import _native
 from .market import MarketParallelEnv
 from .parallel import MtfParallelEnv, parallel_env
 from .vector import VecEnv
+from .worlds import WorldParallelEnv
 
-__all__ = ["MarketParallelEnv", "MtfParallelEnv", "VecEnv", "episode_seed", "parallel_env", "schedule"]
+__all__ = ["MarketParallelEnv", "MtfParallelEnv", "VecEnv", "WorldParallelEnv", "episode_seed", "parallel_env", "schedule"]
 
 
 def episode_seed(seed: int, copy: int = 0, episode: int = 0) -> int:

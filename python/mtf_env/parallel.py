@@ -15,6 +15,7 @@ from pettingzoo import ParallelEnv
 from . import _native
 from ._checks import _level_index, _overrides, _seed
 from .market import MarketParallelEnv
+from .worlds import WorldParallelEnv
 
 
 class MtfParallelEnv(ParallelEnv):
@@ -143,8 +144,11 @@ class MtfParallelEnv(ParallelEnv):
 def parallel_env(config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None) -> ParallelEnv:
     """The scenario in ``config`` (a TOML file as ``mtf`` reads it; ``overrides`` are
     ``--set`` values such as ``"env.rounds=100"``) as a PettingZoo ``ParallelEnv``: an
-    ``MtfParallelEnv``, or for a market file (``env.world = "market"``) a
-    ``MarketParallelEnv``."""
+    ``MtfParallelEnv``, for a market file (``env.world = "market"``) a ``MarketParallelEnv``,
+    and for a world behind the seam (``env.world = "gavel"``, ``"bandit"``) a
+    ``WorldParallelEnv``."""
     if _native.is_market_file(os.fspath(config)):
         return MarketParallelEnv(config, overrides, render_mode)
+    if _native.is_seam_world(os.fspath(config)):
+        return WorldParallelEnv(config, overrides, render_mode)
     return MtfParallelEnv(config, overrides, render_mode)

@@ -7,12 +7,15 @@
 //!   and out, auto-reset on truncation;
 //! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`;
 //! - [`market::MarketEnv`]: one market (`env.world = "market"`), the engine of
-//!   `MarketParallelEnv`.
+//!   `MarketParallelEnv`;
+//! - [`worlds::WorldEnv`]: any world behind the seam (`env::worlds`: Gavel's GPU cluster, the
+//!   toy bandit), the engine of `WorldParallelEnv`.
 //!
 //! Every error is a `ValueError` carrying the Rust error's message: nothing here panics on
 //! user input, so a bad config or action never takes the interpreter down.
 
 mod market;
+mod worlds;
 
 use env::config::{Scenario, ScenarioFile};
 use env::metrics::EpisodeMetrics;
@@ -524,6 +527,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<market::MarketEnv>()?;
     m.add_class::<market::MarketVecEnv>()?;
     m.add_function(wrap_pyfunction!(market::is_market_file, m)?)?;
+    m.add_class::<worlds::WorldShape>()?;
+    m.add_class::<worlds::WorldEnv>()?;
+    m.add_function(wrap_pyfunction!(worlds::is_seam_world, m)?)?;
     m.add_function(wrap_pyfunction!(schedule, m)?)?;
     m.add_function(wrap_pyfunction!(bench_rust, m)?)?;
     m.add_function(wrap_pyfunction!(episode_seed, m)?)?;

@@ -239,7 +239,7 @@ impl Compared {
                        "per_seed": r.played.iter().map(|p| p.figures[self.headline]).collect::<Vec<f64>>()})
             })
             .collect();
-        json!({"seeds": self.seeds.len(), "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows})
+        json!({"seeds": self.seeds.len(), "episode_seeds": self.seeds, "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows})
     }
 }
 

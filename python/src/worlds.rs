@@ -1,0 +1,143 @@
+//! The worlds behind the seam (`env::worlds::World`: Gavel's GPU cluster, the toy bandit)
+//! from Python: [`WorldEnv`], the engine of `mtf_env.WorldParallelEnv`, one adapter for every
+//! such world (agents that arrive and leave, by stable id).
+
+use crate::{obs_array, value_error};
+use env::worlds::World;
+use numpy::PyArray2;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// What a world looks like from outside.
+#[pyclass(module = "mtf_env._native", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct WorldShape {
+    /// Agent ids of an episode are below this; `agent_name(id)` names each.
+    possible: usize,
+    /// Features per observation, and their names.
+    dim: usize,
+    features: Vec<String>,
+    /// The value of each action and what it sets ("threshold" or "bid").
+    levels: Vec<f64>,
+    kind: &'static str,
+    /// Observation bounds (`high` may be infinite).
+    low: Vec<f32>,
+    high: Vec<f32>,
+    /// The names of the world's figures (`figures()`), the headline first.
+    metrics: Vec<String>,
+}
+
+/// One world behind the seam.
+#[pyclass(module = "mtf_env._native")]
+pub(crate) struct WorldEnv {
+    world: Mutex<Box<dyn World>>,
+    shape: WorldShape,
+}
+
+type Obs<'py> = Bound<'py, PyArray2<f32>>;
+
+/// Play the rounds in which no agent is present (a Gavel world between arrivals): PettingZoo
+/// reads an empty `agents` as the end of the episode, so such rounds are not handed out.
+/// Nothing acts and nothing is rewarded in them; `mtf simulate` plays them the same way.
+fn settle(w: &mut dyn World) -> PyResult<()> {
+    while w.live().is_empty() && !w.done() {
+        w.step(&[]).map_err(value_error)?;
+    }
+    Ok(())
+}
+
+fn live_obs<'py>(py: Python<'py>, w: &mut dyn World) -> (Vec<usize>, Obs<'py>) {
+    let live = w.live().to_vec();
+    let dim = w.layout().dim();
+    let mut obs = vec![0.0f32; live.len() * dim];
+    w.observe(&mut obs);
+    let array = obs_array(py, &obs, live.len(), dim);
+    (live, array)
+}
+
+#[pymethods]
+impl WorldEnv {
+    #[new]
+    #[pyo3(signature = (config, overrides = Vec::new()))]
+    fn new(config: &str, overrides: Vec<String>) -> PyResult<Self> {
+        let world = env::worlds::load(Path::new(config), &overrides).map_err(value_error)?;
+        let layout = world.layout().clone();
+        let head = world.headline();
+        let mut metrics: Vec<String> = world.metrics().iter().map(|m| m.key.to_string()).collect();
+        let headline = metrics.remove(head);
+        metrics.insert(0, headline);
+        let shape = WorldShape {
+            possible: world.possible(),
+            dim: layout.dim(),
+            features: layout.names.clone(),
+            levels: world.levels().to_vec(),
+            kind: world.action_kind().as_str(),
+            low: layout.low,
+            high: layout.high,
+            metrics,
+        };
+        Ok(Self {
+            world: Mutex::new(world),
+            shape,
+        })
+    }
+
+    /// The world's ids, spaces and figures.
+    #[getter]
+    fn spec(&self) -> WorldShape {
+        self.shape.clone()
+    }
+
+    /// Agent `id`'s name.
+    fn agent_name(&self, id: usize) -> PyResult<String> {
+        Ok(self.world.lock().map_err(value_error)?.agent_name(id))
+    }
+
+    /// Start the episode of `seed`: `(live ids, observations [live, dim] float32)`.
+    fn reset<'py>(&self, py: Python<'py>, seed: u64) -> PyResult<(Vec<usize>, Obs<'py>)> {
+        let mut w = self.world.lock().map_err(value_error)?;
+        w.reset(seed);
+        settle(w.as_mut())?;
+        Ok(live_obs(py, w.as_mut()))
+    }
+
+    /// One round with a level index per live agent (in the order `reset` or the last `step`
+    /// listed them): `(acted ids, rewards, terminated, over, live ids, observations)`.
+    #[allow(clippy::type_complexity)]
+    fn step<'py>(&self, py: Python<'py>, actions: Vec<i64>) -> PyResult<(Vec<usize>, Vec<f64>, Vec<bool>, bool, Vec<usize>, Obs<'py>)> {
+        let mut w = self.world.lock().map_err(value_error)?;
+        let k = w.levels().len();
+        let live = w.live().to_vec();
+        let actions = actions
+            .iter()
+            .zip(live.iter().chain(std::iter::repeat(&usize::MAX)))
+            .map(|(&a, &id)| usize::try_from(a).map_err(|_| value_error(format!("agent {id}: action {a} is outside Discrete({k})"))))
+            .collect::<PyResult<Vec<usize>>>()?;
+        let (acted, rewards, terminated) = {
+            let r = w.step(&actions).map_err(value_error)?;
+            (r.agents.to_vec(), r.rewards.to_vec(), r.terminated.to_vec())
+        };
+        settle(w.as_mut())?;
+        let over = w.done();
+        let (live, obs) = live_obs(py, w.as_mut());
+        Ok((acted, rewards, terminated, over, live, obs))
+    }
+
+    /// The episode's figures so far (final once it is over), by name.
+    fn figures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let w = self.world.lock().map_err(value_error)?;
+        let d = PyDict::new(py);
+        for (m, v) in w.metrics().iter().zip(w.figures()) {
+            d.set_item(m.key, v)?;
+        }
+        Ok(d)
+    }
+}
+
+/// Whether `config` is a world behind the seam (its `env.world` names one).
+#[pyfunction]
+pub(crate) fn is_seam_world(config: &str) -> bool {
+    env::config::read_table(Path::new(config), &[]).is_ok_and(|t| env::worlds::is_seam_world(&env::worlds::world_name(&t)))
+}

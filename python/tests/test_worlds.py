@@ -1,0 +1,69 @@
+"""The worlds behind the seam (env::worlds) from Python: PettingZoo's API and seed tests on
+Gavel's world and the toy bandit, agents that arrive and leave, and agreement with mtf."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import ROOT, run_json
+from pettingzoo.test import parallel_api_test, parallel_seed_test
+
+import mtf_env
+
+SMALL = str(ROOT / "configs/gavel/small.toml")
+LEARN = str(ROOT / "configs/gavel/learn.toml")
+TINY = ["env.generate.jobs=30", "env.window=[5,25]"]
+
+
+@pytest.mark.parametrize(("config", "overrides"), [(SMALL, ["env.rho=false"]), (LEARN, TINY)])
+def test_pettingzoo_parallel_api(config, overrides):
+    env = mtf_env.parallel_env(config, overrides)
+    assert isinstance(env, mtf_env.WorldParallelEnv)
+    parallel_api_test(env, num_cycles=100_000)
+
+
+def test_pettingzoo_seed_test():
+    parallel_seed_test(lambda: mtf_env.parallel_env(LEARN, TINY))
+
+
+def test_jobs_arrive_and_leave_and_the_trace_ends_as_mtf_simulate_ends_it(mtf_bin):
+    # Gavel's small trace under its FIFO-perf: jobs join over time, finish, and the episode's
+    # average JCT is the one `mtf simulate` reports (and Gavel's 14.22 h, within 1%).
+    env = mtf_env.parallel_env(SMALL, ['mechanism.name="fifo_perf"'])
+    obs, _ = env.reset(seed=1)
+    seen, finished = set(env.agents), set()
+    while env.agents:
+        obs, rew, term, trunc, _ = env.step({a: 0 for a in env.agents})
+        seen |= set(env.agents)
+        finished |= {a for a, t in term.items() if t}
+        assert all(env.observation_space(a).contains(obs[a]) for a in env.agents)
+    assert len(seen) == 100 and len(finished) == 100
+    ours = env.figures()["avg_jct_h"]
+    sim = run_json([mtf_bin, "simulate", "--config", SMALL, "--mechanism", "fifo_perf", "--json"])
+    assert math.isclose(ours, sim["rows"][0]["eval"]["avg_jct_h"]["mean"], rel_tol=1e-12)
+    assert abs(ours / 14.2228 - 1) < 0.01
+
+
+def test_reset_seed_plays_the_episode_mtf_simulate_plays_on_it(mtf_bin):
+    # Generated jobs: each of simulate's episode seeds, replayed here at the same fixed level,
+    # gives the same average JCT to the bit.
+    sets = [x for o in TINY for x in ("--set", o)]
+    sim = run_json([mtf_bin, "simulate", "--config", LEARN, "--policy", "fixed:0.3", "--seeds", "2", "--json", *sets])
+    env = mtf_env.parallel_env(LEARN, TINY)
+    level = min(range(len(env.levels)), key=lambda k: abs(env.levels[k] - 0.3))
+    assert len(sim["episode_seeds"]) == 2
+    for seed, theirs in zip(sim["episode_seeds"], sim["rows"][0]["per_seed"]):
+        env.reset(seed=seed)
+        while env.agents:
+            env.step({a: level for a in env.agents})
+        assert env.figures()["avg_jct_h"] == theirs, seed
+
+
+def test_bad_actions_are_value_errors():
+    env = mtf_env.parallel_env(SMALL)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="outside Discrete"):
+        env.step({a: 99 for a in env.agents})
+    with pytest.raises(ValueError, match="no action for agent"):
+        env.step({})
