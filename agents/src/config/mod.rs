@@ -17,7 +17,8 @@ pub mod limits {
     pub const MAX_SEEDS: usize = 100_000;
     /// Worker threads.
     pub const MAX_THREADS: usize = 1_024;
-    /// Environment copies per training run (`train.envs`).
+    /// Environment seeds per training episode (`train.envs`): that many copies, or with a
+    /// learner's `group` that many groups of copies sharing a seed.
     pub const MAX_ENVS: usize = 1024;
     /// Training replicates of one run group (`train.replicates`).
     pub const MAX_REPLICATES: usize = 1000;
@@ -190,9 +191,10 @@ impl Experiment {
         file.learner.validate(&scenario, &err)?;
         check_train(&err, &file.train)?;
         // Every copy holds the scenario's agent x accelerator state.
-        let (copies, key) = match file.learner.chosen().copies() {
-            Some(c) => (c, format!("learner.{}", file.learner.kind.name())),
-            None => (file.train.envs, "train.envs".to_string()),
+        let (copies, key) = match (file.learner.chosen().copies(), file.learner.chosen().group()) {
+            (Some(c), _) => (c, format!("learner.{}", file.learner.kind.name())),
+            (None, Some((g, group_key))) if g > 1 => (file.train.envs.saturating_mul(g), format!("train.envs x {group_key}")),
+            (None, _) => (file.train.envs, "train.envs".to_string()),
         };
         let cells = copies.saturating_mul(scenario.n()).saturating_mul(scenario.m());
         if cells > env::config::limits::MAX_CELLS {
@@ -222,9 +224,13 @@ impl Experiment {
     }
 
     /// The environment copies a training episode steps: the learner's own number (an
-    /// evolution strategy's population) or `train.envs`.
+    /// evolution strategy's population), or `train.envs` seeds times the learner's copies per
+    /// seed (its `group`, 1 for most).
     pub fn copies(&self) -> usize {
-        self.learner.chosen().copies().unwrap_or(self.train.envs)
+        let chosen = self.learner.chosen();
+        chosen
+            .copies()
+            .unwrap_or_else(|| self.train.envs.saturating_mul(chosen.group().map_or(1, |(g, _)| g)))
     }
 
     /// The seed of the run's training (its episodes, the learners' sampling and initial

@@ -19,15 +19,21 @@ pub enum Record {
 }
 
 /// Train `learner` for `episodes` episodes of `sc` (seeds from `root`); agents in `pinned`
-/// play their fixed level index instead of the learner's choice.
+/// play their fixed level index instead of the learner's choice. One seed per episode, played
+/// by as many copies as the learner's seed group has (one for most).
 pub fn train_against(sc: &Scenario, learner: &mut dyn Learner, episodes: u64, pinned: &[(usize, usize)], root: u64, record: Record) {
-    let mut env = ClusterEnv::new(sc.clone());
-    env.set_recording(false);
+    let mut envs: Vec<ClusterEnv> = (0..learner.seed_group().max(1))
+        .map(|_| {
+            let mut env = ClusterEnv::new(sc.clone());
+            env.set_recording(false);
+            env
+        })
+        .collect();
     let mut stale = LayeredLearner::new(learner, StaleRecord { previous: Vec::new() });
     for e in 0..episodes {
         match record {
-            Record::True => crate::train::train_episode_pinned(&mut env, stale.inner_mut(), root, e, pinned),
-            Record::Stale => crate::train::train_episode_pinned(&mut env, &mut stale, root, e, pinned),
+            Record::True => crate::train::train_episode_many(&mut envs, stale.inner_mut(), root, e, pinned),
+            Record::Stale => crate::train::train_episode_many(&mut envs, &mut stale, root, e, pinned),
         };
     }
 }

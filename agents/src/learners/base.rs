@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 pub mod limits {
     /// Hidden layer width of the actor or critic.
     pub const MAX_HIDDEN: usize = 16_384;
+    /// Rounds in an N-step return.
+    pub const MAX_STEPS: usize = 100_000;
     /// Hedge weights in all (agents x budget states x levels).
     pub const MAX_HEDGE_WEIGHTS: usize = 100_000_000;
     /// A central critic's first-layer weights over all agents (n x n x features x width).
@@ -181,11 +183,12 @@ pub trait Learner: Policy {
         None
     }
 
-    /// Whether environment copies 2j and 2j + 1 of a training episode replay the same seed
-    /// (common random numbers for antithetic pairs: evolution strategies); else every copy has
-    /// its own.
-    fn paired_copies(&self) -> bool {
-        false
+    /// How many consecutive environment copies of a training episode replay one seed: copies
+    /// `g j .. g j + g - 1` share the arrivals and service draws of seed j (common random
+    /// numbers: an evolution strategy's antithetic pairs, 2; the group-relative advantages of
+    /// PPO and the actor-critic, their `group`); 1 (default): every copy has its own seed.
+    fn seed_group(&self) -> usize {
+        1
     }
 
     /// Everything needed to continue training: parameters, optimizer state, weights.
@@ -259,6 +262,59 @@ pub(crate) mod testing {
             input: &RoundInput::from_utilities(&[vec![0.0]]),
             allocation: &Allocation::default(),
         })
+    }
+
+    /// A one-state bandit played by `groups x group` copies of `n` agents (`d` features, `k`
+    /// levels), as a seed group plays it: each round every group draws a noise uniform in
+    /// `[-shared, shared]` that all its copies see (as common random numbers share arrivals),
+    /// every agent of every copy its own uniform in `[-own, own]`, and agent i is paid
+    /// `base + noises + gain` for level `best`, `base + noises` otherwise.
+    pub struct NoisyBandit {
+        pub n: usize,
+        pub d: usize,
+        pub k: usize,
+        pub groups: usize,
+        pub group: usize,
+        pub rounds: usize,
+        pub base: f64,
+        pub shared: f64,
+        pub own: f64,
+        pub gain: f64,
+        pub best: usize,
+    }
+
+    impl NoisyBandit {
+        /// Play it with `learner` (acting for all copies at once, learning from their rounds);
+        /// returns its probabilities (`probabilities`), `[n][k]`.
+        pub fn play<L: Learner>(&self, learner: &mut L, probabilities: impl Fn(&L, Observations<'_>) -> Vec<f32>) -> Vec<f32> {
+            let (n, d) = (self.n, self.d);
+            let copies = self.groups * self.group;
+            let obs: Vec<f32> = (0..n * d).map(|j| ((j * 7) % 10) as f32 / 10.0).collect();
+            let views: Vec<Observations<'_>> = (0..copies).map(|_| Observations { data: &obs, dim: d }).collect();
+            let budgets = vec![0.0; n];
+            let b: Vec<&[f64]> = (0..copies).map(|_| budgets.as_slice()).collect();
+            let mut actions = vec![vec![0; n]; copies];
+            let mut noise = env::rng::stream(9, "test-shared-noise", 0);
+            let mut draw = |scale: f64| scale * (2.0 * env::rng::unit(rand::Rng::next_u64(&mut noise)) - 1.0);
+            learner.begin_episode(3);
+            for _ in 0..self.rounds {
+                learner.act_many(&views, &b, &mut actions);
+                let c: Vec<f64> = (0..self.groups).map(|_| draw(self.shared)).collect();
+                let rewards: Vec<Vec<f64>> = (0..copies)
+                    .map(|copy| {
+                        (0..n)
+                            .map(|i| {
+                                let paid = if actions[copy][i] == self.best { self.gain } else { 0.0 };
+                                self.base + c[copy / self.group] + draw(self.own) + paid
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let ts: Vec<Transition<'_>> = (0..copies).map(|copy| transition(d, &obs, &actions[copy], &rewards[copy], false)).collect();
+                learner.learn_many(&ts);
+            }
+            probabilities(learner, Observations { data: &obs, dim: d })
+        }
     }
 
     /// One round's transition from `obs` to itself, ending the episode when `done` (zero
@@ -371,6 +427,13 @@ pub trait LearnerConfig {
     /// Whether it learns from the rewards it is given (so difference rewards can pay it).
     fn learns_from_rewards(&self) -> bool {
         false
+    }
+
+    /// Copies per seed and the key that sets it, for a learner that trains on groups of copies
+    /// sharing a seed ([`Learner::seed_group`]): a training episode steps `train.envs` such
+    /// groups.
+    fn group(&self) -> Option<(usize, &'static str)> {
+        None
     }
 
     /// The environment copies a training episode steps, when the learner decides it (an

@@ -581,8 +581,8 @@ impl Learner for Es {
         }
     }
 
-    fn paired_copies(&self) -> bool {
-        true
+    fn seed_group(&self) -> usize {
+        2
     }
 
     fn non_finite(&self) -> Option<String> {

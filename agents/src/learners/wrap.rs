@@ -147,9 +147,9 @@ pub trait LearnerLayer: Send {
         inner.learn_many(ts)
     }
 
-    /// See [`Learner::paired_copies`].
-    fn paired_copies(&self, inner: &dyn Learner) -> bool {
-        inner.paired_copies()
+    /// See [`Learner::seed_group`].
+    fn seed_group(&self, inner: &dyn Learner) -> usize {
+        inner.seed_group()
     }
 
     /// See [`Learner::save`].
@@ -222,8 +222,8 @@ impl<'a, L: LearnerLayer, I: DerefMut<Target = dyn Learner + 'a> + Send> Learner
         self.layer.learn_many(&mut *self.inner, ts)
     }
 
-    fn paired_copies(&self) -> bool {
-        self.layer.paired_copies(&*self.inner)
+    fn seed_group(&self) -> usize {
+        self.layer.seed_group(&*self.inner)
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {

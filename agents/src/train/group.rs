@@ -78,6 +78,14 @@ pub struct GroupSummary {
     pub eval_sampled_welfare: Stat,
     /// Every replicate against the baseline: greedy and sampled.
     pub vs_baseline: VsBaseline,
+    /// Every replicate as trained (sampled for a learner that draws its actions, else greedy)
+    /// against uniform random play, sampled: the floor a learner must beat.
+    pub vs_uniform: Replicates,
+    /// Uniform random play's held-out figure.
+    pub uniform_welfare: Stat,
+    /// How the replicates are judged: `sampled` (they draw their actions in training) or
+    /// `greedy`.
+    pub scored: &'static str,
     /// Replicates whose sampled policy is near-uniform (its greedy figure an argmax of noise).
     pub near_uniform: usize,
     /// Wall seconds the group took to train and evaluate.
@@ -109,27 +117,57 @@ pub struct VsBaseline {
 
 impl std::fmt::Display for GroupSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "{} replicates; held-out {} over replicates {} greedy, {} sampled; baseline {} {:.3}",
-            self.replicates,
-            self.figure.replace('_', " "),
-            self.eval_welfare.pm(3),
-            self.eval_sampled_welfare.pm(3),
-            self.baseline.policy,
-            self.baseline.eval_welfare.mean
-        )?;
-        for (name, r) in [("greedy", &self.vs_baseline.greedy), ("sampled", &self.vs_baseline.sampled)] {
-            writeln!(f, "  {name} minus baseline: IQM {} (95% bootstrap CI over replicates)", r.cell())?;
-        }
-        if self.near_uniform > 0 {
+        let figure = self.figure.replace('_', " ");
+        if self.scored == "sampled" {
+            // As trained first; the argmax second, marked when it is one of noise.
             writeln!(
                 f,
-                "  {} of {} replicates are near-uniform: their greedy figures are argmaxes of noise",
-                self.near_uniform, self.replicates
+                "{} replicates; held-out {figure} over replicates {} sampled (as trained), {} greedy; baseline {} {:.3}",
+                self.replicates,
+                self.eval_sampled_welfare.pm(3),
+                self.eval_welfare.pm(3),
+                self.baseline.policy,
+                self.baseline.eval_welfare.mean
+            )?;
+            writeln!(
+                f,
+                "  sampled minus baseline: IQM {} (95% bootstrap CI over replicates)",
+                self.vs_baseline.sampled.cell()
+            )?;
+            writeln!(
+                f,
+                "  greedy minus baseline:  IQM {}{}",
+                self.vs_baseline.greedy.cell(),
+                if self.near_uniform > 0 {
+                    format!(
+                        " ({} of {} replicates near-uniform: their greedy figures are argmaxes of noise)",
+                        self.near_uniform, self.replicates
+                    )
+                } else {
+                    String::new()
+                }
+            )?;
+        } else {
+            writeln!(
+                f,
+                "{} replicates; held-out {figure} over replicates {}; baseline {} {:.3}",
+                self.replicates,
+                self.eval_welfare.pm(3),
+                self.baseline.policy,
+                self.baseline.eval_welfare.mean
+            )?;
+            writeln!(
+                f,
+                "  minus baseline: IQM {} (95% bootstrap CI over replicates)",
+                self.vs_baseline.greedy.cell()
             )?;
         }
-        Ok(())
+        writeln!(
+            f,
+            "  minus uniform random play ({:.3}): IQM {}",
+            self.uniform_welfare.mean,
+            self.vs_uniform.cell()
+        )
     }
 }
 
@@ -150,8 +188,11 @@ pub fn summary_shape() -> serde_json::Value {
         eval_sampled_welfare: Stat::default(),
         vs_baseline: VsBaseline {
             greedy: none.clone(),
-            sampled: none,
+            sampled: none.clone(),
         },
+        vs_uniform: none,
+        uniform_welfare: Stat::default(),
+        scored: "sampled",
         near_uniform: 0,
         seconds: 0.0,
         figure: "welfare",
@@ -309,6 +350,14 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
             .map(|w| mean(&w.iter().zip(&base).map(|(a, b)| a - b).collect::<Vec<_>>()))
             .collect()
     };
+    let uniform = Layered::new(Box::new(crate::learners::uniform::Uniform::new(sc.n(), levels, sc.m())), Sample);
+    let unif = welfare(&uniform, &held);
+    let stochastic = super::draws(exp.learner.kind);
+    let scored = if stochastic { &sampled } else { &greedy };
+    let vs_uniform: Vec<f64> = scored
+        .iter()
+        .map(|w| mean(&w.iter().zip(&unif).map(|(a, b)| a - b).collect::<Vec<_>>()))
+        .collect();
     let boot = env::rng::stream_seed(root, "replicates-bootstrap", 0);
     let means = |runs: &[Vec<f64>]| Stat::of(&runs.iter().map(|w| mean(w)).collect::<Vec<_>>());
     Ok(GroupSummary {
@@ -326,6 +375,9 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
             greedy: Replicates::of(&paired(&greedy), boot),
             sampled: Replicates::of(&paired(&sampled), boot),
         },
+        vs_uniform: Replicates::of(&vs_uniform, boot),
+        uniform_welfare: Stat::of(&unif),
+        scored: if stochastic { "sampled" } else { "greedy" },
         near_uniform,
         figure: if sc.file.env.world == env::config::World::Valuations {
             "surplus_per_bidder_item"

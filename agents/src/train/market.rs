@@ -123,7 +123,8 @@ pub struct MarketTrain {
     pub replicates: usize,
     /// Evaluation seeds (the same for every replicate).
     pub eval_seeds: usize,
-    /// Market copies a PPO episode learns from (ES uses `2 x learner.es.pairs`). Default 8:
+    /// Market seeds a PPO episode learns from, each played by `learner.ppo.group` copies (ES
+    /// uses `2 x learner.es.pairs`). Default 8:
     /// with one copy PPO's one decisive round (the job's arrival) is one sample in 30 per
     /// update, and on the first-price duel (`agents/tests/cli_market_train.rs`) it stayed
     /// at its initial level in 300 episodes; with 8 it found the best level in both replicates.
@@ -304,6 +305,15 @@ impl MarketTraining {
         }
         if !(1..=256).contains(&t.envs) {
             return Err(err("train.envs", format!("must be in [1, 256], got {}", t.envs)));
+        }
+        if !(1..=256).contains(&l.ppo.group) || t.envs * l.ppo.group > 256 {
+            return Err(err(
+                "learner.ppo.group",
+                format!(
+                    "must be in [1, 256], with train.envs x group at most 256 copies, got {} x {}",
+                    t.envs, l.ppo.group
+                ),
+            ));
         }
         // Asked of the tenants the entries expand to: an entry with learn = true and count = 0
         // has no tenant (PPO then divided by zero learners).
@@ -943,7 +953,7 @@ fn replicate(
                         ..p.clone()
                     };
                     let ppo = Ppo::new(shape, &cfg, episodes.saturating_mul(per_episode), init, Some(ls.class.clone()));
-                    (Box::new(ppo), tr.train.envs)
+                    (Box::new(ppo), tr.train.envs * tr.learner.ppo.group)
                 }
                 _ => {
                     let inputs = crate::learners::Inputs {
@@ -955,10 +965,10 @@ fn replicate(
                     (Box::new(es), 2 * tr.learner.es.pairs)
                 }
             };
-            let paired = learner.paired_copies();
+            let group = learner.seed_group().max(1);
             for e in 0..episodes {
                 let files: Vec<MarketFile> = (0..copies)
-                    .map(|k| episode_file(e, if paired { k as u64 / 2 } else { k as u64 }))
+                    .map(|k| episode_file(e, (k / group) as u64))
                     .collect();
                 let scores = rollout.train(learner.as_mut(), &files, stream_seed(seed, env::rng::names::POLICY_EPISODE, e));
                 curve.push(scores[0]);

@@ -152,17 +152,30 @@ impl std::fmt::Display for Trained {
                 eval_seeds,
                 sampled,
                 references,
+                last_episode,
                 ..
             } => {
-                write!(
-                    f,
-                    "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out {} {} greedy, {} sampled{}, over {eval_seeds} seeds{}\n",
-                    headline_name(eval).0,
-                    eval.headline().1.pm(3),
-                    sampled.headline().1.pm(3),
-                    headline_name(eval).1,
-                    near_uniform_note(sampled),
-                )?;
+                // A policy that draws its actions is stated drawing them; its argmax second, and
+                // marked when it is an argmax of a near-uniform policy.
+                if draws(*learner) {
+                    write!(
+                        f,
+                        "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out {} {} sampled (as trained){}, over {eval_seeds} seeds; greedy {}{}\n",
+                        headline_name(eval).0,
+                        sampled.headline().1.pm(3),
+                        headline_name(eval).1,
+                        eval.headline().1.pm(3),
+                        near_uniform_note(sampled),
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "trained {episodes_run} episodes ({learner:?}) in {train_seconds:.1} s; held-out {} {}{}, over {eval_seeds} seeds\n",
+                        headline_name(eval).0,
+                        eval.headline().1.pm(3),
+                        headline_name(eval).1,
+                    )?;
+                }
                 if let Some(r) = references {
                     let (best, unif) = r.scored();
                     writeln!(
@@ -175,6 +188,25 @@ impl std::fmt::Display for Trained {
                         unif.signed_pm(3),
                         verdict(unif),
                     )?;
+                    if let Some(s) = &r.selfish {
+                        writeln!(
+                            f,
+                            "vs the selfish equilibrium ({}{}; where own rewards lead, itself {} vs the best fixed level): {} ({})",
+                            s.spec,
+                            if s.converged { "" } else { ", where best responses stopped: not converged" },
+                            s.vs_best_fixed.signed_pm(3),
+                            s.run_vs.signed_pm(3),
+                            verdict(s.run_vs),
+                        )?;
+                        if let Some(log) = last_episode {
+                            let levels: Vec<String> = log
+                                .threshold_by_weight
+                                .iter()
+                                .map(|(w, l)| format!("w{w}={l:.2}"))
+                                .collect();
+                            writeln!(f, "mean levels in the last training episode: {}", levels.join(","))?;
+                        }
+                    }
                 }
                 write!(
                     f,
@@ -413,6 +445,13 @@ pub fn summary_shape(world: env::config::World) -> serde_json::Value {
             greedy_vs_uniform: Stat::default(),
             sampled_vs_uniform: Stat::default(),
             scored: "sampled",
+            selfish: Some(SelfishReference {
+                spec: String::new(),
+                converged: false,
+                eval: Stat::default(),
+                vs_best_fixed: Stat::default(),
+                run_vs: Stat::default(),
+            }),
         }),
     })
     .expect("a summary serialises")
@@ -522,6 +561,28 @@ pub struct References {
     /// The evaluation that plays as the run trained: `sampled` for a learner that draws its
     /// actions, `greedy` for one that does not (ES, fixed levels, Hedge's greedy table).
     pub scored: &'static str,
+    /// Under an agent's own reward (any `env.reward` but `welfare`), where selfish learners
+    /// should go: the selfish equilibrium (`mtf analyze`'s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selfish: Option<SelfishReference>,
+}
+
+/// The selfish equilibrium as a reference: iterated best responses per weight class from the
+/// best fixed level, each class's own reward on the selection seeds (`mtf analyze`'s search),
+/// scored on the held-out seeds.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelfishReference {
+    /// Its policy spec (`fixed:w1=X,...`).
+    pub spec: String,
+    /// Whether the best responses stopped because no class gained (else a cycle or the pass
+    /// limit: then it is where they stopped, not an equilibrium).
+    pub converged: bool,
+    /// Its held-out headline.
+    pub eval: Stat,
+    /// It minus the best fixed level (held-out, paired).
+    pub vs_best_fixed: Stat,
+    /// The run (as trained) minus it.
+    pub run_vs: Stat,
 }
 
 impl References {
@@ -576,6 +637,18 @@ fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> References 
     let uniform = Layered::new(Box::new(crate::learners::uniform::Uniform::new(sc.n(), levels, sc.m())), Sample);
     let unif = headline(&uniform, &eval);
     let diff = |a: &[f64], b: &[f64]| Stat::of(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>());
+    let run = if stochastic { &held.sampled } else { &held.greedy };
+    let selfish = (sc.file.env.reward != env::config::Reward::Welfare && sc.file.env.world == env::config::World::Queues).then(|| {
+        let found = crate::eval::analyze::equilibrium::selfish(sc, best, &select, t);
+        let eq = headline(&found.policy(sc), &eval);
+        SelfishReference {
+            spec: crate::learners::fixed::Levels::ByWeight(found.by_weight(sc)).spec(),
+            converged: found.converged,
+            eval: Stat::of(&eq),
+            vs_best_fixed: diff(&eq, &base),
+            run_vs: diff(run, &eq),
+        }
+    });
     References {
         best_fixed: crate::learners::fixed::Levels::All(sc.action_levels()[best]).spec(),
         best_fixed_eval: Stat::of(&base),
@@ -585,6 +658,7 @@ fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> References 
         greedy_vs_uniform: diff(&held.greedy, &unif),
         sampled_vs_uniform: diff(&held.sampled, &unif),
         scored: if stochastic { "sampled" } else { "greedy" },
+        selfish,
     }
 }
 
@@ -616,10 +690,18 @@ fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Summary, Summa
 /// ` (near-uniform: ...)` when a sampled evaluation's policy is nearly uniform.
 fn near_uniform_note(sampled: &Summary) -> &'static str {
     if near_uniform(sampled) {
-        " (near-uniform: the greedy figure is an argmax of noise)"
+        " (the argmax of a near-uniform policy: noise, not a policy it learned)"
     } else {
         ""
     }
+}
+
+/// Whether a learner draws its actions in training (and so is judged drawing them).
+pub fn draws(kind: LearnerKind) -> bool {
+    matches!(
+        kind,
+        LearnerKind::ActorCritic | LearnerKind::Ppo | LearnerKind::Hedge | LearnerKind::Uniform
+    )
 }
 
 /// Whether a policy's mean entropy in an evaluation is above
@@ -729,10 +811,7 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
 
     let (eval, sampled, held_out) = evaluate_held_out(&exp, learner.as_ref());
     // A learner that draws its actions in training is judged drawing them.
-    let stochastic = matches!(
-        exp.learner.kind,
-        LearnerKind::ActorCritic | LearnerKind::Ppo | LearnerKind::Hedge | LearnerKind::Uniform
-    );
+    let stochastic = draws(exp.learner.kind);
     let refs = exp.train.references.then(|| references(&exp, &held_out, stochastic));
     let eval_seeds = held_out.greedy.len();
     let queues = exp.scenario.file.env.world == env::config::World::Queues;
@@ -757,6 +836,10 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
         tb.scalar("summary/vs_uniform", unif.mean as f32, total)?;
         tb.scalar("summary/best_fixed", r.best_fixed_eval.mean as f32, total)?;
         tb.scalar("summary/uniform", r.uniform_eval.mean as f32, total)?;
+        if let Some(s) = &r.selfish {
+            tb.scalar("summary/vs_selfish_equilibrium", s.run_vs.mean as f32, total)?;
+            tb.scalar("summary/selfish_equilibrium", s.eval.mean as f32, total)?;
+        }
     }
     close_tb(&mut tb, &eval, (rounds_run * n as u64) as f64 / train_seconds.max(1e-9), total)?;
     Ok(Trained {

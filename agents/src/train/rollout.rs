@@ -52,7 +52,7 @@ pub fn train_episode_many(
     use rayon::prelude::*;
     let (n, copies) = (envs[0].n(), envs.len());
     learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
-    let paired = learner.paired_copies();
+    let group = learner.seed_group().max(1);
     // A learner that reads one range of each observation (by_type networks) gets only that
     // range copied, and the environment skips the utilities it does not read: at 1,000 x 4,000
     // the whole observation is 16 MB a copy and round, the by_type block 48 bytes an agent.
@@ -60,7 +60,7 @@ pub fn train_episode_many(
     let spec = env::world::spec_features(envs[0].m());
     for (k, env) in envs.iter_mut().enumerate() {
         env.set_utilities_observed(reads.as_ref().is_none_or(|r| r.start < spec));
-        env.reset(env_seed(root, episode, if paired { k / 2 } else { k }));
+        env.reset(env_seed(root, episode, k / group));
     }
     let mut actions = vec![vec![0; n]; copies];
     let dim = envs[0].observations().dim;

@@ -90,14 +90,36 @@ fn profile(sc: &Scenario, levels: &[usize]) -> Adaptive {
     p
 }
 
-/// The selfish equilibrium from the best fixed level `best` (see the module documentation).
-pub(super) fn equilibrium(
-    ctx: &mut Ctx<'_>,
-    sc: &Scenario,
-    best: usize,
-    best_eps: &[EpisodeMetrics],
-    adaptive_eps: &[EpisodeMetrics],
-) -> Equilibrium {
+/// Where iterated best responses per weight class stop (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct Selfish {
+    /// Each class's level index, in ascending weight.
+    pub levels: Vec<usize>,
+    /// Passes taken.
+    pub passes: usize,
+    /// Whether no class gained in the last pass (else: a cycle, or the pass limit).
+    pub converged: bool,
+    /// Episodes evaluated.
+    pub evaluations: usize,
+}
+
+impl Selfish {
+    /// Its policy: every agent at its class's level.
+    pub fn policy(&self, sc: &Scenario) -> impl Policy {
+        profile(sc, &self.levels)
+    }
+
+    /// `(weight, level)` per class.
+    pub fn by_weight(&self, sc: &Scenario) -> Vec<(f64, f64)> {
+        let levels = sc.action_levels();
+        sc.weight_classes().iter().zip(&self.levels).map(|(&w, &l)| (w, levels[l])).collect()
+    }
+}
+
+/// Iterated best responses per weight class from level `best` on the `select` seeds (each
+/// class's first agent's own reward, `threads` workers): the selfish equilibrium `mtf
+/// analyze` reports and `mtf train` places an own-reward run against.
+pub fn selfish(sc: &Scenario, best: usize, select: &[u64], threads: usize) -> Selfish {
     let classes = sc.weight_classes();
     let k = sc.action_levels().len();
     let first: Vec<usize> = classes
@@ -106,21 +128,21 @@ pub(super) fn equilibrium(
         .collect();
     let mut current = vec![best; classes.len()];
     let mut seen = vec![current.clone()];
-    let seeds = ctx.select.clone();
-    let (mut passes, mut converged) = (0, false);
+    let (mut passes, mut converged, mut evaluations) = (0, false, 0);
     while passes < MAX_PASSES {
         passes += 1;
         let mut moved = false;
         for c in 0..classes.len() {
             let agent = first[c];
-            let own = |ctx: &mut Ctx<'_>, l: usize| {
+            let mut own = |l: usize| {
+                evaluations += 1;
                 let p = pinned(Box::new(profile(sc, &current)), vec![(agent, l)]);
-                mean(&ctx.run(sc, &p, &seeds), |e| e.reward[agent])
+                mean(&env::eval::evaluate(sc, select, &p, false, threads), |e| e.reward[agent])
             };
-            let stay = own(ctx, current[c]);
+            let stay = own(current[c]);
             let (mut to, mut value) = (current[c], stay);
             for l in (0..k).filter(|&l| l != current[c]) {
-                let v = own(ctx, l);
+                let v = own(l);
                 if v > value + 1e-12 {
                     (to, value) = (l, v);
                 }
@@ -139,10 +161,28 @@ pub(super) fn equilibrium(
         }
         seen.push(current.clone());
     }
-    let eps = ctx.held_out(sc, &profile(sc, &current));
+    Selfish {
+        levels: current,
+        passes,
+        converged,
+        evaluations,
+    }
+}
+
+/// The selfish equilibrium from the best fixed level `best` (see the module documentation).
+pub(super) fn equilibrium(
+    ctx: &mut Ctx<'_>,
+    sc: &Scenario,
+    best: usize,
+    best_eps: &[EpisodeMetrics],
+    adaptive_eps: &[EpisodeMetrics],
+) -> Equilibrium {
+    let found = selfish(sc, best, &ctx.select, ctx.spec.threads);
+    ctx.evaluations += found.evaluations;
+    let eps = ctx.held_out(sc, &found.policy(sc));
     let w = |e: &[EpisodeMetrics]| mean(e, |x| x.welfare);
-    let levels = sc.action_levels();
-    let by: Vec<(f64, f64)> = classes.iter().zip(&current).map(|(&wt, &l)| (wt, levels[l])).collect();
+    let by = found.by_weight(sc);
+    let (passes, converged) = (found.passes, found.converged);
     Equilibrium {
         spec: crate::learners::fixed::Levels::ByWeight(by.clone()).spec(),
         levels: by,
