@@ -4,13 +4,17 @@
 # with each agent's own reward and with the shared welfare reward; each replicate scored by its
 # mean paired held-out welfare difference to the best fixed level (16 held-out seeds, the best
 # level picked on 16 other seeds), reported as the interquartile mean with a 95% bootstrap
-# interval over replicates, greedy and sampled, with the training time of the 5 replicates on
-# --threads 2. Beside them, `mtf analyze`'s best adaptive class (a search, no training seed)
-# and its selfish equilibrium (what selfish learners should reach), on the same seeds.
+# interval over replicates: as trained (sampled for a learner that draws its actions), greedy
+# (marked when near-uniform), and against uniform random play; with the agent-steps each
+# replicate trained on and the training time of the 5 replicates on --threads 2. Beside them,
+# `mtf analyze`'s best adaptive class (a search, no training seed) and its selfish equilibrium
+# (what selfish learners should reach), on the same seeds; and each learner's row from
+# PREVIOUS (default docs/reports/learners-2026-11-24.json: before issue 41's seed groups).
 #
 # Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
 # stay in OUT. Runs that already exist are reused (delete OUT to start over). 1 hour 40 minutes
-# on a shared 2-core Intel Xeon (2026-11-24).
+# on a shared 2-core Intel Xeon before issue 41 (2026-11-24); see agents/README.md for the
+# latest run's time.
 # Usage: scripts/learners-report.sh [OUT] [REPLICATES]
 # MTF=PATH runs that binary instead of building target/release/mtf (a copy keeps a long report
 # apart from later builds).
@@ -71,24 +75,39 @@ for world in "${worlds[@]}"; do
   fi
 done
 
-python3 - "$out" "$replicates" <<'PY'
-import json, os, sys
-out, replicates = sys.argv[1], int(sys.argv[2])
+python3 - "$out" "$replicates" "${PREVIOUS:-docs/reports/learners-2026-11-24.json}" <<'PY'
+import json, os, sys, glob, tomllib
+out, replicates, previous = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES"}
 rewards = {"utility": "own", "welfare": "welfare"}
+draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo"}
 results, lines = [], []
-lines.append("| world | reward | learner | greedy − best fixed: IQM [95% CI]; P(>) | sampled − best fixed | near-uniform | mean thresholds w1/w2/w4 (last training episode) | training (s) |")
-lines.append("|---|---|---|---|---|---|---|---|")
+lines.append("| world | reward | learner | as trained − best fixed: IQM [95% CI]; P(>) | greedy − best fixed | as trained − uniform play | near-uniform | mean levels w1/w2/w4 (last training episode) | agent-steps per replicate | training (s) |")
+lines.append("|---|---|---|---|---|---|---|---|---|---|")
 
 def thresholds(d):
-    # Each weight class's mean threshold in the last training episode, averaged over replicates.
-    import glob
+    # Each weight class's mean level in the last training episode, averaged over replicates.
     acc = {}
     for r in sorted(glob.glob(f"{d}/replicate-*/summary.json")):
         for w, t in (json.load(open(r)).get("last_episode") or {}).get("threshold_by_weight") or []:
             acc.setdefault(w, []).append(t)
     return "/".join(f"{sum(v) / len(v):.2f}" for _, v in sorted(acc.items()))
+
+def agent_steps(d, learner):
+    # Episodes x rounds x environment copies x agents, from the group's resolved config.
+    c = tomllib.load(open(f"{d}/config.toml", "rb"))
+    n = sum(a["count"] for a in c["env"]["agents"])
+    l, t = c["learner"], c["train"]
+    copies = {"es": 2 * l["es"]["pairs"], "actor_critic": t["envs"] * l["actor_critic"].get("group", 1),
+              "ippo": t["envs"] * l["ppo"].get("group", 1), "mappo": t["envs"] * l["ppo"].get("group", 1)}.get(learner, 1)
+    return t["episodes"] * c["env"]["rounds"] * copies * n
+
 fmt = lambda r: f"{r['iqm']:+.2f} [{r['iqm_ci'][0]:+.2f}, {r['iqm_ci'][1]:+.2f}]; {r['prob_improvement']:.2f}"
+before = {}
+if os.path.exists(previous):
+    for r in json.load(open(previous)):
+        if "learner" in r:
+            before[(r["world"], r["reward"], r["learner"])] = r
 for world in ["quickstart", "w124-mmpp"]:
     a = json.load(open(f"{out}/{world}-analyze/summary.json"))
     best = max(a["headroom"], key=lambda h: h["held_out_gain"]["mean"])
@@ -102,20 +121,30 @@ for world in ["quickstart", "w124-mmpp"]:
             s = json.load(open(f"{d}/summary.json"))
             base = s["baseline"]
             wall = float(open(f"{d}/wall_seconds.txt").read())
+            trained = s["vs_baseline"]["sampled" if learner in draws else "greedy"]
             row = {"world": world, "reward": rewards[reward], "learner": names[learner],
-                   "greedy": s["vs_baseline"]["greedy"], "sampled": s["vs_baseline"]["sampled"],
-                   "near_uniform": s["near_uniform"], "replicates": s["replicates"], "train_seconds": wall,
-                   "baseline": s["baseline"]["policy"], "thresholds": thresholds(d)}
+                   "as_trained": trained, "greedy": s["vs_baseline"]["greedy"], "sampled": s["vs_baseline"]["sampled"],
+                   "vs_uniform": s.get("vs_uniform"), "near_uniform": s["near_uniform"], "replicates": s["replicates"],
+                   "train_seconds": wall, "baseline": s["baseline"]["policy"], "thresholds": thresholds(d),
+                   "agent_steps": agent_steps(d, learner)}
             results.append(row)
-            lines.append(f"| {world} | {row['reward']} | {row['learner']} | {fmt(row['greedy'])} | {fmt(row['sampled'])} | {row['near_uniform']} of {row['replicates']} | {row['thresholds']} | {wall:.0f} |")
+            greedy = fmt(row["greedy"]) + (" (argmax of near-uniform)" if learner in draws and row["near_uniform"] else "")
+            unif = fmt(row["vs_uniform"]) if row["vs_uniform"] else "-"
+            lines.append(f"| {world} | {row['reward']} | {row['learner']} | {fmt(trained)} | {greedy} | {unif} | {row['near_uniform']} of {row['replicates']} | {row['thresholds']} | {row['agent_steps']:.2e} | {wall:.0f} |")
+            old = before.get((world, rewards[reward], names[learner]))
+            if old and learner not in ("uniform", "es"):
+                # The same row before issue 41 (one copy, one-step TD errors, plain GAE, Hedge
+                # min-max scaled with a constant rate): its sampled score is how it was trained.
+                o_tr = old["sampled"] if learner in draws else old["greedy"]
+                lines.append(f"| {world} | {row['reward']} | {row['learner']}, before issue 41 | {fmt(o_tr)} | {fmt(old['greedy'])} | - | {old['near_uniform']} of {old['replicates']} | {old['thresholds']} | - | {old['train_seconds']:.0f} |")
     g = best["held_out_gain"]
     fixed = base["policy"] if base else f"fixed:{a['best_fixed']}"
     cls = "per class" + ("" if best["bit"] == "none" else " x " + best["bit"].replace("_", " "))
     lv = "/".join(f"{a:g}-{b:g}" if a != b else f"{a:g}" for _, a, b in best["levels"])
-    lines.append(f"| {world} | - | best adaptive class ({cls}; a search) | {g['mean']:+.2f} ± {g['ci95']:.2f} (over seeds) | - | - | {lv} | - |")
+    lines.append(f"| {world} | - | best adaptive class ({cls}; a search) | {g['mean']:+.2f} ± {g['ci95']:.2f} (over seeds) | - | - | - | {lv} | - | - |")
     e = eq["vs_best_fixed"]
     conv = "" if eq["converged"] else f"; not converged after {eq['passes']} passes"
-    lines.append(f"| {world} | own | the selfish equilibrium{conv} | {e['mean']:+.2f} ± {e['ci95']:.2f} (over seeds) | - | - | {'/'.join(f'{l:g}' for _, l in eq['levels'])} | - |")
+    lines.append(f"| {world} | own | the selfish equilibrium{conv} | {e['mean']:+.2f} ± {e['ci95']:.2f} (over seeds) | - | - | - | {'/'.join(f'{l:g}' for _, l in eq['levels'])} | - | - |")
     results.append({"world": world, "best_fixed": fixed, "best_adaptive": best, "equilibrium": eq})
 machine = open(f"{out}/machine.txt").read().strip()
 lines.append("")

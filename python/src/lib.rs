@@ -35,6 +35,44 @@ fn value_error(msg: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(msg.to_string())
 }
 
+/// Peak bytes per (agent, accelerator) cell of an environment copy (`agents::train::memory`'s
+/// measured figure: rates, utilities, the round's input and its pending copy).
+const BYTES_PER_CELL: u128 = 48;
+
+/// A batch of `num_envs` copies, each with `cells` (agent, accelerator) cells and `n` agents of
+/// `dim` features, refused before anything is allocated when it cannot fit: past mtf's cell
+/// limit a `ValueError`, past the machine's available memory a `MemoryError` (an allocation
+/// failure would abort the interpreter instead).
+pub(crate) fn check_batch(num_envs: usize, n: usize, cells: usize, dim: usize) -> PyResult<()> {
+    let all = (num_envs as u128) * (cells as u128);
+    let limit = env::config::limits::MAX_CELLS as u128;
+    if all > limit {
+        return Err(value_error(format!(
+            "num_envs x agents x accelerators = {num_envs} x {cells} = {all} cells, more than the limit of {limit}: fewer copies"
+        )));
+    }
+    // The copies, observations and final observations (f32), rewards, flags and infos.
+    let bytes = all * BYTES_PER_CELL + (num_envs as u128) * (n as u128) * ((dim as u128) * 8 + 96);
+    if let Some(available) = available_memory() {
+        if bytes > u128::from(available) {
+            return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+                "{num_envs} copies need about {:.1} GiB, and {:.1} GiB are available: fewer copies",
+                bytes as f64 / (1u64 << 30) as f64,
+                available as f64 / (1u64 << 30) as f64
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The machine's available memory (`MemAvailable` in /proc/meminfo), when it says.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 fn load(config: &str, overrides: Vec<String>) -> PyResult<Scenario> {
     ScenarioFile::load(Path::new(config), &overrides).map_err(value_error)
 }
@@ -342,6 +380,7 @@ impl VecEnv {
             return Err(value_error("threads is 0, expected at least 1 (or None for one per core)"));
         }
         let sc = load(config, overrides)?;
+        check_batch(num_envs, sc.n(), sc.n().saturating_mul(sc.m()), env::world::observation_dim(&sc))?;
         let copies: Vec<Slot> = (0..num_envs)
             .map(|k| {
                 let mut world = ClusterEnv::new(sc.clone());

@@ -1,7 +1,7 @@
 //! The market world (`env.world = "market"`) from Python: [`MarketEnv`], the engine of
 //! `mtf_env.MarketParallelEnv` ([`env::market::game::MarketGame`] behind a mutex).
 
-use crate::{batch_actions, obs_array, value_error, Shape};
+use crate::{batch_actions, check_batch, obs_array, value_error, Shape};
 use env::market::game::{action_levels, MarketGame};
 use env::market::{MarketFile, Place};
 use numpy::ndarray::Array1;
@@ -218,6 +218,12 @@ impl MarketVecEnv {
         }
         let one = MarketEnv::new(config, overrides)?;
         let shape = one.shape.clone();
+        {
+            let game = one.game.lock().map_err(value_error)?;
+            let types = game.raw().market.types.len();
+            let n = shape.agents.len();
+            check_batch(num_envs, n, n.saturating_mul(types), shape.dim)?;
+        }
         let game = one.game.into_inner().map_err(value_error)?;
         let copies: Vec<MarketSlot> = (0..num_envs)
             .map(|k| MarketSlot {

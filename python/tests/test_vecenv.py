@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CONFIGS, QUICKSTART
+from conftest import CONFIGS, QUICKSTART, ROOT
 
 import mtf_env
 
@@ -142,3 +142,13 @@ def test_two_threads_stepping_one_vecenv_deadlocked_the_interpreter(threads):
     assert not any(t.is_alive() for t in pool), "a thread hung"
     assert not other, other
     assert len(done) + len(refused) == 200 * threads and done
+
+
+def test_a_batch_past_the_cell_limit_was_an_interpreter_abort():
+    # 65,536 copies of 8 agents x 2,000 accelerators: the check is num_envs x cells, not
+    # num_envs alone (issue 42.5: past memory the allocation aborted with SIGABRT).
+    with pytest.raises(ValueError, match=r"num_envs x agents x accelerators = 65536 x 16000 .* more than the limit"):
+        mtf_env.VecEnv(QUICKSTART, 65536, overrides=["env.cluster.0.count=1000", "env.cluster.1.count=1000"])
+    market = str(ROOT / "configs/market/three-types.toml")
+    with pytest.raises(ValueError, match=r"num_envs x agents x accelerators = 65536 x \d+ .* more than the limit"):
+        mtf_env.VecEnv(market, 65536, overrides=["market.tenants.0.count=10000"])

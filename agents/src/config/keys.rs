@@ -58,7 +58,7 @@ const ES: &str = "learner es";
 pub static KEYS: &[Key] = &[
     k("seed", "0 to 2^64 - 1", "Root seed: every episode, sampling stream and initial parameter derives from it (--seed overrides).", "everything"),
     k("env.rounds", LIMIT, "Rounds per episode.", ALL),
-    k("env.world", "\"queues\", \"valuations\"", "What the agents share: accelerators serving job queues (SPEC 2), or private values per item each round (SPEC 8, auctions against theory).", ALL),
+    k("env.world", "\"queues\", \"valuations\" (and \"gavel\", \"bandit\", \"market\": their own files, below)", "What the agents share: accelerators serving job queues (SPEC 2), or private values per item each round (SPEC 8, auctions against theory). Gavel's GPU cluster, the toy bandit and the market read files of their own, described after these keys.", ALL),
     k("env.queues", "\"central\", \"per_accelerator\"", "One backlog per agent, dispatched after allocation; or one queue per (agent, accelerator) with placement at arrival (the thesis code).", QUEUES),
     k("env.dispatch", "\"p2c\", \"fluid\"", "Central queues: power of two choices job by job, or filling the fastest accelerators first.", QUEUES),
     k("env.placement", "\"p2c\", \"uniform\"", "Per-accelerator queues: where an arriving job is placed.", QUEUES),
@@ -101,7 +101,8 @@ pub static KEYS: &[Key] = &[
     k("learner.fixed.threshold", "one of the levels", "The level every agent plays (a threshold, or a bid factor under an auction).", "learner fixed"),
     k("learner.fixed.by_weight", "a table w<weight> = level, every weight class", "A level per weight class, e.g. { w1 = 0.2, w2 = 0.4, w4 = 0.7 } (as fixed:w1=0.2,... plays); overrides threshold.", "learner fixed"),
     k("learner.fixed.per_agent", "one level per agent", "A level per agent, in agent order; overrides threshold.", "learner fixed"),
-    k("learner.hedge.eta", "> 0 (default sqrt(8 ln K / rounds))", "Hedge's learning rate.", "learner hedge"),
+    k("learner.hedge.eta", "> 0 (default: the schedule sqrt(8 ln K / t))", "A constant learning rate for Hedge; absent, the anytime schedule sqrt(8 ln K / t), t the updates of that weight vector so far.", "learner hedge"),
+    k("learner.hedge.scale", "\"fixed\", \"round\"", "How a round's counterfactual rewards are scaled: over a fixed bound on their range (accelerators x (what an item can be worth + what it can cost)), or min-max to [0, 1] every round (before issue 41; docs/hedge.md compares them).", "learner hedge"),
     k("learner.hedge.reward", "\"net\", \"utility\"", "The reward of a counterfactual level: utility won minus tokens spent at the mean utility (SPEC 4), or utility alone.", "learner hedge"),
     k("learner.actor_critic.actor_hidden", "whole >= 1", "Actor hidden width (one tanh layer).", AC),
     k("learner.actor_critic.critic_hidden", "two whole numbers >= 1", "Critic hidden widths (two ReLU layers).", AC),
@@ -268,6 +269,7 @@ pub fn describe() -> String {
             key.reader
         ));
     }
+    out.push_str(&super::keys_worlds::describe());
     out
 }
 

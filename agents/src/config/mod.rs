@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub mod keys;
+pub mod keys_worlds;
 
 /// Documented limits of an experiment, checked before anything of that size is allocated.
 pub mod limits {

@@ -87,3 +87,78 @@ pub fn surplus_per_item(sc: &Scenario, own: usize, others: usize, seeds: &[u64])
     );
     evaluate(sc, &policy, seeds).1[0]
 }
+
+/// A first-price bidder's expected surplus per item when it bids `alpha` times its value and
+/// the `n - 1` others `beta` times theirs, values i.i.d. U[0, 1) (SPEC 8's valuation world).
+/// It wins when every other `beta v_j < alpha v`. For `alpha <= beta`:
+/// `(1 - alpha) (alpha / beta)^(n-1) / (n + 1)`; for `alpha > beta` it also wins every value
+/// above `beta / alpha` outright: `(1 - alpha) (c^2 / (n + 1) + (1 - c^2) / 2)`, `c = beta /
+/// alpha`. Both sides meet at `alpha = beta` with the same slope, zero at `(n - 1) / n`.
+pub fn first_price_surplus(alpha: f64, beta: f64, n: usize) -> f64 {
+    let n1 = (n + 1) as f64;
+    if n <= 1 {
+        // Alone: it wins every item and pays its bid.
+        return (1.0 - alpha) / 2.0;
+    }
+    if alpha <= 0.0 {
+        // A bid of 0 wins nothing against bids above 0, and a tie at 0 sells nothing.
+        return 0.0;
+    }
+    if alpha <= beta {
+        (1.0 - alpha) * (alpha / beta).powi(n as i32 - 1) / n1
+    } else {
+        let c = beta / alpha;
+        (1.0 - alpha) * (c * c / n1 + (1.0 - c * c) / 2.0)
+    }
+}
+
+/// The symmetric equilibria of the first-price game on a grid of bid factors: every level at
+/// which no other level of the grid pays a bidder more while the `n - 1` others stay there.
+pub fn first_price_equilibria(levels: &[f64], n: usize) -> Vec<f64> {
+    levels
+        .iter()
+        .copied()
+        .filter(|&beta| {
+            let stay = first_price_surplus(beta, beta, n);
+            levels.iter().all(|&a| first_price_surplus(a, beta, n) <= stay + 1e-15)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_price_surplus_by_hand() {
+        // SPEC 8's numbers (n = 4): U(0.75 | 0.75) = 0.05, U(0.7 | 0.75) = 0.0488.
+        assert!((first_price_surplus(0.75, 0.75, 4) - 0.05).abs() < 1e-15);
+        assert!((first_price_surplus(0.7, 0.75, 4) - 0.3 * (0.7f64 / 0.75).powi(3) / 5.0).abs() < 1e-15);
+        // Above the others: 0.8 against 0.75, c = 0.9375: 0.2 (c^2 / 5 + (1 - c^2) / 2).
+        let c2 = 0.9375f64 * 0.9375;
+        assert!((first_price_surplus(0.8, 0.75, 4) - 0.2 * (c2 / 5.0 + (1.0 - c2) / 2.0)).abs() < 1e-15);
+        // The two sides meet: continuous at alpha = beta.
+        for n in [2, 3, 6] {
+            let b = 0.6;
+            let (lo, hi) = (first_price_surplus(b - 1e-9, b, n), first_price_surplus(b + 1e-9, b, n));
+            assert!((lo - hi).abs() < 1e-8, "n = {n}: {lo} vs {hi}");
+        }
+    }
+
+    #[test]
+    fn grid_equilibria_sit_at_n_minus_1_over_n() {
+        // The continuous game's equilibrium is (n - 1) / n; a grid's symmetric equilibria are
+        // the grid points around it from which no step pays (on 0.01: 3 bidders 0.66-0.67,
+        // 4 bidders 0.74-0.75, 6 bidders 0.83, the numbers issue 41 computed independently).
+        let grid = |step: f64| -> Vec<f64> { (0..=(1.5 / step).round() as usize).map(|k| (k as f64 * step * 1e6).round() / 1e6).collect() };
+        assert_eq!(first_price_equilibria(&grid(0.01), 3), vec![0.66, 0.67]);
+        assert_eq!(first_price_equilibria(&grid(0.01), 4), vec![0.74, 0.75]);
+        assert_eq!(first_price_equilibria(&grid(0.01), 6), vec![0.83]);
+        assert_eq!(first_price_equilibria(&grid(0.05), 4), vec![0.7, 0.75]);
+        for n in 2..=8 {
+            let eq = first_price_equilibria(&grid(0.01), n);
+            let theory = (n - 1) as f64 / n as f64;
+            assert!(!eq.is_empty() && eq.iter().all(|&e| (e - theory).abs() <= 0.02), "n = {n}: {eq:?}");
+        }
+    }
+}

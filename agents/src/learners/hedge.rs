@@ -2,9 +2,18 @@
 //! budget state `min(floor(B_i), T)`, and SPEC 4's full-information update: for every level,
 //! the round's mechanism is re-run with only this agent's threshold changed.
 //!
-//! Per-round rewards of the K levels are scaled to [0, 1] by min-max over the levels before
-//! `log w += eta * R` (weights kept as logs, so long runs never underflow); a round in which
-//! every level gives the same reward leaves the weights unchanged. Counterfactual re-runs use
+//! The K levels' rewards of a round are divided by a fixed scale, a bound on how far apart
+//! any round can put them ([`reward_range`]: the accelerators times the most an item can be
+//! worth plus the most it can cost), before `log w += eta_t * R` (weights kept as logs, so long
+//! runs never underflow). The learning rate follows no-regret theory's anytime schedule for
+//! rewards in a unit range, `eta_t = sqrt(8 ln K / t)` with t the updates of that weight
+//! vector so far (Cesa-Bianchi & Lugosi 2006, Thm 2.3 and its doubling-free variant); a
+//! constant `learner.hedge.eta` replaces it.
+//!
+//! Before issue 41 each round's rewards were min-max scaled to [0, 1] (`scale = "round"`
+//! keeps that): a round in which the levels differ by a hair then moves the weights as much as
+//! one in which they differ by the whole range, which in first-price self-play pushed the bids
+//! past the equilibrium, further with more episodes. Counterfactual re-runs use
 //! a fresh mechanism of the same kind on a copy of the round input, so only MTF (whose state
 //! travels in the input) responds to thresholds; with another mechanism every level scores the
 //! same and Hedge stays uniform.
@@ -31,15 +40,27 @@ pub enum HedgeReward {
     Eq42,
 }
 
+/// How a round's counterfactual rewards are scaled before the update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HedgeScale {
+    /// Divided by a fixed bound on their range ([`reward_range`]): rewards on one scale.
+    Fixed,
+    /// Min-max over the levels to [0, 1], every round (the behaviour before issue 41).
+    Round,
+}
+
 /// `[learner.hedge]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HedgeConfig {
-    /// Learning rate; absent: `sqrt(8 ln K / rounds)`.
+    /// A constant learning rate; absent: the anytime schedule `sqrt(8 ln K / t)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eta: Option<f64>,
     /// Reward of a counterfactual level.
     pub reward: HedgeReward,
+    /// How a round's rewards are scaled.
+    pub scale: HedgeScale,
 }
 
 impl Default for HedgeConfig {
@@ -47,6 +68,7 @@ impl Default for HedgeConfig {
         Self {
             eta: None,
             reward: HedgeReward::Net,
+            scale: HedgeScale::Fixed,
         }
     }
 }
@@ -101,8 +123,17 @@ pub struct Hedge {
     n: usize,
     levels: Vec<f64>,
     states: usize,
-    eta: f64,
+    /// A constant learning rate, or (`None`) the anytime schedule.
+    eta: Option<f64>,
     reward: HedgeReward,
+    scale: HedgeScale,
+    /// The fixed scale's bound on a round's reward range.
+    range: f64,
+    /// Updates of each weight vector so far, `[agent][state]` (the schedule's t).
+    updates: Vec<u64>,
+    /// The sum of the distributions each weight vector played (one per update), for the
+    /// time-averaged play, `[agent][state][level]`.
+    played: Vec<f64>,
     mechanism: String,
     params: registry::Params,
     /// What an action sets (a threshold or a bid factor), for the counterfactual re-runs.
@@ -112,7 +143,6 @@ pub struct Hedge {
     /// Log-weights, `[agent][state][level]` flattened.
     logw: Vec<f64>,
     rngs: Vec<SmallRng>,
-    scratch: Vec<f64>,
     /// The mean entropy of the distributions the last act drew from.
     entropy: Option<f64>,
 }
@@ -134,8 +164,11 @@ impl Hedge {
         let mut h = Self::new(sc.n(), sc.action_levels(), 0.0, sc.file.env.rounds, cfg, &m.name, m.params());
         h.states = budget_states(sc);
         h.logw = vec![0.0; sc.n() * h.states * h.levels.len()];
+        h.updates = vec![0; sc.n() * h.states];
+        h.played = vec![0.0; h.logw.len()];
         h.action = sc.action_kind();
         h.quasi_linear = (sc.file.env.world == World::Valuations).then_some(sc.file.env.value_scale);
+        h.range = reward_range(sc);
         h
     }
 
@@ -152,20 +185,24 @@ impl Hedge {
     ) -> Self {
         let k = levels.len();
         let states = total_tokens.floor() as usize + 1;
-        let eta = cfg.eta.unwrap_or_else(|| (8.0 * (k as f64).ln() / f64::from(rounds)).sqrt());
+        let _ = rounds;
         Self {
             n,
             levels: levels.to_vec(),
             states,
-            eta,
+            eta: cfg.eta,
             reward: cfg.reward,
+            scale: cfg.scale,
+            // Without a scenario to bound it: thresholds on one accelerator, worth 1, a token.
+            range: 2.0,
+            updates: vec![0; n * states],
+            played: vec![0.0; n * states * k],
             mechanism: mechanism.to_string(),
             params,
             action: ActionKind::Threshold,
             quasi_linear: None,
             logw: vec![0.0; n * states * k],
             rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
-            scratch: vec![0.0; k],
             entropy: None,
         }
     }
@@ -178,6 +215,24 @@ impl Hedge {
     fn row(&self, i: usize, s: usize) -> &[f64] {
         let k = self.levels.len();
         &self.logw[(i * self.states + s) * k..(i * self.states + s + 1) * k]
+    }
+
+    /// Agent i's time-averaged play in budget state s: the mean of the distributions its
+    /// weight vector had at each of its updates (uniform before any).
+    pub fn time_averaged(&self, i: usize, s: usize) -> Vec<f64> {
+        let k = self.levels.len();
+        let t = self.updates[i * self.states + s];
+        let row = &self.played[(i * self.states + s) * k..(i * self.states + s + 1) * k];
+        if t == 0 {
+            return vec![1.0 / k as f64; k];
+        }
+        row.iter().map(|x| x / t as f64).collect()
+    }
+
+    /// The learning rate of a weight vector's `t`-th update (from 1).
+    pub fn eta(&self, t: u64) -> f64 {
+        self.eta
+            .unwrap_or_else(|| (8.0 * (self.levels.len() as f64).ln() / t.max(1) as f64).sqrt())
     }
 
     /// Agent i's current probabilities in budget state s.
@@ -207,6 +262,23 @@ pub fn level_reward(kind: HedgeReward, quasi_linear: Option<f64>, input: &RoundI
     }
 }
 
+/// A bound on how far apart one round can put the K levels' rewards (the fixed scale): per
+/// accelerator, what a won item can be worth (a utility or value, at most 1) plus what it can
+/// cost in the reward's units: under MTF a token at the agent's mean utility (at most 1);
+/// under an auction at most the highest bid factor times a value of at most 1, priced in
+/// utility (the valuation world) or at the mean utility per token, `value_scale` tokens per
+/// unit (the queue world). In the valuation world a won item pays `v - price` with the price
+/// at most the bid, so the range is `max(1, highest factor)` per item.
+pub fn reward_range(sc: &Scenario) -> f64 {
+    let m = sc.m() as f64;
+    let top = sc.action_levels().iter().copied().fold(0.0, f64::max);
+    match (sc.file.env.world, sc.action_kind()) {
+        (World::Valuations, _) => m * top.max(1.0),
+        (World::Queues, ActionKind::Threshold) => m * 2.0,
+        (World::Queues, ActionKind::Bid) => m * (1.0 + top * sc.file.env.value_scale),
+    }
+}
+
 /// Scale rewards to [0, 1] by min-max; `None` when they are all equal.
 pub fn scale_unit(r: &mut [f64]) -> Option<()> {
     let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
@@ -215,6 +287,40 @@ pub fn scale_unit(r: &mut [f64]) -> Option<()> {
     }
     r.iter_mut().for_each(|x| *x = (*x - lo) / (hi - lo));
     Some(())
+}
+
+impl Hedge {
+    /// Agent i's update from its K counterfactual rewards `r` of round `t`; returns their
+    /// spread (0 when a min-max scaled round taught nothing).
+    fn apply(&mut self, i: usize, t: &Transition<'_>, mut r: Vec<f64>) -> f64 {
+        let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+        let scaled = match self.scale {
+            HedgeScale::Round => scale_unit(&mut r).is_some(),
+            HedgeScale::Fixed => {
+                // Shifted to start at 0 (the update is shift-invariant): only the scale
+                // matters, and it is the same every round.
+                r.iter_mut().for_each(|x| *x = (*x - lo) / self.range);
+                true
+            }
+        };
+        let s = self.state(t.budgets[i]);
+        let row = i * self.states + s;
+        let base = row * self.levels.len();
+        // The distribution this update moves from, into the time average.
+        let p = self.probabilities(i, s);
+        for (a, x) in self.played[base..base + p.len()].iter_mut().zip(&p) {
+            *a += x;
+        }
+        self.updates[row] += 1;
+        if !scaled {
+            return 0.0;
+        }
+        let eta = self.eta(self.updates[row]);
+        for (w, x) in self.logw[base..base + p.len()].iter_mut().zip(&r) {
+            *w += eta * x;
+        }
+        hi - lo
+    }
 }
 
 impl Policy for Hedge {
@@ -252,7 +358,6 @@ impl Policy for Hedge {
 
 impl Learner for Hedge {
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
-        let k = self.levels.len();
         let (levels, kind, name, params) = (&self.levels, self.reward, self.mechanism.as_str(), &self.params);
         let (action, quasi_linear) = (self.action, self.quasi_linear);
         // Each agent's K counterfactual rewards; agents in parallel, results in agent order.
@@ -280,22 +385,7 @@ impl Learner for Hedge {
                 },
             )
             .collect();
-        let mut spread = 0.0;
-        for (i, mut r) in rewards.into_iter().enumerate() {
-            self.scratch.copy_from_slice(&r);
-            if scale_unit(&mut r).is_some() {
-                let s = self.state(t.budgets[i]);
-                let base = (i * self.states + s) * k;
-                for (w, x) in self.logw[base..base + k].iter_mut().zip(&r) {
-                    *w += self.eta * x;
-                }
-                let (lo, hi) = self
-                    .scratch
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-                spread += hi - lo;
-            }
-        }
+        let spread: f64 = rewards.into_iter().enumerate().map(|(i, r)| self.apply(i, t, r)).sum();
         // Report the mean entropy of the states the agents acted in.
         let entropy = (0..self.n)
             .map(|i| {
@@ -326,11 +416,19 @@ impl Learner for Hedge {
         Ok(Parts::default()
             .add_u64("hedge/dims", &dims)
             .add_f64("hedge/logw", &self.logw)
+            .add_u64("hedge/updates", &self.updates)
+            .add_f64("hedge/played", &self.played)
             .into_bytes())
     }
 
+    /// A state saved before the schedule existed loads with no updates counted (its next
+    /// update starts the schedule at t = 1).
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
-        let parts = Parts::read(bytes, &["hedge/dims", "hedge/logw"]).map_err(failed)?;
+        let names = ["hedge/dims", "hedge/logw", "hedge/updates", "hedge/played"];
+        let parts = match Parts::read(bytes, &names) {
+            Ok(p) => p,
+            Err(_) => Parts::read(bytes, &names[..2]).map_err(failed)?,
+        };
         let dims = Parts::u64s(parts[0], "hedge/dims").map_err(failed)?;
         let ours = [self.n, self.states, self.levels.len()].map(|x| x as u64);
         if dims != ours {
@@ -346,7 +444,25 @@ impl Learner for Hedge {
                 self.logw.len()
             )));
         }
+        let (updates, played) = match parts.get(2..4) {
+            Some(&[u, p]) => (
+                Parts::u64s(u, "hedge/updates").map_err(failed)?,
+                Parts::f64s(p, "hedge/played").map_err(failed)?,
+            ),
+            _ => (vec![0; self.updates.len()], vec![0.0; self.played.len()]),
+        };
+        if updates.len() != self.updates.len() || played.len() != self.played.len() {
+            return Err(failed(format!(
+                "hedge update counts hold {} numbers and its play {}, expected {} and {}",
+                updates.len(),
+                played.len(),
+                self.updates.len(),
+                self.played.len()
+            )));
+        }
         self.logw = logw;
+        self.updates = updates;
+        self.played = played;
         Ok(())
     }
 }
@@ -370,6 +486,7 @@ mod tests {
             &HedgeConfig {
                 eta: Some(0.5),
                 reward: HedgeReward::Net,
+                scale: HedgeScale::Round,
             },
             "mtf",
             registry::Params::default(),
@@ -382,7 +499,7 @@ mod tests {
         assert!((p[1] - 0.5f64.exp() / z).abs() < 1e-12);
         assert_eq!(h.state(3.7), 3);
         assert_eq!(h.state(250.0), 10);
-        // Default eta: sqrt(8 ln K / rounds).
+        // Default eta: the anytime schedule sqrt(8 ln K / t), t the row's updates so far.
         let d = Hedge::new(
             1,
             &[0.0; 10],
@@ -392,7 +509,42 @@ mod tests {
             "mtf",
             registry::Params::default(),
         );
-        assert!((d.eta - (8.0 * 10f64.ln() / 300.0).sqrt()).abs() < 1e-15);
+        assert!((d.eta(1) - (8.0 * 10f64.ln()).sqrt()).abs() < 1e-15);
+        assert!((d.eta(300) - (8.0 * 10f64.ln() / 300.0).sqrt()).abs() < 1e-15);
+        assert_eq!(h.eta(7), 0.5, "a configured eta is constant");
+    }
+
+    #[test]
+    fn a_fixed_scale_update_by_hand_and_its_time_average() {
+        // Rewards 1, 3, 2 on a fixed scale of 2 (one accelerator under MTF): shifted to 0, 2,
+        // 1, then halved; first update at eta_1 = sqrt(8 ln 3): log-weights 0, eta_1,
+        // eta_1 / 2. The time average after it is the uniform it moved from.
+        let mut h = Hedge::new(1, &[0.0, 0.5, 0.9], 0.0, 100, &HedgeConfig::default(), "mtf", registry::Params::default());
+        let eta1 = (8.0 * 3f64.ln()).sqrt();
+        let input = RoundInput::from_utilities(&[vec![0.0]]);
+        let t = crate::learners::testing::transition(1, &[0.0], &[0], &[0.0], false);
+        let t = Transition { input: &input, ..t };
+        // A mechanism whose counterfactual rewards are 1, 3, 2 would need a round built for
+        // it; the update itself is what is checked: feed the rewards through `apply`.
+        h.apply(0, &t, vec![1.0, 3.0, 2.0]);
+        let logw = &h.logw[..3];
+        assert!((logw[0]).abs() < 1e-15 && (logw[1] - eta1).abs() < 1e-12 && (logw[2] - eta1 / 2.0).abs() < 1e-12, "{logw:?}");
+        assert_eq!(h.time_averaged(0, 0), vec![1.0 / 3.0; 3]);
+        // Second update, eta_2 = sqrt(8 ln 3 / 2), the same rewards: the time average is the
+        // mean of uniform and the distribution after the first update.
+        let after_first = h.probabilities(0, 0);
+        h.apply(0, &t, vec![1.0, 3.0, 2.0]);
+        let eta2 = (8.0 * 3f64.ln() / 2.0).sqrt();
+        assert!((h.logw[1] - (eta1 + eta2)).abs() < 1e-12);
+        let avg = h.time_averaged(0, 0);
+        for l in 0..3 {
+            assert!((avg[l] - (1.0 / 3.0 + after_first[l]) / 2.0).abs() < 1e-12, "{avg:?}");
+        }
+        // Saved and loaded with its schedule and play.
+        let mut other = Hedge::new(1, &[0.0, 0.5, 0.9], 0.0, 100, &HedgeConfig::default(), "mtf", registry::Params::default());
+        other.load(&h.save().unwrap()).unwrap();
+        assert_eq!(other.time_averaged(0, 0), avg);
+        assert_eq!(other.updates, h.updates);
     }
 
     #[test]
