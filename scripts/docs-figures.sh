@@ -35,6 +35,10 @@ $M analyze --config configs/thesis/w128-mmpp.toml --set 'env.agents.*.load=0.8' 
 t4=$(now)
 $M reproduce thesis --quick --out "$R/thesis" --quiet >/dev/null
 t5=$(now)
+# README's learning line (agents/tests/cli_train.rs runs it verbatim and checks the quote).
+$M train --config configs/quickstart.toml --set env.reward=welfare --set train.episodes=200 --replicates 3 \
+  --out "$R/learns" --quiet >/dev/null
+t6=$(now)
 cp "$R/compare/welfare_paired.png" docs/figures/compare-quickstart-paired.png
 cp "$R/analyze-quickstart/headroom.png" docs/figures/analyze-quickstart-headroom.png
 cp "$R/analyze-quickstart/learning.png" docs/figures/analyze-quickstart-learning.png
@@ -53,13 +57,13 @@ if [ "${1:-}" = "--clean-build" ]; then
 fi
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$R" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$cpu" "$(nproc)" "$load" <<'PY'
+python3 - "$R" "$t0" "$t1" "$t2" "$t3" "$t4" "$t5" "$t6" "$cpu" "$(nproc)" "$load" <<'PY'
 import json, sys
-r, t0, t1, t2, t3, t4, t5, cpu, cores, load = sys.argv[1:]
-t = [float(x) for x in (t0, t1, t2, t3, t4, t5)]
+r, t0, t1, t2, t3, t4, t5, t6, cpu, cores, load = sys.argv[1:]
+t = [float(x) for x in (t0, t1, t2, t3, t4, t5, t6)]
 json.dump({
     "train": t[1] - t[0], "compare": t[2] - t[1], "analyze_quickstart": t[3] - t[2],
-    "analyze_w128": t[4] - t[3], "thesis_quick": t[5] - t[4],
+    "analyze_w128": t[4] - t[3], "thesis_quick": t[5] - t[4], "learns": t[6] - t[5],
     "machine": f"{cpu}, {cores} cores, load average {load} after the runs",
 }, open(f"{r}/timings.json", "w"), indent=1)
 PY

@@ -61,6 +61,10 @@ def main() -> None:
     n["analyze.q.seconds"] = f"{timings['analyze_quickstart']:.0f} s"
     n["analyze.w128.seconds"] = f"{timings['analyze_w128']:.0f} s"
     n["thesis.quick_seconds"] = f"{timings['thesis_quick']:.0f} s"
+    # README's learning line: 3 replicates, sampled against the best fixed level.
+    learns = load(os.path.join(runs, "learns/summary.json"))
+    n["learns.sampled"] = iqm(learns["vs_baseline"]["sampled"])
+    n["learns.seconds"] = f"{timings['learns']:.0f} s"
 
     # The quickstart comparison: the best fixed level, and the fixed level closest to it whose
     # paired difference is still significant (what unpaired intervals hide).

@@ -2,7 +2,7 @@
 //! thread-count independence.
 
 use crate::common;
-use common::{mtf, quickstart};
+use common::{mtf, mtf_in, quickstart};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -349,46 +349,43 @@ fn bad_training_invocations_are_one_line_and_status_2() {
 /// learners settle just below the best fixed threshold; 2% leaves room for floating-point
 /// differences between machines (burn's matrix kernels pick SIMD paths at run time).
 #[test]
-fn a_trained_actor_critic_beats_the_worst_fixed_threshold_and_matches_the_best() {
+fn the_readmes_learning_line_learns_what_it_quotes() {
+    // README.md's learning line, verbatim but for the output directory: the actor-critic with
+    // the shared welfare reward, 3 training replicates of 200 episodes, judged against the best
+    // fixed level as trained (sampled). The README quotes the IQM and its bootstrap CI from
+    // docs/figures/numbers.json (scripts/docs-figures.sh); a float-level difference between
+    // machines may move the last digit, so this checks the claim: the whole CI above the best
+    // fixed level, and the IQM within 0.15 of the quoted one. (Issue 40: the line it replaced
+    // omitted a setting its test used and gave -2.6% verbatim.)
     let out = tmp("learns");
-    let q = quickstart();
-    let short = ["--set", "env.rounds=100"];
-    let mut args = vec!["train", "--config", q.as_str(), "--out", out.to_str().unwrap(), "--quiet"];
-    args.extend(short);
-    for s in [
-        "train.episodes=60",
-        "train.eval_seeds=8",
-        "learner.actor_critic.actor_lr=0.0093",
-        "learner.actor_critic.critic_lr=0.0026",
-        "learner.actor_critic.entropy=0.001",
-        "learner.actor_critic.gamma=0.8",
-        "learner.actor_critic.actor_hidden=160",
-        // The sweep found these for the thesis code's algorithm (rewards as they are).
-        "learner.actor_critic.normalize=false",
-    ] {
-        args.extend(["--set", s]);
-    }
-    let (code, _, err) = mtf(&args);
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("target/release/mtf train") && l.contains("--out runs/learns"))
+        .expect("README.md has the learning line");
+    let args: Vec<String> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|a| if a == "runs/learns" { out.to_str().unwrap().to_string() } else { a.to_string() })
+        .chain(["--quiet".to_string()])
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _, err) = mtf_in(concat!(env!("CARGO_MANIFEST_DIR"), "/.."), &args);
     assert_eq!(code, 0, "{err}");
-    let learned = eval_welfare(&out)["mean"].as_f64().unwrap();
-
-    let cmp = tmp("learns-compare");
-    let mut args = vec!["compare", "--config", q.as_str(), "--policies", "fixed:all", "--seeds", "8"];
-    args.extend(short);
-    args.extend(["--out", cmp.to_str().unwrap()]);
-    let (code, _, err) = mtf(&args);
-    assert_eq!(code, 0, "{err}");
-    let csv = std::fs::read_to_string(cmp.join("comparison.csv")).unwrap();
-    let fixed: Vec<f64> = csv.lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
-    assert_eq!(fixed.len(), 10);
-    let (worst, best) = fixed
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &w| (lo.min(w), hi.max(w)));
-    eprintln!("learned {learned:.3}; fixed thresholds: best {best:.3}, worst {worst:.3}");
-    assert!(learned > worst * 1.04, "learned {learned} vs worst fixed {worst}");
-    assert!(learned >= best * 0.98, "learned {learned} vs best fixed {best}");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let sampled = &s["vs_baseline"]["sampled"];
+    let (iqm, lo) = (sampled["iqm"].as_f64().unwrap(), sampled["iqm_ci"][0].as_f64().unwrap());
+    let numbers: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/figures/numbers.json")).unwrap()).unwrap();
+    let quoted: f64 = numbers["learns.sampled"]
+        .as_str()
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .expect("numbers.json quotes learns.sampled");
+    eprintln!("learning line: sampled minus the best fixed level, IQM {iqm:+.3} (CI from {lo:+.3}); quoted {quoted:+.2}");
+    assert!(lo > 0.0, "the CI's lower end {lo} is not above the best fixed level");
+    assert!((iqm - quoted).abs() <= 0.15, "IQM {iqm} vs the quoted {quoted}");
     let _ = std::fs::remove_dir_all(&out);
-    let _ = std::fs::remove_dir_all(&cmp);
 }
 
 /// A tiny fixed-threshold run in `dir` (fast: no network to train).
@@ -786,6 +783,13 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
         "{s}"
     );
     assert!(s["last_episode"].get("threshold_by_weight").is_some());
+    // Curves against agent-steps beside episodes, and hyperparameters of the learner it ran
+    // only (issue 40.7: 93 hparams, other learners' keys among them).
+    let tb = std::fs::read_dir(q.join("tb")).unwrap().next().unwrap().unwrap().path();
+    let events = String::from_utf8_lossy(&std::fs::read(tb).unwrap()).into_owned();
+    assert!(events.contains("agent_steps/welfare") && events.contains("charts/welfare"));
+    assert!(events.contains("learner.actor_critic.actor_lr"), "the learner's own hyperparameters");
+    assert!(!events.contains("learner.ppo.lr") && !events.contains("learner.es.sigma"), "other learners' hyperparameters");
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&q);
 }

@@ -13,6 +13,16 @@ pub fn mtf(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Run `mtf` with `args` in directory `dir` (a README line's relative paths).
+pub fn mtf_in(dir: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mtf")).args(args).current_dir(dir).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// Run `program` with `args`, `input` on its standard input (written from a thread, so a
 /// program that answers while it reads cannot deadlock on a full pipe).
 pub fn run_piped(program: impl AsRef<std::ffi::OsStr>, args: &[&str], input: &[u8]) -> std::process::Output {

@@ -29,6 +29,23 @@ def _level_index(agent: str, v: Any, k: int) -> int:
     return x
 
 
+def _actions(actions: Any, acting: list[str], known: Any, k: int) -> list[int]:
+    """Each acting agent's level index, in ``acting``'s order: a ValueError for an action of an
+    agent that is not acting (finished, not arrived, unknown), for an acting agent without one,
+    and once the episode is over (no agent acting)."""
+    if not acting:
+        raise ValueError("the episode is over (no agent left): call reset")
+    unknown = [a for a in actions if a not in known or a not in acting]
+    if unknown:
+        raise ValueError(f"actions for unknown or finished agent(s) {unknown[:5]}; the live agents are {acting[:10]}")
+    out = []
+    for a in acting:
+        if a not in actions:
+            raise ValueError(f"no action for agent {a!r}: every live agent acts every round")
+        out.append(_level_index(a, actions[a], k))
+    return out
+
+
 def _seed(seed: Any) -> int:
     try:
         s = operator.index(seed)

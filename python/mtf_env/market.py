@@ -13,7 +13,7 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from ._checks import _level_index, _overrides, _seed
+from ._checks import _actions, _overrides, _seed
 
 
 class MarketParallelEnv(ParallelEnv):
@@ -95,17 +95,9 @@ class MarketParallelEnv(ParallelEnv):
         )
 
     def step(self, actions: dict):
-        if not self.agents:
-            raise ValueError("the episode is over (every agent finished): call reset")
-        unknown = [a for a in actions if a not in self._index or a not in self.agents]
-        if unknown:
-            raise ValueError(f"actions for unknown or finished agent(s) {unknown}; live agents are {self.agents}")
-        k = len(self.levels)
         out = [0] * len(self.possible_agents)
-        for a in self.agents:
-            if a not in actions:
-                raise ValueError(f"no action for agent {a!r}: every live agent acts every round")
-            out[self._index[a]] = _level_index(a, actions[a], k)
+        for a, level in zip(self.agents, _actions(actions, self.agents, self._index, len(self.levels))):
+            out[self._index[a]] = level
         obs, rewards, terminated, truncated, infos = self._native.step(out)
         live = self.agents
         result = (

@@ -13,7 +13,7 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from ._checks import _level_index, _overrides, _seed
+from ._checks import _actions, _overrides, _seed
 from .market import MarketParallelEnv
 from .worlds import WorldParallelEnv
 
@@ -102,17 +102,8 @@ class MtfParallelEnv(ParallelEnv):
         )
 
     def _action_list(self, actions: dict) -> list[int]:
-        if not self.agents:
-            raise ValueError("the episode is over (every agent was truncated): call reset")
-        unknown = [a for a in actions if a not in self._index or a not in self.agents]
-        if unknown:
-            raise ValueError(f"actions for unknown or finished agent(s) {unknown}; live agents are {self.agents}")
-        k = len(self.levels)
-        out = []
-        for a in self.possible_agents:
-            if a not in actions:
-                raise ValueError(f"no action for agent {a!r}: every live agent acts every round")
-            out.append(_level_index(a, actions[a], k))
+        # Every agent is live until the last round (nothing terminates early).
+        out = _actions(actions, self.agents, self._index, len(self.levels))
         return out
 
     def step(self, actions: dict):

@@ -13,7 +13,7 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from ._checks import _level_index, _overrides, _seed
+from ._checks import _actions, _overrides, _seed
 
 
 class WorldParallelEnv(ParallelEnv):
@@ -81,17 +81,7 @@ class WorldParallelEnv(ParallelEnv):
         return {a: obs[k] for k, a in enumerate(self.agents)}, {a: {} for a in self.agents}
 
     def step(self, actions: dict):
-        if not self.agents:
-            raise ValueError("the episode is over: call reset")
-        unknown = [a for a in actions if a not in self._index or a not in self.agents]
-        if unknown:
-            raise ValueError(f"actions for unknown or absent agent(s) {unknown[:5]}; see env.agents")
-        k = len(self.levels)
-        acts = []
-        for a in self.agents:
-            if a not in actions:
-                raise ValueError(f"no action for agent {a!r}: every present agent acts every round")
-            acts.append(_level_index(a, actions[a], k))
+        acts = _actions(actions, self.agents, self._index, len(self.levels))
         acted, rewards, terminated, over, live, obs = self._native.step(acts)
         acted_names = self._names(acted)
         self._live = list(live)

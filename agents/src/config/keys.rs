@@ -19,7 +19,7 @@ pub struct Key {
     pub reader: &'static str,
 }
 
-const fn k(key: &'static str, range: &'static str, meaning: &'static str, reader: &'static str) -> Key {
+pub(crate) const fn k(key: &'static str, range: &'static str, meaning: &'static str, reader: &'static str) -> Key {
     Key {
         key,
         range,

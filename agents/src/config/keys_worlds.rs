@@ -5,16 +5,7 @@
 //! every shipped config and checks each key it sets is described here (or, for an experiment,
 //! in [`super::keys::KEYS`]).
 
-use super::keys::Key;
-
-const fn k(key: &'static str, range: &'static str, meaning: &'static str, reader: &'static str) -> Key {
-    Key {
-        key,
-        range,
-        meaning,
-        reader,
-    }
-}
+use super::keys::{k, Key};
 
 /// One kind of file: its title, a paragraph, its keys (ranges carry the defaults: these
 /// structs have no single default file to read them from).

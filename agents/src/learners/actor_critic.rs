@@ -304,6 +304,24 @@ fn column(values: impl Iterator<Item = f32>, n: usize, device: &Device) -> Tenso
 }
 
 impl ActorCritic {
+    /// One AdamW step of the actors and critics on `actor + critic - entropy x bonus`; the
+    /// losses per agent, for the log.
+    fn update(&mut self, actor: Tensor<1>, critic: Tensor<1>, entropy: Tensor<1>) -> Losses {
+        let total = actor.clone() + critic.clone() - entropy.clone() * (self.cfg.entropy as f32);
+        let mut grads = total.backward();
+        let ga = GradientsParams::from_module(&mut grads, self.nets.actors.get());
+        let gc = GradientsParams::from_module(&mut grads, self.nets.critics.get());
+        self.nets.actors.step(self.cfg.actor_lr, ga);
+        self.nets.critics.step(self.cfg.critic_lr, gc);
+        let per = self.nets.shape.n as f64;
+        Losses {
+            actor: scalar(actor) / per,
+            critic: scalar(critic) / per,
+            entropy: scalar(entropy) / per,
+            ..Losses::default()
+        }
+    }
+
     /// Each copy's rewards of one round, scaled and (with `normalize`) normalised, the
     /// statistics updated first with every copy's: `[copy][agent]`.
     fn scaled_rewards(cfg: &ActorCriticConfig, stats: &mut RunningStats, ts: &[Transition<'_>]) -> Vec<Vec<f32>> {
@@ -423,24 +441,13 @@ impl ActorCritic {
         let critic_loss = delta.powi_scalar(2).sum() / per;
         let actor_loss = -(logp_a * adv).sum() / per;
         let entropy_sum = entropy.sum() / per;
-        let total = actor_loss.clone() + critic_loss.clone() - entropy_sum.clone() * (self.cfg.entropy as f32);
-        let mut grads = total.backward();
-        let ga = GradientsParams::from_module(&mut grads, actors);
-        let gc = GradientsParams::from_module(&mut grads, critics);
-        self.nets.actors.step(self.cfg.actor_lr, ga);
-        self.nets.critics.step(self.cfg.critic_lr, gc);
+        let losses = self.update(actor_loss, critic_loss, entropy_sum);
         for p in &mut self.pending {
             p.x.drain(..ready);
             p.a.drain(..ready);
             p.r.drain(..ready);
         }
-        let per = n as f64;
-        Losses {
-            actor: scalar(actor_loss) / per,
-            critic: scalar(critic_loss) / per,
-            entropy: scalar(entropy_sum) / per,
-            ..Losses::default()
-        }
+        losses
     }
 
     /// One update from one round of a seed group's copies (see the module documentation).
@@ -472,19 +479,8 @@ impl ActorCritic {
         let critic_loss = delta.powi_scalar(2).sum() / per;
         let actor_loss = -(logp_a * relative).sum() / per;
         let entropy_sum = entropy.sum() / per;
-        let total = actor_loss.clone() + critic_loss.clone() - entropy_sum.clone() * (self.cfg.entropy as f32);
-        let mut grads = total.backward();
-        let ga = GradientsParams::from_module(&mut grads, actors);
-        let gc = GradientsParams::from_module(&mut grads, critics);
-        self.nets.actors.step(self.cfg.actor_lr, ga);
-        self.nets.critics.step(self.cfg.critic_lr, gc);
-        let per = n as f64;
-        Losses {
-            actor: scalar(actor_loss) / per,
-            critic: scalar(critic_loss) / per,
-            entropy: scalar(entropy_sum) / per,
-            ..Losses::default()
-        }
+        let losses = self.update(actor_loss, critic_loss, entropy_sum);
+        losses
     }
 }
 
@@ -568,19 +564,8 @@ impl Learner for ActorCritic {
         let critic_loss = delta.clone().powi_scalar(2).sum();
         let actor_loss = -(logp_a * delta.detach()).sum();
         let entropy_sum = entropy.sum();
-        let total = actor_loss.clone() + critic_loss.clone() - entropy_sum.clone() * (self.cfg.entropy as f32);
-        let mut grads = total.backward();
-        let ga = GradientsParams::from_module(&mut grads, actors);
-        let gc = GradientsParams::from_module(&mut grads, critics);
-        self.nets.actors.step(self.cfg.actor_lr, ga);
-        self.nets.critics.step(self.cfg.critic_lr, gc);
-        let per = n as f64;
-        Losses {
-            actor: scalar(actor_loss) / per,
-            critic: scalar(critic_loss) / per,
-            entropy: scalar(entropy_sum) / per,
-            ..Losses::default()
-        }
+        let losses = self.update(actor_loss, critic_loss, entropy_sum);
+        losses
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {

@@ -208,11 +208,17 @@ pub(super) fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64,
 }
 
 /// An episode's scalars into TensorBoard (one step axis: the episode).
-pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeLog, rounds: u32) -> crate::error::Result<()> {
+/// `agent_steps` is the run's agent-steps (agents x rounds x environment copies) to the end of
+/// this episode: every figure is also written against it (`agent_steps/...`), so learners
+/// whose episodes hold different numbers of copies (an ES generation, PPO's seed groups)
+/// compare by samples.
+pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeLog, rounds: u32, agent_steps: u64) -> crate::error::Result<()> {
     let e = log.episode;
     for f in METRICS {
         if let (Some(tag), Some(v)) = (f.tag, log.get(f.key)) {
             tb.scalar(tag, v as f32, e)?;
+            let name = tag.rsplit('/').next().unwrap_or(tag);
+            tb.scalar(&format!("agent_steps/{name}"), v as f32, agent_steps)?;
         }
     }
     for (tag, v) in [

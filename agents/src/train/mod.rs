@@ -598,12 +598,17 @@ impl References {
 
 /// Where a paired difference's CI puts it: a word a console line and a summary can carry.
 pub fn verdict(d: Stat) -> &'static str {
+    verdict_as(d, "above it, significant", "below it, significant")
+}
+
+/// [`verdict`] in other words for the two significant cases.
+pub fn verdict_as(d: Stat, above: &'static str, below: &'static str) -> &'static str {
     if !d.has_ci() {
         "one seed: no CI"
     } else if d.mean - d.ci95 > 0.0 {
-        "above it, significant"
+        above
     } else if d.mean + d.ci95 < 0.0 {
-        "below it, significant"
+        below
     } else {
         "within the CI"
     }
@@ -783,7 +788,13 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
             )));
         }
         run::append_line(&dir.metrics(), &serde_json::to_string(&log)?)?;
-        write_scalars(&mut tb, &log, m.rounds)?;
+        // Deterministic in the episode (copies and rounds are fixed), so a resumed run
+        // continues the same axis.
+        let agent_steps = (e + 1)
+            .saturating_mul(u64::from(exp.scenario.file.env.rounds))
+            .saturating_mul(exp.copies() as u64)
+            .saturating_mul(n as u64);
+        write_scalars(&mut tb, &log, m.rounds, agent_steps)?;
         let done = e + 1;
         checkpoint::write(
             dir.path(),
@@ -860,13 +871,17 @@ fn train(opened: Opened, args: &TrainSpec) -> crate::error::Result<Trained> {
 }
 
 /// The run's TensorBoard event file, opened with its hyperparameters (every resolved config
-/// value) for the HPARAMS tab.
+/// value but the sections of learners it does not run) for the HPARAMS tab.
 fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::error::Result<crate::run::tb::EventWriter> {
     let mut tb = crate::run::tb::EventWriter::create(&dir.tb())?;
-    let resolved: toml::Table = exp
+    let mut resolved: toml::Table = exp
         .to_toml()
         .parse()
         .map_err(|e| crate::error::failed(format!("re-reading the resolved config: {e}")))?;
+    if let Some(toml::Value::Table(learner)) = resolved.get_mut("learner") {
+        let kind = exp.learner.kind.name();
+        learner.retain(|k, v| !v.is_table() || k == kind);
+    }
     let group = dir.path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     tb.hparams(&resolved, &group)?;
     Ok(tb)

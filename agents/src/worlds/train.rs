@@ -516,15 +516,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
 
 /// Where an improvement's CI puts it.
 pub fn verdict(s: Stat) -> &'static str {
-    if !s.has_ci() {
-        "one seed: no CI"
-    } else if s.mean - s.ci95 > 0.0 {
-        "better, significant"
-    } else if s.mean + s.ci95 < 0.0 {
-        "worse, significant"
-    } else {
-        "within the CI"
-    }
+    crate::train::verdict_as(s, "better, significant", "worse, significant")
 }
 
 /// The agent-steps of the last logged generation.

@@ -37,20 +37,21 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         .resume
         .as_ref()
         .is_some_and(|r| agents::worlds::is_seam_config(&agents::RunDir::at(r).config()));
+    let spec = |a: &Args| TrainSpec {
+        config: a.config.clone(),
+        name: a.name.clone(),
+        set: a.common.set.clone(),
+        resume: a.resume.clone(),
+        out: a.out.clone(),
+        seed: a.common.seed,
+        threads: a.common.threads,
+        quiet: a.common.quiet,
+        on_episode: None,
+        replicates: a.replicates,
+        allow_config_change: a.allow_config_change.clone(),
+    };
     if seam_run || a.config.as_ref().is_some_and(|c| agents::worlds::is_seam_config(c)) {
-        let trained = agents::worlds::train::execute(&TrainSpec {
-            config: a.config,
-            name: a.name,
-            set: a.common.set,
-            resume: a.resume,
-            out: a.out,
-            seed: a.common.seed,
-            threads: a.common.threads,
-            quiet: a.common.quiet,
-            on_episode: None,
-            replicates: a.replicates,
-            allow_config_change: a.allow_config_change,
-        })?;
+        let trained = agents::worlds::train::execute(&spec(&a))?;
         if a.common.json {
             print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
         } else {
@@ -61,19 +62,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if let Some(config) = a.config.as_ref().filter(|c| env::market::is_market_file(c)) {
         return market(&a, config);
     }
-    let trained = execute(TrainSpec {
-        config: a.config,
-        name: a.name,
-        set: a.common.set,
-        resume: a.resume,
-        out: a.out,
-        seed: a.common.seed,
-        threads: a.common.threads,
-        quiet: a.common.quiet,
-        on_episode: None,
-        replicates: a.replicates,
-        allow_config_change: a.allow_config_change,
-    })?;
+    let trained = execute(spec(&a))?;
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
     } else {
