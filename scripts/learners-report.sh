@@ -31,11 +31,13 @@ machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $
 echo "$machine" > "$out/machine.txt"
 
 # world name -> config and its training budget (w124-mmpp's default 50 episodes is too few).
-worlds=(quickstart w124-mmpp)
+# WORLDS and LEARNERS (space-separated) restrict a run to some rows; the table shows the
+# rows whose runs exist.
+read -r -a worlds <<< "${WORLDS:-quickstart w124-mmpp}"
 declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thesis/w124-mmpp.toml)
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
-learners=(uniform hedge actor_critic ippo mappo es)
+read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es}"
 declare -A learner_sets=(
   [uniform]="learner.kind=uniform"
   [hedge]="learner.kind=hedge"
@@ -109,6 +111,8 @@ if os.path.exists(previous):
         if "learner" in r:
             before[(r["world"], r["reward"], r["learner"])] = r
 for world in ["quickstart", "w124-mmpp"]:
+    if not os.path.exists(f"{out}/{world}-analyze/summary.json"):
+        continue
     a = json.load(open(f"{out}/{world}-analyze/summary.json"))
     best = max(a["headroom"], key=lambda h: h["held_out_gain"]["mean"])
     eq = a["equilibrium"]
