@@ -7,10 +7,15 @@
 # scale, the anytime learning rate sqrt(8 ln K / t)) and with each round min-max scaled
 # (learner.hedge.scale = "round", the scaling before issue 41).
 # About 5 minutes on 2 cores. Usage: scripts/hedge-report.sh [EPISODES,...] (default 4,40)
+# BIN=PATH runs that build of examples/hedge_equilibria instead of building it (a copy keeps a
+# long report apart from later builds); LONG=N sets the long run's episodes (default 400).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EPISODES=${1:-4,40}
-cargo build --release -q -p agents --example hedge_equilibria
+if [ -z "${BIN:-}" ]; then
+  cargo build --release -q -p agents --example hedge_equilibria
+fi
+bin=${BIN:-target/release/examples/hedge_equilibria}
 R=runs/hedge-report
 rm -rf "$R"
 mkdir -p "$R"
@@ -18,11 +23,11 @@ T0=$(date +%s)
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 for e in ${EPISODES//,/ }; do
-  target/release/examples/hedge_equilibria "$e" 3,4,6 0.05,0.01 >> "$R/cases.jsonl"
+  "$bin" "$e" 3,4,6 0.05,0.01 >> "$R/cases.jsonl"
 done
 # The long run: 4 bidders on the fine grid, 400 episodes (1.2 million rounds).
 LONG=${LONG:-400}
-target/release/examples/hedge_equilibria "$LONG" 4 0.01 > "$R/long.jsonl"
+"$bin" "$LONG" 4 0.01 > "$R/long.jsonl"
 SECONDS_TOTAL=$(( $(date +%s) - T0 ))
 
 python3 - "$R/cases.jsonl" "$R/long.jsonl" "$CPU" "$(nproc)" "$LOAD" "$SECONDS_TOTAL" > docs/hedge.md <<'PY'

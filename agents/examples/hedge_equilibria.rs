@@ -40,7 +40,11 @@ fn main() {
                 let avg: Vec<Vec<f64>> = (0..n).map(|i| h.time_averaged(i, 0)).collect();
                 // Steps from the nearest equilibrium, signed (+ above it).
                 let off = |x: f64| -> f64 {
-                    let e = eq.iter().copied().min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs())).expect("an equilibrium");
+                    let e = eq
+                        .iter()
+                        .copied()
+                        .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()))
+                        .expect("an equilibrium");
                     if x >= eq[0] && x <= eq[eq.len() - 1] {
                         0.0
                     } else {

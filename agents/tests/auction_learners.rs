@@ -3,7 +3,9 @@
 //! Hedge in self-play, a stale round record that must spoil the best response, and the
 //! actor-critic's and PPO's best responses.
 
-use agents::eval::theory::{evaluate, first_price_equilibria, first_price_surplus, pinned as pinned_policy, surplus_per_item, train_against, Record};
+use agents::eval::theory::{
+    evaluate, first_price_equilibria, first_price_surplus, pinned as pinned_policy, surplus_per_item, train_against, Record,
+};
 use agents::learners::hedge::{Hedge, HedgeConfig};
 use agents::learners::Policy;
 use env::config::{Scenario, ScenarioFile};
@@ -59,7 +61,10 @@ fn the_closed_form_first_price_surplus_is_the_simulated_one() {
     for (alpha, beta) in [(0.7, 0.75), (0.75, 0.75), (0.9, 0.75), (0.5, 0.3)] {
         let got = surplus_per_item(&sc, level(&sc, alpha), level(&sc, beta), &HELD_OUT);
         let closed = first_price_surplus(alpha, beta, 4);
-        assert!((got - closed).abs() < 0.002, "alpha {alpha} vs {beta}: simulated {got}, closed form {closed}");
+        assert!(
+            (got - closed).abs() < 0.002,
+            "alpha {alpha} vs {beta}: simulated {got}, closed form {closed}"
+        );
     }
 }
 
@@ -77,7 +82,9 @@ fn hedge_self_play_lands_on_the_grid_equilibria() {
         let eq = first_price_equilibria(&levels, n);
         let mut hedge = Hedge::for_scenario(&sc, &HedgeConfig::default());
         train_against(&sc, &mut hedge, 4, &[], 7, Record::True);
-        let last: Vec<f64> = (0..n).map(|i| levels[agents::learners::argmax(hedge.probabilities(i, 0))]).collect();
+        let last: Vec<f64> = (0..n)
+            .map(|i| levels[agents::learners::argmax(hedge.probabilities(i, 0))])
+            .collect();
         let averaged: f64 = (0..n)
             .map(|i| hedge.time_averaged(i, 0).iter().zip(&levels).map(|(p, l)| p * l).sum::<f64>())
             .sum::<f64>()
@@ -85,18 +92,31 @@ fn hedge_self_play_lands_on_the_grid_equilibria() {
         let (summary, _) = evaluate(&sc, hedge.fork().as_ref(), &HELD_OUT[..2]);
         let revenue = summary.stat("revenue_per_item").unwrap().mean;
         let played = summary.bid_factor.as_ref().unwrap().iter().map(|s| s.mean).sum::<f64>() / n as f64;
-        eprintln!("first price, {n} bidders: last iterate {last:?}, time-averaged mean {averaged:.3}, equilibria {eq:?}; revenue {revenue:.4}");
-        assert!(last.iter().all(|l| eq.iter().any(|e| (e - l).abs() < 1e-9)), "{n} bidders: {last:?} not in {eq:?}");
+        eprintln!(
+            "first price, {n} bidders: last iterate {last:?}, time-averaged mean {averaged:.3}, equilibria {eq:?}; revenue {revenue:.4}"
+        );
+        assert!(
+            last.iter().all(|l| eq.iter().any(|e| (e - l).abs() < 1e-9)),
+            "{n} bidders: {last:?} not in {eq:?}"
+        );
         let (lo, hi) = (eq[0] - 0.05 - 1e-9, eq[eq.len() - 1] + 0.05 + 1e-9);
-        assert!((lo..=hi).contains(&averaged), "{n} bidders: time-averaged {averaged} outside [{lo}, {hi}]");
+        assert!(
+            (lo..=hi).contains(&averaged),
+            "{n} bidders: time-averaged {averaged} outside [{lo}, {hi}]"
+        );
         let theory = played * n as f64 / (n + 1) as f64;
-        assert!((revenue - theory).abs() <= 0.03 * theory, "{n} bidders: revenue {revenue}, {theory} at factor {played}");
+        assert!(
+            (revenue - theory).abs() <= 0.03 * theory,
+            "{n} bidders: revenue {revenue}, {theory} at factor {played}"
+        );
     }
     for n in [3, 4, 6] {
         let sc = bidders("second", n);
         let mut hedge = Hedge::for_scenario(&sc, &HedgeConfig::default());
         train_against(&sc, &mut hedge, 4, &[], 7, Record::True);
-        let last: Vec<f64> = (0..n).map(|i| sc.action_levels()[agents::learners::argmax(hedge.probabilities(i, 0))]).collect();
+        let last: Vec<f64> = (0..n)
+            .map(|i| sc.action_levels()[agents::learners::argmax(hedge.probabilities(i, 0))])
+            .collect();
         assert!(last.iter().all(|&l| (l - 1.0).abs() < 1e-9), "second price, {n} bidders: {last:?}");
     }
 }

@@ -366,7 +366,13 @@ fn the_readmes_learning_line_learns_what_it_quotes() {
     let args: Vec<String> = line
         .split_whitespace()
         .skip(1)
-        .map(|a| if a == "runs/learns" { out.to_str().unwrap().to_string() } else { a.to_string() })
+        .map(|a| {
+            if a == "runs/learns" {
+                out.to_str().unwrap().to_string()
+            } else {
+                a.to_string()
+            }
+        })
         .chain(["--quiet".to_string()])
         .collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -376,7 +382,8 @@ fn the_readmes_learning_line_learns_what_it_quotes() {
     let sampled = &s["vs_baseline"]["sampled"];
     let (iqm, lo) = (sampled["iqm"].as_f64().unwrap(), sampled["iqm_ci"][0].as_f64().unwrap());
     let numbers: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/figures/numbers.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/figures/numbers.json")).unwrap())
+            .unwrap();
     let quoted: f64 = numbers["learns.sampled"]
         .as_str()
         .and_then(|t| t.split_whitespace().next())
@@ -788,8 +795,14 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
     let tb = std::fs::read_dir(q.join("tb")).unwrap().next().unwrap().unwrap().path();
     let events = String::from_utf8_lossy(&std::fs::read(tb).unwrap()).into_owned();
     assert!(events.contains("agent_steps/welfare") && events.contains("charts/welfare"));
-    assert!(events.contains("learner.actor_critic.actor_lr"), "the learner's own hyperparameters");
-    assert!(!events.contains("learner.ppo.lr") && !events.contains("learner.es.sigma"), "other learners' hyperparameters");
+    assert!(
+        events.contains("learner.actor_critic.actor_lr"),
+        "the learner's own hyperparameters"
+    );
+    assert!(
+        !events.contains("learner.ppo.lr") && !events.contains("learner.es.sigma"),
+        "other learners' hyperparameters"
+    );
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&q);
 }

@@ -15,7 +15,11 @@ pub fn mtf(args: &[&str]) -> (i32, String, String) {
 
 /// Run `mtf` with `args` in directory `dir` (a README line's relative paths).
 pub fn mtf_in(dir: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mtf")).args(args).current_dir(dir).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),

@@ -82,6 +82,63 @@ fn a_sweep_base_that_is_a_device_or_directory_named_neither_file_nor_key() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+/// `--max-memory` meant nothing on a market file: no estimate existed, and a market's records
+/// grow with its rounds and tenants, PPO's rollout with its copies (issue 42.3). Each command
+/// is refused in one line naming the key, before its run directory.
+#[test]
+fn the_market_ignored_max_memory() {
+    let market = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs/market/three-types.toml")
+        .display()
+        .to_string();
+    let dir = common::tmp("limits", "market-memory");
+    for (cmd, doing, sets, key) in [
+        (
+            "simulate",
+            "this simulation",
+            vec!["env.rounds=30000"],
+            "env.rounds x market.tenants",
+        ),
+        (
+            "compare",
+            "this comparison",
+            vec!["env.rounds=300000"],
+            "env.rounds x market.tenants",
+        ),
+        (
+            "train",
+            "this training run",
+            vec!["env.rounds=30000", "learner.kind=\"ppo\""],
+            "learner.ppo",
+        ),
+    ] {
+        let out = dir.join(cmd);
+        let mut args = vec![cmd, "--config", &market, "--max-memory", "100M", "--out", out.to_str().unwrap()];
+        if cmd == "compare" {
+            args.extend(["--policies", "fixed:1.0"]);
+        }
+        for s in &sets {
+            args.extend(["--set", s]);
+        }
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(err.contains(&format!("{doing} needs about")) && err.contains(key), "{cmd}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!out.exists(), "{cmd}: refused before the run directory");
+    }
+    // The shipped market fits in 100 MiB.
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        &market,
+        "--max-memory",
+        "100M",
+        "--out",
+        dir.join("ok").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
 #[test]
 fn a_sweep_out_onto_a_run_directory_wrote_its_reports_into_the_run() {

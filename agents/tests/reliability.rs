@@ -37,7 +37,16 @@ fn seed_was_ignored_and_baseline_accepted_on_a_market_file() {
     let three = config("market/three-types.toml");
     let cost = |seed: &str| {
         let out = tmp("reliability", &format!("market-seed-{seed}"));
-        let (code, stdout, err) = mtf(&["simulate", "--config", &three, "--seed", seed, "--json", "--out", out.to_str().unwrap()]);
+        let (code, stdout, err) = mtf(&[
+            "simulate",
+            "--config",
+            &three,
+            "--seed",
+            seed,
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         assert_eq!(code, 0, "{err}");
         json(&stdout)["metrics"]["cost_per_work"].clone()
     };
@@ -53,7 +62,16 @@ fn sweep_export_replaced_an_existing_file_without_force() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("study.journal");
     std::fs::write(&file, "mine").unwrap();
-    let (code, _, err) = mtf(&["sweep", "export", "--study", "nope", "--storage", "sqlite:/nonexistent/x.db", "--out", file.to_str().unwrap()]);
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "export",
+        "--study",
+        "nope",
+        "--storage",
+        "sqlite:/nonexistent/x.db",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("exists") && err.contains("--force"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine", "the file is untouched");
@@ -73,8 +91,22 @@ fn a_run_group_with_a_replicate_deleted_was_read_as_a_smaller_group() {
     let group = tmp("reliability", "group");
     let q = config("quickstart.toml");
     let (code, _, err) = mtf(&[
-        "train", "--config", &q, "--replicates", "2", "--quiet", "--out", group.to_str().unwrap(),
-        "--set", "env.rounds=20", "--set", "train.episodes=1", "--set", "train.eval_seeds=1", "--set", "learner.kind=\"fixed\"",
+        "train",
+        "--config",
+        &q,
+        "--replicates",
+        "2",
+        "--quiet",
+        "--out",
+        group.to_str().unwrap(),
+        "--set",
+        "env.rounds=20",
+        "--set",
+        "train.episodes=1",
+        "--set",
+        "train.eval_seeds=1",
+        "--set",
+        "learner.kind=\"fixed\"",
     ]);
     assert_eq!(code, 0, "{err}");
     let spec = format!("run:{}", group.display());
@@ -82,7 +114,19 @@ fn a_run_group_with_a_replicate_deleted_was_read_as_a_smaller_group() {
     let compare = |spec: &str| {
         n.set(n.get() + 1);
         let out = group.join(format!("cmp-{}", n.get()));
-        mtf(&["compare", "--config", &q, "--policies", spec, "--seeds", "1", "--set", "env.rounds=20", "--out", out.to_str().unwrap()])
+        mtf(&[
+            "compare",
+            "--config",
+            &q,
+            "--policies",
+            spec,
+            "--seeds",
+            "1",
+            "--set",
+            "env.rounds=20",
+            "--out",
+            out.to_str().unwrap(),
+        ])
     };
     assert_eq!(compare(&spec).0, 0);
     // Replicate 1 deleted, then replaced by a file: refused, naming it.

@@ -79,7 +79,10 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     let curves = dir.join("curves");
     let (code, stdout, err) = mtf(&["curves", out.to_str().unwrap(), "--out", curves.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(stdout.starts_with("reward over training") && stdout.contains("(2 runs)"), "{stdout}");
+    assert!(
+        stdout.starts_with("reward over training") && stdout.contains("(2 runs)"),
+        "{stdout}"
+    );
     assert!(curves.join("curves.png").exists() && curves.join("curves.csv").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

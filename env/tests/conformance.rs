@@ -38,9 +38,15 @@ fn seam(path: &Path) -> bool {
 fn small(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     if text.contains("[env.generate]") {
-        ["env.generate.jobs=30", "env.window=[5,25]", "env.cluster.0.count=4", "env.cluster.1.count=4", "env.cluster.2.count=4"]
-            .map(String::from)
-            .to_vec()
+        [
+            "env.generate.jobs=30",
+            "env.window=[5,25]",
+            "env.cluster.0.count=4",
+            "env.cluster.1.count=4",
+            "env.cluster.2.count=4",
+        ]
+        .map(String::from)
+        .to_vec()
     } else {
         Vec::new()
     }
@@ -66,7 +72,10 @@ fn seam_trajectory(w: &mut dyn env::worlds::World, seed: u64) -> Vec<u64> {
             assert!(layout.contains(row), "{row:?} outside {layout:?}");
         }
         trace.extend(obs.iter().map(|x| u64::from(x.to_bits())));
-        let actions: Vec<usize> = live.iter().map(|_| (env::rng::unit(rand::Rng::next_u64(&mut rng)) * k as f64) as usize).collect();
+        let actions: Vec<usize> = live
+            .iter()
+            .map(|_| (env::rng::unit(rand::Rng::next_u64(&mut rng)) * k as f64) as usize)
+            .collect();
         let r = w.step(&actions).unwrap();
         assert_eq!(r.agents, &live[..], "the agents that acted are the live ones");
         assert_eq!((r.rewards.len(), r.terminated.len()), (live.len(), live.len()));
@@ -91,7 +100,12 @@ fn every_seam_world_config_conforms_and_seeds_reproduce() {
         assert_eq!(seam_trajectory(w.as_mut(), 3), a, "{}: reset with the same seed", path.display());
         assert_eq!(seam_trajectory(w.fork().as_mut(), 3), a, "{}: a fork", path.display());
         if w.varies_with_seed() {
-            assert_ne!(seam_trajectory(w.as_mut(), 4), a, "{}: another seed gives another episode", path.display());
+            assert_ne!(
+                seam_trajectory(w.as_mut(), 4),
+                a,
+                "{}: another seed gives another episode",
+                path.display()
+            );
         }
         checked += 1;
     }

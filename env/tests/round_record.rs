@@ -30,7 +30,10 @@ fn world(mechanism: &str, queues: Queues, leftovers: &str) -> ClusterEnv {
 #[test]
 fn last_input_held_the_next_rounds_demands() {
     // Gavel's policies schedule jobs (env::worlds::gavel), not this world's agents.
-    for &name in scheduler::registry::NAMES.iter().filter(|n| !scheduler::registry::GAVEL.contains(n)) {
+    for &name in scheduler::registry::NAMES
+        .iter()
+        .filter(|n| !scheduler::registry::GAVEL.contains(n))
+    {
         for queues in [Queues::Central, Queues::PerAccelerator] {
             let leftovers: &[&str] = if name == "mtf" {
                 &["round_robin", "weighted_random"]

@@ -83,7 +83,12 @@ fn bench(c: &mut Criterion) {
         let util = round(n, m, Form::Utilities, 7 + n as u64 * 1000 + m as u64);
         let mut cases: Vec<(String, &RoundInput, &str)> = vec![("mtf-utilities".into(), &util, "mtf")];
         // Gavel's policies need a round of jobs (env's gavel examples time them).
-        cases.extend(registry::NAMES.iter().filter(|n| !registry::GAVEL.contains(n)).map(|&name| (name.to_string(), &demand, name)));
+        cases.extend(
+            registry::NAMES
+                .iter()
+                .filter(|n| !registry::GAVEL.contains(n))
+                .map(|&name| (name.to_string(), &demand, name)),
+        );
         for (label, input, name) in cases {
             let mut mech = registry::build(name, &registry::Params::default()).unwrap();
             let mut out = Allocation::default();

@@ -90,7 +90,12 @@ fn main() {
     let sizes = [20usize, 50, 100, 200, 400, 1000, 2000, 4000];
     let mut rows: Vec<(String, &str, u8)> = vec![("mtf-utilities".into(), "mtf", 1)];
     // Gavel's policies need a round of jobs: env's gavel example times them on Gavel's traces.
-    rows.extend(registry::NAMES.iter().filter(|n| !registry::GAVEL.contains(n)).map(|&n| (n.to_string(), n, 0)));
+    rows.extend(
+        registry::NAMES
+            .iter()
+            .filter(|n| !registry::GAVEL.contains(n))
+            .map(|&n| (n.to_string(), n, 0)),
+    );
     rows.push(("gandiva_fair-m-types".into(), "gandiva_fair", 2));
     print!("| mechanism (n = m) |");
     for s in sizes {

@@ -161,7 +161,8 @@ pub fn described(keys: &[Key], key: &str) -> bool {
         k.key == key
             || k.key.strip_suffix('*').is_some_and(|p| key.starts_with(p))
             || k.key.strip_prefix("params.KEY.").is_some_and(|field| {
-                key.strip_prefix("params.").is_some_and(|rest| rest.rsplit_once('.').is_some_and(|(_, f)| f == field))
+                key.strip_prefix("params.")
+                    .is_some_and(|rest| rest.rsplit_once('.').is_some_and(|(_, f)| f == field))
             })
     })
 }
@@ -197,7 +198,11 @@ mod tests {
                 for (k, x) in t {
                     let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
                     // A by_weight table's entries are its own (w1 = ...), not keys.
-                    let p = if prefix == "learner.fixed.by_weight" { prefix.to_string() } else { p };
+                    let p = if prefix == "learner.fixed.by_weight" {
+                        prefix.to_string()
+                    } else {
+                        p
+                    };
                     flatten(&p, x, out);
                 }
             }
@@ -230,7 +235,11 @@ mod tests {
         let mut missing = Vec::new();
         for f in &files {
             let v: toml::Value = toml::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-            let world = v.get("env").and_then(|e| e.get("world")).and_then(|w| w.as_str()).unwrap_or("queues");
+            let world = v
+                .get("env")
+                .and_then(|e| e.get("world"))
+                .and_then(|w| w.as_str())
+                .unwrap_or("queues");
             let section = if v.get("params").is_some() {
                 Some(3)
             } else {
@@ -246,7 +255,9 @@ mod tests {
             for key in keys {
                 let ok = match section {
                     // Seam worlds' [learner] and [train] are the experiment's.
-                    Some(s) if s <= 1 && (key.starts_with("learner.") || key.starts_with("train.")) => described(super::super::keys::KEYS, &key),
+                    Some(s) if s <= 1 && (key.starts_with("learner.") || key.starts_with("train.")) => {
+                        described(super::super::keys::KEYS, &key)
+                    }
                     Some(s) => described(SECTIONS[s].keys, &key),
                     None => described(super::super::keys::KEYS, &key),
                 };
@@ -255,7 +266,11 @@ mod tests {
                 }
             }
         }
-        assert!(missing.is_empty(), "keys set by shipped configs that mtf config --describe does not describe:\n{}", missing.join("\n"));
+        assert!(
+            missing.is_empty(),
+            "keys set by shipped configs that mtf config --describe does not describe:\n{}",
+            missing.join("\n")
+        );
     }
 
     #[test]

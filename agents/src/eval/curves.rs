@@ -179,14 +179,26 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
                 let stat = if logs.len() == 1 {
                     Stat::of(&per_run[0][b].1)
                 } else {
-                    Stat::of(&per_run.iter().map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64).collect::<Vec<f64>>())
+                    Stat::of(
+                        &per_run
+                            .iter()
+                            .map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64)
+                            .collect::<Vec<f64>>(),
+                    )
                 };
                 (per_run[0][b].0, stat)
             })
             .collect();
-        let held: Option<Vec<f64>> = runs.iter().map(|r| summary(r).and_then(|s| s["eval"][&metric]["mean"].as_f64())).collect();
+        let held: Option<Vec<f64>> = runs
+            .iter()
+            .map(|r| summary(r).and_then(|s| s["eval"][&metric]["mean"].as_f64()))
+            .collect();
         series.push(Series {
-            label: if runs.len() > 1 { format!("{label} ({} runs)", runs.len()) } else { label.clone() },
+            label: if runs.len() > 1 {
+                format!("{label} ({} runs)", runs.len())
+            } else {
+                label.clone()
+            },
             runs: runs.iter().map(|r| r.display().to_string()).collect(),
             points,
             held_out: held.map(|h| Stat::of(&h)),

@@ -45,6 +45,7 @@ pub struct MarketRun {
 pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out: Option<&Path>) -> crate::error::Result<MarketRun> {
     let file = MarketFile::load(config, set)?;
     let factors = actions(&file, policy, "--policy")?;
+    crate::train::memory::check(&crate::train::memory::market_evaluation(&file, true), "this simulation")?;
     let dir = run::RunDir::create(out, &format!("simulate-{}", run::stem(config)))?;
     run::write_atomic(&dir.config(), toml::to_string(&file).map_err(|e| user(format!("{e}")))?.as_bytes())?;
     let (rounds, totals, metrics) = play(&file, &factors);
@@ -202,6 +203,7 @@ pub fn compare_market(
     out: Option<&Path>,
 ) -> crate::error::Result<MarketComparison> {
     let base = MarketFile::load(config, set)?;
+    crate::train::memory::check(&crate::train::memory::market_evaluation(&base, false), "this comparison")?;
     let kinds: Vec<String> = if mechanisms.is_empty() {
         vec![kind_name(&base)?]
     } else {

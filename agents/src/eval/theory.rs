@@ -150,7 +150,11 @@ mod tests {
         // The continuous game's equilibrium is (n - 1) / n; a grid's symmetric equilibria are
         // the grid points around it from which no step pays (on 0.01: 3 bidders 0.66-0.67,
         // 4 bidders 0.74-0.75, 6 bidders 0.83, the numbers issue 41 computed independently).
-        let grid = |step: f64| -> Vec<f64> { (0..=(1.5 / step).round() as usize).map(|k| (k as f64 * step * 1e6).round() / 1e6).collect() };
+        let grid = |step: f64| -> Vec<f64> {
+            (0..=(1.5 / step).round() as usize)
+                .map(|k| (k as f64 * step * 1e6).round() / 1e6)
+                .collect()
+        };
         assert_eq!(first_price_equilibria(&grid(0.01), 3), vec![0.66, 0.67]);
         assert_eq!(first_price_equilibria(&grid(0.01), 4), vec![0.74, 0.75]);
         assert_eq!(first_price_equilibria(&grid(0.01), 6), vec![0.83]);

@@ -772,10 +772,7 @@ mod bandits {
     fn group_relative_td_errors_cancel_the_noise_a_seed_group_shares() {
         // One-step TD errors, level 7 paying 0.1 more under a noise the group shares, 20 times
         // larger: relative to the group the noise is gone.
-        let cfg = |group| ActorCriticConfig {
-            group,
-            ..one_step()
-        };
+        let cfg = |group| ActorCriticConfig { group, ..one_step() };
         let p7 = |p: Vec<f32>| (0..4).map(|i| p[i * 10 + 7]).collect::<Vec<f32>>();
         let with = p7(noisy(&cfg(4), 4, 1500, 2.0, 0.0, 0.1));
         assert!(with.iter().all(|&p| p > 0.9), "group = 4: p(best) = {with:?}");

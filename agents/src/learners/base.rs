@@ -310,7 +310,9 @@ pub(crate) mod testing {
                             .collect()
                     })
                     .collect();
-                let ts: Vec<Transition<'_>> = (0..copies).map(|copy| transition(d, &obs, &actions[copy], &rewards[copy], false)).collect();
+                let ts: Vec<Transition<'_>> = (0..copies)
+                    .map(|copy| transition(d, &obs, &actions[copy], &rewards[copy], false))
+                    .collect();
                 learner.learn_many(&ts);
             }
             probabilities(learner, Observations { data: &obs, dim: d })

@@ -519,7 +519,15 @@ mod tests {
         // Rewards 1, 3, 2 on a fixed scale of 2 (one accelerator under MTF): shifted to 0, 2,
         // 1, then halved; first update at eta_1 = sqrt(8 ln 3): log-weights 0, eta_1,
         // eta_1 / 2. The time average after it is the uniform it moved from.
-        let mut h = Hedge::new(1, &[0.0, 0.5, 0.9], 0.0, 100, &HedgeConfig::default(), "mtf", registry::Params::default());
+        let mut h = Hedge::new(
+            1,
+            &[0.0, 0.5, 0.9],
+            0.0,
+            100,
+            &HedgeConfig::default(),
+            "mtf",
+            registry::Params::default(),
+        );
         let eta1 = (8.0 * 3f64.ln()).sqrt();
         let input = RoundInput::from_utilities(&[vec![0.0]]);
         let t = crate::learners::testing::transition(1, &[0.0], &[0], &[0.0], false);
@@ -528,7 +536,10 @@ mod tests {
         // it; the update itself is what is checked: feed the rewards through `apply`.
         h.apply(0, &t, vec![1.0, 3.0, 2.0]);
         let logw = &h.logw[..3];
-        assert!((logw[0]).abs() < 1e-15 && (logw[1] - eta1).abs() < 1e-12 && (logw[2] - eta1 / 2.0).abs() < 1e-12, "{logw:?}");
+        assert!(
+            (logw[0]).abs() < 1e-15 && (logw[1] - eta1).abs() < 1e-12 && (logw[2] - eta1 / 2.0).abs() < 1e-12,
+            "{logw:?}"
+        );
         assert_eq!(h.time_averaged(0, 0), vec![1.0 / 3.0; 3]);
         // Second update, eta_2 = sqrt(8 ln 3 / 2), the same rewards: the time average is the
         // mean of uniform and the distribution after the first update.
@@ -541,7 +552,15 @@ mod tests {
             assert!((avg[l] - (1.0 / 3.0 + after_first[l]) / 2.0).abs() < 1e-12, "{avg:?}");
         }
         // Saved and loaded with its schedule and play.
-        let mut other = Hedge::new(1, &[0.0, 0.5, 0.9], 0.0, 100, &HedgeConfig::default(), "mtf", registry::Params::default());
+        let mut other = Hedge::new(
+            1,
+            &[0.0, 0.5, 0.9],
+            0.0,
+            100,
+            &HedgeConfig::default(),
+            "mtf",
+            registry::Params::default(),
+        );
         other.load(&h.save().unwrap()).unwrap();
         assert_eq!(other.time_averaged(0, 0), avg);
         assert_eq!(other.updates, h.updates);

@@ -32,7 +32,10 @@ pub fn sweep_history(
     y_desc: &str,
 ) -> crate::error::Result<Vec<String>> {
     fonts();
-    let values = points.iter().flat_map(|&(x, y)| [x, y]).chain(stopped.iter().flat_map(|&(x, y, _)| [x, y]));
+    let values = points
+        .iter()
+        .flat_map(|&(x, y)| [x, y])
+        .chain(stopped.iter().flat_map(|&(x, y, _)| [x, y]));
     if let Some(why) = crate::report::plots::undrawable(values.collect::<Vec<f64>>()) {
         return Ok(crate::report::plots::skipped(dir, "history", &why));
     }
@@ -117,7 +120,12 @@ fn history_chart<DB: DrawingBackend>(
 /// One scatter per parameter: its value against the objective, for the completed trials.
 pub fn sweep_params(dir: &Path, panels: &[ParamPanel], y_desc: &str) -> crate::error::Result<Vec<String>> {
     fonts();
-    if let Some(why) = crate::report::plots::undrawable(panels.iter().flat_map(|p| p.points.iter().flat_map(|&(x, y)| [x, y])).collect::<Vec<f64>>()) {
+    if let Some(why) = crate::report::plots::undrawable(
+        panels
+            .iter()
+            .flat_map(|p| p.points.iter().flat_map(|&(x, y)| [x, y]))
+            .collect::<Vec<f64>>(),
+    ) {
         return Ok(crate::report::plots::skipped(dir, "params", &why));
     }
     let cols = panels.len().clamp(1, 3);

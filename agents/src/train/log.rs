@@ -212,7 +212,12 @@ pub(super) fn episode_log(e: u64, m: &EpisodeMetrics, losses: Losses, secs: f64,
 /// this episode: every figure is also written against it (`agent_steps/...`), so learners
 /// whose episodes hold different numbers of copies (an ES generation, PPO's seed groups)
 /// compare by samples.
-pub(super) fn write_scalars(tb: &mut crate::run::tb::EventWriter, log: &EpisodeLog, rounds: u32, agent_steps: u64) -> crate::error::Result<()> {
+pub(super) fn write_scalars(
+    tb: &mut crate::run::tb::EventWriter,
+    log: &EpisodeLog,
+    rounds: u32,
+    agent_steps: u64,
+) -> crate::error::Result<()> {
     let e = log.episode;
     for f in METRICS {
         if let (Some(tag), Some(v)) = (f.tag, log.get(f.key)) {

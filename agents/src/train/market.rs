@@ -319,7 +319,15 @@ impl MarketTraining {
         }
         // Asked of the tenants the entries expand to: an entry with learn = true and count = 0
         // has no tenant (PPO then divided by zero learners).
-        if file.market.tenants.iter().filter(|t| t.learn).map(|t| u64::from(t.count)).sum::<u64>() == 0 {
+        if file
+            .market
+            .tenants
+            .iter()
+            .filter(|t| t.learn)
+            .map(|t| u64::from(t.count))
+            .sum::<u64>()
+            == 0
+        {
             return Err(err(
                 "market.tenants",
                 "no tenant learns (no entry with learn = true has a count above 0): mtf train learns those tenants' bids against the others".into(),
@@ -835,6 +843,12 @@ pub fn train_market_with(
     let base = raw.at_seed(raw.seed);
     let ls = Learners::of(&base, &raw);
     let levels = tr.learner.levels.clone();
+    let ppo = (tr.learner.kind == MarketLearnerKind::Ppo).then(|| {
+        let p = &tr.learner.ppo;
+        let width = p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + levels.len() + Market::obs_dim(raw.market.types.len());
+        (tr.train.envs * p.group, ls.who.len(), p.rollout, width)
+    });
+    crate::train::memory::check(&crate::train::memory::market_training(&base, ppo), "this training run")?;
     let stem = run::stem(config);
     let dir = run::RunDir::create(out, name.unwrap_or(&format!("train-{stem}")))?;
     run::write_atomic(&dir.config(), toml::to_string(&raw).map_err(|e| user(format!("{e}")))?.as_bytes())?;
@@ -969,9 +983,7 @@ fn replicate(
             };
             let group = learner.seed_group().max(1);
             for e in 0..episodes {
-                let files: Vec<MarketFile> = (0..copies)
-                    .map(|k| episode_file(e, (k / group) as u64))
-                    .collect();
+                let files: Vec<MarketFile> = (0..copies).map(|k| episode_file(e, (k / group) as u64)).collect();
                 let scores = rollout.train(learner.as_mut(), &files, stream_seed(seed, env::rng::names::POLICY_EPISODE, e));
                 curve.push(scores[0]);
                 if let Some(what) = learner.non_finite() {

@@ -109,6 +109,61 @@ pub fn evaluation(sc: &Scenario, threads: usize) -> Estimate {
     Estimate::of(world_parts(sc, threads, threads))
 }
 
+/// Peak bytes per (tenant, round) of a market episode kept whole (`mtf simulate`, `compare`):
+/// its records, and for `simulate` their JSON lines as well. Measured on three-types.toml with
+/// jobs that never finish (32 tenants, 3 types; 3,000 and 30,000 rounds): 348 bytes a
+/// tenant-round with the JSON lines, 137 without; the per-round part (prices, the price figure)
+/// from the duel (2 tenants, 2 types): 2.4 KiB a round with both.
+const MARKET_TENANT_ROUND_JSON: u64 = 400;
+const MARKET_TENANT_ROUND: u64 = 160;
+const MARKET_ROUND: u64 = 2560;
+
+/// Bytes per (copy, learning tenant, round, unit of the PPO width) of a market PPO rollout
+/// kept for its update: three-types.toml, 8 copies x 12 learning tenants x 30,000 rounds, width
+/// 351 (64 + 128 + 128 hidden, 16 levels, 15 features) peaked at 6.7 GB: 2.3 KiB a transition,
+/// 6.6 bytes per unit of width.
+const MARKET_PPO_PER_WIDTH: u64 = 8;
+
+fn market_rounds(file: &env::market::MarketFile, per_tenant_round: u64) -> (String, u64) {
+    let rounds = u64::from(file.env.rounds);
+    let tenants = file.market.tenants.len() as u64;
+    let per_round = MARKET_ROUND.saturating_add(tenants.saturating_mul(per_tenant_round));
+    (
+        "env.rounds x market.tenants (the episode's per-round records)".to_string(),
+        rounds.saturating_mul(per_round),
+    )
+}
+
+/// A market episode kept whole: `mtf simulate` (`json`: also its rounds.jsonl) or `compare`
+/// (one policy at a time).
+pub fn market_evaluation(file: &env::market::MarketFile, json: bool) -> Estimate {
+    let per = if json { MARKET_TENANT_ROUND_JSON } else { MARKET_TENANT_ROUND };
+    Estimate::of(vec![market_rounds(file, per)])
+}
+
+/// Market training (replicates one after another; an episode's records are not kept): PPO's
+/// rollout of `learning` tenants in `copies` copies over an update (`rollout` rounds, 0: the
+/// episode) with `width` = hidden sizes + levels + features.
+pub fn market_training(file: &env::market::MarketFile, ppo: Option<(usize, usize, usize, usize)>) -> Estimate {
+    let mut parts = Vec::new();
+    if let Some((copies, learning, rollout, width)) = ppo {
+        let rounds = if rollout == 0 {
+            u64::from(file.env.rounds)
+        } else {
+            (rollout as u64).min(u64::from(file.env.rounds))
+        };
+        parts.push((
+            "learner.ppo (train.envs x learner.ppo.group copies x learning tenants x env.rounds)".to_string(),
+            (copies as u64)
+                .saturating_mul(learning as u64)
+                .saturating_mul(rounds)
+                .saturating_mul(width as u64)
+                .saturating_mul(MARKET_PPO_PER_WIDTH),
+        ));
+    }
+    Estimate::of(parts)
+}
+
 static LIMIT: AtomicU64 = AtomicU64::new(0);
 
 /// Set the limit every later [`check`] uses (`--max-memory`); `None`: the machine's available
@@ -187,6 +242,30 @@ mod tests {
         assert!(parse_size("8X").unwrap_err().contains("unknown unit"));
         assert!(parse_size("-1G").unwrap_err().contains("positive"));
         assert!(parse_size("lots").unwrap_err().contains("not a size"));
+    }
+
+    #[test]
+    fn the_market_had_no_memory_estimate() {
+        // --max-memory meant nothing on a market file: no estimate existed (issue 42.3).
+        let at = |sets: &[&str]| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/three-types.toml");
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            env::market::MarketFile::load(&path, &sets).unwrap()
+        };
+        let (small, long) = (at(&["env.rounds=3000"]), at(&["env.rounds=30000"]));
+        let (a, b) = (market_evaluation(&small, true).total, market_evaluation(&long, true).total);
+        // Measured peaks: 43 MiB and 330 MiB; the estimate is above both and grows 10x with
+        // the rounds past the floor.
+        assert!(a > 43 << 20 && a < 100 << 20, "{a}");
+        assert!(b > 330 << 20 && b < 800 << 20, "{b}");
+        assert!(market_evaluation(&long, false).total < b);
+        let more = at(&["env.rounds=3000", "market.tenants.*.count=24"]);
+        assert!(market_evaluation(&more, true).total > a, "grows with the tenants");
+        // PPO at 8 copies x 12 learners x 30,000 rounds peaked at 6.7 GB.
+        let t = market_training(&long, Some((8, 12, 0, 351))).total;
+        assert!(t > 6_700_000_000 && t < 10 << 30, "{t}");
+        assert!(market_training(&long, Some((8, 12, 100, 351))).total < t / 100);
+        assert_eq!(market_training(&long, None).total, BASE);
     }
 
     #[test]

@@ -193,17 +193,17 @@ impl std::fmt::Display for Trained {
                             f,
                             "vs the selfish equilibrium ({}{}; where own rewards lead, itself {} vs the best fixed level): {} ({})",
                             s.spec,
-                            if s.converged { "" } else { ", where best responses stopped: not converged" },
+                            if s.converged {
+                                ""
+                            } else {
+                                ", where best responses stopped: not converged"
+                            },
                             s.vs_best_fixed.signed_pm(3),
                             s.run_vs.signed_pm(3),
                             verdict(s.run_vs),
                         )?;
                         if let Some(log) = last_episode {
-                            let levels: Vec<String> = log
-                                .threshold_by_weight
-                                .iter()
-                                .map(|(w, l)| format!("w{w}={l:.2}"))
-                                .collect();
+                            let levels: Vec<String> = log.threshold_by_weight.iter().map(|(w, l)| format!("w{w}={l:.2}")).collect();
                             writeln!(f, "mean levels in the last training episode: {}", levels.join(","))?;
                         }
                     }

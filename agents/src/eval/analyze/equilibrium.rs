@@ -112,7 +112,11 @@ impl Selfish {
     /// `(weight, level)` per class.
     pub fn by_weight(&self, sc: &Scenario) -> Vec<(f64, f64)> {
         let levels = sc.action_levels();
-        sc.weight_classes().iter().zip(&self.levels).map(|(&w, &l)| (w, levels[l])).collect()
+        sc.weight_classes()
+            .iter()
+            .zip(&self.levels)
+            .map(|(&w, &l)| (w, levels[l]))
+            .collect()
     }
 }
 

@@ -41,7 +41,12 @@ pub fn curves(
     fonts();
     let values = series
         .iter()
-        .flat_map(|s| s.points.iter().flat_map(|(x, st)| std::iter::once(*x as f64).chain(stat_values([st]))).chain(s.held_out.iter().flat_map(|h| stat_values([h]))))
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .flat_map(|(x, st)| std::iter::once(*x as f64).chain(stat_values([st])))
+                .chain(s.held_out.iter().flat_map(|h| stat_values([h])))
+        })
         .chain(refs.iter().flat_map(|r| stat_values([&r.level])))
         .collect::<Vec<f64>>();
     if let Some(why) = undrawable(values) {

@@ -19,7 +19,9 @@ pub fn lines(
 ) -> crate::error::Result<Vec<String>> {
     fonts();
     let values = xs.iter().copied().chain(series.iter().flat_map(|(_, s)| stat_values(s)));
-    if let Some(why) = undrawable(values).or_else(|| (log_x && xs.iter().any(|&x| x <= 0.0)).then(|| "a log axis needs x above 0".to_string())) {
+    if let Some(why) =
+        undrawable(values).or_else(|| (log_x && xs.iter().any(|&x| x <= 0.0)).then(|| "a log axis needs x above 0".to_string()))
+    {
         return Ok(skipped(dir, name, &why));
     }
     let xs: Vec<f64> = if log_x {

@@ -103,12 +103,18 @@ pub(crate) fn undrawable(values: impl IntoIterator<Item = f64>) -> Option<String
 
 /// Every number a list of statistics puts on a figure: means and error-bar ends.
 pub(crate) fn stat_values<'a>(stats: impl IntoIterator<Item = &'a Stat>) -> Vec<f64> {
-    stats.into_iter().flat_map(|s| [s.mean, s.mean - s.bar(), s.mean + s.bar()]).collect()
+    stats
+        .into_iter()
+        .flat_map(|s| [s.mean, s.mean - s.bar(), s.mean + s.bar()])
+        .collect()
 }
 
 /// A figure left out, said in one line on stderr (the tables and JSON beside it are unaffected).
 pub(crate) fn skipped(dir: &Path, name: &str, why: &str) -> Vec<String> {
-    eprintln!("mtf: warning: {}: figure not drawn: {why}", dir.join(format!("{name}.png")).display());
+    eprintln!(
+        "mtf: warning: {}: figure not drawn: {why}",
+        dir.join(format!("{name}.png")).display()
+    );
     Vec::new()
 }
 
@@ -379,9 +385,14 @@ mod tests {
         let stat = |m: f64| Stat { mean: m, ci95: 0.1 };
         for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e308] {
             let series = vec![("a".to_string(), vec![stat(1.0), stat(bad)])];
-            assert!(lines(&dir, "l", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().is_empty(), "{bad}");
+            assert!(
+                lines(&dir, "l", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().is_empty(),
+                "{bad}"
+            );
             let rows = [(stat(bad), 0)];
-            assert!(per_row_values(&dir, "p", &["r".into()], "", "y", &rows, &[], "").unwrap().is_empty());
+            assert!(per_row_values(&dir, "p", &["r".into()], "", "y", &rows, &[], "")
+                .unwrap()
+                .is_empty());
             let s = [Series {
                 label: "s".into(),
                 runs: vec![],
@@ -389,7 +400,9 @@ mod tests {
                 held_out: None,
             }];
             assert!(curves(&dir, "c", "m", "y", &s, &[]).unwrap().is_empty());
-            assert!(crate::sweep::plots::sweep_history(&dir, &[(0.0, bad)], &[], true, "y").unwrap().is_empty());
+            assert!(crate::sweep::plots::sweep_history(&dir, &[(0.0, bad)], &[], true, "y")
+                .unwrap()
+                .is_empty());
         }
         assert!(undrawable([1.0, f64::NAN]).unwrap().contains("NaN"));
         assert!(undrawable([1e308]).unwrap().contains("past what an axis can hold"));
