@@ -142,3 +142,44 @@ fn a_run_group_with_a_replicate_deleted_was_read_as_a_smaller_group() {
     assert!(err.contains("replicate-1"), "{err}");
     let _ = std::fs::remove_dir_all(Path::new(&group));
 }
+
+/// A market run read where a queue-world run is (a `run:` policy on a queue config, `--resume`,
+/// `mtf curves`, export's loader) was refused blaming the run's own config: "env.world: unknown
+/// variant `market`". Now one line names the run, its world and what reads it.
+#[test]
+fn a_market_run_read_as_a_queue_run_blamed_its_config() {
+    let dir = tmp("reliability", "market-as-queue");
+    let run = dir.join("run");
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &config("market/duel.toml"),
+        "--set",
+        "train.episodes=2",
+        "--set",
+        "train.replicates=1",
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let policy = format!("run:{}", run.display());
+    let q = config("quickstart.toml");
+    let r = run.to_str().unwrap();
+    let curves = dir.join("curves");
+    for args in [
+        vec!["compare", "--config", &q, "--policies", &policy, "--seeds", "1"],
+        vec!["simulate", "--config", &q, "--policy", &policy, "--seeds", "1"],
+        vec!["train", "--resume", r],
+        vec!["curves", r, "--out", curves.to_str().unwrap()],
+    ] {
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(r) && err.contains("a run of the market world") && !err.contains("unknown variant"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

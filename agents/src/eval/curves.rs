@@ -227,6 +227,7 @@ fn grouped(given: &[PathBuf]) -> crate::error::Result<Vec<(String, Vec<PathBuf>)
         } else if RunDir::at(path).metrics().is_file() {
             vec![path.clone()]
         } else {
+            crate::train::queue_world_run(path)?;
             return Err(user(format!(
                 "{}: not a run directory or run group (no metrics.jsonl)",
                 path.display()

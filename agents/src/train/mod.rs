@@ -325,6 +325,34 @@ pub fn load_run(dir: &Path, allow_fresh: bool) -> crate::error::Result<(Experime
     load_run_allowing(dir, allow_fresh, &[])
 }
 
+/// Refuse a run of another world where a queue- or valuation-world run is read, naming the
+/// run and what reads it (before, its config was parsed as a queue-world file and the error
+/// blamed its `env.world` as an unknown variant: issue 42.7). Unreadable configs pass: the
+/// parse that follows names their problem.
+pub fn queue_world_run(dir: &Path) -> crate::error::Result<()> {
+    let Ok(text) = std::fs::read_to_string(RunDir::at(dir).config()) else {
+        return Ok(());
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(());
+    };
+    let world = env::worlds::world_name(&table);
+    if world == "queues" || world == "valuations" {
+        return Ok(());
+    }
+    let reads = if world == "market" {
+        "a market run is read with its market file (mtf compare --config MARKET_FILE --policies run:DIR, mtf export --run DIR) and is not resumable".to_string()
+    } else {
+        format!(
+            "a {world} run is read with a {world} config (mtf compare --config FILE --policies run:DIR), mtf train --resume and mtf curves"
+        )
+    };
+    Err(crate::error::run_dir(
+        dir,
+        format!("a run of the {world} world (env.world in its config.toml), read here as a queue-world run: {reads}"),
+    ))
+}
+
 /// [`load_run`], where the run's `config.toml` may differ from the config its checkpoint
 /// recorded at the keys `allowed` (and `train.threads`, which changes no result).
 pub fn load_run_allowing(dir: &Path, allow_fresh: bool, allowed: &[String]) -> crate::error::Result<(Experiment, Box<dyn Learner>, u64)> {
@@ -332,6 +360,7 @@ pub fn load_run_allowing(dir: &Path, allow_fresh: bool, allowed: &[String]) -> c
     if !config.exists() {
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
+    queue_world_run(dir)?;
     let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
     let mut learner = exp.build_learner();
     let Some(latest) = checkpoint::latest(dir) else {

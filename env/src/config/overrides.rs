@@ -6,7 +6,8 @@ use std::path::Path;
 
 /// Apply `--set key.path=value`: the value is read as TOML (number, bool, array, inline table,
 /// string) and otherwise taken as a bare string. A numeric segment indexes an array of tables
-/// (`env.agents.1.load=0.8`) and `*` means every element (`env.agents.*.load=0.8`).
+/// (`env.agents.1.load=0.8`) or of values (`market.tenants.0.speeds.1=0.5`), and `*` means every
+/// element (`env.agents.*.load=0.8`).
 pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String> {
     let (path, raw) = spec
         .split_once('=')
@@ -26,7 +27,7 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String>
     if keys.iter().any(|k| k.is_empty()) {
         return Err(format!("empty key in `{path}`"));
     }
-    set_path(table, &keys, &value, path)
+    set_path(table, &keys, &value, path.trim())
 }
 
 fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &str) -> Result<(), String> {
@@ -42,9 +43,6 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
         toml::Value::Table(t) => set_path(t, rest, value, path),
         toml::Value::Array(items) => {
             let (index, after) = (rest[0], &rest[1..]);
-            if after.is_empty() {
-                return Err(format!("`{path}`: set a field of an element, e.g. `{first}.{index}.load`"));
-            }
             let targets: Vec<usize> = if index == "*" {
                 (0..items.len()).collect()
             } else {
@@ -58,8 +56,22 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
             };
             for k in targets {
                 match &mut items[k] {
+                    toml::Value::Table(t) if after.is_empty() => {
+                        // The element's own keys make the hint (a queue world's `load` meant
+                        // nothing in a market's tenants: issue 42.7).
+                        let field = t.keys().next().map_or("KEY", String::as_str);
+                        let array = path.rsplit_once('.').map_or(first, |(a, _)| a);
+                        return Err(format!(
+                            "`{path}` is a table; set one of its fields (e.g. `{path}.{field}`) or the whole array (`{array}=[...]`)"
+                        ));
+                    }
                     toml::Value::Table(t) => set_path(t, after, value, path)?,
-                    _ => return Err(format!("`{path}`: `{first}.{k}` is not a table")),
+                    // An element of an array of values (`speeds.1=2`) is replaced whole.
+                    item if after.is_empty() => *item = value.clone(),
+                    _ => {
+                        let element = &path[..path.len() - after.iter().map(|a| a.len() + 1).sum::<usize>()];
+                        return Err(format!("`{path}`: `{element}` is a value, not a table: set it as `{element}=...`"));
+                    }
                 }
             }
             Ok(())
@@ -111,9 +123,45 @@ pub fn read_text(path: &Path, max: u64) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))
 }
 
-/// `[env]` keys holding a file path: relative to the config's folder in the file, to the
-/// current directory when given with `--set`.
-pub const PATH_KEYS: &[&str] = &["env.trace", "env.throughputs"];
+/// Keys holding a file path: relative to the config's folder in the file, to the current
+/// directory when given with `--set` (`*` stands for any index of an array of tables; the market's
+/// `work_trace` was resolved against the file's folder when set: issue 42.7).
+pub const PATH_KEYS: &[&str] = &["env.trace", "env.throughputs", "market.tenants.*.work_trace"];
+
+/// Whether the override path `key` (indices as numbers or `*`) names a [`PATH_KEYS`] entry.
+fn is_path_key(key: &[&str]) -> bool {
+    PATH_KEYS.iter().any(|p| {
+        let p: Vec<&str> = p.split('.').collect();
+        p.len() == key.len()
+            && p.iter()
+                .zip(key)
+                .all(|(a, b)| a == b || (*a == "*" && (*b == "*" || b.parse::<usize>().is_ok())))
+    })
+}
+
+/// Make the relative path strings at `key` (indices or `*`) absolute against `cwd`.
+fn absolutize(v: &mut toml::Value, key: &[&str], cwd: &Path) {
+    match (v, key.split_first()) {
+        (toml::Value::String(p), None) => {
+            if Path::new(p.as_str()).is_relative() {
+                *p = cwd.join(&*p).display().to_string();
+            }
+        }
+        (toml::Value::Table(t), Some((k, rest))) => {
+            if let Some(v) = t.get_mut(*k) {
+                absolutize(v, rest, cwd);
+            }
+        }
+        (toml::Value::Array(items), Some((k, rest))) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                if *k == "*" || k.parse() == Ok(i) {
+                    absolutize(item, rest, cwd);
+                }
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Read a TOML file and apply overrides, naming the file in errors.
 pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, ConfigError> {
@@ -136,12 +184,12 @@ pub fn read_table(path: &Path, overrides: &[String]) -> Result<toml::Table, Conf
         })?;
         // A path given on the command line is relative to the current directory (a path in
         // the file, to the file's folder).
-        let key = o.split('=').next().map(str::trim).unwrap_or("");
-        if let Some(name) = PATH_KEYS.iter().find(|k| **k == key).and_then(|k| k.strip_prefix("env.")) {
-            if let Some(toml::Value::String(p)) = table.get_mut("env").and_then(|e| e.get_mut(name)) {
-                if Path::new(p.as_str()).is_relative() {
-                    if let Ok(cwd) = std::env::current_dir() {
-                        *p = cwd.join(&*p).display().to_string();
+        let key: Vec<&str> = o.split('=').next().map(str::trim).unwrap_or("").split('.').collect();
+        if is_path_key(&key) {
+            if let Ok(cwd) = std::env::current_dir() {
+                if let Some((first, rest)) = key.split_first() {
+                    if let Some(v) = table.get_mut(*first) {
+                        absolutize(v, rest, &cwd);
                     }
                 }
             }

@@ -180,6 +180,52 @@ fn overrides_index_and_sweep_arrays() {
     assert!(apply_override(&mut t, "nokey").unwrap_err().contains("expected key.path=value"));
 }
 
+/// `--set` on an element of a numeric array (`market.tenants.0.speeds.1=2`) was refused with a
+/// hint from the queue world's tables (`speeds.1.load`): it now sets the element; a table element
+/// set whole names one of its own fields (issue 42.7).
+#[test]
+fn set_on_a_numeric_array_element_gave_a_queue_world_hint() {
+    let mut t: toml::Table = toml::from_str("[[market.tenants]]\nname = \"a\"\nspeeds = [1.0, 2.0, 3.0]").unwrap();
+    apply_override(&mut t, "market.tenants.0.speeds.1=0.5").unwrap();
+    apply_override(&mut t, "market.tenants.*.speeds.2=7.0").unwrap();
+    assert_eq!(t["market"]["tenants"][0]["speeds"], toml::Value::try_from([1.0, 0.5, 7.0]).unwrap());
+    let e = apply_override(&mut t, "market.tenants.0.speeds.3=1").unwrap_err();
+    assert!(e.contains("has 3 elements"), "{e}");
+    let e = apply_override(&mut t, "market.tenants.0.speeds.1.x=1").unwrap_err();
+    assert!(e.contains("is a value, not a table") && e.contains("speeds.1="), "{e}");
+    let e = apply_override(&mut t, "market.tenants.0=1").unwrap_err();
+    assert!(e.contains("market.tenants.0.name") && !e.contains("load"), "{e}");
+}
+
+/// A market's `work_trace` given with `--set` was resolved against the file's folder, where
+/// every other path given with `--set` is resolved against the current directory (issue 42.7).
+#[test]
+fn a_market_work_trace_set_on_the_command_line_was_read_from_the_files_folder() {
+    let dir = std::env::temp_dir().join(format!("mtf-overrides-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let file = dir.join("sub").join("m.toml");
+    std::fs::write(
+        &file,
+        "[[market.tenants]]\nwork_trace = \"t.csv\"\n[[market.tenants]]\nname = \"b\"",
+    )
+    .unwrap();
+    let cwd = std::env::current_dir().unwrap();
+    let t = read_table(&file, &["market.tenants.1.work_trace=x/t.csv".into(), "env.trace=y.csv".into()]).unwrap();
+    let tenants = t["market"]["tenants"].as_array().unwrap();
+    assert_eq!(
+        tenants[0]["work_trace"].as_str(),
+        Some("t.csv"),
+        "the file's own path stays relative to it"
+    );
+    assert_eq!(tenants[1]["work_trace"].as_str(), Some(cwd.join("x/t.csv").to_str().unwrap()));
+    assert_eq!(t["env"]["trace"].as_str(), Some(cwd.join("y.csv").to_str().unwrap()));
+    let t = read_table(&file, &["market.tenants.*.work_trace=z.csv".into()]).unwrap();
+    for tenant in t["market"]["tenants"].as_array().unwrap() {
+        assert_eq!(tenant["work_trace"].as_str(), Some(cwd.join("z.csv").to_str().unwrap()));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn resolved_config_round_trips_through_toml() {
     let s = load_str(
