@@ -128,34 +128,51 @@ def main() -> None:
     n["thesis.code.deadline_last"] = str(last)
     n["thesis.code.spa_last"] = span_text(spa)
 
-    # The learners' table (scripts/learners-report.sh; not rerun here, it takes 1 h 40 min).
-    reports = sorted(glob.glob(os.path.join(ROOT, "docs/reports/learners-*.json")))
-    rows = load(reports[-1])
-    n["learners.report"] = os.path.relpath(reports[-1], ROOT)
+    # The learners' table (scripts/learners-report.sh; not rerun here, it takes 1 h 40 min). A
+    # report may hold some worlds only (WORLDS=...): each row is read from the newest report
+    # that has it, and the report it came from is a number too.
+    reports = sorted(glob.glob(os.path.join(ROOT, "docs/reports/learners-*.json")), reverse=True)
+    loaded = [(os.path.relpath(r, ROOT), load(r)) for r in reports]
+    n["learners.report"] = loaded[0][0]
+    draws = {"uniform random (no learning)", "Hedge", "actor-critic", "PPO (IPPO)", "PPO (MAPPO)"}
 
     def row(world: str, reward: str, learner: str) -> dict:
-        return next(r for r in rows if r.get("world") == world and r.get("reward") == reward and r.get("learner") == learner)
+        for _, rows in loaded:
+            for r in rows:
+                if r.get("world") == world and r.get("reward") == reward and r.get("learner") == learner:
+                    return r
+        print(f"docs_numbers: no row {world}/{reward}/{learner} in {', '.join(p for p, _ in loaded)}", file=sys.stderr)
+        raise KeyError(learner)
 
-    for key, (world, reward, learner, kind) in {
-        "learners.q.own.ac": ("quickstart", "own", "actor-critic", "greedy"),
-        "learners.q.own.ippo": ("quickstart", "own", "PPO (IPPO)", "greedy"),
-        "learners.q.own.mappo": ("quickstart", "own", "PPO (MAPPO)", "greedy"),
-        "learners.q.own.es": ("quickstart", "own", "ES", "greedy"),
-        "learners.q.welfare.es": ("quickstart", "welfare", "ES", "greedy"),
-        "learners.w124.welfare.es": ("w124-mmpp", "welfare", "ES", "greedy"),
-        "learners.q.welfare.ppo_sampled": ("quickstart", "welfare", "PPO (IPPO)", "sampled"),
-        "learners.w124.welfare.ppo_sampled": ("w124-mmpp", "welfare", "PPO (IPPO)", "sampled"),
+    def report_of(world: str) -> str:
+        return next(p for p, rows in loaded if any(r.get("world") == world and "learner" in r for r in rows))
+
+    n["learners.w124.report"] = report_of("w124-mmpp")
+
+    def trained(r: dict) -> dict:
+        # How the learner was trained: sampled for one that draws its actions (reports before
+        # issue 41 have no as_trained).
+        return r.get("as_trained") or (r["sampled"] if r["learner"] in draws else r["greedy"])
+
+    for key, (world, reward, learner) in {
+        "learners.q.own.ac": ("quickstart", "own", "actor-critic"),
+        "learners.q.own.ippo": ("quickstart", "own", "PPO (IPPO)"),
+        "learners.q.own.mappo": ("quickstart", "own", "PPO (MAPPO)"),
+        "learners.q.own.es": ("quickstart", "own", "ES"),
+        "learners.q.own.hedge": ("quickstart", "own", "Hedge"),
+        "learners.q.welfare.es": ("quickstart", "welfare", "ES"),
+        "learners.q.welfare.ac": ("quickstart", "welfare", "actor-critic"),
+        "learners.q.welfare.ippo": ("quickstart", "welfare", "PPO (IPPO)"),
+        "learners.q.welfare.mappo": ("quickstart", "welfare", "PPO (MAPPO)"),
+        "learners.w124.welfare.es": ("w124-mmpp", "welfare", "ES"),
+        "learners.w124.welfare.ppo_sampled": ("w124-mmpp", "welfare", "PPO (IPPO)"),
     }.items():
-        try:
-            n[key] = iqm(row(world, reward, learner)[kind])
-        except StopIteration:
-            print(f"docs_numbers: no row {world}/{reward}/{learner} in {reports[-1]}", file=sys.stderr)
-            raise
-    n["learners.q.own.hedge"] = f"{row('quickstart', 'own', 'Hedge')['greedy']['iqm']:+.2f}"
+        n[key] = iqm(trained(row(world, reward, learner)))
     n["learners.q.uniform"] = f"{row('quickstart', 'own', 'uniform random (no learning)')['sampled']['iqm']:+.2f}"
     n["learners.w124.uniform"] = f"{row('w124-mmpp', 'own', 'uniform random (no learning)')['sampled']['iqm']:+.2f}"
     n["learners.q.ppo.thresholds.own"] = row("quickstart", "own", "PPO (IPPO)")["thresholds"]
     n["learners.q.ppo.thresholds.welfare"] = row("quickstart", "welfare", "PPO (IPPO)")["thresholds"]
+    n["learners.q.ac.thresholds.own"] = row("quickstart", "own", "actor-critic")["thresholds"]
 
     carried = []
     for k, v in previous.items():

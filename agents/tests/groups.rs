@@ -163,3 +163,36 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
     assert!(err.contains("is a run group"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A group's config.toml edited before `--resume` was silently ignored by its replicates
+/// (exit 0) while the group's references were recomputed on the edit: a changed `env.rounds`
+/// gave a summary mixing two experiments (issue 40.8). Now a change is refused naming the key,
+/// and an allowed one (`--allow-config-change train.episodes`) reaches every replicate.
+#[test]
+fn editing_a_groups_config_before_resume_was_ignored() {
+    let dir = common::tmp("groups", "edited");
+    train(&dir, &["--replicates", "2"]);
+    let config = dir.join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let edit = |from: &str, to: &str| std::fs::write(&config, text.replace(from, to)).unwrap();
+    let r = dir.to_str().unwrap();
+    edit("rounds = 40\n", "rounds = 45\n");
+    let (code, _, err) = mtf(&["train", "--resume", r, "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("config.toml") && err.contains("env.rounds") && err.contains("--allow-config-change"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    edit("episodes = 2\n", "episodes = 3\n");
+    let (code, _, err) = mtf(&["train", "--resume", r, "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("train.episodes"), "{err}");
+    let (code, _, err) = mtf(&["train", "--resume", r, "--quiet", "--allow-config-change", "train.episodes"]);
+    assert_eq!(code, 0, "{err}");
+    for k in 0..2 {
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("replicate-{k}/summary.json"))).unwrap()).unwrap();
+        assert_eq!(s["episodes"], 3, "replicate {k} trained the allowed episodes");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

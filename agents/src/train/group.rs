@@ -220,6 +220,41 @@ pub fn start(exp: Experiment, dir: RunDir, args: &TrainSpec) -> crate::error::Re
 pub fn resume(path: &Path, args: &TrainSpec) -> crate::error::Result<Trained> {
     let dir = RunDir::open(path)?;
     let exp = Experiment::load(&dir.config(), &[]).map_err(|e| user(e.to_string()))?;
+    // The group's config.toml edited since its replicates started was read for the group's
+    // references only (the replicates resumed from their own: issue 40.8, exit 0 on a changed
+    // env.rounds). A change is refused unless allowed, and an allowed one reaches every
+    // replicate's config.toml (which this group wrote) before it resumes.
+    let mut rewrites = Vec::new();
+    for k in 0..exp.train.replicates {
+        let own = RunDir::at(&dir.replicate(k)).config();
+        let Ok(text) = std::fs::read_to_string(&own) else {
+            continue;
+        };
+        let want = replicate(&exp, k).to_toml();
+        let changed: Vec<String> = super::changed_keys(&text, &want)
+            .into_iter()
+            .filter(|key| key != "train.threads")
+            .collect();
+        if changed.is_empty() {
+            continue;
+        }
+        let refused: Vec<&String> = changed.iter().filter(|key| !args.allow_config_change.contains(key)).collect();
+        if !refused.is_empty() {
+            let keys = refused.iter().map(|s| s.as_str()).collect::<Vec<_>>();
+            return Err(crate::error::run_dir(
+                &dir.config(),
+                format!(
+                    "differs from replicate-{k}'s config.toml at {}: the group's replicates would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
+                    keys.join(", "),
+                    keys.join(",")
+                ),
+            ));
+        }
+        rewrites.push((own, want));
+    }
+    for (own, want) in rewrites {
+        run::write_atomic(&own, want.as_bytes())?;
+    }
     let runs = (0..exp.train.replicates)
         .map(|k| {
             let p = dir.replicate(k);
