@@ -301,3 +301,29 @@ fn the_valuation_world_compared_welfare_it_does_not_have() {
     assert!(!out.join("throughput_by_weight.png").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The comparison table headed each weight class's per-agent throughput "thr w=1", read as a
+/// threshold (issue 40.8).
+#[test]
+fn thr_w_1_read_as_a_threshold() {
+    let dir = common::tmp("compare", "thr");
+    let q = common::quickstart();
+    let (code, _, err) = common::mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        "fixed:0.2",
+        "--seeds",
+        "1",
+        "--set",
+        "env.rounds=20",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let md = std::fs::read_to_string(dir.join("comparison.md")).unwrap();
+    assert!(md.contains("jobs/round per agent, w=1") && !md.contains("thr w="), "{md}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -153,8 +153,32 @@ fn two_processes_share_a_study_without_running_a_trial_twice() {
     );
     let best_toml = std::fs::read_to_string(out.join("best.toml")).unwrap();
     let trial_config = std::fs::read_to_string(Path::new(&best.1.run_dir).join("config.toml")).unwrap();
-    assert!(best_toml.ends_with(&trial_config));
     assert!(best_toml.starts_with(&format!("# Best trial {} ", best.1.number)));
+    // The trial's config, judged on the base's evaluation seeds, not the budget's 2 (it kept
+    // the budget's: issue 40.8).
+    let (mut want, got): (toml::Table, toml::Table) = (trial_config.parse().unwrap(), best_toml.parse().unwrap());
+    assert_eq!(want["train"]["eval_seeds"].as_integer(), Some(2));
+    let base: toml::Table = std::fs::read_to_string(quickstart()).unwrap().parse().unwrap();
+    match base["train"].get("eval_seeds") {
+        Some(v) => want["train"].as_table_mut().unwrap().insert("eval_seeds".into(), v.clone()),
+        None => want["train"].as_table_mut().unwrap().remove("eval_seeds"),
+    };
+    assert_eq!(got, want);
+    assert!(best_toml.contains("evaluated on"), "{best_toml}");
+    let sim = dir.join("best-sim");
+    let (code, _, err) = common::mtf(&[
+        "simulate",
+        "--config",
+        out.join("best.toml").to_str().unwrap(),
+        "--seeds",
+        "1",
+        "--set",
+        "env.rounds=5",
+        "--quiet",
+        "--out",
+        sim.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "best.toml is a config: {err}");
 
     let csv = std::fs::read_to_string(out.join("trials.csv")).unwrap();
     assert_eq!(csv.lines().count(), 9);

@@ -178,7 +178,8 @@ pub fn markdown(rows: &[Row]) -> String {
     if paired.is_some() {
         head.push(format!("Δ {name} (paired)"));
     }
-    head.extend(weights.iter().map(|w| format!("thr w={w}")));
+    // Per-agent throughput (jobs a round) of each weight class: "thr" read as threshold (issue 40.8).
+    head.extend(weights.iter().map(|w| format!("jobs/round per agent, w={w}")));
     head.extend(columns(rows).filter_map(|m| m.column).map(String::from));
     let mut table = Table::new(head);
     // The best row by mean welfare (the first of equals) is marked in bold.

@@ -569,6 +569,34 @@ fn cell(v: &Value) -> String {
     }
 }
 
+/// A trial's resolved config with the base config's `train.eval_seeds` (its default where the
+/// base does not set it) in place of the trial budget's: `mtf train --config best.toml`
+/// trains as the trial did but judges on the base's seeds (it kept the budget's 4: issue 40.8).
+/// Returns the text and what it evaluates on.
+fn evaluated_as_the_base(trial: &str, base: &Path) -> (String, String) {
+    let Ok(mut table) = trial.parse::<toml::Table>() else {
+        return (trial.to_string(), "the trial's evaluation seeds".into());
+    };
+    let from_base = env::config::read_table(base, &[])
+        .ok()
+        .and_then(|b| b.get("train").and_then(|t| t.get("eval_seeds")).cloned());
+    let Some(train) = table.get_mut("train").and_then(|t| t.as_table_mut()) else {
+        return (trial.to_string(), "the trial's evaluation seeds".into());
+    };
+    let seeds = match from_base {
+        Some(v) => {
+            let said = format!("train.eval_seeds = {v}");
+            train.insert("eval_seeds".into(), v);
+            said
+        }
+        None => {
+            train.remove("eval_seeds");
+            "the default train.eval_seeds".to_string()
+        }
+    };
+    (toml::to_string(&table).unwrap_or_else(|_| trial.to_string()), seeds)
+}
+
 /// `trials.csv`, `best.toml`, the plots, and the printed report.
 fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::error::Result<String> {
     let file = &ctx.sweep.file;
@@ -633,8 +661,9 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::error::Result<Str
         }
         // The best trial's own resolved config: `mtf train --config best.toml` reproduces it.
         let config = run::read_text(&run::RunDir::at(&b.run_dir).config(), run::MAX_TEXT)?;
+        let (config, seeds) = evaluated_as_the_base(&config, &ctx.sweep.base);
         let header = format!(
-            "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (budget included); train longer with --set train.episodes=N.\n",
+            "# Best trial {} of study `{}`: {} = {value}.\n# The trial's resolved config (its training budget included; train longer with --set train.episodes=N),\n# evaluated on {seeds} as in the base config, not the trial budget's few.\n",
             b.number, ctx.study, file.objective.metric
         );
         run::write_atomic(&ctx.out.join("best.toml"), (header + &config).as_bytes())?;

@@ -19,6 +19,12 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
         "\n## 1. Headroom: simple adaptive policies against the best fixed level ({})\n\n",
         a.best_fixed
     );
+    // mtf compare ranks levels on the seeds it is given; without this line a reader saw two
+    // "best" levels and no reason (issue 40.8).
+    md += &format!(
+        "The best fixed level is the one with the highest mean welfare on the {} selection seeds, never on the held-out ones it is scored on; `mtf compare` ranks levels on the seeds it is given, so its best row can be a neighbouring level where the two differ by less than the noise.\n\n",
+        a.select_seeds.len()
+    );
     let mut table = Table::new([
         "class",
         "levels per weight class (bit off / on)",
