@@ -326,3 +326,30 @@ fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
         assert!(err.contains(names), "{err}");
     }
 }
+
+/// The headline row read "welfare (jobs/round)" beside "throughput (jobs/round)", hiding that
+/// welfare is the weighted mean of the agents' throughputs, not a total (issue 40.8).
+#[test]
+fn jobs_per_round_hid_a_weighted_mean() {
+    let dir = common::tmp("simulate", "label");
+    let q = common::quickstart();
+    let (code, out, err) = common::mtf(&[
+        "simulate",
+        "--config",
+        &q,
+        "--seeds",
+        "2",
+        "--set",
+        "env.rounds=20",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().find(|l| l.starts_with("welfare")).unwrap();
+    assert!(line.starts_with("welfare (weighted mean of agents' jobs/round)"), "{out}");
+    // The columns stay aligned under the longer label.
+    let header = out.lines().find(|l| l.starts_with("metric")).unwrap();
+    let value = line.split_whitespace().nth(6).unwrap();
+    assert_eq!(header.find("mean").unwrap() + 4, line.find(value).unwrap() + value.len(), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -165,11 +165,12 @@ pub fn table(s: &Summary) -> String {
             None => {}
         }
     }
-    let mut out = format!("{:<30} {:>12} {:>12}\n", "metric", "mean", "95% CI +-");
+    let w = rows.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0).max(30);
+    let mut out = format!("{:<w$} {:>12} {:>12}\n", "metric", "mean", "95% CI +-");
     let one_seed = rows.iter().any(|(_, st)| !st.has_ci());
     for (name, st) in rows {
         let ci = if st.has_ci() { format!("{:.4}", st.ci95) } else { "-".into() };
-        out.push_str(&format!("{name:<30} {:>12.4} {ci:>12}\n", st.mean));
+        out.push_str(&format!("{name:<w$} {:>12.4} {ci:>12}\n", st.mean));
     }
     if one_seed {
         out.push_str(&format!("{}\n", env::eval::ONE_SEED_NOTE));

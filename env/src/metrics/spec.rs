@@ -96,10 +96,12 @@ const BASE: Metric = Metric {
     of: |_| None,
 };
 
-/// Weighted social welfare (jobs per round): the headline figure.
+/// Weighted social welfare (jobs per round): the headline figure. Its label says it is the
+/// weight-weighted mean of the agents' throughputs, not the total ("jobs/round" alone read as
+/// the total: issue 40.8).
 pub const WELFARE: Metric = Metric {
     key: "welfare",
-    label: Some("welfare (jobs/round)"),
+    label: Some("welfare (weighted mean of agents' jobs/round)"),
     column: Some("welfare"),
     tag: Some("charts/welfare"),
     of: |e| Some(e.welfare),
