@@ -220,3 +220,58 @@ fn gavels_world_from_the_command_line() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&bad);
 }
+
+/// Resuming a run of a world behind the seam refused `--allow-config-change train.episodes`
+/// ("changed since its checkpoint") and ignored `--config`/`--set` (exit 0, "complete"); the
+/// world was chosen from `--config`, not from the run; a group's edited config.toml never
+/// reached its complete replicates. Now it behaves as a queue-world resume does.
+#[test]
+fn a_seam_resume_ignored_its_flags_and_refused_allowed_changes() {
+    let dir = tmp("resume-flags");
+    let config = bandit(&dir, 10, "");
+    for (name, extra) in [("run", None), ("group", Some("2"))] {
+        let out = dir.join(name);
+        let r = out.to_str().unwrap();
+        let mut args = vec!["train", "--config", &config, "--quiet", "--out", r];
+        if let Some(n) = extra {
+            args.extend(["--replicates", n]);
+        }
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 0, "{err}");
+        for (flags, says) in [
+            (vec!["--config", config.as_str()], "do not pass --config"),
+            (vec!["--set", "env.noise=0.1"], "--set cannot change"),
+            (vec!["--seed", "4"], "--seed cannot change"),
+        ] {
+            let mut args = vec!["train", "--resume", r, "--quiet"];
+            args.extend(flags.iter().copied());
+            let (code, _, err) = mtf(&args);
+            assert_eq!(code, 2, "{name} {flags:?}: {err}");
+            assert!(err.contains(says), "{name} {flags:?}: {err}");
+        }
+        // The quickstart's config beside a bandit run: the run's own world decides.
+        let q = common::quickstart();
+        let (code, _, err) = mtf(&["train", "--resume", r, "--config", &q]);
+        assert_eq!(code, 2);
+        assert!(err.contains("do not pass --config") && !err.contains("market"), "{err}");
+        let cfg = out.join("config.toml");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        std::fs::write(&cfg, text.replace("episodes = 6\n", "episodes = 8\n")).unwrap();
+        let (code, _, err) = mtf(&["train", "--resume", r, "--quiet"]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains("train.episodes") && err.contains("--allow-config-change"),
+            "{name}: {err}"
+        );
+        let (code, _, err) = mtf(&["train", "--resume", r, "--quiet", "--allow-config-change", "train.episodes"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let runs: Vec<PathBuf> = match extra {
+            None => vec![out.clone()],
+            Some(_) => (0..2).map(|k| out.join(format!("replicate-{k}"))).collect(),
+        };
+        for run in runs {
+            assert_eq!(generations(&run).len(), 8, "{}: trained on to the allowed episodes", run.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -56,7 +56,7 @@ const ES: &str = "learner es";
 
 /// Every key, in the order a config file has them.
 pub static KEYS: &[Key] = &[
-    k("seed", "0 to 2^64 - 1", "Root seed: every episode, sampling stream and initial parameter derives from it (--seed overrides).", "everything"),
+    k("seed", "0 to 2^63 - 1 (a TOML integer)", "Root seed: every episode, sampling stream and initial parameter derives from it (--seed overrides).", "everything"),
     k("env.rounds", LIMIT, "Rounds per episode.", ALL),
     k("env.world", "\"queues\", \"valuations\" (and \"gavel\", \"bandit\", \"market\": their own files, below)", "What the agents share: accelerators serving job queues (SPEC 2), or private values per item each round (SPEC 8, auctions against theory). Gavel's GPU cluster, the toy bandit and the market read files of their own, described after these keys.", ALL),
     k("env.queues", "\"central\", \"per_accelerator\"", "One backlog per agent, dispatched after allocation; or one queue per (agent, accelerator) with placement at arrival (the thesis code).", QUEUES),

@@ -135,7 +135,24 @@ impl RunDir {
 
     /// Whether it is a run group (training replicates): its replicate 0 is a run.
     pub fn is_group(&self) -> bool {
-        RunDir::at(self.replicate(0)).config().exists()
+        if RunDir::at(self.replicate(0)).config().exists() {
+            return true;
+        }
+        // A group missing its replicate 0 is still one (read as a lone run, it was refused for
+        // a missing checkpoint): its config says train.replicates > 1, or it holds replicates.
+        // A market run keeps its replicates inside one directory: never a group.
+        let Some(table) = read_text(&self.config(), MAX_TEXT).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
+            return false;
+        };
+        if env::worlds::world_name(&table) == "market" {
+            return false;
+        }
+        let many = table
+            .get("train")
+            .and_then(|t| t.get("replicates"))
+            .and_then(|v| v.as_integer())
+            .is_some_and(|r| r > 1);
+        many || (1..4).any(|k| self.replicate(k).exists())
     }
 
     /// Whether it holds a run (a config or a summary).

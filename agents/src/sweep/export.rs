@@ -15,7 +15,7 @@ use super::storage::db::Location;
 use super::storage::{Storage, Trial, TrialState};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Optuna's `TrialState` numbers.
 fn optuna_state(s: TrialState) -> u8 {
@@ -109,6 +109,18 @@ fn trial_line(t: &Trial, space: &BTreeMap<String, Dist>, steps: &[(u64, u64, f64
 /// Write study `study` at `storage` to `out` as an Optuna journal; returns the trial count.
 pub fn export_optuna(storage: &str, study: &str, out: &Path) -> crate::error::Result<usize> {
     let loc = Location::parse(storage)?;
+    // --force replaced the study's own database with its journal (the study was gone).
+    if let Location::Sqlite(db) = &loc {
+        let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+        let sidecars = ["", "-wal", "-shm", "-journal"].map(|s| PathBuf::from(format!("{}{s}", db.display())));
+        if sidecars.iter().any(|d| same(d, out)) {
+            return Err(crate::error::user(format!(
+                "--out {}: is the study's own database ({}); write the journal elsewhere",
+                out.display(),
+                loc.name()
+            )));
+        }
+    }
     let (mut st, fingerprint) = Storage::open_existing(&loc, study)?;
     #[derive(serde::Deserialize)]
     struct Fingerprint {

@@ -177,6 +177,10 @@ fn default_grid_points() -> usize {
 fn default_trials() -> usize {
     20
 }
+/// Workers of one sweep process: each is a thread running trials (100,000 spawned threads
+/// until the system refused one, then aborted: issue 42's attack on its own fixes).
+pub const MAX_WORKERS: usize = 256;
+
 fn default_workers() -> usize {
     2
 }
@@ -296,6 +300,9 @@ impl Sweep {
             if bad {
                 return Err(err(path, key, "must be at least 1 (grid_points: 2)"));
             }
+        }
+        if file.workers > MAX_WORKERS {
+            return Err(err(path, "workers", format!("must be at most {MAX_WORKERS}, got {}", file.workers)));
         }
         check_liveness(path, &file)?;
         if file.tpe.candidates == 0 || !(file.tpe.gamma > 0.0 && file.tpe.gamma <= 1.0) {

@@ -124,8 +124,8 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
     let trials_dir = out.join("trials");
     std::fs::create_dir_all(&trials_dir).map_err(|e| run::io_error(&trials_dir, "creating", e))?;
     let workers = args.workers.unwrap_or(sweep.file.workers);
-    if workers == 0 {
-        return Err(user("--workers must be at least 1"));
+    if !(1..=file::MAX_WORKERS).contains(&workers) {
+        return Err(user(format!("--workers {workers}: must be in [1, {}]", file::MAX_WORKERS)));
     }
     let mut target = args.trials.unwrap_or(sweep.file.trials);
     if target == 0 {

@@ -50,6 +50,19 @@ pub fn replicates(dir: &Path) -> crate::error::Result<Vec<PathBuf>> {
             let real_dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
             let config = std::fs::symlink_metadata(RunDir::at(&p).config()).is_ok_and(|m| m.is_file());
             if real_dir && config {
+                // Its config must read, and be this replicate's (a replicate swapped for
+                // another run's, or a config that does not parse, was read as one).
+                let own = RunDir::at(&p).config();
+                let table = run::read_text(&own, run::MAX_TEXT)?
+                    .parse::<toml::Table>()
+                    .map_err(|e| crate::error::run_dir(&own, format!("replicate {k}'s config.toml does not parse: {}", e.message())))?;
+                let index = table.get("train").and_then(|t| t.get("replicate")).and_then(|v| v.as_integer()).unwrap_or(0);
+                if index != k as i64 {
+                    return Err(crate::error::run_dir(
+                        &own,
+                        format!("says train.replicate = {index}, where replicate {k} of the group is expected: a replicate swapped for another run is refused"),
+                    ));
+                }
                 Ok(p)
             } else {
                 Err(crate::error::run_dir(

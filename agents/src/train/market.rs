@@ -333,9 +333,36 @@ impl MarketTraining {
                 "no tenant learns (no entry with learn = true has a count above 0): mtf train learns those tenants' bids against the others".into(),
             ));
         }
+        for (i, tn) in file.market.tenants.iter().enumerate().filter(|(_, t)| t.learn && t.count > 0) {
+            // A learner that never arrives learned nothing and reported its level as NaN.
+            if tn.arrival >= file.env.rounds {
+                return Err(err(
+                    &format!("market.tenants[{i}].arrival"),
+                    format!(
+                        "{}: learns but arrives in round {}, after the episode's {} rounds: it would never bid",
+                        tn.name, tn.arrival, file.env.rounds
+                    ),
+                ));
+            }
+            // Rewards are utility over the job's worth (value x work): a worth near 0 made them
+            // overflow f32 and PPO "diverge" (work = 1e-100), blaming the learning rate.
+            let worth = tn.value * if tn.work_trace.is_some() { 1.0 } else { tn.work };
+            if worth < MIN_WORTH {
+                return Err(err(
+                    &format!("market.tenants[{i}].work"),
+                    format!(
+                        "{}: a learning tenant's job worth (value x work = {worth:e}) must be at least {MIN_WORTH:e}: its rewards are its utility over that worth",
+                        tn.name
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
+
+/// The smallest job worth (value x work) of a learning tenant: its rewards are divided by it.
+const MIN_WORTH: f64 = 1e-6;
 
 /// Who learns in a market: the learning tenants, their groups numbered from 0, and the
 /// groups' names.

@@ -119,10 +119,12 @@ const MARKET_TENANT_ROUND: u64 = 160;
 const MARKET_ROUND: u64 = 2560;
 
 /// Bytes per (copy, learning tenant, round, unit of the PPO width) of a market PPO rollout
-/// kept for its update: three-types.toml, 8 copies x 12 learning tenants x 30,000 rounds, width
-/// 351 (64 + 128 + 128 hidden, 16 levels, 15 features) peaked at 6.7 GB: 2.3 KiB a transition,
-/// 6.6 bytes per unit of width.
-const MARKET_PPO_PER_WIDTH: u64 = 8;
+/// kept for its update, as the queue world's (4-byte floats, 3 copies): three-types.toml, width
+/// 351 (64 + 128 + 128 hidden, 16 levels, 15 features), peaked at 6.6 bytes per unit of width
+/// with 8 copies x 12 learning tenants x 30,000 rounds (6.7 GB), 7.0 with 256 copies x 300
+/// rounds (2.19 GiB) and 10.4 with 8 copies x 2,000 rounds (669 MiB): 8 was short of the last
+/// two (issue 42's attack on its own fixes).
+const MARKET_PPO_PER_WIDTH: u64 = 12;
 
 fn market_rounds(file: &env::market::MarketFile, per_tenant_round: u64) -> (String, u64) {
     let rounds = u64::from(file.env.rounds);
@@ -261,9 +263,14 @@ mod tests {
         assert!(market_evaluation(&long, false).total < b);
         let more = at(&["env.rounds=3000", "market.tenants.*.count=24"]);
         assert!(market_evaluation(&more, true).total > a, "grows with the tenants");
-        // PPO at 8 copies x 12 learners x 30,000 rounds peaked at 6.7 GB.
+        // PPO at 8 copies x 12 learners x 30,000 rounds peaked at 6.7 GB, at 2,000 rounds 669
+        // MiB, at 256 copies x 300 rounds 2.19 GiB.
         let t = market_training(&long, Some((8, 12, 0, 351))).total;
-        assert!(t > 6_700_000_000 && t < 10 << 30, "{t}");
+        assert!(t > 6_700_000_000 && t < 16 << 30, "{t}");
+        let short = at(&["env.rounds=2000"]);
+        assert!(market_training(&short, Some((8, 12, 0, 351))).total > 669 << 20);
+        let wide = at(&["env.rounds=300"]);
+        assert!(market_training(&wide, Some((256, 12, 0, 351))).total > 2243 << 20);
         assert!(market_training(&long, Some((8, 12, 100, 351))).total < t / 100);
         assert_eq!(market_training(&long, None).total, BASE);
     }

@@ -504,7 +504,10 @@ enum Asked {
     Start(Box<Experiment>, String),
 }
 
-fn asked(args: &TrainSpec) -> crate::error::Result<Asked> {
+/// The flags a resume refuses (its run's own config.toml decides), the same for every world:
+/// checked before the world is chosen (it was chosen from --config, and a seam world's resume
+/// ignored --config and --set).
+pub fn resume_flags(args: &TrainSpec) -> crate::error::Result<()> {
     match (&args.resume, &args.config) {
         (Some(_), Some(_)) => Err(user("--resume continues a run with its own config.toml; do not pass --config")),
         (None, _) if !args.allow_config_change.is_empty() => Err(user(
@@ -512,7 +515,15 @@ fn asked(args: &TrainSpec) -> crate::error::Result<Asked> {
         )),
         (Some(_), None) if !args.set.is_empty() => Err(user("--set cannot change a run being resumed")),
         (Some(_), None) if args.replicates.is_some() => Err(user("--replicates cannot change a run being resumed")),
-        (Some(path), None) => Ok(Asked::Resume(path.clone())),
+        (Some(_), None) if args.seed.is_some() => Err(user("--seed cannot change a run being resumed")),
+        _ => Ok(()),
+    }
+}
+
+fn asked(args: &TrainSpec) -> crate::error::Result<Asked> {
+    resume_flags(args)?;
+    match (&args.resume, &args.config) {
+        (Some(path), _) => Ok(Asked::Resume(path.clone())),
         (None, Some(config)) => {
             let mut set = args.set.clone();
             if let Some(s) = args.seed {

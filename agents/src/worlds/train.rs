@@ -322,11 +322,21 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
             one.train.threads = t;
         }
         let rd = RunDir::open(&rdir)?;
-        if !rd.config().exists() {
-            run::write_atomic(&rd.config(), one.to_toml().as_bytes())?;
+        // The group's config.toml edited since: refused unless allowed, and an allowed change
+        // reaches the replicate (a complete replicate was skipped whatever the group said).
+        let want = one.to_toml();
+        if let Ok(own) = std::fs::read_to_string(rd.config()) {
+            refuse_changes(
+                &dir.config(),
+                &own,
+                &want,
+                &spec.allow_config_change,
+                &format!("replicate-{k}'s config.toml"),
+            )?;
         }
-        if !rd.summary().exists() {
-            let start = restore_or_zero(&rd, &one)?;
+        run::write_atomic(&rd.config(), want.as_bytes())?;
+        let start = restore_or_zero(&rd, &one, &spec.allow_config_change)?;
+        if !rd.summary().exists() || start < one.train.episodes {
             train_run_from(one, rd, start, spec)?;
         }
     }
@@ -342,8 +352,29 @@ fn resume_group(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<Se
     train_group(exp, dir, spec)
 }
 
-/// The episodes a run's checkpoint covers (0 without one).
-fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment) -> crate::error::Result<u64> {
+/// Refuse `now` (the config at `config`) where it differs from `recorded` (`since`) at keys
+/// other than `allowed` and `train.threads`, as a queue-world resume does.
+fn refuse_changes(config: &Path, recorded: &str, now: &str, allowed: &[String], since: &str) -> crate::error::Result<()> {
+    let changed: Vec<String> = crate::train::changed_keys(recorded, now)
+        .into_iter()
+        .filter(|k| k != "train.threads" && !allowed.contains(k))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::run_dir(
+        config,
+        format!(
+            "changed since {since} was written, at {}: resuming it would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
+            changed.join(", "),
+            changed.join(",")
+        ),
+    ))
+}
+
+/// The episodes a run's checkpoint covers (0 without one); its config changed since only at
+/// `allowed` keys.
+fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment, allowed: &[String]) -> crate::error::Result<u64> {
     let latest = dir.latest_checkpoint();
     if !latest.exists() {
         return Ok(0);
@@ -351,17 +382,7 @@ fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment) -> crate::error::Result<u
     let bytes = run::read_regular(&latest, 1 << 32)?;
     let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
     if let Some(recorded) = decoded.config {
-        let changed = crate::train::changed_keys(recorded, &exp.to_toml());
-        let changed: Vec<String> = changed.into_iter().filter(|k| k != "train.threads").collect();
-        if !changed.is_empty() {
-            return Err(crate::error::run_dir(
-                &dir.config(),
-                format!(
-                    "changed since its checkpoint was written, at {}: resuming it would continue a different experiment",
-                    changed.join(", ")
-                ),
-            ));
-        }
+        refuse_changes(&dir.config(), recorded, &exp.to_toml(), allowed, "its checkpoint")?;
     }
     Ok(decoded.episodes)
 }
@@ -372,7 +393,8 @@ fn resume(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrai
     if let Some(t) = spec.threads {
         exp.train.threads = t;
     }
-    if dir.summary().exists() && restore_or_zero(&dir, &exp)? >= exp.train.episodes {
+    let start = restore_or_zero(&dir, &exp, &spec.allow_config_change)?;
+    if dir.summary().exists() && start >= exp.train.episodes {
         let summary = crate::train::log::read_json(&dir.summary())?;
         return Ok(SeamTrained {
             dir: path.to_path_buf(),
@@ -380,7 +402,6 @@ fn resume(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrai
             summary,
         });
     }
-    let start = restore_or_zero(&dir, &exp)?;
     train_run_from(exp, dir, start, spec)
 }
 

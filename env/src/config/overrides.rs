@@ -36,6 +36,15 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
         table.insert(first.to_string(), value.clone());
         return Ok(());
     }
+    let indexed = rest[0] == "*" || rest[0].parse::<usize>().is_ok();
+    if indexed && !table.contains_key(first) {
+        // An element of an array the file leaves at its default: nothing to index (it became a
+        // table keyed "0", refused later as "invalid type: map, expected a sequence").
+        let array = &path[..path.len() - rest.iter().map(|a| a.len() + 1).sum::<usize>()];
+        return Err(format!(
+            "`{path}`: `{array}` is not in the file (its default applies), so it has no elements to set: give the whole array, e.g. `{array}=[...]`"
+        ));
+    }
     let entry = table
         .entry(first.to_string())
         .or_insert_with(|| toml::Value::Table(toml::Table::new()));

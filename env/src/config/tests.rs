@@ -193,6 +193,14 @@ fn set_on_a_numeric_array_element_gave_a_queue_world_hint() {
     assert!(e.contains("has 3 elements"), "{e}");
     let e = apply_override(&mut t, "market.tenants.0.speeds.1.x=1").unwrap_err();
     assert!(e.contains("is a value, not a table") && e.contains("speeds.1="), "{e}");
+    // An array the file leaves at its default has no elements to set.
+    let e = apply_override(&mut t, "env.threshold_levels.0=0.05").unwrap_err();
+    assert!(
+        e.contains("`env.threshold_levels` is not in the file") && e.contains("env.threshold_levels=[...]"),
+        "{e}"
+    );
+    let e = apply_override(&mut t, "learner.levels.*=0.5").unwrap_err();
+    assert!(e.contains("`learner.levels` is not in the file"), "{e}");
     let e = apply_override(&mut t, "market.tenants.0=1").unwrap_err();
     assert!(e.contains("market.tenants.0.name") && !e.contains("load"), "{e}");
 }

@@ -306,7 +306,10 @@ const MAX_TRACE: usize = 1_000_000;
 
 /// A tenant entry's job sizes from a trace ([`TenantSpec::work_trace`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a trace file's path (a string) or the job sizes (an array of numbers)"
+)]
 pub enum WorkTrace {
     /// A file, relative to the market file (read at load time).
     File(String),
@@ -567,6 +570,31 @@ impl MarketFile {
                     tenants * u64::from(self.env.rounds)
                 ),
             ));
+        }
+        // Type names head the tables' price columns and key policy files: they must differ
+        // (two "A10" columns were accepted), and names are printed in one-line tables.
+        let printable = |s: &str| !s.trim().is_empty() && !s.chars().any(char::is_control);
+        for (t, ty) in m.types.iter().enumerate() {
+            if !printable(&ty.name) {
+                return Err(err(
+                    format!("market.types[{t}].name"),
+                    format!("{:?}: needs a name, without control characters", ty.name),
+                ));
+            }
+            if let Some(first) = m.types[..t].iter().position(|o| o.name == ty.name) {
+                return Err(err(
+                    format!("market.types[{t}].name"),
+                    format!("`{}` is also type {first}: every type needs its own name", ty.name),
+                ));
+            }
+        }
+        for (k, tn) in m.tenants.iter().enumerate() {
+            if !printable(&tn.name) {
+                return Err(err(
+                    format!("market.tenants[{k}].name"),
+                    format!("{:?}: needs a name, without control characters", tn.name),
+                ));
+            }
         }
         let mut units = 0u64;
         for (t, ty) in m.types.iter().enumerate() {

@@ -74,6 +74,9 @@ fn two() -> u32 {
 fn targets() -> Vec<f64> {
     vec![0.3, 0.7]
 }
+/// The largest reward noise (standard deviation).
+const MAX_NOISE: f64 = 1e6;
+
 fn noise() -> f64 {
     0.1
 }
@@ -117,8 +120,10 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
     if e.targets.is_empty() || e.targets.iter().any(|t| !t.is_finite()) {
         return Err(err("env.targets", "needs at least one finite target".into()));
     }
-    if !(e.noise.is_finite() && e.noise >= 0.0) {
-        return Err(err("env.noise", format!("must be a finite number >= 0, got {}", e.noise)));
+    // Bounded so that rewards, their sums over an episode and their squares stay finite (1e308
+    // gave NaN rewards, a NaN verdict and metrics mtf curves could not read).
+    if !(e.noise.is_finite() && (0.0..=MAX_NOISE).contains(&e.noise)) {
+        return Err(err("env.noise", format!("must be in [0, {MAX_NOISE:e}], got {}", e.noise)));
     }
     if e.stagger == 0 || e.stagger > e.rounds {
         return Err(err("env.stagger", format!("must be in [1, rounds], got {}", e.stagger)));

@@ -9,8 +9,8 @@ pub(crate) struct Common {
     /// env.agents.*.load=0.8).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Root seed (overrides the config's `seed`).
-    #[arg(long)]
+    /// Root seed (overrides the config's `seed`; 0 to 2^63 - 1, a TOML integer).
+    #[arg(long, value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Worker threads (default 2; results do not depend on it).
     #[arg(long, value_parser = parse_threads)]
@@ -51,6 +51,15 @@ fn bounded(s: &str, max: usize, what: &str) -> Result<usize, String> {
 }
 
 /// `--threads`: 1 to `config::limits::MAX_THREADS`.
+/// A seed: 0 to 2^63 - 1, what a TOML integer holds (a run's config.toml records it; 2^63 and
+/// above were refused only after parsing, as a string where an integer was expected).
+pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(v) if v <= i64::MAX as u64 => Ok(v),
+        _ => Err(format!("`{s}`: expected an integer from 0 to {} (a TOML integer)", i64::MAX)),
+    }
+}
+
 pub(crate) fn parse_threads(s: &str) -> Result<usize, String> {
     bounded(s, agents::config::limits::MAX_THREADS, "threads")
 }

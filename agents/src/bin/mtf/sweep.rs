@@ -27,8 +27,8 @@ pub(crate) struct Args {
     /// Study name: continue it, or start it (default: the file's `study`, else its stem).
     #[arg(long)]
     study: Option<String>,
-    /// Sampler seed (overrides the sweep file's `seed`).
-    #[arg(long)]
+    /// Sampler seed (overrides the sweep file's `seed`; 0 to 2^63 - 1).
+    #[arg(long, value_parser = crate::flags::parse_seed)]
     sampler_seed: Option<u64>,
     /// Output directory for trials.csv, best.toml, plots and trial runs
     /// (default: <storage dir>/<study>/).

@@ -32,12 +32,8 @@ pub(crate) struct Args {
     common: Common,
 }
 
-pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    let seam_run = a
-        .resume
-        .as_ref()
-        .is_some_and(|r| agents::worlds::is_seam_config(&agents::RunDir::at(r).config()));
-    let spec = |a: &Args| TrainSpec {
+fn spec_of(a: &Args) -> TrainSpec {
+    TrainSpec {
         config: a.config.clone(),
         name: a.name.clone(),
         set: a.common.set.clone(),
@@ -49,9 +45,17 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         on_episode: None,
         replicates: a.replicates,
         allow_config_change: a.allow_config_change.clone(),
-    };
+    }
+}
+
+pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    agents::train::resume_flags(&spec_of(&a))?;
+    let seam_run = a
+        .resume
+        .as_ref()
+        .is_some_and(|r| agents::worlds::is_seam_config(&agents::RunDir::at(r).config()));
     if seam_run || a.config.as_ref().is_some_and(|c| agents::worlds::is_seam_config(c)) {
-        let trained = agents::worlds::train::execute(&spec(&a))?;
+        let trained = agents::worlds::train::execute(&spec_of(&a))?;
         if a.common.json {
             print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
         } else {
@@ -62,7 +66,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if let Some(config) = a.config.as_ref().filter(|c| env::market::is_market_file(c)) {
         return market(&a, config);
     }
-    let trained = execute(spec(&a))?;
+    let trained = execute(spec_of(&a))?;
     if a.common.json {
         print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
     } else {
