@@ -288,6 +288,7 @@ pub(crate) mod testing {
         /// returns its probabilities (`probabilities`), `[n][k]`.
         pub fn play<L: Learner>(&self, learner: &mut L, probabilities: impl Fn(&L, Observations<'_>) -> Vec<f32>) -> Vec<f32> {
             let (n, d) = (self.n, self.d);
+            assert!(self.best < self.k, "the paying level is one of the k levels");
             let copies = self.groups * self.group;
             let obs: Vec<f32> = (0..n * d).map(|j| ((j * 7) % 10) as f32 / 10.0).collect();
             let views: Vec<Observations<'_>> = (0..copies).map(|_| Observations { data: &obs, dim: d }).collect();
