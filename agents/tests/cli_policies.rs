@@ -183,3 +183,80 @@ fn levels_that_do_not_fit_are_one_line_naming_the_spec() {
         "{err}"
     );
 }
+
+/// docs/AGENTS.md's example, verbatim: any executable speaking the agent protocol is a policy
+/// (`agent:PATH` took only binaries `mtf export` wrote: issue 40). It decides as the per-agent
+/// fixed policy it implements, seed by seed; one that answers a level the scenario lacks, or
+/// garbage, stops the evaluation in one line naming the agent.
+#[cfg(unix)]
+#[test]
+fn an_executable_that_speaks_the_protocol_is_a_policy() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp("external");
+    std::fs::create_dir_all(&dir).unwrap();
+    let doc = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/AGENTS.md")).unwrap();
+    let script = doc.split("```python\n").nth(1).unwrap().split("```").next().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        format!("agent:{}", p.display())
+    };
+    let alt = write("alt.py", script);
+    let q = common::quickstart();
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        &format!("{alt},fixed:[0.1,0.5,0.1,0.5,0.1,0.5,0.1,0.5]"),
+        "--seeds",
+        "2",
+        "--set",
+        "env.rounds=50",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    assert_eq!(rows[0]["summary"]["welfare"], rows[1]["summary"]["welfare"], "{v}");
+    // Seed by seed: the paired difference to the fixed row is 0 with a CI of 0.
+    let diff = &rows[0]["paired"]["welfare_diff"];
+    assert!(rows[0]["paired"]["baseline"].as_str().unwrap().starts_with("fixed:"), "{v}");
+    assert_eq!((diff["mean"].as_f64(), diff["ci95"].as_f64()), (Some(0.0), Some(0.0)), "{v}");
+    for (name, body, says) in [
+        (
+            "off.py",
+            "import sys\nfor l in sys.stdin:\n    print('{\"threshold\": 0.33}', flush=True)\n",
+            "not one of the levels",
+        ),
+        (
+            "junk.py",
+            "import sys\nfor l in sys.stdin:\n    print('hello', flush=True)\n",
+            "bad JSON",
+        ),
+    ] {
+        let spec = write(name, &format!("#!/usr/bin/env python3\n{body}"));
+        let (code, _, err) = mtf(&[
+            "simulate",
+            "--config",
+            &q,
+            "--policy",
+            &spec,
+            "--seeds",
+            "1",
+            "--set",
+            "env.rounds=5",
+            "--quiet",
+            "--out",
+            dir.join(name).with_extension("run").to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("agent 0") && err.contains(says) && err.contains(name), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

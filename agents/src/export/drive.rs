@@ -40,6 +40,10 @@ pub type ErrorSlot = Arc<Mutex<Option<String>>>;
 pub fn check(path: &Path, scenario: &env::config::Scenario, action: &str, levels: &[f64]) -> Result<(Manifest, Vec<usize>), String> {
     let (n, m) = (scenario.n(), scenario.m());
     let bytes = crate::run::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
+    if !bytes.ends_with(crate::export::runtime::MAGIC) {
+        // No policy inside: any executable speaking the protocol (docs/AGENTS.md).
+        return Ok((external(path, scenario, action, levels), (0..n).collect()));
+    }
     let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     if manifest.market > 0 {
         return Err(format!(
@@ -99,6 +103,34 @@ pub fn check(path: &Path, scenario: &env::config::Scenario, action: &str, levels
         .map(|i| manifest.agents[if manifest.agents.len() == 1 { 0 } else { i }])
         .collect();
     Ok((manifest, assign))
+}
+
+/// The manifest an executable without an exported policy is driven by (the agent protocol of
+/// docs/AGENTS.md): one process per agent, started as `PATH --agent i`; it reads SPEC 4's state
+/// and its token budget each round and answers one of the scenario's levels.
+fn external(path: &Path, scenario: &env::config::Scenario, action: &str, levels: &[f64]) -> Manifest {
+    let n = scenario.n();
+    Manifest {
+        version: crate::export::runtime::VERSION,
+        kind: "external".into(),
+        agents: (0..n).collect(),
+        m: scenario.m(),
+        action: action.to_string(),
+        value_scale: 1.0,
+        levels: levels.to_vec(),
+        hidden: 0,
+        inputs: Vec::new(),
+        agents_total: n,
+        by_type: 0,
+        types: Vec::new(),
+        market: 0,
+        weights: scenario.agents.iter().map(|a| a.weight).collect(),
+        total_tokens: scenario.file.mechanism.total_tokens,
+        states: 0,
+        fixed_level: 0,
+        training_run: path.display().to_string(),
+        config_hash: String::new(),
+    }
 }
 
 struct Proc {
@@ -192,7 +224,7 @@ impl AgentProcesses {
     fn start(&mut self, n: usize) -> Result<(), String> {
         for i in 0..n {
             let mut cmd = Command::new(&self.path);
-            if self.manifest.agents.len() > 1 {
+            if self.manifest.agents.len() > 1 || self.manifest.kind == "external" {
                 cmd.arg("--agent").arg(self.assign[i].to_string());
             }
             let mut child = cmd
