@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import pickle
 from typing import Any, Iterable
 
 import numpy as np
@@ -54,3 +55,32 @@ def _seed(seed: Any) -> int:
     if not 0 <= s < 2**64:
         raise ValueError(f"seed: {s} is outside [0, 2**64)")
     return s
+
+
+def _remake(cls: type, args: tuple, state: dict) -> Any:
+    env = cls(*args)
+    env.__dict__.update(state)
+    return env
+
+
+class _Picklable:
+    """Pickled as the arguments that made it (and, for the parallel environments, where its seed
+    sequence stands), so process-based vector envs (supersuit's ``concat_vec_envs_v1``,
+    multiprocessing) can copy it: the Rust state is rebuilt from the config in the copy. An
+    episode in progress lives in Rust and is not copied: pickling one is refused rather than
+    silently restarted (before, every pickle failed: ``cannot pickle 'mtf_env._native.Env'``)."""
+
+    _args: tuple
+    _pickled_state: tuple[str, ...] = ()
+
+    def _in_episode(self) -> bool:
+        return bool(getattr(self, "agents", None))
+
+    def __reduce__(self):
+        if self._in_episode():
+            raise pickle.PicklingError(
+                f"{type(self).__name__} is in an episode; pickle it before reset() or after its episode "
+                "ends (the episode in progress lives in Rust and is not copied)"
+            )
+        state = {k: self.__dict__[k] for k in self._pickled_state}
+        return (_remake, (type(self), self._args, state))

@@ -13,10 +13,10 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from ._checks import _actions, _overrides, _seed
+from ._checks import _Picklable, _actions, _overrides, _seed
 
 
-class MarketParallelEnv(ParallelEnv):
+class MarketParallelEnv(_Picklable, ParallelEnv):
     """A market of long jobs on heterogeneous accelerators (docs/market.md): every tenant an
     agent, one round per step.
 
@@ -34,6 +34,7 @@ class MarketParallelEnv(ParallelEnv):
     """
 
     metadata = {"name": "mtf_market_v0", "render_modes": [], "is_parallelizable": True}
+    _pickled_state = ("_root", "_episode")
 
     def __init__(self, config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None):
         if render_mode is not None:
@@ -41,6 +42,7 @@ class MarketParallelEnv(ParallelEnv):
         self.render_mode = None
         self._config = os.fspath(config)
         self._base = _overrides(overrides, "overrides")
+        self._args = (os.path.abspath(self._config), tuple(self._base))
         self._active = self._base
         self._native = _native.MarketEnv(self._config, self._base)
         spec = self._spec = self._native.spec

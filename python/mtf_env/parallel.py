@@ -13,12 +13,12 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from ._checks import _actions, _overrides, _seed
+from ._checks import _Picklable, _actions, _overrides, _seed
 from .market import MarketParallelEnv
 from .worlds import WorldParallelEnv
 
 
-class MtfParallelEnv(ParallelEnv):
+class MtfParallelEnv(_Picklable, ParallelEnv):
     """A cluster of accelerators shared by agents under one mechanism (MTF, an auction or a
     baseline), one round per step.
 
@@ -31,6 +31,7 @@ class MtfParallelEnv(ParallelEnv):
     """
 
     metadata = {"name": "mtf_v0", "render_modes": [], "is_parallelizable": True}
+    _pickled_state = ("_root", "_episode")
 
     def __init__(self, config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None):
         if render_mode is not None:
@@ -38,6 +39,7 @@ class MtfParallelEnv(ParallelEnv):
         self.render_mode = None
         self._config = os.fspath(config)
         self._base = _overrides(overrides, "overrides")
+        self._args = (os.path.abspath(self._config), tuple(self._base))
         self._active = self._base
         self._native = _native.Env(self._config, self._base)
         spec = self._native.spec

@@ -9,10 +9,10 @@ import numpy as np
 from gymnasium.spaces import Box, Discrete
 
 from . import _native
-from ._checks import _overrides, _seed
+from ._checks import _Picklable, _overrides, _seed
 
 
-class VecEnv:
+class VecEnv(_Picklable):
     """``num_envs`` copies of one scenario, stepped in parallel in Rust (``threads`` worker
     threads, default one per core) with the GIL released. Results do not depend on
     ``threads``.
@@ -43,7 +43,10 @@ class VecEnv:
         threads: int | None = None,
     ):
         make = _native.MarketVecEnv if _native.is_market_file(os.fspath(config)) else _native.VecEnv
-        self._native = make(os.fspath(config), int(num_envs), _overrides(overrides, "overrides"), threads)
+        overrides = _overrides(overrides, "overrides")
+        self._args = (os.path.abspath(os.fspath(config)), int(num_envs), tuple(overrides), threads)
+        self._started = False
+        self._native = make(os.fspath(config), int(num_envs), overrides, threads)
         spec = self._native.spec
         self.num_envs = int(num_envs)
         self.possible_agents = list(spec.agents)
@@ -58,8 +61,14 @@ class VecEnv:
         )
         self.action_space = Discrete(len(self.levels))
 
+    def _in_episode(self) -> bool:
+        # Copies reset themselves: once reset, some episode is always in progress.
+        return self._started
+
     def reset(self, seed: int) -> np.ndarray:
-        return self._native.reset(_seed(seed))
+        obs = self._native.reset(_seed(seed))
+        self._started = True
+        return obs
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         a = np.asarray(actions)

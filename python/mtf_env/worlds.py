@@ -13,10 +13,10 @@ from gymnasium.spaces import Box, Discrete
 from pettingzoo import ParallelEnv
 
 from . import _native
-from ._checks import _actions, _overrides, _seed
+from ._checks import _Picklable, _actions, _overrides, _seed
 
 
-class WorldParallelEnv(ParallelEnv):
+class WorldParallelEnv(_Picklable, ParallelEnv):
     """A world whose agents arrive and leave (a Gavel world's jobs), one round per step.
 
     ``possible_agents`` names every agent an episode can have (``job_0``, ``job_1``, ... in a
@@ -31,13 +31,16 @@ class WorldParallelEnv(ParallelEnv):
     """
 
     metadata = {"name": "mtf_world_v0", "render_modes": [], "is_parallelizable": True}
+    _pickled_state = ("_root", "_episode")
 
     def __init__(self, config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None):
         if render_mode is not None:
             raise ValueError(f"render_mode: {render_mode!r}; mtf has no renderer, use None")
         self.render_mode = None
         self._config = os.fspath(config)
-        self._native = _native.WorldEnv(self._config, _overrides(overrides, "overrides"))
+        overrides = _overrides(overrides, "overrides")
+        self._args = (os.path.abspath(self._config), tuple(overrides))
+        self._native = _native.WorldEnv(self._config, overrides)
         spec = self._spec = self._native.spec
         self.possible_agents = [self._native.agent_name(i) for i in range(spec.possible)]
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
