@@ -353,3 +353,77 @@ fn jobs_per_round_hid_a_weighted_mean() {
     assert_eq!(header.find("mean").unwrap() + 4, line.find(value).unwrap() + value.len(), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Traces as researchers have them (issue 40.4): a job log (submit times in seconds, an agent
+/// per job) read by header name and scaled into rounds; every seed replaying the one trace is
+/// said where the CIs are printed, and `env.trace_start = "seeded"` gives each seed its own
+/// window; a job log read as counts says how to read it.
+#[test]
+fn a_job_log_was_refused_and_one_trace_per_seed_went_unsaid() {
+    let dir = common::tmp("simulate", "joblog");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log.csv");
+    // 8 agents, 360-second rounds: 1,000 jobs over 10 hours, and a burst of 1,000 more in
+    // its first hour.
+    let mut text = String::from("agent,submit\n");
+    for j in 0..2000u64 {
+        let span = if j < 1000 { 36_000 } else { 3_600 };
+        text.push_str(&format!("{},{}\n", j % 8, (j * 7919) % span));
+    }
+    std::fs::write(&log, text).unwrap();
+    let q = common::quickstart();
+    let trace = format!("env.trace=\"{}\"", log.display());
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let mut args = vec![
+            "simulate",
+            "--config",
+            &q,
+            "--seeds",
+            "3",
+            "--set",
+            "env.rounds=40",
+            "--set",
+            "env.arrivals=\"trace\"",
+            "--set",
+            &trace,
+        ];
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(extra);
+        let (code, stdout, err) = mtf(&args);
+        let served: Vec<f64> = std::fs::read_to_string(out.join("metrics.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["throughput"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .sum()
+            })
+            .collect();
+        (code, stdout, err, served)
+    };
+    let (code, _, err, _) = run("counts", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("env.trace_format = \"jobs\""), "{err}");
+    let jobs = [
+        "--set",
+        "env.trace_format=\"jobs\"",
+        "--set",
+        "env.trace_time_scale=0.0027777777777777779",
+    ];
+    let (code, stdout, err, a) = run("first", &jobs);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("Every seed replays the trace from its first round"), "{stdout}");
+    assert_eq!(a.len(), 3);
+    assert!(a.iter().all(|&x| x == a[0]) && a[0] > 0.0, "the same arrivals on every seed: {a:?}");
+    let mut seeded = jobs.to_vec();
+    seeded.extend(["--set", "env.trace_start=\"seeded\""]);
+    let (code, stdout, err, b) = run("seeded", &seeded);
+    assert_eq!(code, 0, "{err}");
+    assert!(!stdout.contains("Every seed replays"), "{stdout}");
+    assert!(b.iter().any(|&x| x != b[0]), "each seed its own window: {b:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

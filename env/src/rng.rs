@@ -11,6 +11,8 @@ use rand::SeedableRng;
 pub mod names {
     /// Arrivals and burst state of agent i.
     pub const ARRIVALS: &str = "arrivals";
+    /// The round an episode starts at in its trace (`env.trace_start = "seeded"`).
+    pub const TRACE_START: &str = "trace-start";
     /// Placement of agent i's arriving jobs (per-accelerator queues).
     pub const PLACEMENT: &str = "placement";
     /// Dispatch of agent i's backlog over its accelerators (central queues).

@@ -64,7 +64,10 @@ pub static KEYS: &[Key] = &[
     k("env.placement", "\"p2c\", \"uniform\"", "Per-accelerator queues: where an arriving job is placed.", QUEUES),
     k("env.p2c_draw", "\"uniform\", \"rate_proportional\"", "How power of two choices draws its two accelerators.", QUEUES),
     k("env.arrivals", "\"poisson\", \"mmpp\", \"trace\"", "Arrival process: Poisson per round, Markov-modulated Poisson (bursty), or counts from env.trace.", QUEUES),
-    k("env.trace", "a CSV file", "Arrivals for arrivals = \"trace\": one row per round, one column per agent (whole numbers), an optional header row of names; rounds past the end wrap around. A relative path in a file is relative to that file's folder; on the command line (--set env.trace=...), to the current directory. Stored resolved (absolute) in a run's config.toml.", QUEUES),
+    k("env.trace", "a CSV file", "Arrivals for arrivals = \"trace\". Counts (env.trace_format = \"counts\"): one row per round, one column per agent (whole numbers), an optional header naming the columns agent0 .. agentN-1 in any order (other names are an error). A job log (\"jobs\"): a header naming submit and agent (and optionally count), one row per job. Rounds past the end wrap around. A relative path in a file is relative to that file's folder; on the command line (--set env.trace=...), to the current directory. Stored resolved (absolute) in a run's config.toml.", QUEUES),
+    k("env.trace_format", "\"counts\" (default), \"jobs\"", "What env.trace holds: arrivals per round and agent, or a job log (submit time, agent index, optional count) whose jobs arrive in round floor(submit x env.trace_time_scale).", QUEUES),
+    k("env.trace_time_scale", "(0, 1e6] (default 1)", "Rounds per unit of a job log's submit time: 1 for submit times in rounds, 1/360 for seconds at 360-second rounds; smaller compresses the log (a higher load). Job logs only.", QUEUES),
+    k("env.trace_start", "\"first\" (default), \"seeded\"", "Where an episode starts in its trace: its first round on every seed (the seeds then share their arrivals, and simulate and compare say so), or a round drawn from the episode's seed (each seed its own window; rounds wrap around).", QUEUES),
     k("env.service", "\"poisson\", \"deterministic\"", "Jobs an allocated accelerator serves per round: Poisson(mu) or round(mu).", QUEUES),
     k("env.deadline", "whole rounds >= 1, or \"none\"", "Rounds a job may wait before it is dropped.", QUEUES),
     k("env.queue_cap", "whole jobs >= 1 (default 1000 central, 200 per accelerator)", "Queue capacity; arrivals beyond it are rejected.", QUEUES),
@@ -300,7 +303,17 @@ mod tests {
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
         // train.references is written only when false.
-        config.extend(["env.trace", "learner.fixed.per_agent", "train.references"].map(String::from));
+        config.extend(
+            [
+                "env.trace",
+                "env.trace_format",
+                "env.trace_time_scale",
+                "env.trace_start",
+                "learner.fixed.per_agent",
+                "train.references",
+            ]
+            .map(String::from),
+        );
         for k in &config {
             assert!(described.contains(&k.as_str()), "`{k}` has no line in agents/src/config/keys.rs");
         }
@@ -308,7 +321,13 @@ mod tests {
             assert!(config.iter().any(|c| c == k), "`{k}` is described but the config has no such key");
         }
         // Each optional key is one the config accepts.
-        for set in ["env.trace=\"x.csv\"", "learner.fixed.per_agent=[0.1]"] {
+        for set in [
+            "env.trace=\"x.csv\"",
+            "env.trace_format=\"jobs\"",
+            "env.trace_time_scale=0.5",
+            "env.trace_start=\"seeded\"",
+            "learner.fixed.per_agent=[0.1]",
+        ] {
             if let Err(e) = crate::config::Experiment::load(&path, &[set.to_string()]) {
                 assert!(!e.to_string().contains("unknown field"), "{set}: {e}");
             }

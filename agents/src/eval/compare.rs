@@ -215,6 +215,11 @@ pub fn groups_markdown(groups: &[GroupRow]) -> String {
     )
 }
 
+/// [`env::eval::trace_note`] as a paragraph, or nothing.
+pub fn trace_note(c: &Compared) -> String {
+    env::eval::trace_note(&c.scenario, c.seeds.len()).map_or_else(String::new, |n| format!("\n{n}\n"))
+}
+
 /// Write a comparison's run directory: `config.toml`, `metrics.jsonl` (one line per pair and
 /// seed), `comparison.md`, `comparison.csv`, the plots, `summary.json`. Returns the directory.
 pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> crate::error::Result<PathBuf> {
@@ -234,7 +239,7 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
         c.seeds.len()
     );
     let plots = crate::report::plots::comparison(dir.path(), &c.rows)?;
-    let mut md = title + &markdown(&c.rows) + &groups_markdown(&c.groups) + "\n## Figures\n\n";
+    let mut md = title + &markdown(&c.rows) + &trace_note(c) + &groups_markdown(&c.groups) + "\n## Figures\n\n";
     for png in plots.iter().filter(|f| f.ends_with(".png")) {
         md.push_str(&format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg")));
     }

@@ -115,6 +115,9 @@ impl std::fmt::Display for Simulated {
             self.episode_seeds.len()
         )?;
         f.write_str(&table(&self.summary))?;
+        if let Some(note) = env::eval::trace_note(&self.scenario, self.episode_seeds.len()) {
+            writeln!(f, "{note}")?;
+        }
         if let Some(s) = &self.envy_sample {
             writeln!(
                 f,

@@ -56,6 +56,28 @@ pub enum Arrivals {
     Trace,
 }
 
+/// What an arrival trace file holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// Arrivals per round (rows) and agent (columns).
+    #[default]
+    Counts,
+    /// One row per job: `submit` time and `agent`, columns named in a header.
+    Jobs,
+}
+
+/// Where an episode starts in its trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceStart {
+    /// Its first round, whatever the seed.
+    #[default]
+    First,
+    /// A round drawn from the episode's seed.
+    Seeded,
+}
+
 /// Service capacity of an allocated accelerator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -232,6 +254,18 @@ pub struct EnvSection {
     /// paths are relative to the config file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<PathBuf>,
+    /// What `trace` holds: `"counts"` (default: arrivals per round and agent) or `"jobs"` (a
+    /// job log: one row per job, its `submit` time and `agent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_format: Option<TraceFormat>,
+    /// Rounds per unit of a job log's `submit` time (default 1: submit times in rounds; 1/360
+    /// for seconds at 360 s rounds). Smaller compresses the log in time: a higher load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_time_scale: Option<f64>,
+    /// Where an episode starts in the trace: `"first"` (default: every seed replays it from
+    /// its first round) or `"seeded"` (each episode from a round drawn from its seed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_start: Option<TraceStart>,
     /// Service capacity model.
     pub service: Service,
     /// Rounds a job may wait (`"none"` disables).
@@ -320,6 +354,9 @@ impl Default for EnvSection {
             p2c_draw: P2cDraw::Uniform,
             arrivals: Arrivals::Poisson,
             trace: None,
+            trace_format: None,
+            trace_time_scale: None,
+            trace_start: None,
             service: Service::Poisson,
             deadline: Deadline::Rounds(10),
             queue_cap: None,

@@ -139,14 +139,36 @@ impl ScenarioFile {
                 } else {
                     path.parent().unwrap_or(Path::new(".")).join(p)
                 };
-                let rows = read_trace(&full, agents.len()).map_err(|problem| err("env.trace", problem))?;
+                let scale = e.trace_time_scale.unwrap_or(1.0);
+                if !(scale.is_finite() && scale > 0.0 && scale <= 1e6) {
+                    return Err(err("env.trace_time_scale", format!("must be in (0, 1e6], got {scale}")));
+                }
+                let format = e.trace_format.unwrap_or_default();
+                if e.trace_time_scale.is_some() && format != TraceFormat::Jobs {
+                    return Err(err(
+                        "env.trace_time_scale",
+                        "scales a job log's submit times: set env.trace_format = \"jobs\" (a counts trace has one row per round)".into(),
+                    ));
+                }
+                let rows = trace::read_trace_as(&full, agents.len(), format, scale).map_err(|problem| err("env.trace", problem))?;
                 // Resolved once, stored absolute: a run's config.toml (in another folder) and
                 // every later use of it (`run:`, export, --resume) read the same file.
                 let full = std::fs::canonicalize(&full).map_err(|e| err("env.trace", format!("{}: {e}", full.display())))?;
                 resolved_trace = Some(full);
                 rows
             }
-            _ => Vec::new(),
+            _ => {
+                for (key, set) in [
+                    ("env.trace_format", e.trace_format.is_some()),
+                    ("env.trace_time_scale", e.trace_time_scale.is_some()),
+                    ("env.trace_start", e.trace_start.is_some()),
+                ] {
+                    if set {
+                        return Err(err(key, "applies to arrivals = \"trace\" only".into()));
+                    }
+                }
+                Vec::new()
+            }
         };
         let queue_cap = e.queue_cap.unwrap_or(match e.queues {
             Queues::Central => 1000,

@@ -22,7 +22,7 @@ fn defaults_are_the_spec_scenario() {
 #[test]
 fn errors_name_file_key_and_problem() {
     let e = |t: &str| load_str(t, &[]).unwrap_err().to_string();
-    assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `observe_weight`, `observe_by_type`, `mmpp`, `agents`, `cluster`, `catalog`");
+    assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `trace_format`, `trace_time_scale`, `trace_start`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `observe_weight`, `observe_by_type`, `mmpp`, `agents`, `cluster`, `catalog`");
     assert!(e("[env]\nrounds = \"many\"").starts_with("test.toml: env.rounds: invalid type: string \"many\""));
     assert_eq!(
         e("[[env.agents]]\nload = 0.5\nweight = 0"),
@@ -128,10 +128,75 @@ fn trace_first_row_of_minus_one_nan_or_bom_was_dropped_as_a_header() {
         .contains("line 1: expected non-negative whole numbers"));
     assert!(read("nan.csv", "nan,2\n3,4\n").unwrap_err().contains("line 1"));
     assert_eq!(read("bom.csv", "\u{feff}1,2\n3,4\n").unwrap(), vec![vec![1, 2], vec![3, 4]]);
-    assert_eq!(read("header.csv", "a0,a1\n3,4\n").unwrap(), vec![vec![3, 4]]);
+    assert_eq!(read("header.csv", "agent0,agent1\n3,4\n").unwrap(), vec![vec![3, 4]]);
     assert!(read("huge.csv", "18446744073709551615,0\n")
         .unwrap_err()
         .contains("more than the limit"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A counts trace's header was ignored: columns named `agent1,agent0` were read in file order
+/// (issue 40.4). Names now place the columns; names that are no agent are an error.
+#[test]
+fn trace_header_names_were_ignored() {
+    let dir = std::env::temp_dir().join(format!("mtf-trace-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let read = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        read_trace(&p, 3)
+    };
+    assert_eq!(
+        read("rev.csv", "agent2,agent0,agent1\n1,2,3\n4,5,6\n").unwrap(),
+        vec![vec![2, 3, 1], vec![5, 6, 4]]
+    );
+    assert_eq!(
+        read("idx.csv", "1,0,2\n7,8,9\n").unwrap(),
+        vec![vec![1, 0, 2], vec![7, 8, 9]],
+        "a numeric first row is data"
+    );
+    assert!(read("bad.csv", "a,b,c\n1,2,3\n").unwrap_err().contains("header `a` names no agent"));
+    assert!(read("dup.csv", "agent0,agent0,agent1\n1,2,3\n")
+        .unwrap_err()
+        .contains("agent 0 named twice"));
+    assert!(read("few.csv", "agent0,agent1\n1,2\n")
+        .unwrap_err()
+        .contains("expected one per agent (3)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A job log (submit time and agent per job) was refused: only per-round counts were read
+/// (issue 40.4). Columns by header name; unknown or missing names are errors.
+#[test]
+fn a_job_log_was_refused() {
+    let dir = std::env::temp_dir().join(format!("mtf-trace-jobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let read = |name: &str, text: &str, scale: f64| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        trace::read_jobs(&p, 2, scale)
+    };
+    // Seconds at 360-second rounds: 0 and 359 s are round 0, 720 s round 2.
+    let log = "agent,submit\n0,0\n1,359\n0,720\n1,720.5\n1,721\n";
+    assert_eq!(read("s.csv", log, 1.0 / 360.0).unwrap(), vec![vec![1, 1], vec![0, 0], vec![1, 2]]);
+    // The time scale compresses the log: a higher load, the same jobs.
+    assert_eq!(read("s2.csv", log, 1.0 / 720.0).unwrap(), vec![vec![1, 1], vec![1, 2]]);
+    assert_eq!(
+        read("c.csv", "submit,agent,count\n1,1,5\n", 1.0).unwrap(),
+        vec![vec![0, 0], vec![0, 5]]
+    );
+    for (text, says) in [
+        ("submit,agent,duration\n0,0,5\n", "unknown column `duration`"),
+        ("submit\n0\n", "needs the columns submit and agent"),
+        ("submit,agent\n-1,0\n", "not a time >= 0"),
+        ("submit,agent\n0,2\n", "not an agent index in [0, 2)"),
+        ("submit,agent\n0,0,1\n", "3 columns, the header names 2"),
+        ("submit,agent\n1e12,0\n", "past the 10000000 rounds"),
+        ("submit,agent\n", "no jobs"),
+    ] {
+        let e = read("bad.csv", text, 1.0).unwrap_err();
+        assert!(e.contains(says), "{text:?}: {e}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

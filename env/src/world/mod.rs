@@ -195,6 +195,8 @@ pub struct ClusterEnv {
     rng_service: Vec<SmallRng>,
     rng_leftovers: SmallRng,
     rng_values: Vec<SmallRng>,
+    /// The trace round this episode's round 0 plays (`env.trace_start`).
+    trace_offset: usize,
     poisson: Vec<[Option<Poisson<f64>>; 2]>,
     // Per-round buffers.
     obs: Vec<f32>,
@@ -282,6 +284,7 @@ impl ClusterEnv {
             rng_service: Vec::new(),
             rng_leftovers: stream(0, names::LEFTOVERS, 0),
             rng_values: Vec::new(),
+            trace_offset: 0,
             poisson: Vec::new(),
             obs: vec![0.0; n * dim],
             dim,
@@ -586,6 +589,13 @@ impl ClusterEnv {
         self.rng_dispatch = (0..n).map(|i| stream(seed, names::DISPATCH, i as u64)).collect();
         self.rng_service = (0..m).map(|c| stream(seed, names::SERVICE, c as u64)).collect();
         self.rng_leftovers = stream(seed, names::LEFTOVERS, 0);
+        // Its own stream: the other draws are those of a trace played from its first round.
+        self.trace_offset = match self.sc.file.env.trace_start {
+            Some(crate::config::TraceStart::Seeded) if !self.sc.trace.is_empty() => {
+                (stream(seed, names::TRACE_START, 0).next_u64() % self.sc.trace.len() as u64) as usize
+            }
+            _ => 0,
+        };
         self.rng_values = if self.valuations {
             (0..n).map(|i| stream(seed, names::VALUES, i as u64)).collect()
         } else {

@@ -63,7 +63,7 @@ impl ClusterEnv {
         let (r, e) = (self.round, &self.sc.file.env);
         let rng = &mut self.rng_arrivals[i];
         match e.arrivals {
-            Arrivals::Trace => self.sc.trace[r as usize % self.sc.trace.len()][i],
+            Arrivals::Trace => self.sc.trace[(r as usize + self.trace_offset) % self.sc.trace.len()][i],
             Arrivals::Poisson | Arrivals::Mmpp => {
                 if e.arrivals == Arrivals::Mmpp && r > 0 {
                     let flip = unit(rng.next_u64());

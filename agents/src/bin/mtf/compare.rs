@@ -92,6 +92,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         )?;
     } else {
         agents::out::print(&agents::report::table::markdown(&compared.rows))?;
+        agents::out::print(&agents::eval::compare::trace_note(&compared))?;
         agents::out::print(&agents::eval::compare::groups_markdown(&compared.groups))?;
         agents::out::println(&format!("run directory: {}", dir.display()))?;
     }
