@@ -519,15 +519,18 @@ mod tests {
         // Rewards 1, 3, 2 on a fixed scale of 2 (one accelerator under MTF): shifted to 0, 2,
         // 1, then halved; first update at eta_1 = sqrt(8 ln 3): log-weights 0, eta_1,
         // eta_1 / 2. The time average after it is the uniform it moved from.
-        let mut h = Hedge::new(
-            1,
-            &[0.0, 0.5, 0.9],
-            0.0,
-            100,
-            &HedgeConfig::default(),
-            "mtf",
-            registry::Params::default(),
-        );
+        let make = || {
+            Hedge::new(
+                1,
+                &[0.0, 0.5, 0.9],
+                0.0,
+                100,
+                &HedgeConfig::default(),
+                "mtf",
+                registry::Params::default(),
+            )
+        };
+        let mut h = make();
         let eta1 = (8.0 * 3f64.ln()).sqrt();
         let input = RoundInput::from_utilities(&[vec![0.0]]);
         let t = crate::learners::testing::transition(1, &[0.0], &[0], &[0.0], false);
@@ -552,15 +555,7 @@ mod tests {
             assert!((avg[l] - (1.0 / 3.0 + after_first[l]) / 2.0).abs() < 1e-12, "{avg:?}");
         }
         // Saved and loaded with its schedule and play.
-        let mut other = Hedge::new(
-            1,
-            &[0.0, 0.5, 0.9],
-            0.0,
-            100,
-            &HedgeConfig::default(),
-            "mtf",
-            registry::Params::default(),
-        );
+        let mut other = make();
         other.load(&h.save().unwrap()).unwrap();
         assert_eq!(other.time_averaged(0, 0), avg);
         assert_eq!(other.updates, h.updates);

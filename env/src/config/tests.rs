@@ -155,7 +155,11 @@ fn trace_header_names_were_ignored() {
         vec![vec![1, 0, 2], vec![7, 8, 9]],
         "a numeric first row is data"
     );
+    assert_eq!(read("short.csv", "a1,tenant_2,agent0\n1,2,3\n").unwrap(), vec![vec![3, 1, 2]]);
     assert!(read("bad.csv", "a,b,c\n1,2,3\n").unwrap_err().contains("header `a` names no agent"));
+    assert!(read("far.csv", "agent0,agent1,agent7\n1,2,3\n")
+        .unwrap_err()
+        .contains("header `agent7` names no agent"));
     assert!(read("dup.csv", "agent0,agent0,agent1\n1,2,3\n")
         .unwrap_err()
         .contains("agent 0 named twice"));

@@ -111,9 +111,9 @@ pub fn read_jobs(path: &Path, n: usize, time_scale: f64) -> Result<Vec<Vec<u64>>
 /// Read a trace CSV: one row per round, one column per agent, whole numbers in
 /// `[0, limits::MAX_TRACE_ARRIVALS]`. A first line is a header only when none of its cells is a
 /// number (so a first row of `-1` or `nan` is an error, not a header); a UTF-8 byte-order mark
-/// is skipped. A header's names place the columns: `agentK` or `K` is agent K's column (any
-/// order; each agent once), and a header of other names is an error (reversed columns were
-/// read in file order, silently). Rounds past the end of the trace wrap around.
+/// is skipped. A header's names place the columns: a name ending in K (`agentK`, `aK`, `tenant_K`) is
+/// agent K's column (any order; each agent once), and a header of other names is an error
+/// (reversed columns were read in file order, silently). Rounds past the end wrap around.
 pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
     let text = super::overrides::read_text(path, limits::MAX_TRACE_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -173,7 +173,7 @@ pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {
     Ok(rows)
 }
 
-/// The agent each column of a counts trace's header names (`agentK` or `K`).
+/// The agent each column of a counts trace's header names (a name ending in its index).
 fn header_order(path: &Path, cells: &[&str], n: usize) -> Result<Vec<usize>, String> {
     let name = path.display();
     if cells.iter().any(|c| c.eq_ignore_ascii_case("submit")) {
@@ -190,17 +190,15 @@ fn header_order(path: &Path, cells: &[&str], n: usize) -> Result<Vec<usize>, Str
     let mut order = Vec::with_capacity(n);
     let mut seen = vec![false; n];
     for c in cells {
-        let k = c.to_ascii_lowercase();
-        let idx = k
-            .strip_prefix("agent")
-            .unwrap_or(&k)
-            .trim_start_matches(['_', ' '])
-            .parse::<usize>()
-            .ok()
-            .filter(|&i| i < n);
+        // The trailing number is the agent (`agent3`, `a3`, `tenant_3`); what precedes it
+        // may only be letters and separators.
+        let digits = c.len() - c.trim_end_matches(|ch: char| ch.is_ascii_digit()).len();
+        let (prefix, number) = c.split_at(c.len() - digits);
+        let plain = prefix.chars().all(|ch| ch.is_ascii_alphabetic() || matches!(ch, '_' | '-' | ' '));
+        let idx = number.parse::<usize>().ok().filter(|&i| plain && i < n);
         let Some(i) = idx else {
             return Err(format!(
-                "{name} line 1: header `{c}` names no agent; name the columns agent0 .. agent{} (any order), or leave the header out",
+                "{name} line 1: header `{c}` names no agent; name each column by its agent's index (agent0 .. agent{}, any order), or leave the header out",
                 n - 1
             ));
         };
