@@ -108,3 +108,28 @@ def test_a_training_run_writes_hparams_tensorboard_reads(mtf_bin, study):
     scalars = acc.Tags()["scalars"]
     assert "summary/eval_welfare" in scalars
     assert acc.Scalars("summary/eval_welfare")[-1].value == pytest.approx(run["value"], rel=1e-6)
+
+
+def test_optuna_opening_mtfs_database_is_refused_before_it_writes(mtf_bin, study):
+    # optuna-dashboard pointed at a study database crashed and left 11 Optuna tables in it
+    # (issue 40.6). Optuna now fails at its first table, and the database is as it was.
+    import sqlite3
+
+    import optuna
+
+    d, storage, swept = study
+    db = d / "study.db"
+
+    def schema():
+        with sqlite3.connect(db) as c:
+            return sorted(c.execute("SELECT type, name FROM sqlite_master").fetchall())
+
+    before = schema()
+    with pytest.raises(Exception, match="already an index named"):
+        optuna.load_study(study_name="interop", storage=f"sqlite:///{db}")
+    assert schema() == before
+    # mtf still reads and continues the study.
+    out = subprocess.run([mtf_bin, "sweep", "status", "--study", "interop", "--storage", storage],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "study `interop`" in out.stdout and "complete 5" in out.stdout, out.stdout

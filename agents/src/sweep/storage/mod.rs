@@ -179,6 +179,23 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 ";
 
+/// The tables Optuna's RDB storage creates that mtf's schema does not have (`studies` and
+/// `trials` it shares by name): each is an index on `mtf_meta` here, so Optuna refuses the
+/// database before writing to it (`mtf sweep export` writes a journal Optuna reads).
+pub const OPTUNA_TABLES: &[&str] = &[
+    "study_directions",
+    "study_user_attributes",
+    "study_system_attributes",
+    "trial_user_attributes",
+    "trial_system_attributes",
+    "trial_params",
+    "trial_values",
+    "trial_intermediate_values",
+    "trial_heartbeats",
+    "version_info",
+    "alembic_version",
+];
+
 /// Every column this storage reads and writes, per table: a database made by something else is
 /// refused at open, naming it, instead of failing in the middle of a study.
 const COLUMNS: &[(&str, &str)] = &[
@@ -400,6 +417,18 @@ impl Storage {
             }
             for stmt in schema.split(';').filter(|s| !s.trim().is_empty()) {
                 tx.exec(stmt, &[])?;
+            }
+            // Optuna opening this database (optuna-dashboard, load_study) created its 11 tables
+            // beside mtf's and then crashed on mtf's `trials`. An index under each of those
+            // names makes its table creation fail at the first, before it writes anything.
+            let names = if pg {
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
+            } else {
+                "SELECT name FROM sqlite_master"
+            };
+            let taken = tx.query(names, &[])?;
+            for name in OPTUNA_TABLES.iter().filter(|t| !taken.iter().any(|r| r[0] == Val::from(**t))) {
+                tx.exec(&format!("CREATE INDEX {name} ON mtf_meta (key)"), &[])?;
             }
             tx.exec(
                 "INSERT INTO mtf_meta (key, value) VALUES ('schema_version', ?1) ON CONFLICT (key) DO NOTHING",
