@@ -423,7 +423,10 @@ fn a_job_log_was_refused_and_one_trace_per_seed_went_unsaid() {
     seeded.extend(["--set", "env.trace_start=\"seeded\""]);
     let (code, stdout, err, b) = run("seeded", &seeded);
     assert_eq!(code, 0, "{err}");
-    assert!(!stdout.contains("Every seed replays"), "{stdout}");
+    assert!(
+        !stdout.contains("Every seed replays") && stdout.contains("env.agents' load is not used"),
+        "{stdout}"
+    );
     assert!(b.iter().any(|&x| x != b[0]), "each seed its own window: {b:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

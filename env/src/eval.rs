@@ -134,18 +134,25 @@ impl Stat {
     }
 }
 
-/// The note a table carries when its figures come from fewer than two seeds.
-/// What seeds mean under a trace played from its first round: the same arrivals on every seed
-/// (their CIs shrank to +-0.004 and earned stars, unexplained: issue 40.4). `None` where the
-/// seeds draw their own arrivals.
+/// What a table's figures mean under a trace: the agents' loads unused, and, played from its
+/// first round, the same arrivals on every seed (their CIs shrank to +-0.004 and earned stars,
+/// unexplained: issue 40.4). `None` where the seeds draw their own arrivals.
 pub fn trace_note(sc: &crate::config::Scenario, seeds: usize) -> Option<String> {
-    let fixed = sc.file.env.arrivals == crate::config::Arrivals::Trace
-        && sc.file.env.trace_start.unwrap_or_default() == crate::config::TraceStart::First;
-    (fixed && seeds > 1).then(|| {
-        "Every seed replays the trace from its first round (env.trace_start = \"first\"): the seeds share their arrivals and differ only in service and placement draws, so the CIs say nothing about other arrivals; env.trace_start = \"seeded\" starts each episode at a round drawn from its seed.".to_string()
-    })
+    let e = &sc.file.env;
+    if e.arrivals != crate::config::Arrivals::Trace {
+        return None;
+    }
+    // The agents' loads size Poisson and MMPP arrivals only: under a trace they were ignored
+    // without a word (issue 40.4).
+    let mut note =
+        "Arrivals come from the trace: env.agents' load is not used (a job log's load scales with env.trace_time_scale).".to_string();
+    if e.trace_start.unwrap_or_default() == crate::config::TraceStart::First && seeds > 1 {
+        note += " Every seed replays the trace from its first round (env.trace_start = \"first\"): the seeds share their arrivals and differ only in service and placement draws, so the CIs say nothing about other arrivals; env.trace_start = \"seeded\" starts each episode at a round drawn from its seed.";
+    }
+    Some(note)
 }
 
+/// The note a table carries when its figures come from fewer than two seeds.
 pub const ONE_SEED_NOTE: &str = "One seed: no confidence intervals and no significance marks (they need two seeds or more).";
 
 /// Student's t 0.975 quantile for `df` degrees of freedom.
