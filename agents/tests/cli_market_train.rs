@@ -299,9 +299,26 @@ fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
             "learner.es.pairs=1".into(),
         ]
         .into();
-        let done = agents::train::market::train_market(std::path::Path::new(&three), &set, None, None, Some(&out), None).unwrap();
+        let done = agents::train::market::train_market(std::path::Path::new(&three), &set, None, None, Some(&out), None, true).unwrap();
         let run = TrainedMarket::load(&out).unwrap();
         assert_eq!(run.policies.replicates.len(), 2);
+        // Each training episode's score was written as it happened (a market sweep's trials
+        // were silent until they finished): the curves, line by line.
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("metrics.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 6, "{kind}");
+        for (k, l) in lines.iter().enumerate() {
+            let (r, e) = (k / 3, k % 3);
+            assert_eq!(
+                (l["replicate"].as_u64(), l["episode"].as_u64()),
+                (Some(r as u64), Some(e as u64)),
+                "{kind}"
+            );
+            assert_eq!(l["utility"].as_f64(), Some(done.replicates[r].curve[e].utility), "{kind}");
+        }
         for (r, rep) in done.replicates.iter().enumerate() {
             let mut total = 0.0;
             for &s in &done.eval_seeds {

@@ -523,6 +523,7 @@ fn market_trial(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, hook: &
         None,
         Some(dir),
         None,
+        true,
         Some(&on_episode),
     )?;
     match trained {

@@ -826,8 +826,9 @@ fn uniform(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> Ma
 
 /// Train the learning tenants of the market in `config` (with `--set` overrides; `seed`
 /// replaces the file's, `replicates` `train.replicates`) and write the run directory:
-/// `config.toml`, `episodes.csv` (each replicate's training curve), `summary.json` and
-/// `learning.png` / `.svg`.
+/// `config.toml`, `metrics.jsonl` (each training episode's score as it happens), `episodes.csv`
+/// (each replicate's training curve), `summary.json` and `learning.png` / `.svg`; progress on
+/// stderr unless `quiet`.
 pub fn train_market(
     config: &Path,
     set: &[String],
@@ -835,8 +836,9 @@ pub fn train_market(
     replicates: Option<usize>,
     out: Option<&Path>,
     name: Option<&str>,
+    quiet: bool,
 ) -> Result<MarketTrained> {
-    let done = train_market_with(config, set, seed, replicates, out, name, None)?;
+    let done = train_market_with(config, set, seed, replicates, out, name, quiet, None)?;
     Ok(done.expect("without a hook nothing stops the run"))
 }
 
@@ -853,6 +855,7 @@ pub fn train_market_with(
     replicates: Option<usize>,
     out: Option<&Path>,
     name: Option<&str>,
+    quiet: bool,
     hook: Option<MarketHook<'_>>,
 ) -> Result<Option<MarketTrained>> {
     let path = config.display().to_string();
@@ -890,13 +893,42 @@ pub fn train_market_with(
         dim,
     };
     let mut reps = Vec::new();
+    // Each training episode's score as it happens (metrics.jsonl) and a progress line: a
+    // market sweep's trials were 17 minutes of silence, writing nothing until they finished.
+    let log = std::sync::Mutex::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.metrics())
+            .map_err(|e| run::io_error(&dir.metrics(), "creating", e))?,
+    );
+    let total = tr.train.episodes.saturating_mul(tr.train.replicates as u64);
+    let progress = std::sync::Mutex::new(super::Progress::new(total, 0, quiet, "episode"));
     for r in 0..tr.train.replicates {
         let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
-        match replicate(&raw, &tr, &ls, &rollout, &eval_files, rs, hook.filter(|_| r == 0))? {
+        let each = |e: u64, s: &MarketScore| -> Result<bool> {
+            let line = serde_json::json!({ "replicate": r, "episode": e, "utility": s.utility, "welfare": s.welfare, "paid": s.paid });
+            {
+                use std::io::Write;
+                let mut f = log.lock().expect("not poisoned");
+                writeln!(f, "{line}").map_err(|e| run::io_error(&dir.metrics(), "writing", e))?;
+            }
+            let done = r as u64 * tr.train.episodes + e + 1;
+            progress
+                .lock()
+                .expect("not poisoned")
+                .tick(done, &format!("utility {:.3}", s.utility));
+            match hook {
+                Some(h) if r == 0 => h(e, s),
+                _ => Ok(false),
+            }
+        };
+        match replicate(&raw, &tr, &ls, &rollout, &eval_files, rs, Some(&each))? {
             Some(rep) => reps.push(rep),
             None => return Ok(None),
         }
     }
+    progress.lock().expect("not poisoned").finish();
     let by_level: Vec<MarketScore> = levels.iter().map(|&x| scored(&eval_files, &ls, Some(x))).collect();
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
     let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());

@@ -89,6 +89,7 @@ fn market(a: &Args, config: &std::path::Path) -> agents::Result<ExitCode> {
         a.replicates,
         a.out.as_deref(),
         a.name.as_deref(),
+        a.common.quiet,
     )?;
     if a.common.json {
         let mut v = serde_json::to_value(&trained)?;
