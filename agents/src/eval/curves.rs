@@ -222,6 +222,12 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
 fn grouped(given: &[PathBuf]) -> crate::error::Result<Vec<(String, Vec<PathBuf>)>> {
     let mut groups: Vec<(String, String, Vec<PathBuf>)> = Vec::new();
     for path in given {
+        // A market run logs its episodes too (metrics.jsonl), in a form of its own: refused by
+        // name before its lines are read as queue-world episodes.
+        let world = env::config::read_table(&RunDir::at(path).config(), &[]).map(|t| env::worlds::world_name(&t));
+        if world.as_deref() == Ok("market") {
+            crate::train::queue_world_run(path)?;
+        }
         let runs = if crate::train::group::is_group(path) {
             crate::train::group::replicates(path)?
         } else if RunDir::at(path).metrics().is_file() {
