@@ -327,3 +327,76 @@ fn thr_w_1_read_as_a_threshold() {
     assert!(md.contains("jobs/round per agent, w=1") && !md.contains("thr w="), "{md}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Rows were labelled by their spec, a run's with its timestamped directory (issue 40.5: no way
+/// to name rows). `--label NAME=SPEC` names them in the table, the CSV and the figures; the JSON
+/// keeps the spec beside the name; a label that matches no row, or on a world that cannot take
+/// it, is one error line.
+#[test]
+fn rows_could_not_be_named() {
+    let dir = common::tmp("compare", "labels");
+    let q = common::quickstart();
+    let out = dir.join("cmp");
+    let (code, stdout, err) = common::mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        "fixed:0.2,fixed:w1=0.2,w2=0.4,w4=0.7",
+        "--label",
+        "by class=fixed:w1=0.2,w2=0.4,w4=0.7",
+        "--label",
+        "best fixed=fixed:0.2",
+        "--seeds",
+        "2",
+        "--set",
+        "env.rounds=20",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows: Vec<(String, String)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["policy"].as_str().unwrap().to_string(), r["spec"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("best fixed".into(), "fixed:0.2".into()),
+            ("by class".into(), "fixed:w1=0.2,w2=0.4,w4=0.7".into())
+        ]
+    );
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    assert!(md.contains("| best fixed | mtf |") && md.contains("| by class | mtf |"), "{md}");
+    assert!(csv.contains("best fixed,mtf") && csv.contains("by class,mtf"), "{csv}");
+    for (label, says) in [
+        ("x=fixed:0.3", "no row has the policy `fixed:0.3`"),
+        ("fixed:0.2", "expected NAME=SPEC"),
+    ] {
+        let (code, _, err) = common::mtf(&[
+            "compare",
+            "--config",
+            &q,
+            "--policies",
+            "fixed:0.2",
+            "--label",
+            label,
+            "--seeds",
+            "1",
+            "--out",
+            dir.join("bad").to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{err}");
+    }
+    let duel = format!("{}/../configs/market/duel.toml", env!("CARGO_MANIFEST_DIR"));
+    let (code, _, err) = common::mtf(&["compare", "--config", &duel, "--policies", "own", "--label", "a=own"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("queue-world comparisons only"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -28,6 +28,8 @@ pub struct CompareSpec {
     /// The row every row is paired against, `POLICY/MECHANISM` (default: the best fixed level
     /// under the first mechanism).
     pub baseline: Option<String>,
+    /// `NAME=SPEC`: the rows of policy SPEC are named NAME in tables and figures.
+    pub labels: Vec<String>,
 }
 
 /// Every policy x mechanism pair, evaluated on the same seeds.
@@ -88,6 +90,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
             let episodes = Named::parse(&played, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
             rows.push(Row {
                 policy: crate::report::table::ANY_POLICY.into(),
+                spec: None,
                 mechanism: mech.clone(),
                 summary: Summary::of(&scenario, &episodes),
                 weights: scenario.agents.iter().map(|a| a.weight).collect(),
@@ -101,6 +104,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
             let episodes = Named::parse(policy, &scenario)?.evaluate(&scenario, &seeds, spec.threads)?;
             rows.push(Row {
                 policy: policy.clone(),
+                spec: None,
                 mechanism: mech.clone(),
                 summary: Summary::of(&scenario, &episodes),
                 weights: scenario.agents.iter().map(|a| a.weight).collect(),
@@ -121,6 +125,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     };
     crate::report::table::pair(&mut rows, baseline);
     let groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
+    name_rows(&mut rows, &spec.labels)?;
     Ok(Compared {
         scenario: base,
         rows,
@@ -218,6 +223,30 @@ pub fn groups_markdown(groups: &[GroupRow]) -> String {
 /// [`env::eval::trace_note`] as a paragraph, or nothing.
 pub fn trace_note(c: &Compared) -> String {
     env::eval::trace_note(&c.scenario, c.seeds.len()).map_or_else(String::new, |n| format!("\n{n}\n"))
+}
+
+/// Name the rows of each `NAME=SPEC` (after pairing and grouping, which read the specs): tables
+/// and figures show NAME (a run's directory made labels with timestamps), the JSON both.
+fn name_rows(rows: &mut [Row], labels: &[String]) -> crate::error::Result<()> {
+    for l in labels {
+        let Some((name, spec)) = l.split_once('=').filter(|(n, s)| !n.trim().is_empty() && !s.trim().is_empty()) else {
+            return Err(user(format!("--label {l}: expected NAME=SPEC, e.g. learned=run:runs/quickstart")));
+        };
+        let (name, spec) = (name.trim(), spec.trim());
+        if name.chars().any(char::is_control) || name.len() > 64 {
+            return Err(user(format!("--label {l}: a name of at most 64 printable characters")));
+        }
+        let want = crate::eval::policies::canonical(spec);
+        let mut hit = false;
+        for r in rows.iter_mut().filter(|r| r.policy == want || r.policy == spec) {
+            r.spec = Some(std::mem::replace(&mut r.policy, name.to_string()));
+            hit = true;
+        }
+        if !hit {
+            return Err(user(format!("--label {l}: no row has the policy `{spec}`")));
+        }
+    }
+    Ok(())
 }
 
 /// Write a comparison's run directory: `config.toml`, `metrics.jsonl` (one line per pair and

@@ -16,8 +16,11 @@ pub const ANY_POLICY: &str = "any";
 /// One evaluated pair.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    /// Policy spec.
+    /// Policy spec (or the name `--label` gave it).
     pub policy: String,
+    /// The spec, where `--label` named the row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
     /// Mechanism name.
     pub mechanism: String,
     /// Its figures over seeds.

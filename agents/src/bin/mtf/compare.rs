@@ -27,6 +27,10 @@ pub(crate) struct Args {
     /// default: the best fixed level under the first mechanism).
     #[arg(long, value_name = "POLICY/MECHANISM")]
     baseline: Option<String>,
+    /// Name a policy's rows in tables and figures: NAME=SPEC (repeatable; e.g.
+    /// --label learned=run:runs/quickstart-20261126-101500). JSON keeps the spec beside it.
+    #[arg(long, value_name = "NAME=SPEC")]
+    label: Vec<String>,
     #[command(flatten)]
     episodes: Episodes,
     #[command(flatten)]
@@ -34,6 +38,14 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if agents::worlds::is_seam_config(&a.config) || env::market::is_market_file(&a.config) {
+        // Refused here, before the other worlds branch off, so a label is never dropped.
+        if let Some(l) = a.label.first() {
+            return Err(agents::error::user(format!(
+                "--label {l}: names rows of queue-world comparisons only"
+            )));
+        }
+    }
     if agents::worlds::is_seam_config(&a.config) {
         let threads = a.common.threads_or_default();
         let done = agents::worlds::compare::compare(&agents::worlds::compare::SeamCompare {
@@ -83,6 +95,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),
         baseline: a.baseline,
+        labels: a.label,
     };
     let compared = compare(&spec)?;
     let dir = write(&compared, &spec.source, a.episodes.out.as_deref())?;

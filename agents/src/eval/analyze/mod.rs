@@ -290,6 +290,7 @@ fn paired(a: &[EpisodeMetrics], b: &[EpisodeMetrics], f: impl Fn(&EpisodeMetrics
 fn row(sc: &Scenario, policy: &str, mechanism: &str, episodes: Vec<EpisodeMetrics>) -> Row {
     Row {
         policy: policy.into(),
+        spec: None,
         mechanism: mechanism.into(),
         summary: Summary::of(sc, &episodes),
         weights: sc.agents.iter().map(|a| a.weight).collect(),

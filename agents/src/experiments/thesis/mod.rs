@@ -247,6 +247,7 @@ impl Ctx {
             seeds,
             threads: self.threads,
             baseline: None,
+            labels: Vec::new(),
         };
         Ok(compare(&spec)?.rows)
     }

@@ -33,6 +33,7 @@ fn worst_rows() -> Vec<Row> {
             let episodes = env::eval::evaluate(&sc, &seeds, policy.as_ref(), true, 2);
             rows.push(Row {
                 policy: if mechanism == "stride" { "any".into() } else { levels.spec() },
+                spec: None,
                 mechanism: mechanism.into(),
                 summary: Summary::of(&sc, &episodes),
                 weights: sc.agents.iter().map(|a| a.weight).collect(),
