@@ -374,25 +374,34 @@ fn rows_could_not_be_named() {
     let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
     assert!(md.contains("| best fixed | mtf |") && md.contains("| by class | mtf |"), "{md}");
     assert!(csv.contains("best fixed,mtf") && csv.contains("by class,mtf"), "{csv}");
-    for (label, says) in [
-        ("x=fixed:0.3", "no row has the policy `fixed:0.3`"),
-        ("fixed:0.2", "expected NAME=SPEC"),
+    // Names that would not tell rows apart (the review of this change found each accepted).
+    for (labels, says) in [
+        (vec!["x=fixed:0.3"], "no row has the policy `fixed:0.3`"),
+        (vec!["fixed:0.2"], "expected NAME=SPEC"),
+        (vec!["low=fixed:0.2", "low=fixed:0.5"], "`low` names two policies"),
+        (vec!["fixed:0.5=fixed:0.2"], "another row's policy"),
+        (vec!["low=fixed:0.2", "other=fixed:0.2"], "is labelled twice"),
+        (vec!["a|b=fixed:0.2"], "without `|`"),
     ] {
-        let (code, _, err) = common::mtf(&[
+        let mut args = vec![
             "compare",
             "--config",
             &q,
             "--policies",
-            "fixed:0.2",
-            "--label",
-            label,
+            "fixed:0.2,fixed:0.5",
             "--seeds",
             "1",
-            "--out",
-            dir.join("bad").to_str().unwrap(),
-        ]);
-        assert_eq!(code, 2, "{err}");
-        assert!(err.contains(says) && err.trim().lines().count() == 1, "{err}");
+            "--set",
+            "env.rounds=5",
+        ];
+        for l in &labels {
+            args.extend(["--label", l]);
+        }
+        let bad = dir.join("bad");
+        args.extend(["--out", bad.to_str().unwrap()]);
+        let (code, _, err) = common::mtf(&args);
+        assert_eq!(code, 2, "{labels:?}: {err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{labels:?}: {err}");
     }
     let duel = format!("{}/../configs/market/duel.toml", env!("CARGO_MANIFEST_DIR"));
     let (code, _, err) = common::mtf(&["compare", "--config", &duel, "--policies", "own", "--label", "a=own"]);

@@ -238,6 +238,12 @@ fn an_executable_that_speaks_the_protocol_is_a_policy() {
             "import sys\nfor l in sys.stdin:\n    print('hello', flush=True)\n",
             "bad JSON",
         ),
+        // An untrusted distribution: [2, -1] was reported as an entropy of -0.60.
+        (
+            "probs.py",
+            "import sys\nfor l in sys.stdin:\n    print('{\"threshold\": 0.1, \"probabilities\": [2, -1]}', flush=True)\n",
+            "not a distribution over the 10 levels",
+        ),
     ] {
         let spec = write(name, &format!("#!/usr/bin/env python3\n{body}"));
         let (code, _, err) = mtf(&[

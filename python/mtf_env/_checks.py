@@ -76,11 +76,14 @@ class _Picklable:
     def _in_episode(self) -> bool:
         return bool(getattr(self, "agents", None))
 
+    def _in_episode_message(self) -> str:
+        return (
+            f"{type(self).__name__} is in an episode; pickle it before reset() or after its episode "
+            "ends (the episode in progress lives in Rust and is not copied)"
+        )
+
     def __reduce__(self):
         if self._in_episode():
-            raise pickle.PicklingError(
-                f"{type(self).__name__} is in an episode; pickle it before reset() or after its episode "
-                "ends (the episode in progress lives in Rust and is not copied)"
-            )
+            raise pickle.PicklingError(self._in_episode_message())
         state = {k: self.__dict__[k] for k in self._pickled_state}
         return (_remake, (type(self), self._args, state))

@@ -65,6 +65,12 @@ class VecEnv(_Picklable):
         # Copies reset themselves: once reset, some episode is always in progress.
         return self._started
 
+    def _in_episode_message(self) -> str:
+        return (
+            "VecEnv has been reset: its copies reset themselves, so an episode is always in progress "
+            "and lives in Rust; pickle it before its first reset()"
+        )
+
     def reset(self, seed: int) -> np.ndarray:
         obs = self._native.reset(_seed(seed))
         self._started = True

@@ -228,13 +228,32 @@ pub fn trace_note(c: &Compared) -> String {
 /// Name the rows of each `NAME=SPEC` (after pairing and grouping, which read the specs): tables
 /// and figures show NAME (a run's directory made labels with timestamps), the JSON both.
 fn name_rows(rows: &mut [Row], labels: &[String]) -> crate::error::Result<()> {
+    // Names must tell rows apart: unique, no other row's spec, one name per spec.
+    let mut named: Vec<(String, String)> = Vec::new();
+    for l in labels {
+        if let Some((name, spec)) = l.split_once('=') {
+            let (name, spec) = (name.trim(), crate::eval::policies::canonical(spec.trim()));
+            if named.iter().any(|(n, _)| n == name) {
+                return Err(user(format!("--label {l}: `{name}` names two policies")));
+            }
+            if named.iter().any(|(_, s)| *s == spec) {
+                return Err(user(format!("--label {l}: `{spec}` is labelled twice")));
+            }
+            if rows.iter().any(|r| r.policy == name && r.policy != spec) {
+                return Err(user(format!("--label {l}: `{name}` is another row's policy")));
+            }
+            named.push((name.to_string(), spec));
+        }
+    }
     for l in labels {
         let Some((name, spec)) = l.split_once('=').filter(|(n, s)| !n.trim().is_empty() && !s.trim().is_empty()) else {
             return Err(user(format!("--label {l}: expected NAME=SPEC, e.g. learned=run:runs/quickstart")));
         };
         let (name, spec) = (name.trim(), spec.trim());
-        if name.chars().any(char::is_control) || name.len() > 64 {
-            return Err(user(format!("--label {l}: a name of at most 64 printable characters")));
+        if name.chars().any(|c| c.is_control() || c == '|') || name.len() > 64 {
+            return Err(user(format!(
+                "--label {l}: a name of at most 64 printable characters, without `|` (a table's column separator)"
+            )));
         }
         let want = crate::eval::policies::canonical(spec);
         let mut hit = false;

@@ -288,7 +288,7 @@ impl Policy for AgentProcesses {
             return;
         }
         match self.round(obs, budgets, actions) {
-            Ok(entropy) => self.entropy = Some(entropy),
+            Ok(entropy) => self.entropy = entropy,
             Err(e) => self.fail(format!("{}: {e}", self.path.display())),
         }
     }
@@ -301,7 +301,7 @@ impl Policy for AgentProcesses {
 impl AgentProcesses {
     /// One round: every agent asked, every reply read into `actions`; the agents' mean
     /// entropy, or the first problem (the caller names the file).
-    fn round(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) -> Result<f64, String> {
+    fn round(&mut self, obs: Observations<'_>, budgets: &[f64], actions: &mut [usize]) -> Result<Option<f64>, String> {
         let n = actions.len();
         if self.procs.is_empty() {
             self.start(n)?;
@@ -334,12 +334,13 @@ impl AgentProcesses {
                 return Err(format!("agent {i} stopped reading its input"));
             }
         }
-        let mut entropy = 0.0;
+        let mut entropy = Some(0.0);
         for (i, action) in actions.iter_mut().enumerate() {
             let line = self.reply(i)?;
             let (level, h) = self.decision(i, &line)?;
             *action = level;
-            entropy += h.unwrap_or(0.0) / n as f64;
+            // The policy's entropy only when every agent says what it drew from.
+            entropy = entropy.zip(h).map(|(e, h)| e + h / n as f64);
         }
         Ok(entropy)
     }
@@ -399,13 +400,28 @@ impl AgentProcesses {
             .get(key)
             .and_then(serde_json::Value::as_f64)
             .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
-        let entropy = v.get("probabilities").and_then(serde_json::Value::as_array).map(|p| {
-            p.iter()
-                .filter_map(serde_json::Value::as_f64)
-                .filter(|&x| x > 0.0)
-                .map(|x| -x * x.ln())
-                .sum::<f64>()
-        });
+        // A distribution or nothing: [2, -1] gave an entropy of -0.60 (an external agent's
+        // reply is untrusted).
+        let entropy = match v.get("probabilities") {
+            None => None,
+            Some(p) => {
+                let k = self.levels.len();
+                let xs: Option<Vec<f64>> = p.as_array().map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect());
+                let ok = xs.as_ref().filter(|xs| {
+                    xs.len() == k
+                        && p.as_array().is_some_and(|a| a.len() == k)
+                        && xs.iter().all(|x| x.is_finite() && *x >= 0.0)
+                        && (xs.iter().sum::<f64>() - 1.0).abs() < 1e-6
+                });
+                let Some(xs) = ok else {
+                    return Err(format!(
+                        "agent {i}'s `probabilities` is not a distribution over the {k} levels (K non-negative numbers summing to 1): {}",
+                        line.trim().chars().take(200).collect::<String>()
+                    ));
+                };
+                Some(xs.iter().filter(|&&x| x > 0.0).map(|&x| -x * x.ln()).sum::<f64>())
+            }
+        };
         let level = env::config::level_index(&self.levels, t)
             .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))?;
         Ok((level, entropy))

@@ -111,7 +111,7 @@ pub fn read_jobs(path: &Path, n: usize, time_scale: f64) -> Result<Vec<Vec<u64>>
 /// Read a trace CSV: one row per round, one column per agent, whole numbers in
 /// `[0, limits::MAX_TRACE_ARRIVALS]`. A first line is a header only when none of its cells is a
 /// number (so a first row of `-1` or `nan` is an error, not a header); a UTF-8 byte-order mark
-/// is skipped. A header's names place the columns: a name ending in K (`agentK`, `aK`, `tenant_K`) is
+/// is skipped. A header's names place the columns: a name ending in K (`agentK`, `aK`, `gpuK`) is
 /// agent K's column (any order; each agent once), and a header of other names is an error
 /// (reversed columns were read in file order, silently). Rounds past the end wrap around.
 pub fn read_trace(path: &Path, n: usize) -> Result<Vec<Vec<u64>>, String> {

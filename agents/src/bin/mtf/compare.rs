@@ -15,7 +15,7 @@ pub(crate) struct Args {
     /// under an auction), fixed:w1=X,w2=Y,... (a level per weight class), fixed:[X,Y,...] (a
     /// level per agent), fixed:all (every level), hedge (Hedge learning online), run:RUN_DIR (a
     /// trained run's greedy policies; a run group: every replicate), sampled:run:RUN_DIR (the
-    /// same policies drawing their actions), agent:PATH (an exported agent binary; a bare name
+    /// same policies drawing their actions), agent:PATH (an exported agent binary, or any executable speaking the protocol of docs/AGENTS.md; a bare name
     /// is a file in this directory). A mechanism that ignores the agents' actions gets one
     /// row, `any`.
     #[arg(long, required = true)]

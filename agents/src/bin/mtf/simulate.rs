@@ -19,7 +19,7 @@ pub(crate) struct Args {
     /// fixed:w1=X,w2=Y,... (a level per weight class), fixed:[X,Y,...] (a level per agent),
     /// hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
     /// sampled:run:RUN_DIR (the same policies drawing their actions), agent:PATH (an exported
-    /// agent binary; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
+    /// agent binary, or any executable speaking the protocol of docs/AGENTS.md; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
     /// reply, default 10).
     /// Default fixed:0.5; a market file (env.world = "market") plays fixed:X as every
     /// tenant's bid factor (under mtf its threshold), and without --policy its tenants' own.
