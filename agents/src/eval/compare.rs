@@ -228,23 +228,9 @@ pub fn trace_note(c: &Compared) -> String {
 /// Name the rows of each `NAME=SPEC` (after pairing and grouping, which read the specs): tables
 /// and figures show NAME (a run's directory made labels with timestamps), the JSON both.
 fn name_rows(rows: &mut [Row], labels: &[String]) -> crate::error::Result<()> {
-    // Names must tell rows apart: unique, no other row's spec, one name per spec.
-    let mut named: Vec<(String, String)> = Vec::new();
-    for l in labels {
-        if let Some((name, spec)) = l.split_once('=') {
-            let (name, spec) = (name.trim(), crate::eval::policies::canonical(spec.trim()));
-            if named.iter().any(|(n, _)| n == name) {
-                return Err(user(format!("--label {l}: `{name}` names two policies")));
-            }
-            if named.iter().any(|(_, s)| *s == spec) {
-                return Err(user(format!("--label {l}: `{spec}` is labelled twice")));
-            }
-            if rows.iter().any(|r| r.policy == name && r.policy != spec) {
-                return Err(user(format!("--label {l}: `{name}` is another row's policy")));
-            }
-            named.push((name.to_string(), spec));
-        }
-    }
+    // Every label read and checked before any row is renamed: names must tell rows apart
+    // (unique, no other row's spec, one name per spec).
+    let mut named: Vec<(&str, &str, &str, String)> = Vec::new();
     for l in labels {
         let Some((name, spec)) = l.split_once('=').filter(|(n, s)| !n.trim().is_empty() && !s.trim().is_empty()) else {
             return Err(user(format!("--label {l}: expected NAME=SPEC, e.g. learned=run:runs/quickstart")));
@@ -256,6 +242,18 @@ fn name_rows(rows: &mut [Row], labels: &[String]) -> crate::error::Result<()> {
             )));
         }
         let want = crate::eval::policies::canonical(spec);
+        if named.iter().any(|(_, n, _, _)| *n == name) {
+            return Err(user(format!("--label {l}: `{name}` names two policies")));
+        }
+        if named.iter().any(|(_, _, _, w)| *w == want) {
+            return Err(user(format!("--label {l}: `{want}` is labelled twice")));
+        }
+        if rows.iter().any(|r| r.policy == name && r.policy != want) {
+            return Err(user(format!("--label {l}: `{name}` is another row's policy")));
+        }
+        named.push((l, name, spec, want));
+    }
+    for (l, name, spec, want) in named {
         let mut hit = false;
         for r in rows.iter_mut().filter(|r| r.policy == want || r.policy == spec) {
             r.spec = Some(std::mem::replace(&mut r.policy, name.to_string()));

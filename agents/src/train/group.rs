@@ -244,26 +244,16 @@ pub fn resume(path: &Path, args: &TrainSpec) -> crate::error::Result<Trained> {
             continue;
         };
         let want = replicate(&exp, k).to_toml();
-        let changed: Vec<String> = super::changed_keys(&text, &want)
-            .into_iter()
-            .filter(|key| key != "train.threads")
-            .collect();
-        if changed.is_empty() {
-            continue;
+        super::refuse_changes(
+            &dir.config(),
+            &text,
+            &want,
+            &args.allow_config_change,
+            &format!("replicate-{k}'s config.toml"),
+        )?;
+        if text != want {
+            rewrites.push((own, want));
         }
-        let refused: Vec<&String> = changed.iter().filter(|key| !args.allow_config_change.contains(key)).collect();
-        if !refused.is_empty() {
-            let keys = refused.iter().map(|s| s.as_str()).collect::<Vec<_>>();
-            return Err(crate::error::run_dir(
-                &dir.config(),
-                format!(
-                    "differs from replicate-{k}'s config.toml at {}: the group's replicates would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
-                    keys.join(", "),
-                    keys.join(",")
-                ),
-            ));
-        }
-        rewrites.push((own, want));
     }
     for (own, want) in rewrites {
         run::write_atomic(&own, want.as_bytes())?;

@@ -374,22 +374,30 @@ pub fn load_run_allowing(dir: &Path, allow_fresh: bool, allowed: &[String]) -> c
     };
     let (done, recorded) = checkpoint::restore(&latest, learner.as_mut())?;
     if let Some(recorded) = recorded {
-        let changed: Vec<String> = changed_keys(&recorded, &exp.to_toml())
-            .into_iter()
-            .filter(|k| k != "train.threads" && !allowed.contains(k))
-            .collect();
-        if !changed.is_empty() {
-            return Err(crate::error::run_dir(
-                &config,
-                format!(
-                    "changed since its checkpoint was written, at {}: resuming or evaluating it would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
-                    changed.join(", "),
-                    changed.join(",")
-                ),
-            ));
-        }
+        refuse_changes(&config, &recorded, &exp.to_toml(), allowed, "its checkpoint")?;
     }
     Ok((exp, learner, done))
+}
+
+/// Refuse the config `now` (the file at `config`) where it differs from `recorded` (`since`:
+/// what wrote it) at keys other than `allowed` and `train.threads` (which changes no result):
+/// one line naming the keys, for every resume of every world and of run groups.
+pub(crate) fn refuse_changes(config: &Path, recorded: &str, now: &str, allowed: &[String], since: &str) -> crate::error::Result<()> {
+    let changed: Vec<String> = changed_keys(recorded, now)
+        .into_iter()
+        .filter(|k| k != "train.threads" && !allowed.contains(k))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::run_dir(
+        config,
+        format!(
+            "changed since {since} was written, at {}: resuming or evaluating it would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
+            changed.join(", "),
+            changed.join(",")
+        ),
+    ))
 }
 
 /// The key paths (`train.episodes`, `env.agents`) where two TOML configs differ; arrays compare

@@ -326,7 +326,7 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
         // reaches the replicate (a complete replicate was skipped whatever the group said).
         let want = one.to_toml();
         if let Ok(own) = std::fs::read_to_string(rd.config()) {
-            refuse_changes(
+            crate::train::refuse_changes(
                 &dir.config(),
                 &own,
                 &want,
@@ -352,26 +352,6 @@ fn resume_group(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<Se
     train_group(exp, dir, spec)
 }
 
-/// Refuse `now` (the config at `config`) where it differs from `recorded` (`since`) at keys
-/// other than `allowed` and `train.threads`, as a queue-world resume does.
-fn refuse_changes(config: &Path, recorded: &str, now: &str, allowed: &[String], since: &str) -> crate::error::Result<()> {
-    let changed: Vec<String> = crate::train::changed_keys(recorded, now)
-        .into_iter()
-        .filter(|k| k != "train.threads" && !allowed.contains(k))
-        .collect();
-    if changed.is_empty() {
-        return Ok(());
-    }
-    Err(crate::error::run_dir(
-        config,
-        format!(
-            "changed since {since} was written, at {}: resuming it would continue a different experiment. Restore those keys, or, for a resume meant to change them, add --allow-config-change {}",
-            changed.join(", "),
-            changed.join(",")
-        ),
-    ))
-}
-
 /// The episodes a run's checkpoint covers (0 without one); its config changed since only at
 /// `allowed` keys.
 fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment, allowed: &[String]) -> crate::error::Result<u64> {
@@ -382,7 +362,7 @@ fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment, allowed: &[String]) -> cr
     let bytes = run::read_regular(&latest, 1 << 32)?;
     let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
     if let Some(recorded) = decoded.config {
-        refuse_changes(&dir.config(), recorded, &exp.to_toml(), allowed, "its checkpoint")?;
+        crate::train::refuse_changes(&dir.config(), recorded, &exp.to_toml(), allowed, "its checkpoint")?;
     }
     Ok(decoded.episodes)
 }

@@ -30,6 +30,12 @@ pub fn apply_override(table: &mut toml::Table, spec: &str) -> Result<(), String>
     set_path(table, &keys, &value, path.trim())
 }
 
+/// `path` without its last `rest.len()` segments (`rest`: those segments): the key of the array
+/// or element an error names.
+fn head<'a>(path: &'a str, rest: &[&str]) -> &'a str {
+    &path[..path.len() - rest.iter().map(|a| a.len() + 1).sum::<usize>()]
+}
+
 fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &str) -> Result<(), String> {
     let (first, rest) = (keys[0], &keys[1..]);
     if rest.is_empty() {
@@ -40,7 +46,7 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
     if indexed && !table.contains_key(first) {
         // An element of an array the file leaves at its default: nothing to index (it became a
         // table keyed "0", refused later as "invalid type: map, expected a sequence").
-        let array = &path[..path.len() - rest.iter().map(|a| a.len() + 1).sum::<usize>()];
+        let array = head(path, rest);
         return Err(format!(
             "`{path}`: `{array}` is not in the file (its default applies), so it has no elements to set: give the whole array, e.g. `{array}=[...]`"
         ));
@@ -69,7 +75,7 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
                         // The element's own keys make the hint (a queue world's `load` meant
                         // nothing in a market's tenants: issue 42.7).
                         let field = t.keys().next().map_or("KEY", String::as_str);
-                        let array = path.rsplit_once('.').map_or(first, |(a, _)| a);
+                        let array = head(path, rest);
                         return Err(format!(
                             "`{path}` is a table; set one of its fields (e.g. `{path}.{field}`) or the whole array (`{array}=[...]`)"
                         ));
@@ -78,7 +84,7 @@ fn set_path(table: &mut toml::Table, keys: &[&str], value: &toml::Value, path: &
                     // An element of an array of values (`speeds.1=2`) is replaced whole.
                     item if after.is_empty() => *item = value.clone(),
                     _ => {
-                        let element = &path[..path.len() - after.iter().map(|a| a.len() + 1).sum::<usize>()];
+                        let element = head(path, after);
                         return Err(format!("`{path}`: `{element}` is a value, not a table: set it as `{element}=...`"));
                     }
                 }

@@ -571,31 +571,7 @@ impl MarketFile {
                 ),
             ));
         }
-        // Type names head the tables' price columns and key policy files: they must differ
-        // (two "A10" columns were accepted), and names are printed in one-line tables.
-        let printable = |s: &str| !s.trim().is_empty() && !s.chars().any(char::is_control);
-        for (t, ty) in m.types.iter().enumerate() {
-            if !printable(&ty.name) {
-                return Err(err(
-                    format!("market.types[{t}].name"),
-                    format!("{:?}: needs a name, without control characters", ty.name),
-                ));
-            }
-            if let Some(first) = m.types[..t].iter().position(|o| o.name == ty.name) {
-                return Err(err(
-                    format!("market.types[{t}].name"),
-                    format!("`{}` is also type {first}: every type needs its own name", ty.name),
-                ));
-            }
-        }
-        for (k, tn) in m.tenants.iter().enumerate() {
-            if !printable(&tn.name) {
-                return Err(err(
-                    format!("market.tenants[{k}].name"),
-                    format!("{:?}: needs a name, without control characters", tn.name),
-                ));
-            }
-        }
+        self.check_names(file)?;
         let mut units = 0u64;
         for (t, ty) in m.types.iter().enumerate() {
             if !money(ty.base_price) {
@@ -695,6 +671,43 @@ impl MarketFile {
                 if !money(v) {
                     return Err(err(key(k), format!("must be in [0, {MAX_MONEY:e}], got {v}")));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Names printed in one-line tables and keying policy files: types distinct, every name
+    /// printable.
+    fn check_names(&self, file: &str) -> Result<(), ConfigError> {
+        let err = |key: String, problem: String| ConfigError {
+            file: file.to_string(),
+            key,
+            problem,
+        };
+        let m = &self.market;
+        // Type names head the tables' price columns and key policy files: they must differ
+        // (two "A10" columns were accepted), and names are printed in one-line tables.
+        let printable = |s: &str| !s.trim().is_empty() && !s.chars().any(char::is_control);
+        for (t, ty) in m.types.iter().enumerate() {
+            if !printable(&ty.name) {
+                return Err(err(
+                    format!("market.types[{t}].name"),
+                    format!("{:?}: needs a name, without control characters", ty.name),
+                ));
+            }
+            if let Some(first) = m.types[..t].iter().position(|o| o.name == ty.name) {
+                return Err(err(
+                    format!("market.types[{t}].name"),
+                    format!("`{}` is also type {first}: every type needs its own name", ty.name),
+                ));
+            }
+        }
+        for (k, tn) in m.tenants.iter().enumerate() {
+            if !printable(&tn.name) {
+                return Err(err(
+                    format!("market.tenants[{k}].name"),
+                    format!("{:?}: needs a name, without control characters", tn.name),
+                ));
             }
         }
         Ok(())
