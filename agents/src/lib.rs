@@ -17,7 +17,7 @@
 //! - [`run`]: run directories ([`run::RunDir`]: the layout, the one writer's lock), atomic
 //!   writes, bounded reads, TensorBoard event files.
 //! - [`eval`]: policies named by a spec (`fixed:X`, `hedge`, `run:DIR`, `sampled:run:DIR`,
-//!   `agent:PATH`), evaluation episodes (`simulate`), policies x mechanisms on the same seeds
+//!   `agent:PATH`, `onnx:PATH`), evaluation episodes (`simulate`), policies x mechanisms on the same seeds
 //!   (`compare`), whether learning can help (`analyze`), learners against auction theory
 //!   (`theory`), one mechanism round as JSON (`schedule`).
 //! - [`report`]: the comparison table (the one source of its markdown, CSV and figures),

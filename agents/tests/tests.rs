@@ -12,6 +12,7 @@ mod cli_curves;
 mod cli_export;
 mod cli_flags;
 mod cli_market_train;
+mod cli_onnx;
 mod cli_policies;
 mod cli_schedule;
 mod cli_simulate;

@@ -6,11 +6,12 @@ import subprocess
 import sys
 
 import numpy as np
-from conftest import CONFIGS, ROOT
+from conftest import CONFIGS, QUICKSTART, ROOT
 
 import mtf_env
 
 sys.path.insert(0, str(ROOT / "python/examples"))
+import onnx_policy  # noqa: E402
 import reinforce_vec  # noqa: E402
 
 
@@ -41,3 +42,30 @@ def test_independent_reinforce_learns_truthful_bids_in_a_second_price_auction():
     x = reinforce_vec.features(vec.reset(5))
     factors = np.asarray(vec.levels)[np.einsum("end,ndk->enk", x, w).argmax(axis=-1)]
     assert np.all((factors >= 0.85) & (factors <= 1.05)), factors
+
+
+def test_a_policy_trained_in_python_scores_in_mtf_compare_what_it_scores_in_python(mtf_bin, tmp_path):
+    # Trained on mtf_env, saved as ONNX, played by `mtf compare --policies onnx:FILE`: the same
+    # welfare, seed for seed, as the same greedy policy played in Python. A short training run
+    # learns one level for everyone; random weights (the second policy) read the observation,
+    # so the match is not only a constant policy's.
+    ov = ["env.rounds=80"]
+    trained = onnx_policy.train(QUICKSTART, ov, num_envs=4, episodes=3, log=lambda _: None)
+    rng = np.random.default_rng(7)
+    noisy = tuple((rng.normal(size=x.shape) * 3).astype(np.float32) for x in trained)
+    for name, (w, b), levels in [("trained", trained, 1), ("random", noisy, 3)]:
+        path = str(tmp_path / f"{name}.onnx")
+        onnx_policy.save_onnx(w, b, path)
+        report, in_mtf = onnx_policy.mtf_compare(mtf_bin, QUICKSTART, ov, path, 4, str(tmp_path / name))
+        played: set = set()
+        in_python = onnx_policy.greedy_welfare(QUICKSTART, ov, w, b, report["seeds"], played)
+        assert in_python == [in_mtf[s] for s in report["seeds"]], name
+        assert len(played) >= levels, (name, played)
+        rows = {r["policy"] for r in report["rows"]}
+        assert f"onnx:{path}" in rows and "fixed:0.3" in rows
+
+
+def test_onnx_example_runs(mtf_bin, tmp_path):
+    out = run("python/examples/onnx_policy.py", "--episodes", "1", "--num-envs", "2", "--set", "env.rounds=20",
+              "--seeds", "2", "--out", str(tmp_path / "p.onnx"), "--mtf", mtf_bin)
+    assert "largest per-seed difference 0" in out and "against fixed:" in out

@@ -35,6 +35,9 @@ def test_readme_from_python_runs_as_written(tmp_path, mtf_bin):
     out = subprocess.run(["bash", "-euo", "pipefail", "-c", sh], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "held-out reward per agent-round" in out.stdout and "VecEnv, 8 copies" in out.stdout
+    # The ONNX policy trained in Python is scored by mtf as Python scored it, and compared.
+    assert "largest per-seed difference 0" in out.stdout, out.stdout[-2000:]
+    assert "onnx:policy.onnx" in out.stdout
     run = subprocess.run(
         [str(tmp_path / ".venv/bin/python"), "-c", py], cwd=tmp_path, env=env, capture_output=True, text=True
     )

@@ -5,7 +5,8 @@
 //! (Hedge learning online from uniform weights in every episode), `run:RUN_DIR` (a trained run's
 //! greedy policy), `sampled:run:RUN_DIR` (the same policy drawing its actions, as it did in
 //! training; reproducible from the episode seed), `agent:PATH` (exported agent binaries, driven
-//! over their protocol).
+//! over their protocol), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer,
+//! see [`super::onnx`]).
 
 use crate::error::{policy, user};
 use crate::export::drive::ErrorSlot;
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 /// The spec forms, for messages and help.
 pub const FORMS: &str =
-    "fixed:X, fixed:w1=X,w2=Y,... (per weight class), fixed:[X,Y,...] (per agent), hedge, run:RUN_DIR, sampled:run:RUN_DIR or agent:PATH";
+    "fixed:X, fixed:w1=X,w2=Y,... (per weight class), fixed:[X,Y,...] (per agent), hedge, run:RUN_DIR, sampled:run:RUN_DIR, agent:PATH, onnx:PATH or sampled:onnx:PATH";
 
 /// A policy spec, parsed once: what `--policy` and `--policies` name.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +38,10 @@ pub enum PolicySpec {
     Sampled(PathBuf),
     /// `agent:PATH`: an exported agent binary.
     Agent(PathBuf),
+    /// `onnx:PATH`: an ONNX file mapping an agent's observation to level logits (greedy).
+    Onnx(PathBuf),
+    /// `sampled:onnx:PATH`: the same, drawing from the logits' softmax.
+    SampledOnnx(PathBuf),
 }
 
 impl PolicySpec {
@@ -58,9 +63,15 @@ impl PolicySpec {
             }
         };
         if let Some(inner) = spec.strip_prefix("sampled:") {
+            if let Some(file) = inner.strip_prefix("onnx:") {
+                return Ok(PolicySpec::SampledOnnx(path("sampled:onnx:", file)?));
+            }
             return match inner.strip_prefix("run:") {
                 Some(dir) => Ok(PolicySpec::Sampled(path("sampled:run:", dir)?)),
-                None => Err(policy(spec, "`sampled:` takes a trained run, sampled:run:RUN_DIR")),
+                None => Err(policy(
+                    spec,
+                    "`sampled:` takes a trained run or an ONNX file, sampled:run:RUN_DIR or sampled:onnx:PATH",
+                )),
             };
         }
         if spec == "fixed:all" {
@@ -77,6 +88,9 @@ impl PolicySpec {
         }
         if let Some(file) = spec.strip_prefix("agent:") {
             return Ok(PolicySpec::Agent(path("agent:", file)?));
+        }
+        if let Some(file) = spec.strip_prefix("onnx:") {
+            return Ok(PolicySpec::Onnx(path("onnx:", file)?));
         }
         Err(policy(spec, format!("expected {FORMS}")))
     }
@@ -129,6 +143,11 @@ impl PolicySpec {
                 Ok((learner.fork(), Some(exp.scenario.file.env)))
             }
             PolicySpec::Agent(path) => agent(spec, path, scenario, agent_errors),
+            PolicySpec::Onnx(path) => Ok((Box::new(onnx(spec, path, scenario, agent_errors)?), None)),
+            PolicySpec::SampledOnnx(path) => Ok((
+                Box::new(Layered::new(Box::new(onnx(spec, path, scenario, agent_errors)?), Sample)),
+                None,
+            )),
         }
     }
 }
@@ -263,6 +282,13 @@ fn agent(
         )),
         Some(observe),
     ))
+}
+
+/// An ONNX file acting for every agent of `scenario`, on the scenario's own observation.
+fn onnx(spec: &str, path: &Path, scenario: &Scenario, errors: &ErrorSlot) -> crate::error::Result<super::onnx::OnnxPolicy> {
+    let layout = env::world::observation_dim(scenario);
+    super::onnx::OnnxPolicy::load(path, scenario.agents.len(), layout, scenario.action_levels().len(), errors.clone())
+        .map_err(|e| policy(spec, e))
 }
 
 /// A policy named by a spec, parsed and ready to evaluate.

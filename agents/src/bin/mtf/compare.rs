@@ -16,7 +16,8 @@ pub(crate) struct Args {
     /// level per agent), fixed:all (every level), hedge (Hedge learning online), run:RUN_DIR (a
     /// trained run's greedy policies; a run group: every replicate), sampled:run:RUN_DIR (the
     /// same policies drawing their actions), agent:PATH (an exported agent binary, or any executable speaking the protocol of docs/AGENTS.md; a bare name
-    /// is a file in this directory). A mechanism that ignores the agents' actions gets one
+    /// is a file in this directory), onnx:PATH (an ONNX network from any trainer mapping an
+    /// agent's observation to level logits; sampled:onnx:PATH draws from them). A mechanism that ignores the agents' actions gets one
     /// row, `any`.
     #[arg(long, required = true)]
     policies: Vec<String>,

@@ -20,7 +20,8 @@ pub(crate) struct Args {
     /// hedge (Hedge learning online), run:RUN_DIR (a trained run's greedy policies),
     /// sampled:run:RUN_DIR (the same policies drawing their actions), agent:PATH (an exported
     /// agent binary, or any executable speaking the protocol of docs/AGENTS.md; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
-    /// reply, default 10).
+    /// reply, default 10), onnx:PATH (an ONNX network from any trainer mapping an agent's
+    /// observation to level logits; sampled:onnx:PATH draws from them).
     /// Default fixed:0.5; a market file (env.world = "market") plays fixed:X as every
     /// tenant's bid factor (under mtf its threshold), and without --policy its tenants' own.
     #[arg(long, short)]

@@ -1,0 +1,224 @@
+//! `onnx:PATH`: a policy trained anywhere (Stable-Baselines3, CleanRL, RLlib, plain NumPy) and
+//! saved as an ONNX file, acting for every agent in `mtf simulate`, `compare` and `analyze`.
+//!
+//! The file maps an agent's observation, exactly as `mtf_env` hands it to Python (the
+//! scenario's observation layout, `dim` float32 features), to one logit per level: input
+//! `[batch, dim]` (or `[1, dim]`, or `[dim]`), output `[batch, K]` (or `[1, K]`, or `[K]`).
+//! Every agent acts through the one model (parameter sharing, as supersuit's vector envs train
+//! it); an agent's own features (its weight, its budget) are what tells agents apart. Greedy
+//! plays the argmax of the logits; `sampled:onnx:PATH` draws from their softmax, one stream
+//! per agent from the episode seed, as a trained run's sampled policy does.
+//!
+//! The runtime is tract (pure Rust, no system library, no download at build time: ONNX Runtime's
+//! crate fetches a prebuilt library, which a machine with only crates.io cannot).
+
+use crate::export::drive::ErrorSlot;
+use crate::learners::nets::{choose, episode_streams};
+use crate::learners::Policy;
+use env::world::Observations;
+use rand::rngs::SmallRng;
+use std::path::Path;
+use std::sync::Arc;
+use tract_onnx::prelude::*;
+use tract_onnx::tract_hir::infer::Factoid;
+
+/// Largest ONNX file read (a policy network is kilobytes to a few megabytes).
+const MAX_FILE: u64 = 256 << 20;
+
+type Plan = TypedRunnableModel;
+
+/// An ONNX policy: the optimised model, shared by every fork, and how it is called.
+pub struct OnnxPolicy {
+    plan: Arc<Plan>,
+    /// The model takes every agent in one call (`[n, dim]`); else one call per agent.
+    batched: bool,
+    dim: usize,
+    k: usize,
+    n: usize,
+    rngs: Vec<SmallRng>,
+    probs: Vec<f32>,
+    entropy: Option<f64>,
+    /// Where a failure mid-episode goes (a policy cannot fail there; evaluation reports it).
+    errors: ErrorSlot,
+}
+
+impl OnnxPolicy {
+    /// Load `path` for `n` agents observing `dim` features and choosing among `k` levels; the
+    /// error says what does not fit (the caller names the spec).
+    pub fn load(path: &Path, n: usize, dim: usize, k: usize, errors: ErrorSlot) -> Result<OnnxPolicy, String> {
+        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        if !meta.is_file() {
+            return Err(format!("not a file"));
+        }
+        if meta.len() > MAX_FILE {
+            return Err(format!("{} bytes, more than an ONNX policy may be ({MAX_FILE})", meta.len()));
+        }
+        let model = tract_onnx::onnx()
+            .model_for_path(path)
+            .map_err(|e| format!("not an ONNX model tract can read: {}", one_line(&e)))?;
+        if model.inputs.len() != 1 || model.outputs.is_empty() {
+            return Err(format!(
+                "the model has {} inputs and {} outputs; a policy takes one input (the observation) and gives the logits first",
+                model.inputs.len(),
+                model.outputs.len()
+            ));
+        }
+        // Batch every agent when the model's first axis is free, else call it per agent.
+        let fact = model.input_fact(0).map_err(|e| format!("{}", one_line(&e)))?;
+        let declared: Option<Vec<Option<usize>>> = (!fact.shape.is_open()).then(|| {
+            fact.shape
+                .dims()
+                .map(|d| d.concretize().and_then(|c| c.as_i64()).and_then(|c| usize::try_from(c).ok()))
+                .collect()
+        });
+        let (shape, batched): (Vec<usize>, bool) = match declared.as_deref() {
+            Some([d]) => {
+                check_dim("its input", *d, dim)?;
+                (vec![dim], false)
+            }
+            Some([b, d]) => {
+                check_dim("its input's second axis", *d, dim)?;
+                match b {
+                    Some(1) => (vec![1, dim], false),
+                    Some(b) if *b != n => {
+                        return Err(format!(
+                            "its input's batch axis is fixed at {b}; export it with a free batch axis or batch 1"
+                        ))
+                    }
+                    _ => (vec![n, dim], true),
+                }
+            }
+            None => (vec![n, dim], true),
+            Some(other) => {
+                return Err(format!(
+                    "its input has {} axes; a policy reads [batch, {dim}] (the agent's observation)",
+                    other.len()
+                ))
+            }
+        };
+        let plan = model
+            .with_input_fact(0, f32::fact(&shape).into())
+            .and_then(|m| m.into_optimized())
+            .and_then(|m| m.into_runnable())
+            .map_err(|e| format!("cannot run it on a [{}] float32 observation: {}", join(&shape), one_line(&e)))?;
+        let mut policy = OnnxPolicy {
+            plan,
+            batched,
+            dim,
+            k,
+            n,
+            rngs: episode_streams(n, 0),
+            probs: vec![0.0; n * k],
+            entropy: None,
+            errors,
+        };
+        // One call now, so a model whose output does not fit is refused before any episode.
+        policy.logits(&vec![0.0; n * dim]).map_err(|e| e.to_string())?;
+        Ok(policy)
+    }
+
+    /// Every agent's softmax probabilities into `self.probs`, from `data` (`n` rows of `dim`).
+    fn logits(&mut self, data: &[f32]) -> Result<(), String> {
+        let (n, dim, k) = (self.n, self.dim, self.k);
+        let rows: Vec<&[f32]> = if self.batched { vec![data] } else { data.chunks(dim).collect() };
+        let per_call = if self.batched { n } else { 1 };
+        for (c, row) in rows.into_iter().enumerate() {
+            let shape: Vec<usize> = match self.plan.model().input_fact(0).map(|f| f.shape.len()) {
+                Ok(1) => vec![dim],
+                _ => vec![per_call, dim],
+            };
+            let input = Tensor::from_shape(&shape, row).map_err(|e| one_line(&e))?;
+            let out = self
+                .plan
+                .run(tvec!(input.into()))
+                .map_err(|e| format!("running it: {}", one_line(&e)))?;
+            let not_f32 = |_| "its first output is not float32 logits".to_string();
+            let view = out[0].try_as_plain_ram().map_err(not_f32)?;
+            let logits = view.as_slice::<f32>().map_err(not_f32)?;
+            if logits.len() != per_call * k {
+                return Err(format!(
+                    "its first output has {} values for {per_call} observation(s); the scenario has {k} levels, so [{per_call}, {k}] logits",
+                    logits.len()
+                ));
+            }
+            if let Some(bad) = logits.iter().find(|x| !x.is_finite()) {
+                return Err(format!("it gave a non-finite logit ({bad})"));
+            }
+            for (i, l) in logits.chunks(k).enumerate() {
+                softmax_into(l, &mut self.probs[(c * per_call + i) * k..(c * per_call + i + 1) * k]);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_dim(what: &str, declared: Option<usize>, dim: usize) -> Result<(), String> {
+    match declared {
+        Some(d) if d != dim => Err(format!(
+            "{what} has {d} features; this scenario's observation has {dim} (see mtf_env's observation_space, or the observation switches in env.observe_*)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn join(shape: &[usize]) -> String {
+    shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// tract's errors carry a chain of causes over several lines; a message is one line.
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    format!("{e:#}").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn softmax_into(logits: &[f32], out: &mut [f32]) {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut total = 0.0;
+    for (o, &l) in out.iter_mut().zip(logits) {
+        *o = (l - max).exp();
+        total += *o;
+    }
+    out.iter_mut().for_each(|o| *o /= total);
+}
+
+impl Clone for OnnxPolicy {
+    fn clone(&self) -> Self {
+        OnnxPolicy {
+            plan: self.plan.clone(),
+            batched: self.batched,
+            dim: self.dim,
+            k: self.k,
+            n: self.n,
+            rngs: self.rngs.clone(),
+            probs: self.probs.clone(),
+            entropy: self.entropy,
+            errors: self.errors.clone(),
+        }
+    }
+}
+
+impl Policy for OnnxPolicy {
+    fn begin_episode(&mut self, seed: u64) {
+        self.rngs = episode_streams(self.n, seed);
+    }
+
+    fn act(&mut self, obs: Observations<'_>, _budgets: &[f64], greedy: bool, actions: &mut [usize]) {
+        // The shapes were checked at load; what can still go wrong (a non-finite logit on an
+        // observation the model overflows on) is reported by the evaluation, and the episode
+        // plays level 0 to its end.
+        if let Err(e) = self.logits(obs.data) {
+            actions.fill(0);
+            self.errors.lock().expect("not poisoned").get_or_insert(e);
+            return;
+        }
+        choose(&self.probs, self.k, greedy, &mut self.rngs, actions);
+        self.entropy = Some(env::policy::mean_entropy(&self.probs, self.k));
+    }
+
+    fn fork(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        self.entropy
+    }
+}

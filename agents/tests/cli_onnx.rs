@@ -1,0 +1,222 @@
+//! `onnx:PATH` policies: a network saved as ONNX (by any trainer) acting for every agent in
+//! simulate and compare. The files are written here as torch.onnx.export writes an MLP's head
+//! (MatMul, Add over a free batch axis), so the answers are known: constant logits play that
+//! fixed level, seed for seed. Python's side (a policy trained on mtf_env scoring the same
+//! welfare in Python as in mtf) is python/tests/test_examples.py.
+
+use crate::common;
+use common::mtf;
+use prost::Message;
+use std::path::{Path, PathBuf};
+use tract_onnx::pb;
+
+fn tmp(name: &str) -> PathBuf {
+    common::tmp("onnx", name)
+}
+
+fn value_info(name: &str, dims: &[Option<i64>]) -> pb::ValueInfoProto {
+    use pb::tensor_shape_proto::{dimension::Value, Dimension};
+    let dim = dims
+        .iter()
+        .map(|d| Dimension {
+            value: Some(d.map_or_else(|| Value::DimParam("batch".into()), Value::DimValue)),
+            ..Default::default()
+        })
+        .collect();
+    pb::ValueInfoProto {
+        name: name.into(),
+        r#type: Some(pb::TypeProto {
+            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                elem_type: pb::tensor_proto::DataType::Float as i32,
+                shape: Some(pb::TensorShapeProto { dim }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn tensor(name: &str, dims: &[i64], values: Vec<f32>) -> pb::TensorProto {
+    pb::TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: pb::tensor_proto::DataType::Float as i32,
+        float_data: values,
+        ..Default::default()
+    }
+}
+
+/// `logits = obs W + b` over `batch` (`None`: a free axis) rows of `dim` features, `k` logits.
+fn linear(path: &Path, batch: Option<i64>, dim: usize, w: Vec<f32>, b: Vec<f32>) {
+    let k = b.len();
+    let graph = pb::GraphProto {
+        name: "policy".into(),
+        node: vec![
+            pb::NodeProto {
+                op_type: "MatMul".into(),
+                input: vec!["obs".into(), "w".into()],
+                output: vec!["xw".into()],
+                ..Default::default()
+            },
+            pb::NodeProto {
+                op_type: "Add".into(),
+                input: vec!["xw".into(), "b".into()],
+                output: vec!["logits".into()],
+                ..Default::default()
+            },
+        ],
+        initializer: vec![tensor("w", &[dim as i64, k as i64], w), tensor("b", &[k as i64], b)],
+        input: vec![value_info("obs", &[batch, Some(dim as i64)])],
+        output: vec![value_info("logits", &[batch, Some(k as i64)])],
+        ..Default::default()
+    };
+    let model = pb::ModelProto {
+        ir_version: 8,
+        opset_import: vec![pb::OperatorSetIdProto {
+            domain: String::new(),
+            version: 17,
+        }],
+        graph: Some(graph),
+        producer_name: "mtf tests".into(),
+        ..Default::default()
+    };
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, model.encode_to_vec()).unwrap();
+}
+
+/// A policy whose logits ignore the observation and favour level `j` of `k`.
+fn constant(path: &Path, batch: Option<i64>, dim: usize, k: usize, j: usize) {
+    let b = (0..k).map(|i| if i == j { 30.0 } else { 0.0 }).collect();
+    linear(path, batch, dim, vec![0.0; dim * k], b);
+}
+
+fn simulate(policy: &str, out: &Path) -> (i32, String, String) {
+    let q = common::quickstart();
+    mtf(&[
+        "simulate",
+        "--config",
+        &q,
+        "--policy",
+        policy,
+        "--seeds",
+        "3",
+        "--json",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "env.rounds=60",
+    ])
+}
+
+fn per_seed_welfare(dir: &Path) -> Vec<f64> {
+    std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["welfare"].as_f64().unwrap())
+        .collect()
+}
+
+/// The quickstart's observation length, read from the refusal of a model of the wrong one
+/// (which is what the message is for).
+fn quickstart_dim(dir: &Path) -> usize {
+    let wrong = dir.join("wrong-dim.onnx");
+    constant(&wrong, None, 1, 10, 0);
+    let (code, _, err) = simulate(&format!("onnx:{}", wrong.display()), &dir.join("sim-wrong"));
+    assert_eq!(code, 2, "{err}");
+    let says = err.split("observation has ").nth(1).unwrap_or_else(|| panic!("{err}"));
+    says.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn an_onnx_policy_of_constant_logits_plays_that_fixed_level_seed_for_seed() {
+    let dir = tmp("constant");
+    let dim = quickstart_dim(&dir);
+    // Quickstart levels 0.0, 0.1, ..., 0.9: index 4 is 0.4; free batch and batch-1 models alike.
+    let (free, one) = (dir.join("free.onnx"), dir.join("one.onnx"));
+    constant(&free, None, dim, 10, 4);
+    constant(&one, Some(1), dim, 10, 4);
+    let fixed = {
+        let (code, _, err) = simulate("fixed:0.4", &dir.join("sim-fixed"));
+        assert_eq!(code, 0, "{err}");
+        per_seed_welfare(&dir.join("sim-fixed"))
+    };
+    for (spec, out) in [
+        (format!("onnx:{}", free.display()), "sim-free"),
+        (format!("onnx:{}", one.display()), "sim-one"),
+        // Logits 30 apart: a draw leaves the favoured level with probability below 1e-12.
+        (format!("sampled:onnx:{}", free.display()), "sim-sampled"),
+    ] {
+        let (code, _, err) = simulate(&spec, &dir.join(out));
+        assert_eq!(code, 0, "{spec}: {err}");
+        assert_eq!(per_seed_welfare(&dir.join(out)), fixed, "{spec}");
+    }
+    // A different level is a different episode (so the comparison above could fail).
+    constant(&free, None, dim, 10, 8);
+    let (code, _, err) = simulate(&format!("onnx:{}", free.display()), &dir.join("sim-other"));
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(per_seed_welfare(&dir.join("sim-other")), fixed);
+}
+
+#[test]
+fn an_onnx_policy_enters_compare_beside_the_fixed_levels() {
+    let dir = tmp("compare");
+    let dim = quickstart_dim(&dir);
+    let model = dir.join("p.onnx");
+    constant(&model, None, dim, 10, 3);
+    let q = common::quickstart();
+    let spec = format!("onnx:{}", model.display());
+    let (code, json, err) = mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        &format!("{spec},fixed:0.3,fixed:0.6"),
+        "--seeds",
+        "3",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+        "--set",
+        "env.rounds=60",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let row = |p: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == p)
+            .unwrap_or_else(|| panic!("{p}: {json}"))
+            .clone()
+    };
+    assert_eq!(row(&spec)["summary"]["welfare"], row("fixed:0.3")["summary"]["welfare"]);
+    assert_ne!(row(&spec)["summary"]["welfare"], row("fixed:0.6")["summary"]["welfare"]);
+}
+
+#[test]
+fn onnx_files_that_do_not_fit_are_one_line_naming_the_file() {
+    let dir = tmp("errors");
+    let dim = quickstart_dim(&dir);
+    let garbage = dir.join("garbage.onnx");
+    std::fs::write(&garbage, b"not a protobuf at all \xff\xff\xff").unwrap();
+    let (k5, batch3) = (dir.join("k5.onnx"), dir.join("batch3.onnx"));
+    constant(&k5, None, dim, 5, 0);
+    constant(&batch3, Some(3), dim, 10, 0);
+    for (spec, says) in [
+        (format!("onnx:{}", garbage.display()), "not an ONNX model"),
+        (format!("onnx:{}", dir.join("missing.onnx").display()), "missing.onnx"),
+        (format!("onnx:{}", dir.display()), "not a file"),
+        (format!("onnx:{}", k5.display()), "10 levels"),
+        (format!("onnx:{}", batch3.display()), "batch axis is fixed at 3"),
+        ("onnx:".to_string(), "`onnx:` needs a path"),
+        ("sampled:onnx:".to_string(), "`sampled:onnx:` needs a path"),
+    ] {
+        let (code, _, err) = simulate(&spec, &dir.join("sim"));
+        assert_eq!(code, 2, "{spec}: {err}");
+        assert!(err.contains(says), "{spec}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{spec}: {err}");
+    }
+}
