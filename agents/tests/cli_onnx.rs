@@ -67,6 +67,9 @@ fn linear(path: &Path, batch: Option<i64>, dim: usize, w: Vec<f32>, b: Vec<f32>)
         ],
         initializer: vec![tensor("w", &[dim as i64, k as i64], w), tensor("b", &[k as i64], b)],
         input: vec![value_info("obs", &[batch, Some(dim as i64)])],
+        // torch's dynamo exporter declares the intermediate shapes too, over its `batch`
+        // symbol (fixing the input to [n, dim] without them contradicted these).
+        value_info: vec![value_info("xw", &[batch, Some(k as i64)])],
         output: vec![value_info("logits", &[batch, Some(k as i64)])],
         ..Default::default()
     };

@@ -20,7 +20,7 @@ use rand::rngs::SmallRng;
 use std::path::Path;
 use std::sync::Arc;
 use tract_onnx::prelude::*;
-use tract_onnx::tract_hir::infer::Factoid;
+use tract_onnx::tract_hir::infer::{Factoid, GenericFactoid};
 
 /// Largest ONNX file read (a policy network is kilobytes to a few megabytes).
 const MAX_FILE: u64 = 256 << 20;
@@ -96,8 +96,21 @@ impl OnnxPolicy {
                 ))
             }
         };
+        // A batch axis the exporter named (torch's `batch`) stays symbolic, so the declared
+        // shapes downstream of it still agree; any other input is fixed to what is fed, and
+        // the outputs' declared shapes are inferred from it instead.
+        let symbolic = batched && matches!(fact.shape.dim(0), Some(GenericFactoid::Only(_)));
+        let model = if symbolic {
+            let mut typed = fact.clone();
+            typed.datum_type = GenericFactoid::Only(f32::datum_type());
+            model.with_input_fact(0, typed)
+        } else {
+            let outputs = model.outputs.len();
+            (0..outputs)
+                .try_fold(model, |m, i| m.with_output_fact(i, InferenceFact::default()))
+                .and_then(|m| m.with_input_fact(0, f32::fact(&shape).into()))
+        };
         let plan = model
-            .with_input_fact(0, f32::fact(&shape).into())
             .and_then(|m| m.into_optimized())
             .and_then(|m| m.into_runnable())
             .map_err(|e| format!("cannot run it on a [{}] float32 observation: {}", join(&shape), one_line(&e)))?;
