@@ -133,3 +133,22 @@ def test_optuna_opening_mtfs_database_is_refused_before_it_writes(mtf_bin, study
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "study `interop`" in out.stdout and "complete 5" in out.stdout, out.stdout
+
+
+def test_a_comparison_figure_is_a_pdf_whose_text_reads(mtf_bin, tmp_path):
+    # Figures come as PDF beside PNG and SVG (for a paper): vectors with the text set in the
+    # embedded font, so a PDF reader extracts the axis label and the row names.
+    from pypdf import PdfReader
+
+    out = tmp_path / "cmp"
+    done = subprocess.run(
+        [mtf_bin, "compare", "--config", "configs/quickstart.toml", "--policies", "fixed:0.2,fixed:0.7",
+         "--seeds", "3", "--set", "env.rounds=40", "--quiet", "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    reader = PdfReader(str(out / "welfare_paired.pdf"))
+    assert len(reader.pages) == 1
+    text = reader.pages[0].extract_text()
+    assert "welfare difference" in text and "fixed:0.7" in text, text
+    assert "- [welfare_paired.png](welfare_paired.png) (welfare_paired.svg, welfare_paired.pdf)" in (out / "comparison.md").read_text()

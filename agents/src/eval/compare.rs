@@ -287,7 +287,11 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
     let plots = crate::report::plots::comparison(dir.path(), &c.rows)?;
     let mut md = title + &markdown(&c.rows) + &trace_note(c) + &groups_markdown(&c.groups) + "\n## Figures\n\n";
     for png in plots.iter().filter(|f| f.ends_with(".png")) {
-        md.push_str(&format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg")));
+        md.push_str(&format!(
+            "- [{png}]({png}) ({}, {})\n",
+            png.replace(".png", ".svg"),
+            png.replace(".png", ".pdf")
+        ));
     }
     run::write_atomic(&dir.file("comparison.md"), md.as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &csv(&c.rows)?)?;

@@ -682,7 +682,7 @@ fn report(ctx: &Ctx, trials: &[Trial], seconds: f64) -> crate::error::Result<Str
     }
     plots(ctx, trials)?;
     msg.push_str(&format!(
-        "files: {}/trials.csv, best.toml, history.png, params.png (and .svg)\n",
+        "files: {}/trials.csv, best.toml, history.png, params.png (and .svg, .pdf)\n",
         ctx.out.display()
     ));
     Ok(msg)

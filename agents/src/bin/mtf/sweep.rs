@@ -141,7 +141,7 @@ Run the same command again, or with --study NAME, to continue a killed sweep; ru
 several processes at once to share the work: trials are claimed in a transaction, so none runs
 twice, and --trials counts the study's trials across all of them. Each trial is an ordinary run directory under
 <out>/trials/. At the end: trials.csv, best.toml (the best trial's config, ready for
-`mtf train`), history.png and params.png (and .svg).
+`mtf train`), history.png and params.png (and .svg, .pdf).
 
 --set, --seed and --threads apply to every trial's training run (a trial's searched
 parameters win over --set); --sampler-seed seeds the sampler.";

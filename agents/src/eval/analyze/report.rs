@@ -88,7 +88,11 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
     if figures.iter().any(|f| f.ends_with(".png")) {
         md += "\n## Figures\n\n";
         for png in figures.iter().filter(|f| f.ends_with(".png")) {
-            md += &format!("- [{png}]({png}) ({})\n", png.replace(".png", ".svg"));
+            md += &format!(
+                "- [{png}]({png}) ({}, {})\n",
+                png.replace(".png", ".svg"),
+                png.replace(".png", ".pdf")
+            );
         }
     }
     md

@@ -70,7 +70,7 @@ fn legend_labels(series: &[Series], refs: &[Reference]) -> Vec<(String, usize)> 
     out.extend(
         refs.iter()
             .enumerate()
-            .map(|(k, r)| (format!("{}: {}", r.policy, r.level.pm(3)), 100 + k)),
+            .map(|(k, r)| (format!("{}: {}", r.policy, r.level.pm(3).replace("+-", "±")), 100 + k)),
     );
     out
 }
@@ -116,11 +116,36 @@ fn reference_color(k: usize) -> RGBColor {
     ][k % 4]
 }
 
-/// Tick labels with the decimals the axis span needs, the same on every tick.
+/// Tick labels over `lo..hi` with the fewest decimals that print every tick plotters will draw
+/// there (its own key points, at the default ten labels) exactly, the same on every tick
+/// (`0.5 1.0 1.5`, `160 170`), and never `-0`.
 pub(crate) fn span_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
-    let span = (hi - lo).abs().max(1e-12);
-    let decimals = (1.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
-    move |y: &f64| format!("{y:.decimals$}")
+    axis_ticks(lo, hi, false)
+}
+
+/// [`span_ticks`]; with `integers` (an axis of counts: episodes, agents, seeds) a tick between
+/// whole numbers is left unlabelled and whole ones print without decimals.
+pub(crate) fn axis_ticks(lo: f64, hi: f64, integers: bool) -> impl Fn(&f64) -> String {
+    use plotters::coord::ranged1d::Ranged;
+    let ticks = plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(10);
+    let exact = |d: usize| {
+        ticks.iter().all(|t| {
+            let shown: f64 = format!("{t:.d$}").parse().unwrap_or(f64::NAN);
+            (shown - t).abs() <= 1e-9 * t.abs().max(1e-300) || (shown - t).abs() < 1e-12
+        })
+    };
+    let decimals = if integers { 0 } else { (0..=6).find(|&d| exact(d)).unwrap_or(6) };
+    move |y: &f64| {
+        if integers && (y - y.round()).abs() > 1e-9 {
+            return String::new();
+        }
+        let s = format!("{y:.decimals$}");
+        // A tick a rounding error below zero prints "-0" or "-0.0".
+        match s.strip_prefix('-') {
+            Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+            _ => s,
+        }
+    }
 }
 
 fn chart<DB: DrawingBackend>(
@@ -156,8 +181,14 @@ fn chart<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("episodes trained")
         .y_desc(y_desc)
-        // Episodes are whole numbers: no "10.0".
-        .x_label_formatter(&|x| if *x <= x_max + 1e-9 { format!("{:.0}", x) } else { String::new() })
+        // Episodes are whole numbers: no "10.0" or "12.5".
+        .x_label_formatter(&|x| {
+            if *x <= x_max + 1e-9 {
+                axis_ticks(0.0, right, true)(x)
+            } else {
+                String::new()
+            }
+        })
         .y_label_formatter(&span_ticks(lo, hi))
         .max_light_lines(1)
         .label_style((FONT, 15))
@@ -200,4 +231,28 @@ fn chart<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{axis_ticks, span_ticks};
+
+    fn labels(f: impl Fn(&f64) -> String, at: &[f64]) -> Vec<String> {
+        at.iter().map(|x| f(x)).collect()
+    }
+
+    #[test]
+    fn ticks_printed_minus_zero_and_needless_decimals() {
+        // A span of 1.6 ticks every 0.2: one decimal everywhere, and a tick a rounding error
+        // below 0 is "0.0", not "-0" (the decimals were taken from the span: "-0 -0 0 1").
+        assert_eq!(
+            labels(span_ticks(-0.4, 1.2), &[-0.4, -0.2, -1e-17, 0.2, 1.0]),
+            ["-0.4", "-0.2", "0.0", "0.2", "1.0"]
+        );
+        // Ticks every 5 over 150..200 are whole: no "160.0".
+        assert_eq!(labels(span_ticks(150.0, 200.0), &[160.0, 165.0]), ["160", "165"]);
+        assert_eq!(labels(span_ticks(0.95, 1.05), &[1.0, 1.02]), ["1.00", "1.02"]);
+        // An axis of counts labels whole numbers only.
+        assert_eq!(labels(axis_ticks(0.0, 5.0, true), &[2.0, 2.5, 3.0]), ["2", "", "3"]);
+    }
 }

@@ -84,7 +84,12 @@ fn lines_chart<DB: DrawingBackend>(
         .x_label_area_size(60)
         .y_label_area_size(80)
         .build_cartesian_2d((x0 - pad)..(x1 + pad), lo..hi)?;
-    let mut mesh = chart.configure_mesh();
+    // Whole-number x values (agents, tokens, rounds) get whole-number ticks only.
+    let integers = xs.iter().all(|x| x.fract() == 0.0);
+    let x_ticks = super::curves::axis_ticks(x0 - pad, x1 + pad, integers);
+    let y_ticks = super::curves::span_ticks(lo, hi);
+    let mut chart_mesh = chart.configure_mesh();
+    let mesh = chart_mesh.x_label_formatter(&x_ticks).y_label_formatter(&y_ticks);
     mesh.x_desc(x_desc)
         .y_desc(y_desc)
         .label_style((FONT, 15))

@@ -47,7 +47,7 @@ pub(crate) const PALETTE: [RGBColor; 10] = [
 
 pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-/// Draw one figure as `name.png` and `name.svg` in `dir`: each drawn in memory and written
+/// Draw one figure as `name.png`, `name.svg` and `name.pdf` (the SVG's vectors) in `dir`: each drawn in memory and written
 /// atomically (plotters' own file writer flushes on drop, so a full disk left a truncated PNG
 /// and no error).
 macro_rules! both {
@@ -74,8 +74,11 @@ macro_rules! both {
                 root.present().map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
             }
             $crate::report::plots::write_svg(&svg, &text)?;
+            let pdf = $dir.join(format!("{}.pdf", $name));
+            let bytes = $crate::report::plots::svg_to_pdf(&text).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
+            $crate::run::write_atomic(&pdf, &bytes)?;
         }
-        vec![format!("{}.png", $name), format!("{}.svg", $name)]
+        vec![format!("{}.png", $name), format!("{}.svg", $name), format!("{}.pdf", $name)]
     }};
 }
 pub(crate) use both;
@@ -140,6 +143,26 @@ pub(crate) fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> crate::
 
 /// Write an SVG atomically, keeping the leading spaces that push rotated labels below the axis
 /// ([`row_axis`]): SVG collapses whitespace unless told otherwise.
+/// The PDF of a figure's SVG: vectors, its text set in the figures' embedded font (so a paper's
+/// figure reads the same as the PNG, on any machine), one page the SVG's size at 72 dpi.
+pub(crate) fn svg_to_pdf(svg: &str) -> Result<Vec<u8>, String> {
+    use svg2pdf::usvg;
+    static FONTS: std::sync::OnceLock<std::sync::Arc<usvg::fontdb::Database>> = std::sync::OnceLock::new();
+    let fontdb = FONTS.get_or_init(|| {
+        let mut db = usvg::fontdb::Database::new();
+        db.load_font_data(include_bytes!("../../../assets/DejaVuSans.ttf").to_vec());
+        db.set_sans_serif_family("DejaVu Sans");
+        std::sync::Arc::new(db)
+    });
+    let options = usvg::Options {
+        font_family: "DejaVu Sans".into(),
+        fontdb: fontdb.clone(),
+        ..Default::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), svg2pdf::PageOptions::default()).map_err(|e| e.to_string())
+}
+
 pub(crate) fn write_svg(path: &Path, text: &str) -> crate::error::Result<()> {
     crate::run::write_atomic(path, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
 }
@@ -408,7 +431,7 @@ mod tests {
         assert!(undrawable([1e308]).unwrap().contains("past what an axis can hold"));
         // Tiny but finite: drawn.
         let series = vec![("a".to_string(), vec![stat(1e-320), stat(2e-320)])];
-        assert_eq!(lines(&dir, "tiny", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().len(), 2);
+        assert_eq!(lines(&dir, "tiny", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().len(), 3);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -419,7 +442,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         // Written whole: a PNG of the size asked for, and an SVG.
-        assert_eq!(draw(&dir).unwrap(), ["f.png", "f.svg"]);
+        assert_eq!(draw(&dir).unwrap(), ["f.png", "f.svg", "f.pdf"]);
         let png = std::fs::read(dir.join("f.png")).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 64);
