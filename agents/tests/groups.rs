@@ -157,6 +157,15 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
     assert_eq!(groups[0]["vs_baseline"]["scores"], serde_json::json!([diff(1), diff(2)]));
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     assert!(md.contains("## Across training replicates"), "{md}");
+    // The figure with each group as one row (issue 40.5: replicates were separate rows only),
+    // listed with its caption; its rows: fixed:0.2, then the greedy and sampled groups.
+    assert!(out.join("welfare_paired_groups.pdf").is_file());
+    assert!(
+        md.contains("- [welfare_paired_groups.png](welfare_paired_groups.png) (welfare_paired_groups.svg, welfare_paired_groups.pdf): Welfare minus"),
+        "{md}"
+    );
+    let svg = std::fs::read_to_string(out.join("welfare_paired_groups.svg")).unwrap();
+    assert!(svg.contains("(2 replicates)") && !svg.contains("replicate-0"), "{svg}");
     // A group is not one policy: simulate says what to name instead.
     let (code, _, err) = mtf(&["simulate", "--config", &q, "--policy", &group, "--seeds", "1"]);
     assert_eq!(code, 2);

@@ -189,6 +189,61 @@ fn group_rows(policies: &[String], mechanisms: &[String], rows: &[Row], root: u6
     out
 }
 
+/// With run groups: the paired figure with each group as one row (its replicates' mean
+/// difference to the baseline and the 95% CI over replicates, Student's t) beside the rows of
+/// no group; nothing without groups.
+fn groups_figure(dir: &std::path::Path, c: &Compared) -> crate::error::Result<Vec<crate::report::plots::Figure>> {
+    let Some(first) = c.groups.first() else { return Ok(Vec::new()) };
+    let members: Vec<String> = c
+        .groups
+        .iter()
+        .flat_map(|g| crate::eval::policies::group_members(&g.policy).ok().flatten().unwrap_or_default())
+        .collect();
+    // Significant differences red, the others grey, as in the per-replicate figure.
+    let colour = |s: &env::eval::Stat| {
+        if s.has_ci() && (s.mean - s.bar() > 0.0 || s.mean + s.bar() < 0.0) {
+            3
+        } else {
+            7
+        }
+    };
+    // The mechanism in a row's name only where the comparison has several.
+    let several = c.rows.iter().any(|r| r.mechanism != c.rows[0].mechanism);
+    let name = |policy: &str, mechanism: &str| {
+        if several {
+            format!("{policy}/{mechanism}")
+        } else {
+            policy.to_string()
+        }
+    };
+    let mut names = Vec::new();
+    let mut stats = Vec::new();
+    for r in c.rows.iter().filter(|r| !members.contains(&r.policy)) {
+        if let Some(p) = &r.paired {
+            names.push(name(&r.policy, &r.mechanism));
+            stats.push((p.welfare_diff, colour(&p.welfare_diff)));
+        }
+    }
+    for g in &c.groups {
+        let s = env::eval::Stat::of(&g.vs_baseline.scores);
+        names.push(name(
+            &format!("{} ({} replicates)", g.policy, g.vs_baseline.scores.len()),
+            &g.mechanism,
+        ));
+        stats.push((s, colour(&s)));
+    }
+    crate::report::plots::per_row_values(
+        dir,
+        "welfare_paired_groups",
+        &names,
+        &format!("Welfare minus {}'s, paired over seeds, each run group as one row", first.baseline),
+        "welfare difference (jobs per round)",
+        &stats,
+        &[("95% CI excludes 0", 3), ("95% CI includes 0", 7)],
+        "Rows of no group: mean paired difference and its 95% CI over seeds; a group: the mean of its replicates' scores (each a mean paired difference over the seeds) and the 95% CI over replicates (Student's t)",
+    )
+}
+
 /// The across-replicates table of a comparison's run groups (markdown), empty without groups.
 pub fn groups_markdown(groups: &[GroupRow]) -> String {
     let Some(first) = groups.first() else { return String::new() };
@@ -284,21 +339,18 @@ pub fn write(c: &Compared, source: &Source, out: Option<&std::path::Path>) -> cr
         source.config.display(),
         c.seeds.len()
     );
-    let plots = crate::report::plots::comparison(dir.path(), &c.rows)?;
+    let mut plots = crate::report::plots::comparison(dir.path(), &c.rows)?;
+    plots.extend(groups_figure(dir.path(), c)?);
     let mut md = title + &markdown(&c.rows) + &trace_note(c) + &groups_markdown(&c.groups) + "\n## Figures\n\n";
-    for png in plots.iter().filter(|f| f.ends_with(".png")) {
-        md.push_str(&format!(
-            "- [{png}]({png}) ({}, {})\n",
-            png.replace(".png", ".svg"),
-            png.replace(".png", ".pdf")
-        ));
-    }
+    md.push_str(&crate::report::plots::markdown_list(&plots));
     run::write_atomic(&dir.file("comparison.md"), md.as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &csv(&c.rows)?)?;
     run::write_atomic(
         &dir.summary(),
-        serde_json::to_string_pretty(&serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "groups": c.groups, "plots": plots }))?
-            .as_bytes(),
+        serde_json::to_string_pretty(
+            &serde_json::json!({ "seeds": c.seeds, "rows": c.rows, "groups": c.groups, "plots": crate::report::plots::files(&plots) }),
+        )?
+        .as_bytes(),
     )?;
     Ok(dir.path().to_path_buf())
 }

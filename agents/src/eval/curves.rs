@@ -117,14 +117,14 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     let dir = RunDir::create(spec.out.as_deref(), "curves")?;
     run::write_atomic(&dir.file("curves.csv"), &csv(&series, &references)?)?;
     let mut files = vec!["curves.csv".to_string()];
-    files.extend(crate::report::plots::curves(
+    files.extend(crate::report::plots::files(&crate::report::plots::curves(
         dir.path(),
         "curves",
         &metric,
         figure.label.unwrap_or(figure.key),
         &series,
         &references,
-    )?);
+    )?));
     Ok(Curves {
         metric,
         series,
@@ -207,7 +207,14 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
     let dir = RunDir::create(spec.out.as_deref(), "curves")?;
     run::write_atomic(&dir.file("curves.csv"), &csv(&series, &[])?)?;
     let mut files = vec!["curves.csv".to_string()];
-    files.extend(crate::report::plots::curves(dir.path(), "curves", &metric, &metric, &series, &[])?);
+    files.extend(crate::report::plots::files(&crate::report::plots::curves(
+        dir.path(),
+        "curves",
+        &metric,
+        &metric,
+        &series,
+        &[],
+    )?));
     Ok(Curves {
         metric,
         series,

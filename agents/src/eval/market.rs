@@ -131,7 +131,7 @@ fn play(file: &MarketFile, actions: &[f64]) -> (Vec<MarketRound>, Vec<TenantTota
 
 /// `cost_per_work.png` / `.svg` in `dir`: what each tenant paid per unit of work done, one
 /// line per episode (tenants in file order; 0 before any work).
-fn cost_figure(dir: &Path, episodes: &[(String, &MarketMetrics)]) -> crate::error::Result<Vec<String>> {
+fn cost_figure(dir: &Path, episodes: &[(String, &MarketMetrics)]) -> crate::error::Result<Vec<crate::report::plots::Figure>> {
     let n = episodes.first().map_or(0, |(_, m)| m.cost_per_work.len());
     let xs: Vec<f64> = (1..=n).map(|i| i as f64).collect();
     let series: Vec<(String, Vec<Stat>)> = episodes

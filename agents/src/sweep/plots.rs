@@ -37,11 +37,16 @@ pub fn sweep_history(
         .flat_map(|&(x, y)| [x, y])
         .chain(stopped.iter().flat_map(|&(x, y, _)| [x, y]));
     if let Some(why) = crate::report::plots::undrawable(values.collect::<Vec<f64>>()) {
-        return Ok(crate::report::plots::skipped(dir, "history", &why));
+        return Ok(crate::report::plots::files(&crate::report::plots::skipped(dir, "history", &why)));
     }
-    Ok(both!(dir, "history", (960, 660), |root| history_chart(
-        root, points, stopped, maximize, y_desc
-    )))
+    Ok(both!(
+        dir,
+        "history",
+        (960, 660),
+        "Optimization history: each completed trial's objective, the best so far, and stopped trials at their last intermediate value.",
+        |root| history_chart(root, points, stopped, maximize, y_desc)
+    )
+    .files())
 }
 
 /// The best-so-far staircase of `points` (trial order): flat until a trial beats it.
@@ -71,7 +76,7 @@ fn history_chart<DB: DrawingBackend>(
     maximize: bool,
     y_desc: &str,
 ) -> DrawResult<DB> {
-    use crate::report::plots::keyed;
+    use crate::report::plots::inside_key;
     let mut key = vec![
         ("completed trial (objective)".to_string(), PALETTE[0], 0),
         ("best so far".to_string(), PALETTE[3], 3),
@@ -83,8 +88,6 @@ fn history_chart<DB: DrawingBackend>(
         key.push(("interrupted (last intermediate value)".to_string(), PALETTE[1], 1));
     }
     let canvas = root;
-    let area = keyed(root, &key, "")?;
-    let root = &area;
     let (lo, hi) = value_range(
         points
             .iter()
@@ -94,7 +97,6 @@ fn history_chart<DB: DrawingBackend>(
     );
     let x1 = points.iter().map(|p| p.0).chain(stopped.iter().map(|s| s.0)).fold(1.0, f64::max);
     let mut chart = ChartBuilder::on(root)
-        .caption("Optimization history", (FONT, 24))
         .margin(20)
         .x_label_area_size(60)
         .y_label_area_size(80)
@@ -114,7 +116,14 @@ fn history_chart<DB: DrawingBackend>(
         let (k, color) = if pruned { (4, PALETTE[7]) } else { (1, PALETTE[1]) };
         crate::report::plots::marker(canvas, k, at, color)?;
     }
-    Ok(())
+    let occupied: Vec<(i32, i32)> = points
+        .iter()
+        .map(|&(x, y)| (x, y))
+        .chain(stopped.iter().map(|s| (s.0, s.1)))
+        .chain(best_steps(points, maximize))
+        .map(|p| chart.backend_coord(&p))
+        .collect();
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), &key, &occupied)
 }
 
 /// One scatter per parameter: its value against the objective, for the completed trials.
@@ -126,12 +135,19 @@ pub fn sweep_params(dir: &Path, panels: &[ParamPanel], y_desc: &str) -> crate::e
             .flat_map(|p| p.points.iter().flat_map(|&(x, y)| [x, y]))
             .collect::<Vec<f64>>(),
     ) {
-        return Ok(crate::report::plots::skipped(dir, "params", &why));
+        return Ok(crate::report::plots::files(&crate::report::plots::skipped(dir, "params", &why)));
     }
     let cols = panels.len().clamp(1, 3);
     let rows = panels.len().div_ceil(cols).max(1);
     let size = (460 * cols as u32, 400 * rows as u32);
-    Ok(both!(dir, "params", size, |root| params_grid(root, panels, (rows, cols), y_desc)))
+    Ok(both!(
+        dir,
+        "params",
+        size,
+        "Each parameter's value against the objective, one panel per parameter, completed trials only.",
+        |root| params_grid(root, panels, (rows, cols), y_desc)
+    )
+    .files())
 }
 
 fn params_grid<DB: DrawingBackend>(

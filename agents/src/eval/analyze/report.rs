@@ -6,7 +6,7 @@ use crate::report::markdown::Table;
 use crate::report::plots;
 
 /// The report: a verdict paragraph, then one table per part with its column legend.
-pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
+pub fn markdown(a: &Analyzed, config: &Path, figures: &[plots::Figure]) -> String {
     let mut md = format!(
         "# Can learning help? {} (mechanism {}; policies selected on {} seeds, scored on {} held-out seeds, paired)\n\n",
         config.display(),
@@ -85,15 +85,9 @@ pub fn markdown(a: &Analyzed, config: &Path, figures: &[String]) -> String {
     md += &policies_section(a);
     md += "\n## Every held-out row\n\n";
     md += &crate::report::table::markdown(&a.rows);
-    if figures.iter().any(|f| f.ends_with(".png")) {
+    if !figures.is_empty() {
         md += "\n## Figures\n\n";
-        for png in figures.iter().filter(|f| f.ends_with(".png")) {
-            md += &format!(
-                "- [{png}]({png}) ({}, {})\n",
-                png.replace(".png", ".svg"),
-                png.replace(".png", ".pdf")
-            );
-        }
+        md += &plots::markdown_list(figures);
     }
     md
 }
@@ -455,7 +449,7 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::error:
     crate::run::write_atomic(&dir.file("token_scale.csv"), &crate::run::csv_bytes(&header, &records)?)?;
     crate::run::write_atomic(&dir.file("rows.csv"), &crate::report::table::csv(&a.rows)?)?;
     let mut json = serde_json::to_value(a)?;
-    json["figures"] = figures.into();
+    json["figures"] = plots::files(&figures).into();
     crate::run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&json)?.as_bytes())?;
     Ok(dir.path().to_path_buf())
 }
@@ -463,7 +457,7 @@ pub fn write(a: &Analyzed, source: &Source, out: Option<&Path>) -> crate::error:
 /// The analysis figures: every held-out row's welfare minus the best fixed
 /// level's (`headroom`), the best responses per weight class (`best_responses`), and MTF minus
 /// each baseline over the token total (`token_scale`). Returns the file names.
-pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<String>> {
+pub fn figures(dir: &Path, a: &Analyzed) -> crate::error::Result<Vec<plots::Figure>> {
     let mut files = Vec::new();
     let rows = &a.rows;
     files.extend(plots::paired_rows(dir, "headroom", rows)?);

@@ -37,7 +37,7 @@ pub fn curves(
     y_desc: &str,
     series: &[Series],
     refs: &[Reference],
-) -> crate::error::Result<Vec<String>> {
+) -> crate::error::Result<Vec<Figure>> {
     fonts();
     let values = series
         .iter()
@@ -52,58 +52,43 @@ pub fn curves(
     if let Some(why) = undrawable(values) {
         return Ok(skipped(dir, name, &why));
     }
-    let labels = legend_labels(series, refs);
-    let longest = labels.iter().map(|(l, _)| text_width(l, 15)).max().unwrap_or(0);
-    let legend = (60 + longest).clamp(300, 1200);
-    // Tall enough for every legend line and the note under them.
-    let height = (620u32).max(60 + 26 * labels.len() as u32 + 10 + 5 * 18 + 20);
-    Ok(both!(dir, name, (960 + legend, height), |root: &DrawingArea<_, Shift>| {
-        let (plot, side) = root.split_horizontally(960);
-        chart(&plot, metric, y_desc, series, refs)?;
-        draw_legend(&side, &labels)
-    }))
-}
-
-/// (label, style index): series first (solid, k), then references (dashed, 100 + k).
-fn legend_labels(series: &[Series], refs: &[Reference]) -> Vec<(String, usize)> {
-    let mut out: Vec<(String, usize)> = series.iter().enumerate().map(|(k, s)| (s.label.clone(), k)).collect();
-    out.extend(
-        refs.iter()
-            .enumerate()
-            .map(|(k, r)| (format!("{}: {}", r.policy, r.level.pm(3).replace("+-", "±")), 100 + k)),
-    );
-    out
-}
-
-fn draw_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, labels: &[(String, usize)]) -> DrawResult<DB> {
-    let mut y = 60;
-    for (label, style) in labels {
-        if *style >= 100 {
-            let color = reference_color(style - 100);
-            for x in (4..40).step_by(8) {
-                root.draw(&PathElement::new([(x, y), (x + 4, y)], color.stroke_width(2)))?;
-            }
+    let key: Vec<(String, RGBColor, usize)> = series
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.label.clone(), PALETTE[k % PALETTE.len()], LINED + k))
+        .chain(refs.iter().enumerate().map(|(k, r)| {
+            (
+                format!("{}: {}", r.policy, r.level.pm(3).replace("+-", "±")),
+                reference_color(k),
+                DASHED + k,
+            )
+        }))
+        .collect();
+    let caption = sentences(&[
+        &format!("Training curves: {metric}"),
+        "Lines: block means; bands: 95% CI (over runs when a series has several, else over the block's episodes)",
+        "Markers right of the curves: held out, greedy, mean and 95% CI (over runs; over the held-out seeds for analyze's one run)",
+        if refs.is_empty() {
+            ""
         } else {
-            let color = PALETTE[style % PALETTE.len()];
-            root.draw(&PathElement::new([(4, y), (40, y)], color.stroke_width(3)))?;
-            marker(root, *style, (22, y), color)?;
-        }
-        root.draw(&Text::new(label.clone(), (48, y - 9), (FONT, 15)))?;
-        y += 26;
+            "Dashed: reference policies on the held-out seeds, mean ± 95% CI"
+        },
+    ]);
+    let plot = (960u32, 620u32);
+    if fits_inside(key_box(&key), plot) {
+        return Ok(vec![both!(dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
+            chart(root, root, y_desc, series, refs, &key)
+        })]);
     }
-    y += 10;
-    for line in [
-        "Lines: block means; bands: 95% CI",
-        "(over runs when a series has several,",
-        "else over the block's episodes).",
-        "Marker at the right: held out, greedy:",
-        "mean and 95% CI (over runs; over the",
-        "held-out seeds for analyze's one run).",
-    ] {
-        root.draw(&Text::new(line, (8, y), (FONT, 13)))?;
-        y += 18;
-    }
-    Ok(())
+    // Too many or too long labels to sit inside: a column right of the plot.
+    let (w, h) = key_box(&key);
+    let size = (plot.0 + w as u32 + 24, plot.1.max(h as u32 + 60));
+    Ok(vec![both!(dir, name, size, caption, |root: &DrawingArea<_, Shift>| {
+        let (area, side) = root.split_horizontally(plot.0);
+        chart(root, &area, y_desc, series, refs, &[])?;
+        let right = side.get_pixel_range();
+        inside_key(root, (right.0.start..right.0.end + 8, 40..40 + h + 16), &key, &[])
+    })])
 }
 
 /// Reference lines: greys and browns, dashed, apart from the series' colours.
@@ -117,7 +102,7 @@ fn reference_color(k: usize) -> RGBColor {
 }
 
 /// Tick labels over `lo..hi` with the fewest decimals that print every tick plotters will draw
-/// there (its own key points, at the default ten labels) exactly, the same on every tick
+/// there (its own key points, at its default eleven labels) exactly, the same on every tick
 /// (`0.5 1.0 1.5`, `160 170`), and never `-0`.
 pub(crate) fn span_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
     axis_ticks(lo, hi, false)
@@ -127,11 +112,31 @@ pub(crate) fn span_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
 /// whole numbers is left unlabelled and whole ones print without decimals.
 pub(crate) fn axis_ticks(lo: f64, hi: f64, integers: bool) -> impl Fn(&f64) -> String {
     use plotters::coord::ranged1d::Ranged;
-    let ticks = plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(10);
+    let ticks = plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(11);
+    tick_labels(&ticks, integers)
+}
+
+/// [`span_ticks`] for an f32 axis (plotters places an f32 axis's ticks differently).
+pub(crate) fn span_ticks_f32(lo: f32, hi: f32) -> impl Fn(&f32) -> String {
+    use plotters::coord::ranged1d::Ranged;
+    let ticks: Vec<f64> = plotters::coord::types::RangedCoordf32::from(lo.min(hi)..hi.max(lo))
+        .key_points(11)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let f = tick_labels(&ticks, false);
+    move |y: &f32| f(&f64::from(*y))
+}
+
+/// Labels for `ticks`: the fewest decimals that print each (as f32 or f64) within a part in
+/// 1e6 of its span, never `-0`; with `integers`, whole numbers only.
+fn tick_labels(ticks: &[f64], integers: bool) -> impl Fn(&f64) -> String {
+    let span = ticks.iter().copied().fold(f64::NEG_INFINITY, f64::max) - ticks.iter().copied().fold(f64::INFINITY, f64::min);
+    let tolerance = (span.abs() * 1e-6).max(1e-12);
     let exact = |d: usize| {
         ticks.iter().all(|t| {
             let shown: f64 = format!("{t:.d$}").parse().unwrap_or(f64::NAN);
-            (shown - t).abs() <= 1e-9 * t.abs().max(1e-300) || (shown - t).abs() < 1e-12
+            (shown - t).abs() <= tolerance
         })
     };
     let decimals = if integers { 0 } else { (0..=6).find(|&d| exact(d)).unwrap_or(6) };
@@ -149,11 +154,12 @@ pub(crate) fn axis_ticks(lo: f64, hi: f64, integers: bool) -> impl Fn(&f64) -> S
 }
 
 fn chart<DB: DrawingBackend>(
+    canvas: &DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
-    metric: &str,
     y_desc: &str,
     series: &[Series],
     refs: &[Reference],
+    key: &[(String, RGBColor, usize)],
 ) -> DrawResult<DB> {
     let x_max = series.iter().flat_map(|s| s.points.last().map(|p| p.0)).max().unwrap_or(1).max(1) as f64;
     // Room right of the curves for the held-out markers, one slot per series.
@@ -172,7 +178,6 @@ fn chart<DB: DrawingBackend>(
         .filter(|v| v.is_finite());
     let (lo, hi) = value_range(values);
     let mut chart = ChartBuilder::on(root)
-        .caption(format!("Training curves: {metric}"), (FONT, 24))
         .margin(20)
         .x_label_area_size(60)
         .y_label_area_size(80)
@@ -226,11 +231,32 @@ fn chart<DB: DrawingBackend>(
                 chart.backend_coord(&(x, h.mean - h.bar())),
                 chart.backend_coord(&(x, h.mean + h.bar())),
             );
-            error_bar(root, at.0, l.1, u.1, 5, color)?;
-            marker(root, k, at, color)?;
+            error_bar(canvas, at.0, l.1, u.1, 5, color)?;
+            marker(canvas, k, at, color)?;
         }
     }
-    Ok(())
+    let occupied: Vec<(i32, i32)> = series
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .flat_map(|(e, st)| {
+                    [
+                        (*e as f64, st.mean),
+                        (*e as f64, st.mean + st.bar()),
+                        (*e as f64, st.mean - st.bar()),
+                    ]
+                })
+                .chain(s.held_out.iter().map(|h| (x_max, h.mean)))
+        })
+        .chain(
+            refs.iter()
+                .flat_map(|r| (0..=20).map(move |q| (right * f64::from(q) / 20.0, r.level.mean))),
+        )
+        .filter(|p| p.1.is_finite())
+        .map(|p| chart.backend_coord(&p))
+        .collect();
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), key, &occupied)
 }
 
 #[cfg(test)]
@@ -254,5 +280,8 @@ mod tests {
         assert_eq!(labels(span_ticks(0.95, 1.05), &[1.0, 1.02]), ["1.00", "1.02"]);
         // An axis of counts labels whole numbers only.
         assert_eq!(labels(axis_ticks(0.0, 5.0, true), &[2.0, 2.5, 3.0]), ["2", "", "3"]);
+        // An f32 axis ticks every 0.05 over 0.8..1.35: two decimals ("0.9 0.9 0.9" before).
+        let f = super::span_ticks_f32(0.8, 1.35);
+        assert_eq!([f(&0.85), f(&0.9), f(&0.95)], ["0.85", "0.90", "0.95"]);
     }
 }

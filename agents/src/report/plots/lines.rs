@@ -4,8 +4,9 @@ use super::*;
 
 /// One line per series over `xs`, with 95% error bars: the "vs load", "vs deadline" and
 /// "vs size" figures. `log_x` spaces x logarithmically (xs must be positive). Each series has
-/// its own colour and marker; the legend sits right of the plot, outside the data; a line
-/// marks 0 when the values straddle it (difference plots). Returns the PNG and SVG file names.
+/// its own colour and marker; the legend sits inside the plot where it covers the fewest
+/// points (right of it when it is too large to), a line marks 0 when the values straddle it
+/// (difference plots). `title` is the caption, with what the bars are.
 #[allow(clippy::too_many_arguments)]
 pub fn lines(
     dir: &Path,
@@ -16,7 +17,7 @@ pub fn lines(
     xs: &[f64],
     log_x: bool,
     series: &[(String, Vec<env::eval::Stat>)],
-) -> crate::error::Result<Vec<String>> {
+) -> crate::error::Result<Vec<Figure>> {
     fonts();
     let values = xs.iter().copied().chain(series.iter().flat_map(|(_, s)| stat_values(s)));
     if let Some(why) =
@@ -29,36 +30,39 @@ pub fn lines(
     } else {
         xs.to_vec()
     };
-    // The legend as wide as its widest label measures, as tall as its lines need.
-    let longest = series.iter().map(|(l, _)| text_width(l, 16)).max().unwrap_or(0);
-    let legend = (64 + longest).clamp(140, 1200);
-    let height = 620u32.max(90 + 28 * series.len() as u32);
-    Ok(both!(dir, name, (960 + legend, height), |root: &DrawingArea<_, Shift>| {
-        let (plot, side) = root.split_horizontally(960);
-        lines_chart(&plot, title, x_desc, y_desc, &xs, log_x, series)?;
-        lines_legend(&side, series)
-    }))
-}
-
-fn lines_legend<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, series: &[(String, Vec<env::eval::Stat>)]) -> DrawResult<DB> {
-    for (k, (label, _)) in series.iter().enumerate() {
-        let color = PALETTE[k % PALETTE.len()];
-        let y = 70 + 28 * k as i32;
-        root.draw(&PathElement::new([(4, y), (40, y)], color.stroke_width(3)))?;
-        marker(root, k, (22, y), color)?;
-        root.draw(&Text::new(label.clone(), (48, y - 9), (FONT, 16)))?;
+    let key: Vec<(String, RGBColor, usize)> = series
+        .iter()
+        .enumerate()
+        .map(|(k, (label, _))| (label.clone(), PALETTE[k % PALETTE.len()], LINED + k))
+        .collect();
+    let caption = sentences(&[title, "Points: means; bars: 95% CI (none where a series has one value)"]);
+    let plot = (960u32, 620u32);
+    if fits_inside(key_box(&key), plot) {
+        return Ok(vec![both!(dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
+            lines_chart(root, root, x_desc, y_desc, &xs, log_x, series, &key)
+        })]);
     }
-    Ok(())
+    // Too many or too long labels to sit inside: a column right of the plot.
+    let (w, h) = key_box(&key);
+    let size = (plot.0 + w as u32 + 24, plot.1.max(h as u32 + 60));
+    Ok(vec![both!(dir, name, size, caption, |root: &DrawingArea<_, Shift>| {
+        let (area, side) = root.split_horizontally(plot.0);
+        lines_chart(root, &area, x_desc, y_desc, &xs, log_x, series, &[])?;
+        let right = side.get_pixel_range();
+        inside_key(root, (right.0.start..right.0.end + 8, 40..40 + h + 16), &key, &[])
+    })])
 }
 
+#[allow(clippy::too_many_arguments)]
 fn lines_chart<DB: DrawingBackend>(
+    canvas: &DrawingArea<DB, Shift>,
     root: &DrawingArea<DB, Shift>,
-    title: &str,
     x_desc: &str,
     y_desc: &str,
     xs: &[f64],
     log_x: bool,
     series: &[(String, Vec<env::eval::Stat>)],
+    key: &[(String, RGBColor, usize)],
 ) -> DrawResult<DB> {
     let lo = series
         .iter()
@@ -79,7 +83,6 @@ fn lines_chart<DB: DrawingBackend>(
     );
     let pad = ((x1 - x0) * 0.05).max(0.05);
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 24))
         .margin(20)
         .x_label_area_size(60)
         .y_label_area_size(80)
@@ -103,10 +106,10 @@ fn lines_chart<DB: DrawingBackend>(
         let bottom = chart.plotting_area().get_pixel_range().1.end;
         for &x in xs {
             let (px, _) = chart.backend_coord(&(x, lo));
-            root.draw(&PathElement::new([(px, bottom), (px, bottom + 6)], BLACK.stroke_width(1)))?;
+            canvas.draw(&PathElement::new([(px, bottom), (px, bottom + 6)], BLACK.stroke_width(1)))?;
             let label = tick(10f64.powf(x).round());
             let half = (label.chars().count() as i32 * 8) / 2;
-            root.draw(&Text::new(label, (px - half, bottom + 10), (FONT, 15)))?;
+            canvas.draw(&Text::new(label, (px - half, bottom + 10), (FONT, 15)))?;
         }
     }
     if lo < 0.0 && hi > 0.0 {
@@ -128,9 +131,22 @@ fn lines_chart<DB: DrawingBackend>(
                 chart.backend_coord(&(*x, s.mean - s.bar())),
                 chart.backend_coord(&(*x, s.mean + s.bar())),
             );
-            error_bar(root, px, lo.1, hi.1, 5, color)?;
-            marker(root, k, (px, py), color)?;
+            error_bar(canvas, px, lo.1, hi.1, 5, color)?;
+            marker(canvas, k, (px, py), color)?;
         }
     }
-    Ok(())
+    let occupied: Vec<(i32, i32)> = series
+        .iter()
+        .flat_map(|(_, stats)| {
+            xs.windows(2).zip(stats.windows(2)).flat_map(|(x, s)| {
+                (0..8).map(move |q| {
+                    let t = f64::from(q) / 8.0;
+                    (x[0] + t * (x[1] - x[0]), s[0].mean + t * (s[1].mean - s[0].mean))
+                })
+            })
+        })
+        .chain(series.iter().flat_map(|(_, stats)| xs.iter().zip(stats).map(|(&x, s)| (x, s.mean))))
+        .map(|p| chart.backend_coord(&p))
+        .collect();
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), key, &occupied)
 }

@@ -47,13 +47,47 @@ pub(crate) const PALETTE: [RGBColor; 10] = [
 
 pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
-/// Draw one figure as `name.png`, `name.svg` and `name.pdf` (the SVG's vectors) in `dir`: each drawn in memory and written
+/// One figure written as `stem.png`, `stem.svg` and `stem.pdf`, and its caption: what it shows
+/// and what its marks are. The caption is not drawn (a paper sets its own); it goes to the
+/// markdown beside the figure ([`markdown_list`]) and into the SVG's `<title>`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// The file name without extension.
+    pub stem: String,
+    /// What the figure shows, in sentences.
+    pub caption: String,
+}
+
+impl Figure {
+    /// Its three file names.
+    pub fn files(&self) -> Vec<String> {
+        ["png", "svg", "pdf"].iter().map(|e| format!("{}.{e}", self.stem)).collect()
+    }
+}
+
+/// The file names of `figures`, in order.
+pub fn files(figures: &[Figure]) -> Vec<String> {
+    figures.iter().flat_map(Figure::files).collect()
+}
+
+/// A markdown list of `figures`: each PNG linked, its SVG and PDF named, then its caption.
+pub fn markdown_list(figures: &[Figure]) -> String {
+    figures
+        .iter()
+        .map(|f| format!("- [{0}.png]({0}.png) ({0}.svg, {0}.pdf): {1}\n", f.stem, f.caption))
+        .collect()
+}
+
+/// Draw one figure as `name.png`, `name.svg` and `name.pdf` (the SVG's vectors) in `dir`, with
+/// `caption` ([`Figure`]): each drawn in memory and written
 /// atomically (plotters' own file writer flushes on drop, so a full disk left a truncated PNG
 /// and no error).
 macro_rules! both {
-    ($dir:expr, $name:expr, $size:expr, $draw:expr) => {{
+    ($dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {{
         let size: (u32, u32) = $size;
-        let png = $dir.join(format!("{}.png", $name));
+        let stem: String = $name.to_string();
+        let caption: String = $caption.to_string();
+        let png = $dir.join(format!("{stem}.png"));
         {
             let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
             {
@@ -64,7 +98,7 @@ macro_rules! both {
             }
             $crate::report::plots::write_png(&png, &pixels, size)?;
         }
-        let svg = $dir.join(format!("{}.svg", $name));
+        let svg = $dir.join(format!("{stem}.svg"));
         {
             let mut text = String::new();
             {
@@ -73,12 +107,13 @@ macro_rules! both {
                 $draw(&root).map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
                 root.present().map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
             }
+            let text = $crate::report::plots::titled(&text, &caption);
             $crate::report::plots::write_svg(&svg, &text)?;
-            let pdf = $dir.join(format!("{}.pdf", $name));
+            let pdf = $dir.join(format!("{stem}.pdf"));
             let bytes = $crate::report::plots::svg_to_pdf(&text).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
             $crate::run::write_atomic(&pdf, &bytes)?;
         }
-        vec![format!("{}.png", $name), format!("{}.svg", $name), format!("{}.pdf", $name)]
+        $crate::report::plots::Figure { stem, caption }
     }};
 }
 pub(crate) use both;
@@ -113,7 +148,7 @@ pub(crate) fn stat_values<'a>(stats: impl IntoIterator<Item = &'a Stat>) -> Vec<
 }
 
 /// A figure left out, said in one line on stderr (the tables and JSON beside it are unaffected).
-pub(crate) fn skipped(dir: &Path, name: &str, why: &str) -> Vec<String> {
+pub(crate) fn skipped(dir: &Path, name: &str, why: &str) -> Vec<Figure> {
     eprintln!(
         "mtf: warning: {}: figure not drawn: {why}",
         dir.join(format!("{name}.png")).display()
@@ -161,6 +196,15 @@ pub(crate) fn svg_to_pdf(svg: &str) -> Result<Vec<u8>, String> {
     };
     let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
     svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), svg2pdf::PageOptions::default()).map_err(|e| e.to_string())
+}
+
+/// `svg` with `caption` as its `<title>` (the figure's accessible name; escaped).
+pub(crate) fn titled(svg: &str, caption: &str) -> String {
+    let escaped = caption.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    match svg.find("<svg ").and_then(|at| svg[at..].find('>').map(|end| at + end + 1)) {
+        Some(after) => format!("{}\n<title>{escaped}</title>{}", &svg[..after], &svg[after..]),
+        None => svg.to_string(),
+    }
 }
 
 pub(crate) fn write_svg(path: &Path, text: &str) -> crate::error::Result<()> {
@@ -279,54 +323,91 @@ pub(crate) fn text_width(text: &str, size: u32) -> u32 {
         .map_or(text.chars().count() as u32 * size / 2, |(w, _)| w)
 }
 
-/// A key (what each colour or shape means) in a strip above the plot and a note (what the
-/// error bars or boxes are) in a strip below it: both outside the plot area, so neither can
-/// cover data. Entries wrap onto as many lines as they need. Returns the plot's area.
-pub(crate) fn keyed<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
+/// A key (what each colour or shape means) drawn inside the plot area `plot` (canvas pixels),
+/// in a white box in the corner where it covers the fewest of `occupied` (the data's pixels),
+/// as matplotlib's `loc="best"` places a legend.
+pub(crate) fn inside_key<DB: DrawingBackend>(
+    canvas: &DrawingArea<DB, Shift>,
+    plot: (std::ops::Range<i32>, std::ops::Range<i32>),
     key: &[(String, RGBColor, usize)],
-    note: &str,
-) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
-    let width = root.dim_in_pixel().0 as i32;
-    let lines = key_lines(key, width);
-    let top = if key.is_empty() { 0 } else { 12 + 24 * lines.len() as i32 };
-    let bottom = if note.is_empty() { 0 } else { 28 };
-    let (head, rest) = root.split_vertically(top);
-    let (plot, foot) = rest.split_vertically(root.dim_in_pixel().1 as i32 - top - bottom);
-    for (row, entries) in lines.iter().enumerate() {
-        let y = 16 + 24 * row as i32;
-        let mut x = 90;
-        for &k in entries {
-            let (label, color, shape) = &key[k];
-            marker(&head, *shape, (x, y), *color)?;
-            head.draw(&Text::new(label.clone(), (x + 12, y - 8), (FONT, 15)))?;
-            x += 30 + text_width(label, 15) as i32;
-        }
+    occupied: &[(i32, i32)],
+) -> DrawResult<DB> {
+    if key.is_empty() {
+        return Ok(());
     }
-    if !note.is_empty() {
-        foot.draw(&Text::new(
-            note.to_string(),
-            (90, 6),
-            (FONT, 14).into_font().color(&BLACK.mix(0.75)),
-        ))?;
+    let (w, h) = key_box(key);
+    let (xs, ys) = plot;
+    let inset = 8;
+    let corners = [
+        (xs.end - inset - w, ys.start + inset),
+        (xs.start + inset, ys.start + inset),
+        (xs.end - inset - w, ys.end - inset - h),
+        (xs.start + inset, ys.end - inset - h),
+    ];
+    let covered = |(x, y): (i32, i32)| {
+        occupied
+            .iter()
+            .filter(|(px, py)| (x - 6..x + w + 6).contains(px) && (y - 6..y + h + 6).contains(py))
+            .count()
+    };
+    let at = corners.iter().copied().min_by_key(|&c| covered(c)).expect("four corners");
+    canvas.draw(&Rectangle::new([at, (at.0 + w, at.1 + h)], WHITE.mix(0.92).filled()))?;
+    canvas.draw(&Rectangle::new([at, (at.0 + w, at.1 + h)], BLACK.mix(0.35).stroke_width(1)))?;
+    for (row, (label, color, shape)) in key.iter().enumerate() {
+        let y = at.1 + 16 + 24 * row as i32;
+        key_glyph(canvas, *shape, (at.0 + 14, y), *color)?;
+        canvas.draw(&Text::new(label.clone(), (at.0 + 30, y - 8), (FONT, 15)))?;
     }
-    Ok(plot)
+    Ok(())
 }
 
-/// The key's entries line by line at `width` pixels.
-pub(crate) fn key_lines(key: &[(String, RGBColor, usize)], width: i32) -> Vec<Vec<usize>> {
-    let mut lines: Vec<Vec<usize>> = Vec::new();
-    let mut x = 90;
-    for (k, (label, _, _)) in key.iter().enumerate() {
-        let w = 30 + text_width(label, 15) as i32;
-        if lines.is_empty() || (x + w > width - 10 && !lines.last().is_some_and(Vec::is_empty)) {
-            lines.push(Vec::new());
-            x = 90;
+/// Key glyph styles beyond marker shapes (`0..DASHED`): a dashed line (`DASHED + k`) and a
+/// solid line through marker shape k (`LINED + k`).
+pub(crate) const DASHED: usize = 100;
+/// See [`DASHED`].
+pub(crate) const LINED: usize = 200;
+/// A solid line alone (a reference level drawn as a line).
+pub(crate) const SOLID: usize = 300;
+
+/// A key entry's glyph at `at` (see [`DASHED`]).
+fn key_glyph<DB: DrawingBackend>(canvas: &DrawingArea<DB, Shift>, style: usize, at: (i32, i32), color: RGBColor) -> DrawResult<DB> {
+    match style {
+        s if s >= SOLID => canvas.draw(&PathElement::new([(at.0 - 10, at.1), (at.0 + 10, at.1)], color.stroke_width(2))),
+        s if s >= LINED => {
+            canvas.draw(&PathElement::new([(at.0 - 10, at.1), (at.0 + 10, at.1)], color.stroke_width(2)))?;
+            marker(canvas, s - LINED, at, color)
         }
-        lines.last_mut().expect("a line").push(k);
-        x += w;
+        s if s >= DASHED => {
+            for x in (at.0 - 10..at.0 + 10).step_by(7) {
+                canvas.draw(&PathElement::new([(x, at.1), (x + 4, at.1)], color.stroke_width(2)))?;
+            }
+            Ok(())
+        }
+        s => marker(canvas, s, at, color),
     }
-    lines
+}
+
+/// Whether a key of `key_size` pixels goes inside a plot of `plot` pixels without hiding it:
+/// at most half its width and 60% of its height; a larger one sits right of the plot.
+pub(crate) fn fits_inside(key_size: (i32, i32), plot: (u32, u32)) -> bool {
+    key_size.0 <= plot.0 as i32 / 2 && key_size.1 <= plot.1 as i32 * 3 / 5
+}
+
+/// Sentences joined: each trimmed, ending in one period, empty ones left out.
+pub(crate) fn sentences(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| p.trim().trim_end_matches('.'))
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{p}."))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Pixels (width, height) of a key's box: one entry per line.
+pub(crate) fn key_box(key: &[(String, RGBColor, usize)]) -> (i32, i32) {
+    let longest = key.iter().map(|(l, _, _)| text_width(l, 15)).max().unwrap_or(0) as i32;
+    (longest + 40, 8 + 24 * key.len() as i32)
 }
 
 pub(crate) fn padded(lo: f64, hi: f64) -> (f64, f64) {
@@ -395,7 +476,7 @@ mod tests {
     }
 
     fn draw(dir: &Path) -> crate::error::Result<Vec<String>> {
-        Ok(both!(dir, "f", (64, 48), nothing))
+        Ok(both!(dir, "f", (64, 48), "A <test> & more.", nothing).files())
     }
 
     #[test]
@@ -431,7 +512,7 @@ mod tests {
         assert!(undrawable([1e308]).unwrap().contains("past what an axis can hold"));
         // Tiny but finite: drawn.
         let series = vec![("a".to_string(), vec![stat(1e-320), stat(2e-320)])];
-        assert_eq!(lines(&dir, "tiny", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().len(), 3);
+        assert_eq!(lines(&dir, "tiny", "", "x", "y", &[1.0, 2.0], false, &series).unwrap().len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -446,9 +527,11 @@ mod tests {
         let png = std::fs::read(dir.join("f.png")).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 64);
-        assert!(std::fs::read_to_string(dir.join("f.svg"))
-            .unwrap()
-            .contains("xml:space=\"preserve\""));
+        let svg = std::fs::read_to_string(dir.join("f.svg")).unwrap();
+        assert!(svg.contains("xml:space=\"preserve\""));
+        // The caption is the SVG's title, escaped, and not drawn.
+        assert!(svg.contains("<title>A &lt;test&gt; &amp; more.</title>"), "{svg}");
+        assert!(std::fs::read(dir.join("f.pdf")).unwrap().starts_with(b"%PDF-"));
         // On /dev/full plotters reported success (its writer flushed on drop); now the figure
         // is refused by name.
         std::fs::remove_file(dir.join("f.png")).unwrap();

@@ -3,36 +3,28 @@
 
 use super::*;
 
-/// One value per row with its 95% error bar, in the row's colour (`key` says what the colours
-/// mean, `note` what the bars are); `zero` draws a line at 0 and keeps 0 on the axis.
-#[allow(clippy::too_many_arguments)]
+/// One value per row with its 95% error bar, in the row's colour (`key`, drawn inside the plot,
+/// says what the colours mean); `zero` draws a line at 0 and keeps 0 on the axis.
 fn per_row<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     names: &[String],
-    caption: &str,
     y_desc: &str,
     stats: &[(Stat, RGBColor)],
     zero: bool,
     key: &[(String, RGBColor, usize)],
-    note: &str,
 ) -> DrawResult<DB> {
-    // Markers and bars are drawn on the whole canvas in its pixels (`backend_coord`); the
-    // chart is built on the area between the key and the note.
     let canvas = root;
-    let area = keyed(root, key, note)?;
-    let root = &area;
     let k = stats.len();
     let start = if zero { 0.0 } else { f64::INFINITY };
     let lo = stats.iter().map(|(s, _)| s.mean - s.bar()).fold(start, f64::min);
     let hi = stats.iter().map(|(s, _)| s.mean + s.bar()).fold(-start, f64::max);
     let (lo, hi) = padded(lo, hi);
     let (w, h) = root.dim_in_pixel();
-    if h + key_height(key, w) > w || !fits_upright(w, names) {
-        return forest(canvas, root, names, caption, y_desc, stats, zero, (lo, hi));
+    if h > w || !fits_upright(w, names) {
+        return forest(canvas, names, y_desc, stats, zero, (lo, hi), key);
     }
     let axis = row_axis(root, names);
     let mut chart = ChartBuilder::on(root)
-        .caption(caption, (FONT, 24))
         .margin(20)
         .x_label_area_size(axis.0)
         .y_label_area_size(80)
@@ -62,7 +54,22 @@ fn per_row<DB: DrawingBackend>(
         error_bar(canvas, at.0, lo.1, hi.1, 7, *c)?;
         marker(canvas, k, at, *c)?;
     }
-    Ok(())
+    let occupied = occupied(stats, |i, v| chart.backend_coord(&(i as f64, v)));
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), key, &occupied)
+}
+
+/// The pixels a row's mark covers (its mean and points along its error bar), for placing a key
+/// where it covers the fewest; `at(row, value)` maps to pixels.
+fn occupied(stats: &[(Stat, RGBColor)], at: impl Fn(usize, f64) -> (i32, i32)) -> Vec<(i32, i32)> {
+    stats
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (s, _))| {
+            let bar = if s.bar().is_finite() { s.bar() } else { 0.0 };
+            (0..=8).map(move |q| (i, s.mean - bar + bar * f64::from(q) / 4.0))
+        })
+        .map(|(i, v)| at(i, v))
+        .collect()
 }
 
 /// Pixels of the y label area of a forest plot of `names`: the widest label as the font
@@ -77,23 +84,20 @@ pub fn label_area(names: &[String]) -> u32 {
         .clamp(80, 560)
 }
 
-/// [`per_row`] with the rows down the y axis (first row on top) and their labels horizontal;
-/// the chart on `root`, markers on `canvas` (in its pixels).
-#[allow(clippy::too_many_arguments)]
+/// [`per_row`] with the rows down the y axis (first row on top) and their labels horizontal.
 fn forest<DB: DrawingBackend>(
     canvas: &DrawingArea<DB, Shift>,
-    root: &DrawingArea<DB, Shift>,
     names: &[String],
-    caption: &str,
     x_desc: &str,
     stats: &[(Stat, RGBColor)],
     zero: bool,
     (lo, hi): (f64, f64),
+    key: &[(String, RGBColor, usize)],
 ) -> DrawResult<DB> {
+    let root = canvas;
     let k = stats.len();
     let y = |i: usize| (k - 1 - i) as f64;
     let mut chart = ChartBuilder::on(root)
-        .caption(caption, (FONT, 22))
         .margin(20)
         .margin_right(40)
         .x_label_area_size(60)
@@ -128,7 +132,8 @@ fn forest<DB: DrawingBackend>(
         }
         marker(canvas, shape, at, *c)?;
     }
-    Ok(())
+    let occupied = occupied(stats, |i, v| chart.backend_coord(&(v, y(i))));
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), key, &occupied)
 }
 
 fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
@@ -160,11 +165,6 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
         root,
         names,
         if valuations {
-            "Surplus per bidder per item (mean, 95% CI over seeds)"
-        } else {
-            "Weighted social welfare (mean, 95% CI over seeds)"
-        },
-        if valuations {
             "surplus (value won minus price, per bidder per item)"
         } else {
             "welfare (jobs per round)"
@@ -172,12 +172,37 @@ fn welfare<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], name
         &stats,
         false,
         &key,
-        CI_NOTE,
     )
 }
 
 /// What a per-row figure's error bars are.
 const CI_NOTE: &str = "Points: means over seeds; bars: 95% CI over seeds (Student's t; none with one seed).";
+
+fn welfare_caption(rows: &[Row]) -> String {
+    let valuations = rows
+        .first()
+        .is_some_and(|r| r.summary.world == Some(env::config::World::Valuations));
+    let what = if valuations {
+        "Surplus per bidder per item (mean, 95% CI over seeds)."
+    } else {
+        "Weighted social welfare, jobs per round (mean, 95% CI over seeds)."
+    };
+    format!("{what} {CI_NOTE}")
+}
+
+fn paired_caption(rows: &[Row], baseline: &str) -> String {
+    let valuations = rows
+        .first()
+        .is_some_and(|r| r.summary.world == Some(env::config::World::Valuations));
+    let what = if valuations { "Surplus per bidder-item" } else { "Welfare" };
+    format!(
+        "{what} minus {baseline}'s, paired over seeds. Points: mean paired difference; bars: paired 95% CI over seeds (Student's t); red where the CI excludes 0."
+    )
+}
+
+const THROUGHPUT_CAPTION: &str = "Throughput per agent, by weight class, jobs per round. Bars: mean throughput per agent of the class over seeds; whiskers: 95% CI over seeds.";
+
+const PHI_CAPTION: &str = "Sharing incentive phi = u_shared / u_exclusive per agent (all agents and seeds). Boxes: quartiles and median; whiskers: the furthest values within 1.5 IQR; red line: phi = 1, at or above which the sharing incentive holds.";
 
 /// The significance key of a paired-difference figure.
 fn significance_key() -> Vec<(String, RGBColor, usize)> {
@@ -185,15 +210,6 @@ fn significance_key() -> Vec<(String, RGBColor, usize)> {
         ("95% CI excludes 0".to_string(), PALETTE[3], 3),
         ("95% CI includes 0".to_string(), PALETTE[7], 7),
     ]
-}
-
-/// Pixels the key strip of `key` takes at `width`.
-fn key_height(key: &[(String, RGBColor, usize)], width: u32) -> u32 {
-    if key.is_empty() {
-        0
-    } else {
-        12 + 24 * key_lines(key, width as i32).len() as u32
-    }
 }
 
 /// Each row's welfare minus the baseline's, paired over seeds, with its 95% CI; a line at 0.
@@ -209,14 +225,10 @@ fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names
             None => (Stat::default(), PALETTE[7]),
         })
         .collect();
+    let _ = baseline;
     per_row(
         root,
         names,
-        &if valuations {
-            format!("Surplus per bidder-item minus {baseline}, paired over seeds (95% CI)")
-        } else {
-            format!("Welfare minus {baseline}, paired over seeds (95% CI)")
-        },
         if valuations {
             "surplus difference (per bidder per item)"
         } else {
@@ -225,7 +237,6 @@ fn paired<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names
         &stats,
         true,
         &significance_key(),
-        "Points: mean paired difference; bars: paired 95% CI over seeds (Student's t).",
     )
 }
 
@@ -236,12 +247,7 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
         .enumerate()
         .map(|(ci, w)| (format!("weight {w}"), PALETTE[ci % PALETTE.len()], 2))
         .collect();
-    let area = keyed(
-        root,
-        &key,
-        "Bars: mean throughput per agent of the class over seeds; whiskers: 95% CI over seeds.",
-    )?;
-    let root = &area;
+    let canvas = root;
     let axis = row_axis(root, names);
     let k = rows.len();
     let c = classes.len().max(1);
@@ -249,9 +255,10 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
         .iter()
         .flat_map(|r| r.summary.throughput_by_weight.iter().map(|(_, s)| s.mean + s.bar()))
         .fold(0.0, f64::max)
-        * 1.08;
+        // Headroom above the tallest bar for the key, which would otherwise cover bars in
+        // every corner.
+        * 1.32;
     let mut chart = ChartBuilder::on(root)
-        .caption("Throughput per agent, by weight class (mean, 95% CI)", (FONT, 26))
         .margin(20)
         .x_label_area_size(axis.0)
         .y_label_area_size(80)
@@ -263,6 +270,7 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
         .x_label_formatter(&|x| row_label(&axis.2, *x))
         .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
+        .y_label_formatter(&super::curves::span_ticks(0.0, hi.max(1e-6)))
         .y_desc("throughput (jobs per round per agent)")
         .axis_desc_style((FONT, 18))
         .draw()?;
@@ -282,18 +290,25 @@ fn throughput<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], n
             ErrorBar::new_vertical(x, s.mean - s.bar(), s.mean, s.mean + s.bar(), BLACK.stroke_width(1), 6)
         }))?;
     }
-    Ok(())
+    // A bar covers everything under its top: points all the way down.
+    let occupied: Vec<(i32, i32)> = (0..classes.len())
+        .flat_map(|ci| {
+            rows.iter()
+                .enumerate()
+                .map(move |(i, r)| (ci, i, r.summary.throughput_by_weight[ci].1))
+        })
+        .flat_map(|(ci, i, s)| {
+            let x = i as f64 + (ci as f64 - (c as f64 - 1.0) / 2.0) * width;
+            (0..=10).map(move |q| (x, (s.mean + s.bar()) * f64::from(q) / 10.0))
+        })
+        .map(|p| chart.backend_coord(&p))
+        .collect();
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), &key, &occupied)
 }
 
 fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &[String]) -> DrawResult<DB> {
-    let key = vec![("phi = 1 (sharing incentive holds at or above)".to_string(), RED, 0)];
+    let key = vec![("phi = 1 (sharing incentive holds at or above)".to_string(), RED, SOLID)];
     let canvas = root;
-    let area = keyed(
-        root,
-        &key,
-        "Boxes: quartiles and median of phi over all agents and seeds; whiskers: the furthest values within 1.5 IQR.",
-    )?;
-    let root = &area;
     let axis = row_axis(root, names);
     let k = rows.len();
     let values: Vec<Vec<f64>> = rows
@@ -327,7 +342,6 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
     // A distribution with every value near 1 still gets an axis a box can be read on.
     let (lo, hi) = padded(lo.min(0.95), hi.max(1.05));
     let mut chart = ChartBuilder::on(root)
-        .caption("Sharing incentive phi per agent (all agents and seeds)", (FONT, 26))
         .margin(20)
         .x_label_area_size(axis.0)
         .y_label_area_size(80)
@@ -339,7 +353,7 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
         .x_label_formatter(&|x| row_label(&axis.2, *x))
         .x_label_style(axis.1.clone())
         .y_label_style((FONT, 16))
-        .y_label_formatter(&|y: &f32| super::curves::span_ticks(lo, hi)(&f64::from(*y)))
+        .y_label_formatter(&super::curves::span_ticks_f32(lo as f32, hi as f32))
         .y_desc("phi = u_shared / u_exclusive")
         .axis_desc_style((FONT, 18))
         .draw()?;
@@ -360,7 +374,14 @@ fn phi<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, rows: &[Row], names: &
         );
         canvas.draw(&PathElement::new([(l.0, l.1), (r.0, r.1)], PALETTE[0].stroke_width(4)))?;
     }
-    Ok(())
+    let occupied: Vec<(i32, i32)> = fences
+        .iter()
+        .zip(values.iter().enumerate().filter(|(_, v)| !v.is_empty()).map(|(i, _)| i))
+        .flat_map(|(q, i)| q.iter().map(move |&v| (i as f64, v)))
+        .chain((0..=20).map(|x| (x as f64 * k as f64 / 20.0 - 0.5, 1.0f32)))
+        .map(|p| chart.backend_coord(&p))
+        .collect();
+    inside_key(canvas, chart.plotting_area().get_pixel_range(), &key, &occupied)
 }
 
 /// Mean over seeds of `w_i U[i][j] / (w_j U[i][i])`: above 1, agent i envies j (eq. 3.5).
@@ -402,11 +423,10 @@ pub(crate) fn envy_color_at(v: f64, vmax: f64) -> RGBColor {
     envy_color(v, vmax)
 }
 
-fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], title: &str, vmax: f64, weights: &[f64]) -> DrawResult<DB> {
+fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], vmax: f64, weights: &[f64]) -> DrawResult<DB> {
     let n = ratio.len();
     let (area, bar) = root.split_horizontally(root.dim_in_pixel().0 as i32 - 140);
     let mut chart = ChartBuilder::on(&area)
-        .caption(title, (FONT, 22))
         .margin(20)
         .x_label_area_size(60)
         .y_label_area_size(70)
@@ -462,7 +482,7 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], t
 }
 
 /// Every comparison figure into `dir`; returns the file names.
-pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>> {
+pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>> {
     fonts();
     if rows.is_empty() {
         return Ok(Vec::new());
@@ -474,17 +494,23 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
     let wide = wide_figure(&names);
     let mut files = Vec::new();
     let size = row_figure(&names);
-    files.extend(both!(dir, "welfare", size, |root| welfare(root, rows, &names)));
+    files.push(both!(dir, "welfare", size, welfare_caption(rows), |root| welfare(
+        root, rows, &names
+    )));
     if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
         let baseline = p.baseline.clone();
-        files.extend(both!(dir, "welfare_paired", size, |root| paired(root, rows, &names, &baseline)));
+        files.push(both!(dir, "welfare_paired", size, paired_caption(rows, &baseline), |root| paired(
+            root, rows, &names, &baseline
+        )));
     }
     // The valuation world has no jobs: no throughput figure.
     if rows[0].summary.world != Some(env::config::World::Valuations) {
-        files.extend(both!(dir, "throughput_by_weight", wide, |root| throughput(root, rows, &names)));
+        files.push(both!(dir, "throughput_by_weight", wide, THROUGHPUT_CAPTION, |root| throughput(
+            root, rows, &names
+        )));
     }
     if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
-        files.extend(both!(dir, "phi", wide, |root| phi(root, rows, &names)));
+        files.push(both!(dir, "phi", wide, PHI_CAPTION, |root| phi(root, rows, &names)));
         // One colour scale for every map, so maps compare.
         let ratios: Vec<Vec<Vec<f64>>> = rows.iter().map(|r| envy_ratio(r, &r.weights)).collect();
         let vmax = ratios.iter().flatten().flatten().copied().fold(1.0, f64::max);
@@ -495,7 +521,10 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
             }
             let weights = r.weights.clone();
             let ratio = &ratios[k];
-            let title = format!("Envy: {}", names[k]);
+            let caption = format!(
+                "Envy of {}: mean over seeds of w_i U_ij / (w_j U_ii), agent i's utility from agent j's allocation sequence over its own, weights applied; above 1 (red), i envies j.",
+                names[k]
+            );
             // Named by the row, so a file says which policy and mechanism it shows.
             let mut slug: String = format!("{}-{}", short(&r.policy), r.mechanism)
                 .chars()
@@ -505,8 +534,8 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
             if slug.len() > 80 {
                 slug = format!("{}-{}", &slug[..60], format_args!("{:016x}", env::rng::fnv1a(slug.as_bytes())));
             }
-            files.extend(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), |root| envy(
-                root, ratio, &title, vmax, &weights
+            files.push(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), caption, |root| envy(
+                root, ratio, vmax, &weights
             )));
         }
     }
@@ -514,7 +543,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<String>>
 }
 
 /// The paired-difference figure of `rows` (each row's welfare minus the baseline's) as `name`.
-pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result<Vec<String>> {
+pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result<Vec<Figure>> {
     fonts();
     let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) else {
         return Ok(Vec::new());
@@ -524,7 +553,13 @@ pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result
     }
     let names = labels(rows);
     let baseline = p.baseline.clone();
-    Ok(both!(dir, name, row_figure(&names), |root| paired(root, rows, &names, &baseline)))
+    Ok(vec![both!(
+        dir,
+        name,
+        row_figure(&names),
+        paired_caption(rows, &baseline),
+        |root| paired(root, rows, &names, &baseline)
+    )])
 }
 
 /// Every number a row's figures draw: its figures' statistics, its weight classes', its
@@ -545,8 +580,8 @@ fn row_values(r: &Row) -> Vec<f64> {
 }
 
 /// One value per named row with its 95% error bar, in the palette colour each names (`key`:
-/// what each colour means), and a line at 0, as `name`; `note` under the plot says what the
-/// points and bars are.
+/// what each colour means), and a line at 0, as `name`; the caption is `title` then `note`
+/// (what the points and bars are).
 #[allow(clippy::too_many_arguments)]
 pub fn per_row_values(
     dir: &Path,
@@ -557,7 +592,7 @@ pub fn per_row_values(
     stats: &[(Stat, usize)],
     key: &[(&str, usize)],
     note: &str,
-) -> crate::error::Result<Vec<String>> {
+) -> crate::error::Result<Vec<Figure>> {
     fonts();
     if let Some(why) = undrawable(stat_values(stats.iter().map(|(s, _)| s))) {
         return Ok(skipped(dir, name, &why));
@@ -567,7 +602,11 @@ pub fn per_row_values(
         .iter()
         .map(|&(l, k)| (l.to_string(), PALETTE[k % PALETTE.len()], k % PALETTE.len()))
         .collect();
-    Ok(both!(dir, name, row_figure(names), |root| per_row(
-        root, names, title, y_desc, &stats, true, &key, note
-    )))
+    Ok(vec![both!(
+        dir,
+        name,
+        row_figure(names),
+        sentences(&[title, note]),
+        |root| per_row(root, names, y_desc, &stats, true, &key)
+    )])
 }
