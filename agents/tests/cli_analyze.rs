@@ -226,3 +226,33 @@ fn a_run_group_is_scored_across_its_replicates_as_each_replicate_is_alone() {
     assert!(curve.iter().zip(&mean).all(|(a, b)| (a - b).abs() < 1e-9), "{curve:?} {mean:?}");
     let _ = std::fs::remove_dir_all(&group);
 }
+
+/// Only policy baselines (no mechanism) left the token-scale figure without a series, and
+/// plotters' tick search looped forever on its empty axis (-inf to inf): `mtf analyze
+/// --baselines fixed:0.2` never ended (found with an `onnx:` baseline, 90 minutes of CPU).
+#[test]
+fn analyze_with_only_policy_baselines_hung_drawing_an_empty_figure() {
+    let out = common::tmp("analyze", "policy-baselines");
+    let q = quickstart();
+    let (code, stdout, err) = mtf(&[
+        "analyze",
+        "--config",
+        &q,
+        "--set",
+        "env.rounds=30",
+        "--seeds",
+        "2",
+        "--select-seeds",
+        "2",
+        "--tokens",
+        "100,1000",
+        "--baselines",
+        "fixed:0.2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("**Verdict.**"), "{stdout}");
+    assert!(err.contains("token_scale.png: figure not drawn: no series to draw"), "{err}");
+    let _ = std::fs::remove_dir_all(&out);
+}

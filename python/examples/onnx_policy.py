@@ -96,21 +96,28 @@ def save_onnx(w: np.ndarray, b: np.ndarray, path: str) -> None:
     onnx.save(model, path)
 
 
-def greedy_welfare(config, overrides, w, b, seeds, played: set | None = None) -> list[float]:
-    """Each seed's welfare (jobs served per round, weighted, SPEC 5) under the greedy policy,
-    as `mtf simulate` computes it; the levels chosen are added to `played`."""
+def greedy_welfare(config, overrides, act, seeds) -> list[float]:
+    """Each seed's welfare (jobs served per round, weighted, SPEC 5) when every agent plays
+    `act(observations [n, dim]) -> levels [n]`, as `mtf simulate` computes it."""
     env = mtf_env.parallel_env(config, overrides=overrides)
     out = []
     for seed in seeds:
         obs, _ = env.reset(seed=seed)
         while env.agents:
-            x = np.stack([obs[a] for a in env.possible_agents])
-            act = logits(x, w, b).argmax(axis=-1)
-            if played is not None:
-                played.update(act.tolist())
-            obs, *_ = env.step({a: int(act[i]) for i, a in enumerate(env.possible_agents)})
+            levels = act(np.stack([obs[a] for a in env.possible_agents]))
+            obs, *_ = env.step({a: int(levels[i]) for i, a in enumerate(env.possible_agents)})
         out.append(env.metrics()["welfare"])
     return out
+
+
+def greedy(w, b, played: set | None = None):
+    """The linear policy's greedy levels; the levels chosen are added to `played`."""
+    def act(x):
+        levels = logits(x, w, b).argmax(axis=-1)
+        if played is not None:
+            played.update(levels.tolist())
+        return levels
+    return act
 
 
 def mtf_compare(mtf, config, overrides, policy, seeds, out_dir) -> tuple[dict, dict]:
@@ -145,15 +152,22 @@ def main() -> None:
     save_onnx(w, b, args.out)
     with tempfile.TemporaryDirectory() as tmp:
         report, mtf_welfare = mtf_compare(args.mtf, args.config, args.overrides, args.out, args.seeds, tmp)
-    python = greedy_welfare(args.config, args.overrides, w, b, report["seeds"])
+    python = greedy_welfare(args.config, args.overrides, greedy(w, b), report["seeds"])
+    print(f"wrote {args.out}")
+    print(summary(report, mtf_welfare, python, "Python"))
+
+
+def summary(report, in_mtf, in_python, who) -> str:
+    """Two lines: the welfare Python and mtf found on mtf's seeds, and the paired difference."""
     row = next(r for r in report["rows"] if r["policy"].startswith("onnx:"))
     d = row["paired"]
-    print(f"wrote {args.out}")
-    print(f"welfare (jobs per round) on mtf's {len(python)} held-out seeds: Python {np.mean(python):.4f}, "
-          f"mtf compare {row['summary']['welfare']['mean']:.4f}, "
-          f"largest per-seed difference {max(abs(x - mtf_welfare[s]) for s, x in zip(report['seeds'], python)):.2g}")
-    print(f"against {d['baseline']}: {d['welfare_diff']['mean']:+.3f} +- {d['welfare_diff']['ci95']:.3f}"
-          f"{' (significant)' if d['significant'] else ''}")
+    largest = max(abs(x - in_mtf[s]) for s, x in zip(report["seeds"], in_python))
+    return (
+        f"welfare (jobs per round) on mtf's {len(in_python)} held-out seeds: {who} {np.mean(in_python):.4f}, "
+        f"mtf compare {row['summary']['welfare']['mean']:.4f}, largest per-seed difference {largest:.2g}\n"
+        f"against {d['baseline']}: {d['welfare_diff']['mean']:+.3f} +- {d['welfare_diff']['ci95']:.3f}"
+        f"{' (significant)' if d['significant'] else ''}"
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 import mtf_env
-from onnx_policy import mtf_compare
+from onnx_policy import greedy_welfare, mtf_compare, summary
 
 
 class Actor:
@@ -70,19 +70,6 @@ def export(model, path: str) -> None:
     )
 
 
-def greedy_welfare(config, overrides, model, seeds) -> list[float]:
-    env = mtf_env.parallel_env(config, overrides=overrides)
-    out = []
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        while env.agents:
-            x = np.stack([obs[a] for a in env.possible_agents])
-            act, _ = model.predict(x, deterministic=True)
-            obs, *_ = env.step({a: int(act[i]) for i, a in enumerate(env.possible_agents)})
-        out.append(env.metrics()["welfare"])
-    return out
-
-
 def main() -> None:
     import tempfile
 
@@ -100,15 +87,9 @@ def main() -> None:
     export(model, args.out)
     with tempfile.TemporaryDirectory() as tmp:
         report, in_mtf = mtf_compare(args.mtf, args.config, args.overrides, args.out, args.seeds, tmp)
-    in_python = greedy_welfare(args.config, args.overrides, model, report["seeds"])
-    row = next(r for r in report["rows"] if r["policy"].startswith("onnx:"))
-    d = row["paired"]
+    in_python = greedy_welfare(args.config, args.overrides, lambda x: model.predict(x, deterministic=True)[0], report["seeds"])
     print(f"wrote {args.out}")
-    print(f"welfare (jobs per round) on mtf's {len(in_python)} held-out seeds: SB3 in Python {np.mean(in_python):.4f}, "
-          f"mtf compare {row['summary']['welfare']['mean']:.4f}, "
-          f"largest per-seed difference {max(abs(x - in_mtf[s]) for s, x in zip(report['seeds'], in_python)):.2g}")
-    print(f"against {d['baseline']}: {d['welfare_diff']['mean']:+.3f} +- {d['welfare_diff']['ci95']:.3f}"
-          f"{' (significant)' if d['significant'] else ''}")
+    print(summary(report, in_mtf, in_python, "SB3 in Python"))
 
 
 if __name__ == "__main__":

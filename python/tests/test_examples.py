@@ -58,7 +58,7 @@ def test_a_policy_trained_in_python_scores_in_mtf_compare_what_it_scores_in_pyth
         onnx_policy.save_onnx(w, b, path)
         report, in_mtf = onnx_policy.mtf_compare(mtf_bin, QUICKSTART, ov, path, 4, str(tmp_path / name))
         played: set = set()
-        in_python = onnx_policy.greedy_welfare(QUICKSTART, ov, w, b, report["seeds"], played)
+        in_python = onnx_policy.greedy_welfare(QUICKSTART, ov, onnx_policy.greedy(w, b, played), report["seeds"])
         assert in_python == [in_mtf[s] for s in report["seeds"]], name
         assert len(played) >= levels, (name, played)
         rows = {r["policy"] for r in report["rows"]}

@@ -112,18 +112,27 @@ pub(crate) fn span_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
 /// whole numbers is left unlabelled and whole ones print without decimals.
 pub(crate) fn axis_ticks(lo: f64, hi: f64, integers: bool) -> impl Fn(&f64) -> String {
     use plotters::coord::ranged1d::Ranged;
-    let ticks = plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(11);
+    // plotters' tick search never ends on a non-finite range.
+    let ticks = if lo.is_finite() && hi.is_finite() {
+        plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(11)
+    } else {
+        Vec::new()
+    };
     tick_labels(&ticks, integers)
 }
 
 /// [`span_ticks`] for an f32 axis (plotters places an f32 axis's ticks differently).
 pub(crate) fn span_ticks_f32(lo: f32, hi: f32) -> impl Fn(&f32) -> String {
     use plotters::coord::ranged1d::Ranged;
-    let ticks: Vec<f64> = plotters::coord::types::RangedCoordf32::from(lo.min(hi)..hi.max(lo))
-        .key_points(11)
-        .into_iter()
-        .map(f64::from)
-        .collect();
+    let ticks: Vec<f64> = if lo.is_finite() && hi.is_finite() {
+        plotters::coord::types::RangedCoordf32::from(lo.min(hi)..hi.max(lo))
+            .key_points(11)
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let f = tick_labels(&ticks, false);
     move |y: &f32| f(&f64::from(*y))
 }

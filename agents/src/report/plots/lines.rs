@@ -25,6 +25,11 @@ pub fn lines(
     {
         return Ok(skipped(dir, name, &why));
     }
+    // No series, or no points (analyze's token scale with only policy baselines): nothing to
+    // draw, and an empty axis (-inf..inf) hung plotters' tick search.
+    if xs.is_empty() || series.iter().all(|(_, v)| v.is_empty()) {
+        return Ok(skipped(dir, name, "no series to draw"));
+    }
     let xs: Vec<f64> = if log_x {
         xs.iter().map(|x| x.log10()).collect()
     } else {
