@@ -32,6 +32,8 @@ pub struct OnnxPolicy {
     plan: Arc<Plan>,
     /// The model takes every agent in one call (`[n, dim]`); else one call per agent.
     batched: bool,
+    /// The input shape of one call (`[n, dim]`, `[1, dim]` or `[dim]`), fixed at load.
+    shape: Vec<usize>,
     dim: usize,
     k: usize,
     n: usize,
@@ -48,7 +50,7 @@ impl OnnxPolicy {
     pub fn load(path: &Path, n: usize, dim: usize, k: usize, errors: ErrorSlot) -> Result<OnnxPolicy, String> {
         let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
         if !meta.is_file() {
-            return Err(format!("not a file"));
+            return Err("not a file".to_string());
         }
         if meta.len() > MAX_FILE {
             return Err(format!("{} bytes, more than an ONNX policy may be ({MAX_FILE})", meta.len()));
@@ -64,7 +66,7 @@ impl OnnxPolicy {
             ));
         }
         // Batch every agent when the model's first axis is free, else call it per agent.
-        let fact = model.input_fact(0).map_err(|e| format!("{}", one_line(&e)))?;
+        let fact = model.input_fact(0).map_err(|e| one_line(&e))?;
         let declared: Option<Vec<Option<usize>>> = (!fact.shape.is_open()).then(|| {
             fact.shape
                 .dims()
@@ -117,6 +119,7 @@ impl OnnxPolicy {
         let mut policy = OnnxPolicy {
             plan,
             batched,
+            shape,
             dim,
             k,
             n,
@@ -133,14 +136,9 @@ impl OnnxPolicy {
     /// Every agent's softmax probabilities into `self.probs`, from `data` (`n` rows of `dim`).
     fn logits(&mut self, data: &[f32]) -> Result<(), String> {
         let (n, dim, k) = (self.n, self.dim, self.k);
-        let rows: Vec<&[f32]> = if self.batched { vec![data] } else { data.chunks(dim).collect() };
         let per_call = if self.batched { n } else { 1 };
-        for (c, row) in rows.into_iter().enumerate() {
-            let shape: Vec<usize> = match self.plan.model().input_fact(0).map(|f| f.shape.len()) {
-                Ok(1) => vec![dim],
-                _ => vec![per_call, dim],
-            };
-            let input = Tensor::from_shape(&shape, row).map_err(|e| one_line(&e))?;
+        for (c, row) in data.chunks(per_call * dim).enumerate() {
+            let input = Tensor::from_shape(&self.shape, row).map_err(|e| one_line(&e))?;
             let out = self
                 .plan
                 .run(tvec!(input.into()))
@@ -198,6 +196,7 @@ impl Clone for OnnxPolicy {
         OnnxPolicy {
             plan: self.plan.clone(),
             batched: self.batched,
+            shape: self.shape.clone(),
             dim: self.dim,
             k: self.k,
             n: self.n,
