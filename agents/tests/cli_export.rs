@@ -421,6 +421,7 @@ fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
         total_tokens: 100.0,
         states: 0,
         fixed_level: 0,
+        model_bytes: 0,
         training_run: "test".into(),
         config_hash: "0".into(),
     };

@@ -223,3 +223,133 @@ fn onnx_files_that_do_not_fit_are_one_line_naming_the_file() {
         assert_eq!(err.trim_end().lines().count(), 1, "{spec}: {err}");
     }
 }
+
+/// Logits `j x - 0.9 j^2` of the summed utilities x (`m` of them after the budget): level
+/// round(x / 1.8), so the level follows the queue, an agent's and a round's own.
+fn varied_weights(dim: usize, k: usize, m: usize) -> (Vec<f32>, Vec<f32>) {
+    let w = (0..dim * k)
+        .map(|i| if (1..=m).contains(&(i / k)) { (i % k) as f32 } else { 0.0 })
+        .collect();
+    let b = (0..k).map(|j| -0.9 * (j * j) as f32).collect();
+    (w, b)
+}
+
+#[test]
+fn an_exported_onnx_agent_plays_what_the_onnx_policy_plays_seed_for_seed() {
+    let dir = tmp("export");
+    let dim = quickstart_dim(&dir);
+    let model = dir.join("p.onnx");
+    let (w, b) = varied_weights(dim, 10, 16);
+    linear(&model, None, dim, w, b);
+    let exe = dir.join("agent");
+    let q = common::quickstart();
+    let spec = format!("onnx:{}", model.display());
+    let (code, json, err) = mtf(&[
+        "export",
+        "--policy",
+        &spec,
+        "--config",
+        &q,
+        "--out",
+        exe.to_str().unwrap(),
+        "--json",
+        "--set",
+        "env.rounds=60",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["manifest"]["kind"], "onnx", "{json}");
+    // The agent describes the observation it reads: the one mtf_env gives Python.
+    let described = std::process::Command::new(&exe).arg("--describe").output().unwrap();
+    let d: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
+    assert_eq!(d["observation_size"], dim, "{d}");
+    let (code, _, err) = simulate(&spec, &dir.join("sim-onnx"));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = simulate(&format!("agent:{}", exe.display()), &dir.join("sim-agent"));
+    assert_eq!(code, 0, "{err}");
+    let (onnx, agent) = (per_seed_welfare(&dir.join("sim-onnx")), per_seed_welfare(&dir.join("sim-agent")));
+    assert_eq!(onnx, agent);
+    // The weights matter: the policy is none of the fixed levels in disguise.
+    for level in 0..10 {
+        let out = dir.join(format!("sim-fixed-{level}"));
+        let (code, _, err) = simulate(&format!("fixed:{}", level as f64 / 10.0), &out);
+        assert_eq!(code, 0, "{err}");
+        assert_ne!(per_seed_welfare(&out), onnx, "level {level}");
+    }
+}
+
+#[test]
+fn onnx_exports_that_cannot_work_are_refused_in_one_line() {
+    let dir = tmp("export-errors");
+    let dim = quickstart_dim(&dir);
+    let q = common::quickstart();
+    let (wrong, batch3, ok) = (dir.join("wrong.onnx"), dir.join("batch3.onnx"), dir.join("ok.onnx"));
+    constant(&wrong, None, dim + 1, 10, 0);
+    constant(&batch3, Some(3), dim, 10, 0);
+    constant(&ok, None, dim, 10, 0);
+    let out = dir.join("agent");
+    let market = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+    for (args, says) in [
+        (
+            vec![
+                "--policy".to_string(),
+                format!("onnx:{}", wrong.display()),
+                "--config".into(),
+                q.clone(),
+            ],
+            "observation has",
+        ),
+        // A tenant's agent answers one observation at a time.
+        (
+            vec![
+                "--policy".into(),
+                format!("onnx:{}", batch3.display()),
+                "--config".into(),
+                q.clone(),
+            ],
+            "batch axis is fixed at 3",
+        ),
+        (
+            vec![
+                "--policy".into(),
+                format!("sampled:onnx:{}", ok.display()),
+                "--config".into(),
+                q.clone(),
+            ],
+            "--sample --seed N",
+        ),
+        (
+            vec!["--policy".into(), "fixed:0.3".into(), "--config".into(), q.clone()],
+            "--run RUN_DIR",
+        ),
+        (
+            vec![
+                "--policy".into(),
+                format!("onnx:{}", ok.display()),
+                "--config".into(),
+                market.display().to_string(),
+            ],
+            "another world's",
+        ),
+        (
+            vec![
+                "--policy".into(),
+                format!("onnx:{}", ok.display()),
+                "--config".into(),
+                q.clone(),
+                "--agent".into(),
+                "1".into(),
+            ],
+            "one model every agent runs",
+        ),
+    ] {
+        let mut full = vec!["export".to_string(), "--out".into(), out.display().to_string()];
+        full.extend(args.clone());
+        let full: Vec<&str> = full.iter().map(String::as_str).collect();
+        let (code, _, err) = mtf(&full);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote the agent");
+    }
+}

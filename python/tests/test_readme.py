@@ -38,6 +38,8 @@ def test_readme_from_python_runs_as_written(tmp_path, mtf_bin):
     # The ONNX policy trained in Python is scored by mtf as Python scored it, and compared.
     assert "largest per-seed difference 0" in out.stdout, out.stdout[-2000:]
     assert "onnx:policy.onnx" in out.stdout
+    # ... and the same file exported as an agent executable plays in simulate.
+    assert "exported 1 agent(s) [0] (onnx, 10 levels) to policy-agent" in out.stdout, out.stdout[-2000:]
     run = subprocess.run(
         [str(tmp_path / ".venv/bin/python"), "-c", py], cwd=tmp_path, env=env, capture_output=True, text=True
     )

@@ -4,7 +4,7 @@
 //! see --describe; a market policy reads {"market": [..]}), JSON lines out; see
 //! `agents::export::runtime`.
 
-use agents::export::runtime::{read_line, read_payload, Agent, Draws, LineRead, MAX_LINE};
+use agents::export::runtime::{load_model, read_line, read_payload, Agent, Draws, LineRead, PolicyForm, MAX_LINE};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -73,12 +73,21 @@ fn main() -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(&format!("cannot read my own executable: {e}")),
     };
-    let (manifest, weights) = match read_payload(&exe) {
+    let payload = match read_payload(&exe) {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    let (manifest, weights) = (&payload.manifest, &payload.weights);
+    // An ONNX policy's model is loaded (and its shapes checked) before the first line.
+    let model = match manifest.form() {
+        Ok(PolicyForm::Onnx) => match load_model(&payload) {
+            Ok(m) => Some(m),
+            Err(e) => return fail(&e),
+        },
+        _ => None,
+    };
     if describe {
-        let mut v = serde_json::to_value(&manifest).expect("serialisable");
+        let mut v = serde_json::to_value(manifest).expect("serialisable");
         v["observation_size"] = manifest.input_len().into();
         let mut fields = vec!["budget share B/T".to_string(), format!("utilities[{}]", manifest.m)];
         fields.extend(manifest.inputs.iter().map(|i| match i.as_str() {
@@ -105,7 +114,10 @@ fn main() -> ExitCode {
             None => return fail(&format!("--agent {i}: this file holds agents {:?}", manifest.agents)),
         },
     };
-    let policy = Agent::new(&manifest, &weights, slot);
+    let policy = match &model {
+        Some(model) => Agent::onnx(manifest, model),
+        None => Agent::new(manifest, weights, slot),
+    };
     let mut draws = seed.map(Draws::new);
     let mut stdin = std::io::stdin().lock();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

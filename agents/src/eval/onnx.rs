@@ -55,9 +55,23 @@ impl OnnxPolicy {
         if meta.len() > MAX_FILE {
             return Err(format!("{} bytes, more than an ONNX policy may be ({MAX_FILE})", meta.len()));
         }
-        let model = tract_onnx::onnx()
-            .model_for_path(path)
-            .map_err(|e| format!("not an ONNX model tract can read: {}", one_line(&e)))?;
+        // From the path, so weights an exporter stored beside the model (external data) load.
+        Self::prepare(tract_onnx::onnx().model_for_path(path), n, dim, k, errors)
+    }
+
+    /// [`OnnxPolicy::load`] from the file's bytes (an exported agent carries them).
+    pub fn from_bytes(bytes: &[u8], n: usize, dim: usize, k: usize, errors: ErrorSlot) -> Result<OnnxPolicy, String> {
+        Self::prepare(
+            tract_onnx::onnx().model_for_read(&mut std::io::Cursor::new(bytes)),
+            n,
+            dim,
+            k,
+            errors,
+        )
+    }
+
+    fn prepare(read: TractResult<InferenceModel>, n: usize, dim: usize, k: usize, errors: ErrorSlot) -> Result<OnnxPolicy, String> {
+        let model = read.map_err(|e| format!("not an ONNX model tract can read: {}", one_line(&e)))?;
         if model.inputs.len() != 1 || model.outputs.is_empty() {
             return Err(format!(
                 "the model has {} inputs and {} outputs; a policy takes one input (the observation) and gives the logits first",
@@ -116,7 +130,7 @@ impl OnnxPolicy {
             .and_then(|m| m.into_optimized())
             .and_then(|m| m.into_runnable())
             .map_err(|e| format!("cannot run it on a [{}] float32 observation: {}", join(&shape), one_line(&e)))?;
-        let mut policy = OnnxPolicy {
+        let policy = OnnxPolicy {
             plan,
             batched,
             shape,
@@ -129,12 +143,25 @@ impl OnnxPolicy {
             errors,
         };
         // One call now, so a model whose output does not fit is refused before any episode.
-        policy.logits(&vec![0.0; n * dim]).map_err(|e| e.to_string())?;
+        let mut probs = vec![0.0; n * k];
+        policy.logits(&vec![0.0; n * dim], &mut probs)?;
         Ok(policy)
     }
 
-    /// Every agent's softmax probabilities into `self.probs`, from `data` (`n` rows of `dim`).
-    fn logits(&mut self, data: &[f32]) -> Result<(), String> {
+    /// One observation's level probabilities, for a policy loaded for one agent (`n` = 1: an
+    /// exported agent answers one line at a time).
+    pub fn probabilities_one(&self, row: &[f32]) -> Result<Vec<f64>, String> {
+        assert_eq!(self.n, 1, "loaded for one agent");
+        if row.len() != self.dim {
+            return Err(format!("{} features, the model reads {}", row.len(), self.dim));
+        }
+        let mut probs = vec![0.0; self.k];
+        self.logits(row, &mut probs)?;
+        Ok(probs.into_iter().map(f64::from).collect())
+    }
+
+    /// Every agent's softmax probabilities into `probs`, from `data` (`n` rows of `dim`).
+    fn logits(&self, data: &[f32], probs: &mut [f32]) -> Result<(), String> {
         let (n, dim, k) = (self.n, self.dim, self.k);
         let per_call = if self.batched { n } else { 1 };
         for (c, row) in data.chunks(per_call * dim).enumerate() {
@@ -156,7 +183,7 @@ impl OnnxPolicy {
                 return Err(format!("it gave a non-finite logit ({bad})"));
             }
             for (i, l) in logits.chunks(k).enumerate() {
-                softmax_into(l, &mut self.probs[(c * per_call + i) * k..(c * per_call + i + 1) * k]);
+                softmax_into(l, &mut probs[(c * per_call + i) * k..(c * per_call + i + 1) * k]);
             }
         }
         Ok(())
@@ -217,7 +244,10 @@ impl Policy for OnnxPolicy {
         // The shapes were checked at load; what can still go wrong (a non-finite logit on an
         // observation the model overflows on) is reported by the evaluation, and the episode
         // plays level 0 to its end.
-        if let Err(e) = self.logits(obs.data) {
+        let mut probs = std::mem::take(&mut self.probs);
+        let ran = self.logits(obs.data, &mut probs);
+        self.probs = probs;
+        if let Err(e) = ran {
             actions.fill(0);
             self.errors.lock().expect("not poisoned").get_or_insert(e);
             return;

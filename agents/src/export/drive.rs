@@ -44,7 +44,7 @@ pub fn check(path: &Path, scenario: &env::config::Scenario, action: &str, levels
         // No policy inside: any executable speaking the protocol (docs/AGENTS.md).
         return Ok((external(path, scenario, action, levels), (0..n).collect()));
     }
-    let (manifest, _) = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    let manifest = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?.manifest;
     if manifest.market > 0 {
         return Err(format!(
             "{}: a market tenant's policy (from a market run); it reads a market's features, not this scenario's rounds",
@@ -128,6 +128,7 @@ fn external(path: &Path, scenario: &env::config::Scenario, action: &str, levels:
         total_tokens: scenario.file.mechanism.total_tokens,
         states: 0,
         fixed_level: 0,
+        model_bytes: 0,
         training_run: path.display().to_string(),
         config_hash: String::new(),
     }

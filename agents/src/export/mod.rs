@@ -69,6 +69,7 @@ pub fn export_bytes(
         total_tokens: sc.file.mechanism.total_tokens,
         states: crate::learners::hedge::budget_states(sc),
         fixed_level,
+        model_bytes: 0,
         levels,
         training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
         config_hash: fnv_hex(&config),
@@ -138,6 +139,7 @@ fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[
         total_tokens: run.raw.mechanism.total_tokens,
         states: 0,
         fixed_level: 0,
+        model_bytes: 0,
         levels: p.levels.clone(),
         training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
         config_hash: fnv_hex(&config),
@@ -193,6 +195,73 @@ pub fn runtime_path() -> crate::error::Result<PathBuf> {
     Ok(path)
 }
 
+/// `mtf export --policy onnx:PATH --config SCENARIO`: an ONNX policy from any trainer as an
+/// agent executable for `scenario`'s agents. The model is checked against the scenario's
+/// observation and levels here (and loaded again when the agent starts); every agent runs
+/// the one model, on the observation `mtf_env` gives Python: SPEC 4's state and every
+/// feature the scenario observes, named in the manifest's `inputs`.
+pub fn export_onnx(model: &Path, source: &crate::config::Source, out: &Path, force: bool) -> crate::error::Result<Exported> {
+    let named = |e: String| user(format!("--policy onnx:{}: {e}", model.display()));
+    if env::market::is_market_file(&source.config) || crate::worlds::is_seam_config(&source.config) {
+        return Err(user(format!(
+            "{}: an ONNX policy reads the queue world's observation; this file is another world's",
+            source.config.display()
+        )));
+    }
+    if std::fs::symlink_metadata(out).is_ok() && !force {
+        return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
+    }
+    let sc = source.load(None)?;
+    if sc.file.env.observe_by_type {
+        // The runtime reads either SPEC 4's state and its extras or the by_type block alone.
+        return Err(user(format!(
+            "{}: env.observe_by_type adds a block an exported ONNX agent cannot be sent beside SPEC 4's state; export with it off, or evaluate the model with --policy onnx:PATH",
+            source.config.display()
+        )));
+    }
+    let bytes = crate::run::read_regular(model, runtime::MAX_MODEL as u64)?;
+    let extras = env::world::observation_extras(&sc);
+    let manifest = Manifest {
+        version: VERSION,
+        kind: PolicyForm::Onnx.name().into(),
+        action: sc.action_kind().as_str().into(),
+        value_scale: sc.file.env.value_scale,
+        agents: vec![0],
+        m: sc.m(),
+        hidden: 0,
+        agents_total: sc.n(),
+        inputs: extras.iter().map(|(name, _)| name.to_string()).collect(),
+        by_type: 0,
+        types: Vec::new(),
+        market: 0,
+        weights: Vec::new(),
+        total_tokens: sc.file.mechanism.total_tokens,
+        states: 0,
+        fixed_level: 0,
+        model_bytes: bytes.len(),
+        levels: sc.action_levels().to_vec(),
+        training_run: model.canonicalize().unwrap_or_else(|_| model.to_path_buf()).display().to_string(),
+        config_hash: fnv_hex(&crate::run::read_regular(&source.config, crate::run::MAX_TEXT)?),
+    };
+    manifest.validate().map_err(named)?;
+    debug_assert_eq!(manifest.input_len(), env::world::observation_dim(&sc));
+    // Refused here, not when a tenant starts the agent: the model must take one observation.
+    let payload = runtime::Payload {
+        manifest,
+        weights: Vec::new(),
+        model: bytes,
+    };
+    runtime::load_model(&payload).map_err(named)?;
+    let runtime_bytes = crate::run::read_regular(&runtime_path()?, 1 << 30)?;
+    let exe = runtime::append_model(&runtime_bytes, &payload.manifest, &payload.model);
+    write_executable(out, &exe)?;
+    Ok(Exported {
+        out: out.to_path_buf(),
+        bytes: exe.len(),
+        manifest: payload.manifest,
+    })
+}
+
 /// What [`export`] wrote.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Exported {
@@ -214,16 +283,21 @@ pub fn export(dir: &Path, out: &Path, agents: Option<usize>, replicate: Option<u
     let runtime_file = runtime_path()?;
     let runtime = crate::run::read_regular(&runtime_file, 1 << 30)?;
     let (bytes, manifest) = export_bytes(dir, agents, replicate, &runtime)?;
-    crate::run::write_atomic(out, &bytes)?;
+    write_executable(out, &bytes)?;
+    Ok(Exported {
+        out: out.to_path_buf(),
+        bytes: bytes.len(),
+        manifest,
+    })
+}
+
+fn write_executable(out: &Path, bytes: &[u8]) -> crate::error::Result<()> {
+    crate::run::write_atomic(out, bytes)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| crate::run::io_error(out, "making executable", e))?;
     }
-    Ok(Exported {
-        out: out.to_path_buf(),
-        bytes: bytes.len(),
-        manifest,
-    })
+    Ok(())
 }

@@ -9,6 +9,8 @@
 //! the single file is all a tenant needs and a damaged one refuses to run. The runtime uses serde_json
 //! and a few pure functions and constants of the environment crate (the observation layout's
 //! names and lengths, FNV-1a, splitmix64); it runs no burn, no environment and no mechanism.
+//! An ONNX policy (`kind` `onnx`, `mtf export --policy onnx:PATH`) carries the model file as its
+//! payload instead of numbers and runs it with tract, as `onnx:PATH` does inside `mtf`.
 //!
 //! Protocol: JSON lines. In: `{"budget": B / T, "utilities": [u_c; m]}` (the environment's
 //! normalisation), plus the further features the policy was trained on, named in the
@@ -37,8 +39,11 @@ pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
 /// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies; 7: market
-/// policies). Versions 2 (SPEC 4's state only) to 6 are read too.
-pub const VERSION: u32 = 7;
+/// policies; 8: ONNX policies). Versions 2 (SPEC 4's state only) to 7 are read too.
+pub const VERSION: u32 = 8;
+
+/// Largest ONNX model an exported agent carries (as `onnx:PATH` reads).
+pub const MAX_MODEL: usize = 256 << 20;
 
 /// Most catalog types a `by_type` policy may read.
 const MAX_TYPES: usize = 1024;
@@ -62,14 +67,18 @@ pub enum PolicyForm {
     Table,
     /// One level (`fixed`).
     Constant,
+    /// An ONNX network from any trainer (`onnx`, `mtf export --policy onnx:PATH`): the
+    /// payload is the model file, run with tract, one policy shared by every agent.
+    Onnx,
 }
 
 impl PolicyForm {
     /// Every form with its manifest name.
-    pub const ALL: [(PolicyForm, &'static str); 3] = [
+    pub const ALL: [(PolicyForm, &'static str); 4] = [
         (PolicyForm::Actor, "actor_critic"),
         (PolicyForm::Table, "hedge"),
         (PolicyForm::Constant, "fixed"),
+        (PolicyForm::Onnx, "onnx"),
     ];
 
     /// Its name in a manifest's `kind`.
@@ -143,6 +152,10 @@ pub struct Manifest {
     pub states: usize,
     /// Fixed level index (fixed).
     pub fixed_level: usize,
+    /// Length in bytes of the ONNX model the payload holds (onnx; the payload pads it to a
+    /// multiple of 4).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub model_bytes: usize,
     /// The training run it came from.
     pub training_run: String,
     /// FNV-1a 64 of the run's resolved config.toml, hex.
@@ -155,6 +168,10 @@ fn threshold() -> String {
 
 fn one() -> f64 {
     1.0
+}
+
+fn is_zero(x: &usize) -> bool {
+    *x == 0
 }
 
 /// Longest line either side of the protocol reads (1 MiB): a longer one is refused without
@@ -233,7 +250,8 @@ impl Manifest {
             // From version 5 a constant policy carries each agent's level index (a level per
             // weight class or per agent); before, `fixed_level` alone.
             Ok(PolicyForm::Constant) if self.version >= 5 => 1,
-            Ok(PolicyForm::Constant) | Err(_) => 0,
+            // The model is bytes, not numbers (`model_bytes`).
+            Ok(PolicyForm::Constant | PolicyForm::Onnx) | Err(_) => 0,
         }
     }
 
@@ -342,6 +360,25 @@ impl Manifest {
         if form == PolicyForm::Actor && self.hidden == 0 {
             return Err("an actor-critic policy needs a hidden width".into());
         }
+        if form == PolicyForm::Onnx {
+            if self.version < 8 {
+                return Err(format!("an ONNX policy needs manifest version 8, not {}", self.version));
+            }
+            if !(1..=MAX_MODEL).contains(&self.model_bytes) || self.market > 0 || self.by_type > 0 || self.agents.len() != 1 {
+                return Err(format!(
+                    "an ONNX policy is one model of 1 to {MAX_MODEL} bytes shared by every agent, reading SPEC 4's state and `inputs`; this one has {} bytes, {} agents, market {}, by_type {}",
+                    self.model_bytes,
+                    self.agents.len(),
+                    self.market,
+                    self.by_type
+                ));
+            }
+        } else if self.model_bytes > 0 {
+            return Err(format!(
+                "a {} policy carries no model, but model_bytes is {}",
+                self.kind, self.model_bytes
+            ));
+        }
         Ok(())
     }
 }
@@ -358,25 +395,47 @@ pub fn fnv_hex(bytes: &[u8]) -> String {
 
 /// `runtime` with the payload appended.
 pub fn append_payload(runtime: &[u8], manifest: &Manifest, weights: &[f32]) -> Vec<u8> {
+    let raw: Vec<u8> = weights.iter().flat_map(|w| w.to_le_bytes()).collect();
+    append_raw(runtime, manifest, &raw)
+}
+
+/// `runtime` with an ONNX policy's payload appended: the manifest (its `model_bytes` the
+/// model's length) and the model file, padded to a multiple of 4.
+pub fn append_model(runtime: &[u8], manifest: &Manifest, model: &[u8]) -> Vec<u8> {
+    let mut raw = model.to_vec();
+    raw.resize(model.len().next_multiple_of(4), 0);
+    append_raw(runtime, manifest, &raw)
+}
+
+fn append_raw(runtime: &[u8], manifest: &Manifest, raw: &[u8]) -> Vec<u8> {
     let json = serde_json::to_vec(manifest).expect("a manifest serialises");
-    let mut out = Vec::with_capacity(runtime.len() + json.len() + weights.len() * 4 + FOOTER);
+    let mut out = Vec::with_capacity(runtime.len() + json.len() + raw.len() + FOOTER);
     out.extend_from_slice(runtime);
     let start = out.len();
     out.extend_from_slice(&json);
-    for w in weights {
-        out.extend_from_slice(&w.to_le_bytes());
-    }
+    out.extend_from_slice(raw);
     let sum = fnv(&out[start..]);
     out.extend((json.len() as u64).to_le_bytes());
-    out.extend(((weights.len() * 4) as u64).to_le_bytes());
+    out.extend((raw.len() as u64).to_le_bytes());
     out.extend(sum.to_le_bytes());
     out.extend(MAGIC);
     out
 }
 
+/// What an exported agent carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payload {
+    /// What the policy is.
+    pub manifest: Manifest,
+    /// Its numbers (none for an ONNX policy).
+    pub weights: Vec<f32>,
+    /// An ONNX policy's model file (empty otherwise).
+    pub model: Vec<u8>,
+}
+
 /// Read the payload from an executable's bytes, checking its checksum, its manifest and that
-/// every number is finite.
-pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
+/// every number is finite (an ONNX model is checked by loading it: [`crate::eval::onnx`]).
+pub fn read_payload(exe: &[u8]) -> Result<Payload, String> {
     let n = exe.len();
     if n < FOOTER || &exe[n - 8..] != MAGIC {
         return Err("this binary carries no policy (export one with `mtf export`)".into());
@@ -398,6 +457,17 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
     let manifest: Manifest =
         serde_json::from_slice(&exe[w_start - json_len..w_start]).map_err(|e| format!("the policy manifest is damaged: {e}"))?;
     manifest.validate().map_err(|e| format!("the policy manifest is invalid: {e}"))?;
+    if manifest.form() == Ok(PolicyForm::Onnx) {
+        let n = manifest.model_bytes;
+        if w_len != n.next_multiple_of(4) {
+            return Err(format!("the policy payload holds {w_len} bytes, the manifest's model {n}"));
+        }
+        return Ok(Payload {
+            model: exe[w_start..w_start + n].to_vec(),
+            manifest,
+            weights: Vec::new(),
+        });
+    }
     let weights: Vec<f32> = exe[w_start..end]
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -421,7 +491,11 @@ pub fn read_payload(exe: &[u8]) -> Result<(Manifest, Vec<f32>), String> {
             return Err(format!("the policy's level index {l} is not one of its {k} levels"));
         }
     }
-    Ok((manifest, weights))
+    Ok(Payload {
+        manifest,
+        weights,
+        model: Vec::new(),
+    })
 }
 
 #[derive(Deserialize)]
@@ -555,6 +629,8 @@ pub struct Agent<'a> {
     manifest: &'a Manifest,
     /// This agent's numbers.
     w: &'a [f32],
+    /// An ONNX policy's model, loaded for one agent.
+    model: Option<&'a crate::eval::onnx::OnnxPolicy>,
 }
 
 impl<'a> Agent<'a> {
@@ -564,6 +640,16 @@ impl<'a> Agent<'a> {
         Self {
             manifest,
             w: &weights[slot * per..(slot + 1) * per],
+            model: None,
+        }
+    }
+
+    /// An ONNX policy ([`load_model`]).
+    pub fn onnx(manifest: &'a Manifest, model: &'a crate::eval::onnx::OnnxPolicy) -> Self {
+        Self {
+            manifest,
+            w: &[],
+            model: Some(model),
         }
     }
 
@@ -573,10 +659,16 @@ impl<'a> Agent<'a> {
         self.probabilities_at(input, None)
     }
 
-    /// [`Agent::probabilities`], with the agent's budget in tokens when known (Hedge's state).
+    /// [`Agent::probabilities`], with the agent's budget in tokens when known (Hedge's state);
+    /// a model that cannot answer gives NaN (see [`Agent::answer`] for its message).
     pub fn probabilities_at(&self, input: &[f64], tokens: Option<f64>) -> Vec<f64> {
+        self.try_probabilities(input, tokens)
+            .unwrap_or_else(|_| vec![f64::NAN; self.manifest.levels.len()])
+    }
+
+    fn try_probabilities(&self, input: &[f64], tokens: Option<f64>) -> Result<Vec<f64>, String> {
         let k = self.manifest.levels.len();
-        match self.manifest.form().expect("a validated manifest") {
+        Ok(match self.manifest.form().expect("a validated manifest") {
             PolicyForm::Actor => {
                 let (d, h) = (self.manifest.input_len(), self.manifest.hidden);
                 let x: Vec<f32> = input.iter().map(|&v| v as f32).collect();
@@ -592,7 +684,13 @@ impl<'a> Agent<'a> {
                 let level = self.w.first().map_or(self.manifest.fixed_level, |&l| l as usize);
                 (0..k).map(|l| if l == level { 1.0 } else { 0.0 }).collect()
             }
-        }
+            PolicyForm::Onnx => {
+                let x: Vec<f32> = input.iter().map(|&v| v as f32).collect();
+                self.model
+                    .expect("an ONNX policy is built with Agent::onnx")
+                    .probabilities_one(&x)?
+            }
+        })
     }
 
     /// Answer one protocol line: the decision, or an error object naming the problem.
@@ -605,7 +703,10 @@ impl<'a> Agent<'a> {
             Ok(x) => x,
             Err(e) => return serde_json::json!({ "error": e }).to_string(),
         };
-        let p = self.probabilities_at(&x, input.tokens);
+        let p = match self.try_probabilities(&x, input.tokens) {
+            Ok(p) => p,
+            Err(e) => return serde_json::json!({ "error": format!("the policy's model failed on this input: {e}") }).to_string(),
+        };
         if p.iter().any(|q| !q.is_finite()) {
             return serde_json::json!({ "error": "the policy's probabilities are not finite for this input" }).to_string();
         }
@@ -632,6 +733,14 @@ impl<'a> Agent<'a> {
         }
         serde_json::json!({ "threshold": a, "probabilities": p }).to_string()
     }
+}
+
+/// An ONNX policy's model, loaded for one agent reading the manifest's input; the error says
+/// why it cannot run.
+pub fn load_model(payload: &Payload) -> Result<crate::eval::onnx::OnnxPolicy, String> {
+    let m = &payload.manifest;
+    crate::eval::onnx::OnnxPolicy::from_bytes(&payload.model, 1, m.input_len(), m.levels.len(), Default::default())
+        .map_err(|e| format!("the policy's ONNX model: {e}"))
 }
 
 fn softmax(logits: impl Iterator<Item = f64>) -> Vec<f64> {
@@ -682,6 +791,7 @@ mod tests {
             total_tokens: 100.0,
             states: 0,
             fixed_level: 1,
+            model_bytes: 0,
             training_run: "r".into(),
             config_hash: fnv_hex(b"x"),
         }
@@ -735,6 +845,54 @@ mod tests {
     }
 
     #[test]
+    fn onnx_manifests_and_payloads_are_checked() {
+        let ok = Manifest {
+            kind: "onnx".into(),
+            model_bytes: 5,
+            ..fixed_manifest()
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(ok.per_agent(), 0);
+        for (m, says) in [
+            (Manifest { version: 7, ..ok.clone() }, "needs manifest version 8"),
+            (
+                Manifest {
+                    model_bytes: 0,
+                    ..ok.clone()
+                },
+                "0 bytes",
+            ),
+            (
+                Manifest {
+                    agents: vec![0, 1],
+                    ..ok.clone()
+                },
+                "2 agents",
+            ),
+            (
+                Manifest {
+                    kind: "fixed".into(),
+                    ..ok.clone()
+                },
+                "carries no model",
+            ),
+        ] {
+            let e = m.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        // The model's 5 bytes come back exactly, without the padding.
+        let back = read_payload(&append_model(b"runtime", &ok, b"model")).unwrap();
+        assert_eq!(
+            (back.manifest, back.model, back.weights),
+            (ok.clone(), b"model".to_vec(), Vec::new())
+        );
+        // A manifest whose length disagrees with the bytes it carries is refused.
+        let long = Manifest { model_bytes: 9, ..ok };
+        let e = read_payload(&append_model(b"runtime", &long, b"model")).unwrap_err();
+        assert!(e.contains("holds 8 bytes, the manifest's model 9"), "{e}");
+    }
+
+    #[test]
     fn by_type_manifests_are_checked() {
         let ok = Manifest {
             kind: "actor_critic".into(),
@@ -781,8 +939,8 @@ mod tests {
     fn payload_round_trips_and_damage_is_reported() {
         let m = fixed_manifest();
         let exe = append_payload(b"\x7fELF runtime", &m, &[1.0]);
-        let (back, w) = read_payload(&exe).unwrap();
-        assert_eq!((back, w), (m.clone(), vec![1.0]));
+        let back = read_payload(&exe).unwrap();
+        assert_eq!((back.manifest, back.weights), (m.clone(), vec![1.0]));
         // A constant policy's level index must be one of its levels.
         for bad in [3.0f32, 0.5, -1.0] {
             let e = read_payload(&append_payload(b"r", &m, &[bad])).unwrap_err();
@@ -790,8 +948,11 @@ mod tests {
         }
         // Version 4 carried the level in the manifest alone.
         let old = Manifest { version: 4, ..m.clone() };
-        let (old, w) = read_payload(&append_payload(b"r", &old, &[])).unwrap();
-        assert_eq!(Agent::new(&old, &w, 0).probabilities(&[0.2, 0.1, 0.9]), [0.0, 1.0, 0.0]);
+        let old = read_payload(&append_payload(b"r", &old, &[])).unwrap();
+        assert_eq!(
+            Agent::new(&old.manifest, &old.weights, 0).probabilities(&[0.2, 0.1, 0.9]),
+            [0.0, 1.0, 0.0]
+        );
         assert!(read_payload(b"\x7fELF runtime").unwrap_err().contains("carries no policy"));
         let mut bad = exe.clone();
         let n = bad.len();
@@ -843,7 +1004,7 @@ mod tests {
             .contains("agents_total in [1, 2^20], not 0"));
         read_payload(&hedge_exe(|m, _| m.inputs = vec!["backlog".into(), "weight".into()])).unwrap();
         // Files exported before inputs existed (version 2) read SPEC 4's state.
-        let (v2, _) = read_payload(&hedge_exe(|m, _| m.version = 2)).unwrap();
+        let v2 = read_payload(&hedge_exe(|m, _| m.version = 2)).unwrap().manifest;
         assert!(v2.inputs.is_empty());
     }
 
@@ -922,7 +1083,7 @@ mod tests {
         }
         // A line with tokens out of range is an error object.
         let exe = hedge_exe(|_, _| {});
-        let (manifest, weights) = read_payload(&exe).unwrap();
+        let crate::export::runtime::Payload { manifest, weights, .. } = read_payload(&exe).unwrap();
         let a = Agent::new(&manifest, &weights, 0);
         let m = manifest.m;
         let line = |tokens: &str| format!(r#"{{"budget": 0.5, "utilities": {:?}, "tokens": {tokens}}}"#, vec![0.5; m]);

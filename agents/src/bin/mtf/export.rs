@@ -1,15 +1,27 @@
-//! `mtf export`: a trained run's policies as one standalone executable.
+//! `mtf export`: a trained run's policies, or an ONNX policy from any trainer, as one
+//! standalone executable.
 
 use crate::flags::print_json;
-use agents::export::export;
+use agents::eval::policies::PolicySpec;
+use agents::export::{export, export_onnx};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
     /// The training run directory.
-    #[arg(long)]
-    run: PathBuf,
+    #[arg(long, required_unless_present = "policy", conflicts_with_all = ["policy", "config"])]
+    run: Option<PathBuf>,
+    /// Instead of a run: onnx:PATH, an ONNX network from any trainer (one policy for every
+    /// agent, reading the observation mtf_env gives Python); needs --config.
+    #[arg(long, requires = "config", conflicts_with_all = ["replicate"])]
+    policy: Option<String>,
+    /// The scenario an ONNX policy acts in (its observation layout and levels).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// `key.path=value` overrides of --config.
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "config")]
+    set: Vec<String>,
     /// The executable to write.
     #[arg(long)]
     out: PathBuf,
@@ -45,7 +57,33 @@ fn parse_agent(s: &str) -> Result<Agent, String> {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    let done = export(&a.run, &a.out, a.agent.0, a.replicate, a.force)?;
+    let done = match (&a.run, &a.policy, &a.config) {
+        (Some(run), _, _) => export(run, &a.out, a.agent.0, a.replicate, a.force)?,
+        (None, Some(spec), Some(config)) => {
+            let model = match PolicySpec::parse(spec)? {
+                PolicySpec::Onnx(path) => path,
+                PolicySpec::SampledOnnx(_) => {
+                    return Err(agents::error::policy(
+                        spec,
+                        "export the model as onnx:PATH; the agent draws its actions when started with --sample --seed N",
+                    ))
+                }
+                _ => {
+                    return Err(agents::error::policy(
+                        spec,
+                        "--policy exports an ONNX model (onnx:PATH); a trained run is exported with --run RUN_DIR",
+                    ))
+                }
+            };
+            if a.agent.0.is_some() {
+                return Err(agents::error::user(
+                    "--agent: an ONNX policy is one model every agent runs; export it without --agent".to_string(),
+                ));
+            }
+            export_onnx(&model, &agents::config::Source::new(config, &a.set, None), &a.out, a.force)?
+        }
+        _ => unreachable!("clap requires --run or --policy with --config"),
+    };
     if a.json {
         print_json(&serde_json::json!({ "out": done.out.display().to_string(), "bytes": done.bytes, "manifest": done.manifest }))?;
     } else {
