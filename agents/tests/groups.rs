@@ -166,6 +166,54 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
     );
     let svg = std::fs::read_to_string(out.join("welfare_paired_groups.svg")).unwrap();
     assert!(svg.contains("(2 replicates)") && !svg.contains("replicate-0"), "{svg}");
+    // `--label NAME=run:GROUP` names the group's row, its sampled twin and its replicates'
+    // rows (issue 40.5: a group's row kept its path whatever the label).
+    let named = dir.join("cmp-named");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--set",
+        "env.rounds=40",
+        "--policies",
+        &format!("fixed:0.2,{group}"),
+        "--label",
+        &format!("learned={group}"),
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        named.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let w: Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = w["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "fixed:0.2",
+            "learned, replicate 0",
+            "learned, replicate 1",
+            "learned (sampled), replicate 0",
+            "learned (sampled), replicate 1"
+        ]
+    );
+    assert_eq!(w["rows"][1]["spec"], policies[1]);
+    assert_eq!(w["groups"][0]["policy"], "learned");
+    assert_eq!(w["groups"][0]["spec"], group.as_str());
+    assert_eq!(w["groups"][1]["policy"], "learned (sampled)");
+    // The same numbers as without the label; the figure's rows read the names.
+    assert_eq!(w["groups"][0]["vs_baseline"], v["groups"][0]["vs_baseline"]);
+    let svg = std::fs::read_to_string(named.join("welfare_paired_groups.svg")).unwrap();
+    assert!(
+        svg.contains("learned (2 replicates)") && !svg.contains(&dir.join("g").display().to_string()),
+        "{svg}"
+    );
     // A group is not one policy: simulate says what to name instead.
     let (code, _, err) = mtf(&["simulate", "--config", &q, "--policy", &group, "--seeds", "1"]);
     assert_eq!(code, 2);

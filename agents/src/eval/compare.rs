@@ -50,8 +50,11 @@ pub struct Compared {
 /// baseline row, reduced across replicates ([`Replicates`]).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GroupRow {
-    /// The group's spec (`run:GROUP` or `sampled:run:GROUP`).
+    /// The group's spec (`run:GROUP` or `sampled:run:GROUP`), or the name `--label` gave it.
     pub policy: String,
+    /// The spec, where `--label` named the group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
     /// The mechanism.
     pub mechanism: String,
     /// The baseline row, `POLICY/MECHANISM`.
@@ -124,8 +127,8 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
             })?,
     };
     crate::report::table::pair(&mut rows, baseline);
-    let groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
-    name_rows(&mut rows, &spec.labels)?;
+    let mut groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
+    name_rows(&mut rows, &mut groups, &spec.labels)?;
     Ok(Compared {
         scenario: base,
         rows,
@@ -180,6 +183,7 @@ fn group_rows(policies: &[String], mechanisms: &[String], rows: &[Row], root: u6
             }
             out.push(GroupRow {
                 policy: spec.clone(),
+                spec: None,
                 mechanism: mech.clone(),
                 baseline,
                 vs_baseline: Replicates::of(&scores, env::rng::stream_seed(root, "replicates-bootstrap", 0)),
@@ -197,7 +201,12 @@ fn groups_figure(dir: &std::path::Path, c: &Compared) -> crate::error::Result<Ve
     let members: Vec<String> = c
         .groups
         .iter()
-        .flat_map(|g| crate::eval::policies::group_members(&g.policy).ok().flatten().unwrap_or_default())
+        .flat_map(|g| {
+            crate::eval::policies::group_members(g.spec.as_ref().unwrap_or(&g.policy))
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        })
         .collect();
     // Significant differences red, the others grey, as in the per-replicate figure.
     let colour = |s: &env::eval::Stat| {
@@ -218,7 +227,7 @@ fn groups_figure(dir: &std::path::Path, c: &Compared) -> crate::error::Result<Ve
     };
     let mut names = Vec::new();
     let mut stats = Vec::new();
-    for r in c.rows.iter().filter(|r| !members.contains(&r.policy)) {
+    for r in c.rows.iter().filter(|r| !members.contains(r.spec.as_ref().unwrap_or(&r.policy))) {
         if let Some(p) = &r.paired {
             names.push(name(&r.policy, &r.mechanism));
             stats.push((p.welfare_diff, colour(&p.welfare_diff)));
@@ -281,8 +290,11 @@ pub fn trace_note(c: &Compared) -> String {
 }
 
 /// Name the rows of each `NAME=SPEC` (after pairing and grouping, which read the specs): tables
-/// and figures show NAME (a run's directory made labels with timestamps), the JSON both.
-fn name_rows(rows: &mut [Row], labels: &[String]) -> crate::error::Result<()> {
+/// and figures show NAME (a run's directory made labels with timestamps), the JSON both. A run
+/// group's NAME names its row across replicates and, as `NAME, replicate K`, its replicates'
+/// rows; `run:GROUP`'s name reaches its sampled rows as `NAME (sampled)` unless
+/// `sampled:run:GROUP` has a label of its own.
+fn name_rows(rows: &mut [Row], groups: &mut [GroupRow], labels: &[String]) -> crate::error::Result<()> {
     // Every label read and checked before any row is renamed: names must tell rows apart
     // (unique, no other row's spec, one name per spec).
     let mut named: Vec<(&str, &str, &str, String)> = Vec::new();
@@ -308,13 +320,39 @@ fn name_rows(rows: &mut [Row], labels: &[String]) -> crate::error::Result<()> {
         }
         named.push((l, name, spec, want));
     }
-    for (l, name, spec, want) in named {
-        let mut hit = false;
-        for r in rows.iter_mut().filter(|r| r.policy == want || r.policy == spec) {
-            r.spec = Some(std::mem::replace(&mut r.policy, name.to_string()));
-            hit = true;
+    // A greedy group's name for its sampled twin, where that has none of its own.
+    let mut names: Vec<(Option<&str>, String, String)> = named
+        .iter()
+        .map(|(l, name, spec, _)| (Some(*l), name.to_string(), spec.to_string()))
+        .collect();
+    for (_, name, spec, _) in &named {
+        let twin = format!("sampled:{spec}");
+        let labelled = named.iter().any(|(_, _, s, w)| *s == twin || *w == twin);
+        if spec.starts_with("run:") && !labelled && groups.iter().any(|g| g.policy == twin) {
+            names.push((None, format!("{name} (sampled)"), twin));
         }
-        if !hit {
+    }
+    for (l, name, spec) in names {
+        let want = crate::eval::policies::canonical(&spec);
+        let mut hit = false;
+        let mut rename = |policy: &mut String, spec: &mut Option<String>, to: String| {
+            *spec = Some(std::mem::replace(policy, to));
+            hit = true;
+        };
+        for r in rows.iter_mut().filter(|r| r.policy == want || r.policy == spec) {
+            rename(&mut r.policy, &mut r.spec, name.clone());
+        }
+        for g in groups.iter_mut().filter(|g| g.policy == want || g.policy == spec) {
+            let members = crate::eval::policies::group_members(&g.policy).ok().flatten().unwrap_or_default();
+            for r in rows.iter_mut() {
+                if let Some(k) = members.iter().position(|m| *m == r.policy) {
+                    let replicate = members[k].rsplit_once("replicate-").map_or(k.to_string(), |(_, k)| k.to_string());
+                    rename(&mut r.policy, &mut r.spec, format!("{name}, replicate {replicate}"));
+                }
+            }
+            rename(&mut g.policy, &mut g.spec, name.clone());
+        }
+        if let (false, Some(l)) = (hit, l) {
             return Err(user(format!("--label {l}: no row has the policy `{spec}`")));
         }
     }

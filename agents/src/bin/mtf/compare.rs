@@ -29,7 +29,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "POLICY/MECHANISM")]
     baseline: Option<String>,
     /// Name a policy's rows in tables and figures: NAME=SPEC (repeatable; e.g.
-    /// --label learned=run:runs/quickstart-20261126-101500). JSON keeps the spec beside it.
+    /// --label learned=run:runs/quickstart-20261126-101500). JSON keeps the spec beside it. A
+    /// run group's name names its row across replicates, its replicates' rows (NAME, replicate
+    /// K) and its sampled rows (NAME (sampled)).
     #[arg(long, value_name = "NAME=SPEC")]
     label: Vec<String>,
     #[command(flatten)]
