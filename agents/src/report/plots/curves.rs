@@ -76,7 +76,7 @@ pub fn curves(
     ]);
     let plot = (960u32, 620u32);
     if fits_inside(key_box(&key), plot) {
-        return Ok(vec![both!(dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
+        return Ok(vec![both!(column, dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
             chart(root, root, y_desc, series, refs, &key)
         })]);
     }
@@ -111,10 +111,30 @@ pub(crate) fn span_ticks(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
 /// [`span_ticks`]; with `integers` (an axis of counts: episodes, agents, seeds) a tick between
 /// whole numbers is left unlabelled and whole ones print without decimals.
 pub(crate) fn axis_ticks(lo: f64, hi: f64, integers: bool) -> impl Fn(&f64) -> String {
+    axis_ticks_n(lo, hi, integers, DEFAULT_TICKS)
+}
+
+/// plotters' default count of tick labels on an axis.
+pub(crate) const DEFAULT_TICKS: usize = 11;
+
+/// Tick labels on an axis `pixels` long: plotters' default eleven where they fit, fewer on a
+/// narrow axis (a single-column figure), about one per 45 pixels, at least three.
+pub(crate) fn tick_count(pixels: u32) -> usize {
+    (pixels as usize / 45).clamp(3, DEFAULT_TICKS)
+}
+
+/// [`tick_count`] for a chart's x and y axes.
+pub(crate) fn tick_counts<DB: DrawingBackend, X: Ranged, Y: Ranged>(chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>) -> (usize, usize) {
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    (tick_count(w), tick_count(h))
+}
+
+/// [`axis_ticks`] for an axis with `labels` tick labels (as `.x_labels(labels)` asks plotters).
+pub(crate) fn axis_ticks_n(lo: f64, hi: f64, integers: bool, labels: usize) -> impl Fn(&f64) -> String {
     use plotters::coord::ranged1d::Ranged;
     // plotters' tick search never ends on a non-finite range.
     let ticks = if lo.is_finite() && hi.is_finite() {
-        plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(11)
+        plotters::coord::types::RangedCoordf64::from(lo.min(hi)..hi.max(lo)).key_points(labels)
     } else {
         Vec::new()
     };
@@ -191,19 +211,17 @@ fn chart<DB: DrawingBackend>(
         .x_label_area_size(60)
         .y_label_area_size(80)
         .build_cartesian_2d(0f64..right, lo..hi)?;
+    let (xn, yn) = tick_counts(&chart);
+    let (x_ticks, y_ticks) = (axis_ticks_n(0.0, right, true, xn), axis_ticks_n(lo, hi, false, yn));
     chart
         .configure_mesh()
+        .x_labels(xn)
+        .y_labels(yn)
         .x_desc("episodes trained")
         .y_desc(y_desc)
         // Episodes are whole numbers: no "10.0" or "12.5".
-        .x_label_formatter(&|x| {
-            if *x <= x_max + 1e-9 {
-                axis_ticks(0.0, right, true)(x)
-            } else {
-                String::new()
-            }
-        })
-        .y_label_formatter(&span_ticks(lo, hi))
+        .x_label_formatter(&|x| if *x <= x_max + 1e-9 { x_ticks(x) } else { String::new() })
+        .y_label_formatter(&y_ticks)
         .max_light_lines(1)
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 17))

@@ -43,7 +43,7 @@ pub fn lines(
     let caption = sentences(&[title, "Points: means; bars: 95% CI (none where a series has one value)"]);
     let plot = (960u32, 620u32);
     if fits_inside(key_box(&key), plot) {
-        return Ok(vec![both!(dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
+        return Ok(vec![both!(column, dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
             lines_chart(root, root, x_desc, y_desc, &xs, log_x, series, &key)
         })]);
     }
@@ -94,10 +94,16 @@ fn lines_chart<DB: DrawingBackend>(
         .build_cartesian_2d((x0 - pad)..(x1 + pad), lo..hi)?;
     // Whole-number x values (agents, tokens, rounds) get whole-number ticks only.
     let integers = xs.iter().all(|x| x.fract() == 0.0);
-    let x_ticks = super::curves::axis_ticks(x0 - pad, x1 + pad, integers);
-    let y_ticks = super::curves::span_ticks(lo, hi);
+    // Fewer ticks on a narrow plot (a single-column figure).
+    let (xn, yn) = super::curves::tick_counts(&chart);
+    let x_ticks = super::curves::axis_ticks_n(x0 - pad, x1 + pad, integers, xn);
+    let y_ticks = super::curves::axis_ticks_n(lo, hi, false, yn);
     let mut chart_mesh = chart.configure_mesh();
-    let mesh = chart_mesh.x_label_formatter(&x_ticks).y_label_formatter(&y_ticks);
+    let mesh = chart_mesh
+        .x_labels(xn)
+        .y_labels(yn)
+        .x_label_formatter(&x_ticks)
+        .y_label_formatter(&y_ticks);
     mesh.x_desc(x_desc)
         .y_desc(y_desc)
         .label_style((FONT, 15))

@@ -49,20 +49,73 @@ pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingB
 
 /// One figure written as `stem.png`, `stem.svg` and `stem.pdf`, and its caption: what it shows
 /// and what its marks are. The caption is not drawn (a paper sets its own); it goes to the
-/// markdown beside the figure ([`markdown_list`]) and into the SVG's `<title>`.
+/// markdown beside the figure ([`markdown_list`]) and into the SVG's `<title>`. Beside them,
+/// `stem.column.svg` and `stem.column.pdf` for the figures whose layout holds in a column (the
+/// forest plots of one value per row, learning curves, the lines of analyze): the figure laid
+/// out again for one column of a two-column paper ([`COLUMN_WIDTH`] pixels wide, a
+/// [`COLUMN_INCHES`]-inch PDF page, its labels 8.5 pt there). The bars, boxes and heat
+/// maps with a column or row per policy need a page's width.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
     /// The file name without extension.
     pub stem: String,
     /// What the figure shows, in sentences.
     pub caption: String,
+    /// Whether the single-column version was drawn.
+    pub column: bool,
 }
 
 impl Figure {
-    /// Its three file names.
+    /// Its file names: PNG, SVG and PDF, then the single-column SVG and PDF.
     pub fn files(&self) -> Vec<String> {
-        ["png", "svg", "pdf"].iter().map(|e| format!("{}.{e}", self.stem)).collect()
+        let mut files: Vec<String> = ["png", "svg", "pdf"].iter().map(|e| format!("{}.{e}", self.stem)).collect();
+        if self.column {
+            files.extend(["column.svg", "column.pdf"].iter().map(|e| format!("{}.{e}", self.stem)));
+        }
+        files
     }
+}
+
+/// Width in pixels of a figure's single-column version: its labels are 8.5 pt when the figure
+/// is [`COLUMN_INCHES`] wide. plotters sets a size-15 label in a 12.1-pixel em (its SVG's
+/// `font-size`, what a PDF sets), so 12.1 / 340 x 3.3 in x 72 pt/in = 8.5 pt.
+pub const COLUMN_WIDTH: u32 = 340;
+
+/// The em, in pixels, of the figures' size-15 labels (see [`COLUMN_WIDTH`]).
+pub const LABEL_EM: f64 = 15.0 * 0.806_451_6;
+
+/// A two-column paper's column width, in inches: the single-column PDF's page width.
+pub const COLUMN_INCHES: f32 = 3.3;
+
+/// The single-column canvas of a forest plot of the rows `names` with a key of `key`'s labels:
+/// the rows closer than at full size (still apart by more than a label's height), and room
+/// above them for a key too wide to sit in the plot (as the forest plot places it). None when
+/// the labels leave the plot less than [`MIN_COLUMN_PLOT`] pixels (name rows shorter with
+/// `--label`).
+pub(crate) fn column_rows(names: &[String], key: &[String]) -> Option<(u32, u32)> {
+    let plot_w = COLUMN_WIDTH as i32 - rows::label_area(names) as i32 - 60;
+    if plot_w < MIN_COLUMN_PLOT {
+        return None;
+    }
+    let key_w = key.iter().map(|l| text_width(l, 15)).max().unwrap_or(0) as i32 + 56;
+    let strip = if !key.is_empty() && key_w > plot_w {
+        24 * key.len() as u32 + 20
+    } else {
+        0
+    };
+    Some((COLUMN_WIDTH, 130 + 26 * names.len() as u32 + strip))
+}
+
+/// The narrowest plot (pixels) a single-column forest plot is drawn with.
+pub(crate) const MIN_COLUMN_PLOT: i32 = 110;
+
+/// The single-column canvas for a figure drawn at `size`: [`COLUMN_WIDTH`] wide; as tall as
+/// the figure's own aspect gives, but shrunk only by the square root of the width's factor
+/// (rows keep room for their labels), at least 280 and at most the original height.
+pub(crate) fn column_size(size: (u32, u32)) -> (u32, u32) {
+    let shrink = f64::from(COLUMN_WIDTH) / f64::from(size.0.max(1));
+    let h = (f64::from(size.1) * shrink.min(1.0).sqrt()).round() as u32;
+    (COLUMN_WIDTH, h.clamp(280.min(size.1), size.1))
 }
 
 /// The file names of `figures`, in order.
@@ -70,11 +123,19 @@ pub fn files(figures: &[Figure]) -> Vec<String> {
     figures.iter().flat_map(Figure::files).collect()
 }
 
-/// A markdown list of `figures`: each PNG linked, its SVG and PDF named, then its caption.
+/// A markdown list of `figures`: each PNG linked, its SVG and PDF named (and the single-column
+/// PDF), then its caption.
 pub fn markdown_list(figures: &[Figure]) -> String {
     figures
         .iter()
-        .map(|f| format!("- [{0}.png]({0}.png) ({0}.svg, {0}.pdf): {1}\n", f.stem, f.caption))
+        .map(|f| {
+            let column = if f.column {
+                format!(", {}.column.pdf", f.stem)
+            } else {
+                String::new()
+            };
+            format!("- [{0}.png]({0}.png) ({0}.svg, {0}.pdf{column}): {1}\n", f.stem, f.caption)
+        })
         .collect()
 }
 
@@ -83,7 +144,19 @@ pub fn markdown_list(figures: &[Figure]) -> String {
 /// atomically (plotters' own file writer flushes on drop, so a full disk left a truncated PNG
 /// and no error).
 macro_rules! both {
-    ($dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {{
+    // A figure whose layout holds in a column: its single-column version is drawn too.
+    // Its canvas `column_size` of the full one, or the one given (`column = Option<SIZE>`:
+    // none when the figure cannot hold in a column).
+    (column, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
+        $crate::report::plots::both!(@draw Some($crate::report::plots::column_size($size)), $dir, $name, $size, $caption, $draw)
+    };
+    (column = $small:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
+        $crate::report::plots::both!(@draw $small, $dir, $name, $size, $caption, $draw)
+    };
+    ($dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
+        $crate::report::plots::both!(@draw None, $dir, $name, $size, $caption, $draw)
+    };
+    (@draw $column:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {{
         let size: (u32, u32) = $size;
         let stem: String = $name.to_string();
         let caption: String = $caption.to_string();
@@ -110,10 +183,42 @@ macro_rules! both {
             let text = $crate::report::plots::titled(&text, &caption);
             $crate::report::plots::write_svg(&svg, &text)?;
             let pdf = $dir.join(format!("{stem}.pdf"));
-            let bytes = $crate::report::plots::svg_to_pdf(&text).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
+            let bytes = $crate::report::plots::svg_to_pdf(&text, None).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
             $crate::run::write_atomic(&pdf, &bytes)?;
         }
-        $crate::report::plots::Figure { stem, caption }
+        // The single-column version: the same drawing on a narrower canvas (the figures lay
+        // themselves out from the canvas they are given). One that cannot be drawn there is
+        // left out in a warning; the full-size figure stands.
+        let small: Option<(u32, u32)> = $column;
+        let column = if let Some(small) = small {
+            let mut text = String::new();
+            let drawn = {
+                let root = SVGBackend::with_string(&mut text, small).into_drawing_area();
+                root.fill(&WHITE)
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| $draw(&root).map_err(|e| e.to_string()))
+                    .and_then(|_| root.present().map_err(|e| e.to_string()))
+            };
+            let svg = $dir.join(format!("{stem}.column.svg"));
+            match drawn {
+                Ok(()) => {
+                    let text = $crate::report::plots::titled(&text, &caption);
+                    $crate::report::plots::write_svg(&svg, &text)?;
+                    let pdf = $dir.join(format!("{stem}.column.pdf"));
+                    let dpi = $crate::report::plots::COLUMN_WIDTH as f32 / $crate::report::plots::COLUMN_INCHES;
+                    let bytes = $crate::report::plots::svg_to_pdf(&text, Some(dpi)).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
+                    $crate::run::write_atomic(&pdf, &bytes)?;
+                    true
+                }
+                Err(e) => {
+                    eprintln!("mtf: warning: {}: single-column figure not drawn: {}", svg.display(), e.replace('\n', " "));
+                    false
+                }
+            }
+        } else {
+            false
+        };
+        $crate::report::plots::Figure { stem, caption, column }
     }};
 }
 pub(crate) use both;
@@ -179,8 +284,9 @@ pub(crate) fn write_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> crate::
 /// Write an SVG atomically, keeping the leading spaces that push rotated labels below the axis
 /// ([`row_axis`]): SVG collapses whitespace unless told otherwise.
 /// The PDF of a figure's SVG: vectors, its text set in the figures' embedded font (so a paper's
-/// figure reads the same as the PNG, on any machine), one page the SVG's size at 72 dpi.
-pub(crate) fn svg_to_pdf(svg: &str) -> Result<Vec<u8>, String> {
+/// figure reads the same as the PNG, on any machine), one page the SVG's size at `dpi` pixels
+/// per inch (default 72: a pixel is a point).
+pub(crate) fn svg_to_pdf(svg: &str, dpi: Option<f32>) -> Result<Vec<u8>, String> {
     use svg2pdf::usvg;
     static FONTS: std::sync::OnceLock<std::sync::Arc<usvg::fontdb::Database>> = std::sync::OnceLock::new();
     let fontdb = FONTS.get_or_init(|| {
@@ -195,7 +301,10 @@ pub(crate) fn svg_to_pdf(svg: &str) -> Result<Vec<u8>, String> {
         ..Default::default()
     };
     let tree = usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
-    svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), svg2pdf::PageOptions::default()).map_err(|e| e.to_string())
+    let page = svg2pdf::PageOptions {
+        dpi: dpi.unwrap_or(svg2pdf::PageOptions::default().dpi),
+    };
+    svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), page).map_err(|e| e.to_string())
 }
 
 /// `svg` with `caption` as its `<title>` (the figure's accessible name; escaped).

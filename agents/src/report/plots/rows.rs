@@ -94,26 +94,43 @@ fn forest<DB: DrawingBackend>(
     (lo, hi): (f64, f64),
     key: &[(String, RGBColor, usize)],
 ) -> DrawResult<DB> {
-    let root = canvas;
     let k = stats.len();
     let y = |i: usize| (k - 1 - i) as f64;
+    let (w, h) = canvas.dim_in_pixel();
+    let labels = label_area(names);
+    let plot_w = w as i32 - labels as i32 - 60;
+    // A key wider than the plot (a single-column figure) goes above it, not over the labels.
+    let key_w = if key.is_empty() { 0 } else { key_box(key).0 };
+    let above = key_w + 16 > plot_w;
+    let top = if above { key_box(key).1 as u32 + 12 } else { 0 };
+    let (strip, root) = canvas.split_vertically(top);
+    let root = &root;
+    // An axis description wider than the plot is centred on the canvas instead (kept inside it).
+    let desc_w = text_width(x_desc, 17) as i32;
+    let desc_fits = desc_w <= plot_w + 40;
     let mut chart = ChartBuilder::on(root)
         .margin(20)
         .margin_right(40)
         .x_label_area_size(60)
-        .y_label_area_size(label_area(names))
+        .y_label_area_size(labels)
         .build_cartesian_2d(lo..hi, -0.5f64..(k as f64 - 0.5))?;
     let bottom_up: Vec<String> = names.iter().rev().cloned().collect();
+    let ticks = super::curves::tick_count(chart.plotting_area().dim_in_pixel().0);
     chart
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(k)
+        .x_labels(ticks)
         .y_label_formatter(&|v| row_label(&bottom_up, *v))
-        .x_label_formatter(&super::curves::span_ticks(lo, hi))
+        .x_label_formatter(&super::curves::axis_ticks_n(lo, hi, false, ticks))
         .label_style((FONT, 15))
-        .x_desc(x_desc)
+        .x_desc(if desc_fits { x_desc } else { "" })
         .axis_desc_style((FONT, 17))
         .draw()?;
+    if !desc_fits {
+        let x = ((w as i32 - desc_w) / 2).clamp(4, (w as i32 - desc_w - 4).max(4));
+        canvas.draw(&Text::new(x_desc.to_string(), (x, h as i32 - 34), (FONT, 17)))?;
+    }
     if zero {
         chart.draw_series(LineSeries::new([(0.0, -0.5), (0.0, k as f64 - 0.5)], BLACK.stroke_width(1)))?;
     }
@@ -131,6 +148,10 @@ fn forest<DB: DrawingBackend>(
             canvas.draw(&PathElement::new([(r.0, at.1 - 6), (r.0, at.1 + 6)], style))?;
         }
         marker(canvas, shape, at, *c)?;
+    }
+    if above {
+        let (xs, ys) = strip.get_pixel_range();
+        return inside_key(canvas, (xs.start..xs.start + key_w + 16, ys.start..ys.end + 4), key, &[]);
     }
     let occupied = occupied(stats, |i, v| chart.backend_coord(&(v, y(i))));
     inside_key(canvas, chart.plotting_area().get_pixel_range(), key, &occupied)
@@ -494,14 +515,31 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>>
     let wide = wide_figure(&names);
     let mut files = Vec::new();
     let size = row_figure(&names);
-    files.push(both!(dir, "welfare", size, welfare_caption(rows), |root| welfare(
-        root, rows, &names
-    )));
+    // Keys: one entry per mechanism (none with one), the paired figure's two.
+    let mut mechanisms: Vec<String> = rows.iter().map(|r| r.mechanism.clone()).collect();
+    mechanisms.dedup();
+    if mechanisms.len() == 1 {
+        mechanisms.clear();
+    }
+    let significance: Vec<String> = significance_key().into_iter().map(|(l, _, _)| l).collect();
+    files.push(both!(
+        column = column_rows(&names, &mechanisms),
+        dir,
+        "welfare",
+        size,
+        welfare_caption(rows),
+        |root| welfare(root, rows, &names)
+    ));
     if let Some(p) = rows.iter().find_map(|r| r.paired.as_ref()) {
         let baseline = p.baseline.clone();
-        files.push(both!(dir, "welfare_paired", size, paired_caption(rows, &baseline), |root| paired(
-            root, rows, &names, &baseline
-        )));
+        files.push(both!(
+            column = column_rows(&names, &significance),
+            dir,
+            "welfare_paired",
+            size,
+            paired_caption(rows, &baseline),
+            |root| paired(root, rows, &names, &baseline)
+        ));
     }
     // The valuation world has no jobs: no throughput figure.
     if rows[0].summary.world != Some(env::config::World::Valuations) {
@@ -553,7 +591,9 @@ pub fn paired_rows(dir: &Path, name: &str, rows: &[Row]) -> crate::error::Result
     }
     let names = labels(rows);
     let baseline = p.baseline.clone();
+    let significance: Vec<String> = significance_key().into_iter().map(|(l, _, _)| l).collect();
     Ok(vec![both!(
+        column = column_rows(&names, &significance),
         dir,
         name,
         row_figure(&names),
@@ -603,6 +643,7 @@ pub fn per_row_values(
         .map(|&(l, k)| (l.to_string(), PALETTE[k % PALETTE.len()], k % PALETTE.len()))
         .collect();
     Ok(vec![both!(
+        column = column_rows(names, &key.iter().map(|(l, _, _)| l.clone()).collect::<Vec<_>>()),
         dir,
         name,
         row_figure(names),

@@ -17,10 +17,15 @@ fn worst_rows() -> Vec<Row> {
             .collect();
         policies.push(format!("fixed:[{}]", levels.join(",")));
     }
+    rows_of(&policies)
+}
+
+/// `policies` (fixed levels) under MTF, then stride's one row, on the quickstart at load 0.05.
+fn rows_of(policies: &[String]) -> Vec<Row> {
     let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
     let seeds = env::eval::episode_seeds(1, 2);
     let mut rows = Vec::new();
-    for (mechanism, policies) in [("mtf", &policies[..]), ("stride", &policies[..1])] {
+    for (mechanism, policies) in [("mtf", policies), ("stride", &policies[..1])] {
         let set = [
             "env.agents.*.load=0.05".to_string(),
             "env.rounds=30".to_string(),
@@ -58,6 +63,46 @@ pub(crate) fn ink(img: &image::RgbImage, x: std::ops::Range<u32>, y: std::ops::R
     y.clone()
         .flat_map(|y| x.clone().map(move |x| (x, y)))
         .find(|&(x, y)| !white(img.get_pixel(x, y)))
+}
+
+#[test]
+fn single_column_figures_are_3_3_inches_wide_with_8_5_pt_text() {
+    // The issue's figure: 15-pixel text on a 960-pixel canvas read at about 4 pt in a column.
+    let policies: Vec<String> = (0..10).map(|k| format!("fixed:0.{k}")).collect();
+    let mut rows = rows_of(&policies);
+    crate::report::table::pair(&mut rows, 0);
+    let dir = std::env::temp_dir().join(format!("mtf-column-figures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = comparison(&dir, &rows).unwrap();
+    for stem in ["welfare", "welfare_paired"] {
+        let f = files.iter().find(|f| f.stem == stem).unwrap();
+        assert!(f.column, "{stem}: no single-column version");
+        assert!(f.files().contains(&format!("{stem}.column.pdf")));
+        let svg = std::fs::read_to_string(dir.join(format!("{stem}.column.svg"))).unwrap();
+        assert!(svg.contains(&format!("width=\"{COLUMN_WIDTH}\"")), "{stem}: {}", &svg[..200]);
+        // Row labels in a 12.1-px em on the 340-px canvas, so 8.5 pt on a 3.3-inch page.
+        assert!(svg.contains(&format!("font-size=\"{LABEL_EM}")), "{stem}");
+        let pdf = std::fs::read(dir.join(format!("{stem}.column.pdf"))).unwrap();
+        let text = String::from_utf8_lossy(&pdf);
+        let media = text.split("/MediaBox [").nth(1).unwrap_or_else(|| panic!("{stem}: no MediaBox"));
+        let width: f64 = media.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!((width - 237.6).abs() < 0.1, "{stem}: page {width} pt wide, not 3.3 in");
+        let pt = LABEL_EM / f64::from(COLUMN_WIDTH) * 237.6;
+        assert!((8.0..=9.0).contains(&pt), "{pt} pt");
+    }
+    // Labels too long for a column (the worst case's 50 characters) leave no plot: no column
+    // version, and no warning.
+    let worst = worst_rows();
+    let names = labels(&worst);
+    assert_eq!(column_rows(&names, &[]), None);
+    assert!(column_rows(&names[..1], &[]).is_some());
+    // The bars and maps with a column per policy need a page: no column version.
+    for f in files.iter().filter(|f| f.stem == "phi" || f.stem.starts_with("envy-")) {
+        assert!(!f.column, "{}", f.stem);
+        assert!(!dir.join(format!("{}.column.pdf", f.stem)).exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
