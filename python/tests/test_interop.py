@@ -151,4 +151,9 @@ def test_a_comparison_figure_is_a_pdf_whose_text_reads(mtf_bin, tmp_path):
     assert len(reader.pages) == 1
     text = reader.pages[0].extract_text()
     assert "welfare difference" in text and "fixed:0.7" in text, text
-    assert "- [welfare_paired.png](welfare_paired.png) (welfare_paired.svg, welfare_paired.pdf)" in (out / "comparison.md").read_text()
+    listed = "- [welfare_paired.png](welfare_paired.png) (welfare_paired.svg, welfare_paired.pdf, welfare_paired.column.pdf)"
+    assert listed in (out / "comparison.md").read_text()
+    # The single-column version: a 3.3-inch page (237.6 pt) whose text reads too.
+    column = PdfReader(str(out / "welfare_paired.column.pdf")).pages[0]
+    assert abs(float(column.mediabox.width) - 237.6) < 0.1, column.mediabox
+    assert "fixed:0.7" in column.extract_text()
