@@ -122,22 +122,17 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
     let q = quickstart();
     let group = format!("run:{}", dir.join("g").display());
     let out = dir.join("cmp");
-    let (code, stdout, err) = mtf(&[
-        "compare",
-        "--config",
-        &q,
-        "--set",
-        "env.rounds=40",
-        "--policies",
-        &format!("fixed:0.2,{group}"),
-        "--seeds",
-        "3",
-        "--json",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&stdout).unwrap();
+    // The group beside fixed:0.2 on 3 seeds, with `extra` flags: the JSON report.
+    let compare = |out: &Path, extra: &[&str]| -> Value {
+        let policies = format!("fixed:0.2,{group}");
+        let mut args = vec!["compare", "--config", &q, "--set", "env.rounds=40", "--policies", &policies];
+        args.extend(extra);
+        args.extend(["--seeds", "3", "--json", "--out", out.to_str().unwrap()]);
+        let (code, stdout, err) = mtf(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let v = compare(&out, &[]);
     let policies: Vec<&str> = v["rows"]
         .as_array()
         .unwrap()
@@ -169,24 +164,7 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
     // `--label NAME=run:GROUP` names the group's row, its sampled twin and its replicates'
     // rows (issue 40.5: a group's row kept its path whatever the label).
     let named = dir.join("cmp-named");
-    let (code, stdout, err) = mtf(&[
-        "compare",
-        "--config",
-        &q,
-        "--set",
-        "env.rounds=40",
-        "--policies",
-        &format!("fixed:0.2,{group}"),
-        "--label",
-        &format!("learned={group}"),
-        "--seeds",
-        "3",
-        "--json",
-        "--out",
-        named.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let w: Value = serde_json::from_str(&stdout).unwrap();
+    let w = compare(&named, &["--label", &format!("learned={group}")]);
     let names: Vec<&str> = w["rows"]
         .as_array()
         .unwrap()
