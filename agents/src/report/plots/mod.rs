@@ -180,11 +180,7 @@ macro_rules! both {
                 $draw(&root).map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
                 root.present().map_err(|e| $crate::report::plots::figure_error(&svg, e))?;
             }
-            let text = $crate::report::plots::titled(&text, &caption);
-            $crate::report::plots::write_svg(&svg, &text)?;
-            let pdf = $dir.join(format!("{stem}.pdf"));
-            let bytes = $crate::report::plots::svg_to_pdf(&text, None).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
-            $crate::run::write_atomic(&pdf, &bytes)?;
+            $crate::report::plots::write_vectors(&$dir, &stem, &text, &caption, None)?;
         }
         // The single-column version: the same drawing on a narrower canvas (the figures lay
         // themselves out from the canvas they are given). One that cannot be drawn there is
@@ -199,18 +195,14 @@ macro_rules! both {
                     .and_then(|_| $draw(&root).map_err(|e| e.to_string()))
                     .and_then(|_| root.present().map_err(|e| e.to_string()))
             };
-            let svg = $dir.join(format!("{stem}.column.svg"));
             match drawn {
                 Ok(()) => {
-                    let text = $crate::report::plots::titled(&text, &caption);
-                    $crate::report::plots::write_svg(&svg, &text)?;
-                    let pdf = $dir.join(format!("{stem}.column.pdf"));
                     let dpi = $crate::report::plots::COLUMN_WIDTH as f32 / $crate::report::plots::COLUMN_INCHES;
-                    let bytes = $crate::report::plots::svg_to_pdf(&text, Some(dpi)).map_err(|e| $crate::report::plots::figure_error(&pdf, e))?;
-                    $crate::run::write_atomic(&pdf, &bytes)?;
+                    $crate::report::plots::write_vectors(&$dir, &format!("{stem}.column"), &text, &caption, Some(dpi))?;
                     true
                 }
                 Err(e) => {
+                    let svg = $dir.join(format!("{stem}.column.svg"));
                     eprintln!("mtf: warning: {}: single-column figure not drawn: {}", svg.display(), e.replace('\n', " "));
                     false
                 }
@@ -305,6 +297,16 @@ pub(crate) fn svg_to_pdf(svg: &str, dpi: Option<f32>) -> Result<Vec<u8>, String>
         dpi: dpi.unwrap_or(svg2pdf::PageOptions::default().dpi),
     };
     svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), page).map_err(|e| e.to_string())
+}
+
+/// Write `stem.svg` (the drawn `svg` titled with `caption`) and `stem.pdf` from it at `dpi`
+/// ([`svg_to_pdf`]) in `dir`, each atomically.
+pub(crate) fn write_vectors(dir: &Path, stem: &str, svg: &str, caption: &str, dpi: Option<f32>) -> crate::error::Result<()> {
+    let text = titled(svg, caption);
+    write_svg(&dir.join(format!("{stem}.svg")), &text)?;
+    let pdf = dir.join(format!("{stem}.pdf"));
+    let bytes = svg_to_pdf(&text, dpi).map_err(|e| figure_error(&pdf, e))?;
+    crate::run::write_atomic(&pdf, &bytes)
 }
 
 /// `svg` with `caption` as its `<title>` (the figure's accessible name; escaped).
