@@ -94,22 +94,7 @@ fn constant(path: &Path, batch: Option<i64>, dim: usize, k: usize, j: usize) {
 }
 
 fn simulate(policy: &str, out: &Path) -> (i32, String, String) {
-    let q = common::quickstart();
-    mtf(&[
-        "simulate",
-        "--config",
-        &q,
-        "--policy",
-        policy,
-        "--seeds",
-        "3",
-        "--json",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-        "--set",
-        "env.rounds=60",
-    ])
+    common::simulate_quickstart(policy, 3, out)
 }
 
 fn per_seed_welfare(dir: &Path) -> Vec<f64> {

@@ -16,22 +16,7 @@ fn welfare(json: &str) -> f64 {
 }
 
 fn simulate(policy: &str, out: &PathBuf) -> f64 {
-    let q = common::quickstart();
-    let (code, json, err) = mtf(&[
-        "simulate",
-        "--config",
-        &q,
-        "--policy",
-        policy,
-        "--seeds",
-        "2",
-        "--json",
-        "--quiet",
-        "--out",
-        out.to_str().unwrap(),
-        "--set",
-        "env.rounds=60",
-    ]);
+    let (code, json, err) = common::simulate_quickstart(policy, 2, out);
     assert_eq!(code, 0, "{policy}: {err}");
     welfare(&json)
 }

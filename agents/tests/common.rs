@@ -89,3 +89,25 @@ pub fn train_quickstart(out: &std::path::Path, sets: &[&str]) {
     let (code, _, err) = mtf(&args);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `mtf simulate` of `policy` on the quickstart cut to 60 rounds, over `seeds` seeds, quietly,
+/// with the summary as JSON on stdout: (exit status, stdout, stderr).
+pub fn simulate_quickstart(policy: &str, seeds: u32, out: &std::path::Path) -> (i32, String, String) {
+    let q = quickstart();
+    let seeds = seeds.to_string();
+    mtf(&[
+        "simulate",
+        "--config",
+        &q,
+        "--policy",
+        policy,
+        "--seeds",
+        &seeds,
+        "--json",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "env.rounds=60",
+    ])
+}

@@ -74,21 +74,7 @@ pub fn curves(
             "Dashed: reference policies on the held-out seeds, mean ± 95% CI"
         },
     ]);
-    let plot = (960u32, 620u32);
-    if fits_inside(key_box(&key), plot) {
-        return Ok(vec![both!(column, dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
-            chart(root, root, y_desc, series, refs, &key)
-        })]);
-    }
-    // Too many or too long labels to sit inside: a column right of the plot.
-    let (w, h) = key_box(&key);
-    let size = (plot.0 + w as u32 + 24, plot.1.max(h as u32 + 60));
-    Ok(vec![both!(dir, name, size, caption, |root: &DrawingArea<_, Shift>| {
-        let (area, side) = root.split_horizontally(plot.0);
-        chart(root, &area, y_desc, series, refs, &[])?;
-        let right = side.get_pixel_range();
-        inside_key(root, (right.0.start..right.0.end + 8, 40..40 + h + 16), &key, &[])
-    })])
+    Ok(vec![keyed!(dir, name, caption, &key, |canvas, area, key| chart(canvas, area, y_desc, series, refs, key))])
 }
 
 /// Reference lines: greys and browns, dashed, apart from the series' colours.

@@ -41,20 +41,8 @@ pub fn lines(
         .map(|(k, (label, _))| (label.clone(), PALETTE[k % PALETTE.len()], LINED + k))
         .collect();
     let caption = sentences(&[title, "Points: means; bars: 95% CI (none where a series has one value)"]);
-    let plot = (960u32, 620u32);
-    if fits_inside(key_box(&key), plot) {
-        return Ok(vec![both!(column, dir, name, plot, caption, |root: &DrawingArea<_, Shift>| {
-            lines_chart(root, root, x_desc, y_desc, &xs, log_x, series, &key)
-        })]);
-    }
-    // Too many or too long labels to sit inside: a column right of the plot.
-    let (w, h) = key_box(&key);
-    let size = (plot.0 + w as u32 + 24, plot.1.max(h as u32 + 60));
-    Ok(vec![both!(dir, name, size, caption, |root: &DrawingArea<_, Shift>| {
-        let (area, side) = root.split_horizontally(plot.0);
-        lines_chart(root, &area, x_desc, y_desc, &xs, log_x, series, &[])?;
-        let right = side.get_pixel_range();
-        inside_key(root, (right.0.start..right.0.end + 8, 40..40 + h + 16), &key, &[])
+    Ok(vec![keyed!(dir, name, caption, &key, |canvas, area, key| {
+        lines_chart(canvas, area, x_desc, y_desc, &xs, log_x, series, key)
     })])
 }
 

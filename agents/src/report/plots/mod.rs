@@ -215,6 +215,32 @@ macro_rules! both {
 }
 pub(crate) use both;
 
+/// The figure `name` of a chart with a key (line figures, learning curves): the key inside the
+/// plot where [`fits_inside`] says it fits, with a single-column version; else in a column right
+/// of the plot, full size only. `$chart` is called as `$chart(canvas, plot_area, key)`, with an
+/// empty key when the key is drawn beside it.
+macro_rules! keyed {
+    ($dir:expr, $name:expr, $caption:expr, $key:expr, $chart:expr) => {{
+        let key: &[(String, RGBColor, usize)] = $key;
+        let plot = (960u32, 620u32);
+        if $crate::report::plots::fits_inside($crate::report::plots::key_box(key), plot) {
+            $crate::report::plots::both!(column, $dir, $name, plot, $caption, |root: &DrawingArea<_, Shift>| {
+                $chart(root, root, key)
+            })
+        } else {
+            let (w, h) = $crate::report::plots::key_box(key);
+            let size = (plot.0 + w as u32 + 24, plot.1.max(h as u32 + 60));
+            $crate::report::plots::both!($dir, $name, size, $caption, |root: &DrawingArea<_, Shift>| {
+                let (area, side) = root.split_horizontally(plot.0);
+                $chart(root, &area, &[])?;
+                let right = side.get_pixel_range();
+                $crate::report::plots::inside_key(root, (right.0.start..right.0.end + 8, 40..40 + h + 16), key, &[])
+            })
+        }
+    }};
+}
+pub(crate) use keyed;
+
 /// The largest magnitude a plotted value may have: an axis padded around it, its span and its
 /// tick steps stay finite (plotters' tick search loops forever on an infinite or overflowing
 /// range).
