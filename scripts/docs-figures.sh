@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate every number and figure the READMEs show (about 7 minutes on 2 cores):
 #
-#   scripts/docs-figures.sh [--clean-build]
+#   scripts/docs-figures.sh [--clean-build | --build-only]
 #
 # The main job's quickstart run, its comparison with the fixed thresholds (16 seeds), `mtf
 # analyze` on the quickstart and on w128-mmpp at load 0.8, and `mtf reproduce thesis --quick`,
@@ -11,17 +11,43 @@
 # equal numbers.json and that every figure the docs link exists, so a change that moves a
 # number fails until this script is rerun. Timings depend on the machine and its load: run it
 # on an otherwise idle machine. --clean-build also times a clean clone's two README commands'
-# builds (about 8 more minutes); without it those figures are carried from the last run.
+# builds (about 12 more minutes) from an empty cargo home, so the crates' downloads count as on
+# a fresh machine; without it those figures are carried from the last run. --build-only times
+# only that build and refreshes the numbers from the runs already in runs/docs/.
 # docs/market.md comes from scripts/market-report.sh, run at the end.
 # The learners' table comes from scripts/learners-report.sh (1 h 40 min), not rerun here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p agents --bin mtf --bin mtf-agent
 M=target/release/mtf
 R=runs/docs
+now() { date +%s.%N; }
+clean_build() {
+  tmp=$(mktemp -d)
+  git clone -q . "$tmp/main"
+  ln -s "$(cd .. && pwd)/shared" "$tmp/shared"
+  # An empty cargo home: the crates are downloaded as on a fresh machine (the toolchain is
+  # rustup's, outside it).
+  export CARGO_HOME="$tmp/cargo-home"
+  b0=$(now)
+  (cd "$tmp/main" && cargo build --release -q -p agents --bin mtf)
+  b1=$(now)
+  (cd "$tmp/main" && cargo test --release --workspace --locked --no-run -q 2>/dev/null)
+  unset CARGO_HOME
+  b2=$(now)
+  mb=$(du -sm "$tmp/main/target" | cut -f1)
+  python3 -c "import json,sys; json.dump({'main_seconds': '%.0f s' % ($b1-$b0), 'tests_seconds': '%.0f s' % ($b2-$b1), 'target_mb': '$mb MB'}, open('$R/build.json','w'))"
+  rm -rf "$tmp"
+}
+
+if [ "${1:-}" = "--build-only" ]; then
+  [ -f "$R/timings.json" ] || { echo "docs-figures: --build-only needs the runs of a full run in $R" >&2; exit 2; }
+  clean_build
+  python3 scripts/docs_numbers.py "$R"
+  exit 0
+fi
+cargo build --release -q -p agents --bin mtf --bin mtf-agent
 rm -rf "$R"
 mkdir -p "$R" docs/figures
-now() { date +%s.%N; }
 t0=$(now)
 $M train --config configs/quickstart.toml --out "$R/quickstart" --quiet >/dev/null
 t1=$(now)
@@ -43,17 +69,7 @@ cp "$R/compare/welfare_paired.png" docs/figures/compare-quickstart-paired.png
 cp "$R/analyze-quickstart/headroom.png" docs/figures/analyze-quickstart-headroom.png
 cp "$R/analyze-quickstart/learning.png" docs/figures/analyze-quickstart-learning.png
 if [ "${1:-}" = "--clean-build" ]; then
-  tmp=$(mktemp -d)
-  git clone -q . "$tmp/main"
-  ln -s "$(cd .. && pwd)/shared" "$tmp/shared"
-  b0=$(now)
-  (cd "$tmp/main" && cargo build --release -q -p agents --bin mtf)
-  b1=$(now)
-  (cd "$tmp/main" && cargo test --release --workspace --locked --no-run -q 2>/dev/null)
-  b2=$(now)
-  mb=$(du -sm "$tmp/main/target" | cut -f1)
-  python3 -c "import json,sys; json.dump({'main_seconds': '%.0f s' % ($b1-$b0), 'tests_seconds': '%.0f s' % ($b2-$b1), 'target_mb': '$mb MB'}, open('$R/build.json','w'))"
-  rm -rf "$tmp"
+  clean_build
 fi
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 load=$(cut -d' ' -f1-3 /proc/loadavg)
