@@ -1,4 +1,5 @@
 use super::*;
+use std::path::Path;
 use rand::{rngs::SmallRng, RngExt, SeedableRng};
 
 fn example() -> MarketFile {
