@@ -66,6 +66,16 @@ use serde::{Deserialize, Serialize};
 ///   learner of one copy near uniform on a flat bandit; relative to its group a flat bandit
 ///   has no noise to walk on: entropy 95% of `ln K` after 5,000 rounds of 8 copies, and a
 ///   level paying 5% more found at p > 0.93, this file's tests).
+/// - the entropy bonus stays 0.01 though none scores higher on the quickstart: with the welfare
+///   reward, sampled minus the best fixed level, +0.81 [+0.66, +0.96] over 5 replicates at 0
+///   (78% of `mtf analyze`'s headroom, against +0.38 [+0.12, +0.59], 37%, at 0.01, whose policy
+///   keeps 87% of `ln K` of entropy after 800 episodes), and own rewards land inside the
+///   selfish equilibrium's interval (-5.88 against -3.40;
+///   docs/reports/actor-critic-no-entropy-bonus-2026-11-27.json). But without it the
+///   first-price best response of `tests/auction_learners.rs` settles a grid step off (0.80 for
+///   0.75, surplus 0.0473 for 0.05; 0.001: 0.65), where 0.01 finds it: a level paying 5% more
+///   among neighbours needs the exploration. `--set learner.actor_critic.entropy=0` is the
+///   setting for welfare runs; an annealed bonus that serves both is not yet measured.
 /// `configs/thesis-code.toml` sets the thesis code's values: one copy, one step, rewards as
 /// they are, actor learning rate 1e-3.)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
