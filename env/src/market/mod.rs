@@ -58,8 +58,8 @@ mod observe;
 
 pub use assign::assign;
 use assign::ASSIGN_UNIT;
-pub use file::*;
 use file::EPS;
+pub use file::*;
 pub use metrics::MarketMetrics;
 
 use serde::Serialize;

@@ -1,6 +1,6 @@
 use super::*;
-use std::path::Path;
 use rand::{rngs::SmallRng, RngExt, SeedableRng};
+use std::path::Path;
 
 fn example() -> MarketFile {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/laissezcloud-example.toml");

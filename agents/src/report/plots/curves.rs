@@ -74,7 +74,9 @@ pub fn curves(
             "Dashed: reference policies on the held-out seeds, mean ± 95% CI"
         },
     ]);
-    Ok(vec![keyed!(dir, name, caption, &key, |canvas, area, key| chart(canvas, area, y_desc, series, refs, key))])
+    Ok(vec![keyed!(dir, name, caption, &key, |canvas, area, key| chart(
+        canvas, area, y_desc, series, refs, key
+    ))])
 }
 
 /// Reference lines: greys and browns, dashed, apart from the series' colours.
