@@ -43,6 +43,16 @@ fn untimed(mut v: Value) -> Value {
     v
 }
 
+/// The policy (or label) of each row of a comparison's JSON, in order.
+fn row_policies(v: &Value) -> Vec<&str> {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect()
+}
+
 fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -133,12 +143,7 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
         serde_json::from_str(&stdout).unwrap()
     };
     let v = compare(&out, &[]);
-    let policies: Vec<&str> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["policy"].as_str().unwrap())
-        .collect();
+    let policies = row_policies(&v);
     assert_eq!(policies.len(), 5, "{policies:?}");
     assert!(
         policies[1].ends_with("replicate-0") && policies[3].starts_with("sampled:run:"),
@@ -165,12 +170,7 @@ fn compare_reports_every_replicate_greedy_and_sampled_and_the_group_across_them(
     // rows (issue 40.5: a group's row kept its path whatever the label).
     let named = dir.join("cmp-named");
     let w = compare(&named, &["--label", &format!("learned={group}")]);
-    let names: Vec<&str> = w["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["policy"].as_str().unwrap())
-        .collect();
+    let names = row_policies(&w);
     assert_eq!(
         names,
         [
