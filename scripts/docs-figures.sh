@@ -17,6 +17,10 @@
 # docs/market.md comes from scripts/market-report.sh, run at the end.
 # The learners' table comes from scripts/learners-report.sh (1 h 40 min), not rerun here.
 set -euo pipefail
+case "${1:-}" in
+  "" | --clean-build | --build-only) ;;
+  *) echo "docs-figures: unknown option ${1}: expected --clean-build or --build-only" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 M=target/release/mtf
 R=runs/docs
