@@ -149,8 +149,10 @@ fn pinned_agents_keep_their_level() {
 
 #[test]
 fn the_actor_critic_best_responds_within_one_grid_step() {
-    // The SPEC 4 actor-critic, 2 episodes of 3000 rounds, its greedy policy on held-out seeds
-    // (state-dependent, so its mean bid factor is what it chose).
+    // The actor-critic with its defaults, 2 episodes of 3000 rounds (the run it plans: its
+    // entropy bonus anneals to 0 over the first), its greedy policy on held-out seeds
+    // (state-dependent, so its mean bid factor is what it chose). Without the bonus the
+    // first-price best response settles at 0.80 (surplus 0.0473).
     for (kind, opponents, best) in [("second", 1.0, 1.0), ("first", 0.75, 0.75)] {
         let sc = scenario(kind);
         let exp = agents::config::Experiment {
@@ -159,7 +161,10 @@ fn the_actor_critic_best_responds_within_one_grid_step() {
                 kind: agents::config::LearnerKind::ActorCritic,
                 ..Default::default()
             },
-            train: Default::default(),
+            train: agents::config::TrainSection {
+                episodes: 2,
+                ..Default::default()
+            },
         };
         let mut ac = exp.build_learner();
         let pinned: Vec<(usize, usize)> = (1..4).map(|i| (i, level(&sc, opponents))).collect();
