@@ -54,7 +54,9 @@ pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingB
 /// forest plots of one value per row, learning curves, the lines of analyze): the figure laid
 /// out again for one column of a two-column paper ([`COLUMN_WIDTH`] pixels wide, a
 /// [`COLUMN_INCHES`]-inch PDF page, its labels 8.5 pt there). The bars, boxes and heat
-/// maps with a column or row per policy need a page's width.
+/// maps with a column or row per policy need a page's width: theirs is `stem.page.svg` and
+/// `stem.page.pdf`, laid out [`PAGE_WIDTH`] pixels wide on a [`PAGE_INCHES`]-inch page (a
+/// two-column paper's text width), labels 8.5 pt there too.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
     /// The file name without extension.
@@ -63,14 +65,18 @@ pub struct Figure {
     pub caption: String,
     /// Whether the single-column version was drawn.
     pub column: bool,
+    /// Whether the page-width version was drawn.
+    pub page: bool,
 }
 
 impl Figure {
-    /// Its file names: PNG, SVG and PDF, then the single-column SVG and PDF.
+    /// Its file names: PNG, SVG and PDF, then the single-column and page-width SVGs and PDFs.
     pub fn files(&self) -> Vec<String> {
         let mut files: Vec<String> = ["png", "svg", "pdf"].iter().map(|e| format!("{}.{e}", self.stem)).collect();
-        if self.column {
-            files.extend(["column.svg", "column.pdf"].iter().map(|e| format!("{}.{e}", self.stem)));
+        for (drawn, version) in [(self.column, "column"), (self.page, "page")] {
+            if drawn {
+                files.extend(["svg", "pdf"].iter().map(|e| format!("{}.{version}.{e}", self.stem)));
+            }
         }
         files
     }
@@ -86,6 +92,37 @@ pub const LABEL_EM: f64 = 15.0 * 0.806_451_6;
 
 /// A two-column paper's column width, in inches: the single-column PDF's page width.
 pub const COLUMN_INCHES: f32 = 3.3;
+
+/// Width in pixels of a figure's page-width version: labels 8.5 pt on a [`PAGE_INCHES`]-inch
+/// page, as [`COLUMN_WIDTH`] on a column (12.1 / 712 x 7 in x 72 pt/in = 8.5 pt).
+pub const PAGE_WIDTH: u32 = 712;
+
+/// A two-column paper's text width, in inches: the page-width PDF's page width.
+pub const PAGE_INCHES: f32 = 7.0;
+
+/// The page-width canvas of a figure with the rows `names` along x (bars, boxes):
+/// [`PAGE_WIDTH`] wide, as deep as the row labels need there (rotated when they do not
+/// fit upright). None when there are more rows than a page holds apart (one per 24 pixels of
+/// plot: the bars of a weight class would be thinner than a line).
+pub(crate) fn page_rows(names: &[String]) -> Option<(u32, u32)> {
+    let plot = PAGE_WIDTH.saturating_sub(120);
+    if names.len() as u32 * 24 > plot {
+        return None;
+    }
+    let labels = if fits_upright(PAGE_WIDTH, names) {
+        70
+    } else {
+        rotated_depth(f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0)))
+    };
+    Some((PAGE_WIDTH, 440 + labels))
+}
+
+/// The page-width canvas of a figure drawn at `size` as a whole (a heat map): [`PAGE_WIDTH`]
+/// wide, its aspect kept.
+pub(crate) fn page_size(size: (u32, u32)) -> (u32, u32) {
+    let h = f64::from(size.1) * f64::from(PAGE_WIDTH) / f64::from(size.0.max(1));
+    (PAGE_WIDTH, h.round() as u32)
+}
 
 /// The single-column canvas of a forest plot of the rows `names` with a key of `key`'s labels:
 /// the rows closer than at full size (still apart by more than a label's height), and room
@@ -134,7 +171,8 @@ pub fn markdown_list(figures: &[Figure]) -> String {
             } else {
                 String::new()
             };
-            format!("- [{0}.png]({0}.png) ({0}.svg, {0}.pdf{column}): {1}\n", f.stem, f.caption)
+            let page = if f.page { format!(", {}.page.pdf", f.stem) } else { String::new() };
+            format!("- [{0}.png]({0}.png) ({0}.svg, {0}.pdf{column}{page}): {1}\n", f.stem, f.caption)
         })
         .collect()
 }
@@ -148,15 +186,49 @@ macro_rules! both {
     // Its canvas `column_size` of the full one, or the one given (`column = Option<SIZE>`:
     // none when the figure cannot hold in a column).
     (column, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
-        $crate::report::plots::both!(@draw Some($crate::report::plots::column_size($size)), $dir, $name, $size, $caption, $draw)
+        $crate::report::plots::both!(@draw Some($crate::report::plots::column_size($size)), None, $dir, $name, $size, $caption, $draw)
     };
     (column = $small:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
-        $crate::report::plots::both!(@draw $small, $dir, $name, $size, $caption, $draw)
+        $crate::report::plots::both!(@draw $small, None, $dir, $name, $size, $caption, $draw)
+    };
+    // A figure that needs a page's width (bars, boxes, heat maps with a column per policy):
+    // its page-width version on the canvas given (none when it cannot hold on a page).
+    (page = $wide:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
+        $crate::report::plots::both!(@draw None, $wide, $dir, $name, $size, $caption, $draw)
     };
     ($dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
-        $crate::report::plots::both!(@draw None, $dir, $name, $size, $caption, $draw)
+        $crate::report::plots::both!(@draw None, None, $dir, $name, $size, $caption, $draw)
     };
-    (@draw $column:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {{
+    // One vector version (`stem.VERSION.svg` and `.pdf`) on `canvas`, its PDF `inches` wide;
+    // whether it was drawn.
+    (@vector $version:expr, $canvas:expr, $inches:expr, $dir:expr, $stem:expr, $caption:expr, $draw:expr) => {{
+        let canvas: Option<(u32, u32)> = $canvas;
+        if let Some(canvas) = canvas {
+            let mut text = String::new();
+            let drawn = {
+                let root = SVGBackend::with_string(&mut text, canvas).into_drawing_area();
+                root.fill(&WHITE)
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| $draw(&root).map_err(|e| e.to_string()))
+                    .and_then(|_| root.present().map_err(|e| e.to_string()))
+            };
+            match drawn {
+                Ok(()) => {
+                    let dpi = canvas.0 as f32 / $inches;
+                    $crate::report::plots::write_vectors(&$dir, &format!("{}.{}", $stem, $version), &text, &$caption, Some(dpi))?;
+                    true
+                }
+                Err(e) => {
+                    let svg = $dir.join(format!("{}.{}.svg", $stem, $version));
+                    eprintln!("mtf: warning: {}: {} figure not drawn: {}", svg.display(), $version, e.replace('\n', " "));
+                    false
+                }
+            }
+        } else {
+            false
+        }
+    }};
+    (@draw $column:expr, $page:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {{
         let size: (u32, u32) = $size;
         let stem: String = $name.to_string();
         let caption: String = $caption.to_string();
@@ -182,35 +254,12 @@ macro_rules! both {
             }
             $crate::report::plots::write_vectors(&$dir, &stem, &text, &caption, None)?;
         }
-        // The single-column version: the same drawing on a narrower canvas (the figures lay
-        // themselves out from the canvas they are given). One that cannot be drawn there is
-        // left out in a warning; the full-size figure stands.
-        let small: Option<(u32, u32)> = $column;
-        let column = if let Some(small) = small {
-            let mut text = String::new();
-            let drawn = {
-                let root = SVGBackend::with_string(&mut text, small).into_drawing_area();
-                root.fill(&WHITE)
-                    .map_err(|e| e.to_string())
-                    .and_then(|_| $draw(&root).map_err(|e| e.to_string()))
-                    .and_then(|_| root.present().map_err(|e| e.to_string()))
-            };
-            match drawn {
-                Ok(()) => {
-                    let dpi = $crate::report::plots::COLUMN_WIDTH as f32 / $crate::report::plots::COLUMN_INCHES;
-                    $crate::report::plots::write_vectors(&$dir, &format!("{stem}.column"), &text, &caption, Some(dpi))?;
-                    true
-                }
-                Err(e) => {
-                    let svg = $dir.join(format!("{stem}.column.svg"));
-                    eprintln!("mtf: warning: {}: single-column figure not drawn: {}", svg.display(), e.replace('\n', " "));
-                    false
-                }
-            }
-        } else {
-            false
-        };
-        $crate::report::plots::Figure { stem, caption, column }
+        // The single-column and page-width versions: the same drawing on a narrower canvas (the
+        // figures lay themselves out from the canvas they are given). One that cannot be drawn
+        // there is left out in a warning; the full-size figure stands.
+        let column = $crate::report::plots::both!(@vector "column", $column, $crate::report::plots::COLUMN_INCHES, $dir, stem, caption, $draw);
+        let page = $crate::report::plots::both!(@vector "page", $page, $crate::report::plots::PAGE_INCHES, $dir, stem, caption, $draw);
+        $crate::report::plots::Figure { stem, caption, column, page }
     }};
 }
 pub(crate) use both;

@@ -452,10 +452,12 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], v
         .x_label_area_size(60)
         .y_label_area_size(70)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -0.5f64..(n as f64 - 0.5))?;
-    // Cells sit around whole coordinates; label those only, with the agent's weight.
+    // Cells sit around whole coordinates; label those only, with the agent's weight, and past
+    // 10 agents every k-th (labels at the figures' size 15 hold 10 apart on a page's width).
+    let every = n.div_ceil(10).max(1);
     let center = |v: &f64| {
         let i = v.round();
-        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n {
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n && (i as usize) % every == 0 {
             format!("{} (w{})", i as usize, weights.get(i as usize).copied().unwrap_or(f64::NAN))
         } else {
             String::new()
@@ -470,8 +472,8 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], v
         .y_label_formatter(&center)
         .x_desc("j: whose allocation sequence (agent, weight)")
         .y_desc("i: whose arrivals (agent, weight)")
-        .label_style((FONT, 12))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 15))
         .draw()?;
     let color = |v: f64| envy_color(v, vmax);
     chart.draw_series((0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| {
@@ -491,8 +493,8 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], v
         .disable_mesh()
         .disable_x_axis()
         .y_desc("w_i U_ij / (w_j U_ii); > 1: i envies j")
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 15))
         .draw()?;
     let steps = 60;
     scale.draw_series((0..steps).map(|s| {
@@ -543,12 +545,19 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>>
     }
     // The valuation world has no jobs: no throughput figure.
     if rows[0].summary.world != Some(env::config::World::Valuations) {
-        files.push(both!(dir, "throughput_by_weight", wide, THROUGHPUT_CAPTION, |root| throughput(
-            root, rows, &names
-        )));
+        files.push(both!(
+            page = page_rows(&names),
+            dir,
+            "throughput_by_weight",
+            wide,
+            THROUGHPUT_CAPTION,
+            |root| throughput(root, rows, &names)
+        ));
     }
     if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
-        files.push(both!(dir, "phi", wide, PHI_CAPTION, |root| phi(root, rows, &names)));
+        files.push(both!(page = page_rows(&names), dir, "phi", wide, PHI_CAPTION, |root| phi(
+            root, rows, &names
+        )));
         // One colour scale for every map, so maps compare.
         let ratios: Vec<Vec<Vec<f64>>> = rows.iter().map(|r| envy_ratio(r, &r.weights)).collect();
         let vmax = ratios.iter().flatten().flatten().copied().fold(1.0, f64::max);
@@ -572,9 +581,15 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>>
             if slug.len() > 80 {
                 slug = format!("{}-{}", &slug[..60], format_args!("{:016x}", env::rng::fnv1a(slug.as_bytes())));
             }
-            files.push(both!(dir, format!("envy-{k:02}-{slug}"), (820, 680), caption, |root| envy(
-                root, ratio, vmax, &weights
-            )));
+            let size = (820, 680);
+            files.push(both!(
+                page = Some(page_size(size)),
+                dir,
+                format!("envy-{k:02}-{slug}"),
+                size,
+                caption,
+                |root| envy(root, ratio, vmax, &weights)
+            ));
         }
     }
     Ok(files)

@@ -66,7 +66,7 @@ pub(crate) fn ink(img: &image::RgbImage, x: std::ops::Range<u32>, y: std::ops::R
 }
 
 #[test]
-fn single_column_figures_are_3_3_inches_wide_with_8_5_pt_text() {
+fn single_column_and_page_width_figures_are_3_3_and_7_inches_wide_with_8_5_pt_text() {
     // The issue's figure: 15-pixel text on a 960-pixel canvas read at about 4 pt in a column.
     let policies: Vec<String> = (0..10).map(|k| format!("fixed:0.{k}")).collect();
     let mut rows = rows_of(&policies);
@@ -97,11 +97,36 @@ fn single_column_figures_are_3_3_inches_wide_with_8_5_pt_text() {
     let names = labels(&worst);
     assert_eq!(column_rows(&names, &[]), None);
     assert!(column_rows(&names[..1], &[]).is_some());
-    // The bars and maps with a column per policy need a page: no column version.
-    for f in files.iter().filter(|f| f.stem == "phi" || f.stem.starts_with("envy-")) {
+    // The bars, boxes and maps with a column per policy need a page: no column version, a
+    // page-width one, 7 inches wide with its labels 8.5 pt.
+    let wide: Vec<&Figure> = files
+        .iter()
+        .filter(|f| f.stem == "phi" || f.stem == "throughput_by_weight" || f.stem.starts_with("envy-"))
+        .collect();
+    assert!(wide.len() >= 3, "{:?}", files.iter().map(|f| &f.stem).collect::<Vec<_>>());
+    for f in wide {
         assert!(!f.column, "{}", f.stem);
         assert!(!dir.join(format!("{}.column.pdf", f.stem)).exists());
+        assert!(f.page, "{}: no page-width version", f.stem);
+        assert!(f.files().contains(&format!("{}.page.pdf", f.stem)));
+        let svg = std::fs::read_to_string(dir.join(format!("{}.page.svg", f.stem))).unwrap();
+        assert!(svg.contains(&format!("width=\"{PAGE_WIDTH}\"")), "{}: {}", f.stem, &svg[..200]);
+        assert!(svg.contains(&format!("font-size=\"{LABEL_EM}")), "{}", f.stem);
+        let pdf = std::fs::read(dir.join(format!("{}.page.pdf", f.stem))).unwrap();
+        let text = String::from_utf8_lossy(&pdf);
+        let media = text
+            .split("/MediaBox [")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{}: no MediaBox", f.stem));
+        let width: f64 = media.split_whitespace().nth(2).unwrap().parse().unwrap();
+        assert!((width - 504.0).abs() < 0.1, "{}: page {width} pt wide, not 7 in", f.stem);
+        let pt = LABEL_EM / f64::from(PAGE_WIDTH) * 504.0;
+        assert!((8.0..=9.0).contains(&pt), "{pt} pt");
     }
+    // More rows than a page holds apart (24 pixels of plot each): full size only.
+    let many: Vec<String> = (0..30).map(|k| format!("fixed:{k}")).collect();
+    assert_eq!(page_rows(&many), None);
+    assert!(page_rows(&many[..20]).is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
