@@ -377,8 +377,10 @@ pub(crate) fn svg_to_pdf(svg: &str, dpi: Option<f32>) -> Result<Vec<u8>, String>
 /// Write `stem.svg` (the drawn `svg` titled with `caption`) and `stem.pdf` from it at `dpi`
 /// ([`svg_to_pdf`]) in `dir`, each atomically.
 pub(crate) fn write_vectors(dir: &Path, stem: &str, svg: &str, caption: &str, dpi: Option<f32>) -> crate::error::Result<()> {
-    let text = titled(svg, caption);
-    write_svg(&dir.join(format!("{stem}.svg")), &text)?;
+    // Spaces kept in the PDF too: rotated row labels are pushed below the axis by leading
+    // spaces, which the PDF's renderer collapsed (the labels sat on the plot).
+    let text = preserved(&titled(svg, caption));
+    crate::run::write_atomic(&dir.join(format!("{stem}.svg")), text.as_bytes())?;
     let pdf = dir.join(format!("{stem}.pdf"));
     let bytes = svg_to_pdf(&text, dpi).map_err(|e| figure_error(&pdf, e))?;
     crate::run::write_atomic(&pdf, &bytes)
@@ -393,8 +395,9 @@ pub(crate) fn titled(svg: &str, caption: &str) -> String {
     }
 }
 
-pub(crate) fn write_svg(path: &Path, text: &str) -> crate::error::Result<()> {
-    crate::run::write_atomic(path, text.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1).as_bytes())
+/// `svg` with its whitespace kept as drawn (`xml:space="preserve"`).
+fn preserved(svg: &str) -> String {
+    svg.replacen("<svg ", "<svg xml:space=\"preserve\" ", 1)
 }
 
 /// A policy spec for a label: `run:`, `sampled:run:` and `agent:` paths shortened to their last
