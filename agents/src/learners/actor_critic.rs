@@ -77,7 +77,10 @@ use serde::{Deserialize, Serialize};
 ///   3 replicates of 400 episodes on the same seeds: over the first half +0.85 [+0.70, +0.93]
 ///   (quarter: +0.86 [+0.67, +1.01], whole run: +0.64 [+0.54, +0.81], constant 0: +0.91
 ///   [+0.82, +0.99]), own rewards -5.25 [-6.18, -4.32] (inside the equilibrium's -6.19 +-
-///   1.18), and the auction's best response as with a constant 0.01.
+///   1.18), and the auction's best response as with a constant 0.01. Over the learners'
+///   report's 5 replicates (docs/reports/learners-2026-11-27.json): welfare +0.84 [+0.50,
+///   +0.93] (81% of the headroom), own -4.91 [-5.87, -4.43] at 0.67/0.85/0.87; w124-mmpp at
+///   load 0.8, welfare, 200 episodes: -0.06 [-0.11, -0.03] (no bonus -0.11, constant -0.3).
 /// `configs/thesis-code.toml` sets the thesis code's values: one copy, one step, rewards as
 /// they are, actor learning rate 1e-3.)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
