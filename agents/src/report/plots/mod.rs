@@ -56,7 +56,8 @@ pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingB
 /// [`COLUMN_INCHES`]-inch PDF page, its labels 8.5 pt there). The bars, boxes and heat
 /// maps with a column or row per policy need a page's width: theirs is `stem.page.svg` and
 /// `stem.page.pdf`, laid out [`PAGE_WIDTH`] pixels wide on a [`PAGE_INCHES`]-inch page (a
-/// two-column paper's text width), labels 8.5 pt there too.
+/// two-column paper's text width), labels 8.5 pt there too; a handful of rows (and an envy
+/// map) also hold in a column.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
     /// The file name without extension.
@@ -105,16 +106,27 @@ pub const PAGE_INCHES: f32 = 7.0;
 /// fit upright). None when there are more rows than a page holds apart (one per 24 pixels of
 /// plot: the bars of a weight class would be thinner than a line).
 pub(crate) fn page_rows(names: &[String]) -> Option<(u32, u32)> {
-    let plot = PAGE_WIDTH.saturating_sub(120);
-    if names.len() as u32 * 24 > plot {
+    across(PAGE_WIDTH, 440, names)
+}
+
+/// The single-column canvas of a figure with the rows `names` along x: as [`page_rows`] on
+/// [`COLUMN_WIDTH`] pixels (a handful of rows; none past what a column holds apart).
+pub(crate) fn column_across(names: &[String]) -> Option<(u32, u32)> {
+    across(COLUMN_WIDTH, 300, names)
+}
+
+/// A canvas `width` pixels wide for rows along x: a plot `plot_h` high plus the depth of the
+/// row labels (upright or rotated); None below 24 pixels of plot per row.
+fn across(width: u32, plot_h: u32, names: &[String]) -> Option<(u32, u32)> {
+    if names.len() as u32 * 24 > width.saturating_sub(120) {
         return None;
     }
-    let labels = if fits_upright(PAGE_WIDTH, names) {
+    let labels = if fits_upright(width, names) {
         70
     } else {
         rotated_depth(f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0)))
     };
-    Some((PAGE_WIDTH, 440 + labels))
+    Some((width, plot_h + labels))
 }
 
 /// The page-width canvas of a figure drawn at `size` as a whole (a heat map): [`PAGE_WIDTH`]
@@ -195,6 +207,9 @@ macro_rules! both {
     // its page-width version on the canvas given (none when it cannot hold on a page).
     (page = $wide:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
         $crate::report::plots::both!(@draw None, $wide, $dir, $name, $size, $caption, $draw)
+    };
+    (column = $small:expr, page = $wide:expr, $dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
+        $crate::report::plots::both!(@draw $small, $wide, $dir, $name, $size, $caption, $draw)
     };
     ($dir:expr, $name:expr, $size:expr, $caption:expr, $draw:expr) => {
         $crate::report::plots::both!(@draw None, None, $dir, $name, $size, $caption, $draw)

@@ -446,31 +446,47 @@ pub(crate) fn envy_color_at(v: f64, vmax: f64) -> RGBColor {
 
 fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], vmax: f64, weights: &[f64]) -> DrawResult<DB> {
     let n = ratio.len();
-    let (area, bar) = root.split_horizontally(root.dim_in_pixel().0 as i32 - 140);
+    // A column's canvas: a narrower colour scale and margins, so the cells keep what is left.
+    let width = root.dim_in_pixel().0 as i32;
+    let (scale_w, margin) = if width < 500 { (100, 8) } else { (140, 20) };
+    let (area, bar) = root.split_horizontally(width - scale_w);
     let mut chart = ChartBuilder::on(&area)
-        .margin(20)
+        .margin(margin)
         .x_label_area_size(60)
         .y_label_area_size(70)
         .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), -0.5f64..(n as f64 - 0.5))?;
-    // Cells sit around whole coordinates; label those only, with the agent's weight, and past
-    // 10 agents every k-th (labels at the figures' size 15 hold 10 apart on a page's width).
-    let every = n.div_ceil(10).max(1);
-    let center = |v: &f64| {
-        let i = v.round();
-        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n && (i as usize) % every == 0 {
-            format!("{} (w{})", i as usize, weights.get(i as usize).copied().unwrap_or(f64::NAN))
-        } else {
-            String::new()
+    // Cells sit around whole coordinates; label those only, with the agent's weight, every
+    // k-th where a cell is narrower than a label ("19 (w4)" is about 50 pixels at size 15).
+    // Along y a label needs a line's height (about 20 pixels), not its width.
+    let height = root.dim_in_pixel().1 as i32;
+    let every = |room: i32, need: usize| {
+        let cell = room.max(1) as usize / n.max(1);
+        need.div_ceil(cell.max(1)).max(1)
+    };
+    let (every_x, every_y) = (every(width - scale_w - 70 - 2 * margin, 56), every(height - 60 - 2 * margin, 20));
+    let center = |every: usize| {
+        move |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n && (i as usize) % every == 0 {
+                format!("{} (w{})", i as usize, weights.get(i as usize).copied().unwrap_or(f64::NAN))
+            } else {
+                String::new()
+            }
         }
     };
+    let (center_x, center_y) = (center(every_x), center(every_y));
     chart
         .configure_mesh()
         .disable_mesh()
         .x_labels(n.min(20) + 1)
         .y_labels(n.min(20) + 1)
-        .x_label_formatter(&center)
-        .y_label_formatter(&center)
-        .x_desc("j: whose allocation sequence (agent, weight)")
+        .x_label_formatter(&center_x)
+        .y_label_formatter(&center_y)
+        .x_desc(if width < 500 {
+            "j: whose allocation sequence"
+        } else {
+            "j: whose allocation sequence (agent, weight)"
+        })
         .y_desc("i: whose arrivals (agent, weight)")
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 15))
@@ -484,8 +500,9 @@ fn envy<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, ratio: &[Vec<f64>], v
     }))?;
     // Colour scale.
     let mut scale = ChartBuilder::on(&bar)
-        .margin(20)
+        .margin(margin)
         .margin_top(60)
+        .margin_bottom(20)
         .y_label_area_size(50)
         .build_cartesian_2d(0.0..1.0, 0.0..vmax)?;
     scale
@@ -546,6 +563,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>>
     // The valuation world has no jobs: no throughput figure.
     if rows[0].summary.world != Some(env::config::World::Valuations) {
         files.push(both!(
+            column = column_across(&names),
             page = page_rows(&names),
             dir,
             "throughput_by_weight",
@@ -555,9 +573,15 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>>
         ));
     }
     if rows.iter().any(|r| r.episodes.iter().any(|e| e.fairness.is_some())) {
-        files.push(both!(page = page_rows(&names), dir, "phi", wide, PHI_CAPTION, |root| phi(
-            root, rows, &names
-        )));
+        files.push(both!(
+            column = column_across(&names),
+            page = page_rows(&names),
+            dir,
+            "phi",
+            wide,
+            PHI_CAPTION,
+            |root| phi(root, rows, &names)
+        ));
         // One colour scale for every map, so maps compare.
         let ratios: Vec<Vec<Vec<f64>>> = rows.iter().map(|r| envy_ratio(r, &r.weights)).collect();
         let vmax = ratios.iter().flatten().flatten().copied().fold(1.0, f64::max);
@@ -583,6 +607,7 @@ pub fn comparison(dir: &Path, rows: &[Row]) -> crate::error::Result<Vec<Figure>>
             }
             let size = (820, 680);
             files.push(both!(
+                column = Some(column_size(size)),
                 page = Some(page_size(size)),
                 dir,
                 format!("envy-{k:02}-{slug}"),

@@ -65,6 +65,11 @@ pub(crate) fn ink(img: &image::RgbImage, x: std::ops::Range<u32>, y: std::ops::R
         .find(|&(x, y)| !white(img.get_pixel(x, y)))
 }
 
+fn files_of(dir: &Path, rows: &[Row]) -> Vec<Figure> {
+    std::fs::create_dir_all(dir).unwrap();
+    comparison(dir, rows).unwrap()
+}
+
 #[test]
 fn single_column_and_page_width_figures_are_3_3_and_7_inches_wide_with_8_5_pt_text() {
     // The issue's figure: 15-pixel text on a 960-pixel canvas read at about 4 pt in a column.
@@ -97,16 +102,18 @@ fn single_column_and_page_width_figures_are_3_3_and_7_inches_wide_with_8_5_pt_te
     let names = labels(&worst);
     assert_eq!(column_rows(&names, &[]), None);
     assert!(column_rows(&names[..1], &[]).is_some());
-    // The bars, boxes and maps with a column per policy need a page: no column version, a
-    // page-width one, 7 inches wide with its labels 8.5 pt.
+    // The bars and boxes with a column per policy: 10 rows need a page (no column version), a
+    // page-width one, 7 inches wide with its labels 8.5 pt; so has every envy map, which also
+    // holds in a column.
     let wide: Vec<&Figure> = files
         .iter()
         .filter(|f| f.stem == "phi" || f.stem == "throughput_by_weight" || f.stem.starts_with("envy-"))
         .collect();
     assert!(wide.len() >= 3, "{:?}", files.iter().map(|f| &f.stem).collect::<Vec<_>>());
     for f in wide {
-        assert!(!f.column, "{}", f.stem);
-        assert!(!dir.join(format!("{}.column.pdf", f.stem)).exists());
+        let map = f.stem.starts_with("envy-");
+        assert_eq!(f.column, map, "{}", f.stem);
+        assert_eq!(dir.join(format!("{}.column.pdf", f.stem)).exists(), map, "{}", f.stem);
         assert!(f.page, "{}: no page-width version", f.stem);
         assert!(f.files().contains(&format!("{}.page.pdf", f.stem)));
         let svg = std::fs::read_to_string(dir.join(format!("{}.page.svg", f.stem))).unwrap();
@@ -123,10 +130,22 @@ fn single_column_and_page_width_figures_are_3_3_and_7_inches_wide_with_8_5_pt_te
         let pt = LABEL_EM / f64::from(PAGE_WIDTH) * 504.0;
         assert!((8.0..=9.0).contains(&pt), "{pt} pt");
     }
-    // More rows than a page holds apart (24 pixels of plot each): full size only.
+    // More rows than a page holds apart (24 pixels of plot each): full size only; a column
+    // holds 9.
     let many: Vec<String> = (0..30).map(|k| format!("fixed:{k}")).collect();
     assert_eq!(page_rows(&many), None);
     assert!(page_rows(&many[..20]).is_some());
+    assert_eq!(column_across(&many[..10]), None);
+    assert_eq!(column_across(&many[..9]).map(|s| s.0), Some(COLUMN_WIDTH));
+    // A handful of rows: the bars and boxes hold in a column too, labels 8.5 pt there.
+    let few = files_of(&dir.join("few"), &rows[..5]);
+    for stem in ["phi", "throughput_by_weight"] {
+        let f = few.iter().find(|f| f.stem == stem).unwrap();
+        assert!(f.column && f.page, "{stem}");
+        let svg = std::fs::read_to_string(dir.join("few").join(format!("{stem}.column.svg"))).unwrap();
+        assert!(svg.contains(&format!("width=\"{COLUMN_WIDTH}\"")), "{stem}");
+        assert!(svg.contains(&format!("font-size=\"{LABEL_EM}")), "{stem}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
