@@ -17,6 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/floor-report}
 replicates=${2:-3}
+if ! [ "$replicates" -ge 2 ] 2>/dev/null; then
+  # One replicate is a single run, whose summary has no comparison over replicates.
+  echo "floor-report.sh: REPLICATES must be a whole number >= 2, got '$replicates'" >&2
+  exit 2
+fi
 if [ -z "${MTF:-}" ]; then
   cargo build --release -q -p agents --bin mtf
 fi
@@ -35,9 +40,12 @@ for config in "${configs[@]}"; do
     rm -rf "$dir"
     echo "training $world / $learner ($replicates replicates)" >&2
     start=$(date +%s.%N)
+    load=$(cut -d' ' -f1 /proc/loadavg)
     "$mtf" train --config "$config" --set "learner.kind=$learner" --set env.reward=welfare \
       --set train.eval_seeds=16 --replicates "$replicates" --threads 2 --quiet --out "$dir" > /dev/null
     python3 -c "print($(date +%s.%N) - $start)" > "$dir/wall_seconds.txt"
+    # The load when this group started (the report's own machine.txt is rewritten each call).
+    echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $load at the start" > "$dir/machine.txt"
   done
 done
 
@@ -63,14 +71,15 @@ for config in configs:
         seconds = float(open(f"{d}/wall_seconds.txt").read())
         vu, vb = s["vs_uniform"], s["vs_baseline"]["sampled"]
         results.append({"scenario": world, "config": config, "learner": learner, "vs_uniform": vu, "vs_best_fixed": vb,
-                        "baseline": s["baseline"]["policy"], "seconds": seconds})
+                        "baseline": s["baseline"]["policy"], "seconds": seconds,
+                        "machine": open(f"{d}/machine.txt").read().strip() if os.path.exists(f"{d}/machine.txt") else None})
         if vu["iqm_ci"][1] < 0:
             uw = s["uniform_welfare"]["mean"]
             below.append(f"{world}/{learner} ({vu['iqm']:+.4f}, {100 * vu['iqm'] / uw:+.4f}% of uniform play's welfare)")
         lines.append(f"| {world} | {learner} | {fmt(vu)} | {fmt(vb)} | {episodes} | {seconds:.0f} |")
 machine = open(f"{out}/machine.txt").read().strip()
 lines += ["", f"{len(results)} rows; below uniform play (the whole CI under 0): {', '.join(below) if below else 'none'}.",
-          f"Welfare in jobs per round, welfare reward, 16 held-out seeds; machine: {machine}."]
+          f"Welfare in jobs per round, welfare reward, 16 held-out seeds; machine when this table was written: {machine} (each group's own in results.json, for groups trained since it is recorded)."]
 open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
 json.dump({"machine": machine, "rows": results, "below": below}, open(f"{out}/results.json", "w"), indent=1)
 print("\n".join(lines))
