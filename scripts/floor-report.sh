@@ -27,8 +27,11 @@ if [ -z "${MTF:-}" ]; then
 fi
 mtf=${MTF:-target/release/mtf}
 mkdir -p "$out"
-machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start"
-echo "$machine" > "$out/machine.txt"
+# The CPU, its cores and the load now.
+machine() {
+  echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start"
+}
+machine > "$out/machine.txt"
 read -r -a learners <<< "${LEARNERS:-actor_critic ppo es}"
 read -r -a configs <<< "${CONFIGS:-configs/quickstart.toml configs/thesis-code.toml $(ls configs/thesis/*.toml | tr '\n' ' ')}"
 
@@ -40,12 +43,12 @@ for config in "${configs[@]}"; do
     rm -rf "$dir"
     echo "training $world / $learner ($replicates replicates)" >&2
     start=$(date +%s.%N)
-    load=$(cut -d' ' -f1 /proc/loadavg)
+    started=$(machine)
     "$mtf" train --config "$config" --set "learner.kind=$learner" --set env.reward=welfare \
       --set train.eval_seeds=16 --replicates "$replicates" --threads 2 --quiet --out "$dir" > /dev/null
     python3 -c "print($(date +%s.%N) - $start)" > "$dir/wall_seconds.txt"
     # The load when this group started (the report's own machine.txt is rewritten each call).
-    echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $load at the start" > "$dir/machine.txt"
+    echo "$started" > "$dir/machine.txt"
   done
 done
 

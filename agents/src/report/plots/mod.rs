@@ -121,12 +121,7 @@ fn across(width: u32, plot_h: u32, names: &[String]) -> Option<(u32, u32)> {
     if names.len() as u32 * 24 > width.saturating_sub(120) {
         return None;
     }
-    let labels = if fits_upright(width, names) {
-        70
-    } else {
-        rotated_depth(f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0)))
-    };
-    Some((width, plot_h + labels))
+    Some((width, plot_h + label_depth(width, names)))
 }
 
 /// The page-width canvas of a figure drawn at `size` as a whole (a heat map): [`PAGE_WIDTH`]
@@ -504,12 +499,17 @@ pub(crate) fn row_figure(names: &[String]) -> (u32, u32) {
 /// below a plot of fixed height, so rotated labels never run into the note under it.
 pub(crate) fn wide_figure(names: &[String]) -> (u32, u32) {
     let wide = (220 + 70 * names.len() as u32).clamp(800, 2400);
-    let labels = if fits_upright(wide, names) {
+    (wide, 560 + label_depth(wide, names))
+}
+
+/// The depth below the axis of the row labels `names` on a canvas `width` pixels wide: upright
+/// where they fit, else rotated.
+fn label_depth(width: u32, names: &[String]) -> u32 {
+    if fits_upright(width, names) {
         70
     } else {
         rotated_depth(f64::from(names.iter().map(|n| text_width(n, 15)).max().unwrap_or(0)))
-    };
-    (wide, 560 + labels)
+    }
 }
 
 /// The depth below the axis of rotated labels whose widest is `longest` pixels: the padding
