@@ -417,6 +417,7 @@ fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
         by_type: 0,
         types: Vec::new(),
         market: 0,
+        world: None,
         weights: Vec::new(),
         total_tokens: 100.0,
         states: 0,

@@ -1,6 +1,7 @@
 //! End-to-end tests of the worlds behind the seam (`env::worlds`): the toy bandit world (one
 //! file and one registry line in `env`) through every door — training with replicates, a run
-//! killed with SIGKILL resumed exactly, compare, analyze — and Gavel's world through the
+//! killed with SIGKILL resumed exactly, compare, analyze, export and the exported agent
+//! driven — and Gavel's world through the
 //! commands a researcher types.
 
 use crate::common::{self, mtf};
@@ -172,7 +173,101 @@ fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("| run:run |") && stdout.contains("baseline"), "{stdout}");
+    exported_agents_play_as_the_run(&dir, &config, &run, &v);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `mtf export` of the bandit run, driven by `agent:PATH`: the same episodes as `run:DIR` (the
+/// comparison `compared` made on 3 seeds); one group's file serves both groups; a file of
+/// another world and an agent answering outside the levels are refused in one line.
+fn exported_agents_play_as_the_run(dir: &Path, config: &str, run: &Path, compared: &serde_json::Value) {
+    let agent = dir.join("agent");
+    let (code, stdout, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", agent.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let m: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(m["manifest"]["world"]["name"], "bandit", "{stdout}");
+    assert_eq!(m["manifest"]["agents"], serde_json::json!([0, 1]), "{stdout}");
+    let play = |spec: &str, out: &str| {
+        let (code, stdout, err) = mtf(&[
+            "compare",
+            "--config",
+            config,
+            "--policies",
+            spec,
+            "--seeds",
+            "3",
+            "--json",
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        (code, stdout, err)
+    };
+    let (code, stdout, err) = play(&format!("agent:{}", agent.display()), "cmp-agent");
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let trained = compared["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["policy"] == "run:run")
+        .unwrap();
+    assert_eq!(v["rows"][0]["eval"], trained["eval"], "the exported agent plays the run's episodes");
+    // The file of group 1 alone serves both groups: group 0's agents now aim at 0.7.
+    let one = dir.join("agent-1");
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--agent",
+        "1",
+        "--out",
+        one.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let ask = |file: &Path, args: &[&str]| {
+        let mut child = Command::new(file)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"{\"world\": [0, 0.5]}\n{\"world\": [1, 0.5]}\n")
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let both = ask(&one, &[]);
+    assert_eq!(both, ask(&agent, &["--agent", "1"]), "group 1's policy, whatever the row's group");
+    assert_eq!(both.lines().count(), 2, "{both}");
+    assert!(both.contains("\"threshold\""), "{both}");
+    assert_eq!(play(&format!("agent:{}", one.display()), "cmp-one").0, 0);
+    // Another world's config, and an executable answering outside the levels.
+    let small = root().join("configs/gavel/small.toml");
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        small.to_str().unwrap(),
+        "--policy",
+        &format!("agent:{}", agent.display()),
+        "--out",
+        dir.join("sim-gavel").to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("acts in the bandit world") && err.contains("gavel world"), "{err}");
+    let liar = dir.join("liar.sh");
+    std::fs::write(&liar, "#!/bin/sh\nwhile read line; do echo '{\"threshold\": 7}'; done\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&liar, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (code, _, err) = play(&format!("agent:{}", liar.display()), "cmp-liar");
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("chose threshold 7, not one of the levels"), "{err}");
 }
 
 #[test]

@@ -124,6 +124,7 @@ fn external(path: &Path, scenario: &env::config::Scenario, action: &str, levels:
         by_type: 0,
         types: Vec::new(),
         market: 0,
+        world: None,
         weights: scenario.agents.iter().map(|a| a.weight).collect(),
         total_tokens: scenario.file.mechanism.total_tokens,
         states: 0,
@@ -134,7 +135,7 @@ fn external(path: &Path, scenario: &env::config::Scenario, action: &str, levels:
     }
 }
 
-struct Proc {
+pub(crate) struct Proc {
     child: Child,
     stdin: ChildStdin,
     /// Lines the agent wrote, read by a thread of its own so a silent agent cannot hang us.
@@ -216,54 +217,150 @@ impl AgentProcesses {
         let mut slot = self.errors.lock().expect("not poisoned");
         slot.get_or_insert(msg);
         self.dead = true;
-        for p in &mut self.procs {
-            let _ = p.child.kill();
-        }
+        self.procs.iter_mut().for_each(Proc::kill);
     }
 
     /// Start the n agent processes; the error is the problem alone (the caller names the file).
     fn start(&mut self, n: usize) -> Result<(), String> {
         for i in 0..n {
-            let mut cmd = Command::new(&self.path);
-            if self.manifest.agents.len() > 1 || self.manifest.kind == "external" {
-                cmd.arg("--agent").arg(self.assign[i].to_string());
-            }
-            let mut child = cmd
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| e.to_string())?;
-            let stdin = child.stdin.take().expect("piped");
-            let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-            let (tx, replies) = std::sync::mpsc::sync_channel(1);
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                loop {
-                    let got = match read_line(&mut stdout, &mut buf, MAX_LINE, false) {
-                        Ok(LineRead::Line) => Reply::Line(String::from_utf8_lossy(&buf).into_owned()),
-                        Ok(LineRead::TooLong) => Reply::TooLong,
-                        Ok(LineRead::End) => Reply::End,
-                        Err(e) => Reply::Failed(e.to_string()),
-                    };
-                    let end = !matches!(got, Reply::Line(_));
-                    if tx.send(got).is_err() || end {
-                        return;
-                    }
-                }
-            });
-            self.procs.push(Proc { child, stdin, replies });
+            let arg = (self.manifest.agents.len() > 1 || self.manifest.kind == "external").then_some(self.assign[i]);
+            self.procs.push(Proc::spawn(&self.path, arg)?);
         }
         Ok(())
     }
 }
 
+impl Proc {
+    /// Start `path` (with `--agent i` when given), its output read by a thread of its own.
+    pub(crate) fn spawn(path: &Path, agent: Option<usize>) -> Result<Proc, String> {
+        let mut cmd = Command::new(path);
+        if let Some(i) = agent {
+            cmd.arg("--agent").arg(i.to_string());
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let stdin = child.stdin.take().expect("piped");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let (tx, replies) = std::sync::mpsc::sync_channel(1);
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            loop {
+                let got = match read_line(&mut stdout, &mut buf, MAX_LINE, false) {
+                    Ok(LineRead::Line) => Reply::Line(String::from_utf8_lossy(&buf).into_owned()),
+                    Ok(LineRead::TooLong) => Reply::TooLong,
+                    Ok(LineRead::End) => Reply::End,
+                    Err(e) => Reply::Failed(e.to_string()),
+                };
+                let end = !matches!(got, Reply::Line(_));
+                if tx.send(got).is_err() || end {
+                    return;
+                }
+            }
+        });
+        Ok(Proc { child, stdin, replies })
+    }
+
+    /// One reply per request: a line waiting before we ask is one nobody asked for, and would
+    /// answer the next request out of step. Anything else waiting (an overlong line, a closed
+    /// output) is its problem already, reported as such.
+    pub(crate) fn nothing_waiting(&self, who: &str) -> Result<(), String> {
+        match self.replies.try_recv() {
+            Ok(Reply::Line(extra)) => {
+                let extra: String = extra.chars().take(200).collect();
+                Err(format!("{who} sent a reply nobody asked for (one reply per request): {extra}"))
+            }
+            // Never a line here, so always the problem.
+            Ok(other) => received(who, Ok(other)).map(|_| ()),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Send one request line.
+    pub(crate) fn send(&mut self, who: &str, line: &str) -> Result<(), String> {
+        if writeln!(self.stdin, "{line}").and_then(|_| self.stdin.flush()).is_err() {
+            // An agent whose output went wrong first (its reader stopped and it died) says
+            // so; otherwise it stopped reading.
+            if let Ok(other @ (Reply::TooLong | Reply::Failed(_) | Reply::End)) = self.replies.try_recv() {
+                received(who, Ok(other))?;
+            }
+            return Err(format!("{who} stopped reading its input"));
+        }
+        Ok(())
+    }
+
+    /// The reply line, within `timeout`.
+    pub(crate) fn reply(&self, who: &str, timeout: Duration) -> Result<String, String> {
+        match self.replies.recv_timeout(timeout) {
+            Err(RecvTimeoutError::Timeout) => Err(format!(
+                "{who} did not answer within {:.1} s (set MTF_AGENT_TIMEOUT=SECONDS to wait longer)",
+                timeout.as_secs_f64()
+            )),
+            got => received(who, got),
+        }
+    }
+
+    /// Stop the process.
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What an agent's reader delivered, as its line or the problem.
+fn received(who: &str, got: Result<Reply, RecvTimeoutError>) -> Result<String, String> {
+    match got {
+        Ok(Reply::Line(line)) => Ok(line),
+        Ok(Reply::TooLong) => Err(format!("{who} replied with a line longer than {MAX_LINE} bytes")),
+        Ok(Reply::Failed(e)) => Err(format!("reading {who}'s output: {e}")),
+        Ok(Reply::End) | Err(_) => Err(format!("{who} closed its output")),
+    }
+}
+
+/// The level a reply chose (answering in `action`'s key: `threshold` or `bid_factor`), and
+/// the entropy of the distribution it chose from when it says (an exported policy does).
+pub(crate) fn decision(who: &str, line: &str, action: &str, levels: &[f64]) -> Result<(usize, Option<f64>), String> {
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("{who} replied with bad JSON ({e}): {}", line.trim()))?;
+    if let Some(e) = v.get("error") {
+        return Err(format!("{who} reported an error: {e}"));
+    }
+    let key = if action == "bid" { "bid_factor" } else { "threshold" };
+    let t = v
+        .get(key)
+        .and_then(serde_json::Value::as_f64)
+        .ok_or_else(|| format!("{who}'s reply has no numeric `{key}`: {}", line.trim()))?;
+    // A distribution or nothing: [2, -1] gave an entropy of -0.60 (an external agent's
+    // reply is untrusted).
+    let entropy = match v.get("probabilities") {
+        None => None,
+        Some(p) => {
+            let k = levels.len();
+            let xs: Option<Vec<f64>> = p.as_array().map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect());
+            let ok = xs.as_ref().filter(|xs| {
+                xs.len() == k
+                    && p.as_array().is_some_and(|a| a.len() == k)
+                    && xs.iter().all(|x| x.is_finite() && *x >= 0.0)
+                    && (xs.iter().sum::<f64>() - 1.0).abs() < 1e-6
+            });
+            let Some(xs) = ok else {
+                return Err(format!(
+                    "{who}'s `probabilities` is not a distribution over the {k} levels (K non-negative numbers summing to 1): {}",
+                    line.trim().chars().take(200).collect::<String>()
+                ));
+            };
+            Some(xs.iter().filter(|&&x| x > 0.0).map(|&x| -x * x.ln()).sum::<f64>())
+        }
+    };
+    let level = env::config::level_index(levels, t).ok_or_else(|| format!("{who} chose {key} {t}, not one of the levels {levels:?}"))?;
+    Ok((level, entropy))
+}
+
 impl Drop for AgentProcesses {
     fn drop(&mut self) {
-        for p in &mut self.procs {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
-        }
+        self.procs.iter_mut().for_each(Proc::kill);
     }
 }
 
@@ -307,38 +404,18 @@ impl AgentProcesses {
         if self.procs.is_empty() {
             self.start(n)?;
         }
-        // One reply per request: a line waiting before we ask is one nobody asked for, and
-        // would answer the next request out of step. Anything else waiting (an overlong line,
-        // a closed output) is its problem already, reported as such.
         for (i, p) in self.procs.iter().enumerate() {
-            match p.replies.try_recv() {
-                Ok(Reply::Line(extra)) => {
-                    let extra: String = extra.chars().take(200).collect();
-                    return Err(format!("agent {i} sent a reply nobody asked for (one reply per request): {extra}"));
-                }
-                // Never a line here, so always the problem.
-                Ok(other) => {
-                    self.received(i, Ok(other))?;
-                }
-                Err(_) => {}
-            }
+            p.nothing_waiting(&format!("agent {i}"))?;
         }
         for i in 0..n {
             let line = self.request(obs.get(i), budgets[i]);
-            let p = &mut self.procs[i];
-            if writeln!(p.stdin, "{line}").and_then(|_| p.stdin.flush()).is_err() {
-                // An agent whose output went wrong first (its reader stopped and it died) says
-                // so; otherwise it stopped reading.
-                if let Ok(other @ (Reply::TooLong | Reply::Failed(_) | Reply::End)) = p.replies.try_recv() {
-                    self.received(i, Ok(other))?;
-                }
-                return Err(format!("agent {i} stopped reading its input"));
-            }
+            self.procs[i].send(&format!("agent {i}"), &line)?;
         }
         let mut entropy = Some(0.0);
         for (i, action) in actions.iter_mut().enumerate() {
-            let line = self.reply(i)?;
-            let (level, h) = self.decision(i, &line)?;
+            let who = format!("agent {i}");
+            let line = self.procs[i].reply(&who, self.timeout)?;
+            let (level, h) = decision(&who, &line, &self.manifest.action, &self.levels)?;
             *action = level;
             // The policy's entropy only when every agent says what it drew from.
             entropy = entropy.zip(h).map(|(e, h)| e + h / n as f64);
@@ -366,65 +443,5 @@ impl AgentProcesses {
             };
         }
         line.to_string()
-    }
-
-    /// Agent `i`'s reply line, within the timeout.
-    fn reply(&self, i: usize) -> Result<String, String> {
-        self.received(i, self.procs[i].replies.recv_timeout(self.timeout))
-    }
-
-    /// What agent `i`'s reader delivered, as its line or the problem.
-    fn received(&self, i: usize, got: Result<Reply, RecvTimeoutError>) -> Result<String, String> {
-        match got {
-            Ok(Reply::Line(line)) => Ok(line),
-            Ok(Reply::TooLong) => Err(format!("agent {i} replied with a line longer than {MAX_LINE} bytes")),
-            Ok(Reply::Failed(e)) => Err(format!("reading agent {i}'s output: {e}")),
-            Ok(Reply::End) | Err(RecvTimeoutError::Disconnected) => Err(format!("agent {i} closed its output")),
-            Err(RecvTimeoutError::Timeout) => Err(format!(
-                "agent {i} did not answer within {:.1} s (set MTF_AGENT_TIMEOUT=SECONDS to wait longer)",
-                self.timeout.as_secs_f64()
-            )),
-        }
-    }
-
-    /// The level agent `i`'s reply chose, and the entropy of the distribution it chose from
-    /// when it says (an exported policy does).
-    fn decision(&self, i: usize, line: &str) -> Result<(usize, Option<f64>), String> {
-        let v: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| format!("agent {i} replied with bad JSON ({e}): {}", line.trim()))?;
-        if let Some(e) = v.get("error") {
-            return Err(format!("agent {i} reported an error: {e}"));
-        }
-        // A threshold policy answers `threshold`, a bid policy `bid_factor`.
-        let key = if self.manifest.action == "bid" { "bid_factor" } else { "threshold" };
-        let t = v
-            .get(key)
-            .and_then(serde_json::Value::as_f64)
-            .ok_or_else(|| format!("agent {i}'s reply has no numeric `{key}`: {}", line.trim()))?;
-        // A distribution or nothing: [2, -1] gave an entropy of -0.60 (an external agent's
-        // reply is untrusted).
-        let entropy = match v.get("probabilities") {
-            None => None,
-            Some(p) => {
-                let k = self.levels.len();
-                let xs: Option<Vec<f64>> = p.as_array().map(|a| a.iter().filter_map(serde_json::Value::as_f64).collect());
-                let ok = xs.as_ref().filter(|xs| {
-                    xs.len() == k
-                        && p.as_array().is_some_and(|a| a.len() == k)
-                        && xs.iter().all(|x| x.is_finite() && *x >= 0.0)
-                        && (xs.iter().sum::<f64>() - 1.0).abs() < 1e-6
-                });
-                let Some(xs) = ok else {
-                    return Err(format!(
-                        "agent {i}'s `probabilities` is not a distribution over the {k} levels (K non-negative numbers summing to 1): {}",
-                        line.trim().chars().take(200).collect::<String>()
-                    ));
-                };
-                Some(xs.iter().filter(|&&x| x > 0.0).map(|&x| -x * x.ln()).sum::<f64>())
-            }
-        };
-        let level = env::config::level_index(&self.levels, t)
-            .ok_or_else(|| format!("agent {i} chose {key} {t}, not one of the levels {:?}", self.levels))?;
-        Ok((level, entropy))
     }
 }

@@ -26,6 +26,13 @@
 //! "probabilities": [..]}`; greedy unless the runtime was started with `--sample --seed N`. A bad line gets `{"error": ".."}` on its output line
 //! and the agent goes on with the next.
 //!
+//! A world policy (manifest `world` present: the actors of a `mtf train` run in a world behind
+//! the seam, `env::worlds`, one per group of agents) reads `{"world": [x; features]}`, one
+//! live agent's observation row in the world's declared layout (`world.features` names it),
+//! and answers `{"threshold": a, "probabilities": [..]}` or, when the world's levels are bid
+//! factors, `{"bid_factor": a, "probabilities": [..]}`. The processes are per group: started
+//! with `--agent G`, the group's index in `world.groups`.
+//!
 //! A market policy (manifest `market` > 0: a tenant of the LaissezCloud market world, from a
 //! `mtf train` run on a market file) reads instead `{"market": [x; market]}`, the features
 //! `env::market::Market::observe` computes for the tenant, and answers `{"bid_factor": a,
@@ -39,8 +46,9 @@ pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
 /// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies; 7: market
-/// policies; 8: ONNX policies). Versions 2 (SPEC 4's state only) to 7 are read too.
-pub const VERSION: u32 = 8;
+/// policies; 8: ONNX policies; 9: world policies). Versions 2 (SPEC 4's state only) to 8 are
+/// read too.
+pub const VERSION: u32 = 9;
 
 /// Largest ONNX model an exported agent carries (as `onnx:PATH` reads).
 pub const MAX_MODEL: usize = 256 << 20;
@@ -142,6 +150,10 @@ pub struct Manifest {
     /// market policy).
     #[serde(default)]
     pub market: usize,
+    /// A world policy's world (`env::worlds`): its name, the row it reads and its groups.
+    /// Absent for every other policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world: Option<WorldShape>,
     /// Each held agent's weight in the training run (`by_type` policies): on a scenario with
     /// other agents, each agent acts with a held agent of its weight (see `drive::transfer_map`).
     #[serde(default)]
@@ -161,6 +173,22 @@ pub struct Manifest {
     /// FNV-1a 64 of the run's resolved config.toml, hex.
     pub config_hash: String,
 }
+
+/// What a world policy acts in: the agents it holds (`Manifest::agents`) are indices into
+/// `groups`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorldShape {
+    /// Its `env.world` name.
+    pub name: String,
+    /// The observation row's feature names, in order (`env::worlds::Layout::names`).
+    pub features: Vec<String>,
+    /// The world's groups, by index.
+    pub groups: Vec<String>,
+}
+
+/// Most features a world policy's row may have, and most groups.
+const MAX_WORLD: usize = 1 << 16;
 
 fn threshold() -> String {
     "threshold".into()
@@ -262,6 +290,9 @@ impl Manifest {
 
     /// Length of the policy's input: SPEC 4's state and the `inputs`.
     pub fn input_len(&self) -> usize {
+        if let Some(w) = &self.world {
+            return w.features.len();
+        }
         if self.market > 0 {
             return self.market;
         }
@@ -344,7 +375,9 @@ impl Manifest {
         if !(self.value_scale > 0.0 && self.value_scale <= 1e12) {
             return Err(format!("value_scale {} is outside (0, 1e12]", self.value_scale));
         }
-        if self.agents.is_empty() || self.m == 0 {
+        if let Some(w) = &self.world {
+            self.validate_world(w, form)?;
+        } else if self.agents.is_empty() || self.m == 0 {
             return Err("the manifest names no agent or no accelerator".into());
         }
         if self.fixed_level >= self.levels.len() {
@@ -377,6 +410,34 @@ impl Manifest {
             return Err(format!(
                 "a {} policy carries no model, but model_bytes is {}",
                 self.kind, self.model_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Manifest {
+    /// A world policy: an actor or constant levels per group, reading the world's row alone.
+    fn validate_world(&self, w: &WorldShape, form: PolicyForm) -> Result<(), String> {
+        if self.version < 9 {
+            return Err(format!("a world policy needs manifest version 9, not {}", self.version));
+        }
+        let (d, g) = (w.features.len(), w.groups.len());
+        if !(1..=MAX_WORLD).contains(&d) || !(1..=MAX_WORLD).contains(&g) {
+            return Err(format!(
+                "a world policy reads 1 to {MAX_WORLD} features for 1 to {MAX_WORLD} groups; this one has {d} features and {g} groups"
+            ));
+        }
+        if !matches!(form, PolicyForm::Actor | PolicyForm::Constant) || self.market > 0 || self.by_type > 0 || !self.inputs.is_empty() {
+            return Err(format!(
+                "a world policy is an actor or constant levels reading the world's row and nothing else; this one is {} with market {}, by_type {}, inputs {:?}",
+                self.kind, self.market, self.by_type, self.inputs
+            ));
+        }
+        if self.agents.is_empty() || self.agents.iter().any(|&a| a >= g) {
+            return Err(format!(
+                "a world policy holds groups among 0..{g}; this one names {:?}",
+                self.agents
             ));
         }
         Ok(())
@@ -513,12 +574,28 @@ struct Input {
     budgets: Option<Vec<f64>>,
     tokens: Option<f64>,
     market: Option<Vec<f64>>,
+    world: Option<Vec<f64>>,
 }
 
 impl Input {
     /// The policy's input vector (budget, utilities, the manifest's inputs in order), or what
     /// is wrong with the line.
     fn features(&self, manifest: &Manifest) -> Result<Vec<f64>, String> {
+        if manifest.world.is_some() {
+            let d = manifest.input_len();
+            let x = self
+                .world
+                .as_ref()
+                .ok_or("`world` is missing: this policy reads a world's observation row (see --describe)")?;
+            if x.len() != d {
+                return Err(format!("`world` has {} entries, expected {d}", x.len()));
+            }
+            // The network runs in f32: a larger number would turn into infinity there.
+            if let Some(j) = x.iter().position(|v| !(v.is_finite() && v.abs() <= f64::from(f32::MAX))) {
+                return Err(format!("`world`[{j}] is {:?}, expected a finite number", x[j]));
+            }
+            return Ok(x.clone());
+        }
         if manifest.market > 0 {
             let x = self
                 .market
@@ -724,7 +801,7 @@ impl<'a> Agent<'a> {
             }
         };
         let a = self.manifest.levels[level];
-        if self.manifest.market > 0 && self.manifest.action == "bid" {
+        if (self.manifest.market > 0 || self.manifest.world.is_some()) && self.manifest.action == "bid" {
             return serde_json::json!({ "bid_factor": a, "probabilities": p }).to_string();
         }
         if self.manifest.action == "bid" {
@@ -787,6 +864,7 @@ mod tests {
             by_type: 0,
             types: Vec::new(),
             market: 0,
+            world: None,
             weights: Vec::new(),
             total_tokens: 100.0,
             states: 0,
@@ -806,6 +884,7 @@ mod tests {
             m: 2,
             types: vec!["A10".into(), "OD".into()],
             market: 12,
+            world: None,
             levels: vec![0.5, 1.0, 1.5],
             ..fixed_manifest()
         };
@@ -842,6 +921,81 @@ mod tests {
         assert!(reply.get("bids").is_none());
         let reply = agent.answer(&format!("{{\"market\": {:?}}}", vec![11.0; 12]), None);
         assert!(reply.contains("`market`[0] is 11, expected a number in [-1, 10]"), "{reply}");
+    }
+
+    #[test]
+    fn world_manifests_are_checked() {
+        let shape = WorldShape {
+            name: "bandit".into(),
+            features: vec!["group".into(), "time".into()],
+            groups: vec!["low".into(), "high".into()],
+        };
+        let ok = Manifest {
+            kind: "actor_critic".into(),
+            hidden: 3,
+            m: 0,
+            agents: vec![0, 1],
+            world: Some(shape.clone()),
+            ..fixed_manifest()
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(ok.input_len(), 2);
+        assert_eq!(ok.per_agent(), 2 * 3 + 3 + 3 * 3 + 3);
+        for (m, says) in [
+            (Manifest { version: 8, ..ok.clone() }, "needs manifest version 9"),
+            (
+                Manifest {
+                    agents: vec![2],
+                    ..ok.clone()
+                },
+                "holds groups among 0..2",
+            ),
+            (Manifest { market: 12, ..ok.clone() }, "nothing else"),
+            (
+                Manifest {
+                    world: Some(WorldShape {
+                        features: Vec::new(),
+                        ..shape.clone()
+                    }),
+                    ..ok.clone()
+                },
+                "0 features",
+            ),
+            (
+                Manifest {
+                    kind: "hedge".into(),
+                    states: 3,
+                    total_tokens: 1.0,
+                    ..ok.clone()
+                },
+                "is hedge",
+            ),
+        ] {
+            let e = m.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+        // A zero network answers uniformly: argmax is the first level, here a threshold.
+        let w = vec![0.0f32; 2 * ok.per_agent()];
+        let agent = Agent::new(&ok, &w, 1);
+        let reply: serde_json::Value = serde_json::from_str(&agent.answer("{\"world\": [1, 0.25]}", None)).unwrap();
+        assert_eq!(reply["threshold"], 0.0, "{reply}");
+        assert_eq!(reply["probabilities"].as_array().unwrap().len(), 3, "{reply}");
+        for (line, says) in [
+            ("{\"world\": [1]}", "`world` has 1 entries, expected 2"),
+            ("{\"world\": [1, 1e300]}", "`world`[1] is 1e300, expected a finite number"),
+            ("{\"budget\": 0.5, \"utilities\": []}", "`world` is missing"),
+        ] {
+            let reply = agent.answer(line, None);
+            assert!(reply.contains(says), "{line}: {reply}");
+        }
+        let bid = Manifest {
+            action: "bid".into(),
+            levels: vec![0.5, 1.0],
+            ..ok.clone()
+        };
+        let w = vec![0.0f32; bid.per_agent()];
+        let reply = Agent::new(&bid, &w, 0).answer("{\"world\": [0, 0]}", None);
+        assert!(reply.contains("\"bid_factor\":0.5") && !reply.contains("bids"), "{reply}");
     }
 
     #[test]

@@ -102,10 +102,14 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
             }
         }
         for (label, policy) in named {
+            let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
+            if let Some(e) = policy.failure() {
+                return Err(crate::error::policy(&label, e));
+            }
             rows.push(Row {
                 policy: label,
                 mechanism: m.clone(),
-                played: evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads),
+                played,
             });
         }
     }

@@ -6,11 +6,14 @@
 //! - [`play`]: one episode of a world under a [`RowPolicy`] (what picks a level for each live
 //!   agent from its observation row and group) — the one driver of an episode;
 //!   [`evaluate`] runs it on seeds in parallel, results in seed order.
-//! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors).
+//! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors),
+//!   `agent:PATH` ([`agent`]: an exported run of the world, or any executable speaking the
+//!   protocol).
 //! - [`es`], [`train`]: ES over one actor per group, a run directory like every other run's.
 //! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds; [`scan`]:
 //!   `mtf scan`, the figures against one config key (Gavel's arrival rate).
 
+pub mod agent;
 pub mod compare;
 pub mod es;
 pub mod policies;
@@ -33,6 +36,12 @@ pub trait RowPolicy: Send {
 
     /// An independent copy (one per episode played in parallel).
     fn fork(&self) -> Box<dyn RowPolicy>;
+
+    /// What went wrong while it acted, in it or any of its copies (an agent process that broke
+    /// its protocol): the episodes it played are then not its own, and the command fails.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What one episode gave.

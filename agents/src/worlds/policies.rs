@@ -1,7 +1,8 @@
 //! Policies for the worlds behind the seam, and the specs that name them on the command line:
 //! `fixed:X` (level X for everyone), `fixed:all` (every level, a row each), `uniform` (a level
 //! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
-//! replicate).
+//! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
+//! [`super::agent`]).
 
 use super::es::Actors;
 use super::RowPolicy;
@@ -100,8 +101,12 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
             other => other,
         });
     }
+    if let Some(path) = spec.strip_prefix("agent:") {
+        let agents = super::agent::WorldAgents::new(Path::new(path), world).map_err(bad)?;
+        return Ok(vec![(spec.to_string(), Box::new(agents))]);
+    }
     Err(bad(
-        "a world of env.worlds takes fixed:X, fixed:all, uniform or run:DIR (a run trained on it)".into(),
+        "a world of env.worlds takes fixed:X, fixed:all, uniform, run:DIR (a run trained on it) or agent:PATH (one exported from such a run)".into(),
     ))
 }
 

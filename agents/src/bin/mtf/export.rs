@@ -25,11 +25,13 @@ pub(crate) struct Args {
     /// The executable to write.
     #[arg(long)]
     out: PathBuf,
-    /// One agent's policy (its index in the run), or `all` (choose with --agent at run time).
+    /// One agent's policy (its index in the run; in a world behind the seam, a group's), or
+    /// `all` (choose with --agent at run time).
     #[arg(long, default_value = "all", value_parser = parse_agent)]
     agent: Agent,
-    /// A market run's replicate whose policies to export (default 0); a queue-world run group's
-    /// replicates are run directories of their own (--run DIR/replicate-N).
+    /// The replicate whose policies to export, of a market run or a run group in a world behind
+    /// the seam (default 0); a queue-world run group's replicates are run directories of their
+    /// own (--run DIR/replicate-N).
     #[arg(long)]
     replicate: Option<usize>,
     /// Replace PATH if it exists (a regular file only).

@@ -1,0 +1,194 @@
+//! `agent:PATH` in a world behind the seam: an exported agent (from `mtf export` on a run of
+//! the world) or any executable speaking the protocol, one process per group started with
+//! `--agent G`. Each live agent's row goes to its group's process as `{"world": [..]}`, one
+//! request and one reply at a time (so no pipe fills however many agents a group has); the
+//! reply names a level (`threshold` or `bid_factor`). A reply that breaks the protocol is
+//! recorded, the processes stopped, and the comparison fails naming it ([`RowPolicy::failure`]).
+
+use super::RowPolicy;
+use crate::export::drive::{decision, reply_timeout, ErrorSlot, Proc};
+use crate::export::runtime::{read_payload, Manifest, WorldShape, MAGIC, VERSION};
+use env::worlds::World;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The exported agent at `path` checked against `world`: its manifest (one synthesised for an
+/// executable without a policy inside), or what does not fit.
+pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
+    let here = shape(world);
+    let bytes = crate::run::read_regular(path, 1 << 30).map_err(|e| e.to_string())?;
+    if !bytes.ends_with(MAGIC) {
+        return Ok(external(path, world, here));
+    }
+    let manifest = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?.manifest;
+    let Some(theirs) = &manifest.world else {
+        return Err(format!(
+            "{}: a policy for the queue world or the market; this is the {} world (export a run trained on it)",
+            path.display(),
+            here.name
+        ));
+    };
+    let action = world.action_kind().as_str();
+    if theirs.name != here.name || theirs.features != here.features || manifest.levels != world.levels() || manifest.action != action {
+        return Err(format!(
+            "{}: the agent acts in the {} world on features {:?} with {} levels {:?}; this config is the {} world on {:?} with {action} levels {:?}",
+            path.display(),
+            theirs.name,
+            theirs.features,
+            manifest.action,
+            manifest.levels,
+            here.name,
+            here.features,
+            world.levels()
+        ));
+    }
+    if manifest.agents.len() != 1 && theirs.groups != here.groups {
+        return Err(format!(
+            "{}: holds groups {:?}; this world's are {:?} (export one group, or a run of this world)",
+            path.display(),
+            theirs.groups,
+            here.groups
+        ));
+    }
+    Ok(manifest)
+}
+
+fn shape(world: &dyn World) -> WorldShape {
+    WorldShape {
+        name: env::worlds::world_name(&world.config()),
+        features: world.layout().names.clone(),
+        groups: world.group_names(),
+    }
+}
+
+/// The manifest an executable without an exported policy is driven by: every group's process
+/// started with `--agent G`, reading rows of `world`'s layout.
+fn external(path: &Path, world: &dyn World, here: WorldShape) -> Manifest {
+    Manifest {
+        version: VERSION,
+        kind: "external".into(),
+        agents: (0..here.groups.len()).collect(),
+        m: 0,
+        action: world.action_kind().as_str().into(),
+        value_scale: 1.0,
+        levels: world.levels().to_vec(),
+        hidden: 0,
+        inputs: Vec::new(),
+        agents_total: 0,
+        by_type: 0,
+        types: Vec::new(),
+        market: 0,
+        world: Some(here),
+        weights: Vec::new(),
+        total_tokens: 0.0,
+        states: 0,
+        fixed_level: 0,
+        model_bytes: 0,
+        training_run: path.display().to_string(),
+        config_hash: String::new(),
+    }
+}
+
+/// Agent processes acting for a world's groups.
+pub struct WorldAgents {
+    path: PathBuf,
+    manifest: Manifest,
+    /// Per group, its process once started.
+    procs: Vec<Option<Proc>>,
+    errors: ErrorSlot,
+    timeout: Duration,
+    /// A process broke the protocol: stop asking.
+    dead: bool,
+    line: String,
+}
+
+impl WorldAgents {
+    /// `agent:PATH` for `world` (processes start at the first row of their group).
+    pub fn new(path: &Path, world: &dyn World) -> Result<Self, String> {
+        let manifest = check(path, world)?;
+        let timeout = reply_timeout()?;
+        Ok(Self::with(path, manifest, Arc::new(Mutex::new(None)), timeout))
+    }
+
+    fn with(path: &Path, manifest: Manifest, errors: ErrorSlot, timeout: Duration) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            manifest,
+            procs: Vec::new(),
+            errors,
+            timeout,
+            dead: false,
+            line: String::new(),
+        }
+    }
+
+    fn fail(&mut self, msg: String) {
+        self.errors.lock().expect("not poisoned").get_or_insert(msg);
+        self.dead = true;
+        self.procs.iter_mut().flatten().for_each(Proc::kill);
+    }
+
+    /// The row's level from group `g`'s process.
+    fn ask(&mut self, g: usize, row: &[f32]) -> Result<usize, String> {
+        // A file holding one group's policy serves every group (a homogeneous population).
+        let held = if self.manifest.agents.len() == 1 {
+            self.manifest.agents[0]
+        } else {
+            g
+        };
+        if self.procs.len() <= g {
+            self.procs.resize_with(g + 1, || None);
+        }
+        let who = format!("group {g}'s agent");
+        if self.procs[g].is_none() {
+            let arg = (self.manifest.agents.len() > 1 || self.manifest.kind == "external").then_some(held);
+            self.procs[g] = Some(Proc::spawn(&self.path, arg)?);
+        }
+        let p = self.procs[g].as_mut().expect("started");
+        p.nothing_waiting(&who)?;
+        self.line.clear();
+        self.line.push_str("{\"world\":[");
+        for (j, x) in row.iter().enumerate() {
+            if j > 0 {
+                self.line.push(',');
+            }
+            // f32 to f64 is exact: the agent reads the row the world wrote.
+            self.line
+                .push_str(&serde_json::Number::from_f64(f64::from(*x)).map_or("null".into(), |n| n.to_string()));
+        }
+        self.line.push_str("]}");
+        p.send(&who, &self.line)?;
+        let reply = p.reply(&who, self.timeout)?;
+        Ok(decision(&who, &reply, &self.manifest.action, &self.manifest.levels)?.0)
+    }
+}
+
+impl Drop for WorldAgents {
+    fn drop(&mut self) {
+        self.procs.iter_mut().flatten().for_each(Proc::kill);
+    }
+}
+
+impl RowPolicy for WorldAgents {
+    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]) {
+        actions.fill(0);
+        for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
+            if self.dead {
+                return;
+            }
+            match self.ask(g, row) {
+                Ok(level) => *a = level,
+                Err(e) => self.fail(format!("{}: {e}", self.path.display())),
+            }
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(Self::with(&self.path, self.manifest.clone(), self.errors.clone(), self.timeout))
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.errors.lock().expect("not poisoned").clone()
+    }
+}
