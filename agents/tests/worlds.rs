@@ -370,3 +370,132 @@ fn a_seam_resume_ignored_its_flags_and_refused_allowed_changes() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_sweep_searches_a_toy_world_and_prunes_by_generation() {
+    let dir = tmp("sweep");
+    let config = bandit(&dir, 10, "");
+    let sweep = dir.join("sweep.toml");
+    let write = |metric: &str| {
+        std::fs::write(
+            &sweep,
+            format!(
+                "base = \"bandit.toml\"\nsampler = \"random\"\nseed = 5\ntrials = 6\nworkers = 1\n\
+                 [objective]\nmetric = \"{metric}\"\ndirection = \"maximize\"\n\
+                 [budget]\nepisodes = 6\neval_seeds = 3\n\
+                 [pruner]\nkind = \"successive_halving\"\nwindow = 1\nmin_resource = 2\nreduction_factor = 2\n\
+                 [params]\n\"learner.es.sigma\" = {{ type = \"float\", low = 0.01, high = 1.0, log = true }}\n"
+            ),
+        )
+        .unwrap()
+    };
+    write("vs_best_fixed.mean");
+    let out = dir.join("out");
+    let storage = format!("sqlite:{}", dir.join("study.db").display());
+    let args = [
+        "sweep",
+        "--config",
+        sweep.to_str().unwrap(),
+        "--storage",
+        &storage,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    let (code, stdout, err) = mtf(&args);
+    assert_eq!(code, 0, "{err}");
+    // Every complete trial's value is its run's summary.json figure; pruned ones stopped at a
+    // rung (2 or 4 generations of 6), their generations reported to the pruner as they ran.
+    let csv = std::fs::read_to_string(out.join("trials.csv")).unwrap();
+    let (mut complete, mut pruned, mut best) = (0, 0, f64::NEG_INFINITY);
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let run = PathBuf::from(cells[7]);
+        let generations = std::fs::read_to_string(run.join("metrics.jsonl")).unwrap().lines().count();
+        match cells[1] {
+            "complete" => {
+                complete += 1;
+                let s = json(&run.join("summary.json"));
+                let v: f64 = cells[2].parse().unwrap();
+                assert_eq!(v, s["vs_best_fixed"]["mean"].as_f64().unwrap(), "{line}");
+                assert_eq!(generations, 6, "{line}");
+                best = best.max(v);
+            }
+            "pruned" => {
+                pruned += 1;
+                assert!(generations == 2 || generations == 4, "{line}: {generations} generations");
+                assert!(!run.join("summary.json").exists(), "{line}");
+            }
+            other => panic!("{line}: {other}"),
+        }
+    }
+    assert_eq!(complete + pruned, 6, "{csv}");
+    assert!(complete >= 1 && pruned >= 1, "{csv}");
+    assert!(stdout.contains(&format!("best vs_best_fixed.mean = {best:.4}")), "{stdout}");
+    // The shape the sweep checks objectives against is the summary a run writes.
+    let world = env::worlds::load(Path::new(&config), &[]).unwrap();
+    let real = std::fs::read_dir(out.join("trials"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("summary.json"))
+        .find(|p| p.exists())
+        .expect("a complete trial");
+    assert_eq!(
+        leaves(&agents::worlds::train::summary_shape(world.as_ref(), false)),
+        leaves(&json(&real))
+    );
+    // best.toml trains in the world; an objective the world's runs do not write is one line.
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        out.join("best.toml").to_str().unwrap(),
+        "--set",
+        "train.episodes=1",
+        "--quiet",
+        "--out",
+        dir.join("best").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The shipped Gavel sweep runs (one trial, one generation, two held-out seeds).
+    let gavel = root().join("configs/sweeps/gavel-es.toml");
+    let storage_g = format!("sqlite:{}", dir.join("gavel.db").display());
+    let (code, stdout, err) = mtf(&[
+        "sweep",
+        "--config",
+        gavel.to_str().unwrap(),
+        "--storage",
+        &storage_g,
+        "--out",
+        dir.join("gavel").to_str().unwrap(),
+        "--quiet",
+        "--trials",
+        "1",
+        "--set",
+        "train.episodes=1",
+        "--set",
+        "train.eval_seeds=2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("1 complete"), "{stdout}");
+    write("eval_welfare.mean");
+    let (code, _, err) = mtf(&args);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("objective.metric") && err.contains("eval_welfare.mean"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The paths of a JSON value's numbers, strings and arrays (`a.b.c`).
+fn leaves(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &serde_json::Value, at: String, out: &mut std::collections::BTreeSet<String>) {
+        match v.as_object() {
+            Some(o) => o
+                .iter()
+                .for_each(|(k, x)| walk(x, if at.is_empty() { k.clone() } else { format!("{at}.{k}") }, out)),
+            None => {
+                out.insert(at);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(v, String::new(), &mut out);
+    out
+}

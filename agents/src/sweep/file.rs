@@ -202,9 +202,21 @@ pub struct Sweep {
     pub base: PathBuf,
     /// The base config's values at the parameters' key paths (where it has them).
     pub defaults: BTreeMap<String, Value>,
-    /// The base is a market file (`env.world = "market"`): trials are `mtf train` on it
+    /// Which world the base config is, so which training its trials run.
+    pub kind: BaseKind,
+}
+
+/// A sweep's base config's world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BaseKind {
+    /// The queue or valuation world: trials are `mtf train` ([`crate::train`]).
+    Queues,
+    /// A market file (`env.world = "market"`): trials are `mtf train` on it
     /// ([`crate::train::market`]).
-    pub market: bool,
+    Market,
+    /// A world behind the seam (`env::worlds`): trials are `mtf train` in it
+    /// ([`crate::worlds::train`]).
+    Seam,
 }
 
 /// What a sweep file is checked against in its base config's world.
@@ -320,17 +332,27 @@ impl Sweep {
             };
             return Err(err(path, "base", format!("{} {problem}", base.display())));
         }
-        let market = env::market::is_market_file(&base);
+        let kind = if env::market::is_market_file(&base) {
+            BaseKind::Market
+        } else if crate::worlds::is_seam_config(&base) {
+            BaseKind::Seam
+        } else {
+            BaseKind::Queues
+        };
         let mut sweep = Sweep {
             file,
             path: path.to_path_buf(),
             base,
             defaults: BTreeMap::new(),
-            market,
+            kind,
         };
         // The base config with the budget applied must load; its resolved form says which keys
         // exist and their default values.
-        let base = if market { sweep.market_base()? } else { sweep.queue_base()? };
+        let base = match kind {
+            BaseKind::Market => sweep.market_base()?,
+            BaseKind::Seam => sweep.seam_base()?,
+            BaseKind::Queues => sweep.queue_base()?,
+        };
         if !base.known.contains(&sweep.file.objective.intermediate_key()) {
             return Err(err(
                 path,
@@ -395,13 +417,58 @@ impl Sweep {
 
     /// Load the base config with `set` applied (a market file with its training sections).
     pub fn load_base(&self, set: &[String]) -> Result<(), ConfigError> {
-        if self.market {
-            let raw = env::market::MarketFile::load_unexpanded(&self.base, set)?;
-            crate::train::market::MarketTraining::of(&raw, &self.base.display().to_string())?;
-        } else {
-            Experiment::load(&self.base, set)?;
+        self.learner_of(set).map(|_| ())
+    }
+
+    /// The learner the trials run on the base config with `set` applied (which also checks that
+    /// it loads).
+    pub fn learner_of(&self, set: &[String]) -> Result<&'static str, ConfigError> {
+        Ok(match self.kind {
+            BaseKind::Market => {
+                let raw = env::market::MarketFile::load_unexpanded(&self.base, set)?;
+                crate::train::market::MarketTraining::of(&raw, &self.base.display().to_string())?
+                    .learner
+                    .kind
+                    .name()
+            }
+            BaseKind::Seam => crate::worlds::train::SeamExperiment::load(&self.base, set)
+                .map_err(|e| self.as_config_error(e))?
+                .learner
+                .kind
+                .name(),
+            BaseKind::Queues => Experiment::load(&self.base, set)?.learner.kind.name(),
+        })
+    }
+
+    /// A seam world's loading error as the base config's (its message names the file).
+    fn as_config_error(&self, e: crate::error::Error) -> ConfigError {
+        match e {
+            crate::error::Error::Config(c) => c,
+            other => err(&self.base, "", other.to_string()),
         }
-        Ok(())
+    }
+
+    fn seam_base(&mut self) -> Result<Base, ConfigError> {
+        let exp = crate::worlds::train::SeamExperiment::load(&self.base, &self.overrides(&BTreeMap::new(), &[]))
+            .map_err(|e| self.as_config_error(e))?;
+        let w = exp.world.as_ref();
+        let known = crate::worlds::train::generation_keys(w);
+        // The default pruner figure (welfare) is the queue world's: here, the world's headline.
+        if self.file.objective.intermediate == "welfare" && !known.contains(&"welfare") {
+            self.file.objective.intermediate = w.metrics()[w.headline()].key.into();
+        }
+        let group = exp.train.replicates > 1;
+        Ok(Base {
+            known,
+            shape: crate::worlds::train::summary_shape(w, group),
+            what: if group { "a run group's" } else { "a run's" },
+            e_g: if group {
+                "vs_best_fixed_iqm, share_improving"
+            } else {
+                "vs_best_fixed.mean, eval.<the world's figure>.mean"
+            },
+            resolved: toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML"),
+        })
     }
 
     fn queue_base(&mut self) -> Result<Base, ConfigError> {

@@ -19,7 +19,7 @@ pub mod storage;
 use crate::error::user;
 use crate::run;
 use crate::train::{EpisodeHook, EpisodeLog, TrainSpec};
-use file::{Direction, Sweep};
+use file::{BaseKind, Direction, Sweep};
 use pruner::{halving_prunes, median_prunes, PrunerKind};
 use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
 use std::collections::BTreeMap;
@@ -141,14 +141,7 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
     if let Some(seed) = args.seed {
         probe.push(format!("seed={seed}"));
     }
-    if sweep.market {
-        let raw = env::market::MarketFile::load_unexpanded(&sweep.base, &probe)?;
-        let tr = crate::train::market::MarketTraining::of(&raw, &sweep.base.display().to_string())?;
-        sweep.check_learner_keys(tr.learner.kind.name())?;
-    } else {
-        let exp = crate::config::Experiment::load(&sweep.base, &probe)?;
-        sweep.check_learner_keys(exp.learner.kind.name())?;
-    }
+    sweep.check_learner_keys(sweep.learner_of(&probe)?)?;
     let mut st = Storage::open(&db, &study, &sweep.fingerprint(), sweep.liveness())?;
     // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its
     // checkpoint written), mark their trials interrupted so others pick them up, and the
@@ -451,27 +444,20 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
             PrunerKind::SuccessiveHalving => pr.is_rung(step) && halving_prunes(&pr, loss, &oriented(st.values_at(step, None)?)),
         })
     }));
-    if ctx.sweep.market {
-        return market_trial(ctx, &dir, params, &hook);
-    }
-    let trained = crate::train::execute(TrainSpec {
-        config: (!resumed).then(|| ctx.sweep.base.clone()),
-        name: None,
-        set: if resumed {
-            Vec::new()
-        } else {
-            ctx.sweep.overrides(params, &ctx.set)
-        },
-        resume: resumed.then(|| dir.clone()),
-        out: (!resumed).then(|| dir.clone()),
-        seed: if resumed { None } else { ctx.root_seed },
-        threads: Some(ctx.threads),
-        quiet: true,
-        on_episode: Some(hook),
-        replicates: None,
-        allow_config_change: Vec::new(),
-    })?;
-    if matches!(trained.outcome, crate::train::Outcome::Stopped { .. }) {
+    // The summary of a trial that ran to its end; None when it stopped early.
+    let summary = match ctx.sweep.kind {
+        BaseKind::Market => return market_trial(ctx, &dir, params, &hook),
+        BaseKind::Seam => seam_trial(ctx, &dir, params, hook, resumed)?,
+        BaseKind::Queues => {
+            let trained = crate::train::execute(TrainSpec {
+                on_episode: Some(hook),
+                ..trial_spec(ctx, &dir, params, resumed)
+            })?;
+            // The objective comes from the run's typed outcome, not from summary.json on disk.
+            (!matches!(trained.outcome, crate::train::Outcome::Stopped { .. })).then(|| trained.summary.unwrap_or_default())
+        }
+    };
+    let Some(summary) = summary else {
         return Ok(if abandoned.load(Ordering::Relaxed) {
             Ending::Interrupted("the study declared it stale while it ran")
         } else if stopping() {
@@ -479,9 +465,30 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
         } else {
             Ending::Pruned
         });
+    };
+    objective(file, &summary)
+}
+
+/// `mtf train` of one trial: the base config with the trial's parameters into `dir`, or the
+/// resumption of the interrupted trial copied there; quiet, on the sweep's threads.
+fn trial_spec(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, resumed: bool) -> TrainSpec {
+    TrainSpec {
+        config: (!resumed).then(|| ctx.sweep.base.clone()),
+        name: None,
+        set: if resumed {
+            Vec::new()
+        } else {
+            ctx.sweep.overrides(params, &ctx.set)
+        },
+        resume: resumed.then(|| dir.to_path_buf()),
+        out: (!resumed).then(|| dir.to_path_buf()),
+        seed: if resumed { None } else { ctx.root_seed },
+        threads: Some(ctx.threads),
+        quiet: true,
+        on_episode: None,
+        replicates: None,
+        allow_config_change: Vec::new(),
     }
-    // The objective comes from the run's typed outcome, not from summary.json on disk.
-    objective(file, &trained.summary.unwrap_or_default())
 }
 
 /// The objective's number in a trial's summary.
@@ -531,6 +538,23 @@ fn market_trial(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, hook: &
         None => Ok(Ending::Pruned),
         Some(t) => objective(file, &serde_json::to_value(&t)?),
     }
+}
+
+/// A trial in a world behind the seam: `mtf train` in it ([`crate::worlds::train`]), the
+/// pruner fed each generation (a run group's: replicate 0's); an interrupted trial resumes
+/// from its checkpoint like a queue-world trial.
+fn seam_trial(
+    ctx: &Ctx,
+    dir: &Path,
+    params: &BTreeMap<String, Value>,
+    hook: EpisodeHook,
+    resumed: bool,
+) -> crate::error::Result<Option<serde_json::Value>> {
+    let trained = crate::worlds::train::execute(&TrainSpec {
+        on_episode: Some(hook),
+        ..trial_spec(ctx, dir, params, resumed)
+    })?;
+    Ok((!trained.stopped).then_some(trained.summary))
 }
 
 /// Copy an interrupted trial's run directory (not its locks) to `dst` if it holds a checkpoint

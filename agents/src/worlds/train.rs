@@ -191,20 +191,60 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Act
 }
 
 /// One generation's line in `metrics.jsonl`.
-fn log_line(e: u64, g: &es::Generation, headline: &str, steps: u64, wall: f64) -> Value {
+fn log_line(e: u64, g: &es::Generation, w: &dyn World, steps: u64, wall: f64) -> Value {
     let fitness: Vec<f64> = g
         .played
         .iter()
         .map(|p| p.group_returns.iter().sum::<f64>() / p.group_returns.len().max(1) as f64)
         .collect();
-    let head: Vec<f64> = g.played.iter().map(|p| p.figures.first().copied().unwrap_or(f64::NAN)).collect();
+    let head: Vec<f64> = g
+        .played
+        .iter()
+        .map(|p| p.figures.get(w.headline()).copied().unwrap_or(f64::NAN))
+        .collect();
     json!({
         "episode": e,
         "fitness": fitness.iter().sum::<f64>() / fitness.len() as f64,
-        headline: head.iter().sum::<f64>() / head.len() as f64,
+        w.metrics()[w.headline()].key: head.iter().sum::<f64>() / head.len() as f64,
         "spread": g.spread,
         "agent_steps": steps,
         "wall_time": wall,
+    })
+}
+
+/// The figures of a generation's line in `metrics.jsonl` a sweep's pruner may follow: the
+/// population's mean fitness, the world's headline, ES's spread of fitnesses.
+pub fn generation_keys(w: &dyn World) -> Vec<&'static str> {
+    vec!["fitness", w.metrics()[w.headline()].key, "spread"]
+}
+
+/// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
+/// what a sweep's objective may name.
+pub fn summary_shape(w: &dyn World, group: bool) -> Value {
+    if group {
+        return json!({
+            "replicates": [],
+            "vs_best_fixed_per_replicate": [],
+            "vs_best_fixed_iqm": 0.0,
+            "vs_best_fixed_ci95": [0.0, 0.0],
+            "share_improving": 0.0,
+        });
+    }
+    let figures = Value::Object(
+        w.metrics()
+            .iter()
+            .map(|m| (m.key.to_string(), json!({"mean": 0.0, "ci95": 0.0})))
+            .collect(),
+    );
+    json!({
+        "world": "", "mechanism": "", "learner": "", "episodes": 0, "train_seconds": 0.0,
+        "agent_steps": 0, "agent_steps_per_second": 0.0, "eval_seeds": 0, "headline": "", "better": "",
+        "eval": figures,
+        "references": {"best_fixed": {"level": 0.0, "eval": figures}, "uniform": {"eval": figures}},
+        "vs_best_fixed": {"mean": 0.0, "ci95": 0.0},
+        "vs_uniform": {"mean": 0.0, "ci95": 0.0},
+        "held_out": [],
+        "held_out_best_fixed": [],
     })
 }
 
@@ -271,6 +311,8 @@ pub struct SeamTrained {
     pub summary: Value,
     /// The console report.
     pub report: String,
+    /// Whether `TrainSpec::on_episode` stopped it before the end (no summary then).
+    pub stopped: bool,
 }
 
 /// Train (or resume) a run, or a run group, in a world behind the seam.
@@ -337,7 +379,10 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
         run::write_atomic(&rd.config(), want.as_bytes())?;
         let start = restore_or_zero(&rd, &one, &spec.allow_config_change)?;
         if !rd.summary().exists() || start < one.train.episodes {
-            train_run_from(one, rd, start, spec)?;
+            let done = train_run_from(one, rd, start, spec)?;
+            if done.stopped {
+                return Ok(done);
+            }
         }
     }
     summarise_group(&dir)
@@ -380,6 +425,7 @@ fn resume(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrai
             dir: path.to_path_buf(),
             report: format!("{}: the run is complete; nothing to resume\n", path.display()),
             summary,
+            stopped: false,
         });
     }
     train_run_from(exp, dir, start, spec)
@@ -430,7 +476,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
             )));
         }
         steps += g.played.iter().map(|p| p.agent_steps).sum::<u64>();
-        let line = log_line(e, &g, headline, steps, t0.elapsed().as_secs_f64());
+        let line = log_line(e, &g, w, steps, t0.elapsed().as_secs_f64());
         run::append_line(&dir.metrics(), &line.to_string())?;
         for (tag, key) in [
             ("charts/fitness", "fitness"),
@@ -446,6 +492,18 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
             run::write_atomic(&dir.kept_checkpoint(done), &bytes)?;
         }
         progress.tick(done, &format!("{headline} {:.3}", line[headline].as_f64().unwrap_or(f64::NAN)));
+        if let Some(hook) = spec.on_episode.as_ref().filter(|_| exp.train.replicate == 0) {
+            // A sweep's pruner (or its SIGTERM) stops the run here, its checkpoint written.
+            if (hook.0)(&hook_log(e, &line, &generation_keys(w)))? {
+                progress.finish();
+                return Ok(SeamTrained {
+                    dir: dir.path().to_path_buf(),
+                    summary: Value::Null,
+                    report: format!("stopped after generation {done}\n"),
+                    stopped: true,
+                });
+            }
+        }
     }
     progress.finish();
     let train_seconds = started.elapsed().as_secs_f64();
@@ -512,7 +570,26 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         dir: dir.path().to_path_buf(),
         summary,
         report,
+        stopped: false,
     })
+}
+
+/// A generation's line as the episode log a sweep's hook reads (the figures only).
+fn hook_log(e: u64, line: &Value, keys: &[&str]) -> crate::train::EpisodeLog {
+    crate::train::EpisodeLog {
+        episode: e,
+        figures: keys
+            .iter()
+            .map(|&k| (k.to_string(), line[k].as_f64().unwrap_or(f64::NAN)))
+            .collect(),
+        threshold_by_weight: Vec::new(),
+        bids: false,
+        actor_loss: 0.0,
+        critic_loss: 0.0,
+        entropy: 0.0,
+        reward_spread: 0.0,
+        wall_time: line["wall_time"].as_f64().unwrap_or(0.0),
+    }
 }
 
 /// Where an improvement's CI puts it.
@@ -574,5 +651,6 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
         dir: dir.path().to_path_buf(),
         summary,
         report,
+        stopped: false,
     })
 }
