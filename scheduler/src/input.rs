@@ -61,6 +61,11 @@ pub struct RoundInput {
     /// n x m service rates > 0: required by the demand form; optional with utilities, where the
     /// rate-aware baselines (stride, gandiva_fair, max_throughput) need it.
     pub rates: Vec<f64>,
+    /// Demand form, optional: per agent, the rate its utilities are shares of (SPEC 2.4's
+    /// fastest accelerator), when it is faster than any of `rates`' row: a world whose agents
+    /// know a faster accelerator than any offered this round (a market's held or on-demand
+    /// types) says so. Empty: each row's fastest rate.
+    pub fastest: Vec<f64>,
     /// n thresholds in [0, 1] (MTF).
     pub thresholds: Vec<f64>,
     /// n token budgets >= 0 (MTF).
@@ -280,6 +285,7 @@ impl RoundInput {
             reserve: 0.0,
             redistribute: true,
             rates_stamp: RatesStamp::default(),
+            fastest: Vec::new(),
             jobs: Jobs::default(),
         }
     }
@@ -305,6 +311,7 @@ impl RoundInput {
             reserve: 0.0,
             redistribute: true,
             rates_stamp: RatesStamp::default(),
+            fastest: Vec::new(),
             jobs: Jobs::default(),
         }
     }
@@ -316,7 +323,10 @@ impl RoundInput {
             Form::Utilities => self.utilities[i * self.m + c],
             Form::Demand => {
                 let row = &self.rates[i * self.m..(i + 1) * self.m];
-                let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let max = match self.fastest.get(i) {
+                    Some(&f) => f,
+                    None => row.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                };
                 demand_utility(self.demands[i], row[c], max)
             }
         }
@@ -482,6 +492,29 @@ impl RoundInput {
         if !self.types.is_empty() {
             check_len("types", &self.types, m)?;
         }
+        if !self.fastest.is_empty() {
+            if self.form != Form::Demand {
+                return Err(InputError::Value {
+                    field: "fastest",
+                    at: String::new(),
+                    value: "given".into(),
+                    expected: "only with demands and rates (utilities are given whole)",
+                });
+            }
+            check_len("fastest", &self.fastest, n)?;
+            // Utilities are shares of it: at least every rate of the row, so none exceeds 1.
+            if let Some(i) = (0..n).find(|&i| {
+                let f = self.fastest[i];
+                !(f.is_finite() && self.rates[i * m..(i + 1) * m].iter().all(|&r| r <= f))
+            }) {
+                return Err(InputError::Value {
+                    field: "fastest",
+                    at: format!("[{i}]"),
+                    value: self.fastest[i].to_string(),
+                    expected: "expected a finite rate at least the agent's fastest in `rates`",
+                });
+            }
+        }
         check_vec("draws", &self.draws, |v| (0.0..1.0).contains(&v), "expected a number in [0, 1)")?;
         if !self.bids.is_empty() {
             check_len("bids", &self.bids, n * m)?;
@@ -637,6 +670,7 @@ struct RawRound {
     utilities: Option<Vec<Vec<f64>>>,
     demands: Option<Vec<f64>>,
     rates: Option<Vec<Vec<f64>>>,
+    fastest: Option<Vec<f64>>,
     thresholds: Option<Vec<f64>>,
     budgets: Option<Vec<f64>>,
     weights: Option<Vec<f64>>,
@@ -733,6 +767,7 @@ impl RawRound {
             reserve: self.reserve.unwrap_or(0.0),
             redistribute: self.redistribute.unwrap_or(true),
             rates_stamp: RatesStamp::default(),
+            fastest: self.fastest.unwrap_or_default(),
             jobs: Jobs {
                 ids: self.ids.unwrap_or_default(),
                 gangs: self.gangs.unwrap_or_default(),

@@ -185,6 +185,38 @@ mod tests {
     }
 
     #[test]
+    fn utilities_are_shares_of_the_fastest_accelerator_the_input_names() {
+        // One agent of 4 jobs on rates [2, 1]: utilities 1 and 0.5 of the row's fastest, 0.5
+        // and 0.25 of a faster one (4) it knows elsewhere. Threshold 0.6: it buys c0 in the
+        // first case; in the second nothing passes, and c0 comes free in the leftovers.
+        let mut r = RoundInput::from_demands(&[4.0], &[vec![2.0, 1.0]]);
+        r.thresholds = vec![0.6];
+        r.budgets = vec![3.0];
+        r.jobs.gangs = vec![1];
+        let out = crate::run(&mut Mtf::new(), &r);
+        assert_eq!(
+            (out.owners.clone(), out.paid.clone(), out.spent.clone()),
+            (vec![Some(0), None], vec![true, false], vec![1.0])
+        );
+        assert_eq!(out.won_utility[0], 1.0);
+        r.fastest = vec![4.0];
+        r.validate().unwrap();
+        assert_eq!(r.start_utility(0, 1), 0.25);
+        let out = crate::run(&mut Mtf::new(), &r);
+        assert_eq!(
+            (out.owners, out.paid, out.spent),
+            (vec![Some(0), None], vec![false, false], vec![0.0])
+        );
+        assert_eq!(out.won_utility[0], 0.5);
+        // Below a rate of the row, or beside utilities: refused, naming the field.
+        r.fastest = vec![1.5];
+        assert!(r.validate().unwrap_err().to_string().contains("`fastest`[0]"));
+        let mut u = RoundInput::from_utilities(&[vec![0.5]]);
+        u.fastest = vec![1.0];
+        assert!(u.validate().unwrap_err().to_string().contains("only with demands and rates"));
+    }
+
+    #[test]
     fn budget_ties_go_to_the_first_agent_in_cyclic_order_from_turn() {
         let mut r = RoundInput::from_utilities(&[vec![0.9], vec![0.9], vec![0.9]]);
         r.thresholds = vec![0.5; 3];

@@ -38,6 +38,7 @@ pub fn round(max_n: usize, max_m: usize) -> impl Strategy<Value = RoundInput> {
                 bids,
                 reserve,
                 redistribute,
+                fastest: Vec::new(),
                 rates_stamp: Default::default(),
                 jobs: Default::default(),
             },

@@ -209,7 +209,11 @@ impl Valuation {
         if self.demand {
             // With the classes (rebuilt only when the rates change): no pass over the rates.
             self.classes.build(input);
-            self.max_rate.extend_from_slice(&self.classes.max_rate);
+            if input.fastest.is_empty() {
+                self.max_rate.extend_from_slice(&self.classes.max_rate);
+            } else {
+                self.max_rate.extend_from_slice(&input.fastest);
+            }
         } else if input.has_rates() {
             for i in 0..n {
                 let row = &input.rates[i * m..(i + 1) * m];

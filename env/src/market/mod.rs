@@ -6,7 +6,8 @@
 //! since its last checkpoint plus a restart delay when it moves at any other time).
 //!
 //! This module is the world's core, one concern per file: the exchange here (second and first
-//! price, and MTF with tokens on the same arrivals; the paper's economic agent as the fixed
+//! price, and MTF with tokens on the same arrivals, allocated by `scheduler::mtf` itself in
+//! the demand form; the paper's economic agent as the fixed
 //! policy, a bid factor per tenant, 1 = break-even; the episode's records), the scenario file
 //! (`file.rs`), what a learned bid policy observes (`observe.rs`), the episode's figures
 //! ([`MarketMetrics`], `metrics.rs`), the joint clearing's assignment ([`assign`]), and
@@ -164,6 +165,15 @@ pub struct Market {
     /// MTF's token budgets and its round-robin turn.
     tokens: Vec<f64>,
     turn: usize,
+    /// MTF's round, kept to be refilled.
+    mtf: MtfRound,
+}
+
+/// Under MTF: the mechanism and its round's input and allocation, refilled every round.
+struct MtfRound {
+    mechanism: scheduler::mtf::Mtf,
+    input: scheduler::RoundInput,
+    out: scheduler::Allocation,
 }
 
 impl Market {
@@ -214,6 +224,11 @@ impl Market {
             prices,
             tokens,
             turn: 0,
+            mtf: MtfRound {
+                mechanism: scheduler::mtf::Mtf::new(),
+                input: scheduler::RoundInput::from_demands(&[0.0], &[vec![1.0]]),
+                out: scheduler::Allocation::default(),
+            },
         }
     }
 
@@ -629,63 +644,56 @@ impl Market {
     /// favourite accelerator left. A holder at its checkpoint that does not get its own
     /// accelerator back is evicted (it then runs on demand or waits). Money: the base price.
     fn mtf_round(&mut self, thresholds: &[f64], pay: &mut [Option<f64>]) {
-        let spec = self.file.market.clone();
         let (n, m) = (self.n(), self.units.len());
         let claimant: Vec<bool> = self
             .tenants
             .iter()
             .map(|t| t.place == Place::Waiting || (t.decide && matches!(t.place, Place::OnDemand(_) | Place::Unit(_))))
             .collect();
-        let mut open: Vec<bool> = self.units.iter().map(|u| u.holder.is_none_or(|h| claimant[h])).collect();
+        // The accelerators on offer: free, or held by a tenant that may move.
+        let open: Vec<usize> = (0..m).filter(|&c| self.units[c].holder.is_none_or(|h| claimant[h])).collect();
         let types: Vec<usize> = self.units.iter().map(|u| u.ty).collect();
-        let utility = |i: usize, c: usize| {
-            let s = &spec.tenants[i].speeds;
-            s[types[c]] / s.iter().copied().fold(0.0, f64::max)
-        };
-        let prefs: Vec<Vec<usize>> = (0..n)
-            .map(|i| {
-                let mut p: Vec<usize> = if claimant[i] { (0..m).collect() } else { Vec::new() };
-                p.sort_by(|&a, &b| utility(i, b).total_cmp(&utility(i, a)).then(a.cmp(&b)));
-                p
-            })
-            .collect();
-        let order: Vec<usize> = (0..n).map(|k| (self.turn + k) % n).collect();
         let mut got: Vec<Option<usize>> = vec![None; n];
-        let mut spent = 0.0;
-        loop {
-            let tokens = &self.tokens;
-            let pick = order
-                .iter()
-                .copied()
-                .filter(|&i| claimant[i] && got[i].is_none() && tokens[i] >= 1.0)
-                .filter_map(|i| {
-                    let c = prefs[i]
-                        .iter()
-                        .copied()
-                        .find(|&c| open[c] && utility(i, c) >= thresholds[i] && utility(i, c) > 0.0)?;
-                    Some((i, c))
-                })
-                // The first of the largest budgets in cyclic order.
-                .reduce(|a, b| if tokens[b.0] > tokens[a.0] { b } else { a });
-            let Some((i, c)) = pick else { break };
-            open[c] = false;
-            got[i] = Some(c);
-            self.tokens[i] -= 1.0;
-            spent += 1.0;
-        }
-        let total_w: f64 = spec.tenants.iter().map(|t| t.weight).sum();
-        for (b, t) in self.tokens.iter_mut().zip(&spec.tenants) {
-            *b += spent * t.weight / total_w;
-        }
-        for &i in &order {
-            if claimant[i] && got[i].is_none() {
-                if let Some(c) = prefs[i].iter().copied().find(|&c| open[c]) {
-                    open[c] = false;
-                    got[i] = Some(c);
+        if open.is_empty() {
+            self.turn = (self.turn + 1) % n;
+        } else {
+            // MTF itself (scheduler::mtf, SPEC 3.1) in the demand form: a tenant's utility for an
+            // accelerator is its speed there over its fastest type anywhere (`fastest`, not
+            // only the types on offer), a claimant's demand is that fastest speed (so every
+            // utility is the plain ratio) and a tenant takes one accelerator (gang 1);
+            // a tenant that may not move demands nothing.
+            let spec = &self.file.market;
+            let input = &mut self.mtf.input;
+            input.n = n;
+            input.m = open.len();
+            input.rates.clear();
+            input.fastest.clear();
+            input.demands.clear();
+            for (i, t) in spec.tenants.iter().enumerate() {
+                input.rates.extend(open.iter().map(|&c| t.speeds[types[c]]));
+                let fastest = t.speeds.iter().copied().fold(0.0, f64::max);
+                input.fastest.push(fastest);
+                input.demands.push(if claimant[i] { fastest } else { 0.0 });
+            }
+            input.rates_stamp = scheduler::RatesStamp::fresh();
+            input.thresholds.clear();
+            input.thresholds.extend_from_slice(thresholds);
+            input.budgets.clone_from(&self.tokens);
+            input.weights.clear();
+            input.weights.extend(spec.tenants.iter().map(|t| t.weight));
+            input.turn = self.turn;
+            input.jobs.gangs.clear();
+            input.jobs.gangs.resize(n, 1);
+            let out = &mut self.mtf.out;
+            scheduler::Mechanism::allocate(&mut self.mtf.mechanism, input, out);
+            self.tokens.clone_from(&out.budgets);
+            self.turn = out.turn;
+            for (k, owner) in out.owners.iter().enumerate() {
+                if let Some(i) = *owner {
+                    got[i] = Some(open[k]);
                 }
             }
         }
-        self.turn = (self.turn + 1) % n;
         // Holders at their checkpoint that lost their accelerator, then the moves.
         for c in 0..m {
             if let Some(h) = self.units[c].holder.filter(|&h| claimant[h] && got[h] != Some(c)) {
@@ -701,11 +709,11 @@ impl Market {
                 if self.units[c].holder != Some(i) {
                     self.move_to(i, c);
                 }
-                pay[i] = Some(spec.types[types[c]].base_price);
+                pay[i] = Some(self.file.market.types[types[c]].base_price);
             }
         }
-        for (ty, p) in self.prices.iter_mut().enumerate() {
-            *p = spec.types[ty].base_price;
+        for (p, t) in self.prices.iter_mut().zip(&self.file.market.types) {
+            *p = t.base_price;
         }
     }
 

@@ -649,6 +649,7 @@ impl ClusterEnv {
             reserve: 0.0,
             redistribute: true,
             rates_stamp: self.rates_stamp,
+            fastest: Vec::new(),
             jobs: Default::default(),
         };
         self.input = self.pending.clone();
