@@ -444,3 +444,59 @@ fn the_uniform_random_reference_is_the_mean_over_the_levels() {
     let u = f(&v, &["uniform", "utility"]);
     assert!((u - 96.0 / 11.0).abs() < 0.4, "{u}");
 }
+
+/// A market run killed with SIGKILL resumes to the run never interrupted (issue 38): PPO on the
+/// duel, 2 replicates, killed in the second; the summary, the per-episode log and the policies
+/// are the same, byte for byte but the run directory. A config.toml edited since is refused.
+#[test]
+fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = tmp("market-train", "killed");
+    let (full, cut) = (dir.join("full"), dir.join("cut"));
+    let config = duel();
+    let args = |out: &std::path::Path| {
+        let sets = ["learner.kind=\"ppo\"", "train.episodes=150"];
+        let mut a: Vec<String> = vec!["train".into(), "--config".into(), config.clone(), "--replicates".into(), "2".into()];
+        for s in sets {
+            a.extend(["--set".into(), s.into()]);
+        }
+        a.extend(["--quiet".into(), "--out".into(), out.display().to_string()]);
+        a
+    };
+    let run = |a: Vec<String>| mtf(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, _, err) = run(args(&full));
+    assert_eq!(code, 0, "{err}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args(&cut))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = || std::fs::read_to_string(cut.join("metrics.jsonl")).map_or(0, |t| t.lines().count());
+    let t0 = Instant::now();
+    while lines() < 170 && t0.elapsed() < Duration::from_secs(120) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = lines();
+    assert!(before < 300, "killed before the end ({before} episodes logged)");
+    let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let read = |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
+    for f in ["metrics.jsonl", "episodes.csv", "policy.json"] {
+        assert_eq!(read(&cut, f), read(&full, f), "{f} after a kill at {before} episodes");
+    }
+    assert_eq!(read(&cut, "summary.json"), read(&full, "summary.json"));
+    // The config a checkpoint was written with is the one it resumes with.
+    let edited = read(&cut, "config.toml").replace("rounds = ", "rounds = 1");
+    std::fs::write(cut.join("config.toml"), edited).unwrap();
+    let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("changed since its checkpoint"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

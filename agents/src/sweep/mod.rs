@@ -446,7 +446,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     }));
     // The summary of a trial that ran to its end; None when it stopped early.
     let summary = match ctx.sweep.kind {
-        BaseKind::Market => return market_trial(ctx, &dir, params, &hook),
+        BaseKind::Market => return market_trial(ctx, &dir, params, &hook, resumed),
         BaseKind::Seam => seam_trial(ctx, &dir, params, hook, resumed)?,
         BaseKind::Queues => {
             let trained = crate::train::execute(TrainSpec {
@@ -504,9 +504,14 @@ fn objective(file: &file::SweepFile, summary: &serde_json::Value) -> crate::erro
 }
 
 /// A trial on a market file: `mtf train` on it ([`crate::train::market`]), the pruner fed
-/// replicate 0's sampled episodes. Market runs do not checkpoint: an interrupted trial
-/// starts over.
-fn market_trial(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, hook: &EpisodeHook) -> crate::error::Result<Ending> {
+/// replicate 0's sampled episodes; an interrupted trial resumes from its checkpoint.
+fn market_trial(
+    ctx: &Ctx,
+    dir: &Path,
+    params: &BTreeMap<String, Value>,
+    hook: &EpisodeHook,
+    resumed: bool,
+) -> crate::error::Result<Ending> {
     let file = &ctx.sweep.file;
     let key = file.objective.intermediate_key().to_string();
     let on_episode = |e: u64, s: &crate::train::market::MarketScore| -> crate::error::Result<bool> {
@@ -523,16 +528,20 @@ fn market_trial(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, hook: &
         };
         (hook.0)(&log)
     };
-    let trained = crate::train::market::train_market_with(
-        &ctx.sweep.base,
-        &ctx.sweep.overrides(params, &ctx.set),
-        ctx.root_seed,
-        None,
-        Some(dir),
-        None,
-        true,
-        Some(&on_episode),
-    )?;
+    let trained = if resumed {
+        crate::train::market::resume_market_with(dir, true, Some(&on_episode))?
+    } else {
+        crate::train::market::train_market_with(
+            &ctx.sweep.base,
+            &ctx.sweep.overrides(params, &ctx.set),
+            ctx.root_seed,
+            None,
+            Some(dir),
+            None,
+            true,
+            Some(&on_episode),
+        )?
+    };
     match trained {
         None if stopping() => Ok(Ending::Interrupted("its worker received SIGTERM")),
         None => Ok(Ending::Pruned),

@@ -26,7 +26,7 @@ const MAGIC_V1: &[u8; 8] = b"MTFCKPT1";
 const FRAME: usize = 32;
 
 /// Largest checkpoint file read (a learner's state is a few MB; anything larger is not ours).
-const MAX_BYTES: u64 = 1 << 32;
+pub(crate) const MAX_BYTES: u64 = 1 << 32;
 
 pub use crate::error::CheckpointError;
 

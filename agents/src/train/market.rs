@@ -393,7 +393,7 @@ impl Learners {
 }
 
 /// One episode's figures for the learners and the market.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MarketScore {
     /// Mean utility per learning tenant (money).
     pub utility: f64,
@@ -869,19 +869,152 @@ pub fn train_market_with(
             return Err(user(format!("--replicates {r}: must be in [1, 64]")));
         }
         tr.train.replicates = r;
+        // The run's config.toml replays the run: `--resume` reads it.
+        raw.train
+            .get_or_insert_with(toml::Table::new)
+            .insert("replicates".into(), toml::Value::Integer(r as i64));
     }
-    let base = raw.at_seed(raw.seed);
-    let ls = Learners::of(&base, &raw);
-    let levels = tr.learner.levels.clone();
-    let ppo = (tr.learner.kind == MarketLearnerKind::Ppo).then(|| {
-        let p = &tr.learner.ppo;
-        let width = p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + levels.len() + Market::obs_dim(raw.market.types.len());
-        (tr.train.envs * p.group, ls.who.len(), p.rollout, width)
-    });
-    crate::train::memory::check(&crate::train::memory::market_training(&base, ppo), "this training run")?;
+    check_memory(&raw, &tr)?;
     let stem = run::stem(config);
     let dir = run::RunDir::create(out, name.unwrap_or(&format!("train-{stem}")))?;
     run::write_atomic(&dir.config(), toml::to_string(&raw).map_err(|e| user(format!("{e}")))?.as_bytes())?;
+    run_from(&raw, &tr, &dir, Restart::fresh(path), quiet, hook)
+}
+
+/// `mtf train --resume DIR` on a market run: from its checkpoint (written after every training
+/// episode), the finished replicates as they were and the one in progress from its learner's
+/// state; the same summary as a run never interrupted.
+pub fn resume_market(dir: &Path, quiet: bool) -> Result<MarketTrained> {
+    let done = resume_market_with(dir, quiet, None)?;
+    Ok(done.expect("without a hook nothing stops the run"))
+}
+
+/// [`resume_market`] with a hook on replicate 0's episodes (as [`train_market_with`]).
+pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>) -> Result<Option<MarketTrained>> {
+    let run = run::RunDir::open(dir)?;
+    let config = run.config();
+    let raw = MarketFile::load_unexpanded(&config, &[])?;
+    let tr = MarketTraining::of(&raw, &config.display().to_string())?;
+    check_memory(&raw, &tr)?;
+    let latest = run.latest_checkpoint();
+    let restart = if std::fs::symlink_metadata(&latest).is_ok() {
+        let bytes = run::read_regular(&latest, super::checkpoint::MAX_BYTES)?;
+        let decoded = super::checkpoint::decode(&latest, &bytes)?;
+        let text = std::fs::read_to_string(&config).map_err(|e| run::io_error(&config, "reading", e))?;
+        if decoded.config.is_some_and(|c| c != text) {
+            return Err(crate::error::run_dir(
+                &config,
+                "changed since its checkpoint was written: a market run resumes with the config it started with",
+            ));
+        }
+        Restart::read(decoded.episodes, decoded.learner, tr.train.replicates).map_err(|e| crate::error::run_dir(&latest, e))?
+    } else {
+        // Killed before its first episode ended: it starts over.
+        Restart::fresh(config.display().to_string())
+    };
+    let start = restart.done.len() as u64 * tr.train.episodes + restart.episodes;
+    super::log::truncate_metrics(&run.metrics(), start)?;
+    run_from(&raw, &tr, &run, restart, quiet, hook)
+}
+
+fn check_memory(raw: &MarketFile, tr: &MarketTraining) -> Result<()> {
+    let base = raw.at_seed(raw.seed);
+    let ppo = (tr.learner.kind == MarketLearnerKind::Ppo).then(|| {
+        let p = &tr.learner.ppo;
+        let width =
+            p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + tr.learner.levels.len() + Market::obs_dim(raw.market.types.len());
+        (tr.train.envs * p.group, Learners::of(&base, raw).who.len(), p.rollout, width)
+    });
+    crate::train::memory::check(&crate::train::memory::market_training(&base, ppo), "this training run")
+}
+
+/// Where a market run starts: from nothing, or from its checkpoint.
+#[derive(Serialize, Deserialize)]
+struct Restart {
+    /// The config file the run was started with (`summary.json` names it).
+    config: String,
+    /// The finished replicates.
+    done: Vec<SavedReplicate>,
+    /// The replicate in progress: its training episodes' scores so far.
+    curve: Vec<MarketScore>,
+    /// Hedge's log-weights (Hedge).
+    hedge: Option<Vec<Vec<f64>>>,
+    /// Training episodes of the replicate in progress done (the checkpoint's count).
+    #[serde(skip)]
+    episodes: u64,
+    /// Its learner's state (PPO, ES).
+    #[serde(skip)]
+    learner: Vec<u8>,
+}
+
+/// A finished replicate as its checkpoint keeps it.
+#[derive(Clone, Serialize, Deserialize)]
+struct SavedReplicate {
+    seed: u64,
+    eval: MarketScore,
+    levels: Vec<f64>,
+    curve: Vec<MarketScore>,
+    policy: GroupPolicies,
+}
+
+impl Restart {
+    fn fresh(config: String) -> Self {
+        Self {
+            config,
+            done: Vec::new(),
+            curve: Vec::new(),
+            hedge: None,
+            episodes: 0,
+            learner: Vec::new(),
+        }
+    }
+
+    /// The checkpoint's payload: the JSON's length (u64), the JSON, the learner's bytes.
+    fn encode(&self) -> Result<Vec<u8>> {
+        let json = serde_json::to_vec(self)?;
+        let mut out = Vec::with_capacity(8 + json.len() + self.learner.len());
+        out.extend((json.len() as u64).to_le_bytes());
+        out.extend(&json);
+        out.extend(&self.learner);
+        Ok(out)
+    }
+
+    fn read(episodes: u64, bytes: &[u8], replicates: usize) -> std::result::Result<Self, String> {
+        let bad = |what: &str| format!("not a market run's checkpoint ({what})");
+        let len = bytes.get(..8).ok_or_else(|| bad("too short"))?;
+        let len = u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize;
+        let json = bytes
+            .get(8..8usize.saturating_add(len))
+            .ok_or_else(|| bad("its header overruns it"))?;
+        let mut r: Restart = serde_json::from_slice(json).map_err(|e| bad(&e.to_string()))?;
+        if r.done.len() >= replicates || r.curve.len() as u64 != episodes {
+            return Err(bad("its replicates or episodes disagree with the run"));
+        }
+        r.episodes = episodes;
+        r.learner = bytes[8 + len..].to_vec();
+        Ok(r)
+    }
+}
+
+/// What a replicate's checkpoint holds of its learner.
+enum LearnerState<'a> {
+    Hedge(&'a MarketHedgeState),
+    Learner(&'a dyn Learner),
+}
+
+/// Train (or go on training) every replicate in `dir`, then evaluate and write the outputs.
+fn run_from(
+    raw: &MarketFile,
+    tr: &MarketTraining,
+    dir: &run::RunDir,
+    mut restart: Restart,
+    quiet: bool,
+    hook: Option<MarketHook<'_>>,
+) -> Result<Option<MarketTrained>> {
+    let base = raw.at_seed(raw.seed);
+    let ls = Learners::of(&base, raw);
+    let levels = tr.learner.levels.clone();
+    let config_text = toml::to_string(raw).map_err(|e| user(format!("{e}")))?;
     let eval_seeds: Vec<u64> = (0..tr.train.eval_seeds as u64)
         .map(|j| stream_seed(raw.seed, "market-eval", j))
         .collect();
@@ -892,7 +1025,6 @@ pub fn train_market_with(
         levels: &levels,
         dim,
     };
-    let mut reps = Vec::new();
     // Each training episode's score as it happens (metrics.jsonl) and a progress line: a
     // market sweep's trials were 17 minutes of silence, writing nothing until they finished.
     let log = std::sync::Mutex::new(
@@ -903,8 +1035,17 @@ pub fn train_market_with(
             .map_err(|e| run::io_error(&dir.metrics(), "creating", e))?,
     );
     let total = tr.train.episodes.saturating_mul(tr.train.replicates as u64);
-    let progress = std::sync::Mutex::new(super::Progress::new(total, 0, quiet, "episode"));
-    for r in 0..tr.train.replicates {
+    let first = restart.done.len();
+    let at = first as u64 * tr.train.episodes + restart.episodes;
+    let progress = std::sync::Mutex::new(super::Progress::new(total, at, quiet, "episode"));
+    let mut reps: Vec<MarketReplicate> = restart.done.iter().cloned().map(MarketReplicate::from).collect();
+    let mut resumed = Some((
+        restart.episodes,
+        std::mem::take(&mut restart.curve),
+        restart.hedge.take(),
+        std::mem::take(&mut restart.learner),
+    ));
+    for r in first..tr.train.replicates {
         let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
         let each = |e: u64, s: &MarketScore| -> Result<bool> {
             let line = serde_json::json!({ "replicate": r, "episode": e, "utility": s.utility, "welfare": s.welfare, "paid": s.paid });
@@ -923,7 +1064,26 @@ pub fn train_market_with(
                 _ => Ok(false),
             }
         };
-        match replicate(&raw, &tr, &ls, &rollout, &eval_files, rs, Some(&each))? {
+        // After every training episode: the finished replicates and this one's state.
+        let mut save = |episodes: u64, curve: &[MarketScore], state: LearnerState<'_>| -> Result<()> {
+            let (hedge, learner) = match state {
+                LearnerState::Hedge(h) => (Some(h.log_weights.clone()), Vec::new()),
+                LearnerState::Learner(l) => (None, l.save()?),
+            };
+            let snapshot = Restart {
+                config: restart.config.clone(),
+                done: reps.iter().map(SavedReplicate::from).collect(),
+                curve: curve.to_vec(),
+                hedge,
+                episodes,
+                learner,
+            };
+            let bytes = super::checkpoint::encode(episodes, &config_text, &snapshot.encode()?);
+            std::fs::create_dir_all(dir.checkpoints()).map_err(|e| run::io_error(&dir.checkpoints(), "creating", e))?;
+            run::write_atomic(&dir.latest_checkpoint(), &bytes)
+        };
+        let from = if r == first { resumed.take() } else { None };
+        match replicate(raw, tr, &ls, &rollout, &eval_files, rs, from, &mut save, Some(&each))? {
             Some(rep) => reps.push(rep),
             None => return Ok(None),
         }
@@ -934,7 +1094,7 @@ pub fn train_market_with(
     let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());
     let done = MarketTrained {
         dir: dir.path().to_path_buf(),
-        config: path,
+        config: restart.config.clone(),
         mechanism: serde_json::to_value(raw.mechanism.kind)?.as_str().unwrap_or("").to_string(),
         learner: tr.learner.kind,
         levels: levels.clone(),
@@ -954,11 +1114,38 @@ pub fn train_market_with(
         replicates: reps,
         deviations: tr.train.deviations.then(|| deviations(&eval_files, &ls, &levels)),
     };
-    write_outputs(&dir, &done)?;
+    write_outputs(dir, &done)?;
     Ok(Some(done))
 }
 
+impl From<&MarketReplicate> for SavedReplicate {
+    fn from(r: &MarketReplicate) -> Self {
+        Self {
+            seed: r.seed,
+            eval: r.eval,
+            levels: r.levels.clone(),
+            curve: r.curve.clone(),
+            policy: r.policy.clone(),
+        }
+    }
+}
+
+impl From<SavedReplicate> for MarketReplicate {
+    fn from(r: SavedReplicate) -> Self {
+        Self {
+            seed: r.seed,
+            eval: r.eval,
+            levels: r.levels,
+            curve: r.curve,
+            policy: r.policy,
+        }
+    }
+}
+
 /// One replicate: train from `seed`, evaluate greedily.
+/// `from`: the episodes it trained before a resume, their scores, Hedge's weights and the
+/// learner's bytes; `save` is called after every episode.
+#[allow(clippy::too_many_arguments)]
 fn replicate(
     raw: &MarketFile,
     tr: &MarketTraining,
@@ -966,12 +1153,14 @@ fn replicate(
     rollout: &Rollout<'_>,
     eval: &[MarketFile],
     seed: u64,
+    from: Option<(u64, Vec<MarketScore>, Option<Vec<Vec<f64>>>, Vec<u8>)>,
+    save: &mut dyn FnMut(u64, &[MarketScore], LearnerState<'_>) -> Result<()>,
     hook: Option<MarketHook<'_>>,
 ) -> Result<Option<MarketReplicate>> {
     let stop = |e: u64, s: &MarketScore| hook.map_or(Ok(false), |h| h(e, s));
     let episodes = tr.train.episodes;
     let levels = &tr.learner.levels;
-    let mut curve = Vec::with_capacity(episodes as usize);
+    let (start, mut curve, hedge, bytes) = from.unwrap_or((0, Vec::with_capacity(episodes as usize), None, Vec::new()));
     let episode_file = |e: u64, k: u64| {
         raw.at_seed(stream_seed(
             stream_seed(seed, env::rng::names::TRAIN_EPISODE, e),
@@ -982,10 +1171,25 @@ fn replicate(
     match tr.learner.kind {
         MarketLearnerKind::Hedge => {
             let mut h = MarketHedgeState::new(ls.classes(), levels.len());
+            if let Some(w) = hedge {
+                if w.len() != h.log_weights.len() || w.iter().any(|g| g.len() != levels.len()) {
+                    return Err(crate::error::failed(
+                        "the checkpoint's Hedge weights do not fit the run's groups and levels",
+                    ));
+                }
+                h.log_weights = w;
+            }
             let mut rng = stream(seed, env::rng::names::POLICY, 0);
-            for e in 0..episodes {
+            // An episode draws once per learning tenant (its sampled level): a resumed run
+            // skips the draws of the episodes it trained.
+            for _ in 0..start.saturating_mul(ls.who.len() as u64) {
+                rng.next_u64();
+            }
+            for e in start..episodes {
                 curve.push(h.episode(&episode_file(e, 0), ls, levels, tr.learner.hedge.eta, &mut rng));
-                if stop(e, &curve[curve.len() - 1])? {
+                let halt = stop(e, &curve[curve.len() - 1])?;
+                save(e + 1, &curve, LearnerState::Hedge(&h))?;
+                if halt {
                     return Ok(None);
                 }
             }
@@ -1040,8 +1244,11 @@ fn replicate(
                     (Box::new(es), 2 * tr.learner.es.pairs)
                 }
             };
+            if start > 0 {
+                learner.load(&bytes)?;
+            }
             let group = learner.seed_group().max(1);
-            for e in 0..episodes {
+            for e in start..episodes {
                 let files: Vec<MarketFile> = (0..copies).map(|k| episode_file(e, (k / group) as u64)).collect();
                 let scores = rollout.train(learner.as_mut(), &files, stream_seed(seed, env::rng::names::POLICY_EPISODE, e));
                 curve.push(scores[0]);
@@ -1051,7 +1258,9 @@ fn replicate(
                         if kind == MarketLearnerKind::Ppo { "ppo" } else { "es" }
                     )));
                 }
-                if stop(e, &scores[0])? {
+                let halt = stop(e, &scores[0])?;
+                save(e + 1, &curve, LearnerState::Learner(learner.as_ref()))?;
+                if halt {
                     return Ok(None);
                 }
             }

@@ -63,8 +63,12 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(config) = a.config.as_ref().filter(|c| env::market::is_market_file(c)) {
-        return market(&a, config);
+    let market_run = a
+        .resume
+        .as_ref()
+        .is_some_and(|r| env::market::is_market_file(&agents::RunDir::at(r).config()));
+    if market_run || a.config.as_ref().is_some_and(|c| env::market::is_market_file(c)) {
+        return market(&a);
     }
     let trained = execute(spec_of(&a))?;
     if a.common.json {
@@ -75,22 +79,27 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `mtf train` on a market file: the `learn = true` tenants' bids ([`agents::train::market`]).
-fn market(a: &Args, config: &std::path::Path) -> agents::Result<ExitCode> {
-    if a.resume.is_some() || !a.allow_config_change.is_empty() {
+/// `mtf train` on a market file, or `--resume` of a market run: the `learn = true` tenants'
+/// bids ([`agents::train::market`]).
+fn market(a: &Args) -> agents::Result<ExitCode> {
+    if !a.allow_config_change.is_empty() {
         return Err(agents::error::user(
-            "--resume: market runs are short and do not checkpoint; run mtf train again with the same seed",
+            "--allow-config-change: a market run resumes with the config it started with",
         ));
     }
-    let trained = agents::train::market::train_market(
-        config,
-        &a.common.set,
-        a.common.seed,
-        a.replicates,
-        a.out.as_deref(),
-        a.name.as_deref(),
-        a.common.quiet,
-    )?;
+    let trained = match (&a.resume, &a.config) {
+        (Some(dir), _) => agents::train::market::resume_market(dir, a.common.quiet)?,
+        (None, Some(config)) => agents::train::market::train_market(
+            config,
+            &a.common.set,
+            a.common.seed,
+            a.replicates,
+            a.out.as_deref(),
+            a.name.as_deref(),
+            a.common.quiet,
+        )?,
+        (None, None) => unreachable!("a market file or a market run"),
+    };
     if a.common.json {
         let mut v = serde_json::to_value(&trained)?;
         v["run_dir"] = trained.dir.display().to_string().into();
