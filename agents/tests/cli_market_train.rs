@@ -492,6 +492,17 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
         assert_eq!(read(&cut, f), read(&full, f), "{f} after a kill at {before} episodes");
     }
     assert_eq!(read(&cut, "summary.json"), read(&full, "summary.json"));
+    // TensorBoard: a run per replicate, its training scores and its evaluation against the
+    // references (the resumed replicate's in two event files).
+    for r in 0..2 {
+        let events: Vec<u8> = std::fs::read_dir(cut.join(format!("tb/replicate-{r}")))
+            .unwrap()
+            .flat_map(|e| std::fs::read(e.unwrap().path()).unwrap())
+            .collect();
+        for tag in ["charts/utility", "summary/vs_best_level", "_hparams_/session_start_info"] {
+            assert!(events.windows(tag.len()).any(|w| w == tag.as_bytes()), "replicate {r}: no {tag}");
+        }
+    }
     // The config a checkpoint was written with is the one it resumes with.
     let edited = read(&cut, "config.toml").replace("rounds = ", "rounds = 1");
     std::fs::write(cut.join("config.toml"), edited).unwrap();

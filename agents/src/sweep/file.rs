@@ -501,13 +501,7 @@ impl Sweep {
         let name = self.base.display().to_string();
         let raw = env::market::MarketFile::load_unexpanded(&self.base, &self.overrides(&BTreeMap::new(), &[]))?;
         let tr = crate::train::market::MarketTraining::of(&raw, &name)?;
-        let bad = |e: String| err(&self.base, "", e);
-        let mut resolved = toml::Table::try_from(&raw).map_err(|e| bad(e.to_string()))?;
-        resolved.insert(
-            "learner".into(),
-            toml::Value::try_from(&tr.learner).map_err(|e| bad(e.to_string()))?,
-        );
-        resolved.insert("train".into(), toml::Value::try_from(&tr.train).map_err(|e| bad(e.to_string()))?);
+        let resolved = crate::train::market::resolved_table(&raw, &tr).map_err(|e| err(&self.base, "", e.to_string()))?;
         Ok(Base {
             known: crate::train::market::MarketScore::KEYS.to_vec(),
             shape: crate::train::market::summary_shape(),

@@ -1038,6 +1038,17 @@ fn run_from(
     let first = restart.done.len();
     let at = first as u64 * tr.train.episodes + restart.episodes;
     let progress = std::sync::Mutex::new(super::Progress::new(total, at, quiet, "episode"));
+    // TensorBoard: a run per replicate (tb/replicate-R), each training episode's scores against
+    // the markets played (copies per episode: PPO's and ES's parallel copies, Hedge's one).
+    let copies = match tr.learner.kind {
+        MarketLearnerKind::Hedge => 1,
+        MarketLearnerKind::Ppo => (tr.train.envs * tr.learner.ppo.group) as u64,
+        MarketLearnerKind::Es => 2 * tr.learner.es.pairs as u64,
+    };
+    let resolved = resolved_table(raw, tr)?;
+    let tb_of =
+        |r: usize| -> Result<crate::run::tb::EventWriter> { crate::run::tb::EventWriter::create(&dir.tb().join(format!("replicate-{r}"))) };
+    let mut writers: Vec<Option<crate::run::tb::EventWriter>> = (0..tr.train.replicates).map(|_| None).collect();
     let mut reps: Vec<MarketReplicate> = restart.done.iter().cloned().map(MarketReplicate::from).collect();
     let mut resumed = Some((
         restart.episodes,
@@ -1047,12 +1058,25 @@ fn run_from(
     ));
     for r in first..tr.train.replicates {
         let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
+        let mut tb = tb_of(r)?;
+        if r != first || at == first as u64 * tr.train.episodes {
+            tb.hparams(&resolved, &format!("replicate-{r}"))?;
+        }
+        let tb = std::sync::Mutex::new(tb);
         let each = |e: u64, s: &MarketScore| -> Result<bool> {
             let line = serde_json::json!({ "replicate": r, "episode": e, "utility": s.utility, "welfare": s.welfare, "paid": s.paid });
             {
                 use std::io::Write;
                 let mut f = log.lock().expect("not poisoned");
                 writeln!(f, "{line}").map_err(|e| run::io_error(&dir.metrics(), "writing", e))?;
+            }
+            {
+                let mut tb = tb.lock().expect("not poisoned");
+                for (k, v) in MarketScore::KEYS.iter().zip([s.utility, s.welfare, s.paid]) {
+                    tb.scalar(&format!("charts/{k}"), v as f32, (e + 1) * copies)?;
+                }
+                // On disk before the episode's checkpoint: a run killed after it resumes past it.
+                tb.flush()?;
             }
             let done = r as u64 * tr.train.episodes + e + 1;
             progress
@@ -1083,7 +1107,9 @@ fn run_from(
             run::write_atomic(&dir.latest_checkpoint(), &bytes)
         };
         let from = if r == first { resumed.take() } else { None };
-        match replicate(raw, tr, &ls, &rollout, &eval_files, rs, from, &mut save, Some(&each))? {
+        let rep = replicate(raw, tr, &ls, &rollout, &eval_files, rs, from, &mut save, Some(&each))?;
+        writers[r] = Some(tb.into_inner().expect("not poisoned"));
+        match rep {
             Some(rep) => reps.push(rep),
             None => return Ok(None),
         }
@@ -1114,8 +1140,38 @@ fn run_from(
         replicates: reps,
         deviations: tr.train.deviations.then(|| deviations(&eval_files, &ls, &levels)),
     };
+    // Each replicate's greedy evaluation against the references, and the HPARAMS tab's end
+    // (a replicate finished before a resume gets them in a new event file of its run).
+    for (r, rep) in done.replicates.iter().enumerate() {
+        let mut tb = match writers[r].take() {
+            Some(w) => w,
+            None => tb_of(r)?,
+        };
+        let step = done.episodes * copies;
+        for (tag, v) in [
+            ("summary/eval_utility", rep.eval.utility),
+            ("summary/eval_welfare", rep.eval.welfare),
+            ("summary/vs_best_level", rep.eval.utility - done.best.utility),
+            ("summary/vs_uniform", rep.eval.utility - done.uniform.utility),
+        ] {
+            tb.scalar(tag, v as f32, step)?;
+        }
+        tb.hparams_end(true)?;
+    }
     write_outputs(dir, &done)?;
     Ok(Some(done))
+}
+
+/// The run's config with every training default filled in (TensorBoard's HPARAMS tab).
+pub fn resolved_table(raw: &MarketFile, tr: &MarketTraining) -> Result<toml::Table> {
+    let bad = |e: String| crate::error::failed(format!("resolving the market run's config: {e}"));
+    let mut t = toml::Table::try_from(raw).map_err(|e| bad(e.to_string()))?;
+    t.insert(
+        "learner".into(),
+        toml::Value::try_from(&tr.learner).map_err(|e| bad(e.to_string()))?,
+    );
+    t.insert("train".into(), toml::Value::try_from(&tr.train).map_err(|e| bad(e.to_string()))?);
+    Ok(t)
 }
 
 impl From<&MarketReplicate> for SavedReplicate {
