@@ -511,3 +511,51 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
     assert!(err.contains("changed since its checkpoint"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `mtf analyze` on a market file (issue 38): on a run's evaluation seeds, every common level,
+/// uniform play, the learners' own factors and the run's replicates are the numbers the run's
+/// summary states; the best common level is the duel's hand-computed 0.9 (utility 11), the
+/// baseline every row is paired against, and the one common level no tenant leaves alone.
+#[test]
+fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium() {
+    let v = train("analyzed", &["train.replicates=2", "train.episodes=60"]);
+    // `train` wrote the run here (tmp would clear it).
+    let run = std::env::temp_dir().join(format!("mtf-market-train-{}-analyzed", std::process::id()));
+    let out = tmp("market-train", "analysis");
+    let (code, stdout, err) = mtf(&[
+        "analyze",
+        "--config",
+        &duel(),
+        "--run",
+        run.to_str().unwrap(),
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let a: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = a["rows"].as_array().unwrap();
+    let row = |p: &str| {
+        rows.iter()
+            .find(|r| r["policy"] == p)
+            .unwrap_or_else(|| panic!("no row {p}: {stdout}"))
+    };
+    let close = |x: &serde_json::Value, y: &serde_json::Value| (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() < 1e-9;
+    let levels = v["levels"].as_array().unwrap();
+    // The common levels' rows first, in the levels' order.
+    for ((x, s), r) in levels.iter().zip(v["by_level"].as_array().unwrap()).zip(rows) {
+        assert!(close(&r["utility"]["mean"], &s["utility"]), "fixed:{x}: {r}");
+    }
+    assert!(close(&row("uniform")["utility"]["mean"], &v["uniform"]["utility"]));
+    assert!(close(&row("own")["welfare"]["mean"], &v["own"]["welfare"]));
+    for (r, rep) in v["replicates"].as_array().unwrap().iter().enumerate() {
+        let name = format!("run:{}#{r}", run.display());
+        assert!(close(&row(&name)["utility"]["mean"], &rep["eval"]["utility"]), "{name}");
+    }
+    let base = &rows[a["baseline"].as_u64().unwrap() as usize];
+    assert_eq!(base["policy"], "fixed:0.9");
+    assert!((base["utility"]["mean"].as_f64().unwrap() - 11.0).abs() < 1e-9);
+    assert!(close(&row("fixed:1.2")["vs_best"]["mean"], &serde_json::json!(-3.0)));
+    assert_eq!(a["equilibria"], serde_json::json!([0.9]));
+    assert!(out.join("analysis.md").exists() && out.join("summary.json").exists());
+}

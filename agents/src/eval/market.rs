@@ -287,7 +287,7 @@ pub fn compare_market(
 
 /// The trained market run in `dir` for `--policies {policy}` on `file`: its learning tenants
 /// must be tenants of `file`, and its levels of the same kind (bid factors, or MTF thresholds).
-fn trained_run(dir: &Path, file: &MarketFile, policy: &str) -> crate::error::Result<TrainedMarket> {
+pub(crate) fn trained_run(dir: &Path, file: &MarketFile, policy: &str) -> crate::error::Result<TrainedMarket> {
     let trained = TrainedMarket::load(dir).map_err(|e| user(format!("--policies {policy}: {e}")))?;
     let names = trained.names();
     let same = trained

@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod compare;
 pub mod curves;
 pub mod market;
+pub mod market_analyze;
 pub mod onnx;
 pub mod policies;
 pub mod schedule;

@@ -367,14 +367,14 @@ const MIN_WORTH: f64 = 1e-6;
 /// Who learns in a market: the learning tenants, their groups numbered from 0, and the
 /// groups' names.
 #[derive(Clone, Debug)]
-struct Learners {
-    who: Vec<usize>,
+pub(crate) struct Learners {
+    pub(crate) who: Vec<usize>,
     class: Vec<usize>,
     names: Vec<String>,
 }
 
 impl Learners {
-    fn of(file: &MarketFile, raw: &MarketFile) -> Self {
+    pub(crate) fn of(file: &MarketFile, raw: &MarketFile) -> Self {
         let who: Vec<usize> = (0..file.market.tenants.len()).filter(|&i| file.market.tenants[i].learn).collect();
         let mut groups: Vec<usize> = who.iter().map(|&i| file.market.tenants[i].group).collect();
         groups.sort_unstable();
@@ -428,7 +428,7 @@ impl MarketScore {
         }
     }
 
-    fn of(market: &Market, who: &[usize]) -> Self {
+    pub(crate) fn of(market: &Market, who: &[usize]) -> Self {
         let totals = market.totals();
         Self {
             utility: who.iter().map(|&i| market.utility(i)).sum::<f64>() / who.len() as f64,
@@ -437,7 +437,7 @@ impl MarketScore {
         }
     }
 
-    fn mean(xs: &[MarketScore]) -> Self {
+    pub(crate) fn mean(xs: &[MarketScore]) -> Self {
         let k = xs.len().max(1) as f64;
         Self {
             utility: xs.iter().map(|s| s.utility).sum::<f64>() / k,
@@ -448,7 +448,7 @@ impl MarketScore {
 }
 
 /// An episode with fixed actions per tenant.
-fn play(file: &MarketFile, actions: &[f64]) -> Market {
+pub(crate) fn play(file: &MarketFile, actions: &[f64]) -> Market {
     let mut market = Market::new(file.clone());
     while !market.done() {
         market.step(actions);
@@ -734,7 +734,7 @@ pub struct Deviation {
 }
 
 /// [`Deviation`] for every level: each learning tenant at every other level, the rest at it.
-fn deviations(files: &[MarketFile], ls: &Learners, levels: &[f64]) -> Vec<Deviation> {
+pub(crate) fn deviations(files: &[MarketFile], ls: &Learners, levels: &[f64]) -> Vec<Deviation> {
     let utility = |x: f64, who: Option<(usize, f64)>| -> Vec<f64> {
         // Mean utility over `files` of every learning tenant, all at x but `who`.
         let mut u = vec![0.0; ls.who.len()];
@@ -787,7 +787,13 @@ fn deviations(files: &[MarketFile], ls: &Learners, levels: &[f64]) -> Vec<Deviat
 
 /// Mean score of `actions` (the learners at their entries) over `files`.
 fn scored(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> MarketScore {
-    let scores: Vec<MarketScore> = files
+    MarketScore::mean(&level_scores(files, ls, level))
+}
+
+/// Per file, the score of the learners at `level` (`None`: their own factors), the others at
+/// their own.
+pub(crate) fn level_scores(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> Vec<MarketScore> {
+    files
         .iter()
         .map(|f| {
             let mut a = f.actions();
@@ -798,14 +804,18 @@ fn scored(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> MarketScor
             }
             MarketScore::of(&play(f, &a), &ls.who)
         })
-        .collect();
-    MarketScore::mean(&scores)
+        .collect()
 }
 
 /// Mean score over `files` of the learners drawing a level uniformly at random every round
 /// (stream `market-uniform`, one per file), the others at their own factors.
 fn uniform(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> MarketScore {
-    let scores: Vec<MarketScore> = files
+    MarketScore::mean(&uniform_scores(files, ls, levels, seed))
+}
+
+/// Per file, the score of [`uniform`]'s play.
+pub(crate) fn uniform_scores(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> Vec<MarketScore> {
+    files
         .iter()
         .enumerate()
         .map(|(j, f)| {
@@ -820,8 +830,13 @@ fn uniform(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> Ma
             }
             MarketScore::of(&market, &ls.who)
         })
-        .collect();
-    MarketScore::mean(&scores)
+        .collect()
+}
+
+/// The evaluation seeds of a market run of `raw` (the same for every replicate and for `mtf
+/// analyze`).
+pub(crate) fn eval_seeds(raw: &MarketFile, n: usize) -> Vec<u64> {
+    (0..n as u64).map(|j| stream_seed(raw.seed, "market-eval", j)).collect()
 }
 
 /// Train the learning tenants of the market in `config` (with `--set` overrides; `seed`
@@ -1015,9 +1030,7 @@ fn run_from(
     let ls = Learners::of(&base, raw);
     let levels = tr.learner.levels.clone();
     let config_text = toml::to_string(raw).map_err(|e| user(format!("{e}")))?;
-    let eval_seeds: Vec<u64> = (0..tr.train.eval_seeds as u64)
-        .map(|j| stream_seed(raw.seed, "market-eval", j))
-        .collect();
+    let eval_seeds = eval_seeds(raw, tr.train.eval_seeds);
     let eval_files: Vec<MarketFile> = eval_seeds.iter().map(|&s| raw.at_seed(s)).collect();
     let dim = Market::obs_dim(raw.market.types.len());
     let rollout = Rollout {

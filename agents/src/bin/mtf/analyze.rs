@@ -14,9 +14,10 @@ pub(crate) struct Args {
     /// A trained run directory (or a run group: scored across its replicates) to place against the analysis.
     #[arg(long)]
     run: Option<PathBuf>,
-    /// Held-out episodes every result is scored on (paired: the same seeds for every policy).
-    #[arg(long, default_value_t = defaults::SEEDS, value_parser = parse_paired_seeds)]
-    seeds: usize,
+    /// Held-out episodes every result is scored on (paired: the same seeds for every policy);
+    /// default 16, on a market file its train.eval_seeds (the seeds its runs evaluate on).
+    #[arg(long, value_parser = parse_paired_seeds)]
+    seeds: Option<usize>,
     /// Episodes the searches select on (other seeds than the held-out ones).
     #[arg(long, default_value_t = defaults::SELECT_SEEDS, value_parser = parse_seeds)]
     select_seeds: usize,
@@ -35,12 +36,24 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
+    if env::market::is_market_file(&a.config) {
+        let done = agents::eval::market_analyze::analyze_market(&a.config, &a.common.set, a.run.as_deref(), a.seeds, a.out.as_deref())?;
+        if a.common.json {
+            let mut v = serde_json::to_value(&done)?;
+            v["run_dir"] = done.dir.display().to_string().into();
+            print_json(&v)?;
+        } else {
+            agents::out::print(&format!("{done}"))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let seeds = a.seeds.unwrap_or(defaults::SEEDS);
     if agents::worlds::is_seam_config(&a.config) {
         let done = agents::worlds::compare::analyze(
             &a.config,
             &a.common.set,
             a.run.as_deref(),
-            a.seeds,
+            seeds,
             a.common.threads_or_default(),
             a.out.as_deref(),
         )?;
@@ -49,7 +62,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let spec = AnalyzeSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         run: a.run,
-        seeds: a.seeds,
+        seeds,
         select_seeds: a.select_seeds,
         tokens: a.tokens,
         baselines: agents::eval::policies::split_list(&a.baselines),
