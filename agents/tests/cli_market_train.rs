@@ -558,4 +558,50 @@ fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium
     assert!(close(&row("fixed:1.2")["vs_best"]["mean"], &serde_json::json!(-3.0)));
     assert_eq!(a["equilibria"], serde_json::json!([0.9]));
     assert!(out.join("analysis.md").exists() && out.join("summary.json").exists());
+    // mtf curves on the run: a series over its replicates (the last block's mean is the mean
+    // over replicates of their last 3 episodes, from episodes.csv), its held-out level and
+    // references from its summary.
+    let cv = tmp("market-train", "curves");
+    let (code, stdout, err) = mtf(&["curves", run.to_str().unwrap(), "--json", "--out", cv.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let c: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let series = &c["series"][0];
+    assert!(series["label"].as_str().unwrap().contains("2 replicates"), "{stdout}");
+    let points = series["points"].as_array().unwrap();
+    assert_eq!(points.len(), 20, "{stdout}");
+    let csv = std::fs::read_to_string(run.join("episodes.csv")).unwrap();
+    let last: Vec<f64> = (0..2)
+        .map(|r| {
+            let xs: Vec<f64> = csv
+                .lines()
+                .skip(1)
+                .map(|l| l.split(',').collect::<Vec<_>>())
+                .filter(|c| c[0] == r.to_string() && c[1].parse::<u64>().unwrap() >= 57)
+                .map(|c| c[2].parse().unwrap())
+                .collect();
+            xs.iter().sum::<f64>() / xs.len() as f64
+        })
+        .collect();
+    assert_eq!(points[19][0], 60);
+    assert!(
+        (points[19][1]["mean"].as_f64().unwrap() - (last[0] + last[1]) / 2.0).abs() < 1e-9,
+        "{stdout}"
+    );
+    assert!(close(&series["held_out"]["mean"], &v["utility"]["mean"]));
+    let refs = c["references"].as_array().unwrap();
+    assert!(
+        refs.iter()
+            .any(|r| r["policy"] == "best common level 0.9" && close(&r["level"]["mean"], &serde_json::json!(11.0))),
+        "{stdout}"
+    );
+    let (code, _, err) = mtf(&[
+        "curves",
+        run.to_str().unwrap(),
+        "--metric",
+        "welfare_x",
+        "--out",
+        cv.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("utility, welfare, paid"), "{err}");
 }

@@ -241,10 +241,10 @@ fn a_group_missing_replicate_0_or_with_a_swapped_replicate_was_read() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A market run read where a queue-world run is (a `run:` policy on a queue config, `mtf
-/// curves`, export's loader; `--resume` then too, which now resumes it) was refused blaming the
-/// run's own config: "env.world: unknown variant `market`". Now one line names the run, its
-/// world and what reads it.
+/// A market run read where a queue-world run is (a `run:` policy on a queue config, export's
+/// loader; `--resume` and `mtf curves` then too, which now read it as a market run) was refused
+/// blaming the run's own config: "env.world: unknown variant `market`". Now one line names the
+/// run, its world and what reads it.
 #[test]
 fn a_market_run_read_as_a_queue_run_blamed_its_config() {
     let dir = tmp("reliability", "market-as-queue");
@@ -265,11 +265,9 @@ fn a_market_run_read_as_a_queue_run_blamed_its_config() {
     let policy = format!("run:{}", run.display());
     let q = config("quickstart.toml");
     let r = run.to_str().unwrap();
-    let curves = dir.join("curves");
     for args in [
         vec!["compare", "--config", &q, "--policies", &policy, "--seeds", "1"],
         vec!["simulate", "--config", &q, "--policy", &policy, "--seeds", "1"],
-        vec!["curves", r, "--out", curves.to_str().unwrap()],
     ] {
         let (code, _, err) = mtf(&args);
         assert_eq!(code, 2, "{args:?}: {err}");

@@ -83,6 +83,9 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     if spec.blocks == 0 {
         return Err(user("--blocks must be at least 1"));
     }
+    if env::market::is_market_file(&RunDir::at(&spec.runs[0]).config()) {
+        return market_curves(spec);
+    }
     let groups = grouped(&spec.runs)?;
     // A run's config.toml must parse (one that did not was drawn anyway).
     let first = &groups[0].1[0];
@@ -172,23 +175,7 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
             }
             logs.push(values);
         }
-        let shortest = logs.iter().map(Vec::len).min().unwrap_or(0);
-        let per_run: Vec<Vec<(u64, Vec<f64>)>> = logs.iter().map(|l| blocks_of(&l[..shortest], spec.blocks)).collect();
-        let points = (0..per_run[0].len())
-            .map(|b| {
-                let stat = if logs.len() == 1 {
-                    Stat::of(&per_run[0][b].1)
-                } else {
-                    Stat::of(
-                        &per_run
-                            .iter()
-                            .map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64)
-                            .collect::<Vec<f64>>(),
-                    )
-                };
-                (per_run[0][b].0, stat)
-            })
-            .collect();
+        let points = points_of(&logs, spec.blocks);
         let held: Option<Vec<f64>> = runs
             .iter()
             .map(|r| summary(r).and_then(|s| s["eval"][&metric]["mean"].as_f64()))
@@ -204,8 +191,13 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
             held_out: held.map(|h| Stat::of(&h)),
         });
     }
+    drawn(spec, metric, series, Vec::new())
+}
+
+/// `curves.csv` and the figure of `series` and `references` in a new output directory.
+fn drawn(spec: &CurvesSpec, metric: String, series: Vec<Series>, references: Vec<Reference>) -> crate::error::Result<Curves> {
     let dir = RunDir::create(spec.out.as_deref(), "curves")?;
-    run::write_atomic(&dir.file("curves.csv"), &csv(&series, &[])?)?;
+    run::write_atomic(&dir.file("curves.csv"), &csv(&series, &references)?)?;
     let mut files = vec!["curves.csv".to_string()];
     files.extend(crate::report::plots::files(&crate::report::plots::curves(
         dir.path(),
@@ -213,15 +205,115 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
         &metric,
         &metric,
         &series,
-        &[],
+        &references,
     )?));
     Ok(Curves {
         metric,
         series,
-        references: Vec::new(),
+        references,
         dir: dir.path().to_path_buf(),
         files,
     })
+}
+
+/// A series' points from its runs' logs (cut to the shortest), in up to `blocks` blocks: the
+/// 95% CI over runs with two or more, else over each block's values.
+fn points_of(logs: &[Vec<f64>], blocks: usize) -> Vec<(u64, Stat)> {
+    let shortest = logs.iter().map(Vec::len).min().unwrap_or(0);
+    let per_run: Vec<Vec<(u64, Vec<f64>)>> = logs.iter().map(|l| blocks_of(&l[..shortest], blocks)).collect();
+    (0..per_run[0].len())
+        .map(|b| {
+            let stat = if logs.len() == 1 {
+                Stat::of(&per_run[0][b].1)
+            } else {
+                Stat::of(
+                    &per_run
+                        .iter()
+                        .map(|r| r[b].1.iter().sum::<f64>() / r[b].1.len() as f64)
+                        .collect::<Vec<f64>>(),
+                )
+            };
+            (per_run[0][b].0, stat)
+        })
+        .collect()
+}
+
+/// Curves of market runs: each training episode's `utility` (or `--metric`: `welfare`,
+/// `paid`) per replicate, from `metrics.jsonl`; a series per run, its band the 95% CI over its
+/// replicates, its held-out level the run's greedy evaluation over replicates; the first run's
+/// references (the best common level, the learners' own factors, uniform play) as lines.
+fn market_curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
+    use crate::train::market::MarketScore;
+    if !spec.against.is_empty() {
+        return Err(user(
+            "--against: a market run's summary carries its references (the best common level, own factors, uniform play); other policies go next to it with mtf analyze --run",
+        ));
+    }
+    let metric = spec.metric.clone().unwrap_or_else(|| "utility".into());
+    if !MarketScore::KEYS.contains(&metric.as_str()) {
+        return Err(user(format!(
+            "--metric {metric}: a market run logs {} per episode",
+            MarketScore::KEYS.join(", ")
+        )));
+    }
+    let summary = |r: &Path| crate::train::log::read_json(&RunDir::at(r).summary()).ok();
+    let mut series = Vec::new();
+    for path in &spec.runs {
+        if !env::market::is_market_file(&RunDir::at(path).config()) {
+            return Err(user(format!(
+                "{}: not a market run, drawn beside one (curves of one world at a time)",
+                path.display()
+            )));
+        }
+        let file = RunDir::at(path).metrics();
+        let text = run::read_text(&file, run::MAX_TEXT)?;
+        let mut logs: Vec<Vec<f64>> = Vec::new();
+        for (k, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+            let (Some(r), Some(x)) = (v["replicate"].as_u64(), v[&metric].as_f64()) else {
+                return Err(user(format!("{}: line {} has no replicate and `{metric}`", file.display(), k + 1)));
+            };
+            let r = r as usize;
+            if r > logs.len() || r >= 64 {
+                return Err(user(format!("{}: line {} skips to replicate {r}", file.display(), k + 1)));
+            }
+            if r == logs.len() {
+                logs.push(Vec::new());
+            }
+            logs[r].push(x);
+        }
+        if logs.is_empty() {
+            return Err(user(format!("{}: no episodes logged", file.display())));
+        }
+        let name = path
+            .file_name()
+            .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
+        let held = summary(path).and_then(|s| {
+            Some(Stat {
+                mean: s[&metric]["mean"].as_f64()?,
+                ci95: s[&metric]["ci95"].as_f64().unwrap_or(f64::NAN),
+            })
+        });
+        series.push(Series {
+            label: format!("{name} ({} replicates)", logs.len()),
+            runs: vec![path.display().to_string()],
+            points: points_of(&logs, spec.blocks),
+            held_out: held,
+        });
+    }
+    let mut references = Vec::new();
+    if let Some(s) = summary(&spec.runs[0]) {
+        let best = format!("best common level {}", s["best_level"]);
+        for (label, key) in [(best.as_str(), "best"), ("own factors", "own"), ("uniform", "uniform")] {
+            if let Some(mean) = s[key][&metric].as_f64() {
+                references.push(Reference {
+                    policy: label.to_string(),
+                    level: Stat { mean, ci95: f64::NAN },
+                });
+            }
+        }
+    }
+    drawn(spec, metric, series, references)
 }
 
 /// The runs `given` names (run groups expanded to their replicates), grouped by their config

@@ -341,7 +341,7 @@ pub fn queue_world_run(dir: &Path) -> crate::error::Result<()> {
         return Ok(());
     }
     let reads = if world == "market" {
-        "a market run is read with its market file (mtf compare or mtf analyze --config MARKET_FILE with run:DIR / --run DIR, mtf export --run DIR, mtf train --resume DIR)".to_string()
+        "a market run is read with its market file (mtf compare or mtf analyze --config MARKET_FILE with run:DIR / --run DIR, mtf export --run DIR, mtf train --resume DIR, mtf curves DIR)".to_string()
     } else {
         format!(
             "a {world} run is read with a {world} config (mtf compare --config FILE --policies run:DIR), mtf train --resume and mtf curves"
