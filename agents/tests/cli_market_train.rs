@@ -167,7 +167,11 @@ fn hedge_reaches_the_best_common_level_where_job_sizes_and_groups_vary_with_the_
 
 #[test]
 fn bad_market_training_sections_are_one_line_errors() {
-    let cases: [(&[&str], &str); 6] = [
+    // The learners' own bounds apply as in every world: the market's copy of them accepted 1024
+    // minibatches where PPO's allow 1000 (issue 38).
+    let cases: [(&[&str], &str); 8] = [
+        (&["learner.ppo.minibatches=1024"], "learner.ppo.minibatches"),
+        (&["learner.es.weight_decay=1.0"], "learner.es.weight_decay"),
         (&["market.tenants.1.learn=false"], "market.tenants"),
         (&["learner.kind=\"ppo\"", "learner.ppo.share=\"class_id\""], "learner.ppo.share"),
         (&["learner.levels=[1.0, 0.5]"], "learner.levels"),

@@ -218,54 +218,9 @@ impl MarketTraining {
         if !(l.hedge.eta.is_finite() && l.hedge.eta > 0.0 && l.hedge.eta <= 100.0) {
             return Err(err("learner.hedge.eta", format!("must be in (0, 100], got {}", l.hedge.eta)));
         }
-        let hidden = crate::learners::limits::MAX_HIDDEN;
-        for (k, h) in [
-            ("learner.ppo.actor_hidden", l.ppo.actor_hidden),
-            ("learner.ppo.critic_hidden[0]", l.ppo.critic_hidden[0]),
-            ("learner.ppo.critic_hidden[1]", l.ppo.critic_hidden[1]),
-            ("learner.es.hidden", l.es.hidden),
-        ] {
-            if !(1..=hidden).contains(&h) {
-                return Err(err(k, format!("must be in [1, {hidden}], got {h}")));
-            }
-        }
-        for (k, lr) in [("learner.ppo.lr", l.ppo.lr), ("learner.es.lr", l.es.lr)] {
-            if !(lr.is_finite() && lr > 0.0 && lr <= crate::learners::limits::MAX_LR) {
-                return Err(err(k, format!("must be in (0, {}], got {lr}", crate::learners::limits::MAX_LR)));
-            }
-        }
-        if !(1..=1000).contains(&l.ppo.epochs) || !(1..=1024).contains(&l.ppo.minibatches) {
-            return Err(err(
-                "learner.ppo.epochs",
-                "epochs must be in [1, 1000] and minibatches in [1, 1024]".into(),
-            ));
-        }
-        let p = &l.ppo;
-        for (k, v, lo, hi) in [
-            ("learner.ppo.gamma", p.gamma, 0.0, 1.0),
-            ("learner.ppo.gae_lambda", p.gae_lambda, 0.0, 1.0),
-            ("learner.ppo.clip", p.clip, 1e-9, 1e6),
-            ("learner.ppo.max_grad_norm", p.max_grad_norm, 1e-9, 1e6),
-            ("learner.ppo.entropy", p.entropy, 0.0, crate::learners::limits::MAX_COEF),
-            ("learner.ppo.vf_coef", p.vf_coef, 0.0, crate::learners::limits::MAX_COEF),
-            ("learner.ppo.reward_scale", p.reward_scale, 1e-9, crate::learners::limits::MAX_COEF),
-            (
-                "learner.ppo.weight_decay",
-                p.weight_decay,
-                0.0,
-                crate::learners::limits::MAX_WEIGHT_DECAY,
-            ),
-            (
-                "learner.es.weight_decay",
-                l.es.weight_decay,
-                0.0,
-                crate::learners::limits::MAX_WEIGHT_DECAY,
-            ),
-        ] {
-            if !(v.is_finite() && (lo..=hi).contains(&v)) {
-                return Err(err(k, format!("must be in [{lo}, {hi}], got {v}")));
-            }
-        }
+        // The learners' own bounds, as in every world.
+        l.ppo.check(&err)?;
+        l.es.check(&err)?;
         if let Some((i, t)) = file.market.tenants.iter().enumerate().find(|(_, t)| t.learn && t.value <= 0.0) {
             return Err(err(
                 &format!("market.tenants[{i}].value"),
@@ -275,11 +230,12 @@ impl MarketTraining {
                 ),
             ));
         }
-        if !(l.es.sigma.is_finite() && l.es.sigma > 0.0 && l.es.sigma <= 10.0) {
-            return Err(err("learner.es.sigma", format!("must be in (0, 10], got {}", l.es.sigma)));
-        }
-        if !(1..=256).contains(&l.es.pairs) {
-            return Err(err("learner.es.pairs", format!("must be in [1, 256], got {}", l.es.pairs)));
+        // The market's own limit on the copies an episode plays (as train.envs x group below).
+        if 2 * l.es.pairs > 512 {
+            return Err(err(
+                "learner.es.pairs",
+                format!("must be at most 256 (512 market copies), got {}", l.es.pairs),
+            ));
         }
         if l.ppo.features != Features::All || l.es.features != Features::All {
             return Err(err(

@@ -198,10 +198,9 @@ impl Default for PpoConfig {
     }
 }
 
-impl LearnerConfig for PpoConfig {
-    /// Widths (before any tensor exists, the central critic's input included), rates, counts
-    /// and coefficients.
-    fn validate(&self, sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+impl PpoConfig {
+    /// Its bounds (the same in every world): widths, rates, counts, coefficients.
+    pub fn check(&self, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         let p = self;
         let key = |k: &str| format!("learner.ppo.{k}");
         for (k, h) in [
@@ -211,33 +210,6 @@ impl LearnerConfig for PpoConfig {
         ] {
             if !(1..=limits::MAX_HIDDEN).contains(&h) {
                 return Err(err(&key(k), format!("must be in [1, {}], got {h}", limits::MAX_HIDDEN)));
-            }
-        }
-        if p.critic.resolve(sc) == Critic::Central {
-            // Every agent's critic reads every agent's features: n x (n x d) x width weights.
-            let cells = sc
-                .n()
-                .saturating_mul(sc.n())
-                .saturating_mul(env::world::observation_dim(sc))
-                .saturating_mul(p.critic_hidden[0]);
-            if cells > limits::MAX_CENTRAL_CRITIC {
-                return Err(err(
-                    &key("critic"),
-                    format!(
-                        "a central critic{} here has {cells} first-layer weights, more than the limit of {}{}",
-                        if p.critic == Critic::Auto {
-                            " (the default under env.reward = \"welfare\")"
-                        } else {
-                            ""
-                        },
-                        limits::MAX_CENTRAL_CRITIC,
-                        if p.critic == Critic::Auto {
-                            "; set learner.ppo.critic = \"local\""
-                        } else {
-                            ""
-                        }
-                    ),
-                ));
             }
         }
         for (k, v) in [
@@ -273,6 +245,44 @@ impl LearnerConfig for PpoConfig {
             ("weight_decay", p.weight_decay, limits::MAX_WEIGHT_DECAY),
         ] {
             limits::at_most(err, &key(k), v, max)?;
+        }
+        Ok(())
+    }
+}
+
+impl LearnerConfig for PpoConfig {
+    /// Widths (before any tensor exists, the central critic's input included), rates, counts
+    /// and coefficients.
+    fn validate(&self, sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        let p = self;
+        let key = |k: &str| format!("learner.ppo.{k}");
+        p.check(err)?;
+        if p.critic.resolve(sc) == Critic::Central {
+            // Every agent's critic reads every agent's features: n x (n x d) x width weights.
+            let cells = sc
+                .n()
+                .saturating_mul(sc.n())
+                .saturating_mul(env::world::observation_dim(sc))
+                .saturating_mul(p.critic_hidden[0]);
+            if cells > limits::MAX_CENTRAL_CRITIC {
+                return Err(err(
+                    &key("critic"),
+                    format!(
+                        "a central critic{} here has {cells} first-layer weights, more than the limit of {}{}",
+                        if p.critic == Critic::Auto {
+                            " (the default under env.reward = \"welfare\")"
+                        } else {
+                            ""
+                        },
+                        limits::MAX_CENTRAL_CRITIC,
+                        if p.critic == Critic::Auto {
+                            "; set learner.ppo.critic = \"local\""
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
         }
         Ok(())
     }
