@@ -556,6 +556,20 @@ fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium
         let name = format!("run:{}#{r}", run.display());
         assert!(close(&row(&name)["utility"]["mean"], &rep["eval"]["utility"]), "{name}");
     }
+    // The run's own statistics over replicates: each replicate's score is its utility minus the
+    // reference's; with 2 replicates the IQM is their mean.
+    let reps: Vec<f64> = v["replicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["eval"]["utility"].as_f64().unwrap())
+        .collect();
+    let mean = (reps[0] + reps[1]) / 2.0;
+    assert!(
+        (v["vs_uniform"]["iqm"].as_f64().unwrap() - (mean - v["uniform"]["utility"].as_f64().unwrap())).abs() < 1e-9,
+        "{v}"
+    );
+    assert!((v["vs_best_level"]["scores"][1].as_f64().unwrap() - (reps[1] - v["best"]["utility"].as_f64().unwrap())).abs() < 1e-12);
     let base = &rows[a["baseline"].as_u64().unwrap() as usize];
     assert_eq!(base["policy"], "fixed:0.9");
     assert!((base["utility"]["mean"].as_f64().unwrap() - 11.0).abs() < 1e-9);

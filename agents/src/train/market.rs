@@ -363,9 +363,19 @@ pub struct MarketScore {
 pub fn summary_shape() -> serde_json::Value {
     let stat = serde_json::to_value(Stat { mean: 0.0, ci95: 0.0 }).expect("plain numbers");
     let score = serde_json::to_value(MarketScore::default()).expect("plain numbers");
+    let reps = serde_json::to_value(crate::report::stats::Replicates {
+        scores: Vec::new(),
+        mean: 0.0,
+        iqm: 0.0,
+        iqm_ci: [0.0, 0.0],
+        prob_improvement: 0.0,
+        prob_improvement_ci: [0.0, 0.0],
+    })
+    .expect("plain numbers");
     serde_json::json!({
         "utility": stat, "welfare": stat, "paid": stat,
-        "own": score, "best": score, "best_level": 0.0,
+        "own": score, "best": score, "uniform": score, "best_level": 0.0,
+        "vs_best_level": reps, "vs_uniform": reps,
         "learning_tenants": 0, "episodes": 0,
     })
 }
@@ -669,6 +679,11 @@ pub struct MarketTrained {
     pub best: MarketScore,
     /// Per level (all learners at it), same seeds.
     pub by_level: Vec<MarketScore>,
+    /// Each replicate's greedy utility minus the best common level's (the same seeds): their
+    /// IQM, bootstrap CI and probability of improvement, as run groups state them.
+    pub vs_best_level: crate::report::stats::Replicates,
+    /// The same against uniform random play.
+    pub vs_uniform: crate::report::stats::Replicates,
     /// With `train.deviations`: per common level, the best unilateral deviation from it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deviations: Option<Vec<Deviation>>,
@@ -1087,6 +1102,12 @@ fn run_from(
     let by_level: Vec<MarketScore> = levels.iter().map(|&x| scored(&eval_files, &ls, Some(x))).collect();
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
     let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());
+    let uniform = uniform(&eval_files, &ls, &levels, raw.seed);
+    let against = |x: f64, k: u64| {
+        let scores: Vec<f64> = reps.iter().map(|r| r.eval.utility - x).collect();
+        crate::report::stats::Replicates::of(&scores, stream_seed(raw.seed, "market-bootstrap", k))
+    };
+    let (vs_best_level, vs_uniform) = (against(by_level[best].utility, 0), against(uniform.utility, 1));
     let done = MarketTrained {
         dir: dir.path().to_path_buf(),
         config: restart.config.clone(),
@@ -1101,7 +1122,9 @@ fn run_from(
         utility: stat(|s| s.utility),
         welfare: stat(|s| s.welfare),
         paid: stat(|s| s.paid),
-        uniform: uniform(&eval_files, &ls, &levels, raw.seed),
+        uniform,
+        vs_best_level,
+        vs_uniform,
         own: scored(&eval_files, &ls, None),
         best_level: levels[best],
         best: by_level[best],
@@ -1417,6 +1440,12 @@ impl fmt::Display for MarketTrained {
         ] {
             writeln!(f, "{name:<34} {:>18.3} {:>12.1} {:>12.1}", s.utility, s.welfare, s.paid)?;
         }
+        writeln!(
+            f,
+            "over replicates, learned minus the best common level: {}; minus uniform play: {}",
+            self.vs_best_level.cell(),
+            self.vs_uniform.cell()
+        )?;
         if let Some(d) = &self.deviations {
             let eq: Vec<String> = d.iter().filter(|d| d.gain <= 1e-9).map(|d| format!("{}", d.level)).collect();
             writeln!(f, "common levels no learning tenant gains by leaving alone: [{}]", eq.join(", "))?;
