@@ -174,3 +174,8 @@ impl From<serde_json::Error> for Error {
         Error::Failed(format!("JSON: {e}"))
     }
 }
+
+/// The first problem any copy of a policy met while it acted (an agent process that broke its
+/// protocol, a model that could not answer): the episodes are played on, and the command fails
+/// with it afterwards.
+pub type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<String>>>;

@@ -11,6 +11,12 @@ use std::path::{Path, PathBuf};
 pub mod keys;
 pub mod keys_worlds;
 
+/// Every config key, as `mtf config --describe` prints it (docs/CONFIG.md): the experiment
+/// file's, then the other worlds' files' and the sweep file's.
+pub fn describe() -> String {
+    keys::describe() + &keys_worlds::describe()
+}
+
 /// Documented limits of an experiment, checked before anything of that size is allocated.
 pub mod limits {
     pub use crate::learners::limits::*;

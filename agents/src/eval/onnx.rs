@@ -12,7 +12,7 @@
 //! The runtime is tract (pure Rust, no system library, no download at build time: ONNX Runtime's
 //! crate fetches a prebuilt library, which a machine with only crates.io cannot).
 
-use crate::export::drive::ErrorSlot;
+use crate::error::ErrorSlot;
 use crate::learners::nets::{choose, episode_streams};
 use crate::learners::Policy;
 use env::world::Observations;

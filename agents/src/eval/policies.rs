@@ -8,8 +8,8 @@
 //! over their protocol), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer,
 //! see [`super::onnx`]).
 
+use crate::error::ErrorSlot;
 use crate::error::{policy, user};
-use crate::export::drive::ErrorSlot;
 use crate::learners::fixed::Levels;
 use crate::learners::hedge::HedgeConfig;
 use crate::learners::wrap::{Layered, Sample};

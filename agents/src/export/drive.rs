@@ -12,7 +12,6 @@ use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Seconds an agent may take to answer one observation before it is declared unresponsive.
@@ -30,8 +29,7 @@ pub fn reply_timeout() -> Result<Duration, String> {
     }
 }
 
-/// The first protocol error any driven agent made.
-pub type ErrorSlot = Arc<Mutex<Option<String>>>;
+pub use crate::error::ErrorSlot;
 
 /// Read and check an exported agent file against a scenario's shape; with it, the training
 /// agent each of the scenario's agents runs as (`--agent`; all the same for a one-agent file).

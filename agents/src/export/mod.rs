@@ -7,7 +7,7 @@ use crate::config::Experiment;
 use crate::error::{failed, user};
 use crate::learners::Exported as Form;
 use crate::learners::Features;
-use runtime::{append_payload, fnv_hex, Manifest, PolicyForm, WorldShape, VERSION};
+use runtime::{append_payload, fnv_hex, Manifest, PolicyForm, VERSION};
 use std::path::{Path, PathBuf};
 
 /// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`
@@ -21,9 +21,6 @@ pub fn export_bytes(
     let config = crate::run::RunDir::at(dir).config();
     if env::market::is_market_file(&config) {
         return market_bytes(dir, agents, replicate.unwrap_or(0), runtime);
-    }
-    if crate::worlds::is_seam_config(&config) {
-        return world_bytes(dir, agents, replicate, runtime);
     }
     if let Some(r) = replicate {
         return Err(user(format!(
@@ -163,79 +160,6 @@ fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[
     Ok((append_payload(runtime, &manifest, &weights), manifest))
 }
 
-/// A trained run of a world behind the seam: its actors, one per group (`agents`: one group
-/// by its index, or all), of replicate `replicate` when `dir` is a run group (default 0).
-fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
-    let run = crate::run::RunDir::at(dir);
-    let src = if run.is_group() {
-        let all = crate::train::group::replicates(dir)?;
-        let r = replicate.unwrap_or(0);
-        all.get(r)
-            .cloned()
-            .ok_or_else(|| user(format!("--replicate {r}: the run group has replicates 0..{}", all.len() - 1)))?
-    } else if let Some(r) = replicate {
-        return Err(user(format!("--replicate {r}: {} is one run, not a run group", dir.display())));
-    } else {
-        dir.to_path_buf()
-    };
-    let config_path = crate::run::RunDir::at(&src).config();
-    let world = crate::worlds::load(&config_path, &[], None, None)?;
-    let actors = crate::worlds::train::trained_actors(&src, world.as_ref())?;
-    let core = actors.core();
-    let groups = world.group_names();
-    let chosen: Vec<usize> = match agents {
-        None => (0..groups.len()).collect(),
-        Some(g) if g < groups.len() => vec![g],
-        Some(g) => {
-            return Err(user(format!(
-                "--agent {g}: a run of this world exports its groups 0..{} ({})",
-                groups.len() - 1,
-                groups.join(", ")
-            )))
-        }
-    };
-    let weights: Vec<f32> = chosen.iter().flat_map(|&g| core.actor(g).iter().copied()).collect();
-    let config = crate::run::read_regular(&config_path, crate::run::MAX_TEXT)?;
-    let manifest = Manifest {
-        version: VERSION,
-        kind: PolicyForm::Actor.name().into(),
-        action: world.action_kind().as_str().into(),
-        value_scale: 1.0,
-        agents: chosen,
-        m: 0,
-        hidden: core.hidden(),
-        agents_total: 0,
-        inputs: Vec::new(),
-        by_type: 0,
-        types: Vec::new(),
-        market: 0,
-        world: Some(WorldShape {
-            name: env::worlds::world_name(&world.config()),
-            features: world.layout().names.clone(),
-            groups,
-        }),
-        weights: Vec::new(),
-        total_tokens: 0.0,
-        states: 0,
-        fixed_level: 0,
-        model_bytes: 0,
-        levels: world.levels().to_vec(),
-        training_run: src.canonicalize().unwrap_or_else(|_| src.clone()).display().to_string(),
-        config_hash: fnv_hex(&config),
-    };
-    manifest
-        .validate()
-        .map_err(|e| failed(format!("the world policy's manifest: {e}")))?;
-    if weights.len() != manifest.per_agent() * manifest.agents.len() {
-        return Err(failed(format!(
-            "exported {} numbers, expected {}",
-            weights.len(),
-            manifest.per_agent() * manifest.agents.len()
-        )));
-    }
-    Ok((append_payload(runtime, &manifest, &weights), manifest))
-}
-
 /// What a run's policies read after SPEC 4's state, by the exported protocol's names (the
 /// observation's order): nothing for SPEC 4's state, the run's whole observation, or (instead
 /// of SPEC 4's state) the `by_type` block.
@@ -281,7 +205,8 @@ pub fn runtime_path() -> crate::error::Result<PathBuf> {
 /// feature the scenario observes, named in the manifest's `inputs`.
 pub fn export_onnx(model: &Path, source: &crate::config::Source, out: &Path, force: bool) -> crate::error::Result<Exported> {
     let named = |e: String| user(format!("--policy onnx:{}: {e}", model.display()));
-    if env::market::is_market_file(&source.config) || crate::worlds::is_seam_config(&source.config) {
+    let seam = env::config::read_table(&source.config, &[]).is_ok_and(|t| env::worlds::is_seam_world(&env::worlds::world_name(&t)));
+    if env::market::is_market_file(&source.config) || seam {
         return Err(user(format!(
             "{}: an ONNX policy reads the queue world's observation; this file is another world's",
             source.config.display()
@@ -357,12 +282,22 @@ pub struct Exported {
 /// the executable `out`. An existing `out` is
 /// replaced only with `force`, and only if it is a regular file.
 pub fn export(dir: &Path, out: &Path, agents: Option<usize>, replicate: Option<usize>, force: bool) -> crate::error::Result<Exported> {
+    export_with(out, force, |runtime| export_bytes(dir, agents, replicate, runtime))
+}
+
+/// Write the executable `out` (an existing one only with `force`, and only a regular file)
+/// from the runtime's bytes and what `payload` appends to them.
+pub fn export_with(
+    out: &Path,
+    force: bool,
+    payload: impl FnOnce(&[u8]) -> crate::error::Result<(Vec<u8>, Manifest)>,
+) -> crate::error::Result<Exported> {
     if std::fs::symlink_metadata(out).is_ok() && !force {
         return Err(user(format!("{}: exists; pass --force to replace it", out.display())));
     }
     let runtime_file = runtime_path()?;
     let runtime = crate::run::read_regular(&runtime_file, 1 << 30)?;
-    let (bytes, manifest) = export_bytes(dir, agents, replicate, &runtime)?;
+    let (bytes, manifest) = payload(&runtime)?;
     write_executable(out, &bytes)?;
     Ok(Exported {
         out: out.to_path_buf(),

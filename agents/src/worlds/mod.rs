@@ -16,13 +16,15 @@
 pub mod agent;
 pub mod compare;
 pub mod es;
+pub mod export;
 pub mod policies;
 pub mod scan;
 pub mod train;
 
 use env::eval::Stat;
-use env::rng::{names, stream_seed};
+use env::rng::{names, stream, stream_seed, unit};
 use env::worlds::{Better, Figures, World, WorldMetric};
+use rand::rngs::SmallRng;
 use rayon::prelude::*;
 use std::path::Path;
 
@@ -41,6 +43,64 @@ pub trait RowPolicy: Send {
     /// its protocol): the episodes it played are then not its own, and the command fails.
     fn failure(&self) -> Option<String> {
         None
+    }
+}
+
+/// The same level index for every agent of a group (`levels[group]`, or one level for all).
+#[derive(Clone, Debug)]
+pub struct Fixed {
+    levels: Vec<usize>,
+}
+
+impl Fixed {
+    /// One level per group (a single entry: that level for every group).
+    pub fn new(levels: Vec<usize>) -> Self {
+        Self { levels }
+    }
+}
+
+impl RowPolicy for Fixed {
+    fn act(&mut self, _obs: &[f32], _dim: usize, groups: &[usize], actions: &mut [usize]) {
+        for (a, &g) in actions.iter_mut().zip(groups) {
+            *a = self.levels[g.min(self.levels.len() - 1)];
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+/// A level drawn uniformly for every agent every round (from the episode's policy stream).
+#[derive(Clone, Debug)]
+pub struct Uniform {
+    k: usize,
+    rng: SmallRng,
+}
+
+impl Uniform {
+    /// Over `k` levels.
+    pub fn new(k: usize) -> Self {
+        Self {
+            k,
+            rng: stream(0, names::POLICY, 0),
+        }
+    }
+}
+
+impl RowPolicy for Uniform {
+    fn begin_episode(&mut self, seed: u64) {
+        self.rng = stream(seed, names::POLICY, 0);
+    }
+
+    fn act(&mut self, _obs: &[f32], _dim: usize, _groups: &[usize], actions: &mut [usize]) {
+        for a in actions.iter_mut() {
+            *a = ((unit(rand::Rng::next_u64(&mut self.rng)) * self.k as f64) as usize).min(self.k - 1);
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(self.clone())
     }
 }
 
@@ -183,7 +243,6 @@ pub fn root_seed(world: &dyn World) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use policies::Fixed;
 
     fn bandit(extra: &[&str]) -> Box<dyn World> {
         let path = std::env::temp_dir().join(format!("mtf-bandit-{}.toml", std::process::id()));

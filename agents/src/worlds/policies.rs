@@ -6,68 +6,9 @@
 
 use super::es::Actors;
 use super::RowPolicy;
-use env::rng::{names, stream, unit};
+pub use super::{Fixed, Uniform};
 use env::worlds::World;
-use rand::rngs::SmallRng;
 use std::path::Path;
-
-/// The same level index for every agent of a group (`levels[group]`, or one level for all).
-#[derive(Clone, Debug)]
-pub struct Fixed {
-    levels: Vec<usize>,
-}
-
-impl Fixed {
-    /// One level per group (a single entry: that level for every group).
-    pub fn new(levels: Vec<usize>) -> Self {
-        Self { levels }
-    }
-}
-
-impl RowPolicy for Fixed {
-    fn act(&mut self, _obs: &[f32], _dim: usize, groups: &[usize], actions: &mut [usize]) {
-        for (a, &g) in actions.iter_mut().zip(groups) {
-            *a = self.levels[g.min(self.levels.len() - 1)];
-        }
-    }
-
-    fn fork(&self) -> Box<dyn RowPolicy> {
-        Box::new(self.clone())
-    }
-}
-
-/// A level drawn uniformly for every agent every round (from the episode's policy stream).
-#[derive(Clone, Debug)]
-pub struct Uniform {
-    k: usize,
-    rng: SmallRng,
-}
-
-impl Uniform {
-    /// Over `k` levels.
-    pub fn new(k: usize) -> Self {
-        Self {
-            k,
-            rng: stream(0, names::POLICY, 0),
-        }
-    }
-}
-
-impl RowPolicy for Uniform {
-    fn begin_episode(&mut self, seed: u64) {
-        self.rng = stream(seed, names::POLICY, 0);
-    }
-
-    fn act(&mut self, _obs: &[f32], _dim: usize, _groups: &[usize], actions: &mut [usize]) {
-        for a in actions.iter_mut() {
-            *a = ((unit(rand::Rng::next_u64(&mut self.rng)) * self.k as f64) as usize).min(self.k - 1);
-        }
-    }
-
-    fn fork(&self) -> Box<dyn RowPolicy> {
-        Box::new(self.clone())
-    }
-}
 
 /// A named policy: its row label and the policy.
 pub type Named = (String, Box<dyn RowPolicy>);

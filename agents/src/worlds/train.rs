@@ -12,8 +12,7 @@
 //! the result over replicates (IQM, bootstrap CI, probability of improvement).
 
 use super::es::{self, Actors};
-use super::policies::{Fixed, Uniform};
-use super::{evaluate, paired, sign, summarise, Played, RowPolicy};
+use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
 use crate::learners::{LearnerKind, LearnerSection};

@@ -11,7 +11,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if a.describe {
-        agents::out::print(&agents::config::keys::describe())?;
+        agents::out::print(&agents::config::describe())?;
     }
     Ok(ExitCode::SUCCESS)
 }

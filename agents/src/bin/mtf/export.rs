@@ -60,6 +60,9 @@ fn parse_agent(s: &str) -> Result<Agent, String> {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let done = match (&a.run, &a.policy, &a.config) {
+        (Some(run), _, _) if agents::worlds::is_seam_config(&agents::RunDir::at(run).config()) => {
+            agents::worlds::export::export(run, &a.out, a.agent.0, a.replicate, a.force)?
+        }
         (Some(run), _, _) => export(run, &a.out, a.agent.0, a.replicate, a.force)?,
         (None, Some(spec), Some(config)) => {
             let model = match PolicySpec::parse(spec)? {

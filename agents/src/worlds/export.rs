@@ -1,0 +1,86 @@
+//! `mtf export --run RUN` on a run of a world behind the seam: its actors, one per group, as
+//! a standalone agent ([`crate::export::runtime`], manifest `world`); `agent:PATH` drives it
+//! back ([`super::agent`]).
+
+use crate::error::{failed, user};
+use crate::export::runtime::{append_payload, fnv_hex, Manifest, PolicyForm, WorldShape, VERSION};
+use crate::export::{export_with, Exported};
+use std::path::Path;
+
+/// Export the seam run (or run group's replicate) in `dir` to the executable `out`.
+pub fn export(dir: &Path, out: &Path, agents: Option<usize>, replicate: Option<usize>, force: bool) -> crate::error::Result<Exported> {
+    export_with(out, force, |runtime| world_bytes(dir, agents, replicate, runtime))
+}
+
+/// A trained run of a world behind the seam: its actors, one per group (`agents`: one group
+/// by its index, or all), of replicate `replicate` when `dir` is a run group (default 0).
+fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
+    let run = crate::run::RunDir::at(dir);
+    let src = if run.is_group() {
+        let all = crate::train::group::replicates(dir)?;
+        let r = replicate.unwrap_or(0);
+        all.get(r)
+            .cloned()
+            .ok_or_else(|| user(format!("--replicate {r}: the run group has replicates 0..{}", all.len() - 1)))?
+    } else if let Some(r) = replicate {
+        return Err(user(format!("--replicate {r}: {} is one run, not a run group", dir.display())));
+    } else {
+        dir.to_path_buf()
+    };
+    let config_path = crate::run::RunDir::at(&src).config();
+    let world = super::load(&config_path, &[], None, None)?;
+    let actors = super::train::trained_actors(&src, world.as_ref())?;
+    let core = actors.core();
+    let groups = world.group_names();
+    let chosen: Vec<usize> = match agents {
+        None => (0..groups.len()).collect(),
+        Some(g) if g < groups.len() => vec![g],
+        Some(g) => {
+            return Err(user(format!(
+                "--agent {g}: a run of this world exports its groups 0..{} ({})",
+                groups.len() - 1,
+                groups.join(", ")
+            )))
+        }
+    };
+    let weights: Vec<f32> = chosen.iter().flat_map(|&g| core.actor(g).iter().copied()).collect();
+    let config = crate::run::read_regular(&config_path, crate::run::MAX_TEXT)?;
+    let manifest = Manifest {
+        version: VERSION,
+        kind: PolicyForm::Actor.name().into(),
+        action: world.action_kind().as_str().into(),
+        value_scale: 1.0,
+        agents: chosen,
+        m: 0,
+        hidden: core.hidden(),
+        agents_total: 0,
+        inputs: Vec::new(),
+        by_type: 0,
+        types: Vec::new(),
+        market: 0,
+        world: Some(WorldShape {
+            name: env::worlds::world_name(&world.config()),
+            features: world.layout().names.clone(),
+            groups,
+        }),
+        weights: Vec::new(),
+        total_tokens: 0.0,
+        states: 0,
+        fixed_level: 0,
+        model_bytes: 0,
+        levels: world.levels().to_vec(),
+        training_run: src.canonicalize().unwrap_or_else(|_| src.clone()).display().to_string(),
+        config_hash: fnv_hex(&config),
+    };
+    manifest
+        .validate()
+        .map_err(|e| failed(format!("the world policy's manifest: {e}")))?;
+    if weights.len() != manifest.per_agent() * manifest.agents.len() {
+        return Err(failed(format!(
+            "exported {} numbers, expected {}",
+            weights.len(),
+            manifest.per_agent() * manifest.agents.len()
+        )));
+    }
+    Ok((append_payload(runtime, &manifest, &weights), manifest))
+}
