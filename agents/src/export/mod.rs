@@ -80,14 +80,22 @@ pub fn export_bytes(
     for &i in &chosen {
         weights.extend(learner.export_weights(i)?);
     }
-    if weights.len() != manifest.per_agent() * chosen.len() {
-        return Err(failed(format!(
-            "exported {} numbers, expected {}",
-            weights.len(),
-            manifest.per_agent() * chosen.len()
-        )));
+    sealed(runtime, manifest, &weights, None)
+}
+
+/// `runtime` with the policy appended, once its manifest is one the runtime reads (checked
+/// when `what` names it: "market", "world") and its numbers are as many as it says.
+pub(crate) fn sealed(runtime: &[u8], manifest: Manifest, weights: &[f32], what: Option<&str>) -> crate::error::Result<(Vec<u8>, Manifest)> {
+    if let Some(what) = what {
+        manifest
+            .validate()
+            .map_err(|e| failed(format!("the {what} policy's manifest: {e}")))?;
     }
-    Ok((append_payload(runtime, &manifest, &weights), manifest))
+    let want = manifest.per_agent() * manifest.agents.len();
+    if weights.len() != want {
+        return Err(failed(format!("exported {} numbers, expected {want}", weights.len())));
+    }
+    Ok((append_payload(runtime, &manifest, weights), manifest))
 }
 
 /// A trained market run's learning tenants (`agents`: one of them by its index in the market,
@@ -147,17 +155,7 @@ fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[
         training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
         config_hash: fnv_hex(&config),
     };
-    manifest
-        .validate()
-        .map_err(|e| failed(format!("the market policy's manifest: {e}")))?;
-    if weights.len() != manifest.per_agent() * manifest.agents.len() {
-        return Err(failed(format!(
-            "exported {} numbers, expected {}",
-            weights.len(),
-            manifest.per_agent() * manifest.agents.len()
-        )));
-    }
-    Ok((append_payload(runtime, &manifest, &weights), manifest))
+    sealed(runtime, manifest, &weights, Some("market"))
 }
 
 /// What a run's policies read after SPEC 4's state, by the exported protocol's names (the

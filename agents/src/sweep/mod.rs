@@ -515,17 +515,7 @@ fn market_trial(
     let file = &ctx.sweep.file;
     let key = file.objective.intermediate_key().to_string();
     let on_episode = |e: u64, s: &crate::train::market::MarketScore| -> crate::error::Result<bool> {
-        let log = EpisodeLog {
-            episode: e,
-            figures: BTreeMap::from([(key.clone(), s.get(&key).unwrap_or(f64::NAN))]),
-            threshold_by_weight: Vec::new(),
-            bids: false,
-            actor_loss: 0.0,
-            critic_loss: 0.0,
-            entropy: 0.0,
-            reward_spread: 0.0,
-            wall_time: 0.0,
-        };
+        let log = EpisodeLog::of_figures(e, BTreeMap::from([(key.clone(), s.get(&key).unwrap_or(f64::NAN))]), 0.0);
         (hook.0)(&log)
     };
     let trained = if resumed {

@@ -57,6 +57,23 @@ pub struct EpisodeLog {
     pub wall_time: f64,
 }
 
+impl EpisodeLog {
+    /// A log of figures alone (another world's episode, as a sweep's pruner reads it).
+    pub fn of_figures(episode: u64, figures: BTreeMap<String, f64>, wall_time: f64) -> Self {
+        Self {
+            episode,
+            figures,
+            threshold_by_weight: Vec::new(),
+            bids: false,
+            actor_loss: 0.0,
+            critic_loss: 0.0,
+            entropy: 0.0,
+            reward_spread: 0.0,
+            wall_time,
+        }
+    }
+}
+
 /// The fields of a log line besides the figures, as written.
 #[derive(Serialize, Deserialize)]
 struct Rest {

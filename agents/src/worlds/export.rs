@@ -2,8 +2,8 @@
 //! a standalone agent ([`crate::export::runtime`], manifest `world`); `agent:PATH` drives it
 //! back ([`super::agent`]).
 
-use crate::error::{failed, user};
-use crate::export::runtime::{append_payload, fnv_hex, Manifest, PolicyForm, WorldShape, VERSION};
+use crate::error::user;
+use crate::export::runtime::{fnv_hex, Manifest, PolicyForm, WorldShape, VERSION};
 use crate::export::{export_with, Exported};
 use std::path::Path;
 
@@ -72,15 +72,5 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         training_run: src.canonicalize().unwrap_or_else(|_| src.clone()).display().to_string(),
         config_hash: fnv_hex(&config),
     };
-    manifest
-        .validate()
-        .map_err(|e| failed(format!("the world policy's manifest: {e}")))?;
-    if weights.len() != manifest.per_agent() * manifest.agents.len() {
-        return Err(failed(format!(
-            "exported {} numbers, expected {}",
-            weights.len(),
-            manifest.per_agent() * manifest.agents.len()
-        )));
-    }
-    Ok((append_payload(runtime, &manifest, &weights), manifest))
+    crate::export::sealed(runtime, manifest, &weights, Some("world"))
 }

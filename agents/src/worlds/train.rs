@@ -575,20 +575,11 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
 
 /// A generation's line as the episode log a sweep's hook reads (the figures only).
 fn hook_log(e: u64, line: &Value, keys: &[&str]) -> crate::train::EpisodeLog {
-    crate::train::EpisodeLog {
-        episode: e,
-        figures: keys
-            .iter()
-            .map(|&k| (k.to_string(), line[k].as_f64().unwrap_or(f64::NAN)))
-            .collect(),
-        threshold_by_weight: Vec::new(),
-        bids: false,
-        actor_loss: 0.0,
-        critic_loss: 0.0,
-        entropy: 0.0,
-        reward_spread: 0.0,
-        wall_time: line["wall_time"].as_f64().unwrap_or(0.0),
-    }
+    let figures = keys
+        .iter()
+        .map(|&k| (k.to_string(), line[k].as_f64().unwrap_or(f64::NAN)))
+        .collect();
+    crate::train::EpisodeLog::of_figures(e, figures, line["wall_time"].as_f64().unwrap_or(0.0))
 }
 
 /// Where an improvement's CI puts it.
