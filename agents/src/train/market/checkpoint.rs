@@ -1,0 +1,106 @@
+//! A market run's checkpoint (`checkpoints/latest.ckpt`, written after every training
+//! episode): the finished replicates and the one in progress, so `--resume` goes on exactly.
+
+use super::{MarketHedgeState, MarketReplicate, MarketScore};
+use crate::error::Result;
+use crate::learners::Learner;
+use crate::train::market_policy::GroupPolicies;
+use serde::{Deserialize, Serialize};
+
+/// Where a market run starts: from nothing, or from its checkpoint.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Restart {
+    /// The config file the run was started with (`summary.json` names it).
+    pub(super) config: String,
+    /// The finished replicates.
+    pub(super) done: Vec<SavedReplicate>,
+    /// The replicate in progress: its training episodes' scores so far.
+    pub(super) curve: Vec<MarketScore>,
+    /// Hedge's log-weights (Hedge).
+    pub(super) hedge: Option<Vec<Vec<f64>>>,
+    /// Training episodes of the replicate in progress done (the checkpoint's count).
+    #[serde(skip)]
+    pub(super) episodes: u64,
+    /// Its learner's state (PPO, ES).
+    #[serde(skip)]
+    pub(super) learner: Vec<u8>,
+}
+
+/// A finished replicate as its checkpoint keeps it.
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct SavedReplicate {
+    seed: u64,
+    eval: MarketScore,
+    levels: Vec<f64>,
+    pub(super) curve: Vec<MarketScore>,
+    policy: GroupPolicies,
+}
+
+impl Restart {
+    pub(super) fn fresh(config: String) -> Self {
+        Self {
+            config,
+            done: Vec::new(),
+            curve: Vec::new(),
+            hedge: None,
+            episodes: 0,
+            learner: Vec::new(),
+        }
+    }
+
+    /// The checkpoint's payload: the JSON's length (u64), the JSON, the learner's bytes.
+    pub(super) fn encode(&self) -> Result<Vec<u8>> {
+        let json = serde_json::to_vec(self)?;
+        let mut out = Vec::with_capacity(8 + json.len() + self.learner.len());
+        out.extend((json.len() as u64).to_le_bytes());
+        out.extend(&json);
+        out.extend(&self.learner);
+        Ok(out)
+    }
+
+    pub(super) fn read(episodes: u64, bytes: &[u8], replicates: usize) -> std::result::Result<Self, String> {
+        let bad = |what: &str| format!("not a market run's checkpoint ({what})");
+        let len = bytes.get(..8).ok_or_else(|| bad("too short"))?;
+        let len = u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize;
+        let json = bytes
+            .get(8..8usize.saturating_add(len))
+            .ok_or_else(|| bad("its header overruns it"))?;
+        let mut r: Restart = serde_json::from_slice(json).map_err(|e| bad(&e.to_string()))?;
+        if r.done.len() >= replicates || r.curve.len() as u64 != episodes {
+            return Err(bad("its replicates or episodes disagree with the run"));
+        }
+        r.episodes = episodes;
+        r.learner = bytes[8 + len..].to_vec();
+        Ok(r)
+    }
+}
+
+/// What a replicate's checkpoint holds of its learner.
+pub(super) enum LearnerState<'a> {
+    Hedge(&'a MarketHedgeState),
+    Learner(&'a dyn Learner),
+}
+
+impl From<&MarketReplicate> for SavedReplicate {
+    fn from(r: &MarketReplicate) -> Self {
+        Self {
+            seed: r.seed,
+            eval: r.eval,
+            levels: r.levels.clone(),
+            curve: r.curve.clone(),
+            policy: r.policy.clone(),
+        }
+    }
+}
+
+impl From<SavedReplicate> for MarketReplicate {
+    fn from(r: SavedReplicate) -> Self {
+        Self {
+            seed: r.seed,
+            eval: r.eval,
+            levels: r.levels,
+            curve: r.curve,
+            policy: r.policy,
+        }
+    }
+}
