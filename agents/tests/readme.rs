@@ -25,6 +25,9 @@ fn tiny(line: &str) -> &'static str {
         // A market file's [learner] has no actor-critic; its training is short already.
         "train" if line.contains("configs/market/") => " --set train.episodes=2 --set train.eval_seeds=1",
         "sweep" if line.contains(" sweep export ") || line.contains(" sweep status ") => "",
+        "sweep" if line.contains("configs/sweeps/gavel") => {
+            " --set train.episodes=1 --set train.eval_seeds=2 --set learner.es.pairs=2 --set env.generate.jobs=40 --set env.window=[5,30]"
+        }
         "sweep" if line.contains("configs/sweeps/market") => " --set train.episodes=2 --set train.eval_seeds=1 --set train.replicates=1",
         "train" | "sweep" => {
             " --set env.rounds=20 --set train.episodes=2 --set train.eval_seeds=1 --set learner.actor_critic.actor_hidden=16"

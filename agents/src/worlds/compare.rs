@@ -147,7 +147,7 @@ impl Compared {
     pub fn improvement(&self, r: usize) -> Stat {
         let d = paired(&self.rows[r].played, &self.rows[self.baseline].played, self.headline);
         Stat {
-            mean: d.mean * sign(self.metrics[self.headline].better),
+            mean: d.mean * sign(self.metrics[self.headline].better) + 0.0, // no -0.000 for a tie under lower-is-better
             ci95: d.ci95,
         }
     }

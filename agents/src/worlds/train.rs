@@ -296,7 +296,7 @@ fn improvement(w: &dyn World, a: &[Played], b: &[Played]) -> Stat {
     let head = w.headline();
     let d = paired(a, b, head);
     Stat {
-        mean: d.mean * sign(w.metrics()[head].better),
+        mean: d.mean * sign(w.metrics()[head].better) + 0.0, // no -0.000 for a tie under lower-is-better
         ci95: d.ci95,
     }
 }
