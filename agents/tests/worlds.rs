@@ -480,6 +480,16 @@ fn a_sweep_searches_a_toy_world_and_prunes_by_generation() {
     let (code, _, err) = mtf(&args);
     assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
     assert!(err.contains("objective.metric") && err.contains("eval_welfare.mean"), "{err}");
+    // Minimising the bandit's reward: no per-generation figure agrees with that direction, and
+    // a pruner following one would cut the trials the objective prefers.
+    let text = std::fs::read_to_string(&sweep)
+        .unwrap()
+        .replace("eval_welfare.mean", "eval.reward.mean")
+        .replace("maximize", "minimize");
+    std::fs::write(&sweep, text).unwrap();
+    let (code, _, err) = mtf(&args);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("objective.intermediate") && err.contains("better higher"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

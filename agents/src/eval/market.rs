@@ -217,7 +217,7 @@ pub fn compare_market(
         for policy in policies {
             let mut episodes = Vec::new();
             if let Some(run) = policy.strip_prefix("run:") {
-                let trained = trained_run(Path::new(run), &file, policy)?;
+                let trained = trained_run(Path::new(run), &file, &format!("--policies {policy}"))?;
                 for r in 0..trained.policies.replicates.len() {
                     let (market, rounds) = trained.play(&file, &file.actions(), r);
                     let totals = market.totals();
@@ -285,10 +285,11 @@ pub fn compare_market(
     Ok(out)
 }
 
-/// The trained market run in `dir` for `--policies {policy}` on `file`: its learning tenants
+/// The trained market run in `dir` for `flag` (`--policies run:DIR`, `--run DIR`: how errors
+/// name it) on `file`: its learning tenants
 /// must be tenants of `file`, and its levels of the same kind (bid factors, or MTF thresholds).
-pub(crate) fn trained_run(dir: &Path, file: &MarketFile, policy: &str) -> crate::error::Result<TrainedMarket> {
-    let trained = TrainedMarket::load(dir).map_err(|e| user(format!("--policies {policy}: {e}")))?;
+pub(crate) fn trained_run(dir: &Path, file: &MarketFile, flag: &str) -> crate::error::Result<TrainedMarket> {
+    let trained = TrainedMarket::load(dir).map_err(|e| user(format!("{flag}: {e}")))?;
     let names = trained.names();
     let same = trained
         .who
@@ -298,7 +299,7 @@ pub(crate) fn trained_run(dir: &Path, file: &MarketFile, policy: &str) -> crate:
         && file.market.types.len() == trained.raw.market.types.len();
     if !same {
         return Err(user(format!(
-            "--policies {policy}: the run's learning tenants ({}) and types are not this market's",
+            "{flag}: the run's learning tenants ({}) and types are not this market's",
             names.join(", ")
         )));
     }
@@ -310,7 +311,7 @@ pub(crate) fn trained_run(dir: &Path, file: &MarketFile, policy: &str) -> crate:
             ("thresholds", "bid factors")
         };
         return Err(user(format!(
-            "--policies {policy}: the run learned {have}, and {} plays {want}; compare it under a mechanism of its kind",
+            "{flag}: the run learned {have}, and {} plays {want}; compare it under a mechanism of its kind",
             kind_name(file)?
         )));
     }

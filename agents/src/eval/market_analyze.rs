@@ -58,15 +58,31 @@ pub struct MarketAnalysis {
 
 /// Analyze the market in `config` (with `--set` overrides) on `seeds` evaluation seeds (default
 /// the file's `train.eval_seeds`), with a trained run's rows when `run_dir` is given.
+///
+/// The root seed: `seed`, else (with a run) the run's, so its rows are the ones its summary
+/// states, else the file's.
 pub fn analyze_market(
     config: &Path,
     set: &[String],
+    seed: Option<u64>,
     run_dir: Option<&Path>,
     seeds: Option<usize>,
     out: Option<&Path>,
 ) -> Result<MarketAnalysis> {
     let path = config.display().to_string();
-    let raw = MarketFile::load_unexpanded(config, set)?;
+    let mut raw = MarketFile::load_unexpanded(config, set)?;
+    let run_seed = match run_dir {
+        Some(d) => Some(
+            crate::train::market_policy::TrainedMarket::load(d)
+                .map_err(|e| user(format!("--run {}: {e}", d.display())))?
+                .raw
+                .seed,
+        ),
+        None => None,
+    };
+    if let Some(s) = seed.or(run_seed) {
+        raw.seed = s;
+    }
     let tr = MarketTraining::of(&raw, &path)?;
     let base = raw.at_seed(raw.seed);
     let ls = Learners::of(&base, &raw);
@@ -82,7 +98,7 @@ pub fn analyze_market(
     played.push(("own".into(), tm::level_scores(&files, &ls, None)));
     if let Some(dir) = run_dir {
         let spec = format!("run:{}", dir.display());
-        let trained = super::market::trained_run(dir, &base, &spec)?;
+        let trained = super::market::trained_run(dir, &base, &format!("--run {}", dir.display()))?;
         if trained.who != ls.who {
             return Err(user(format!("--run {}: its learning tenants are not this file's", dir.display())));
         }

@@ -453,9 +453,45 @@ impl Sweep {
             .map_err(|e| self.as_config_error(e))?;
         let w = exp.world.as_ref();
         let known = crate::worlds::train::generation_keys(w);
-        // The default pruner figure (welfare) is the queue world's: here, the world's headline.
+        let head = &w.metrics()[w.headline()];
+        let direction = self.file.objective.direction;
+        // The pruner orients what it follows by the objective's direction: the default (the
+        // queue world's welfare, not a figure here) is the figure that agrees with it.
         if self.file.objective.intermediate == "welfare" && !known.contains(&"welfare") {
-            self.file.objective.intermediate = w.metrics()[w.headline()].key.into();
+            self.file.objective.intermediate = match (direction, head.better) {
+                (Direction::Minimize, env::worlds::Better::Lower) => head.key.into(),
+                _ => "fitness".into(),
+            };
+        }
+        // Higher is better for the mean fitness; the headline as the world says; ES's spread
+        // is no figure of merit.
+        let key = self.file.objective.intermediate.as_str();
+        let higher = match key {
+            "fitness" => Some(true),
+            k if k == head.key => Some(head.better == env::worlds::Better::Higher),
+            _ => None,
+        };
+        if higher.is_some_and(|h| h != (direction == Direction::Maximize)) || key == "spread" {
+            return Err(err(
+                &self.path,
+                "objective.intermediate",
+                format!(
+                    "`{key}` is {} while objective.direction is \"{}\": the pruner would cut the best trials (here {})",
+                    match higher {
+                        Some(true) => "better higher",
+                        Some(false) => "better lower",
+                        None => "no figure of merit",
+                    },
+                    format!("{direction:?}").to_lowercase(),
+                    if direction == Direction::Maximize {
+                        "\"fitness\" agrees".to_string()
+                    } else if head.better == env::worlds::Better::Lower {
+                        format!("\"{}\" agrees", head.key)
+                    } else {
+                        "no figure agrees: maximise".into()
+                    }
+                ),
+            ));
         }
         let group = exp.train.replicates > 1;
         Ok(Base {

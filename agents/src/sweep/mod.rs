@@ -447,7 +447,7 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     // The summary of a trial that ran to its end; None when it stopped early.
     let summary = match ctx.sweep.kind {
         BaseKind::Market => return market_trial(ctx, &dir, params, &hook, resumed),
-        BaseKind::Seam => seam_trial(ctx, &dir, params, hook, resumed)?,
+        BaseKind::Seam => seam_trial(ctx, &dir, params, hook, resumed, abandoned)?,
         BaseKind::Queues => {
             let trained = crate::train::execute(TrainSpec {
                 on_episode: Some(hook),
@@ -486,6 +486,7 @@ fn trial_spec(ctx: &Ctx, dir: &Path, params: &BTreeMap<String, Value>, resumed: 
         threads: Some(ctx.threads),
         quiet: true,
         on_episode: None,
+        stop: None,
         replicates: None,
         allow_config_change: Vec::new(),
     }
@@ -548,9 +549,13 @@ fn seam_trial(
     params: &BTreeMap<String, Value>,
     hook: EpisodeHook,
     resumed: bool,
+    abandoned: &Arc<AtomicBool>,
 ) -> crate::error::Result<Option<serde_json::Value>> {
+    // Its replicates train one after another: the later ones ask too.
+    let gone = Arc::clone(abandoned);
     let trained = crate::worlds::train::execute(&TrainSpec {
         on_episode: Some(hook),
+        stop: Some(crate::train::StopFlag(Arc::new(move || stopping() || gone.load(Ordering::Relaxed)))),
         ..trial_spec(ctx, dir, params, resumed)
     })?;
     Ok((!trained.stopped).then_some(trained.summary))

@@ -40,6 +40,16 @@ pub struct EpisodeHook(pub std::sync::Arc<EpisodeFn>);
 /// The callback inside an [`EpisodeHook`].
 pub type EpisodeFn = dyn Fn(&EpisodeLog) -> crate::error::Result<bool> + Send + Sync;
 
+/// Whether a run should stop now (see [`TrainSpec::stop`]).
+#[derive(Clone)]
+pub struct StopFlag(pub std::sync::Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for StopFlag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StopFlag")
+    }
+}
+
 impl std::fmt::Debug for EpisodeHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("EpisodeHook")
@@ -66,8 +76,12 @@ pub struct TrainSpec {
     pub threads: Option<usize>,
     /// No progress bar.
     pub quiet: bool,
-    /// Per-episode callback (sweeps).
+    /// Per-episode callback (sweeps): a run group's replicate 0 feeds it.
     pub on_episode: Option<EpisodeHook>,
+    /// Asked after every episode of every replicate (a run group trained one replicate after
+    /// another, as in the worlds behind the seam, outlives its replicate 0): true stops the run
+    /// there, as a hook's true does (a sweep worker's SIGTERM, a trial the study declared stale).
+    pub stop: Option<StopFlag>,
     /// Training replicates (overrides `train.replicates`): a run group.
     pub replicates: Option<usize>,
     /// Config keys a resumed run's `config.toml` may have changed since its checkpoint (e.g.

@@ -104,6 +104,9 @@ pub fn scan(spec: &ScanSpec) -> crate::error::Result<Scanned> {
             for (label, policy) in named {
                 let label = format!("{label}/{m}");
                 let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
+                if let Some(e) = policy.failure() {
+                    return Err(crate::error::policy(&label, e));
+                }
                 let stat = summarise(&played, world.metrics())[head];
                 match lines.iter_mut().find(|l| l.label == label) {
                     Some(l) => l.headline.push(stat),

@@ -491,17 +491,21 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
             run::write_atomic(&dir.kept_checkpoint(done), &bytes)?;
         }
         progress.tick(done, &format!("{headline} {:.3}", line[headline].as_f64().unwrap_or(f64::NAN)));
-        if let Some(hook) = spec.on_episode.as_ref().filter(|_| exp.train.replicate == 0) {
-            // A sweep's pruner (or its SIGTERM) stops the run here, its checkpoint written.
-            if (hook.0)(&hook_log(e, &line, &generation_keys(w)))? {
-                progress.finish();
-                return Ok(SeamTrained {
-                    dir: dir.path().to_path_buf(),
-                    summary: Value::Null,
-                    report: format!("stopped after generation {done}\n"),
-                    stopped: true,
-                });
-            }
+        let hook = spec.on_episode.as_ref().filter(|_| exp.train.replicate == 0);
+        // A sweep's pruner (replicate 0's generations), its SIGTERM or a stale trial (any
+        // replicate's) stops the run here, its checkpoint written.
+        let halt = match hook {
+            Some(h) => (h.0)(&hook_log(e, &line, &generation_keys(w)))?,
+            None => false,
+        } || spec.stop.as_ref().is_some_and(|s| (s.0)());
+        if halt {
+            progress.finish();
+            return Ok(SeamTrained {
+                dir: dir.path().to_path_buf(),
+                summary: Value::Null,
+                report: format!("stopped after generation {done}\n"),
+                stopped: true,
+            });
         }
     }
     progress.finish();

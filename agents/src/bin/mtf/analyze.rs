@@ -37,7 +37,14 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     if env::market::is_market_file(&a.config) {
-        let done = agents::eval::market_analyze::analyze_market(&a.config, &a.common.set, a.run.as_deref(), a.seeds, a.out.as_deref())?;
+        let done = agents::eval::market_analyze::analyze_market(
+            &a.config,
+            &a.common.set,
+            a.common.seed,
+            a.run.as_deref(),
+            a.seeds,
+            a.out.as_deref(),
+        )?;
         if a.common.json {
             let mut v = serde_json::to_value(&done)?;
             v["run_dir"] = done.dir.display().to_string().into();

@@ -43,6 +43,7 @@ fn spec_of(a: &Args) -> TrainSpec {
         threads: a.common.threads,
         quiet: a.common.quiet,
         on_episode: None,
+        stop: None,
         replicates: a.replicates,
         allow_config_change: a.allow_config_change.clone(),
     }

@@ -276,6 +276,7 @@ impl Ctx {
             threads: Some(self.threads),
             quiet: true,
             on_episode: None,
+            stop: None,
             replicates: None,
             allow_config_change: Vec::new(),
         })?;

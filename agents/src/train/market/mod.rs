@@ -395,8 +395,25 @@ pub fn train_market_with(
     check_memory(&raw, &tr)?;
     let stem = run::stem(config);
     let dir = run::RunDir::create(out, name.unwrap_or(&format!("train-{stem}")))?;
-    run::write_atomic(&dir.config(), toml::to_string(&raw).map_err(|e| user(format!("{e}")))?.as_bytes())?;
-    run_from(&raw, &tr, &dir, Restart::fresh(path), quiet, hook)
+    let config_text = toml::to_string(&raw).map_err(|e| user(format!("{e}")))?;
+    run::write_atomic(&dir.config(), config_text.as_bytes())?;
+    // A checkpoint before the first episode: a run killed then resumes naming its config.
+    let restart = Restart::fresh(path);
+    write_checkpoint(&dir, &config_text, &restart)?;
+    run_from(&raw, &tr, &dir, restart, quiet, hook)
+}
+
+/// `checkpoints/latest.ckpt`: where `restart` stands, with the config it trains.
+fn write_checkpoint(dir: &run::RunDir, config_text: &str, restart: &Restart) -> Result<()> {
+    let bytes = super::checkpoint::encode(restart.episodes, config_text, &restart.encode()?);
+    std::fs::create_dir_all(dir.checkpoints()).map_err(|e| run::io_error(&dir.checkpoints(), "creating", e))?;
+    run::write_atomic(&dir.latest_checkpoint(), &bytes)
+}
+
+/// A training episode's line in `metrics.jsonl`.
+fn metrics_line(replicate: usize, episode: u64, s: &MarketScore) -> String {
+    serde_json::json!({ "replicate": replicate, "episode": episode, "utility": s.utility, "welfare": s.welfare, "paid": s.paid })
+        .to_string()
 }
 
 /// `mtf train --resume DIR` on a market run: from its checkpoint (written after every training
@@ -427,11 +444,25 @@ pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>)
         }
         Restart::read(decoded.episodes, decoded.learner, tr.train.replicates).map_err(|e| crate::error::run_dir(&latest, e))?
     } else {
-        // Killed before its first episode ended: it starts over.
-        Restart::fresh(config.display().to_string())
+        return Err(crate::error::run_dir(
+            dir,
+            "a market run without its checkpoint (checkpoints/latest.ckpt)",
+        ));
     };
-    let start = restart.done.len() as u64 * tr.train.episodes + restart.episodes;
-    super::log::truncate_metrics(&run.metrics(), start)?;
+    // metrics.jsonl rewritten from the checkpoint, which holds every episode's score: lines
+    // appended after it go, and lines a crash lost come back.
+    let mut lines = String::new();
+    for (r, rep) in restart.done.iter().enumerate() {
+        for (e, sc) in rep.curve.iter().enumerate() {
+            lines.push_str(&metrics_line(r, e as u64, sc));
+            lines.push('\n');
+        }
+    }
+    for (e, sc) in restart.curve.iter().enumerate() {
+        lines.push_str(&metrics_line(restart.done.len(), e as u64, sc));
+        lines.push('\n');
+    }
+    run::write_atomic(&run.metrics(), lines.as_bytes())?;
     run_from(&raw, &tr, &run, restart, quiet, hook)
 }
 
@@ -506,7 +537,7 @@ fn run_from(
         }
         let tb = std::sync::Mutex::new(tb);
         let each = |e: u64, s: &MarketScore| -> Result<bool> {
-            let line = serde_json::json!({ "replicate": r, "episode": e, "utility": s.utility, "welfare": s.welfare, "paid": s.paid });
+            let line = metrics_line(r, e, s);
             {
                 use std::io::Write;
                 let mut f = log.lock().expect("not poisoned");
@@ -544,9 +575,7 @@ fn run_from(
                 episodes,
                 learner,
             };
-            let bytes = super::checkpoint::encode(episodes, &config_text, &snapshot.encode()?);
-            std::fs::create_dir_all(dir.checkpoints()).map_err(|e| run::io_error(&dir.checkpoints(), "creating", e))?;
-            run::write_atomic(&dir.latest_checkpoint(), &bytes)
+            write_checkpoint(dir, &config_text, &snapshot)
         };
         let from = if r == first { resumed.take() } else { None };
         let rep = replicate(raw, tr, &ls, &rollout, &eval_files, rs, from, &mut save, Some(&each))?;
