@@ -22,13 +22,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/learners-report}
 replicates=${2:-5}
-if [ -z "${MTF:-}" ]; then
-  cargo build --release -q -p agents --bin mtf
-fi
-mtf=${MTF:-target/release/mtf}
+source scripts/lib.sh
+mtf=$(mtf_binary)
 mkdir -p "$out"
-machine="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start"
-echo "$machine" > "$out/machine.txt"
+machine > "$out/machine.txt"
 
 # world name -> config and its training budget (w124-mmpp's default 50 episodes is too few).
 # WORLDS and LEARNERS (space-separated) restrict a run to some rows; the table shows the
