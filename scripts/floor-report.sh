@@ -22,15 +22,9 @@ if ! [ "$replicates" -ge 2 ] 2>/dev/null; then
   echo "floor-report.sh: REPLICATES must be a whole number >= 2, got '$replicates'" >&2
   exit 2
 fi
-if [ -z "${MTF:-}" ]; then
-  cargo build --release -q -p agents --bin mtf
-fi
-mtf=${MTF:-target/release/mtf}
+source scripts/lib.sh
+mtf=$(mtf_binary)
 mkdir -p "$out"
-# The CPU, its cores and the load now.
-machine() {
-  echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg) at the start"
-}
 machine > "$out/machine.txt"
 read -r -a learners <<< "${LEARNERS:-actor_critic ppo es}"
 read -r -a configs <<< "${CONFIGS:-configs/quickstart.toml configs/thesis-code.toml $(ls configs/thesis/*.toml | tr '\n' ' ')}"
