@@ -507,6 +507,11 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
             assert!(events.windows(tag.len()).any(|w| w == tag.as_bytes()), "replicate {r}: no {tag}");
         }
     }
+    // A resume of a complete run does nothing (its summary and files stay as they are).
+    let (code, stdout, _) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("nothing to resume"), "{stdout}");
+    assert_eq!(read(&cut, "summary.json"), read(&full, "summary.json"));
     // The config a checkpoint was written with is the one it resumes with.
     let edited = read(&cut, "config.toml").replace("rounds = ", "rounds = 1");
     std::fs::write(cut.join("config.toml"), edited).unwrap();

@@ -89,6 +89,10 @@ fn market(a: &Args) -> agents::Result<ExitCode> {
         ));
     }
     let trained = match (&a.resume, &a.config) {
+        (Some(dir), _) if agents::train::market::market_run_complete(dir)? => {
+            agents::out::println(&format!("{}: the run is complete; nothing to resume", dir.display()))?;
+            return Ok(ExitCode::SUCCESS);
+        }
         (Some(dir), _) => agents::train::market::resume_market(dir, a.common.quiet)?,
         (None, Some(config)) => agents::train::market::train_market(
             config,

@@ -424,6 +424,39 @@ pub fn resume_market(dir: &Path, quiet: bool) -> Result<MarketTrained> {
     Ok(done.expect("without a hook nothing stops the run"))
 }
 
+/// Whether the market run in `dir` finished (its summary is the last file it writes): a
+/// resume then has nothing to do. Its checkpoint and config are checked first, as a resume
+/// checks them (a config edited since is refused either way).
+pub fn market_run_complete(dir: &Path) -> Result<bool> {
+    let run = run::RunDir::at(dir);
+    let config = run.config();
+    let raw = MarketFile::load_unexpanded(&config, &[])?;
+    let tr = MarketTraining::of(&raw, &config.display().to_string())?;
+    read_restart(&run, &tr)?;
+    Ok(run.summary().is_file())
+}
+
+/// The run's checkpoint, refused when its config.toml changed since it was written.
+fn read_restart(run: &run::RunDir, tr: &MarketTraining) -> Result<Restart> {
+    let (config, latest) = (run.config(), run.latest_checkpoint());
+    if std::fs::symlink_metadata(&latest).is_err() {
+        return Err(crate::error::run_dir(
+            run.path(),
+            "a market run without its checkpoint (checkpoints/latest.ckpt)",
+        ));
+    }
+    let bytes = run::read_regular(&latest, super::checkpoint::MAX_BYTES)?;
+    let decoded = super::checkpoint::decode(&latest, &bytes)?;
+    let text = std::fs::read_to_string(&config).map_err(|e| run::io_error(&config, "reading", e))?;
+    if decoded.config.is_some_and(|c| c != text) {
+        return Err(crate::error::run_dir(
+            &config,
+            "changed since its checkpoint was written: a market run resumes with the config it started with",
+        ));
+    }
+    Restart::read(decoded.episodes, decoded.learner, tr.train.replicates).map_err(|e| crate::error::run_dir(&latest, e))
+}
+
 /// [`resume_market`] with a hook on replicate 0's episodes (as [`train_market_with`]).
 pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>) -> Result<Option<MarketTrained>> {
     let run = run::RunDir::open(dir)?;
@@ -431,24 +464,7 @@ pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>)
     let raw = MarketFile::load_unexpanded(&config, &[])?;
     let tr = MarketTraining::of(&raw, &config.display().to_string())?;
     check_memory(&raw, &tr)?;
-    let latest = run.latest_checkpoint();
-    let restart = if std::fs::symlink_metadata(&latest).is_ok() {
-        let bytes = run::read_regular(&latest, super::checkpoint::MAX_BYTES)?;
-        let decoded = super::checkpoint::decode(&latest, &bytes)?;
-        let text = std::fs::read_to_string(&config).map_err(|e| run::io_error(&config, "reading", e))?;
-        if decoded.config.is_some_and(|c| c != text) {
-            return Err(crate::error::run_dir(
-                &config,
-                "changed since its checkpoint was written: a market run resumes with the config it started with",
-            ));
-        }
-        Restart::read(decoded.episodes, decoded.learner, tr.train.replicates).map_err(|e| crate::error::run_dir(&latest, e))?
-    } else {
-        return Err(crate::error::run_dir(
-            dir,
-            "a market run without its checkpoint (checkpoints/latest.ckpt)",
-        ));
-    };
+    let restart = read_restart(&run, &tr)?;
     // metrics.jsonl rewritten from the checkpoint, which holds every episode's score: lines
     // appended after it go, and lines a crash lost come back.
     let mut lines = String::new();
@@ -817,7 +833,6 @@ fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
         }
     }
     run::write_atomic(&dir.path().join("episodes.csv"), csv.as_bytes())?;
-    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(done)?.as_bytes())?;
     MarketPolicies {
         levels: done.levels.clone(),
         dim: Market::obs_dim(done.types),
@@ -867,6 +882,8 @@ fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
         false,
         &series,
     )?;
+    // Last: a run with its summary is complete (`--resume` then has nothing to do).
+    run::write_atomic(&dir.summary(), serde_json::to_string_pretty(done)?.as_bytes())?;
     Ok(())
 }
 
