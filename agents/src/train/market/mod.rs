@@ -400,7 +400,7 @@ pub fn train_market_with(
     // A checkpoint before the first episode: a run killed then resumes naming its config.
     let restart = Restart::fresh(path);
     write_checkpoint(&dir, &config_text, &restart)?;
-    run_from(&raw, &tr, &dir, restart, quiet, hook)
+    run_from(&raw, &tr, &dir, restart, &config_text, quiet, hook)
 }
 
 /// `checkpoints/latest.ckpt`: where `restart` stands, with the config it trains.
@@ -436,8 +436,9 @@ pub fn market_run_complete(dir: &Path) -> Result<bool> {
     Ok(run.summary().is_file())
 }
 
-/// The run's checkpoint, refused when its config.toml changed since it was written.
-fn read_restart(run: &run::RunDir, tr: &MarketTraining) -> Result<Restart> {
+/// The run's checkpoint and its config.toml's text, refused when that changed since the
+/// checkpoint was written.
+fn read_restart(run: &run::RunDir, tr: &MarketTraining) -> Result<(Restart, String)> {
     let (config, latest) = (run.config(), run.latest_checkpoint());
     if std::fs::symlink_metadata(&latest).is_err() {
         return Err(crate::error::run_dir(
@@ -454,7 +455,8 @@ fn read_restart(run: &run::RunDir, tr: &MarketTraining) -> Result<Restart> {
             "changed since its checkpoint was written: a market run resumes with the config it started with",
         ));
     }
-    Restart::read(decoded.episodes, decoded.learner, tr.train.replicates).map_err(|e| crate::error::run_dir(&latest, e))
+    let restart = Restart::read(decoded.episodes, decoded.learner, tr.train.replicates).map_err(|e| crate::error::run_dir(&latest, e))?;
+    Ok((restart, text))
 }
 
 /// [`resume_market`] with a hook on replicate 0's episodes (as [`train_market_with`]).
@@ -464,7 +466,8 @@ pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>)
     let raw = MarketFile::load_unexpanded(&config, &[])?;
     let tr = MarketTraining::of(&raw, &config.display().to_string())?;
     check_memory(&raw, &tr)?;
-    let restart = read_restart(&run, &tr)?;
+    // Checkpoints go on naming the text the run started with (config.toml itself).
+    let (restart, config_text) = read_restart(&run, &tr)?;
     // metrics.jsonl rewritten from the checkpoint, which holds every episode's score: lines
     // appended after it go, and lines a crash lost come back.
     let mut lines = String::new();
@@ -479,7 +482,7 @@ pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>)
         lines.push('\n');
     }
     run::write_atomic(&run.metrics(), lines.as_bytes())?;
-    run_from(&raw, &tr, &run, restart, quiet, hook)
+    run_from(&raw, &tr, &run, restart, &config_text, quiet, hook)
 }
 
 fn check_memory(raw: &MarketFile, tr: &MarketTraining) -> Result<()> {
@@ -499,13 +502,13 @@ fn run_from(
     tr: &MarketTraining,
     dir: &run::RunDir,
     mut restart: Restart,
+    config_text: &str,
     quiet: bool,
     hook: Option<MarketHook<'_>>,
 ) -> Result<Option<MarketTrained>> {
     let base = raw.at_seed(raw.seed);
     let ls = Learners::of(&base, raw);
     let levels = tr.learner.levels.clone();
-    let config_text = toml::to_string(raw).map_err(|e| user(format!("{e}")))?;
     let eval_seeds = eval_seeds(raw, tr.train.eval_seeds);
     let eval_files: Vec<MarketFile> = eval_seeds.iter().map(|&s| raw.at_seed(s)).collect();
     let dim = Market::obs_dim(raw.market.types.len());
@@ -591,7 +594,7 @@ fn run_from(
                 episodes,
                 learner,
             };
-            write_checkpoint(dir, &config_text, &snapshot)
+            write_checkpoint(dir, config_text, &snapshot)
         };
         let from = if r == first { resumed.take() } else { None };
         let rep = replicate(raw, tr, &ls, &rollout, &eval_files, rs, from, &mut save, Some(&each))?;
