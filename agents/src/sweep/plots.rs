@@ -105,7 +105,16 @@ fn history_chart<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("trial number")
         .y_desc(y_desc)
-        .x_label_formatter(&|x| format!("{x:.0}"))
+        // Trial numbers are whole: a tick between two trials is left blank (with 2 trials the
+        // axis read "-0 -0 -0 0 0 1 1").
+        .x_labels((x1 as usize + 2).min(12))
+        .x_label_formatter(&|x| {
+            if (x - x.round()).abs() < 1e-6 && x.round() >= 0.0 {
+                format!("{}", x.round() as i64)
+            } else {
+                String::new()
+            }
+        })
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 17))
         .draw()?;
