@@ -1,7 +1,8 @@
 //! PettingZoo-style conformance (parallel_api_test and the seed test) over every config in
-//! `configs/` — the queue and valuation worlds, and every world behind the seam
-//! (`env::worlds`: its configs are recognised by `env.world`) — and determinism across thread
-//! counts.
+//! `configs/` — every world through the one trait (`env::worlds::World`: the queue and
+//! valuation worlds, the market, Gavel's cluster), the queue world's own API besides, and the
+//! seam playing what the queue world and the market play natively, bit for bit — and
+//! determinism across thread counts.
 
 use env::config::ScenarioFile;
 use env::eval::evaluate;
@@ -13,8 +14,8 @@ fn configs() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
-            // Sweeps are not scenarios; market files are read by env::market (its tests load them).
-            if p.is_dir() && !["sweeps", "market"].contains(&p.file_name().unwrap().to_str().unwrap()) {
+            // Sweeps are not scenarios.
+            if p.is_dir() && p.file_name().unwrap() != "sweeps" {
                 walk(&p, out);
             } else if p.extension().is_some_and(|x| x == "toml") {
                 out.push(p);
@@ -28,16 +29,17 @@ fn configs() -> Vec<PathBuf> {
     out
 }
 
-/// Whether a config is a world behind the seam (read through the seam's one reader).
-fn seam(path: &Path) -> bool {
-    let table = env::config::read_table(path, &[]).unwrap();
-    env::worlds::is_seam_world(&env::worlds::world_name(&table))
+/// The world a config declares (`env.world`, read by the seam's one reader).
+fn world(path: &Path) -> String {
+    env::worlds::world_name(&env::config::read_table(path, &[]).unwrap())
 }
 
-/// Small overrides for a seam world's config, so an episode takes milliseconds.
+/// Small overrides for a config, so an episode takes milliseconds.
 fn small(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
-    if text.contains("[env.generate]") {
+    if ["queues", "valuations"].contains(&world(path).as_str()) {
+        vec!["env.rounds=25".into()]
+    } else if text.contains("[env.generate]") {
         [
             "env.generate.jobs=30",
             "env.window=[5,25]",
@@ -92,13 +94,16 @@ fn seam_trajectory(w: &mut dyn env::worlds::World, seed: u64) -> Vec<u64> {
 }
 
 #[test]
-fn every_seam_world_config_conforms_and_seeds_reproduce() {
-    let mut checked = 0;
-    for path in configs().into_iter().filter(|p| seam(p)) {
+fn every_config_of_every_world_conforms_through_the_seam_and_seeds_reproduce() {
+    let mut worlds = std::collections::BTreeSet::new();
+    for path in configs() {
         let mut w = env::worlds::load(&path, &small(&path)).unwrap_or_else(|e| panic!("{e}"));
         let a = seam_trajectory(w.as_mut(), 3);
         assert_eq!(seam_trajectory(w.as_mut(), 3), a, "{}: reset with the same seed", path.display());
         assert_eq!(seam_trajectory(w.fork().as_mut(), 3), a, "{}: a fork", path.display());
+        // Its resolved config builds the same world (what a run directory's config.toml replays).
+        let mut again = env::worlds::build(w.config(), Path::new("elsewhere/config.toml")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(seam_trajectory(again.as_mut(), 3), a, "{}: its config() again", path.display());
         if w.varies_with_seed() {
             assert_ne!(
                 seam_trajectory(w.as_mut(), 4),
@@ -107,9 +112,87 @@ fn every_seam_world_config_conforms_and_seeds_reproduce() {
                 path.display()
             );
         }
-        checked += 1;
+        worlds.insert(world(&path));
     }
-    assert!(checked >= 4, "the Gavel configs went missing");
+    let registered: std::collections::BTreeSet<String> = env::worlds::REGISTRY
+        .iter()
+        .map(|e| e.name.to_string())
+        .filter(|n| n != "bandit") // the toy world's configs live in agents' tests
+        .collect();
+    assert_eq!(worlds, registered, "a config of every world was played");
+}
+
+/// The seam plays what the queue world plays: the same actions give the same rewards,
+/// observations and figures, bit for bit.
+#[test]
+fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+    for name in ["quickstart.toml", "auctions/first-price.toml"] {
+        let path = root.join(name);
+        let set = ["env.rounds=40".to_string()];
+        let mut seam = env::worlds::load(&path, &set).unwrap();
+        let mut native = ClusterEnv::new(ScenarioFile::load(&path, &set).unwrap());
+        let (n, k) = (native.n(), native.levels().len());
+        assert_eq!(seam.layout().dim(), native.observation_space(0).dim(), "{name}");
+        assert_eq!(seam.layout().low, native.observation_space(0).low, "{name}");
+        seam.reset(9);
+        native.reset(9);
+        let mut obs = vec![0.0f32; n * seam.layout().dim()];
+        for round in 0..40 {
+            seam.observe(&mut obs);
+            assert_eq!(&obs[..], native.observations().data, "{name}: observations, round {round}");
+            let actions: Vec<usize> = (0..n).map(|i| (i * 7 + round * 3) % k).collect();
+            let r = seam.step(&actions).unwrap().rewards.to_vec();
+            assert_eq!(&r[..], native.step(&actions).unwrap().rewards, "{name}: rewards, round {round}");
+        }
+        assert!(seam.done() && native.agents().is_empty());
+        let m = env::metrics::EpisodeMetrics::compute(&native, false);
+        let figures = seam.figures();
+        for (f, x) in seam.metrics().iter().zip(&figures) {
+            let want = (env::metrics::Metric::named(f.key).unwrap().of)(&m).unwrap();
+            assert_eq!(x.to_bits(), want.to_bits(), "{name}: {}", f.key);
+        }
+        assert_eq!(
+            seam.group_names(),
+            ["w1", "w2", "w4"].map(String::from).to_vec()[..seam.group_names().len()]
+        );
+    }
+    // The market: the seam acts for the tenants whose jobs have not finished; the game for all
+    // (a finished tenant's level is never read).
+    for name in ["market/duel.toml", "market/gemmini.toml", "market/three-types.toml"] {
+        let path = root.join(name);
+        let mut seam = env::worlds::load(&path, &[]).unwrap();
+        let raw = env::market::MarketFile::load_unexpanded(&path, &[]).unwrap();
+        let levels = env::market::game::action_levels(&raw, name).unwrap();
+        let mut game = env::market::game::MarketGame::new(raw, levels.clone());
+        seam.reset(5);
+        game.reset(5);
+        let n = game.agents().len();
+        let d = seam.layout().dim();
+        let mut round = 0;
+        while !seam.done() {
+            let live = seam.live().to_vec();
+            let mut obs = vec![0.0f32; live.len() * d];
+            seam.observe(&mut obs);
+            for (row, &i) in obs.chunks_exact(d).zip(&live) {
+                assert_eq!(row, &game.observations()[i * d..(i + 1) * d], "{name}: tenant {i}, round {round}");
+            }
+            let all: Vec<usize> = (0..n).map(|i| (i * 5 + round * 3) % levels.len()).collect();
+            let acting: Vec<usize> = live.iter().map(|&i| all[i]).collect();
+            let r = seam.step(&acting).unwrap();
+            let (agents, rewards, terminated) = (r.agents.to_vec(), r.rewards.to_vec(), r.terminated.to_vec());
+            let steps = game.step(&all).unwrap().to_vec();
+            for (k, &i) in agents.iter().enumerate() {
+                assert_eq!(rewards[k].to_bits(), steps[i].reward.to_bits(), "{name}: tenant {i}, round {round}");
+                assert_eq!(terminated[k], steps[i].terminated);
+            }
+            round += 1;
+        }
+        assert!(game.over(), "{name}: both episodes end together");
+        let m = game.metrics();
+        assert_eq!(seam.figures()[0], m.utility.iter().sum::<f64>(), "{name}");
+        assert_eq!(seam.figures()[1], m.welfare, "{name}");
+    }
 }
 
 /// One episode with actions sampled from the action spaces: every observation, reward and
@@ -175,7 +258,10 @@ fn trajectory(env: &mut ClusterEnv, seed: u64) -> Vec<u64> {
 
 #[test]
 fn every_config_conforms_and_seeds_reproduce() {
-    for path in configs().into_iter().filter(|p| !seam(p)) {
+    for path in configs()
+        .into_iter()
+        .filter(|p| ["queues", "valuations"].contains(&world(p).as_str()))
+    {
         let scenario = ScenarioFile::load(&path, &["env.rounds=25".into()]).unwrap_or_else(|e| panic!("{e}"));
         let mut env = ClusterEnv::new(scenario.clone());
         let a = trajectory(&mut env, 3);

@@ -18,18 +18,6 @@ pub(crate) struct MarketEnv {
     shape: Shape,
 }
 
-/// Bounds of [`env::market::Market::observe`]'s features: the deadline's slack may be
-/// negative, a price over its base price is capped at 10, the rest are shares and flags.
-fn bounds(types: usize) -> (Vec<f32>, Vec<f32>) {
-    let mut low = vec![0.0, 0.0, 0.0, 0.0, -1.0, 0.0];
-    let mut high = vec![1.0; 6];
-    for _ in 0..types {
-        low.extend([0.0, 0.0, 0.0]);
-        high.extend([10.0, 1.0, 1.0]);
-    }
-    (low, high)
-}
-
 fn place_name(p: Place) -> &'static str {
     match p {
         Place::Absent => "absent",
@@ -71,7 +59,7 @@ impl MarketEnv {
         let raw = MarketFile::load_unexpanded(Path::new(config), &overrides).map_err(value_error)?;
         let levels = action_levels(&raw, config).map_err(value_error)?;
         let game = MarketGame::new(raw, levels);
-        let (low, high) = bounds(game.file().market.types.len());
+        let (low, high) = env::market::Market::observe_bounds(game.file().market.types.len());
         let shape = Shape {
             agents: game.agents().to_vec(),
             dim: game.dim(),

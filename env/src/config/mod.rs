@@ -115,6 +115,16 @@ impl ScenarioFile {
         file.resolve(path).map_err(|e| blame_override(e, overrides))
     }
 
+    /// Read a parsed config table (overrides applied) of the file at `path` into a validated
+    /// [`Scenario`], as [`ScenarioFile::load`] does (the world seam's constructor).
+    pub fn from_table_at(mut table: toml::Table, path: &Path) -> Result<Scenario, ConfigError> {
+        for k in FOREIGN_SECTIONS {
+            table.remove(*k);
+        }
+        let file: ScenarioFile = from_table(&path.display().to_string(), table)?;
+        file.resolve(path)
+    }
+
     /// Validate into a [`Scenario`]; `path` names the file in errors and anchors the trace path.
     pub fn resolve(mut self, path: &Path) -> Result<Scenario, ConfigError> {
         let fname = path.display().to_string();

@@ -123,6 +123,17 @@ pub enum Pricing {
     Mtf,
 }
 
+impl Pricing {
+    /// Its name in the file (`mechanism.kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Pricing::SecondPrice => "second_price",
+            Pricing::FirstPrice => "first_price",
+            Pricing::Mtf => "mtf",
+        }
+    }
+}
+
 /// The `[market]` section.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -296,8 +307,13 @@ impl MarketFile {
     /// Read and check a market file, its groups not yet expanded (and sizes not yet drawn):
     /// [`MarketFile::at_seed`] makes the market of any seed from it.
     pub fn load_unexpanded(path: &Path, overrides: &[String]) -> Result<Self, ConfigError> {
+        Self::from_table_at(read_table(path, overrides)?, path)
+    }
+
+    /// [`MarketFile::load_unexpanded`] from a parsed table (overrides applied) of the file at
+    /// `path` (trace files are relative to it; messages name it).
+    pub fn from_table_at(table: toml::Table, path: &Path) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
-        let table = read_table(path, overrides)?;
         let mut f: Self = from_table(&file, table)?;
         f.catalog_speeds(&file)?;
         let dir = path.parent().unwrap_or(Path::new("."));

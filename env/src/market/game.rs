@@ -13,6 +13,7 @@
 
 use super::{Market, MarketFile, MarketMetrics, MarketRound, Place, Pricing};
 use crate::config::ConfigError;
+use crate::worlds::{check_actions, StepError};
 
 /// Most levels an agent chooses among.
 pub const MAX_LEVELS: usize = 64;
@@ -74,6 +75,7 @@ pub struct MarketGame {
     raw: MarketFile,
     levels: Vec<f64>,
     names: Vec<String>,
+    everyone: Vec<usize>,
     dim: usize,
     market: Market,
     file: MarketFile,
@@ -99,6 +101,7 @@ impl MarketGame {
             raw,
             levels,
             names,
+            everyone: (0..n).collect(),
             dim,
             rounds: Vec::new(),
             obs: vec![0.0; n * dim],
@@ -205,19 +208,14 @@ impl MarketGame {
     }
 
     /// Play one round with each tenant's level index; returns each tenant's reward and flags.
-    /// An error (wrong count, an index out of range, a finished episode) changes nothing.
-    pub fn step(&mut self, actions: &[usize]) -> Result<&[TenantStep], String> {
+    /// An error (wrong count, an index out of range, a finished episode) changes nothing: the
+    /// seam's typed [`StepError`].
+    pub fn step(&mut self, actions: &[usize]) -> Result<&[TenantStep], StepError> {
         let n = self.names.len();
         if self.over {
-            return Err("the episode is over: call reset".into());
+            return Err(StepError::Done);
         }
-        if actions.len() != n {
-            return Err(format!("{} actions for {n} agents", actions.len()));
-        }
-        let k = self.levels.len();
-        if let Some((i, a)) = actions.iter().enumerate().find(|(_, &a)| a >= k) {
-            return Err(format!("agent {} ({}): action {a} is outside Discrete({k})", i, self.names[i]));
-        }
+        check_actions(&self.everyone, self.levels.len(), actions)?;
         let was_done: Vec<bool> = (0..n).map(|i| self.market.place(i) == Place::Done).collect();
         for (f, &a) in self.factors.iter_mut().zip(actions) {
             *f = self.levels[a];

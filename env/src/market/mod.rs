@@ -56,6 +56,7 @@ mod file;
 pub mod game;
 mod metrics;
 mod observe;
+pub mod world;
 
 pub use assign::assign;
 use assign::ASSIGN_UNIT;

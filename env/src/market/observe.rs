@@ -26,6 +26,18 @@ impl Market {
         v
     }
 
+    /// Bounds of [`Market::observe`]'s features, `(low, high)`: the deadline's slack may be
+    /// negative, a price over its base price is capped at 10, the rest are shares and flags.
+    pub fn observe_bounds(types: usize) -> (Vec<f32>, Vec<f32>) {
+        let mut low = vec![0.0, 0.0, 0.0, 0.0, -1.0, 0.0];
+        let mut high = vec![1.0; 6];
+        for _ in 0..types {
+            low.extend([0.0, 0.0, 0.0]);
+            high.extend([10.0, 1.0, 1.0]);
+        }
+        (low, high)
+    }
+
     /// What a learned bid policy sees of tenant i before the round is played, each feature
     /// in [-1, 10] (prices over base prices capped at 10, the rest in [-1, 1]): whether its job is in the market (or arrives this round); the share
     /// of its work left; its work since its last checkpoint over the checkpoint interval;

@@ -25,8 +25,9 @@ use std::time::Instant;
 
 mod observation;
 mod round;
+pub mod seam;
 
-pub use observation::{by_type_features, observation_dim, observation_extras, spec_features, OBSERVATION_EXTRAS};
+pub use observation::{by_type_features, observation_dim, observation_extras, observation_names, spec_features, OBSERVATION_EXTRAS};
 
 /// An action outside its space.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -59,6 +59,49 @@ pub fn observation_extras(sc: &Scenario) -> Vec<(&'static str, usize)> {
     extras
 }
 
+/// The name of every feature of an observation in `sc`, in order (the world seam's layout):
+/// `budget_share`, `utility:<accelerator index>:<type>`, `backlog_over_rate`, then as
+/// configured `burst`, `weight`, `budget_share:<agent>` and the `by_type:` block.
+pub fn observation_names(sc: &Scenario) -> Vec<String> {
+    let e = &sc.file.env;
+    let mut v = vec!["budget_share".to_string()];
+    v.extend(
+        sc.accelerators
+            .iter()
+            .enumerate()
+            .map(|(c, &t)| format!("utility:{c}:{}", e.catalog.types[t])),
+    );
+    v.push("backlog_over_rate".into());
+    if e.observe_burst {
+        v.push("burst".into());
+    }
+    if e.observe_weight {
+        v.push("weight".into());
+    }
+    if e.observe_budgets {
+        v.extend((0..sc.n()).map(|j| format!("budget_share:agent_{j}")));
+    }
+    if e.observe_by_type {
+        v.push("by_type:budget_over_equal_share".into());
+        for t in &e.catalog.types {
+            v.extend([
+                format!("by_type:share:{t}"),
+                format!("by_type:rate:{t}"),
+                format!("by_type:utility:{t}"),
+            ]);
+        }
+        v.push("by_type:backlog_over_rate".into());
+        if e.observe_burst {
+            v.push("by_type:burst".into());
+        }
+        if e.observe_weight {
+            v.push("by_type:weight".into());
+        }
+    }
+    debug_assert_eq!(v.len(), observation_dim(sc));
+    v
+}
+
 impl ClusterEnv {
     /// Fill the observation buffer and the mechanism's round input.
     pub(super) fn observe(&mut self) {

@@ -12,8 +12,9 @@
 //! agent it keeps per group, so a world whose agents are thousands of jobs that come and go
 //! is played by one shared policy, and a world of a few fixed agents by one each.
 //!
-//! Adding a world: one file implementing [`World`] (and its config section), and one line in
-//! [`REGISTRY`].
+//! Every world is here: the queue and valuation worlds (`crate::world::seam`), the market
+//! (`crate::market::world`), Gavel's GPU cluster and the toy bandit. Adding a world: one file
+//! implementing [`World`] (and its config section), and one entry in [`REGISTRY`].
 
 pub mod bandit;
 pub mod gavel;
@@ -215,10 +216,48 @@ pub fn check_actions(live: &[usize], levels: usize, actions: &[usize]) -> Result
 /// applied) and the file's path (for relative paths and messages).
 pub type Build = fn(toml::Table, &Path) -> Result<Box<dyn World>, ConfigError>;
 
-/// Every world behind the seam: its `env.world` name and constructor. The queue and
-/// valuation worlds (`env::world`) and the market (`env::market`) are read by their own
-/// loaders and are not here yet.
-pub const REGISTRY: &[(&str, Build)] = &[("gavel", gavel::build), ("bandit", bandit::build)];
+/// A world of the registry.
+pub struct Entry {
+    /// Its `env.world` name.
+    pub name: &'static str,
+    /// Its constructor.
+    pub build: Build,
+    /// Whether `mtf`'s commands and Python drive it through the seam. The queue and valuation
+    /// worlds and the market implement [`World`] (the conformance tests play every world
+    /// through it) but their commands still run their own stacks, which carry the learners
+    /// the seam's trainer lacks (Hedge, the actor-critic, PPO): issue 38's next step.
+    pub seam_doors: bool,
+}
+
+/// Every world: its `env.world` name, constructor, and whether commands reach it through
+/// the seam.
+pub const REGISTRY: &[Entry] = &[
+    Entry {
+        name: "queues",
+        build: crate::world::seam::build,
+        seam_doors: false,
+    },
+    Entry {
+        name: "valuations",
+        build: crate::world::seam::build,
+        seam_doors: false,
+    },
+    Entry {
+        name: "market",
+        build: crate::market::world::build,
+        seam_doors: false,
+    },
+    Entry {
+        name: "gavel",
+        build: gavel::build,
+        seam_doors: true,
+    },
+    Entry {
+        name: "bandit",
+        build: bandit::build,
+        seam_doors: true,
+    },
+];
 
 /// The name of the world a config text declares (`env.world`), `"queues"` when absent.
 pub fn world_name(table: &toml::Table) -> String {
@@ -230,13 +269,13 @@ pub fn world_name(table: &toml::Table) -> String {
         .to_string()
 }
 
-/// Whether `name` is a world behind the seam.
+/// Whether `name` is a world whose commands go through the seam ([`Entry::seam_doors`]).
 pub fn is_seam_world(name: &str) -> bool {
-    REGISTRY.iter().any(|(n, _)| *n == name)
+    REGISTRY.iter().any(|e| e.name == name && e.seam_doors)
 }
 
 /// Load a world from a config file with `--set` overrides: the one reader of `env.world`
-/// for the worlds behind the seam.
+/// (every world of [`REGISTRY`]).
 pub fn load(path: &Path, overrides: &[String]) -> Result<Box<dyn World>, ConfigError> {
     let table = crate::config::read_table(path, overrides)?;
     build(table, path)
@@ -245,14 +284,14 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Box<dyn World>, ConfigE
 /// Build a world from a config table.
 pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigError> {
     let name = world_name(&table);
-    match REGISTRY.iter().find(|(n, _)| *n == name) {
-        Some((_, build)) => build(table, path),
+    match REGISTRY.iter().find(|e| e.name == name) {
+        Some(e) => (e.build)(table, path),
         None => Err(ConfigError {
             file: path.display().to_string(),
             key: "env.world".into(),
             problem: format!(
-                "`{name}` is not a world behind the seam (known: {})",
-                REGISTRY.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                "`{name}` is not a world (known: {})",
+                REGISTRY.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
             ),
         }),
     }

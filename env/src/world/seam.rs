@@ -1,0 +1,196 @@
+//! The queue and valuation worlds behind the world seam ([`crate::worlds::World`]): the
+//! [`ClusterEnv`] of a scenario, every agent live for the whole episode (nothing terminates
+//! early, SPEC 2.9; every agent is truncated when the rounds run out), grouped by weight class,
+//! its observation named feature by feature ([`observation_names`]), and the episode's figures
+//! read off [`EpisodeMetrics`] through the one metric specification ([`Metric`]).
+
+use super::{observation_names, ActionError, ClusterEnv};
+use crate::config::{ActionKind, ConfigError, Scenario, ScenarioFile, World as Kind};
+use crate::metrics::{EpisodeMetrics, Metric};
+use crate::worlds::{Better, Figures, Layout, Report, StepError, World, WorldMetric};
+use std::path::Path;
+
+const fn figure(key: &'static str, label: &'static str, better: Better, decimals: usize) -> WorldMetric {
+    WorldMetric {
+        key,
+        label,
+        better,
+        decimals,
+        shown: true,
+    }
+}
+
+/// The queue world's figures, in [`World::figures`] order (keys of [`Metric`]).
+pub const QUEUE_METRICS: &[WorldMetric] = &[
+    figure("welfare", "welfare (weighted mean of agents' jobs/round)", Better::Higher, 3),
+    figure("throughput", "throughput (jobs/round)", Better::Higher, 3),
+    figure("dropped", "dropped (jobs/round)", Better::Lower, 3),
+    figure("rejected", "rejected (jobs/round)", Better::Lower, 3),
+    figure("mean_wait", "mean wait (rounds)", Better::Lower, 3),
+    figure("backlog", "backlog (jobs/agent)", Better::Lower, 3),
+    figure("reward", "reward (per agent-round)", Better::Higher, 4),
+    figure("tokens_spent", "tokens spent (per round)", Better::Lower, 3),
+    figure("jain", "Jain's index of throughput over weight", Better::Higher, 4),
+    figure("paid_share", "accelerator-rounds bought (share)", Better::Higher, 3),
+];
+
+/// The valuation world's figures (SPEC 8), in [`World::figures`] order.
+pub const VALUATION_METRICS: &[WorldMetric] = &[
+    figure("revenue_per_item", "revenue (per item)", Better::Higher, 4),
+    figure("surplus_per_bidder_item", "surplus (per bidder per item)", Better::Higher, 4),
+    figure("sold_share", "items sold (share)", Better::Higher, 4),
+    figure("reward", "reward (per agent-round)", Better::Higher, 4),
+];
+
+/// A scenario's [`ClusterEnv`] as a [`World`] (module docs).
+pub struct QueueWorld {
+    env: ClusterEnv,
+    table: toml::Table,
+    layout: Layout,
+    classes: Vec<f64>,
+    groups: Vec<usize>,
+    everyone: Vec<usize>,
+    terminated: Vec<bool>,
+    rewards: Vec<f64>,
+    metrics: &'static [WorldMetric],
+}
+
+impl QueueWorld {
+    /// The world of a validated scenario.
+    pub fn new(sc: Scenario) -> Self {
+        let low_high = ClusterEnv::new(sc.clone());
+        let space = low_high.observation_space(0);
+        let layout = Layout {
+            names: observation_names(&sc),
+            low: space.low,
+            high: space.high,
+        };
+        let classes = sc.weight_classes();
+        let groups = sc
+            .agents
+            .iter()
+            .map(|a| classes.iter().position(|&w| w == a.weight).expect("a weight is one of the classes"))
+            .collect();
+        let metrics = match sc.file.env.world {
+            Kind::Queues => QUEUE_METRICS,
+            Kind::Valuations => VALUATION_METRICS,
+        };
+        let table = sc.to_toml().parse().expect("a scenario's TOML parses");
+        let n = sc.n();
+        Self {
+            env: low_high,
+            table,
+            layout,
+            classes,
+            groups,
+            everyone: (0..n).collect(),
+            terminated: vec![false; n],
+            rewards: Vec::with_capacity(n),
+            metrics,
+        }
+    }
+
+    /// The environment it plays (its infos, totals and round records).
+    pub fn env(&self) -> &ClusterEnv {
+        &self.env
+    }
+}
+
+/// Build from a config table (the registry's constructor for `queues` and `valuations`).
+pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigError> {
+    Ok(Box::new(QueueWorld::new(ScenarioFile::from_table_at(table, path)?)))
+}
+
+impl World for QueueWorld {
+    fn reset(&mut self, seed: u64) {
+        self.env.reset(seed);
+    }
+
+    fn live(&self) -> &[usize] {
+        if self.env.agents().is_empty() {
+            &[]
+        } else {
+            &self.everyone
+        }
+    }
+
+    fn possible(&self) -> usize {
+        self.env.n()
+    }
+
+    fn agent_name(&self, id: usize) -> String {
+        self.env.possible_agents()[id].clone()
+    }
+
+    fn group(&self, id: usize) -> usize {
+        self.groups[id]
+    }
+
+    fn group_names(&self) -> Vec<String> {
+        self.classes.iter().map(|w| format!("w{w}")).collect()
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn observe(&mut self, out: &mut [f32]) {
+        out.copy_from_slice(self.env.observations().data);
+    }
+
+    fn levels(&self) -> &[f64] {
+        self.env.levels()
+    }
+
+    fn action_kind(&self) -> ActionKind {
+        self.env.action_kind()
+    }
+
+    fn step(&mut self, actions: &[usize]) -> Result<Report<'_>, StepError> {
+        let step = self.env.step(actions).map_err(|e| match e {
+            ActionError::Count { expected, got } => StepError::Count { expected, got },
+            ActionError::OutOfSpace { agent, action, levels } => StepError::OutOfSpace { agent, action, levels },
+            ActionError::Done(_) => StepError::Done,
+        })?;
+        let truncated = step.truncations.iter().any(|&t| t);
+        self.rewards.clear();
+        self.rewards.extend_from_slice(step.rewards);
+        Ok(Report {
+            agents: &self.everyone,
+            rewards: &self.rewards,
+            terminated: &self.terminated,
+            truncated,
+        })
+    }
+
+    fn metrics(&self) -> &'static [WorldMetric] {
+        self.metrics
+    }
+
+    fn figures(&self) -> Figures {
+        let m = EpisodeMetrics::compute(&self.env, false);
+        self.metrics
+            .iter()
+            .map(|f| {
+                let spec = Metric::named(f.key).expect("every figure of the seam is a metric of the specification");
+                (spec.of)(&m).unwrap_or(f64::NAN)
+            })
+            .collect()
+    }
+
+    fn fork(&self) -> Box<dyn World> {
+        Box::new(QueueWorld::new(self.env.scenario().clone()))
+    }
+
+    fn config(&self) -> toml::Table {
+        self.table.clone()
+    }
+
+    fn mechanism(&self) -> Option<String> {
+        Some(self.env.scenario().file.mechanism.name.clone())
+    }
+
+    fn reads_actions(&self) -> bool {
+        scheduler::registry::reads_actions(&self.env.scenario().file.mechanism.name)
+    }
+}
