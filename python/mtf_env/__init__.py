@@ -1,8 +1,9 @@
 """The mtf accelerator-sharing environment from Python.
 
 - ``parallel_env(config, overrides=[...])``: a PettingZoo ``ParallelEnv``, one environment,
-  dictionaries keyed by agent name (a ``MarketParallelEnv`` for a market file, a
-  ``WorldParallelEnv`` for a world behind the seam: Gavel's GPU cluster, the toy bandit).
+  dictionaries keyed by agent name: the one adapter over every world, ``WorldParallelEnv``
+  (``MtfParallelEnv`` for the queue and valuation worlds and ``MarketParallelEnv`` for a
+  market file are it, with their worlds' ``metrics()`` and ``weights``).
 - ``VecEnv(config, num_envs, overrides=[...])``: many copies stepped in parallel in Rust
   with the GIL released, NumPy arrays in and out.
 - ``schedule(mechanism, round)``: one mechanism round, what ``mtf schedule`` prints.

@@ -1,8 +1,11 @@
-"""The worlds behind mtf's seam (``env::worlds``: Gavel's GPU cluster, the toy bandit) as a
-PettingZoo ``ParallelEnv``: one adapter for every such world."""
+"""Every world of mtf (``env::worlds``: the queue and valuation worlds, the market, Gavel's GPU
+cluster, the toy bandit) as a PettingZoo ``ParallelEnv``: the one adapter, over the Rust trait
+every world implements. ``MtfParallelEnv`` and ``MarketParallelEnv`` are this class with their
+worlds' names for ``metrics()`` and ``weights``."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Mapping
@@ -38,9 +41,10 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
             raise ValueError(f"render_mode: {render_mode!r}; mtf has no renderer, use None")
         self.render_mode = None
         self._config = os.fspath(config)
-        overrides = _overrides(overrides, "overrides")
-        self._args = (os.path.abspath(self._config), tuple(overrides))
-        self._native = _native.WorldEnv(self._config, overrides)
+        self._base = _overrides(overrides, "overrides")
+        self._args = (os.path.abspath(self._config), tuple(self._base))
+        self._active = self._base
+        self._native = _native.WorldEnv(self._config, self._base)
         spec = self._spec = self._native.spec
         self.possible_agents = [self._native.agent_name(i) for i in range(spec.possible)]
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
@@ -53,8 +57,6 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
         high = np.asarray(spec.high, dtype=np.float32)
         # One space object, shared: the same object for every agent, as PettingZoo asks.
         box, discrete = Box(low, high, dtype=np.float32), Discrete(len(self.levels))
-        # A finished agent's last observation: a point of the space (zeros, clipped into it).
-        self._blank = np.clip(np.zeros(len(self.features), dtype=np.float32), low, high)
         self.observation_spaces = dict.fromkeys(self.possible_agents, box)
         self.action_spaces = dict.fromkeys(self.possible_agents, discrete)
         self._root: int | None = None
@@ -69,10 +71,30 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
     def _names(self, ids) -> list[str]:
         return [self.possible_agents[i] for i in ids]
 
+    def _rebuild(self, overrides: list[str]) -> None:
+        native = _native.WorldEnv(self._config, overrides)
+        s, old = native.spec, self._spec
+        same = (s.possible, list(s.features), list(s.levels), s.kind) == (
+            old.possible, list(old.features), list(old.levels), old.kind
+        ) and np.array_equal(s.low, old.low) and np.array_equal(s.high, old.high)
+        if not same:
+            raise ValueError(
+                "options['overrides'] may not change the agents, the levels or the observation space; "
+                "make a new environment for that"
+            )
+        self._native, self._spec, self._active = native, s, overrides
+
     def reset(self, seed: int | None = None, options: dict | None = None):
-        """Start an episode (without a seed: the next one of the last seed's sequence)."""
+        """Start an episode. ``options={"overrides": ["env.load=0.6", ...]}`` changes the world
+        for this episode (on top of the constructor's overrides; not its agents, levels or
+        observation space; other option keys are ignored, as PettingZoo's API test passes its
+        own). Without a seed, the next episode of the last seed's sequence
+        (``mtf_env.episode_seed(seed, 0, k)``)."""
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+        wanted = self._base + _overrides((options or {}).get("overrides", ()), "options['overrides']")
+        if wanted != self._active:
+            self._rebuild(wanted)
         if seed is not None:
             self._root, self._episode = _seed(seed), 0
         elif self._root is None:
@@ -81,35 +103,43 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
         self._episode += 1
         self._live = list(live)
         self.agents = self._names(live)
-        return {a: obs[k] for k, a in enumerate(self.agents)}, {a: {} for a in self.agents}
+        infos = self._native.infos(self._live)
+        return {a: obs[k] for k, a in enumerate(self.agents)}, dict(zip(self.agents, infos))
 
     def step(self, actions: dict):
         acts = _actions(actions, self.agents, self._index, len(self.levels))
-        acted, rewards, terminated, over, live, obs = self._native.step(acts)
-        acted_names = self._names(acted)
-        self._live = list(live)
-        self.agents = [] if over else self._names(live)
-        observations = {a: obs[k] for k, a in enumerate(self._names(live))}
-        rew = {a: float(r) for a, r in zip(acted_names, rewards)}
-        term = {a: bool(t) for a, t in zip(acted_names, terminated)}
-        trunc = {a: bool(over and not t) for a, t in zip(acted_names, terminated)}
-        for a in self.agents:
+        acted, rewards, terminated, over, live, obs, ended, last, arrived, infos = self._native.step(acts)
+        names = self.possible_agents
+        acted_names = [names[i] for i in acted]
+        live_names = acted_names if live == acted else [names[i] for i in live]
+        self._live = live
+        self.agents = [] if over else live_names
+        observations = dict(zip(live_names, obs))
+        if ended:
+            for a, row in zip((names[i] for i in ended), last):
+                observations[a] = row
+        rew = dict(zip(acted_names, rewards))
+        term = dict(zip(acted_names, terminated))
+        trunc = {a: over and not t for a, t in zip(acted_names, terminated)}
+        if arrived:
             # Arrived during the step: present, not yet rewarded.
-            rew.setdefault(a, 0.0)
-            term.setdefault(a, False)
-            trunc.setdefault(a, False)
-        keys = set(rew)
-        for a in list(observations):
-            if a not in keys:
-                del observations[a]
-        # An agent that finished has its last observation only if still listed: give it one.
-        for a in keys:
-            observations.setdefault(a, self._blank.copy())
-        return observations, rew, term, trunc, {a: {} for a in keys}
+            arrived_names = [names[i] for i in arrived]
+            acted_names = acted_names + arrived_names
+            for a in arrived_names:
+                rew[a], term[a], trunc[a] = 0.0, False, False
+        return observations, rew, term, trunc, dict(zip(acted_names, infos))
 
     def figures(self) -> dict:
         """The world's figures of the episode so far (final once it is over)."""
         return dict(self._native.figures())
+
+    def record(self) -> dict:
+        """The episode's whole record so far: the queue world's SPEC 5 figures per agent, the
+        market's utilisation, prices and utilities, a Gavel world's figures; as ``mtf
+        simulate`` computes them."""
+        if self._root is None:
+            raise ValueError("metrics before reset: call reset(seed) first")
+        return json.loads(self._native.record_json())
 
     def render(self) -> None:
         return None

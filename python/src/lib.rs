@@ -1,15 +1,12 @@
 //! `mtf_env._native`: the Rust environment behind the `mtf_env` Python package.
 //!
-//! Two classes and a function; `mtf_env/__init__.py` builds the Python-facing API on them:
-//! - [`Env`]: one environment, stepped with a list of level indices (PettingZoo's
-//!   `ParallelEnv` wraps it in dictionaries and gymnasium spaces);
-//! - [`VecEnv`]: `num_envs` copies stepped in parallel with the GIL released, NumPy arrays in
-//!   and out, auto-reset on truncation;
-//! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`;
-//! - [`market::MarketEnv`]: one market (`env.world = "market"`), the engine of
-//!   `MarketParallelEnv`;
-//! - [`worlds::WorldEnv`]: any world behind the seam (`env::worlds`: Gavel's GPU cluster, the
-//!   toy bandit), the engine of `WorldParallelEnv`.
+//! `mtf_env/__init__.py` builds the Python-facing API on:
+//! - [`worlds::WorldEnv`]: one environment of any world (`env::worlds::World`: the queue and
+//!   valuation worlds, the market, Gavel's GPU cluster, the toy bandit), the engine of the one
+//!   `ParallelEnv` adapter (`WorldParallelEnv`; `MtfParallelEnv` and `MarketParallelEnv` are it);
+//! - [`VecEnv`]: `num_envs` copies of the queue world stepped in parallel with the GIL released,
+//!   NumPy arrays in and out, auto-reset on truncation ([`market::MarketVecEnv`] for a market);
+//! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`.
 //!
 //! Every error is a `ValueError` carrying the Rust error's message: nothing here panics on
 //! user input, so a bad config or action never takes the interpreter down.
@@ -18,17 +15,15 @@ mod market;
 mod worlds;
 
 use env::config::{Scenario, ScenarioFile};
-use env::metrics::EpisodeMetrics;
 use env::rng::copy_seed;
 use env::world::{ClusterEnv, Info};
-use numpy::ndarray::{Array1, Array2, Array3};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray2};
+use numpy::ndarray::{Array2, Array3};
+use numpy::{IntoPyArray, PyArray2, PyArray3, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
 fn value_error(msg: impl std::fmt::Display) -> PyErr {
@@ -77,25 +72,6 @@ fn load(config: &str, overrides: Vec<String>) -> PyResult<Scenario> {
     ScenarioFile::load(Path::new(config), &overrides).map_err(value_error)
 }
 
-/// The per-agent round record as plain numbers (PettingZoo's `infos`).
-fn info_dict<'py>(py: Python<'py>, x: &Info) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("arrived", x.arrived)?;
-    d.set_item("rejected", x.rejected)?;
-    d.set_item("dropped", x.dropped)?;
-    d.set_item("served", x.served)?;
-    d.set_item("backlog", x.backlog)?;
-    d.set_item("won", x.won)?;
-    d.set_item("spent", x.spent)?;
-    d.set_item("budget", x.budget)?;
-    d.set_item("level", x.threshold)?;
-    Ok(d)
-}
-
-fn infos<'py>(py: Python<'py>, xs: &[Info]) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    xs.iter().map(|x| info_dict(py, x)).collect()
-}
-
 /// What a scenario looks like from outside (`Env.spec`, `VecEnv.spec`).
 #[pyclass(module = "mtf_env._native", frozen, get_all)]
 #[derive(Clone)]
@@ -133,84 +109,10 @@ impl Shape {
     }
 }
 
-/// One environment (the `ParallelEnv`'s engine).
-#[pyclass(module = "mtf_env._native")]
-struct Env {
-    world: Mutex<ClusterEnv>,
-    shape: Shape,
-    /// Whether an episode has started (the metrics of none are not defined).
-    seeded: AtomicBool,
-}
-
 fn obs_array<'py>(py: Python<'py>, data: &[f32], rows: usize, dim: usize) -> Bound<'py, PyArray2<f32>> {
     Array2::from_shape_vec((rows, dim), data.to_vec())
         .expect("observation buffer is rows x dim")
         .into_pyarray(py)
-}
-
-#[pymethods]
-impl Env {
-    #[new]
-    #[pyo3(signature = (config, overrides = Vec::new()))]
-    fn new(config: &str, overrides: Vec<String>) -> PyResult<Self> {
-        let world = ClusterEnv::new(load(config, overrides)?);
-        let shape = Shape::of(&world);
-        Ok(Env {
-            world: Mutex::new(world),
-            shape,
-            seeded: AtomicBool::new(false),
-        })
-    }
-
-    /// The scenario's agents, spaces and episode length.
-    #[getter]
-    fn spec(&self) -> Shape {
-        self.shape.clone()
-    }
-
-    /// Start an episode: `(observations [n, obs_dim] float32, infos)`.
-    #[allow(clippy::type_complexity)]
-    fn reset<'py>(&self, py: Python<'py>, seed: u64) -> PyResult<(Bound<'py, PyArray2<f32>>, Vec<Bound<'py, PyDict>>)> {
-        let mut w = self.world.lock().map_err(value_error)?;
-        let n = w.n();
-        let (obs, inf) = w.reset(seed);
-        self.seeded.store(true, Ordering::Relaxed);
-        Ok((obs_array(py, obs.data, n, obs.dim), infos(py, inf)?))
-    }
-
-    /// Play one round with every agent's level index: `(observations, rewards [n] float64,
-    /// truncated, infos)`. Nothing terminates early (SPEC 2.9).
-    #[allow(clippy::type_complexity)]
-    fn step<'py>(
-        &self,
-        py: Python<'py>,
-        actions: Vec<i64>,
-    ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<f64>>, bool, Vec<Bound<'py, PyDict>>)> {
-        let mut w = self.world.lock().map_err(value_error)?;
-        let n = w.n();
-        let levels = self.shape.levels.len();
-        let actions = actions
-            .iter()
-            .enumerate()
-            .map(|(i, &a)| usize::try_from(a).map_err(|_| value_error(format!("agent {i}: action {a} is outside Discrete({levels})"))))
-            .collect::<PyResult<Vec<usize>>>()?;
-        let step = w.step(&actions).map_err(value_error)?;
-        Ok((
-            obs_array(py, step.observations.data, n, step.observations.dim),
-            Array1::from(step.rewards.to_vec()).into_pyarray(py),
-            step.truncations.iter().any(|&t| t),
-            infos(py, step.infos)?,
-        ))
-    }
-
-    /// The episode's SPEC 5 figures so far (throughput, welfare, drops, ...), as JSON.
-    fn metrics_json(&self) -> PyResult<String> {
-        if !self.seeded.load(Ordering::Relaxed) {
-            return Err(value_error("metrics before reset: call reset(seed) first"));
-        }
-        let w = self.world.lock().map_err(value_error)?;
-        serde_json::to_string(&EpisodeMetrics::compute(&w, false)).map_err(value_error)
-    }
 }
 
 /// `num_envs` environment copies stepped in parallel (the batched API's engine).
@@ -561,14 +463,13 @@ fn episode_seed(seed: u64, copy: u64, episode: u64) -> u64 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Shape>()?;
-    m.add_class::<Env>()?;
     m.add_class::<VecEnv>()?;
-    m.add_class::<market::MarketEnv>()?;
     m.add_class::<market::MarketVecEnv>()?;
     m.add_function(wrap_pyfunction!(market::is_market_file, m)?)?;
     m.add_class::<worlds::WorldShape>()?;
     m.add_class::<worlds::WorldEnv>()?;
     m.add_function(wrap_pyfunction!(worlds::is_seam_world, m)?)?;
+    m.add_function(wrap_pyfunction!(worlds::world_name, m)?)?;
     m.add_function(wrap_pyfunction!(schedule, m)?)?;
     m.add_function(wrap_pyfunction!(bench_rust, m)?)?;
     m.add_function(wrap_pyfunction!(episode_seed, m)?)?;

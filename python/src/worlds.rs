@@ -1,6 +1,7 @@
-//! The worlds behind the seam (`env::worlds::World`: Gavel's GPU cluster, the toy bandit)
-//! from Python: [`WorldEnv`], the engine of `mtf_env.WorldParallelEnv`, one adapter for every
-//! such world (agents that arrive and leave, by stable id).
+//! Every world (`env::worlds::World`: the queue and valuation worlds, the market, Gavel's GPU
+//! cluster, the toy bandit) from Python: [`WorldEnv`], the engine of
+//! `mtf_env.WorldParallelEnv`, the one `ParallelEnv` adapter (agents that arrive and leave, by
+//! stable id).
 
 use crate::{obs_array, value_error};
 use env::worlds::World;
@@ -34,6 +35,8 @@ pub(crate) struct WorldShape {
 pub(crate) struct WorldEnv {
     world: Mutex<Box<dyn World>>,
     shape: WorldShape,
+    /// The last observation of an agent the world has none for: zeros clipped into the layout.
+    blank: Vec<f32>,
 }
 
 type Obs<'py> = Bound<'py, PyArray2<f32>>;
@@ -78,9 +81,11 @@ impl WorldEnv {
             high: layout.high,
             metrics,
         };
+        let blank = shape.low.iter().zip(&shape.high).map(|(&lo, &hi)| 0f32.clamp(lo, hi)).collect();
         Ok(Self {
             world: Mutex::new(world),
             shape,
+            blank,
         })
     }
 
@@ -104,9 +109,27 @@ impl WorldEnv {
     }
 
     /// One round with a level index per live agent (in the order `reset` or the last `step`
-    /// listed them): `(acted ids, rewards, terminated, over, live ids, observations)`.
+    /// listed them): `(acted ids, rewards, terminated, over, live ids, observations, ended
+    /// ids, their last observations (None when none left), arrived ids, infos)`: an agent that
+    /// left without a last observation of the world's gets a zero row clipped into the layout;
+    /// `infos` are the acted agents' then the arrived ones' (live now, not among the acted).
     #[allow(clippy::type_complexity)]
-    fn step<'py>(&self, py: Python<'py>, actions: Vec<i64>) -> PyResult<(Vec<usize>, Vec<f64>, Vec<bool>, bool, Vec<usize>, Obs<'py>)> {
+    fn step<'py>(
+        &self,
+        py: Python<'py>,
+        actions: Vec<i64>,
+    ) -> PyResult<(
+        Vec<usize>,
+        Vec<f64>,
+        Vec<bool>,
+        bool,
+        Vec<usize>,
+        Obs<'py>,
+        Vec<usize>,
+        Option<Obs<'py>>,
+        Vec<usize>,
+        Vec<Bound<'py, PyDict>>,
+    )> {
         let mut w = self.world.lock().map_err(value_error)?;
         let k = w.levels().len();
         let live = w.live().to_vec();
@@ -122,7 +145,51 @@ impl WorldEnv {
         settle(w.as_mut())?;
         let over = w.done();
         let (live, obs) = live_obs(py, w.as_mut());
-        Ok((acted, rewards, terminated, over, live, obs))
+        let ended: Vec<usize> = if live == acted {
+            Vec::new()
+        } else {
+            acted.iter().copied().filter(|i| live.binary_search(i).is_err()).collect()
+        };
+        let d = self.shape.dim;
+        let mut last = vec![0.0f32; ended.len() * d];
+        for (row, &id) in last.chunks_exact_mut(d).zip(&ended) {
+            if !w.last_observation(id, row) {
+                row.copy_from_slice(&self.blank);
+            }
+        }
+        let last = (!ended.is_empty()).then(|| obs_array(py, &last, ended.len(), d));
+        let arrived: Vec<usize> = if live.len() + ended.len() == acted.len() {
+            Vec::new()
+        } else {
+            live.iter().copied().filter(|i| acted.binary_search(i).is_err()).collect()
+        };
+        let mut records = infos(py, w.as_ref(), &acted)?;
+        records.extend(infos(py, w.as_ref(), &arrived)?);
+        Ok((acted, rewards, terminated, over, live, obs, ended, last, arrived, records))
+    }
+
+    /// Agent `id`'s weight (its token share under MTF; 1 where the world has none).
+    fn weight(&self, id: usize) -> PyResult<f64> {
+        let w = self.world.lock().map_err(value_error)?;
+        if id >= w.possible() {
+            return Err(value_error(format!("agent id {id} is not below {}", w.possible())));
+        }
+        Ok(w.weight(id))
+    }
+
+    /// The round records (PettingZoo's `infos`) of the agents `ids`, one dict each.
+    fn infos<'py>(&self, py: Python<'py>, ids: Vec<usize>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let w = self.world.lock().map_err(value_error)?;
+        if let Some(&id) = ids.iter().find(|&&id| id >= w.possible()) {
+            return Err(value_error(format!("agent id {id} is not below {}", w.possible())));
+        }
+        infos(py, w.as_ref(), &ids)
+    }
+
+    /// The episode's whole record so far (`World::record`), as JSON.
+    fn record_json(&self) -> PyResult<String> {
+        let w = self.world.lock().map_err(value_error)?;
+        serde_json::to_string(&w.record()).map_err(value_error)
     }
 
     /// The episode's figures so far (final once it is over), by name.
@@ -134,6 +201,53 @@ impl WorldEnv {
         }
         Ok(d)
     }
+}
+
+/// The agents' round records, one dict each.
+fn infos<'py>(py: Python<'py>, w: &dyn World, ids: &[usize]) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    ids.iter()
+        .map(|&id| {
+            let d = PyDict::new(py);
+            for (k, v) in w.info(id) {
+                d.set_item(k, to_py(py, &v)?)?;
+            }
+            Ok(d)
+        })
+        .collect()
+}
+
+/// A JSON value as the Python object `json.loads` would give (without the text round trip).
+fn to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::types::PyList;
+    use pyo3::IntoPyObjectExt;
+    Ok(match v {
+        serde_json::Value::Null => py.None().into_bound(py),
+        serde_json::Value::Bool(b) => b.into_bound_py_any(py)?,
+        serde_json::Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_bound_py_any(py)?,
+            (None, Some(i)) => i.into_bound_py_any(py)?,
+            _ => n.as_f64().unwrap_or(f64::NAN).into_bound_py_any(py)?,
+        },
+        serde_json::Value::String(s) => s.into_bound_py_any(py)?,
+        serde_json::Value::Array(xs) => {
+            let items = xs.iter().map(|x| to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        serde_json::Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, x) in m {
+                d.set_item(k, to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+/// The world `config` declares (`env.world`; `queues` when absent or unreadable, so the
+/// environment's constructor names the problem).
+#[pyfunction]
+pub(crate) fn world_name(config: &str) -> String {
+    env::config::read_table(Path::new(config), &[]).map_or_else(|_| "queues".to_string(), |t| env::worlds::world_name(&t))
 }
 
 /// Whether `config` is a world behind the seam (its `env.world` names one).

@@ -67,3 +67,39 @@ def test_bad_actions_are_value_errors():
         env.step({a: 99 for a in env.agents})
     with pytest.raises(ValueError, match="no action for agent"):
         env.step({})
+
+
+QUICKSTART = str(ROOT / "configs/quickstart.toml")
+DUEL = str(ROOT / "configs/market/duel.toml")
+
+
+@pytest.mark.parametrize("config", [QUICKSTART, str(ROOT / "configs/auctions/second-price.toml"), DUEL, SMALL])
+def test_every_world_is_played_by_the_one_adapter(config):
+    # The queue and valuation worlds, the market and Gavel's cluster: one ParallelEnv over the
+    # Rust trait, whose infos are the world's round records.
+    env = mtf_env.parallel_env(config, ["env.rounds=12"] if config in (QUICKSTART,) else [])
+    assert isinstance(env, mtf_env.WorldParallelEnv)
+    _, infos = env.reset(seed=3)
+    assert set(infos) == set(env.agents)
+    steps = 0
+    while env.agents and steps < 40:
+        obs, rew, term, trunc, infos = env.step({a: 0 for a in env.agents})
+        assert set(infos) == set(rew) == set(obs) == set(term) == set(trunc)
+        steps += 1
+    if config == QUICKSTART:
+        assert set(infos["agent_0"]) == {"arrived", "rejected", "dropped", "served", "backlog", "won", "spent", "budget", "level"}
+        assert env.agents == [] and all(trunc.values()) and steps == 12
+        assert env.metrics()["rounds"] == 12
+    if config == DUEL:
+        assert {i["place"] for i in infos.values()} <= {"absent", "waiting", "on_demand", "auctioned", "done"}
+
+
+def test_a_truncated_agent_gets_the_worlds_last_observation_not_a_blank():
+    # The queue world's last observation at the truncation is the environment's (a value
+    # bootstraps from it), as its VecEnv returns; a world without one gives a zero row.
+    env = mtf_env.parallel_env(QUICKSTART, ["env.rounds=3"])
+    env.reset(seed=1)
+    while env.agents:
+        obs, *_ = env.step({a: 2 for a in env.agents})
+    assert any(o.any() for o in obs.values())
+    assert obs["agent_0"][0] > 0, "the budget share after the last round"

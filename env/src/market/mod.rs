@@ -82,6 +82,19 @@ pub enum Place {
     Done,
 }
 
+impl Place {
+    /// Its name in records: `absent`, `waiting`, `on_demand`, `auctioned` or `done`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Place::Absent => "absent",
+            Place::Waiting => "waiting",
+            Place::OnDemand(_) => "on_demand",
+            Place::Unit(_) => "auctioned",
+            Place::Done => "done",
+        }
+    }
+}
+
 /// One tenant's state.
 #[derive(Clone, Debug)]
 struct Tenant {

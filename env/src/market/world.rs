@@ -8,7 +8,7 @@
 use super::game::{action_levels, MarketGame};
 use super::{Market, MarketFile, Place, Pricing};
 use crate::config::{ActionKind, ConfigError};
-use crate::worlds::{check_actions, Better, Figures, Layout, Report, StepError, World, WorldMetric};
+use crate::worlds::{check_actions, Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
 use std::path::Path;
 
 /// The market's figures, in [`World::figures`] order (money in the file's unit).
@@ -173,6 +173,13 @@ impl World for MarketWorld {
         }
     }
 
+    /// The tenant's features after the round it left in (its job done, or the rounds out).
+    fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {
+        let d = self.layout.dim();
+        out.copy_from_slice(&self.game.observations()[id * d..(id + 1) * d]);
+        true
+    }
+
     fn levels(&self) -> &[f64] {
         self.game.levels()
     }
@@ -213,6 +220,32 @@ impl World for MarketWorld {
             terminated: &self.terminated,
             truncated: self.game.over() && self.terminated.iter().any(|t| !t),
         })
+    }
+
+    fn weight(&self, id: usize) -> f64 {
+        self.game.file().market.tenants[id].weight
+    }
+
+    /// Where the tenant's job is (`absent`, `waiting`, `on_demand`, `auctioned`, `done`), the
+    /// type it ran on last round and the price it paid, its progress and tokens then, the level
+    /// it played and its utility so far.
+    fn info(&self, id: usize) -> Record {
+        let g = &self.game;
+        let last = g.rounds().last().map(|r| &r.tenants[id]);
+        let types = &g.file().market.types;
+        vec![
+            ("place", g.place(id).name().into()),
+            ("type", last.and_then(|t| t.ty).map(|ty| types[ty].name.clone()).into()),
+            ("price", last.map_or(0.0, |t| t.price).into()),
+            ("progress", last.map_or(0.0, |t| t.progress).into()),
+            ("tokens", last.map_or(0.0, |t| t.tokens).into()),
+            ("level", g.factors()[id].into()),
+            ("utility", g.utility()[id].into()),
+        ]
+    }
+
+    fn record(&self) -> serde_json::Value {
+        serde_json::to_value(self.game.metrics()).expect("market metrics serialise")
     }
 
     fn metrics(&self) -> &'static [WorldMetric] {

@@ -479,6 +479,11 @@ impl ClusterEnv {
         self.mechanism.state()
     }
 
+    /// The infos of the round the last `step` played (what it returned).
+    pub fn last_infos(&self) -> &[Info] {
+        &self.infos
+    }
+
     /// The round observed and not yet played: its arrivals, rejections, drops and the budgets
     /// it starts with (what the next `step`'s infos will repeat, completed).
     pub fn pending_infos(&self) -> &[Info] {

@@ -7,7 +7,7 @@
 use super::{observation_names, ActionError, ClusterEnv};
 use crate::config::{ActionKind, ConfigError, Scenario, ScenarioFile, World as Kind};
 use crate::metrics::{EpisodeMetrics, Metric};
-use crate::worlds::{Better, Figures, Layout, Report, StepError, World, WorldMetric};
+use crate::worlds::{Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
 use std::path::Path;
 
 const fn figure(key: &'static str, label: &'static str, better: Better, decimals: usize) -> WorldMetric {
@@ -53,6 +53,8 @@ pub struct QueueWorld {
     terminated: Vec<bool>,
     rewards: Vec<f64>,
     metrics: &'static [WorldMetric],
+    /// Whether a round was played since `reset` (infos describe it, else the pending round).
+    stepped: bool,
 }
 
 impl QueueWorld {
@@ -87,6 +89,7 @@ impl QueueWorld {
             terminated: vec![false; n],
             rewards: Vec::with_capacity(n),
             metrics,
+            stepped: false,
         }
     }
 
@@ -104,6 +107,7 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
 impl World for QueueWorld {
     fn reset(&mut self, seed: u64) {
         self.env.reset(seed);
+        self.stepped = false;
     }
 
     fn live(&self) -> &[usize] {
@@ -130,12 +134,25 @@ impl World for QueueWorld {
         self.classes.iter().map(|w| format!("w{w}")).collect()
     }
 
+    fn weight(&self, id: usize) -> f64 {
+        self.env.scenario().agents[id].weight
+    }
+
     fn layout(&self) -> &Layout {
         &self.layout
     }
 
     fn observe(&mut self, out: &mut [f32]) {
-        out.copy_from_slice(self.env.observations().data);
+        if !self.live().is_empty() {
+            out.copy_from_slice(self.env.observations().data);
+        }
+    }
+
+    /// The observation buffer after the last round (what the queue world's own API and its
+    /// `VecEnv` return at the truncation).
+    fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {
+        out.copy_from_slice(self.env.observations().get(id));
+        true
     }
 
     fn levels(&self) -> &[f64] {
@@ -153,6 +170,7 @@ impl World for QueueWorld {
             ActionError::Done(_) => StepError::Done,
         })?;
         let truncated = step.truncations.iter().any(|&t| t);
+        self.stepped = true;
         self.rewards.clear();
         self.rewards.extend_from_slice(step.rewards);
         Ok(Report {
@@ -161,6 +179,29 @@ impl World for QueueWorld {
             terminated: &self.terminated,
             truncated,
         })
+    }
+
+    fn info(&self, id: usize) -> Record {
+        let x = if self.stepped {
+            self.env.last_infos()[id]
+        } else {
+            self.env.pending_infos()[id]
+        };
+        vec![
+            ("arrived", x.arrived.into()),
+            ("rejected", x.rejected.into()),
+            ("dropped", x.dropped.into()),
+            ("served", x.served.into()),
+            ("backlog", x.backlog.into()),
+            ("won", x.won.into()),
+            ("spent", x.spent.into()),
+            ("budget", x.budget.into()),
+            ("level", x.threshold.into()),
+        ]
+    }
+
+    fn record(&self) -> serde_json::Value {
+        serde_json::to_value(EpisodeMetrics::compute(&self.env, false)).expect("episode metrics serialise")
     }
 
     fn metrics(&self) -> &'static [WorldMetric] {

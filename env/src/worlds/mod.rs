@@ -78,6 +78,10 @@ pub struct WorldMetric {
 /// (NaN where the episode could not compute one).
 pub type Figures = Vec<f64>;
 
+/// An agent's round record ([`World::info`]): named numbers, strings or nulls, in order (a
+/// list, not a map: it is built every round for every agent a Python step returns).
+pub type Record = Vec<(&'static str, serde_json::Value)>;
+
 /// What one step reports (slices over the agents that acted, in `live` order before the step).
 #[derive(Debug)]
 pub struct Report<'a> {
@@ -137,11 +141,24 @@ pub trait World: Send {
     /// The groups' names (`group` indexes them).
     fn group_names(&self) -> Vec<String>;
 
+    /// Agent `id`'s weight (its share of the tokens under MTF; 1 where the world has none).
+    fn weight(&self, _id: usize) -> f64 {
+        1.0
+    }
+
     /// The observation layout.
     fn layout(&self) -> &Layout;
 
     /// The live agents' observations, `live().len()` rows of `layout().dim()`, into `out`.
     fn observe(&mut self, out: &mut [f32]);
+
+    /// Agent `id`'s observation after the step in which it left (terminated, or truncated at
+    /// the episode's end), into `out` (one row), when the world has one: PettingZoo returns it
+    /// as the agent's last observation (what a value bootstraps from at a truncation).
+    /// Returns false (default) when it has none.
+    fn last_observation(&mut self, _id: usize, _out: &mut [f32]) -> bool {
+        false
+    }
 
     /// The action levels (action k sets `levels()[k]`).
     fn levels(&self) -> &[f64];
@@ -155,6 +172,25 @@ pub trait World: Send {
     /// Whether the episode is over.
     fn done(&self) -> bool {
         self.live().is_empty()
+    }
+
+    /// Agent `id`'s record of the round just played (PettingZoo's `infos`), named values;
+    /// after `reset`, what it knows of the round it observes. Default: nothing.
+    fn info(&self, _id: usize) -> Record {
+        Record::new()
+    }
+
+    /// The episode's whole record so far (per-agent figures, prices, ...: what `mtf simulate
+    /// --json` shows of an episode of the world). Default: the figures by key.
+    fn record(&self) -> serde_json::Value {
+        let figures = self.figures();
+        serde_json::Value::Object(
+            self.metrics()
+                .iter()
+                .zip(figures)
+                .map(|(m, v)| (m.key.to_string(), serde_json::json!(v)))
+                .collect(),
+        )
     }
 
     /// The world's figures, in the order of [`World::figures`].

@@ -506,6 +506,10 @@ impl World for GavelWorld {
         vec!["jobs".into()]
     }
 
+    fn weight(&self, id: usize) -> f64 {
+        self.jobs.iter().find(|j| j.id == id).map_or(1.0, |j| j.weight)
+    }
+
     fn layout(&self) -> &Layout {
         &self.layout
     }
