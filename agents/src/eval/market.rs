@@ -119,11 +119,7 @@ fn actions(file: &MarketFile, policy: Option<&str>, flag: &str) -> crate::error:
 
 /// One episode: its rounds, the tenants' totals and the figures.
 fn play(file: &MarketFile, actions: &[f64]) -> (Vec<MarketRound>, Vec<TenantTotals>, MarketMetrics) {
-    let mut market = Market::new(file.clone());
-    let mut rounds = Vec::new();
-    while !market.done() {
-        rounds.push(market.step(actions));
-    }
+    let (market, rounds) = Market::play(file.clone(), actions, true, |_, _| {});
     let totals = market.totals();
     let metrics = MarketMetrics::compute(file, &rounds, &totals);
     (rounds, totals, metrics)

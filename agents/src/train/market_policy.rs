@@ -167,11 +167,8 @@ impl TrainedMarket {
     pub fn play(&self, file: &MarketFile, actions: &[f64], r: usize) -> (Market, Vec<MarketRound>) {
         let p = &self.policies;
         let (d, k) = (p.dim, p.levels.len());
-        let mut market = Market::new(file.clone());
-        let mut a = actions.to_vec();
         let (mut obs, mut hidden, mut logits) = (vec![0f32; d], Vec::new(), vec![0f32; k]);
-        let mut rounds = Vec::new();
-        while !market.done() {
+        Market::play(file.clone(), actions, true, |market, a| {
             for (&i, &c) in self.who.iter().zip(&self.class) {
                 let level = match &p.replicates[r] {
                     GroupPolicies::Constant { levels } => levels[c],
@@ -183,8 +180,6 @@ impl TrainedMarket {
                 };
                 a[i] = p.levels[level];
             }
-            rounds.push(market.step(&a));
-        }
-        (market, rounds)
+        })
     }
 }

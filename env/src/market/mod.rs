@@ -297,13 +297,28 @@ impl Market {
 
     /// The episode under the file's bid factors (the economic agent at 1).
     pub fn run(file: MarketFile) -> (Vec<MarketRound>, Vec<TenantTotals>) {
-        let factors = file.actions();
+        let start = file.actions();
+        let (market, rounds) = Self::play(file, &start, true, |_, _| {});
+        (rounds, market.totals())
+    }
+
+    /// The one driver of a market episode outside training (fixed factors, uniform play, a
+    /// trained run's policies, `mtf simulate` and `compare`): play `file` to the end, every
+    /// tenant's factor (under MTF its threshold) starting at `start`; before each round
+    /// `choose` may change them, seeing the market as it stands (what it leaves stands for the
+    /// next round). Returns the market at the end and, when `record`, its rounds.
+    pub fn play(file: MarketFile, start: &[f64], record: bool, mut choose: impl FnMut(&Market, &mut [f64])) -> (Market, Vec<MarketRound>) {
         let mut market = Self::new(file);
+        let mut factors = start.to_vec();
         let mut rounds = Vec::new();
         while !market.done() {
-            rounds.push(market.step(&factors));
+            choose(&market, &mut factors);
+            let round = market.step(&factors);
+            if record {
+                rounds.push(round);
+            }
         }
-        (rounds, market.totals())
+        (market, rounds)
     }
 
     /// The type of what tenant i runs on, and the price it pays there (`pay`: this round's

@@ -144,11 +144,7 @@ impl MarketScore {
 
 /// An episode with fixed actions per tenant.
 pub(crate) fn play(file: &MarketFile, actions: &[f64]) -> Market {
-    let mut market = Market::new(file.clone());
-    while !market.done() {
-        market.step(actions);
-    }
-    market
+    Market::play(file.clone(), actions, false, |_, _| {}).0
 }
 
 /// One replicate's outcome.
@@ -323,14 +319,11 @@ pub(crate) fn uniform_scores(files: &[MarketFile], ls: &Learners, levels: &[f64]
         .enumerate()
         .map(|(j, f)| {
             let mut rng = stream(seed, "market-uniform", j as u64);
-            let mut a = f.actions();
-            let mut market = Market::new(f.clone());
-            while !market.done() {
+            let (market, _) = Market::play(f.clone(), &f.actions(), false, |_, a| {
                 for &i in &ls.who {
                     a[i] = levels[(unit(rng.next_u64()) * levels.len() as f64) as usize % levels.len()];
                 }
-                market.step(&a);
-            }
+            });
             MarketScore::of(&market, &ls.who)
         })
         .collect()

@@ -104,14 +104,13 @@ impl Rollout<'_> {
     /// One greedy episode; also each group's mean level at its tenants' decision rounds.
     pub(super) fn greedy(&self, learner: &mut dyn Learner, file: &MarketFile) -> (MarketScore, Vec<(f64, u32)>) {
         let n = self.ls.who.len();
-        let mut market = Market::new(file.clone());
-        let mut a = file.actions();
         let mut obs = vec![0f32; n * self.dim];
         let mut actions = vec![0usize; n];
+        let zeros = vec![0.0; n];
         let mut chosen = vec![(0.0, 0u32); self.ls.classes()];
-        while !market.done() {
-            self.observe(&market, &mut obs);
-            learner.act(Observations { data: &obs, dim: self.dim }, &vec![0.0; n], true, &mut actions);
+        let (market, _) = Market::play(file.clone(), &file.actions(), false, |market, a| {
+            self.observe(market, &mut obs);
+            learner.act(Observations { data: &obs, dim: self.dim }, &zeros, true, &mut actions);
             for (j, &i) in self.ls.who.iter().enumerate() {
                 a[i] = self.levels[actions[j]];
                 // Feature 3: the tenant decides this round (its level is used).
@@ -120,8 +119,7 @@ impl Rollout<'_> {
                     *c = (c.0 + a[i], c.1 + 1);
                 }
             }
-            market.step(&a);
-        }
+        });
         (MarketScore::of(&market, &self.ls.who), chosen)
     }
 }
