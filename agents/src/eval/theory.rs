@@ -4,7 +4,7 @@
 //! `cargo run --release -p agents --example auction_learners` prints every learner's figures.
 
 use crate::learners::wrap::{Layered, LayeredLearner, LearnerLayer, Pin};
-use crate::learners::{Learner, Losses, Policy, Transition};
+use crate::learners::{Learner, Losses, Policy, Round, Transition};
 use env::config::Scenario;
 use env::world::ClusterEnv;
 
@@ -45,15 +45,19 @@ struct StaleRecord {
 
 impl LearnerLayer for StaleRecord {
     fn learn(&mut self, inner: &mut dyn Learner, t: &Transition<'_>) -> Losses {
+        let round = t.round("a stale record");
         if self.previous.is_empty() {
-            self.previous = t.bid_values.to_vec();
+            self.previous = round.bid_values.to_vec();
         }
         let losses = inner.learn(&Transition {
-            bid_values: &self.previous,
+            round: Some(Round {
+                bid_values: &self.previous,
+                ..round
+            }),
             ..*t
         });
         self.previous.clear();
-        self.previous.extend_from_slice(t.bid_values);
+        self.previous.extend_from_slice(round.bid_values);
         losses
     }
 

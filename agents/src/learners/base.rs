@@ -67,23 +67,34 @@ pub struct Inputs {
     pub d: usize,
 }
 
-/// One round as a learner sees it.
+/// One round as a learner sees it: what every world gives (observations before and after,
+/// the actions, the rewards, whether the episode ended), and the queue world's record of the
+/// round, which only the learners that re-run the mechanism read (Hedge, difference rewards).
+#[derive(Clone, Copy)]
 pub struct Transition<'a> {
     /// Observations the actions were taken on.
     pub obs: Observations<'a>,
-    /// Budgets at the start of the round.
-    pub budgets: &'a [f64],
     /// Level index each agent chose.
     pub actions: &'a [usize],
     /// Rewards of the round.
     pub rewards: &'a [f64],
     /// Observations of the next round.
     pub next_obs: Observations<'a>,
-    /// Budgets at the start of the next round.
-    pub next_budgets: &'a [f64],
     /// Whether the episode ended with this round.
     pub done: bool,
-    /// The round input the mechanism saw (for counterfactual re-runs).
+    /// The queue world's record of the round (`None` in other worlds).
+    pub round: Option<Round<'a>>,
+}
+
+/// The queue world's record of one round: what a counterfactual re-run of the mechanism
+/// needs.
+#[derive(Clone, Copy)]
+pub struct Round<'a> {
+    /// Budgets at the start of the round.
+    pub budgets: &'a [f64],
+    /// Budgets at the start of the next round.
+    pub next_budgets: &'a [f64],
+    /// The round input the mechanism saw.
     pub input: &'a RoundInput,
     /// The bids at factor 1 of that round (auctions; empty otherwise): with
     /// `env::world::play`, a counterfactual bid factor's bids.
@@ -98,16 +109,25 @@ impl<'a> Transition<'a> {
     pub fn played(env: &'a env::world::ClusterEnv, obs: Observations<'a>, budgets: &'a [f64], actions: &'a [usize]) -> Self {
         Transition {
             obs,
-            budgets,
             actions,
             rewards: env.last_rewards(),
             next_obs: env.observations(),
-            next_budgets: env.budgets(),
             done: env.agents().is_empty(),
-            input: env.last_input(),
-            bid_values: env.last_bid_values(),
-            allocation: env.last_allocation(),
+            round: Some(Round {
+                budgets,
+                next_budgets: env.budgets(),
+                input: env.last_input(),
+                bid_values: env.last_bid_values(),
+                allocation: env.last_allocation(),
+            }),
         }
+    }
+
+    /// The queue world's record of the round, for a learner that cannot learn without it
+    /// (`who` names the learner in the message).
+    pub fn round(&self, who: &str) -> Round<'a> {
+        self.round
+            .unwrap_or_else(|| panic!("{who} re-runs the queue world's mechanism and learns from its round record only"))
     }
 }
 
@@ -246,21 +266,16 @@ pub(crate) mod testing {
     use super::*;
 
     /// Feed `learner` one round: observations `obs` then `next` (`dim` features per agent),
-    /// `actions` and `rewards`, with zero budgets and an empty mechanism record (the learners
-    /// these tests train do not read them).
+    /// `actions` and `rewards`, without a round record (the learners these tests train do not
+    /// read it).
     pub fn learn_round(learner: &mut dyn Learner, dim: usize, obs: &[f32], next: &[f32], actions: &[usize], rewards: &[f64]) -> Losses {
-        let budgets = vec![0.0; actions.len()];
         learner.learn(&Transition {
-            bid_values: &[],
             obs: Observations { data: obs, dim },
-            budgets: &budgets,
             actions,
             rewards,
             next_obs: Observations { data: next, dim },
-            next_budgets: &budgets,
             done: false,
-            input: &RoundInput::from_utilities(&[vec![0.0]]),
-            allocation: &Allocation::default(),
+            round: None,
         })
     }
 
@@ -320,21 +335,16 @@ pub(crate) mod testing {
         }
     }
 
-    /// One round's transition from `obs` to itself, ending the episode when `done` (zero
-    /// budgets, an empty mechanism record; the record is leaked: tests only).
+    /// One round's transition from `obs` to itself, ending the episode when `done` (no round
+    /// record).
     pub fn transition<'a>(dim: usize, obs: &'a [f32], actions: &'a [usize], rewards: &'a [f64], done: bool) -> Transition<'a> {
-        let budgets: &'a [f64] = Box::leak(vec![0.0; actions.len()].into_boxed_slice());
         Transition {
-            bid_values: &[],
             obs: Observations { data: obs, dim },
-            budgets,
             actions,
             rewards,
             next_obs: Observations { data: obs, dim },
-            next_budgets: budgets,
             done,
-            input: Box::leak(Box::new(RoundInput::from_utilities(&[vec![0.0]]))),
-            allocation: Box::leak(Box::default()),
+            round: None,
         }
     }
 }

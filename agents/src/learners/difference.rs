@@ -110,7 +110,8 @@ impl LearnerLayer for DifferenceRewards {
     fn learn_many(&mut self, inner: &mut dyn Learner, ts: &[Transition<'_>]) -> Losses {
         self.rewards.resize_with(ts.len(), Vec::new);
         for (t, r) in ts.iter().zip(self.rewards.iter_mut()) {
-            self.counterfactual.rewards(t.input, t.allocation, t.bid_values, r);
+            let round = t.round("difference rewards");
+            self.counterfactual.rewards(round.input, round.allocation, round.bid_values, r);
         }
         let replaced: Vec<Transition<'_>> = ts.iter().zip(&self.rewards).map(|(t, r)| Transition { rewards: r, ..*t }).collect();
         inner.learn_many(&replaced)

@@ -303,7 +303,7 @@ impl Hedge {
                 true
             }
         };
-        let s = self.state(t.budgets[i]);
+        let s = self.state(t.round("Hedge").budgets[i]);
         let row = i * self.states + s;
         let base = row * self.levels.len();
         // The distribution this update moves from, into the time average.
@@ -358,6 +358,7 @@ impl Policy for Hedge {
 
 impl Learner for Hedge {
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
+        let round = t.round("Hedge");
         let (levels, kind, name, params) = (&self.levels, self.reward, self.mechanism.as_str(), &self.params);
         let (action, quasi_linear) = (self.action, self.quasi_linear);
         // Each agent's K counterfactual rewards; agents in parallel, results in agent order.
@@ -367,16 +368,16 @@ impl Learner for Hedge {
                 || {
                     (
                         registry::build(name, params).expect("validated mechanism"),
-                        t.input.clone(),
+                        round.input.clone(),
                         Allocation::default(),
                     )
                 },
                 |(mech, input, alloc), i| {
-                    input.clone_from(t.input);
+                    input.clone_from(round.input);
                     levels
                         .iter()
                         .map(|&level| {
-                            play(input, action, i, level, t.bid_values);
+                            play(input, action, i, level, round.bid_values);
                             mech.reset();
                             mech.allocate(input, alloc);
                             level_reward(kind, quasi_linear, input, alloc, i)
@@ -389,7 +390,7 @@ impl Learner for Hedge {
         // Report the mean entropy of the states the agents acted in.
         let entropy = (0..self.n)
             .map(|i| {
-                let p = self.probabilities(i, self.state(t.budgets[i]));
+                let p = self.probabilities(i, self.state(round.budgets[i]));
                 -p.iter().filter(|&&x| x > 0.0).map(|x| x * x.ln()).sum::<f64>()
             })
             .sum::<f64>()
@@ -534,7 +535,16 @@ mod tests {
         let eta1 = (8.0 * 3f64.ln()).sqrt();
         let input = RoundInput::from_utilities(&[vec![0.0]]);
         let t = crate::learners::testing::transition(1, &[0.0], &[0], &[0.0], false);
-        let t = Transition { input: &input, ..t };
+        let t = Transition {
+            round: Some(crate::learners::Round {
+                budgets: &[0.0],
+                next_budgets: &[0.0],
+                input: &input,
+                bid_values: &[],
+                allocation: &Allocation::default(),
+            }),
+            ..t
+        };
         // A mechanism whose counterfactual rewards are 1, 3, 2 would need a round built for
         // it; the update itself is what is checked: feed the rewards through `apply`.
         h.apply(0, &t, vec![1.0, 3.0, 2.0]);
@@ -594,9 +604,15 @@ mod tests {
         let levels: Vec<f64> = (0..10).map(|l| l as f64 / 10.0).collect();
         let mut h = Hedge::new(5, &levels, 100.0, 300, &HedgeConfig::default(), "mtf", registry::Params::default());
         let t = crate::learners::testing::transition(1, &[0.0; 5], &[0; 5], &[0.0; 5], false);
+        let allocation = Allocation::default();
         let t = Transition {
-            input,
-            budgets: &input.budgets,
+            round: Some(crate::learners::Round {
+                budgets: &input.budgets,
+                next_budgets: &input.budgets,
+                input,
+                bid_values: &[],
+                allocation: &allocation,
+            }),
             ..t
         };
         for _ in 0..rounds {

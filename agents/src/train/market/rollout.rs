@@ -45,10 +45,6 @@ impl Rollout<'_> {
         let zeros = vec![0.0; n];
         let mut actions = vec![vec![0usize; n]; k];
         let mut rewards = vec![vec![0f64; n]; k];
-        let (input, allocation) = (
-            scheduler::RoundInput::from_utilities(&[vec![0.0]]),
-            scheduler::Allocation::default(),
-        );
         while markets.iter().any(|m| !m.done()) {
             {
                 let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim: self.dim }).collect();
@@ -81,18 +77,14 @@ impl Rollout<'_> {
                         data: &obs[c],
                         dim: self.dim,
                     },
-                    budgets: &zeros,
                     actions: &actions[c],
                     rewards: &rewards[c],
                     next_obs: Observations {
                         data: &next[c],
                         dim: self.dim,
                     },
-                    next_budgets: &zeros,
                     done,
-                    input: &input,
-                    bid_values: &[],
-                    allocation: &allocation,
+                    round: None,
                 })
                 .collect();
             learner.learn_many(&ts);
