@@ -189,6 +189,14 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
             round += 1;
         }
         assert!(game.over(), "{name}: both episodes end together");
+        // The learners' market (what mtf train steps) conforms too: its agents are the
+        // learning tenants, live until the end.
+        let raw = env::market::MarketFile::load_unexpanded(&path, &[]).unwrap();
+        let mut learners = env::market::world::MarketWorld::learners(raw, levels.clone(), toml::Table::new());
+        let a = seam_trajectory(&mut learners, 5);
+        assert_eq!(seam_trajectory(&mut learners, 5), a, "{name}: the learners' market, again");
+        let learning = env::worlds::World::possible(&learners);
+        assert!(learning >= 1 && learning < n, "{name}: some tenants learn");
         let m = game.metrics();
         assert_eq!(seam.figures()[0], m.utility.iter().sum::<f64>(), "{name}");
         assert_eq!(seam.figures()[1], m.welfare, "{name}");

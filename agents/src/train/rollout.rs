@@ -106,6 +106,87 @@ pub fn train_episode_many(
     )
 }
 
+/// One training episode of `learner` over K copies of a world behind the trait (`worlds`,
+/// copy k reset with `seeds[k]`), the learner's agents being each copy's agent ids
+/// `0..possible`: each round the learner acts for every agent of every copy at once
+/// (sampled, with policy seed `policy_seed`), the copies step in parallel, and it learns from
+/// their rounds in copy order, so results do not depend on the number of threads. An agent
+/// that is not live (its job done) has the world's last observation of it, reward 0, and its
+/// action unused; a copy whose episode ended waits for the others at its last state (reward
+/// 0, the same observation before and after). No round record: the learners that re-run the
+/// queue world's mechanism (Hedge, difference rewards) train through [`train_episode_many`].
+pub fn train_world_episode<W: env::worlds::World>(worlds: &mut [W], learner: &mut dyn Learner, seeds: &[u64], policy_seed: u64) {
+    use rayon::prelude::*;
+    let k = worlds.len();
+    assert_eq!(seeds.len(), k, "one seed per copy");
+    learner.begin_episode(policy_seed);
+    for (w, &seed) in worlds.iter_mut().zip(seeds) {
+        w.reset(seed);
+    }
+    let (n, dim) = (worlds[0].possible(), worlds[0].layout().dim());
+    let mut obs: Vec<Vec<f32>> = vec![vec![0.0; n * dim]; k];
+    let mut next = obs.clone();
+    for (w, o) in worlds.iter_mut().zip(obs.iter_mut()) {
+        observe_all(w, o, dim);
+    }
+    let zeros = vec![0.0; n];
+    let mut actions = vec![vec![0usize; n]; k];
+    let mut rewards = vec![vec![0f64; n]; k];
+    while worlds.iter().any(|w| !w.done()) {
+        {
+            let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
+            let budgets: Vec<&[f64]> = vec![&zeros; k];
+            learner.act_many(&views, &budgets, &mut actions);
+        }
+        worlds
+            .par_iter_mut()
+            .zip(actions.par_iter())
+            .zip(rewards.par_iter_mut().zip(next.par_iter_mut()))
+            .for_each(|((w, a), (r, o))| {
+                r.fill(0.0);
+                if !w.done() {
+                    let acting: Vec<usize> = w.live().iter().map(|&id| a[id]).collect();
+                    let report = w.step(&acting).expect("learners pick levels inside the action space");
+                    for (&id, &x) in report.agents.iter().zip(report.rewards) {
+                        r[id] = x;
+                    }
+                }
+                observe_all(w, o, dim);
+            });
+        let done = worlds.iter().all(|w| w.done());
+        let ts: Vec<Transition<'_>> = (0..k)
+            .map(|c| Transition {
+                obs: Observations { data: &obs[c], dim },
+                actions: &actions[c],
+                rewards: &rewards[c],
+                next_obs: Observations { data: &next[c], dim },
+                done,
+                round: None,
+            })
+            .collect();
+        learner.learn_many(&ts);
+        std::mem::swap(&mut obs, &mut next);
+    }
+}
+
+/// Every agent's row of a world's observation (`possible` rows): the live agents' from
+/// `observe`, the others' from `last_observation` (zeros where the world has none).
+fn observe_all<W: env::worlds::World>(w: &mut W, out: &mut [f32], dim: usize) {
+    let live = w.live().to_vec();
+    let mut rows = vec![0.0f32; live.len() * dim];
+    w.observe(&mut rows);
+    let mut at = 0;
+    for id in 0..out.len() / dim {
+        let row = &mut out[id * dim..(id + 1) * dim];
+        if live.get(at) == Some(&id) {
+            row.copy_from_slice(&rows[at * dim..(at + 1) * dim]);
+            at += 1;
+        } else if !w.last_observation(id, row) {
+            row.fill(0.0);
+        }
+    }
+}
+
 /// `k` environment copies of `sc` for training (no per-round recording).
 pub(super) fn copies(sc: &env::config::Scenario, k: usize) -> Vec<ClusterEnv> {
     (0..k)

@@ -183,6 +183,16 @@ impl MarketGame {
         &self.utility
     }
 
+    /// Each tenant's part of the last step.
+    pub fn last_steps(&self) -> &[TenantStep] {
+        &self.steps
+    }
+
+    /// The market as it stands (its totals, utilities, places).
+    pub fn market(&self) -> &Market {
+        &self.market
+    }
+
     /// Where tenant i's job is now.
     pub fn place(&self, i: usize) -> Place {
         self.market.place(i)
@@ -216,10 +226,23 @@ impl MarketGame {
             return Err(StepError::Done);
         }
         check_actions(&self.everyone, self.levels.len(), actions)?;
+        let factors: Vec<f64> = actions.iter().map(|&a| self.levels[a]).collect();
+        debug_assert_eq!(factors.len(), n);
+        Ok(self.step_factors(&factors))
+    }
+
+    /// [`MarketGame::step`] with every tenant's factor (or threshold) given as a number, not a
+    /// level (a tenant playing its own factor, as the market's non-learning tenants do).
+    /// Panics on a finished episode or a wrong count (the callers check both).
+    pub fn step_factors(&mut self, factors: &[f64]) -> &[TenantStep] {
+        let n = self.names.len();
+        assert!(
+            !self.over && factors.len() == n,
+            "step_factors: one factor per tenant, before the end"
+        );
+        self.factors.clear();
+        self.factors.extend_from_slice(factors);
         let was_done: Vec<bool> = (0..n).map(|i| self.market.place(i) == Place::Done).collect();
-        for (f, &a) in self.factors.iter_mut().zip(actions) {
-            *f = self.levels[a];
-        }
         let record = self.market.step(&self.factors);
         self.rounds.push(record);
         self.over = self.market.done();
@@ -235,7 +258,7 @@ impl MarketGame {
             self.utility[i] = u;
         }
         self.observe();
-        Ok(&self.steps)
+        &self.steps
     }
 
     /// The episode's figures so far.

@@ -2,8 +2,9 @@
 //! from the episode's start until its job finishes (a tenant whose job has not arrived yet
 //! acts all the same, as in [`MarketGame`]), grouped by its file entry (a `count` group's
 //! tenants share a group), rewarded with its utility's change, and the episode's figures
-//! from [`super::MarketMetrics`]. It plays exactly what [`MarketGame`] plays: the tenants
-//! whose jobs finished get level 0, which the exchange never reads.
+//! from [`super::MarketMetrics`]. It plays exactly what [`MarketGame`] plays (a finished
+//! tenant's factor is never read). [`MarketWorld::learners`] is the market `mtf train` learns
+//! in: only the learning tenants are agents, the others play their own factors.
 
 use super::game::{action_levels, MarketGame};
 use super::{Market, MarketFile, Place, Pricing};
@@ -70,17 +71,41 @@ pub struct MarketWorld {
     table: toml::Table,
     layout: Layout,
     groups: Vec<String>,
+    /// The tenant each agent id is: every tenant, or ([`MarketWorld::learners`]) the learning
+    /// ones.
+    acting: Vec<usize>,
+    /// Whether the tenants that are not agents play their own factors (else they are none).
+    pinned: bool,
+    /// Whether an agent's reward is over its job's value (`value x work`).
+    per_value: bool,
+    scale: Vec<f64>,
+    factors: Vec<f64>,
     live: Vec<usize>,
-    all_actions: Vec<usize>,
     acted: Vec<usize>,
     rewards: Vec<f64>,
     terminated: Vec<bool>,
 }
 
 impl MarketWorld {
-    /// The market of an unexpanded file whose tenants choose among `levels`; `table` is the
-    /// file's resolved text ([`World::config`]).
+    /// The market of an unexpanded file whose tenants choose among `levels`, every tenant an
+    /// agent; `table` is the file's resolved text ([`World::config`]).
     pub fn new(raw: MarketFile, levels: Vec<f64>, table: toml::Table) -> Self {
+        let n = raw.at_seed(raw.seed).market.tenants.len();
+        Self::with_agents(raw, levels, table, (0..n).collect(), false)
+    }
+
+    /// The market as `mtf train` learns in it: the agents are the tenants with `learn = true`
+    /// (in order), the others play their own factors, an agent's reward is its utility's
+    /// change over its job's value (`value x work`), so jobs of any size weigh alike, and
+    /// every agent is live until the market's episode ends (a finished tenant's level is
+    /// unread, as before it arrives; it is terminated at the end, the others truncated).
+    pub fn learners(raw: MarketFile, levels: Vec<f64>, table: toml::Table) -> Self {
+        let file = raw.at_seed(raw.seed);
+        let who = (0..file.market.tenants.len()).filter(|&i| file.market.tenants[i].learn).collect();
+        Self::with_agents(raw, levels, table, who, true)
+    }
+
+    fn with_agents(raw: MarketFile, levels: Vec<f64>, table: toml::Table, acting: Vec<usize>, training: bool) -> Self {
         let types: Vec<String> = raw.market.types.iter().map(|t| t.name.clone()).collect();
         let (low, high) = Market::observe_bounds(types.len());
         let layout = Layout {
@@ -90,19 +115,23 @@ impl MarketWorld {
         };
         let groups = raw.market.tenants.iter().map(|t| t.name.clone()).collect();
         let game = MarketGame::new(raw, levels);
-        let n = game.agents().len();
+        let n = acting.len();
         let mut w = Self {
             game,
             table,
             layout,
             groups,
+            acting,
+            pinned: training,
+            per_value: training,
+            scale: Vec::new(),
+            factors: Vec::new(),
             live: Vec::with_capacity(n),
-            all_actions: vec![0; n],
             acted: Vec::with_capacity(n),
             rewards: Vec::with_capacity(n),
             terminated: Vec::with_capacity(n),
         };
-        w.refresh_live();
+        w.begin();
         w
     }
 
@@ -111,11 +140,44 @@ impl MarketWorld {
         &self.game
     }
 
+    /// The tenant agent `id` is.
+    pub fn tenant(&self, id: usize) -> usize {
+        self.acting[id]
+    }
+
+    /// The episode's per-agent scales and the live agents.
+    fn begin(&mut self) {
+        let file = self.game.file();
+        self.scale = self
+            .acting
+            .iter()
+            .map(|&i| {
+                let t = &file.market.tenants[i];
+                if self.per_value {
+                    (t.value * t.work).max(f64::MIN_POSITIVE)
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        self.factors = if self.pinned {
+            file.actions()
+        } else {
+            vec![self.game.levels()[0]; file.market.tenants.len()]
+        };
+        self.refresh_live();
+    }
+
+    /// The live agents: until the end, every agent whose job is not done; in the learners'
+    /// market every agent (a finished tenant acts on, unread, as one not yet arrived does),
+    /// so the episode runs until the market's does.
     fn refresh_live(&mut self) {
         self.live.clear();
         if !self.game.over() {
-            let n = self.game.agents().len();
-            self.live.extend((0..n).filter(|&i| self.game.place(i) != Place::Done));
+            let (game, acting) = (&self.game, &self.acting);
+            let all = self.pinned;
+            self.live
+                .extend((0..acting.len()).filter(|&id| all || game.place(acting[id]) != Place::Done));
         }
     }
 }
@@ -138,7 +200,7 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
 impl World for MarketWorld {
     fn reset(&mut self, seed: u64) {
         self.game.reset(seed);
-        self.refresh_live();
+        self.begin();
     }
 
     fn live(&self) -> &[usize] {
@@ -146,19 +208,23 @@ impl World for MarketWorld {
     }
 
     fn possible(&self) -> usize {
-        self.game.agents().len()
+        self.acting.len()
     }
 
     fn agent_name(&self, id: usize) -> String {
-        self.game.agents()[id].clone()
+        self.game.agents()[self.acting[id]].clone()
     }
 
     fn group(&self, id: usize) -> usize {
-        self.game.file().market.tenants[id].group
+        self.game.file().market.tenants[self.acting[id]].group
     }
 
     fn group_names(&self) -> Vec<String> {
         self.groups.clone()
+    }
+
+    fn weight(&self, id: usize) -> f64 {
+        self.game.file().market.tenants[self.acting[id]].weight
     }
 
     fn layout(&self) -> &Layout {
@@ -168,15 +234,17 @@ impl World for MarketWorld {
     fn observe(&mut self, out: &mut [f32]) {
         let d = self.layout.dim();
         let obs = self.game.observations();
-        for (row, &i) in out.chunks_exact_mut(d).zip(&self.live) {
+        for (row, &id) in out.chunks_exact_mut(d).zip(&self.live) {
+            let i = self.acting[id];
             row.copy_from_slice(&obs[i * d..(i + 1) * d]);
         }
     }
 
-    /// The tenant's features after the round it left in (its job done, or the rounds out).
+    /// The tenant's features after the round it left in (its job done, or the rounds out),
+    /// and after every later round: they still move (deadline slack, prices).
     fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {
-        let d = self.layout.dim();
-        out.copy_from_slice(&self.game.observations()[id * d..(id + 1) * d]);
+        let (d, i) = (self.layout.dim(), self.acting[id]);
+        out.copy_from_slice(&self.game.observations()[i * d..(i + 1) * d]);
         true
     }
 
@@ -196,22 +264,28 @@ impl World for MarketWorld {
         if self.live.is_empty() {
             return Err(StepError::Done);
         }
-        check_actions(&self.live, self.game.levels().len(), actions)?;
-        self.all_actions.fill(0);
-        for (&i, &a) in self.live.iter().zip(actions) {
-            self.all_actions[i] = a;
+        let levels = self.game.levels();
+        check_actions(&self.live, levels.len(), actions)?;
+        for (&id, &a) in self.live.iter().zip(actions) {
+            self.factors[self.acting[id]] = levels[a];
         }
-        let steps = self
-            .game
-            .step(&self.all_actions)
-            .expect("the actions were checked and the episode is not over");
+        self.game.step_factors(&self.factors);
+        let (game, over) = (&self.game, self.game.over());
+        let steps = game.last_steps();
         self.acted.clear();
         self.rewards.clear();
         self.terminated.clear();
-        for &i in &self.live {
-            self.acted.push(i);
-            self.rewards.push(steps[i].reward);
-            self.terminated.push(steps[i].terminated);
+        for &id in &self.live {
+            let s = steps[self.acting[id]];
+            self.acted.push(id);
+            self.rewards.push(if self.per_value { s.reward / self.scale[id] } else { s.reward });
+            // The learners' market: an agent leaves with everyone, at the end.
+            let finished = if self.pinned {
+                over && game.place(self.acting[id]) == Place::Done
+            } else {
+                s.terminated
+            };
+            self.terminated.push(finished);
         }
         self.refresh_live();
         Ok(Report {
@@ -222,25 +296,22 @@ impl World for MarketWorld {
         })
     }
 
-    fn weight(&self, id: usize) -> f64 {
-        self.game.file().market.tenants[id].weight
-    }
-
     /// Where the tenant's job is (`absent`, `waiting`, `on_demand`, `auctioned`, `done`), the
     /// type it ran on last round and the price it paid, its progress and tokens then, the level
     /// it played and its utility so far.
     fn info(&self, id: usize) -> Record {
+        let i = self.acting[id];
         let g = &self.game;
-        let last = g.rounds().last().map(|r| &r.tenants[id]);
+        let last = g.rounds().last().map(|r| &r.tenants[i]);
         let types = &g.file().market.types;
         vec![
-            ("place", g.place(id).name().into()),
+            ("place", g.place(i).name().into()),
             ("type", last.and_then(|t| t.ty).map(|ty| types[ty].name.clone()).into()),
             ("price", last.map_or(0.0, |t| t.price).into()),
             ("progress", last.map_or(0.0, |t| t.progress).into()),
             ("tokens", last.map_or(0.0, |t| t.tokens).into()),
-            ("level", g.factors()[id].into()),
-            ("utility", g.utility()[id].into()),
+            ("level", g.factors()[i].into()),
+            ("utility", g.utility()[i].into()),
         ]
     }
 
@@ -266,10 +337,12 @@ impl World for MarketWorld {
     }
 
     fn fork(&self) -> Box<dyn World> {
-        Box::new(MarketWorld::new(
+        Box::new(MarketWorld::with_agents(
             self.game.raw().clone(),
             self.game.levels().to_vec(),
             self.table.clone(),
+            self.acting.clone(),
+            self.pinned,
         ))
     }
 

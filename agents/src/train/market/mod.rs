@@ -46,6 +46,7 @@ mod rollout;
 
 use checkpoint::{LearnerState, Restart, SavedReplicate};
 pub use config::{MarketHedge, MarketLearner, MarketLearnerKind, MarketTrain, MarketTraining};
+use env::market::world::MarketWorld;
 pub use hedge::MarketHedgeState;
 use rollout::Rollout;
 
@@ -684,13 +685,8 @@ fn replicate(
     let episodes = tr.train.episodes;
     let levels = &tr.learner.levels;
     let (start, mut curve, hedge, bytes) = from.unwrap_or((0, Vec::with_capacity(episodes as usize), None, Vec::new()));
-    let episode_file = |e: u64, k: u64| {
-        raw.at_seed(stream_seed(
-            stream_seed(seed, env::rng::names::TRAIN_EPISODE, e),
-            env::rng::names::TRAIN_ENV,
-            k,
-        ))
-    };
+    let episode_seed = |e: u64, k: u64| stream_seed(stream_seed(seed, env::rng::names::TRAIN_EPISODE, e), env::rng::names::TRAIN_ENV, k);
+    let episode_file = |e: u64, k: u64| raw.at_seed(episode_seed(e, k));
     match tr.learner.kind {
         MarketLearnerKind::Hedge => {
             let mut h = MarketHedgeState::new(ls.classes(), levels.len());
@@ -771,9 +767,17 @@ fn replicate(
                 learner.load(&bytes)?;
             }
             let group = learner.seed_group().max(1);
+            let mut worlds: Vec<MarketWorld> = (0..copies)
+                .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), toml::Table::new()))
+                .collect();
             for e in start..episodes {
-                let files: Vec<MarketFile> = (0..copies).map(|k| episode_file(e, (k / group) as u64)).collect();
-                let scores = rollout.train(learner.as_mut(), &files, stream_seed(seed, env::rng::names::POLICY_EPISODE, e));
+                let seeds: Vec<u64> = (0..copies).map(|k| episode_seed(e, (k / group) as u64)).collect();
+                let scores = rollout.train(
+                    learner.as_mut(),
+                    &mut worlds,
+                    &seeds,
+                    stream_seed(seed, env::rng::names::POLICY_EPISODE, e),
+                );
                 curve.push(scores[0]);
                 if let Some(what) = learner.non_finite() {
                     return Err(crate::error::failed(format!(
