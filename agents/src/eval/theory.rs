@@ -6,7 +6,6 @@
 use crate::learners::wrap::{Layered, LayeredLearner, LearnerLayer, Pin};
 use crate::learners::{Learner, Losses, Policy, Round, Transition};
 use env::config::Scenario;
-use env::world::ClusterEnv;
 
 /// What the learners' counterfactuals are told about a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,13 +21,7 @@ pub enum Record {
 /// play their fixed level index instead of the learner's choice. One seed per episode, played
 /// by as many copies as the learner's seed group has (one for most).
 pub fn train_against(sc: &Scenario, learner: &mut dyn Learner, episodes: u64, pinned: &[(usize, usize)], root: u64, record: Record) {
-    let mut envs: Vec<ClusterEnv> = (0..learner.seed_group().max(1))
-        .map(|_| {
-            let mut env = ClusterEnv::new(sc.clone());
-            env.set_recording(false);
-            env
-        })
-        .collect();
+    let mut envs = crate::train::rollout::copies(sc, learner.seed_group().max(1));
     let mut stale = LayeredLearner::new(learner, StaleRecord { previous: Vec::new() });
     for e in 0..episodes {
         match record {

@@ -1,15 +1,106 @@
-//! Rollouts: one training episode over K environment copies (`train.envs`), stepped in
+//! Rollouts: one training episode over K copies of a world (`train.envs`), stepped in
 //! parallel, with the learner acting for all copies at once and learning from their rounds in
 //! copy order, so results do not depend on the number of threads. Every random number of
-//! episode e comes from streams seeded by `(root seed, e)`.
+//! episode e comes from streams seeded by `(root seed, e)`. [`train_world_episode`] is the one
+//! loop, generic over the world trait ([`Trainable`]: what the loop asks of a world beyond it);
+//! the queue and valuation worlds ([`train_episode_many`]) and the market train through it.
 
-use crate::learners::{Learner, Losses, Transition};
+use crate::learners::{Learner, Losses, Round, Transition};
 use env::metrics::EpisodeMetrics;
 use env::rng::{names, stream_seed};
-use env::world::{ClusterEnv, Observations};
+use env::world::seam::QueueWorld;
+use env::world::Observations;
+use env::worlds::World;
+use std::ops::Range;
+
+/// What the one training rollout asks of a world beyond the trait. Defaults: no budgets, no
+/// round record, every agent's row copied whole (the live agents' from `observe`, the others'
+/// from `last_observation`).
+pub trait Trainable: World {
+    /// The budgets at the start of the round about to be played (the queue world's tokens:
+    /// Hedge's state), `None` where the world has none.
+    fn budgets(&self) -> Option<&[f64]> {
+        None
+    }
+
+    /// The record of the round just played, from the budgets it started with: what Hedge and
+    /// difference rewards re-run the mechanism on. `None` where the world has none.
+    fn round<'a>(&'a self, _budgets: &'a [f64]) -> Option<Round<'a>> {
+        None
+    }
+
+    /// Before an episode: the learner reads only `reads` of each row (the world may skip
+    /// computing the rest).
+    fn reads(&mut self, _reads: Option<&Range<usize>>) {}
+
+    /// Every agent's row (`possible` rows) into `out`; only `reads` of each needs to be
+    /// right. `scratch` is the caller's, reused between rounds.
+    fn observe_rows(&mut self, out: &mut [f32], _reads: Option<&Range<usize>>, scratch: &mut Vec<f32>) {
+        let dim = self.layout().dim();
+        let live = self.live().len();
+        if live * dim == out.len() {
+            // Everyone is live (ids 0..possible, ascending): the rows are the observation.
+            self.observe(out);
+            return;
+        }
+        scratch.resize(live * dim, 0.0);
+        self.observe(scratch);
+        let mut at = 0;
+        for id in 0..out.len() / dim {
+            let row = &mut out[id * dim..(id + 1) * dim];
+            if self.live().get(at) == Some(&id) {
+                row.copy_from_slice(&scratch[at * dim..(at + 1) * dim]);
+                at += 1;
+            } else if !self.last_observation(id, row) {
+                row.fill(0.0);
+            }
+        }
+    }
+}
+
+impl Trainable for QueueWorld {
+    fn budgets(&self) -> Option<&[f64]> {
+        Some(self.env().budgets())
+    }
+
+    fn round<'a>(&'a self, budgets: &'a [f64]) -> Option<Round<'a>> {
+        let env = self.env();
+        Some(Round {
+            budgets,
+            next_budgets: env.budgets(),
+            input: env.last_input(),
+            bid_values: env.last_bid_values(),
+            allocation: env.last_allocation(),
+        })
+    }
+
+    /// A learner reading one range of each observation (the by_type networks) lets the
+    /// environment skip the utilities it does not read: at 1,000 x 4,000 the whole observation
+    /// is 16 MB a copy and round, the by_type block 48 bytes an agent.
+    fn reads(&mut self, reads: Option<&Range<usize>>) {
+        let spec = env::world::spec_features(self.env().m());
+        self.env_mut().set_utilities_observed(reads.is_none_or(|r| r.start < spec));
+    }
+
+    /// The environment's observation buffer (after the last round too), only `reads` copied
+    /// when that is narrower.
+    fn observe_rows(&mut self, out: &mut [f32], reads: Option<&Range<usize>>, _scratch: &mut Vec<f32>) {
+        let from = self.env().observations();
+        match reads {
+            Some(r) if r.len() < from.dim => {
+                for (to, from) in out.chunks_exact_mut(from.dim).zip(from.data.chunks_exact(from.dim)) {
+                    to[r.clone()].copy_from_slice(&from[r.clone()]);
+                }
+            }
+            _ => out.copy_from_slice(from.data),
+        }
+    }
+}
+
+impl Trainable for env::market::world::MarketWorld {}
 
 /// Run one training episode: act (sampled), step, learn, every round.
-pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
+pub fn train_episode(env: &mut QueueWorld, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
     train_episode_pinned(env, learner, root, episode, &[])
 }
 
@@ -17,7 +108,7 @@ pub fn train_episode(env: &mut ClusterEnv, learner: &mut dyn Learner, root: u64,
 /// instead of the learner's choice (the fixed opponents of a best-response check); the learner
 /// still learns from every round as played.
 pub fn train_episode_pinned(
-    env: &mut ClusterEnv,
+    env: &mut QueueWorld,
     learner: &mut dyn Learner,
     root: u64,
     episode: u64,
@@ -38,47 +129,63 @@ pub fn env_seed(root: u64, episode: u64, k: usize) -> u64 {
     }
 }
 
-/// One training episode over every environment copy in `envs` (`train.envs`), stepped in
-/// parallel on the current rayon pool; the learner acts for all copies at once and learns from
-/// their rounds in copy order, so results do not depend on the number of threads. Returns each
-/// copy's metrics and the episode's mean losses.
+/// One training episode of the queue (or valuation) world over every copy in `envs`
+/// (`train.envs`, in seed groups of the learner's `seed_group`), through
+/// [`train_world_episode`]. Returns each copy's metrics and the episode's mean losses.
 pub fn train_episode_many(
-    envs: &mut [ClusterEnv],
+    envs: &mut [QueueWorld],
     learner: &mut dyn Learner,
     root: u64,
     episode: u64,
     pinned: &[(usize, usize)],
 ) -> (Vec<EpisodeMetrics>, Losses) {
-    use rayon::prelude::*;
-    let (n, copies) = (envs[0].n(), envs.len());
-    learner.begin_episode(stream_seed(root, names::POLICY_EPISODE, episode));
     let group = learner.seed_group().max(1);
-    // A learner that reads one range of each observation (by_type networks) gets only that
-    // range copied, and the environment skips the utilities it does not read: at 1,000 x 4,000
-    // the whole observation is 16 MB a copy and round, the by_type block 48 bytes an agent.
+    let seeds: Vec<u64> = (0..envs.len()).map(|k| env_seed(root, episode, k / group)).collect();
+    let losses = train_world_episode(envs, learner, &seeds, stream_seed(root, names::POLICY_EPISODE, episode), pinned);
+    (envs.iter().map(|w| EpisodeMetrics::compute(w.env(), false)).collect(), losses)
+}
+
+/// One training episode of `learner` over K copies of a world (`worlds`, copy k reset with
+/// `seeds[k]`), the learner's agents being each copy's agent ids `0..possible`: each round
+/// the learner acts for every agent of every copy at once (sampled, policy seed
+/// `policy_seed`; the agents in `pinned` play their level index instead), the copies step in
+/// parallel on the current rayon pool, and it learns from their rounds in copy order, so
+/// results do not depend on the number of threads. An agent that is not live has the world's
+/// last observation, reward 0, and its action unused; a copy whose episode ended waits for
+/// the others at its last state (reward 0, the same observation before and after). Returns
+/// the episode's mean losses.
+pub fn train_world_episode<W: Trainable>(
+    worlds: &mut [W],
+    learner: &mut dyn Learner,
+    seeds: &[u64],
+    policy_seed: u64,
+    pinned: &[(usize, usize)],
+) -> Losses {
+    use rayon::prelude::*;
+    let k = worlds.len();
+    assert_eq!(seeds.len(), k, "one seed per copy");
+    learner.begin_episode(policy_seed);
     let reads = learner.reads();
-    let spec = env::world::spec_features(envs[0].m());
-    for (k, env) in envs.iter_mut().enumerate() {
-        env.set_utilities_observed(reads.as_ref().is_none_or(|r| r.start < spec));
-        env.reset(env_seed(root, episode, k / group));
+    for (w, &seed) in worlds.iter_mut().zip(seeds) {
+        w.reads(reads.as_ref());
+        w.reset(seed);
     }
-    let mut actions = vec![vec![0; n]; copies];
-    let dim = envs[0].observations().dim;
-    let mut obs: Vec<Vec<f32>> = vec![vec![0.0; n * dim]; copies];
-    let mut budgets = vec![vec![0.0; n]; copies];
-    let mut losses = Vec::with_capacity(envs[0].scenario().file.env.rounds as usize);
-    while !envs[0].agents().is_empty() {
-        for (k, env) in envs.iter().enumerate() {
-            let from = env.observations().data;
-            match &reads {
-                Some(r) if r.len() < dim => {
-                    for (to, from) in obs[k].chunks_exact_mut(dim).zip(from.chunks_exact(dim)) {
-                        to[r.clone()].copy_from_slice(&from[r.clone()]);
-                    }
-                }
-                _ => obs[k].copy_from_slice(from),
+    let (n, dim) = (worlds[0].possible(), worlds[0].layout().dim());
+    let mut obs: Vec<Vec<f32>> = vec![vec![0.0; n * dim]; k];
+    let mut next = obs.clone();
+    let mut scratch: Vec<(Vec<f32>, Vec<usize>)> = vec![(Vec::new(), Vec::new()); k];
+    for ((w, o), (s, _)) in worlds.iter_mut().zip(obs.iter_mut()).zip(scratch.iter_mut()) {
+        w.observe_rows(o, reads.as_ref(), s);
+    }
+    let mut budgets = vec![vec![0.0; n]; k];
+    let mut actions = vec![vec![0usize; n]; k];
+    let mut rewards = vec![vec![0f64; n]; k];
+    let mut losses = Vec::new();
+    while worlds.iter().any(|w| !w.done()) {
+        for (w, b) in worlds.iter().zip(budgets.iter_mut()) {
+            if let Some(x) = w.budgets() {
+                b.copy_from_slice(x);
             }
-            budgets[k].copy_from_slice(env.budgets());
         }
         {
             let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
@@ -90,68 +197,22 @@ pub fn train_episode_many(
                 a[i] = level;
             }
         }
-        envs.par_iter_mut().zip(actions.par_iter()).for_each(|(env, a)| {
-            env.step(a).expect("learners pick levels inside the action space");
-        });
-        let ts: Vec<Transition<'_>> = envs
-            .iter()
-            .enumerate()
-            .map(|(k, env)| Transition::played(env, Observations { data: &obs[k], dim }, &budgets[k], &actions[k]))
-            .collect();
-        losses.push(learner.learn_many(&ts));
-    }
-    (
-        envs.iter().map(|env| EpisodeMetrics::compute(env, false)).collect(),
-        Losses::mean(&losses),
-    )
-}
-
-/// One training episode of `learner` over K copies of a world behind the trait (`worlds`,
-/// copy k reset with `seeds[k]`), the learner's agents being each copy's agent ids
-/// `0..possible`: each round the learner acts for every agent of every copy at once
-/// (sampled, with policy seed `policy_seed`), the copies step in parallel, and it learns from
-/// their rounds in copy order, so results do not depend on the number of threads. An agent
-/// that is not live (its job done) has the world's last observation of it, reward 0, and its
-/// action unused; a copy whose episode ended waits for the others at its last state (reward
-/// 0, the same observation before and after). No round record: the learners that re-run the
-/// queue world's mechanism (Hedge, difference rewards) train through [`train_episode_many`].
-pub fn train_world_episode<W: env::worlds::World>(worlds: &mut [W], learner: &mut dyn Learner, seeds: &[u64], policy_seed: u64) {
-    use rayon::prelude::*;
-    let k = worlds.len();
-    assert_eq!(seeds.len(), k, "one seed per copy");
-    learner.begin_episode(policy_seed);
-    for (w, &seed) in worlds.iter_mut().zip(seeds) {
-        w.reset(seed);
-    }
-    let (n, dim) = (worlds[0].possible(), worlds[0].layout().dim());
-    let mut obs: Vec<Vec<f32>> = vec![vec![0.0; n * dim]; k];
-    let mut next = obs.clone();
-    for (w, o) in worlds.iter_mut().zip(obs.iter_mut()) {
-        observe_all(w, o, dim);
-    }
-    let zeros = vec![0.0; n];
-    let mut actions = vec![vec![0usize; n]; k];
-    let mut rewards = vec![vec![0f64; n]; k];
-    while worlds.iter().any(|w| !w.done()) {
-        {
-            let views: Vec<Observations<'_>> = obs.iter().map(|o| Observations { data: o, dim }).collect();
-            let budgets: Vec<&[f64]> = vec![&zeros; k];
-            learner.act_many(&views, &budgets, &mut actions);
-        }
         worlds
             .par_iter_mut()
             .zip(actions.par_iter())
             .zip(rewards.par_iter_mut().zip(next.par_iter_mut()))
-            .for_each(|((w, a), (r, o))| {
+            .zip(scratch.par_iter_mut())
+            .for_each(|(((w, a), (r, o)), (s, acting))| {
                 r.fill(0.0);
                 if !w.done() {
-                    let acting: Vec<usize> = w.live().iter().map(|&id| a[id]).collect();
-                    let report = w.step(&acting).expect("learners pick levels inside the action space");
+                    acting.clear();
+                    acting.extend(w.live().iter().map(|&id| a[id]));
+                    let report = w.step(acting).expect("learners pick levels inside the action space");
                     for (&id, &x) in report.agents.iter().zip(report.rewards) {
                         r[id] = x;
                     }
                 }
-                observe_all(w, o, dim);
+                w.observe_rows(o, reads.as_ref(), s);
             });
         let done = worlds.iter().all(|w| w.done());
         let ts: Vec<Transition<'_>> = (0..k)
@@ -161,39 +222,22 @@ pub fn train_world_episode<W: env::worlds::World>(worlds: &mut [W], learner: &mu
                 rewards: &rewards[c],
                 next_obs: Observations { data: &next[c], dim },
                 done,
-                round: None,
+                round: worlds[c].round(&budgets[c]),
             })
             .collect();
-        learner.learn_many(&ts);
+        losses.push(learner.learn_many(&ts));
         std::mem::swap(&mut obs, &mut next);
     }
-}
-
-/// Every agent's row of a world's observation (`possible` rows): the live agents' from
-/// `observe`, the others' from `last_observation` (zeros where the world has none).
-fn observe_all<W: env::worlds::World>(w: &mut W, out: &mut [f32], dim: usize) {
-    let live = w.live().to_vec();
-    let mut rows = vec![0.0f32; live.len() * dim];
-    w.observe(&mut rows);
-    let mut at = 0;
-    for id in 0..out.len() / dim {
-        let row = &mut out[id * dim..(id + 1) * dim];
-        if live.get(at) == Some(&id) {
-            row.copy_from_slice(&rows[at * dim..(at + 1) * dim]);
-            at += 1;
-        } else if !w.last_observation(id, row) {
-            row.fill(0.0);
-        }
-    }
+    Losses::mean(&losses)
 }
 
 /// `k` environment copies of `sc` for training (no per-round recording).
-pub(super) fn copies(sc: &env::config::Scenario, k: usize) -> Vec<ClusterEnv> {
+pub(crate) fn copies(sc: &env::config::Scenario, k: usize) -> Vec<QueueWorld> {
     (0..k)
         .map(|_| {
-            let mut env = ClusterEnv::new(sc.clone());
-            env.set_recording(false);
-            env
+            let mut w = QueueWorld::new(sc.clone());
+            w.env_mut().set_recording(false);
+            w
         })
         .collect()
 }

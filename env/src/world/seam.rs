@@ -60,8 +60,8 @@ pub struct QueueWorld {
 impl QueueWorld {
     /// The world of a validated scenario.
     pub fn new(sc: Scenario) -> Self {
-        let low_high = ClusterEnv::new(sc.clone());
-        let space = low_high.observation_space(0);
+        let env = ClusterEnv::new(sc.clone());
+        let space = env.observation_space(0);
         let layout = Layout {
             names: observation_names(&sc),
             low: space.low,
@@ -80,7 +80,7 @@ impl QueueWorld {
         let table = sc.to_toml().parse().expect("a scenario's TOML parses");
         let n = sc.n();
         Self {
-            env: low_high,
+            env,
             table,
             layout,
             classes,
@@ -96,6 +96,11 @@ impl QueueWorld {
     /// The environment it plays (its infos, totals and round records).
     pub fn env(&self) -> &ClusterEnv {
         &self.env
+    }
+
+    /// The environment, to set what it records and computes (training copies).
+    pub fn env_mut(&mut self) -> &mut ClusterEnv {
+        &mut self.env
     }
 }
 

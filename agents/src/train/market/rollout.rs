@@ -27,7 +27,7 @@ impl Rollout<'_> {
     /// tenants, copy k playing the market of `seeds[k]`): act sampled, step, learn; each
     /// copy's score.
     pub(super) fn train(&self, learner: &mut dyn Learner, worlds: &mut [MarketWorld], seeds: &[u64], seed: u64) -> Vec<MarketScore> {
-        crate::train::rollout::train_world_episode(worlds, learner, seeds, seed);
+        crate::train::rollout::train_world_episode(worlds, learner, seeds, seed, &[]);
         worlds.iter().map(|w| MarketScore::of(w.game().market(), &self.ls.who)).collect()
     }
 
