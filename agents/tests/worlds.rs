@@ -433,7 +433,7 @@ fn a_sweep_searches_a_toy_world_and_prunes_by_generation() {
     assert!(complete >= 1 && pruned >= 1, "{csv}");
     assert!(stdout.contains(&format!("best vs_best_fixed.mean = {best:.4}")), "{stdout}");
     // The shape the sweep checks objectives against is the summary a run writes.
-    let world = env::worlds::load(Path::new(&config), &[]).unwrap();
+    let world = env::registry::load(Path::new(&config), &[]).unwrap();
     let real = std::fs::read_dir(out.join("trials"))
         .unwrap()
         .map(|e| e.unwrap().path().join("summary.json"))

@@ -1,12 +1,12 @@
 //! One episode of a Gavel config, timed: `cargo run --release -p env --example gavel_speed -- CONFIG [--set k=v]...`
-use env::worlds;
+use env::registry;
 use std::path::Path;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = &args[0];
     let sets: Vec<String> = args[1..].chunks(2).map(|c| c[1].clone()).collect();
-    let mut w = worlds::load(Path::new(config), &sets).unwrap();
+    let mut w = registry::load(Path::new(config), &sets).unwrap();
     let t0 = std::time::Instant::now();
     let mut actions = Vec::new();
     while !w.done() {

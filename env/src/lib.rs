@@ -31,6 +31,8 @@ pub mod market;
 pub mod metrics;
 pub mod policy;
 pub mod queue;
+pub mod queue_world;
+pub mod registry;
 pub mod rng;
 pub mod spaces;
 pub mod world;

@@ -31,7 +31,7 @@ fn configs() -> Vec<PathBuf> {
 
 /// The world a config declares (`env.world`, read by the seam's one reader).
 fn world(path: &Path) -> String {
-    env::worlds::world_name(&env::config::read_table(path, &[]).unwrap())
+    env::registry::world_name(&env::config::read_table(path, &[]).unwrap())
 }
 
 /// Small overrides for a config, so an episode takes milliseconds.
@@ -97,12 +97,12 @@ fn seam_trajectory(w: &mut dyn env::worlds::World, seed: u64) -> Vec<u64> {
 fn every_config_of_every_world_conforms_through_the_seam_and_seeds_reproduce() {
     let mut worlds = std::collections::BTreeSet::new();
     for path in configs() {
-        let mut w = env::worlds::load(&path, &small(&path)).unwrap_or_else(|e| panic!("{e}"));
+        let mut w = env::registry::load(&path, &small(&path)).unwrap_or_else(|e| panic!("{e}"));
         let a = seam_trajectory(w.as_mut(), 3);
         assert_eq!(seam_trajectory(w.as_mut(), 3), a, "{}: reset with the same seed", path.display());
         assert_eq!(seam_trajectory(w.fork().as_mut(), 3), a, "{}: a fork", path.display());
         // Its resolved config builds the same world (what a run directory's config.toml replays).
-        let mut again = env::worlds::build(w.config(), Path::new("elsewhere/config.toml")).unwrap_or_else(|e| panic!("{e}"));
+        let mut again = env::registry::build(w.config(), Path::new("elsewhere/config.toml")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(seam_trajectory(again.as_mut(), 3), a, "{}: its config() again", path.display());
         if w.varies_with_seed() {
             assert_ne!(
@@ -114,7 +114,7 @@ fn every_config_of_every_world_conforms_through_the_seam_and_seeds_reproduce() {
         }
         worlds.insert(world(&path));
     }
-    let registered: std::collections::BTreeSet<String> = env::worlds::REGISTRY
+    let registered: std::collections::BTreeSet<String> = env::registry::REGISTRY
         .iter()
         .map(|e| e.name.to_string())
         .filter(|n| n != "bandit") // the toy world's configs live in agents' tests
@@ -130,7 +130,7 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
     for name in ["quickstart.toml", "auctions/first-price.toml"] {
         let path = root.join(name);
         let set = ["env.rounds=40".to_string()];
-        let mut seam = env::worlds::load(&path, &set).unwrap();
+        let mut seam = env::registry::load(&path, &set).unwrap();
         let mut native = ClusterEnv::new(ScenarioFile::load(&path, &set).unwrap());
         let (n, k) = (native.n(), native.levels().len());
         assert_eq!(seam.layout().dim(), native.observation_space(0).dim(), "{name}");
@@ -161,7 +161,7 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
     // (a finished tenant's level is never read).
     for name in ["market/duel.toml", "market/gemmini.toml", "market/three-types.toml"] {
         let path = root.join(name);
-        let mut seam = env::worlds::load(&path, &[]).unwrap();
+        let mut seam = env::registry::load(&path, &[]).unwrap();
         let raw = env::market::MarketFile::load_unexpanded(&path, &[]).unwrap();
         let levels = env::market::game::action_levels(&raw, name).unwrap();
         let mut game = env::market::game::MarketGame::new(raw, levels.clone());

@@ -65,7 +65,7 @@ impl WorldEnv {
     #[new]
     #[pyo3(signature = (config, overrides = Vec::new()))]
     fn new(config: &str, overrides: Vec<String>) -> PyResult<Self> {
-        let world = env::worlds::load(Path::new(config), &overrides).map_err(value_error)?;
+        let world = env::registry::load(Path::new(config), &overrides).map_err(value_error)?;
         let layout = world.layout().clone();
         let head = world.headline();
         let mut metrics: Vec<String> = world.metrics().iter().map(|m| m.key.to_string()).collect();
@@ -247,11 +247,11 @@ fn to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyA
 /// environment's constructor names the problem).
 #[pyfunction]
 pub(crate) fn world_name(config: &str) -> String {
-    env::config::read_table(Path::new(config), &[]).map_or_else(|_| "queues".to_string(), |t| env::worlds::world_name(&t))
+    env::config::read_table(Path::new(config), &[]).map_or_else(|_| "queues".to_string(), |t| env::registry::world_name(&t))
 }
 
 /// Whether `config` is a world behind the seam (its `env.world` names one).
 #[pyfunction]
 pub(crate) fn is_seam_world(config: &str) -> bool {
-    env::config::read_table(Path::new(config), &[]).is_ok_and(|t| env::worlds::is_seam_world(&env::worlds::world_name(&t)))
+    env::config::read_table(Path::new(config), &[]).is_ok_and(|t| env::registry::is_seam_world(&env::registry::world_name(&t)))
 }

@@ -90,7 +90,7 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     // A run's config.toml must parse (one that did not was drawn anyway).
     let first = &groups[0].1[0];
     let table = env::config::read_table(&RunDir::at(first).config(), &[])?;
-    if env::worlds::is_seam_world(&env::worlds::world_name(&table)) {
+    if env::registry::is_seam_world(&env::registry::world_name(&table)) {
         return seam_curves(spec, &groups);
     }
     if let Some(m) = &spec.metric {
@@ -323,7 +323,7 @@ fn grouped(given: &[PathBuf]) -> crate::error::Result<Vec<(String, Vec<PathBuf>)
     for path in given {
         // A market run logs its episodes too (metrics.jsonl), in a form of its own: refused by
         // name before its lines are read as queue-world episodes.
-        let world = env::config::read_table(&RunDir::at(path).config(), &[]).map(|t| env::worlds::world_name(&t));
+        let world = env::config::read_table(&RunDir::at(path).config(), &[]).map(|t| env::registry::world_name(&t));
         if world.as_deref() == Ok("market") {
             crate::train::queue_world_run(path)?;
         }

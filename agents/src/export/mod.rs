@@ -203,7 +203,7 @@ pub fn runtime_path() -> crate::error::Result<PathBuf> {
 /// feature the scenario observes, named in the manifest's `inputs`.
 pub fn export_onnx(model: &Path, source: &crate::config::Source, out: &Path, force: bool) -> crate::error::Result<Exported> {
     let named = |e: String| user(format!("--policy onnx:{}: {e}", model.display()));
-    let seam = env::config::read_table(&source.config, &[]).is_ok_and(|t| env::worlds::is_seam_world(&env::worlds::world_name(&t)));
+    let seam = env::config::read_table(&source.config, &[]).is_ok_and(|t| env::registry::is_seam_world(&env::registry::world_name(&t)));
     if env::market::is_market_file(&source.config) || seam {
         return Err(user(format!(
             "{}: an ONNX policy reads the queue world's observation; this file is another world's",

@@ -144,7 +144,7 @@ impl RunDir {
         let Some(table) = read_text(&self.config(), MAX_TEXT).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
             return false;
         };
-        if env::worlds::world_name(&table) == "market" {
+        if env::registry::world_name(&table) == "market" {
             return false;
         }
         let many = table

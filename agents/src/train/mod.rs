@@ -350,7 +350,7 @@ pub fn queue_world_run(dir: &Path) -> crate::error::Result<()> {
     let Ok(table) = text.parse::<toml::Table>() else {
         return Ok(());
     };
-    let world = env::worlds::world_name(&table);
+    let world = env::registry::world_name(&table);
     if world == "queues" || world == "valuations" {
         return Ok(());
     }

@@ -7,8 +7,8 @@
 
 use crate::learners::{Learner, Losses, Round, Transition};
 use env::metrics::EpisodeMetrics;
+use env::queue_world::QueueWorld;
 use env::rng::{names, stream_seed};
-use env::world::seam::QueueWorld;
 use env::world::Observations;
 use env::worlds::World;
 use std::ops::Range;

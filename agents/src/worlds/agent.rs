@@ -56,7 +56,7 @@ pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
 
 fn shape(world: &dyn World) -> WorldShape {
     WorldShape {
-        name: env::worlds::world_name(&world.config()),
+        name: env::registry::world_name(&world.config()),
         features: world.layout().names.clone(),
         groups: world.group_names(),
     }

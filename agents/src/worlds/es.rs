@@ -110,7 +110,7 @@ mod tests {
         // Targets 0.3 and 0.7 on levels 0, 0.1, ..., 1: the best fixed levels are 3 and 7.
         let path = std::env::temp_dir().join(format!("mtf-es-bandit-{}.toml", std::process::id()));
         std::fs::write(&path, "[env]\nworld = \"bandit\"\nagents = 4\nrounds = 8\nnoise = 0.05\n").unwrap();
-        let world = env::worlds::load(&path, &[]).unwrap();
+        let world = env::registry::load(&path, &[]).unwrap();
         std::fs::remove_file(&path).ok();
         let cfg = EsConfig {
             pairs: 8,

@@ -59,7 +59,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         types: Vec::new(),
         market: 0,
         world: Some(WorldShape {
-            name: env::worlds::world_name(&world.config()),
+            name: env::registry::world_name(&world.config()),
             features: world.layout().names.clone(),
             groups,
         }),

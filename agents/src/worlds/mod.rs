@@ -213,7 +213,7 @@ pub fn sign(better: Better) -> f64 {
 /// Whether the config at `path` is a world behind the seam (reads `env.world` through the
 /// seam's one reader).
 pub fn is_seam_config(path: &Path) -> bool {
-    env::config::read_table(path, &[]).is_ok_and(|t| env::worlds::is_seam_world(&env::worlds::world_name(&t)))
+    env::config::read_table(path, &[]).is_ok_and(|t| env::registry::is_seam_world(&env::registry::world_name(&t)))
 }
 
 /// A world from a config with overrides (a root seed and a mechanism too, as the commands'
@@ -232,7 +232,7 @@ pub fn load(config: &Path, set: &[String], seed: Option<u64>, mechanism: Option<
         }
         set.push(format!("mechanism.name=\"{m}\""));
     }
-    env::worlds::load(config, &set).map_err(|e| crate::error::user(e.to_string()))
+    env::registry::load(config, &set).map_err(|e| crate::error::user(e.to_string()))
 }
 
 /// The root seed of a world's config.
@@ -248,7 +248,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("mtf-bandit-{}.toml", std::process::id()));
         std::fs::write(&path, "[env]\nworld = \"bandit\"\nagents = 4\nrounds = 10\nnoise = 0.0\n").unwrap();
         let set: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        let w = env::worlds::load(&path, &set).unwrap();
+        let w = env::registry::load(&path, &set).unwrap();
         std::fs::remove_file(path).ok();
         w
     }

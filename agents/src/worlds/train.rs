@@ -45,7 +45,7 @@ impl SeamExperiment {
         let file = config.display().to_string();
         let learner_table = table.remove("learner");
         let train_table = table.remove("train");
-        let world = env::worlds::build(table, config)?;
+        let world = env::registry::build(table, config)?;
         let mut learner: LearnerSection = match learner_table {
             Some(toml::Value::Table(t)) => {
                 let wrapped: toml::Table = [("learner".to_string(), toml::Value::Table(t.clone()))].into_iter().collect();
@@ -522,7 +522,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     let vs_uniform = improvement(w, &j.learned, &j.uniform);
     let level = w.levels()[j.best_level];
     let summary = json!({
-        "world": env::worlds::world_name(&resolved),
+        "world": env::registry::world_name(&resolved),
         "mechanism": w.mechanism(),
         "learner": exp.learner.kind.name(),
         "episodes": exp.train.episodes,

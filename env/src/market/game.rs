@@ -13,7 +13,7 @@
 
 use super::{Market, MarketFile, MarketMetrics, MarketRound, Place, Pricing};
 use crate::config::ConfigError;
-use crate::worlds::{check_actions, StepError};
+use crate::worlds::api::{check_actions, StepError};
 
 /// Most levels an agent chooses among.
 pub const MAX_LEVELS: usize = 64;

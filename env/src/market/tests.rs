@@ -520,11 +520,16 @@ fn the_game_at_the_tenants_own_factors_is_the_market_run() {
 fn the_game_refuses_bad_actions_without_playing() {
     let raw = duel(&[]);
     let mut g = game::MarketGame::new(raw, vec![0.5, 1.0]);
-    assert!(g.step(&[0]).unwrap_err().contains("1 actions for 2 agents"));
-    assert!(g
-        .step(&[0, 2])
-        .unwrap_err()
-        .contains("agent 1 (L): action 2 is outside Discrete(2)"));
+    use crate::worlds::StepError;
+    assert_eq!(g.step(&[0]).unwrap_err(), StepError::Count { expected: 2, got: 1 });
+    assert_eq!(
+        g.step(&[0, 2]).unwrap_err(),
+        StepError::OutOfSpace {
+            agent: 1,
+            action: 2,
+            levels: 2
+        }
+    );
     assert!(g.rounds().is_empty());
     g.step(&[1, 1]).unwrap();
     assert_eq!(g.rounds().len(), 1);

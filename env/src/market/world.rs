@@ -9,7 +9,7 @@
 use super::game::{action_levels, MarketGame};
 use super::{Market, MarketFile, Place, Pricing};
 use crate::config::{ActionKind, ConfigError};
-use crate::worlds::{check_actions, Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
+use crate::worlds::api::{check_actions, Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
 use std::path::Path;
 
 /// The market's figures, in [`World::figures`] order (money in the file's unit).

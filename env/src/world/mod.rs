@@ -25,7 +25,6 @@ use std::time::Instant;
 
 mod observation;
 mod round;
-pub mod seam;
 
 pub use observation::{by_type_features, observation_dim, observation_extras, observation_names, spec_features, OBSERVATION_EXTRAS};
 

@@ -8,7 +8,7 @@
 //! `world = "bandit"`, `agents`, `rounds`, `targets` (one per group), `noise`, `stagger`,
 //! `levels`.
 
-use super::{check_actions, Better, Figures, Layout, Report, StepError, World, WorldMetric};
+use super::api::{check_actions, Better, Figures, Layout, Report, StepError, World, WorldMetric};
 use crate::config::{ActionKind, ConfigError};
 use crate::rng::{names, stream, unit};
 use rand::rngs::SmallRng;
@@ -104,7 +104,7 @@ pub const METRICS: &[WorldMetric] = &[
 
 /// Build from a config table (the registry's constructor).
 pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigError> {
-    let file: BanditFile = super::section(table, path)?;
+    let file: BanditFile = super::api::section(table, path)?;
     let err = |key: &str, problem: String| ConfigError {
         file: path.display().to_string(),
         key: key.into(),

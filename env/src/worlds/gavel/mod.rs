@@ -38,7 +38,7 @@
 pub mod config;
 pub mod data;
 
-use super::{check_actions, Better, Figures, Layout, Report, StepError, World, WorldMetric};
+use super::api::{check_actions, Better, Figures, Layout, Report, StepError, World, WorldMetric};
 use crate::config::{ActionKind, ConfigError};
 use config::{GavelFile, Jobs, Resolved};
 use data::{Generator, Job};
@@ -54,7 +54,7 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
 
 /// Read and check a Gavel world's config table.
 pub fn load(table: toml::Table, path: &Path) -> Result<Resolved, ConfigError> {
-    let file: GavelFile = super::section(table, path)?;
+    let file: GavelFile = super::api::section(table, path)?;
     file.resolve(path)
 }
 

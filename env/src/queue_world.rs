@@ -4,10 +4,10 @@
 //! its observation named feature by feature ([`observation_names`]), and the episode's figures
 //! read off [`EpisodeMetrics`] through the one metric specification ([`Metric`]).
 
-use super::{observation_names, ActionError, ClusterEnv};
 use crate::config::{ActionKind, ConfigError, Scenario, ScenarioFile, World as Kind};
 use crate::metrics::{EpisodeMetrics, Metric};
-use crate::worlds::{Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
+use crate::world::{observation_names, ActionError, ClusterEnv};
+use crate::worlds::api::{Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
 use std::path::Path;
 
 const fn figure(key: &'static str, label: &'static str, better: Better, decimals: usize) -> WorldMetric {

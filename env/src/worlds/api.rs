@@ -1,0 +1,237 @@
+//! The seam's trait and its types: what a world is ([`World`]), its observation layout, its
+//! figures, a step's report and errors. Everything else in `env` that is a world (the queue
+//! world's seam, the market's, Gavel's, the bandit) builds on this file; the registry in
+//! [`super`] builds on them.
+
+use crate::config::ActionKind;
+
+/// A world's observation layout: one name and bounds per feature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    /// Feature names, in row order.
+    pub names: Vec<String>,
+    /// Lower bounds.
+    pub low: Vec<f32>,
+    /// Upper bounds (may be infinite).
+    pub high: Vec<f32>,
+}
+
+impl Layout {
+    /// Features per row.
+    pub fn dim(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether `row` fits the layout (length, finite, within bounds).
+    pub fn contains(&self, row: &[f32]) -> bool {
+        row.len() == self.dim()
+            && row
+                .iter()
+                .zip(&self.low)
+                .zip(&self.high)
+                .all(|((x, lo), hi)| x.is_finite() && x >= lo && x <= hi)
+    }
+}
+
+/// Which way a figure is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    /// Higher is better (welfare, utilisation).
+    Higher,
+    /// Lower is better (completion times).
+    Lower,
+}
+
+/// One figure of a world's episodes.
+#[derive(Clone, Copy, Debug)]
+pub struct WorldMetric {
+    /// Its key in `summary.json`, tables and sweep objectives.
+    pub key: &'static str,
+    /// Its label and unit in tables.
+    pub label: &'static str,
+    /// Which way is better.
+    pub better: Better,
+    /// Decimals tables show it with.
+    pub decimals: usize,
+    /// Whether console tables show it (every figure is in the CSV and JSON).
+    pub shown: bool,
+}
+
+/// An episode's figures: one value per entry of the world's [`World::metrics`], in order
+/// (NaN where the episode could not compute one).
+pub type Figures = Vec<f64>;
+
+/// An agent's round record ([`World::info`]): named numbers, strings or nulls, in order (a
+/// list, not a map: it is built every round for every agent a Python step returns).
+pub type Record = Vec<(&'static str, serde_json::Value)>;
+
+/// What one step reports (slices over the agents that acted, in `live` order before the step).
+#[derive(Debug)]
+pub struct Report<'a> {
+    /// The agents that acted.
+    pub agents: &'a [usize],
+    /// Their rewards.
+    pub rewards: &'a [f64],
+    /// Whether each left the world in this step (its job finished).
+    pub terminated: &'a [bool],
+    /// Whether the episode ran out of rounds with agents still present (they are truncated).
+    pub truncated: bool,
+}
+
+/// A step that cannot be played.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// Not one action per live agent.
+    #[error("expected {expected} actions (one per live agent), got {got}")]
+    Count {
+        /// Live agents.
+        expected: usize,
+        /// Actions given.
+        got: usize,
+    },
+    /// An action outside the levels.
+    #[error("agent {agent}: action {action} is outside Discrete({levels})")]
+    OutOfSpace {
+        /// The agent's id.
+        agent: usize,
+        /// The action.
+        action: usize,
+        /// Number of levels.
+        levels: usize,
+    },
+    /// Stepping a finished episode.
+    #[error("the episode is over: call reset")]
+    Done,
+}
+
+/// A multi-agent world behind the seam (module docs).
+pub trait World: Send {
+    /// Start an episode: every random number of it comes from `seed`.
+    fn reset(&mut self, seed: u64);
+
+    /// The agents that act this round, by id, ascending. Empty once the episode is over.
+    fn live(&self) -> &[usize];
+
+    /// Agent ids of this episode are below this.
+    fn possible(&self) -> usize;
+
+    /// Agent `id`'s name (PettingZoo's agent string).
+    fn agent_name(&self, id: usize) -> String;
+
+    /// Agent `id`'s group.
+    fn group(&self, id: usize) -> usize;
+
+    /// The groups' names (`group` indexes them).
+    fn group_names(&self) -> Vec<String>;
+
+    /// Agent `id`'s weight (its share of the tokens under MTF; 1 where the world has none).
+    fn weight(&self, _id: usize) -> f64 {
+        1.0
+    }
+
+    /// The observation layout.
+    fn layout(&self) -> &Layout;
+
+    /// The live agents' observations, `live().len()` rows of `layout().dim()`, into `out`.
+    fn observe(&mut self, out: &mut [f32]);
+
+    /// Agent `id`'s observation after the step in which it left (terminated, or truncated at
+    /// the episode's end), into `out` (one row), when the world has one: PettingZoo returns it
+    /// as the agent's last observation (what a value bootstraps from at a truncation).
+    /// Returns false (default) when it has none.
+    fn last_observation(&mut self, _id: usize, _out: &mut [f32]) -> bool {
+        false
+    }
+
+    /// The action levels (action k sets `levels()[k]`).
+    fn levels(&self) -> &[f64];
+
+    /// What a level sets.
+    fn action_kind(&self) -> ActionKind;
+
+    /// Play one round with one level index per live agent (in `live` order).
+    fn step(&mut self, actions: &[usize]) -> Result<Report<'_>, StepError>;
+
+    /// Whether the episode is over.
+    fn done(&self) -> bool {
+        self.live().is_empty()
+    }
+
+    /// Agent `id`'s record of the round just played (PettingZoo's `infos`), named values;
+    /// after `reset`, what it knows of the round it observes. Default: nothing.
+    fn info(&self, _id: usize) -> Record {
+        Record::new()
+    }
+
+    /// The episode's whole record so far (per-agent figures, prices, ...: what `mtf simulate
+    /// --json` shows of an episode of the world). Default: the figures by key.
+    fn record(&self) -> serde_json::Value {
+        let figures = self.figures();
+        serde_json::Value::Object(
+            self.metrics()
+                .iter()
+                .zip(figures)
+                .map(|(m, v)| (m.key.to_string(), serde_json::json!(v)))
+                .collect(),
+        )
+    }
+
+    /// The world's figures, in the order of [`World::figures`].
+    fn metrics(&self) -> &'static [WorldMetric];
+
+    /// The episode's figures so far (final once `done`).
+    fn figures(&self) -> Figures;
+
+    /// The figure tables lead with, and which way it is better.
+    fn headline(&self) -> usize {
+        0
+    }
+
+    /// An independent copy at the start of an episode (for parallel evaluation).
+    fn fork(&self) -> Box<dyn World>;
+
+    /// The world's resolved config (`seed`, `[env]`, `[mechanism]`; paths absolute): building
+    /// it again gives the same world, so a run directory's `config.toml` replays it.
+    fn config(&self) -> toml::Table;
+
+    /// The mechanism's name, if it has one (tables name their rows with it).
+    fn mechanism(&self) -> Option<String> {
+        None
+    }
+
+    /// Whether the agents' actions can change anything (false under a mechanism that ignores
+    /// them: a table shows one row for every policy then).
+    fn reads_actions(&self) -> bool {
+        true
+    }
+
+    /// Whether another seed gives another episode. A world replaying one trace under a
+    /// mechanism without draws does not: its episodes are the same on every seed, so there is
+    /// no spread over seeds to state, and commands play it once and say so.
+    fn varies_with_seed(&self) -> bool {
+        true
+    }
+}
+
+/// Check one action per live agent, each inside the levels.
+pub fn check_actions(live: &[usize], levels: usize, actions: &[usize]) -> Result<(), StepError> {
+    if actions.len() != live.len() {
+        return Err(StepError::Count {
+            expected: live.len(),
+            got: actions.len(),
+        });
+    }
+    if let Some(p) = actions.iter().position(|&a| a >= levels) {
+        return Err(StepError::OutOfSpace {
+            agent: live[p],
+            action: actions[p],
+            levels,
+        });
+    }
+    Ok(())
+}
+
+/// Deserialize a world's config from its table, naming the file and key on error.
+pub fn section<T: serde::de::DeserializeOwned>(table: toml::Table, path: &std::path::Path) -> Result<T, crate::config::ConfigError> {
+    crate::config::from_table(&path.display().to_string(), table)
+}
