@@ -24,9 +24,6 @@ pub mod limits {
     pub const MAX_SEEDS: usize = 100_000;
     /// Worker threads.
     pub const MAX_THREADS: usize = 1_024;
-    /// Environment seeds per training episode (`train.envs`): that many copies, or with a
-    /// learner's `group` that many groups of copies sharing a seed.
-    pub const MAX_ENVS: usize = 1024;
     /// Training replicates of one run group (`train.replicates`).
     pub const MAX_REPLICATES: usize = 1000;
 }

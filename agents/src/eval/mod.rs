@@ -9,7 +9,6 @@ pub mod compare;
 pub mod curves;
 pub mod market;
 pub mod market_analyze;
-pub mod onnx;
 pub mod policies;
 pub mod schedule;
 pub mod simulate;

@@ -6,7 +6,7 @@
 //! greedy policy), `sampled:run:RUN_DIR` (the same policy drawing its actions, as it did in
 //! training; reproducible from the episode seed), `agent:PATH` (exported agent binaries, driven
 //! over their protocol), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer,
-//! see [`super::onnx`]).
+//! see [`crate::export::onnx`]).
 
 use crate::error::ErrorSlot;
 use crate::error::{policy, user};
@@ -285,9 +285,9 @@ fn agent(
 }
 
 /// An ONNX file acting for every agent of `scenario`, on the scenario's own observation.
-fn onnx(spec: &str, path: &Path, scenario: &Scenario, errors: &ErrorSlot) -> crate::error::Result<super::onnx::OnnxPolicy> {
+fn onnx(spec: &str, path: &Path, scenario: &Scenario, errors: &ErrorSlot) -> crate::error::Result<crate::export::onnx::OnnxPolicy> {
     let layout = env::world::observation_dim(scenario);
-    super::onnx::OnnxPolicy::load(path, scenario.agents.len(), layout, scenario.action_levels().len(), errors.clone())
+    crate::export::onnx::OnnxPolicy::load(path, scenario.agents.len(), layout, scenario.action_levels().len(), errors.clone())
         .map_err(|e| policy(spec, e))
 }
 

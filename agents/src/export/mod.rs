@@ -1,6 +1,7 @@
 //! `mtf export`: a trained run's policies as one self-contained executable (see `runtime`).
 
 pub mod drive;
+pub mod onnx;
 pub mod runtime;
 
 use crate::config::Experiment;

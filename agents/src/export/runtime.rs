@@ -495,7 +495,7 @@ pub struct Payload {
 }
 
 /// Read the payload from an executable's bytes, checking its checksum, its manifest and that
-/// every number is finite (an ONNX model is checked by loading it: [`crate::eval::onnx`]).
+/// every number is finite (an ONNX model is checked by loading it: [`crate::export::onnx`]).
 pub fn read_payload(exe: &[u8]) -> Result<Payload, String> {
     let n = exe.len();
     if n < FOOTER || &exe[n - 8..] != MAGIC {
@@ -707,7 +707,7 @@ pub struct Agent<'a> {
     /// This agent's numbers.
     w: &'a [f32],
     /// An ONNX policy's model, loaded for one agent.
-    model: Option<&'a crate::eval::onnx::OnnxPolicy>,
+    model: Option<&'a crate::export::onnx::OnnxPolicy>,
 }
 
 impl<'a> Agent<'a> {
@@ -722,7 +722,7 @@ impl<'a> Agent<'a> {
     }
 
     /// An ONNX policy ([`load_model`]).
-    pub fn onnx(manifest: &'a Manifest, model: &'a crate::eval::onnx::OnnxPolicy) -> Self {
+    pub fn onnx(manifest: &'a Manifest, model: &'a crate::export::onnx::OnnxPolicy) -> Self {
         Self {
             manifest,
             w: &[],
@@ -814,9 +814,9 @@ impl<'a> Agent<'a> {
 
 /// An ONNX policy's model, loaded for one agent reading the manifest's input; the error says
 /// why it cannot run.
-pub fn load_model(payload: &Payload) -> Result<crate::eval::onnx::OnnxPolicy, String> {
+pub fn load_model(payload: &Payload) -> Result<crate::export::onnx::OnnxPolicy, String> {
     let m = &payload.manifest;
-    crate::eval::onnx::OnnxPolicy::from_bytes(&payload.model, 1, m.input_len(), m.levels.len(), Default::default())
+    crate::export::onnx::OnnxPolicy::from_bytes(&payload.model, 1, m.input_len(), m.levels.len(), Default::default())
         .map_err(|e| format!("the policy's ONNX model: {e}"))
 }
 

@@ -187,10 +187,10 @@ impl LearnerConfig for ActorCriticConfig {
                 format!("must be in [1, {}], got {}", limits::MAX_STEPS, ac.steps),
             ));
         }
-        if !(1..=crate::config::limits::MAX_ENVS).contains(&ac.group) {
+        if !(1..=limits::MAX_ENVS).contains(&ac.group) {
             return Err(err(
                 "learner.actor_critic.group",
-                format!("must be in [1, {}], got {}", crate::config::limits::MAX_ENVS, ac.group),
+                format!("must be in [1, {}], got {}", limits::MAX_ENVS, ac.group),
             ));
         }
         if !(0.0..=1.0).contains(&ac.entropy_anneal) {

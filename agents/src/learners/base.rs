@@ -26,6 +26,10 @@ pub mod limits {
     pub const MAX_COEF: f64 = 1e6;
     /// Decoupled weight decay (a step multiplies a weight by `1 - lr * weight_decay`).
     pub const MAX_WEIGHT_DECAY: f64 = 1.0;
+    /// Environment seeds per training episode (`train.envs`): that many copies, or with a
+    /// learner's `group` that many groups of copies sharing a seed (the most copies of one
+    /// seed a group may have too).
+    pub const MAX_ENVS: usize = 1024;
 
     /// Refuse `v` above `max` at `key`: values that can only diverge.
     pub fn at_most(err: &super::ErrorIn<'_>, key: &str, v: f64, max: f64) -> Result<(), env::config::ConfigError> {

@@ -16,6 +16,7 @@ pub mod market;
 pub mod market_policy;
 pub mod memory;
 pub mod rollout;
+pub mod selfish;
 
 use log::{episode_log, last_logged, read_json, truncate_metrics, write_scalars};
 pub use log::{logged_figure, logged_welfare, tags, EpisodeLog};
@@ -706,7 +707,7 @@ fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> References 
     let diff = |a: &[f64], b: &[f64]| Stat::of(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>());
     let run = if stochastic { &held.sampled } else { &held.greedy };
     let selfish = (sc.file.env.reward != env::config::Reward::Welfare && sc.file.env.world == env::config::World::Queues).then(|| {
-        let found = crate::eval::analyze::equilibrium::selfish(sc, best, &select, t);
+        let found = selfish::selfish(sc, best, &select, t);
         let eq = headline(&found.policy(sc), &eval);
         SelfishReference {
             spec: crate::learners::fixed::Levels::ByWeight(found.by_weight(sc)).spec(),

@@ -27,8 +27,7 @@ use crate::learners::hedge::{level_reward, HedgeReward};
 use env::config::World;
 use env::world::{play, ClusterEnv};
 
-/// Passes of the iterated best responses at most.
-pub const MAX_PASSES: usize = 8;
+pub use crate::train::selfish::{selfish, Selfish, MAX_PASSES};
 
 /// z quantiles of the two-sample test: two-sided 5%, power 80%.
 const Z_ALPHA: f64 = 1.959_963_984_540_054;
@@ -79,98 +78,6 @@ pub struct Signal {
     pub long_run_best: f64,
     /// Spearman's rank correlation of the one-round and the long-run reward over the levels.
     pub rank_correlation: Option<f64>,
-}
-
-/// A per-class profile of levels (level indices, one per class).
-fn profile(sc: &Scenario, levels: &[usize]) -> Adaptive {
-    let mut p = Adaptive::uniform(sc, Bit::None, levels[0]);
-    for (c, &l) in levels.iter().enumerate() {
-        p.set(c * 2, l);
-    }
-    p
-}
-
-/// Where iterated best responses per weight class stop (see the module documentation).
-#[derive(Debug, Clone)]
-pub struct Selfish {
-    /// Each class's level index, in ascending weight.
-    pub levels: Vec<usize>,
-    /// Passes taken.
-    pub passes: usize,
-    /// Whether no class gained in the last pass (else: a cycle, or the pass limit).
-    pub converged: bool,
-    /// Episodes evaluated.
-    pub evaluations: usize,
-}
-
-impl Selfish {
-    /// Its policy: every agent at its class's level.
-    pub fn policy(&self, sc: &Scenario) -> impl Policy {
-        profile(sc, &self.levels)
-    }
-
-    /// `(weight, level)` per class.
-    pub fn by_weight(&self, sc: &Scenario) -> Vec<(f64, f64)> {
-        let levels = sc.action_levels();
-        sc.weight_classes()
-            .iter()
-            .zip(&self.levels)
-            .map(|(&w, &l)| (w, levels[l]))
-            .collect()
-    }
-}
-
-/// Iterated best responses per weight class from level `best` on the `select` seeds (each
-/// class's first agent's own reward, `threads` workers): the selfish equilibrium `mtf
-/// analyze` reports and `mtf train` places an own-reward run against.
-pub fn selfish(sc: &Scenario, best: usize, select: &[u64], threads: usize) -> Selfish {
-    let classes = sc.weight_classes();
-    let k = sc.action_levels().len();
-    let first: Vec<usize> = classes
-        .iter()
-        .map(|&w| sc.agents.iter().position(|a| a.weight == w).expect("a class has an agent"))
-        .collect();
-    let mut current = vec![best; classes.len()];
-    let mut seen = vec![current.clone()];
-    let (mut passes, mut converged, mut evaluations) = (0, false, 0);
-    while passes < MAX_PASSES {
-        passes += 1;
-        let mut moved = false;
-        for c in 0..classes.len() {
-            let agent = first[c];
-            let mut own = |l: usize| {
-                evaluations += 1;
-                let p = pinned(Box::new(profile(sc, &current)), vec![(agent, l)]);
-                mean(&env::eval::evaluate(sc, select, &p, false, threads), |e| e.reward[agent])
-            };
-            let stay = own(current[c]);
-            let (mut to, mut value) = (current[c], stay);
-            for l in (0..k).filter(|&l| l != current[c]) {
-                let v = own(l);
-                if v > value + 1e-12 {
-                    (to, value) = (l, v);
-                }
-            }
-            if to != current[c] {
-                current[c] = to;
-                moved = true;
-            }
-        }
-        if !moved {
-            converged = true;
-            break;
-        }
-        if seen.contains(&current) {
-            break;
-        }
-        seen.push(current.clone());
-    }
-    Selfish {
-        levels: current,
-        passes,
-        converged,
-        evaluations,
-    }
 }
 
 /// The selfish equilibrium from the best fixed level `best` (see the module documentation).
