@@ -209,6 +209,10 @@ impl World for QueueWorld {
         serde_json::to_value(EpisodeMetrics::compute(&self.env, false)).expect("episode metrics serialise")
     }
 
+    fn max_rounds(&self) -> Option<u32> {
+        Some(self.env.scenario().file.env.rounds)
+    }
+
     fn metrics(&self) -> &'static [WorldMetric] {
         self.metrics
     }

@@ -27,12 +27,14 @@ class VecEnv(_Picklable):
       The environment draws no round past the last, so that final observation is the last
       round's own. ``infos()`` gives the last step's round record as arrays.
 
-    A market file (``env.world = "market"``) gives its tenants as agents (see
-    ``MarketParallelEnv``): ``terminations`` is True in the step a tenant's job finishes (its
-    later rows, until the copy resets, carry reward 0; their features still move: deadline
-    slack, prices),
-    ``truncations`` when the rounds run out; a copy resets when every job finished or the
-    rounds ran out. ``infos()`` gives ``utility`` and ``level`` per tenant.
+    Every other world (a market file, Gavel's cluster, the bandit) is batched over the world
+    trait, rows by agent id: ``terminations`` is True in the step an agent leaves (a market
+    tenant's job finishes; its later rows, until the copy resets, carry reward 0, and a
+    market's features still move: deadline slack, prices; an agent with no observation of the
+    world's gets a zero row clipped into the space), ``truncations`` for the agents still
+    present when the episode ends; a copy resets when its episode ends. ``infos()`` gives the
+    round records' numeric fields per agent (a market: ``price``, ``progress``, ``tokens``,
+    ``level``, ``utility``). ``rounds`` is 0 where episodes have no fixed length.
     """
 
     def __init__(
@@ -42,7 +44,8 @@ class VecEnv(_Picklable):
         overrides: Iterable[str] = (),
         threads: int | None = None,
     ):
-        make = _native.MarketVecEnv if _native.is_market_file(os.fspath(config)) else _native.VecEnv
+        queues = _native.world_name(os.fspath(config)) in ("queues", "valuations")
+        make = _native.VecEnv if queues else _native.WorldVecEnv
         overrides = _overrides(overrides, "overrides")
         self._args = (os.path.abspath(os.fspath(config)), int(num_envs), tuple(overrides), threads)
         self._started = False

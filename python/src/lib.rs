@@ -5,13 +5,14 @@
 //!   valuation worlds, the market, Gavel's GPU cluster, the toy bandit), the engine of the one
 //!   `ParallelEnv` adapter (`WorldParallelEnv`; `MtfParallelEnv` and `MarketParallelEnv` are it);
 //! - [`VecEnv`]: `num_envs` copies of the queue world stepped in parallel with the GIL released,
-//!   NumPy arrays in and out, auto-reset on truncation ([`market::MarketVecEnv`] for a market);
+//!   NumPy arrays in and out, auto-reset on truncation ([`vector::WorldVecEnv`] for every other
+//!   world, over the trait);
 //! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`.
 //!
 //! Every error is a `ValueError` carrying the Rust error's message: nothing here panics on
 //! user input, so a bad config or action never takes the interpreter down.
 
-mod market;
+mod vector;
 mod worlds;
 
 use env::config::{Scenario, ScenarioFile};
@@ -464,8 +465,7 @@ fn episode_seed(seed: u64, copy: u64, episode: u64) -> u64 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Shape>()?;
     m.add_class::<VecEnv>()?;
-    m.add_class::<market::MarketVecEnv>()?;
-    m.add_function(wrap_pyfunction!(market::is_market_file, m)?)?;
+    m.add_class::<vector::WorldVecEnv>()?;
     m.add_class::<worlds::WorldShape>()?;
     m.add_class::<worlds::WorldEnv>()?;
     m.add_function(wrap_pyfunction!(worlds::is_seam_world, m)?)?;

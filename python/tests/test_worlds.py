@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 from conftest import ROOT, run_json
 from pettingzoo.test import parallel_api_test, parallel_seed_test
@@ -103,3 +105,36 @@ def test_a_truncated_agent_gets_the_worlds_last_observation_not_a_blank():
         obs, *_ = env.step({a: 2 for a in env.agents})
     assert any(o.any() for o in obs.values())
     assert obs["agent_0"][0] > 0, "the budget share after the last round"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_gavel_vecenv_plays_the_parallel_envs_episodes(threads):
+    # The batched API over the world trait: copy k reset with seed s plays episode_seed(s, k, 0)
+    # as a ParallelEnv does; jobs are rows by id, absent ones carry reward 0; every job ends
+    # once (terminated when it finishes); the same on 1 and 2 threads.
+    vec = mtf_env.VecEnv(LEARN, num_envs=2, overrides=TINY, threads=threads)
+    assert vec.n_agents == 30 and vec.rounds == 0
+    level = 2
+    vec.reset(seed=7)
+    totals = np.zeros((2, vec.n_agents))
+    ends = np.zeros((2, vec.n_agents), dtype=int)
+    done = np.zeros(2, dtype=bool)
+    steps = 0
+    while not done.all():
+        _, rew, term, trunc = vec.step(np.full((2, vec.n_agents), level))
+        live = ~done
+        totals[live] += rew[live]
+        ends[live] += (term | trunc)[live]
+        done |= (ends >= 1).all(axis=1)
+        steps += 1
+        assert steps < 10_000
+    for k in range(2):
+        env = mtf_env.parallel_env(LEARN, TINY)
+        env.reset(seed=mtf_env.episode_seed(7, k, 0))
+        got = dict.fromkeys(env.possible_agents, 0.0)
+        while env.agents:
+            _, rew, _, _, _ = env.step({a: level for a in env.agents})
+            for a, r in rew.items():
+                got[a] += r
+        assert np.allclose(totals[k], [got[a] for a in env.possible_agents])
+        assert (ends[k] == 1).all(), "every job ends exactly once"

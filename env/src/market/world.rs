@@ -319,6 +319,10 @@ impl World for MarketWorld {
         serde_json::to_value(self.game.metrics()).expect("market metrics serialise")
     }
 
+    fn max_rounds(&self) -> Option<u32> {
+        Some(self.game.max_rounds())
+    }
+
     fn metrics(&self) -> &'static [WorldMetric] {
         METRICS
     }

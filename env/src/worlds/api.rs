@@ -152,6 +152,13 @@ pub trait World: Send {
     /// Play one round with one level index per live agent (in `live` order).
     fn step(&mut self, actions: &[usize]) -> Result<Report<'_>, StepError>;
 
+    /// The most rounds an episode has, when the world fixes it (the queue world's and the
+    /// market's `env.rounds`); `None` where episodes end otherwise (Gavel's: when every job is
+    /// done).
+    fn max_rounds(&self) -> Option<u32> {
+        None
+    }
+
     /// Whether the episode is over.
     fn done(&self) -> bool {
         self.live().is_empty()

@@ -285,6 +285,10 @@ impl World for Bandit {
         })
     }
 
+    fn max_rounds(&self) -> Option<u32> {
+        Some(self.file.env.rounds)
+    }
+
     fn metrics(&self) -> &'static [WorldMetric] {
         METRICS
     }
