@@ -6,7 +6,7 @@
 
 use crate::config::{ActionKind, ConfigError, Scenario, ScenarioFile, World as Kind};
 use crate::metrics::{EpisodeMetrics, Metric};
-use crate::world::{observation_names, ActionError, ClusterEnv};
+use crate::world::{observation_names, ClusterEnv};
 use crate::worlds::api::{Better, Figures, Layout, Record, Report, StepError, World, WorldMetric};
 use std::path::Path;
 
@@ -169,11 +169,7 @@ impl World for QueueWorld {
     }
 
     fn step(&mut self, actions: &[usize]) -> Result<Report<'_>, StepError> {
-        let step = self.env.step(actions).map_err(|e| match e {
-            ActionError::Count { expected, got } => StepError::Count { expected, got },
-            ActionError::OutOfSpace { agent, action, levels } => StepError::OutOfSpace { agent, action, levels },
-            ActionError::Done(_) => StepError::Done,
-        })?;
+        let step = self.env.step(actions)?;
         let truncated = step.truncations.iter().any(|&t| t);
         self.stepped = true;
         self.rewards.clear();

@@ -260,7 +260,7 @@ fn trajectory(env: &mut ClusterEnv, seed: u64) -> Vec<u64> {
     }
     assert_eq!(rounds, env.scenario().file.env.rounds);
     assert!(env.agents().is_empty(), "no live agents after truncation");
-    assert!(matches!(env.step(&vec![0; n]), Err(ActionError::Done(_))));
+    assert!(matches!(env.step(&vec![0; n]), Err(ActionError::Done)));
     trace
 }
 

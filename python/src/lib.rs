@@ -265,6 +265,17 @@ type StepArrays<'py> = (
     Bound<'py, PyArray2<bool>>,
 );
 
+/// A batched environment's `num_envs` and `threads`, checked (one message for both engines).
+fn check_copies(num_envs: usize, threads: Option<usize>) -> PyResult<()> {
+    if num_envs == 0 || num_envs > 65_536 {
+        return Err(value_error(format!("num_envs is {num_envs}, expected 1 to 65536")));
+    }
+    if threads == Some(0) {
+        return Err(value_error("threads is 0, expected at least 1 (or None for one per core)"));
+    }
+    Ok(())
+}
+
 fn array3<'py>(py: Python<'py>, data: &[f32], e: usize, n: usize, d: usize) -> Bound<'py, PyArray3<f32>> {
     Array3::from_shape_vec((e, n, d), data.to_vec())
         .expect("buffer is copies x agents x features")
@@ -276,12 +287,7 @@ impl VecEnv {
     #[new]
     #[pyo3(signature = (config, num_envs, overrides = Vec::new(), threads = None))]
     fn new(config: &str, num_envs: usize, overrides: Vec<String>, threads: Option<usize>) -> PyResult<Self> {
-        if num_envs == 0 || num_envs > 65_536 {
-            return Err(value_error(format!("num_envs is {num_envs}, expected 1 to 65536")));
-        }
-        if threads == Some(0) {
-            return Err(value_error("threads is 0, expected at least 1 (or None for one per core)"));
-        }
+        check_copies(num_envs, threads)?;
         let sc = load(config, overrides)?;
         check_batch(num_envs, sc.n(), sc.n().saturating_mul(sc.m()), env::world::observation_dim(&sc))?;
         let copies: Vec<Slot> = (0..num_envs)

@@ -63,9 +63,7 @@ impl Slot {
 
 /// Play the rounds in which no agent is present (as the `ParallelEnv` does).
 fn settle(w: &mut dyn World) {
-    while w.live().is_empty() && !w.done() {
-        w.step(&[]).expect("a round with nobody present plays");
-    }
+    crate::worlds::settle(w).expect("a round with nobody present plays");
 }
 
 /// The copies and their buffers, `[copy][agent](feature)` row-major.
@@ -103,23 +101,12 @@ fn grid<'py, T: numpy::Element + Clone>(py: Python<'py>, data: &[T], e: usize, n
         .into_pyarray(py)
 }
 
-fn cube<'py>(py: Python<'py>, data: &[f32], e: usize, n: usize, d: usize) -> Bound<'py, PyArray3<f32>> {
-    numpy::ndarray::Array3::from_shape_vec((e, n, d), data.to_vec())
-        .expect("copies x agents x features")
-        .into_pyarray(py)
-}
-
 #[pymethods]
 impl WorldVecEnv {
     #[new]
     #[pyo3(signature = (config, num_envs, overrides = Vec::new(), threads = None))]
     fn new(config: &str, num_envs: usize, overrides: Vec<String>, threads: Option<usize>) -> PyResult<Self> {
-        if num_envs == 0 || num_envs > 65_536 {
-            return Err(value_error(format!("num_envs is {num_envs}, expected 1 to 65536")));
-        }
-        if threads == Some(0) {
-            return Err(value_error("threads is 0, expected at least 1 (or None for one per core)"));
-        }
+        crate::check_copies(num_envs, threads)?;
         let world = env::registry::load(Path::new(config), &overrides).map_err(value_error)?;
         let layout = world.layout().clone();
         let n = world.possible();
@@ -195,7 +182,7 @@ impl WorldVecEnv {
         b.seeded = true;
         b.terminations.fill(false);
         b.truncations.fill(false);
-        Ok(cube(py, &b.obs, b.copies.len(), n, d))
+        Ok(crate::array3(py, &b.obs, b.copies.len(), n, d))
     }
 
     /// One round in every copy: `(obs, rewards, terminations, truncations)`, each
@@ -262,7 +249,7 @@ impl WorldVecEnv {
             })
         });
         Ok((
-            cube(py, &b.obs, e, n, d),
+            crate::array3(py, &b.obs, e, n, d),
             grid(py, &b.rewards, e, n),
             grid(py, &b.terminations, e, n),
             grid(py, &b.truncations, e, n),
@@ -273,7 +260,7 @@ impl WorldVecEnv {
     #[getter]
     fn final_obs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f32>>> {
         let b = try_batch(&self.inner)?;
-        Ok(cube(py, &b.final_obs, b.copies.len(), b.n, b.dim))
+        Ok(crate::array3(py, &b.final_obs, b.copies.len(), b.n, b.dim))
     }
 
     /// The agents' round records (`World::info`) as `[num_envs, n]` float64 arrays, one per

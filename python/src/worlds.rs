@@ -44,7 +44,7 @@ type Obs<'py> = Bound<'py, PyArray2<f32>>;
 /// Play the rounds in which no agent is present (a Gavel world between arrivals): PettingZoo
 /// reads an empty `agents` as the end of the episode, so such rounds are not handed out.
 /// Nothing acts and nothing is rewarded in them; `mtf simulate` plays them the same way.
-fn settle(w: &mut dyn World) -> PyResult<()> {
+pub(crate) fn settle(w: &mut dyn World) -> PyResult<()> {
     while w.live().is_empty() && !w.done() {
         w.step(&[]).map_err(value_error)?;
     }

@@ -28,31 +28,9 @@ mod round;
 
 pub use observation::{by_type_features, observation_dim, observation_extras, observation_names, spec_features, OBSERVATION_EXTRAS};
 
-/// An action outside its space.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ActionError {
-    /// Wrong number of actions.
-    #[error("expected {expected} actions (one per live agent), got {got}")]
-    Count {
-        /// Actions expected.
-        expected: usize,
-        /// Actions given.
-        got: usize,
-    },
-    /// A threshold level index out of range.
-    #[error("agent {agent}: action {action} is outside Discrete({levels})")]
-    OutOfSpace {
-        /// The agent.
-        agent: usize,
-        /// The action.
-        action: usize,
-        /// Number of levels.
-        levels: usize,
-    },
-    /// Stepping after truncation without a reset.
-    #[error("the episode is over (truncated after {0} rounds): call reset")]
-    Done(u32),
-}
+/// A step that cannot be played: the world seam's one error type (an action outside its
+/// space, a wrong count, a finished episode).
+pub use crate::worlds::StepError as ActionError;
 
 /// What the environment reports about each agent for one round (PettingZoo's `infos`, typed).
 ///
@@ -703,7 +681,7 @@ impl ClusterEnv {
     /// the next round up to its observation.
     pub fn step(&mut self, actions: &[usize]) -> Result<Step<'_>, ActionError> {
         if self.done {
-            return Err(ActionError::Done(self.sc.file.env.rounds));
+            return Err(ActionError::Done);
         }
         if actions.len() != self.n {
             return Err(ActionError::Count {
