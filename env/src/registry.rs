@@ -63,6 +63,18 @@ pub fn world_name(table: &toml::Table) -> String {
         .to_string()
 }
 
+/// The world the config file at `path` declares (`env.world`, `"queues"` when absent);
+/// `None` when the file cannot be read or parsed (its reader then says why).
+pub fn world_of(path: &Path) -> Option<String> {
+    crate::config::read_table(path, &[]).ok().map(|t| world_name(&t))
+}
+
+/// Whether the config file at `path` is a market file (`env.world = "market"`); false when it
+/// cannot be read or parsed.
+pub fn is_market_file(path: &Path) -> bool {
+    world_of(path).as_deref() == Some("market")
+}
+
 /// Whether `name` is a world whose commands go through the seam ([`Entry::seam_doors`]).
 pub fn is_seam_world(name: &str) -> bool {
     REGISTRY.iter().any(|e| e.name == name && e.seam_doors)

@@ -18,8 +18,8 @@ class MarketParallelEnv(WorldParallelEnv):
     when the tenant decides (it arrives, waits, or reached a checkpoint: observation feature
     3). Observations are ``Market::observe``'s float32 features; rewards are each tenant's
     utility change in money (value of finished work minus what it paid). A tenant whose job
-    finishes is terminated (its last observation is a zero row clipped into the space); when
-    ``env.rounds`` run out the others are truncated. ``reset(seed)``
+    finishes is terminated (its last observation is its features after that round); when
+    ``env.rounds`` (``rounds``) run out the others are truncated. ``reset(seed)``
     plays the market of that seed (job sizes drawn from it when the file gives ranges), the one
     ``mtf simulate --set seed=S`` plays. ``infos[agent]``: ``place`` (absent, waiting,
     on_demand, auctioned, done), ``type`` (the accelerator type it ran on, or None), ``price``
@@ -27,6 +27,7 @@ class MarketParallelEnv(WorldParallelEnv):
     """
 
     metadata = {"name": "mtf_market_v0", "render_modes": [], "is_parallelizable": True}
+    _rounds_fixed = True
 
     def __init__(self, config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None):
         super().__init__(config, overrides, render_mode)

@@ -34,7 +34,8 @@ class VecEnv(_Picklable):
     world's gets a zero row clipped into the space), ``truncations`` for the agents still
     present when the episode ends; a copy resets when its episode ends. ``infos()`` gives the
     round records' numeric fields per agent (a market: ``price``, ``progress``, ``tokens``,
-    ``level``, ``utility``). ``rounds`` is 0 where episodes have no fixed length.
+    ``level``, ``utility``). ``rounds`` is the most rounds an episode has (Gavel's ``env.max_rounds``
+    cap; 0 where a world has none).
     """
 
     def __init__(

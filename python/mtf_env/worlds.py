@@ -34,6 +34,8 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
     """
 
     metadata = {"name": "mtf_world_v0", "render_modes": [], "is_parallelizable": True}
+    # Whether per-episode overrides may not change the episode's length (the market's).
+    _rounds_fixed = False
     _pickled_state = ("_root", "_episode")
 
     def __init__(self, config: str | os.PathLike, overrides: Iterable[str] = (), render_mode: str | None = None):
@@ -55,10 +57,11 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
         self.features = list(spec.features)
         low = np.asarray(spec.low, dtype=np.float32)
         high = np.asarray(spec.high, dtype=np.float32)
-        # One space object, shared: the same object for every agent, as PettingZoo asks.
-        box, discrete = Box(low, high, dtype=np.float32), Discrete(len(self.levels))
-        self.observation_spaces = dict.fromkeys(self.possible_agents, box)
-        self.action_spaces = dict.fromkeys(self.possible_agents, discrete)
+        # One space object per agent (the same object on every call, as PettingZoo asks; its
+        # own random stream, as before the adapters were one).
+        self.observation_spaces = {a: Box(low, high, dtype=np.float32) for a in self.possible_agents}
+        self.action_spaces = {a: Discrete(len(self.levels)) for a in self.possible_agents}
+        self.rounds = spec.rounds
         self._root: int | None = None
         self._episode = 0
 
@@ -77,12 +80,17 @@ class WorldParallelEnv(_Picklable, ParallelEnv):
         same = (s.possible, list(s.features), list(s.levels), s.kind) == (
             old.possible, list(old.features), list(old.levels), old.kind
         ) and np.array_equal(s.low, old.low) and np.array_equal(s.high, old.high)
+        same = same and (s.rounds == old.rounds or not self._rounds_fixed)
+        weights = getattr(self, "weights", None)
+        if same and weights is not None:
+            same = all(native.weight(i) == weights[a] for i, a in enumerate(self.possible_agents))
         if not same:
             raise ValueError(
-                "options['overrides'] may not change the agents, the levels or the observation space; "
-                "make a new environment for that"
+                "options['overrides'] may not change the agents, their weights, the levels, the observation "
+                "space" + (" or the rounds" if self._rounds_fixed else "") + "; make a new environment for that"
             )
         self._native, self._spec, self._active = native, s, overrides
+        self.rounds = s.rounds
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start an episode. ``options={"overrides": ["env.load=0.6", ...]}`` changes the world

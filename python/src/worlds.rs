@@ -28,6 +28,8 @@ pub(crate) struct WorldShape {
     high: Vec<f32>,
     /// The names of the world's figures (`figures()`), the headline first.
     metrics: Vec<String>,
+    /// The most rounds an episode has (None where episodes end otherwise).
+    rounds: Option<u32>,
 }
 
 /// One world behind the seam.
@@ -80,6 +82,7 @@ impl WorldEnv {
             low: layout.low,
             high: layout.high,
             metrics,
+            rounds: world.max_rounds(),
         };
         let blank = shape.low.iter().zip(&shape.high).map(|(&lo, &hi)| 0f32.clamp(lo, hi)).collect();
         Ok(Self {
@@ -97,7 +100,11 @@ impl WorldEnv {
 
     /// Agent `id`'s name.
     fn agent_name(&self, id: usize) -> PyResult<String> {
-        Ok(self.world.lock().map_err(value_error)?.agent_name(id))
+        let w = self.world.lock().map_err(value_error)?;
+        if id >= w.possible() {
+            return Err(value_error(format!("agent id {id} is not below {}", w.possible())));
+        }
+        Ok(w.agent_name(id))
     }
 
     /// Start the episode of `seed`: `(live ids, observations [live, dim] float32)`.
@@ -247,11 +254,11 @@ fn to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyA
 /// environment's constructor names the problem).
 #[pyfunction]
 pub(crate) fn world_name(config: &str) -> String {
-    env::config::read_table(Path::new(config), &[]).map_or_else(|_| "queues".to_string(), |t| env::registry::world_name(&t))
+    env::registry::world_of(Path::new(config)).unwrap_or_else(|| "queues".to_string())
 }
 
 /// Whether `config` is a world behind the seam (its `env.world` names one).
 #[pyfunction]
 pub(crate) fn is_seam_world(config: &str) -> bool {
-    env::config::read_table(Path::new(config), &[]).is_ok_and(|t| env::registry::is_seam_world(&env::registry::world_name(&t)))
+    env::registry::world_of(Path::new(config)).is_some_and(|w| env::registry::is_seam_world(&w))
 }

@@ -113,7 +113,7 @@ def test_a_gavel_vecenv_plays_the_parallel_envs_episodes(threads):
     # as a ParallelEnv does; jobs are rows by id, absent ones carry reward 0; every job ends
     # once (terminated when it finishes); the same on 1 and 2 threads.
     vec = mtf_env.VecEnv(LEARN, num_envs=2, overrides=TINY, threads=threads)
-    assert vec.n_agents == 30 and vec.rounds == 0
+    assert vec.n_agents == 30 and vec.rounds == 10_000_000  # env.max_rounds, the cap
     level = 2
     vec.reset(seed=7)
     totals = np.zeros((2, vec.n_agents))
@@ -138,3 +138,27 @@ def test_a_gavel_vecenv_plays_the_parallel_envs_episodes(threads):
                 got[a] += r
         assert np.allclose(totals[k], [got[a] for a in env.possible_agents])
         assert (ends[k] == 1).all(), "every job ends exactly once"
+
+
+def test_bad_agent_ids_are_value_errors_that_leave_the_environment_working():
+    # agent_name(10**6) panicked inside the lock in the queue world and the market, and every
+    # later call then raised a poisoned-lock error.
+    for config in (QUICKSTART, DUEL):
+        env = mtf_env.parallel_env(config)
+        for call in (env._native.agent_name, env._native.weight):
+            with pytest.raises(ValueError, match="is not below"):
+                call(10**6)
+        with pytest.raises(ValueError, match="is not below"):
+            env._native.infos([10**6])
+        env.reset(seed=1)
+        env.step({a: 0 for a in env.agents})
+
+
+def test_the_markets_rounds_and_weights_are_kept_by_the_one_adapter():
+    env = mtf_env.parallel_env(DUEL)
+    assert env.rounds == 30 and set(env.weights) == set(env.possible_agents)
+    # Per-episode overrides may not change a tenant's weight (env.weights would be stale).
+    with pytest.raises(ValueError, match="their weights"):
+        env.reset(seed=1, options={"overrides": ["market.tenants.0.weight=3.0"]})
+    a, b = (env.action_space(x) for x in env.possible_agents)
+    assert a is not b and a is env.action_space(env.possible_agents[0])

@@ -83,7 +83,7 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     if spec.blocks == 0 {
         return Err(user("--blocks must be at least 1"));
     }
-    if env::market::is_market_file(&RunDir::at(&spec.runs[0]).config()) {
+    if env::registry::is_market_file(&RunDir::at(&spec.runs[0]).config()) {
         return market_curves(spec);
     }
     let groups = grouped(&spec.runs)?;
@@ -259,7 +259,7 @@ fn market_curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     let summary = |r: &Path| crate::train::log::read_json(&RunDir::at(r).summary()).ok();
     let mut series = Vec::new();
     for path in &spec.runs {
-        if !env::market::is_market_file(&RunDir::at(path).config()) {
+        if !env::registry::is_market_file(&RunDir::at(path).config()) {
             return Err(user(format!(
                 "{}: not a market run, drawn beside one (curves of one world at a time)",
                 path.display()

@@ -332,7 +332,7 @@ impl Sweep {
             };
             return Err(err(path, "base", format!("{} {problem}", base.display())));
         }
-        let kind = if env::market::is_market_file(&base) {
+        let kind = if env::registry::is_market_file(&base) {
             BaseKind::Market
         } else if crate::worlds::is_seam_config(&base) {
             BaseKind::Seam

@@ -105,7 +105,7 @@ impl TrainedMarket {
     pub fn load(dir: &Path) -> Result<Self> {
         let rd = run::RunDir::at(dir);
         let config = rd.config();
-        if !env::market::is_market_file(&config) {
+        if !env::registry::is_market_file(&config) {
             return Err(user(format!(
                 "{}: not a market run (its config.toml is not a market file)",
                 dir.display()

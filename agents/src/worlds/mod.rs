@@ -213,7 +213,7 @@ pub fn sign(better: Better) -> f64 {
 /// Whether the config at `path` is a world behind the seam (reads `env.world` through the
 /// seam's one reader).
 pub fn is_seam_config(path: &Path) -> bool {
-    env::config::read_table(path, &[]).is_ok_and(|t| env::registry::is_seam_world(&env::registry::world_name(&t)))
+    env::registry::world_of(path).is_some_and(|w| env::registry::is_seam_world(&w))
 }
 
 /// A world from a config with overrides (a root seed and a mechanism too, as the commands'

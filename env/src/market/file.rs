@@ -676,13 +676,3 @@ impl MarketFile {
         Ok(())
     }
 }
-
-/// Whether the TOML file at `path` is a market file (`env.world = "market"`); false when it
-/// cannot be read or parsed (the scenario reader then says why).
-pub fn is_market_file(path: &Path) -> bool {
-    crate::config::read_text(path, crate::config::limits::MAX_CONFIG_BYTES)
-        .ok()
-        .and_then(|text| text.parse::<toml::Table>().ok())
-        .and_then(|t| t.get("env")?.get("world")?.as_str().map(|w| w == "market"))
-        .unwrap_or(false)
-}

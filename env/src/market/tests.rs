@@ -222,9 +222,9 @@ fn the_examples_figures_are_what_its_rounds_add_up_to() {
 #[test]
 fn market_files_are_told_from_scenarios() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
-    assert!(is_market_file(&root.join("market/laissezcloud-example.toml")));
-    assert!(!is_market_file(&root.join("quickstart.toml")));
-    assert!(!is_market_file(&root.join("no-such-file.toml")));
+    assert!(crate::registry::is_market_file(&root.join("market/laissezcloud-example.toml")));
+    assert!(!crate::registry::is_market_file(&root.join("quickstart.toml")));
+    assert!(!crate::registry::is_market_file(&root.join("no-such-file.toml")));
 }
 
 #[test]

@@ -187,14 +187,18 @@ impl MarketWorld {
 pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigError> {
     let raw = MarketFile::from_table_at(table, path)?;
     let levels = action_levels(&raw, &path.display().to_string())?;
-    // The resolved text: traces read into sizes, catalog speeds filled in, so the text builds
-    // the same market from any directory.
-    let resolved = toml::Table::try_from(&raw).map_err(|e| ConfigError {
+    let resolved = resolved(&raw).map_err(|problem| ConfigError {
         file: path.display().to_string(),
         key: "market".into(),
-        problem: format!("cannot be written back as TOML: {e}"),
+        problem,
     })?;
     Ok(Box::new(MarketWorld::new(raw, levels, resolved)))
+}
+
+/// A market file's resolved text ([`World::config`]): traces read into sizes, catalog speeds
+/// filled in, so the text builds the same market from any directory.
+pub fn resolved(raw: &MarketFile) -> Result<toml::Table, String> {
+    toml::Table::try_from(raw).map_err(|e| format!("cannot be written back as TOML: {e}"))
 }
 
 impl World for MarketWorld {

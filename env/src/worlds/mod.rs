@@ -6,8 +6,9 @@
 //! (`live`, stable ids; `possible` bounds them), a declared observation [`Layout`] and each
 //! live agent's row, `step(actions)` returning rewards, terminations and whether the episode
 //! ran out, and the episode's figures from the world's own metric list ([`WorldMetric`]).
-//! Training, evaluation, comparison, export and Python hold a `Box<dyn World>` and never ask
-//! which world it is.
+//! What is written against the trait (the training rollout, the seam's evaluation, comparison
+//! and export, Python's `ParallelEnv` and batched adapter) holds a `Box<dyn World>` (or a
+//! `W: World`) and never asks which world it is; only what builds one reads `env.world`.
 //!
 //! Agents belong to *groups* (a weight class, a tenant, every job): what a policy keeps per
 //! agent it keeps per group, so a world whose agents are thousands of jobs that come and go

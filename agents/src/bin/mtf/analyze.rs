@@ -36,7 +36,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if env::market::is_market_file(&a.config) {
+    if env::registry::is_market_file(&a.config) {
         let done = agents::eval::market_analyze::analyze_market(
             &a.config,
             &a.common.set,

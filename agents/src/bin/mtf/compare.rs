@@ -41,7 +41,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if agents::worlds::is_seam_config(&a.config) || env::market::is_market_file(&a.config) {
+    if agents::worlds::is_seam_config(&a.config) || env::registry::is_market_file(&a.config) {
         // Refused here, before the other worlds branch off, so a label is never dropped.
         if let Some(l) = a.label.first() {
             return Err(agents::error::user(format!(
@@ -65,7 +65,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         })?;
         return seam_report(&done, a.common.json);
     }
-    if env::market::is_market_file(&a.config) {
+    if env::registry::is_market_file(&a.config) {
         // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
         // own, run:DIR: a trained market run's learners, a row per replicate), one episode
         // each on the file's arrivals.

@@ -47,7 +47,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         )?;
         return crate::compare::seam_report(&done, a.common.json);
     }
-    if env::market::is_market_file(&a.config) {
+    if env::registry::is_market_file(&a.config) {
         // --mechanism names the market's mechanism (second_price, first_price, mtf).
         let mut set = a.common.set.clone();
         // --seed is the root seed on every world (it was ignored here).

@@ -67,8 +67,8 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let market_run = a
         .resume
         .as_ref()
-        .is_some_and(|r| env::market::is_market_file(&agents::RunDir::at(r).config()));
-    if market_run || a.config.as_ref().is_some_and(|c| env::market::is_market_file(c)) {
+        .is_some_and(|r| env::registry::is_market_file(&agents::RunDir::at(r).config()));
+    if market_run || a.config.as_ref().is_some_and(|c| env::registry::is_market_file(c)) {
         return market(&a);
     }
     let trained = execute(spec_of(&a))?;

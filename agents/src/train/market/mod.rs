@@ -767,8 +767,9 @@ fn replicate(
                 learner.load(&bytes)?;
             }
             let group = learner.seed_group().max(1);
+            let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
             let mut worlds: Vec<MarketWorld> = (0..copies)
-                .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), toml::Table::new()))
+                .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), resolved.clone()))
                 .collect();
             for e in start..episodes {
                 let seeds: Vec<u64> = (0..copies).map(|k| episode_seed(e, (k / group) as u64)).collect();

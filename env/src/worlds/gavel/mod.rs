@@ -659,6 +659,11 @@ impl World for GavelWorld {
         self.over
     }
 
+    /// `env.max_rounds`: the cap an episode stops at if its jobs have not all finished.
+    fn max_rounds(&self) -> Option<u32> {
+        u32::try_from(self.r.file.env.max_rounds).ok()
+    }
+
     fn metrics(&self) -> &'static [WorldMetric] {
         METRICS
     }
