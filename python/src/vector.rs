@@ -39,25 +39,7 @@ impl Slot {
 
     /// Every agent's row into `out` (`possible` rows of `dim`).
     fn fill(&mut self, out: &mut [f32], blank: &[f32]) {
-        let dim = blank.len();
-        let w = self.world.as_mut();
-        let live = w.live().len();
-        if live * dim == out.len() {
-            w.observe(out);
-            return;
-        }
-        self.rows.resize(live * dim, 0.0);
-        w.observe(&mut self.rows);
-        let mut at = 0;
-        for id in 0..out.len() / dim {
-            let row = &mut out[id * dim..(id + 1) * dim];
-            if w.live().get(at) == Some(&id) {
-                row.copy_from_slice(&self.rows[at * dim..(at + 1) * dim]);
-                at += 1;
-            } else if !w.last_observation(id, row) {
-                row.copy_from_slice(blank);
-            }
-        }
+        self.world.observe_every(out, Some(blank), &mut self.rows);
     }
 }
 

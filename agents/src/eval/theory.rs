@@ -3,7 +3,7 @@
 //! surplus on held-out seeds. `agents/tests/auction_learners.rs` asserts with it;
 //! `cargo run --release -p agents --example auction_learners` prints every learner's figures.
 
-use crate::learners::wrap::{Layered, LayeredLearner, LearnerLayer, Pin};
+use crate::learners::wrap::{LayeredLearner, LearnerLayer};
 use crate::learners::{Learner, Losses, Policy, Round, Transition};
 use env::config::Scenario;
 
@@ -61,10 +61,7 @@ impl LearnerLayer for StaleRecord {
     }
 }
 
-/// A policy with some agents pinned to fixed level indices.
-pub fn pinned(inner: Box<dyn Policy>, pinned: Vec<(usize, usize)>) -> Layered<Pin> {
-    Layered::new(inner, Pin(pinned))
-}
+pub use crate::learners::wrap::pinned;
 
 /// What a policy achieves in the valuation world on `seeds` (greedy): the summary (revenue,
 /// surplus, bid factors) and each agent's surplus per item.

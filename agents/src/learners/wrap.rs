@@ -92,6 +92,11 @@ impl PolicyLayer for Sample {
 #[derive(Clone, Debug)]
 pub struct Pin(pub Vec<(usize, usize)>);
 
+/// A policy with some agents pinned to fixed level indices: `inner` under a [`Pin`].
+pub fn pinned(inner: Box<dyn Policy>, pins: Vec<(usize, usize)>) -> Layered<Pin> {
+    Layered::new(inner, Pin(pins))
+}
+
 impl PolicyLayer for Pin {
     fn act(&mut self, inner: &mut dyn Policy, obs: Observations<'_>, budgets: &[f64], greedy: bool, actions: &mut [usize]) {
         inner.act(obs, budgets, greedy, actions);

@@ -36,25 +36,7 @@ pub trait Trainable: World {
     /// Every agent's row (`possible` rows) into `out`; only `reads` of each needs to be
     /// right. `scratch` is the caller's, reused between rounds.
     fn observe_rows(&mut self, out: &mut [f32], _reads: Option<&Range<usize>>, scratch: &mut Vec<f32>) {
-        let dim = self.layout().dim();
-        let live = self.live().len();
-        if live * dim == out.len() {
-            // Everyone is live (ids 0..possible, ascending): the rows are the observation.
-            self.observe(out);
-            return;
-        }
-        scratch.resize(live * dim, 0.0);
-        self.observe(scratch);
-        let mut at = 0;
-        for id in 0..out.len() / dim {
-            let row = &mut out[id * dim..(id + 1) * dim];
-            if self.live().get(at) == Some(&id) {
-                row.copy_from_slice(&scratch[at * dim..(at + 1) * dim]);
-                at += 1;
-            } else if !self.last_observation(id, row) {
-                row.fill(0.0);
-            }
-        }
+        self.observe_every(out, None, scratch);
     }
 }
 

@@ -6,7 +6,7 @@
 //! an own-reward run against it; `mtf analyze` reports it (`eval::analyze::equilibrium`).
 
 use crate::learners::fixed::FixedEach;
-use crate::learners::wrap::{Layered, Pin};
+use crate::learners::wrap::pinned;
 use crate::learners::Policy;
 use env::config::Scenario;
 
@@ -15,10 +15,6 @@ pub const MAX_PASSES: usize = 8;
 
 fn mean(eps: &[env::metrics::EpisodeMetrics], f: impl Fn(&env::metrics::EpisodeMetrics) -> f64) -> f64 {
     eps.iter().map(f).sum::<f64>() / eps.len().max(1) as f64
-}
-
-fn pinned(inner: Box<dyn Policy>, pinned: Vec<(usize, usize)>) -> Layered<Pin> {
-    Layered::new(inner, Pin(pinned))
 }
 
 /// A per-class profile of levels (level indices, one per class, in ascending weight): every

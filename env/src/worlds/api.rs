@@ -135,6 +135,35 @@ pub trait World: Send {
     /// The live agents' observations, `live().len()` rows of `layout().dim()`, into `out`.
     fn observe(&mut self, out: &mut [f32]);
 
+    /// Every agent's row (`possible` rows of the layout) into `out`: a live agent's
+    /// observation, another's [`World::last_observation`], or where there is none `blank`
+    /// (zeros when `None`). `scratch` holds the live rows (the caller's, reused between rounds).
+    /// What the training rollout and Python's batched adapter fill their rows with.
+    fn observe_every(&mut self, out: &mut [f32], blank: Option<&[f32]>, scratch: &mut Vec<f32>) {
+        let dim = self.layout().dim();
+        let live = self.live().len();
+        if live * dim == out.len() {
+            // Everyone is live (ids 0..possible, ascending): the rows are the observation.
+            self.observe(out);
+            return;
+        }
+        scratch.resize(live * dim, 0.0);
+        self.observe(scratch);
+        let mut at = 0;
+        for id in 0..out.len() / dim {
+            let row = &mut out[id * dim..(id + 1) * dim];
+            if self.live().get(at) == Some(&id) {
+                row.copy_from_slice(&scratch[at * dim..(at + 1) * dim]);
+                at += 1;
+            } else if !self.last_observation(id, row) {
+                match blank {
+                    Some(b) => row.copy_from_slice(b),
+                    None => row.fill(0.0),
+                }
+            }
+        }
+    }
+
     /// Agent `id`'s observation after the step in which it left (terminated, or truncated at
     /// the episode's end), into `out` (one row), when the world has one: PettingZoo returns it
     /// as the agent's last observation (what a value bootstraps from at a truncation).
