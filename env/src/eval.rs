@@ -6,30 +6,57 @@ use crate::config::Scenario;
 use crate::metrics::spec::WELFARE;
 use crate::metrics::{Absent, EpisodeMetrics, Family, Metric, METRICS};
 use crate::policy::Policy;
-use crate::world::ClusterEnv;
+use crate::queue_world::QueueWorld;
+use crate::world::Observations;
+use crate::worlds::Acting;
 use rayon::prelude::*;
 use serde::Serialize;
 
-/// Run one episode of `scenario` with `seed`.
+/// Run one episode of `scenario` with `seed`, the policy acting greedily (through the one
+/// episode driver, [`crate::worlds::play`]).
 pub fn run_episode(scenario: &Scenario, seed: u64, policy: &mut dyn Policy, fairness: bool) -> EpisodeMetrics {
-    let mut env = ClusterEnv::new(scenario.clone());
-    let mut actions = vec![0; env.n()];
-    let mut budgets = vec![0.0; env.n()];
-    policy.begin_episode(crate::rng::stream_seed(seed, crate::rng::names::POLICY_EPISODE, 0));
-    env.reset(seed);
-    let (mut entropy, mut rounds) = (Some(0.0), 0.0);
-    while !env.agents().is_empty() {
-        budgets.copy_from_slice(env.budgets());
-        policy.act(env.observations(), &budgets, true, &mut actions);
-        entropy = entropy.zip(policy.entropy()).map(|(sum, h)| sum + h);
-        rounds += 1.0;
-        env.step(&actions).expect("policies pick levels inside the action space");
-        policy.after_step(&env, &budgets, &actions);
-    }
-    let mut m = EpisodeMetrics::compute(&env, fairness);
+    let mut world = QueueWorld::new(scenario.clone());
+    let mut acting = Greedy {
+        budgets: vec![0.0; world.env().n()],
+        policy,
+        entropy: Some(0.0),
+        rounds: 0.0,
+    };
+    crate::worlds::play(&mut world, &mut acting, seed);
+    let mut m = EpisodeMetrics::compute(world.env(), fairness);
     let max = (scenario.action_levels().len() as f64).ln();
-    m.entropy_share = entropy.filter(|_| rounds > 0.0 && max > 0.0).map(|sum| sum / rounds / max);
+    m.entropy_share = acting
+        .entropy
+        .filter(|_| acting.rounds > 0.0 && max > 0.0)
+        .map(|sum| sum / acting.rounds / max);
     m
+}
+
+/// A queue-world [`Policy`] acting greedily in [`crate::worlds::play`]: it reads the budgets
+/// the round starts with, and sums its entropy over the rounds.
+struct Greedy<'a> {
+    policy: &'a mut dyn Policy,
+    budgets: Vec<f64>,
+    entropy: Option<f64>,
+    rounds: f64,
+}
+
+impl Acting<QueueWorld> for Greedy<'_> {
+    fn begin_episode(&mut self, seed: u64) {
+        self.policy.begin_episode(seed);
+    }
+
+    fn act(&mut self, world: &QueueWorld, obs: &[f32], _groups: &[usize], actions: &mut [usize]) {
+        self.budgets.copy_from_slice(world.env().budgets());
+        let dim = world.env().observations().dim;
+        self.policy.act(Observations { data: obs, dim }, &self.budgets, true, actions);
+        self.entropy = self.entropy.zip(self.policy.entropy()).map(|(sum, h)| sum + h);
+        self.rounds += 1.0;
+    }
+
+    fn after_step(&mut self, world: &QueueWorld, actions: &[usize]) {
+        self.policy.after_step(world.env(), &self.budgets, actions);
+    }
 }
 
 /// Run one episode per seed on `threads` worker threads, each with its own fork of `policy`

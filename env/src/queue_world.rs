@@ -153,6 +153,10 @@ impl World for QueueWorld {
         }
     }
 
+    fn observed(&self) -> Option<&[f32]> {
+        (!self.live().is_empty()).then(|| self.env.observations().data)
+    }
+
     /// The observation buffer after the last round (what the queue world's own API and its
     /// `VecEnv` return at the truncation).
     fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {

@@ -22,7 +22,7 @@ pub mod scan;
 pub mod train;
 
 use env::eval::Stat;
-use env::rng::{names, stream, stream_seed, unit};
+use env::rng::{names, stream, unit};
 use env::worlds::{Better, Figures, World, WorldMetric};
 use rand::rngs::SmallRng;
 use rayon::prelude::*;
@@ -115,50 +115,27 @@ pub struct Played {
     pub agent_steps: u64,
 }
 
-/// Play one episode of `world` from `seed` under `policy`: the one driver of an episode.
+/// Play one episode of `world` from `seed` under `policy` (through the one episode driver,
+/// [`env::worlds::play`]), with the world's figures at its end.
 pub fn play(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64) -> Played {
-    policy.begin_episode(stream_seed(seed, names::POLICY_EPISODE, 0));
-    world.reset(seed);
-    let dim = world.layout().dim();
-    let groups = world.group_names().len();
-    let (mut obs, mut rows, mut actions, mut live) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut returns: Vec<f64> = Vec::new();
-    let mut seen: Vec<bool> = Vec::new();
-    let mut steps = 0u64;
-    while !world.done() {
-        live.clear();
-        live.extend_from_slice(world.live());
-        obs.resize(live.len() * dim, 0.0);
-        world.observe(&mut obs);
-        rows.clear();
-        rows.extend(live.iter().map(|&id| world.group(id)));
-        actions.clear();
-        actions.resize(live.len(), 0);
-        policy.act(&obs, dim, &rows, &mut actions);
-        let report = world
-            .step(&actions)
-            .expect("policies pick levels inside the space, one per live agent");
-        steps += report.agents.len() as u64;
-        for (&id, &r) in report.agents.iter().zip(report.rewards) {
-            if id >= returns.len() {
-                returns.resize(id + 1, 0.0);
-                seen.resize(id + 1, false);
-            }
-            returns[id] += r;
-            seen[id] = true;
-        }
-    }
-    let mut sum = vec![0.0; groups];
-    let mut count = vec![0.0f64; groups];
-    for id in (0..returns.len()).filter(|&i| seen[i]) {
-        let g = world.group(id);
-        sum[g] += returns[id];
-        count[g] += 1.0;
-    }
+    let returns = env::worlds::play(world, &mut Rows(policy), seed);
     Played {
         figures: world.figures(),
-        group_returns: sum.iter().zip(&count).map(|(s, c)| if *c > 0.0 { s / c } else { 0.0 }).collect(),
-        agent_steps: steps,
+        group_returns: returns.group_returns,
+        agent_steps: returns.agent_steps,
+    }
+}
+
+/// A [`RowPolicy`] as the driver's [`env::worlds::Acting`] in any world.
+struct Rows<'a>(&'a mut dyn RowPolicy);
+
+impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
+    fn begin_episode(&mut self, seed: u64) {
+        self.0.begin_episode(seed);
+    }
+
+    fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
+        self.0.act(obs, world.layout().dim(), groups, actions);
     }
 }
 

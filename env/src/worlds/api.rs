@@ -135,6 +135,13 @@ pub trait World: Send {
     /// The live agents' observations, `live().len()` rows of `layout().dim()`, into `out`.
     fn observe(&mut self, out: &mut [f32]);
 
+    /// The live agents' observations as the world holds them, when it keeps them as one
+    /// buffer in `live` order (the queue world's): the episode driver then reads them there
+    /// instead of copying them with `observe`. `None` (default) otherwise.
+    fn observed(&self) -> Option<&[f32]> {
+        None
+    }
+
     /// Every agent's row (`possible` rows of the layout) into `out`: a live agent's
     /// observation, another's [`World::last_observation`], or where there is none `blank`
     /// (zeros when `None`). `scratch` holds the live rows (the caller's, reused between rounds).

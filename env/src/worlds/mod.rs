@@ -21,7 +21,9 @@
 
 pub mod bandit;
 pub mod gavel;
+pub mod play;
 
 pub(crate) mod api;
 
 pub use api::*;
+pub use play::{play, Acting, Returns};

@@ -25,7 +25,8 @@
 use super::*;
 use crate::learners::hedge::{level_reward, HedgeReward};
 use env::config::World;
-use env::world::{play, ClusterEnv};
+use env::queue_world::QueueWorld;
+use env::world::play;
 
 pub use crate::train::selfish::{selfish, Selfish, MAX_PASSES};
 
@@ -112,45 +113,78 @@ pub(super) fn equilibrium(
 /// tokens' value under the `net` reward) (the mechanism re-run on
 /// the round as played with only its level changed).
 fn episode(sc: &Scenario, seed: u64, policy: &dyn Policy, agent: usize, counterfactual: bool) -> (Vec<f64>, Vec<f64>) {
-    let mut env = ClusterEnv::new(sc.clone());
-    env.set_recording(false);
-    let mut p = policy.fork();
-    p.begin_episode(env::rng::stream_seed(seed, env::rng::names::POLICY_EPISODE, 0));
-    env.reset(seed);
-    let (n, levels) = (env.n(), sc.action_levels().to_vec());
+    let mut world = QueueWorld::new(sc.clone());
+    world.env_mut().set_recording(false);
+    let n = world.env().n();
     let mech = &sc.file.mechanism;
-    let mut m = scheduler::registry::build(&mech.name, &mech.params()).expect("a validated mechanism");
-    let quasi_linear = (sc.file.env.world == World::Valuations).then_some(sc.file.env.value_scale);
-    // The round's own reward where it is a function of the round (net prices the tokens);
-    // utility won for the others.
-    let kind = if sc.file.env.reward == env::config::Reward::Net {
-        HedgeReward::Net
-    } else {
-        HedgeReward::Eq42
+    let mut recorder = Recorder {
+        policy: policy.fork(),
+        budgets: vec![0.0; n],
+        agent,
+        counterfactual,
+        levels: sc.action_levels().to_vec(),
+        action_kind: sc.action_kind(),
+        mechanism: scheduler::registry::build(&mech.name, &mech.params()).expect("a validated mechanism"),
+        quasi_linear: (sc.file.env.world == World::Valuations).then_some(sc.file.env.value_scale),
+        // The round's own reward where it is a function of the round (net prices the tokens);
+        // utility won for the others.
+        kind: if sc.file.env.reward == env::config::Reward::Net {
+            HedgeReward::Net
+        } else {
+            HedgeReward::Eq42
+        },
+        rewards: Vec::new(),
+        one_round: vec![0.0; sc.action_levels().len()],
+        input: scheduler::RoundInput::from_utilities(&[vec![0.0]]),
+        alloc: scheduler::Allocation::default(),
     };
-    let (mut actions, mut budgets) = (vec![0; n], vec![0.0; n]);
-    let (mut rewards, mut one_round) = (Vec::new(), vec![0.0; levels.len()]);
-    let (mut input, mut alloc) = (
-        scheduler::RoundInput::from_utilities(&[vec![0.0]]),
-        scheduler::Allocation::default(),
-    );
-    while !env.agents().is_empty() {
-        budgets.copy_from_slice(env.budgets());
-        p.act(env.observations(), &budgets, true, &mut actions);
-        env.step(&actions).expect("levels inside the action space");
-        rewards.push(env.last_rewards()[agent]);
-        if counterfactual {
-            for (l, sum) in one_round.iter_mut().enumerate() {
-                input.clone_from(env.last_input());
-                play(&mut input, sc.action_kind(), agent, levels[l], env.last_bid_values());
-                m.reset();
-                m.allocate(&input, &mut alloc);
-                *sum += level_reward(kind, quasi_linear, &input, &alloc, agent);
+    env::worlds::play(&mut world, &mut recorder, seed);
+    let rounds = recorder.rewards.len().max(1) as f64;
+    (recorder.rewards, recorder.one_round.into_iter().map(|s| s / rounds).collect())
+}
+
+/// A policy acting greedily in the episode driver while recording one agent's reward every
+/// round and its counterfactual utility at each level ([`episode`]).
+struct Recorder {
+    policy: Box<dyn Policy>,
+    budgets: Vec<f64>,
+    agent: usize,
+    counterfactual: bool,
+    levels: Vec<f64>,
+    action_kind: env::config::ActionKind,
+    mechanism: Box<dyn scheduler::Mechanism>,
+    quasi_linear: Option<f64>,
+    kind: HedgeReward,
+    rewards: Vec<f64>,
+    one_round: Vec<f64>,
+    input: scheduler::RoundInput,
+    alloc: scheduler::Allocation,
+}
+
+impl env::worlds::Acting<QueueWorld> for Recorder {
+    fn begin_episode(&mut self, seed: u64) {
+        self.policy.begin_episode(seed);
+    }
+
+    fn act(&mut self, world: &QueueWorld, _obs: &[f32], _groups: &[usize], actions: &mut [usize]) {
+        let env = world.env();
+        self.budgets.copy_from_slice(env.budgets());
+        self.policy.act(env.observations(), &self.budgets, true, actions);
+    }
+
+    fn after_step(&mut self, world: &QueueWorld, _actions: &[usize]) {
+        let env = world.env();
+        self.rewards.push(env.last_rewards()[self.agent]);
+        if self.counterfactual {
+            for (l, sum) in self.one_round.iter_mut().enumerate() {
+                self.input.clone_from(env.last_input());
+                play(&mut self.input, self.action_kind, self.agent, self.levels[l], env.last_bid_values());
+                self.mechanism.reset();
+                self.mechanism.allocate(&self.input, &mut self.alloc);
+                *sum += level_reward(self.kind, self.quasi_linear, &self.input, &self.alloc, self.agent);
             }
         }
     }
-    let rounds = rewards.len().max(1) as f64;
-    (rewards, one_round.into_iter().map(|s| s / rounds).collect())
 }
 
 /// The signal of every class's first best response (see the module documentation).
