@@ -86,6 +86,10 @@ pub struct Transition<'a> {
     pub next_obs: Observations<'a>,
     /// Whether the episode ended with this round.
     pub done: bool,
+    /// Which agents acted this round, where not all did (a world whose agents arrive and
+    /// leave): the others' rows, actions and rewards are placeholders a learner must not learn
+    /// from. `None`: every agent acted.
+    pub live: Option<&'a [bool]>,
     /// The queue world's record of the round (`None` in other worlds).
     pub round: Option<Round<'a>>,
 }
@@ -117,6 +121,7 @@ impl<'a> Transition<'a> {
             rewards: env.last_rewards(),
             next_obs: env.observations(),
             done: env.agents().is_empty(),
+            live: None,
             round: Some(Round {
                 budgets,
                 next_budgets: env.budgets(),
@@ -279,6 +284,7 @@ pub(crate) mod testing {
             rewards,
             next_obs: Observations { data: next, dim },
             done: false,
+            live: None,
             round: None,
         })
     }
@@ -348,6 +354,7 @@ pub(crate) mod testing {
             rewards,
             next_obs: Observations { data: obs, dim },
             done,
+            live: None,
             round: None,
         }
     }

@@ -452,7 +452,7 @@ impl Sweep {
         let exp = crate::worlds::train::SeamExperiment::load(&self.base, &self.overrides(&BTreeMap::new(), &[]))
             .map_err(|e| self.as_config_error(e))?;
         let w = exp.world.as_ref();
-        let known = crate::worlds::train::generation_keys(w);
+        let known = crate::worlds::train::generation_keys(w, exp.learner.kind);
         let head = &w.metrics()[w.headline()];
         let direction = self.file.objective.direction;
         // The pruner orients what it follows by the objective's direction: the default (the

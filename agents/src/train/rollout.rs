@@ -33,6 +33,15 @@ pub trait Trainable: World {
     /// computing the rest).
     fn reads(&mut self, _reads: Option<&Range<usize>>) {}
 
+    /// Whether every agent acts every round until its copy's episode ends (the queue world's
+    /// agents, the market's learning tenants): its rounds then carry no [`Transition::live`]
+    /// mask, and a copy that ended early waits at its last state as a round of reward 0.
+    /// Default false: agents arrive and leave, every round says who acted, and a finished
+    /// copy's rounds say nobody did.
+    fn every_agent_acts(&self) -> bool {
+        false
+    }
+
     /// Every agent's row (`possible` rows) into `out`; only `reads` of each needs to be
     /// right. `scratch` is the caller's, reused between rounds.
     fn observe_rows(&mut self, out: &mut [f32], _reads: Option<&Range<usize>>, scratch: &mut Vec<f32>) {
@@ -41,6 +50,10 @@ pub trait Trainable: World {
 }
 
 impl Trainable for QueueWorld {
+    fn every_agent_acts(&self) -> bool {
+        true
+    }
+
     fn budgets(&self) -> Option<&[f64]> {
         Some(self.env().budgets())
     }
@@ -79,7 +92,16 @@ impl Trainable for QueueWorld {
     }
 }
 
-impl Trainable for env::market::world::MarketWorld {}
+impl Trainable for env::market::world::MarketWorld {
+    /// The learning tenants act until the market ends (`MarketWorld::learners`).
+    fn every_agent_acts(&self) -> bool {
+        true
+    }
+}
+
+/// The worlds behind the seam as the registry builds them (Gavel, the bandit): agents arrive
+/// and leave, every round says who acted.
+impl Trainable for Box<dyn World> {}
 
 /// Run one training episode: act (sampled), step, learn, every round.
 pub fn train_episode(env: &mut QueueWorld, learner: &mut dyn Learner, root: u64, episode: u64) -> (EpisodeMetrics, Losses) {
@@ -135,7 +157,9 @@ pub fn train_episode_many(
 /// results do not depend on the number of threads. An agent that is not live has the world's
 /// last observation, reward 0, and its action unused; a copy whose episode ended waits for
 /// the others at its last state (reward 0, the same observation before and after). Returns
-/// the episode's mean losses.
+/// the episode's mean losses. A round in which some agent of a copy did not act carries which
+/// did ([`Transition::live`]); a world whose agents all act every round (the queue world, the
+/// market's learners) never sets it.
 pub fn train_world_episode<W: Trainable>(
     worlds: &mut [W],
     learner: &mut dyn Learner,
@@ -143,6 +167,18 @@ pub fn train_world_episode<W: Trainable>(
     policy_seed: u64,
     pinned: &[(usize, usize)],
 ) -> Losses {
+    train_world_episode_counted(worlds, learner, seeds, policy_seed, pinned).0
+}
+
+/// [`train_world_episode`], also returning the agent-steps played (one per acting agent per
+/// round, over every copy).
+pub fn train_world_episode_counted<W: Trainable>(
+    worlds: &mut [W],
+    learner: &mut dyn Learner,
+    seeds: &[u64],
+    policy_seed: u64,
+    pinned: &[(usize, usize)],
+) -> (Losses, u64) {
     use rayon::prelude::*;
     let k = worlds.len();
     assert_eq!(seeds.len(), k, "one seed per copy");
@@ -163,6 +199,10 @@ pub fn train_world_episode<W: Trainable>(
     let mut actions = vec![vec![0usize; n]; k];
     let mut rewards = vec![vec![0f64; n]; k];
     let mut losses = Vec::new();
+    // Per copy: which agents acted this round, and whether every one did.
+    let mut live = vec![vec![false; n]; k];
+    let masked = !worlds[0].every_agent_acts();
+    let mut steps = 0u64;
     while worlds.iter().any(|w| !w.done()) {
         for (w, b) in worlds.iter().zip(budgets.iter_mut()) {
             if let Some(x) = w.budgets() {
@@ -183,19 +223,22 @@ pub fn train_world_episode<W: Trainable>(
             .par_iter_mut()
             .zip(actions.par_iter())
             .zip(rewards.par_iter_mut().zip(next.par_iter_mut()))
-            .zip(scratch.par_iter_mut())
-            .for_each(|(((w, a), (r, o)), (s, acting))| {
+            .zip(scratch.par_iter_mut().zip(live.par_iter_mut()))
+            .for_each(|(((w, a), (r, o)), ((s, acting), l))| {
                 r.fill(0.0);
+                l.fill(false);
                 if !w.done() {
                     acting.clear();
                     acting.extend(w.live().iter().map(|&id| a[id]));
                     let report = w.step(acting).expect("learners pick levels inside the action space");
                     for (&id, &x) in report.agents.iter().zip(report.rewards) {
                         r[id] = x;
+                        l[id] = true;
                     }
                 }
                 w.observe_rows(o, reads.as_ref(), s);
             });
+        steps += live.iter().map(|l| l.iter().filter(|&&x| x).count() as u64).sum::<u64>();
         let done = worlds.iter().all(|w| w.done());
         let ts: Vec<Transition<'_>> = (0..k)
             .map(|c| Transition {
@@ -204,13 +247,14 @@ pub fn train_world_episode<W: Trainable>(
                 rewards: &rewards[c],
                 next_obs: Observations { data: &next[c], dim },
                 done,
+                live: masked.then_some(live[c].as_slice()),
                 round: worlds[c].round(&budgets[c]),
             })
             .collect();
         losses.push(learner.learn_many(&ts));
         std::mem::swap(&mut obs, &mut next);
     }
-    Losses::mean(&losses)
+    (Losses::mean(&losses), steps)
 }
 
 /// `k` environment copies of `sc` for training (no per-round recording).

@@ -29,8 +29,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
     };
     let config_path = crate::run::RunDir::at(&src).config();
     let world = super::load(&config_path, &[], None, None)?;
-    let actors = super::train::trained_actors(&src, world.as_ref())?;
-    let core = actors.core();
+    let (actors, hidden) = super::train::trained_actors(&src, world.as_ref())?.weights();
     let groups = world.group_names();
     let chosen: Vec<usize> = match agents {
         None => (0..groups.len()).collect(),
@@ -43,7 +42,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
             )))
         }
     };
-    let weights: Vec<f32> = chosen.iter().flat_map(|&g| core.actor(g).iter().copied()).collect();
+    let weights: Vec<f32> = chosen.iter().flat_map(|&g| actors[g].iter().copied()).collect();
     let config = crate::run::read_regular(&config_path, crate::run::MAX_TEXT)?;
     let manifest = Manifest {
         version: VERSION,
@@ -52,7 +51,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         value_scale: 1.0,
         agents: chosen,
         m: 0,
-        hidden: core.hidden(),
+        hidden,
         agents_total: 0,
         inputs: Vec::new(),
         by_type: 0,

@@ -4,15 +4,19 @@
 //! comparisons with paired statistics. Nothing here asks which world it holds.
 //!
 //! - [`play`]: one episode of a world under a [`RowPolicy`] (what picks a level for each live
-//!   agent from its observation row and group) — the one driver of an episode;
+//!   agent from its observation row and group), through the one episode driver
+//!   ([`env::worlds::play`]);
 //!   [`evaluate`] runs it on seeds in parallel, results in seed order.
 //! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors),
 //!   `agent:PATH` ([`agent`]: an exported run of the world, or any executable speaking the
 //!   protocol).
-//! - [`es`], [`train`]: ES over one actor per group, a run directory like every other run's.
+//! - [`es`], [`train`]: ES over one actor per group, or PPO (one actor per group, through the
+//!   one training rollout), a run directory like every other run's; [`actors`]: a trained
+//!   run's actors as plain weights.
 //! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds; [`scan`]:
 //!   `mtf scan`, the figures against one config key (Gavel's arrival rate).
 
+pub mod actors;
 pub mod agent;
 pub mod compare;
 pub mod es;

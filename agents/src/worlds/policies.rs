@@ -4,7 +4,6 @@
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]).
 
-use super::es::Actors;
 use super::RowPolicy;
 pub use super::{Fixed, Uniform};
 use env::worlds::World;
@@ -57,13 +56,13 @@ fn run_policies(dir: &Path, world: &dyn World) -> crate::error::Result<Vec<Named
     if run.is_group() {
         let mut out = Vec::new();
         for (k, r) in crate::train::group::replicates(dir)?.into_iter().enumerate() {
-            let actors = super::train::trained_actors(&r, world)?;
-            out.push((format!("run:{}#{k}", stem(dir)), Box::new(actors) as Box<dyn RowPolicy>));
+            let trained = super::train::trained_actors(&r, world)?;
+            out.push((format!("run:{}#{k}", stem(dir)), trained.policy()));
         }
         return Ok(out);
     }
-    let actors: Actors = super::train::trained_actors(dir, world)?;
-    Ok(vec![(format!("run:{}", stem(dir)), Box::new(actors))])
+    let trained = super::train::trained_actors(dir, world)?;
+    Ok(vec![(format!("run:{}", stem(dir)), trained.policy())])
 }
 
 fn stem(dir: &Path) -> String {

@@ -1,21 +1,34 @@
 //! `mtf train` in a world behind the seam: evolution strategies over one actor per group of
-//! agents (or a fixed level, or uniform play, to evaluate them the same way), in a run
-//! directory like every other run's: the resolved `config.toml` first, `metrics.jsonl` a line
-//! per generation, TensorBoard scalars against agent-steps, `checkpoints/latest.ckpt` after
-//! every generation (a run killed with SIGKILL resumes exactly: every random number of
-//! generation e comes from `(training seed, e)`), and `summary.json` last.
+//! agents, PPO with one actor per group trained through the one training rollout
+//! (`train::rollout`: copies in seed groups, group-relative advantages, each agent's life its
+//! own return where agents come and go), or a fixed level, or uniform play, to evaluate them
+//! the same way; in a run directory like every other run's: the resolved `config.toml` first,
+//! `metrics.jsonl` a line per generation (ES) or episode (PPO), TensorBoard scalars against
+//! agent-steps, `checkpoints/latest.ckpt` after every one (a run killed with SIGKILL resumes
+//! exactly: every random number of episode e comes from `(training seed, e)`), and
+//! `summary.json` last.
 //!
 //! Every run judges itself: the held-out evaluation (the `mtf simulate` seeds of the root seed)
 //! is reported next to the best fixed level (picked on other seeds, the selection seeds, then
 //! scored on the held-out ones) and uniform random play, as paired differences over the same
-//! seeds, signed so that positive is better. `train.replicates` trains a run group and states
-//! the result over replicates (IQM, bootstrap CI, probability of improvement).
+//! seeds, signed so that positive is better. ES's actors are scored greedily, as ES trains
+//! them; PPO's sampled, as PPO trains. `train.replicates` trains a run group and states the
+//! result over replicates (IQM, bootstrap CI, probability of improvement).
+//!
+//! PPO's rollout keeps a row per possible agent per round (`Transition::live` marks who
+//! acted): its memory and time grow with every agent the episode will ever hold times its
+//! rounds. On the bandit that is nothing; in Gavel's `configs/gavel/learn.toml` (200 jobs,
+//! about 3,000 rounds) one copy-episode took 65 s and 3.7 GB (2 copies, 2026-11-27): ES is the
+//! learner for that world.
 
+use super::actors::GroupActors;
 use super::es::{self, Actors};
 use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
-use crate::learners::{LearnerKind, LearnerSection};
+use crate::learners::nets::Shape;
+use crate::learners::ppo::Ppo;
+use crate::learners::{Learner, LearnerKind, LearnerSection};
 use crate::run::{self, RunDir};
 use env::eval::{episode_seeds, selection_seeds, Stat};
 use env::worlds::World;
@@ -97,11 +110,41 @@ impl SeamExperiment {
                 }
             }
             LearnerKind::Uniform => {}
+            LearnerKind::Ppo => {
+                let p = &learner.ppo;
+                p.check(&err)?;
+                use crate::learners::ppo::{Critic, Share};
+                let refused = if p.critic == Critic::Central {
+                    Some(("learner.ppo.critic", "a central critic reads every agent's row, and here agents come and go: use local (or auto)"))
+                } else if p.share == Share::ClassId {
+                    Some(("learner.ppo.share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use none or class"))
+                } else if p.features != crate::learners::Features::All {
+                    Some(("learner.ppo.features", "in a world of env.worlds PPO reads the agent's whole observation row (features = \"all\")"))
+                } else {
+                    None
+                };
+                if let Some((key, problem)) = refused {
+                    return Err(err(key, problem.into()).into());
+                }
+                let copies = train.envs.saturating_mul(p.group);
+                if copies > crate::learners::limits::MAX_ENVS {
+                    return Err(err(
+                        "train.envs",
+                        format!(
+                            "{} seeds x learner.ppo.group {} = {copies} copies of the world, more than {}",
+                            train.envs,
+                            p.group,
+                            crate::learners::limits::MAX_ENVS
+                        ),
+                    )
+                    .into());
+                }
+            }
             other => {
                 return Err(err(
                     "learner.kind",
                     format!(
-                        "`{}` is written for the queue world's fixed agents; in a world of env.worlds, where agents come and go, use es, fixed or uniform",
+                        "`{}` is written for the queue world's fixed agents and its round record; in a world of env.worlds, where agents come and go, use es, ppo, fixed or uniform",
                         other.name()
                     ),
                 )
@@ -161,14 +204,45 @@ struct WrappedTrain {
     train: TrainSection,
 }
 
-/// A trained run's actors, for acting in `world` (its groups, features and levels must match).
-pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Actors> {
+/// A trained run's policy: ES's actors (greedy, as ES trains them), or PPO's as plain
+/// per-group weights drawing their levels (as PPO trains).
+pub enum Trained {
+    /// ES.
+    Es(Actors),
+    /// PPO.
+    Ppo(GroupActors),
+}
+
+impl Trained {
+    /// The policy.
+    pub fn policy(self) -> Box<dyn RowPolicy> {
+        match self {
+            Trained::Es(a) => Box::new(a),
+            Trained::Ppo(a) => Box::new(a),
+        }
+    }
+
+    /// Each group's actor weights and the hidden width (what an export carries; an exported
+    /// agent acts on the argmax).
+    pub fn weights(&self) -> (Vec<Vec<f32>>, usize) {
+        match self {
+            Trained::Es(a) => {
+                let core = a.core();
+                ((0..core.blocks()).map(|g| core.actor(g).to_vec()).collect(), core.hidden())
+            }
+            Trained::Ppo(a) => (a.weights.clone(), a.hidden),
+        }
+    }
+}
+
+/// A trained run's policy, for acting in `world` (its groups, features and levels must match).
+pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Trained> {
     let config = RunDir::at(dir).config();
     if !config.exists() {
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
     let exp = SeamExperiment::load(&config, &[])?;
-    if exp.learner.kind != LearnerKind::Es {
+    if !matches!(exp.learner.kind, LearnerKind::Es | LearnerKind::Ppo) {
         return Err(crate::error::run_dir(
             dir,
             format!("a `{}` run has no actors to play", exp.learner.kind.name()),
@@ -181,16 +255,150 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Act
             "was trained for other groups, features or levels than this world has",
         ));
     }
-    let mut core = exp.fresh_core();
+    let mut trainer = Trainer::fresh(&exp);
     let latest = RunDir::at(dir).latest_checkpoint();
     let bytes = run::read_regular(&latest, 1 << 32)?;
     let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
-    core.load(decoded.learner, 0)?;
-    Ok(Actors::new(core))
+    trainer.load(decoded.learner)?;
+    trainer.trained(&exp)
 }
 
-/// One generation's line in `metrics.jsonl`.
-fn log_line(e: u64, g: &es::Generation, w: &dyn World, steps: u64, wall: f64) -> Value {
+/// What trains in a world behind the seam: ES's population, PPO over copies of the world
+/// (through the one training rollout), or nothing (fixed and uniform, evaluated the same way).
+enum Trainer {
+    Es(crate::learners::es::EsCore),
+    Ppo {
+        learner: Box<dyn Learner>,
+        copies: Vec<Box<dyn World>>,
+        group: usize,
+    },
+    Nothing,
+}
+
+impl Trainer {
+    fn fresh(exp: &SeamExperiment) -> Self {
+        let w = exp.world.as_ref();
+        let init = env::rng::stream_seed(exp.training_seed(), env::rng::names::INIT, 0);
+        match exp.learner.kind {
+            LearnerKind::Es => Trainer::Es(exp.fresh_core()),
+            LearnerKind::Ppo => {
+                let p = &exp.learner.ppo;
+                let (n, dim) = (w.possible(), w.layout().dim());
+                let shape = Shape::new(n, dim, dim, w.levels().len());
+                // One update per rollout of `rollout` rounds (or per episode), over the run.
+                let per_episode = match (p.rollout, w.max_rounds()) {
+                    (0, _) | (_, None) => 1,
+                    (r, Some(rounds)) => u64::from(rounds).div_ceil(r as u64),
+                };
+                let groups: Vec<usize> = (0..n).map(|id| w.group(id)).collect();
+                let ppo = Ppo::new(shape, p, exp.train.episodes.saturating_mul(per_episode), init, Some(groups));
+                let copies = exp.train.envs * p.group;
+                Trainer::Ppo {
+                    learner: Box::new(ppo),
+                    copies: (0..copies).map(|_| w.fork()).collect(),
+                    group: p.group,
+                }
+            }
+            _ => Trainer::Nothing,
+        }
+    }
+
+    fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
+        match self {
+            Trainer::Es(core) => core.load(bytes, 0),
+            Trainer::Ppo { learner, .. } => learner.load(bytes),
+            Trainer::Nothing => Ok(()),
+        }
+    }
+
+    fn save(&self) -> crate::error::Result<Vec<u8>> {
+        match self {
+            Trainer::Es(core) => Ok(core.save(0)),
+            Trainer::Ppo { learner, .. } => learner.save(),
+            Trainer::Nothing => Ok(Vec::new()),
+        }
+    }
+
+    fn non_finite(&self) -> Option<String> {
+        match self {
+            Trainer::Es(core) => core.non_finite(),
+            Trainer::Ppo { learner, .. } => learner.non_finite(),
+            Trainer::Nothing => None,
+        }
+    }
+
+    /// Train episode (ES: generation) `e`: its line in `metrics.jsonl` (without agent-steps
+    /// and wall time) and the agent-steps it played.
+    fn episode(&mut self, exp: &SeamExperiment, root: u64, e: u64, pool: &rayon::ThreadPool) -> (Value, u64) {
+        let w = exp.world.as_ref();
+        match self {
+            Trainer::Es(core) => {
+                let g = es::generation(core, w, root, e, pool);
+                (log_line(e, &g, w), g.played.iter().map(|p| p.agent_steps).sum())
+            }
+            Trainer::Ppo { learner, copies, group } => {
+                // Copies in groups of `group` share a seed (group-relative advantages).
+                let seeds: Vec<u64> = (0..copies.len()).map(|k| es::copy_seed(root, e, k / *group)).collect();
+                let policy_seed = env::rng::stream_seed(root, env::rng::names::POLICY_EPISODE, e);
+                let (losses, steps) =
+                    pool.install(|| crate::train::rollout::train_world_episode_counted(copies, learner.as_mut(), &seeds, policy_seed, &[]));
+                let head = w.headline();
+                let figures: Vec<f64> = copies.iter().map(|c| c.figures()[head]).filter(|x| x.is_finite()).collect();
+                let mean = figures.iter().sum::<f64>() / figures.len().max(1) as f64;
+                let line = json!({
+                    "episode": e,
+                    w.metrics()[head].key: if figures.is_empty() { f64::NAN } else { mean },
+                    "entropy": losses.entropy,
+                    "actor_loss": losses.actor,
+                    "critic_loss": losses.critic,
+                });
+                (line, steps)
+            }
+            Trainer::Nothing => (json!({}), 0),
+        }
+    }
+
+    /// The trained policy (fixed and uniform have none).
+    fn trained(self, exp: &SeamExperiment) -> crate::error::Result<Trained> {
+        let w = exp.world.as_ref();
+        match self {
+            Trainer::Es(core) => Ok(Trained::Es(Actors::new(core))),
+            Trainer::Ppo { learner, .. } => {
+                // Every agent of a group plays the group's actor: export the first's.
+                let weights = (0..w.group_names().len())
+                    .map(|g| match (0..w.possible()).find(|&id| w.group(id) == g) {
+                        Some(id) => learner.export_weights(id),
+                        None => Err(failed(format!("no agent of group {g} to export its actor from"))),
+                    })
+                    .collect::<crate::error::Result<Vec<_>>>()?;
+                let dim = w.layout().dim();
+                Ok(Trained::Ppo(GroupActors::new(
+                    weights,
+                    exp.learner.ppo.actor_hidden,
+                    dim,
+                    w.levels().len(),
+                    true,
+                )))
+            }
+            Trainer::Nothing => Err(failed("a fixed or uniform run has no actors")),
+        }
+    }
+
+    /// The policy the run is judged by.
+    fn policy(self, exp: &SeamExperiment) -> crate::error::Result<Box<dyn RowPolicy>> {
+        let w = exp.world.as_ref();
+        Ok(match exp.learner.kind {
+            LearnerKind::Es | LearnerKind::Ppo => self.trained(exp)?.policy(),
+            LearnerKind::Fixed => Box::new(Fixed::new(vec![
+                env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
+            ])),
+            _ => Box::new(Uniform::new(w.levels().len())),
+        })
+    }
+}
+
+/// One generation's line in `metrics.jsonl` (agent-steps and wall time added by the loop).
+fn log_line(e: u64, g: &es::Generation, w: &dyn World) -> Value {
     let fitness: Vec<f64> = g
         .played
         .iter()
@@ -206,15 +414,18 @@ fn log_line(e: u64, g: &es::Generation, w: &dyn World, steps: u64, wall: f64) ->
         "fitness": fitness.iter().sum::<f64>() / fitness.len() as f64,
         w.metrics()[w.headline()].key: head.iter().sum::<f64>() / head.len() as f64,
         "spread": g.spread,
-        "agent_steps": steps,
-        "wall_time": wall,
     })
 }
 
-/// The figures of a generation's line in `metrics.jsonl` a sweep's pruner may follow: the
-/// population's mean fitness, the world's headline, ES's spread of fitnesses.
-pub fn generation_keys(w: &dyn World) -> Vec<&'static str> {
-    vec!["fitness", w.metrics()[w.headline()].key, "spread"]
+/// The figures of an episode's line in `metrics.jsonl` a sweep's pruner may follow (and
+/// TensorBoard draws): ES's population mean fitness, the world's headline and ES's spread of
+/// fitnesses; PPO's headline over its copies and its losses.
+pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
+    let head = w.metrics()[w.headline()].key;
+    match kind {
+        LearnerKind::Ppo => vec![head, "entropy", "actor_loss", "critic_loss"],
+        _ => vec!["fitness", head, "spread"],
+    }
 }
 
 /// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
@@ -435,17 +646,17 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     let w = exp.world.as_ref();
     let head = w.headline();
     let headline = w.metrics()[head].key;
-    let mut core = exp.fresh_core();
+    let mut trainer = Trainer::fresh(&exp);
     let config_text = exp.to_toml();
     let mut steps = 0u64;
     if start > 0 {
         let latest = dir.latest_checkpoint();
         let bytes = run::read_regular(&latest, 1 << 32)?;
-        core.load(crate::train::checkpoint::decode(&latest, &bytes)?.learner, 0)?;
+        trainer.load(crate::train::checkpoint::decode(&latest, &bytes)?.learner)?;
         crate::train::log::truncate_metrics(&dir.metrics(), start)?;
         steps = last_steps(&dir.metrics())?;
     }
-    let learns = exp.learner.kind == LearnerKind::Es;
+    let learns = matches!(exp.learner.kind, LearnerKind::Es | LearnerKind::Ppo);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(exp.train.threads)
         .build()
@@ -461,31 +672,42 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     let ckpts = dir.checkpoints();
     std::fs::create_dir_all(&ckpts).map_err(|e| run::io_error(&ckpts, "creating", e))?;
     let started = Instant::now();
-    let progress = crate::train::Progress::new(exp.train.episodes, start, spec.quiet, "generation");
+    let unit = if exp.learner.kind == LearnerKind::Es {
+        "generation"
+    } else {
+        "episode"
+    };
+    let progress = crate::train::Progress::new(exp.train.episodes, start, spec.quiet, unit);
     let total = if learns { exp.train.episodes } else { start };
     let root = exp.training_seed();
+    let keys = generation_keys(w, exp.learner.kind);
     for e in start..total {
         let t0 = Instant::now();
-        let g = es::generation(&mut core, w, root, e, &pool);
-        if let Some(what) = core.non_finite() {
+        let (mut line, played) = trainer.episode(&exp, root, e, &pool);
+        if let Some(what) = trainer.non_finite() {
             return Err(failed(format!(
-                "{}: training diverged in generation {}: {what}; the checkpoint of generation {e} kept. Lower learner.es.lr or sigma",
+                "{}: training diverged in {unit} {}: {what}; the checkpoint of {unit} {e} kept. Lower learner.{}.lr{}",
                 dir.path().display(),
-                e + 1
+                e + 1,
+                exp.learner.kind.name(),
+                if exp.learner.kind == LearnerKind::Es { " or sigma" } else { "" }
             )));
         }
-        steps += g.played.iter().map(|p| p.agent_steps).sum::<u64>();
-        let line = log_line(e, &g, w, steps, t0.elapsed().as_secs_f64());
+        steps += played;
+        line["agent_steps"] = json!(steps);
+        line["wall_time"] = json!(t0.elapsed().as_secs_f64());
         run::append_line(&dir.metrics(), &line.to_string())?;
-        for (tag, key) in [
-            ("charts/fitness", "fitness"),
-            (&*format!("charts/{headline}"), headline),
-            ("es/spread", "spread"),
-        ] {
-            tb.scalar(tag, line[key].as_f64().unwrap_or(f64::NAN) as f32, steps)?;
+        for key in &keys {
+            let tag = match *key {
+                "fitness" => "charts/fitness".to_string(),
+                "spread" => "es/spread".to_string(),
+                k if k == headline => format!("charts/{headline}"),
+                k => format!("losses/{k}"),
+            };
+            tb.scalar(&tag, line[*key].as_f64().unwrap_or(f64::NAN) as f32, steps)?;
         }
         let done = e + 1;
-        let bytes = crate::train::checkpoint::encode(done, &config_text, &core.save(0));
+        let bytes = crate::train::checkpoint::encode(done, &config_text, &trainer.save()?);
         run::write_atomic(&dir.latest_checkpoint(), &bytes)?;
         if done % exp.train.checkpoint_every == 0 || done == exp.train.episodes {
             run::write_atomic(&dir.kept_checkpoint(done), &bytes)?;
@@ -495,7 +717,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         // A sweep's pruner (replicate 0's generations), its SIGTERM or a stale trial (any
         // replicate's) stops the run here, its checkpoint written.
         let halt = match hook {
-            Some(h) => (h.0)(&hook_log(e, &line, &generation_keys(w)))?,
+            Some(h) => (h.0)(&hook_log(e, &line, &keys))?,
             None => false,
         } || spec.stop.as_ref().is_some_and(|s| (s.0)());
         if halt {
@@ -503,20 +725,14 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
             return Ok(SeamTrained {
                 dir: dir.path().to_path_buf(),
                 summary: Value::Null,
-                report: format!("stopped after generation {done}\n"),
+                report: format!("stopped after {unit} {done}\n"),
                 stopped: true,
             });
         }
     }
     progress.finish();
     let train_seconds = started.elapsed().as_secs_f64();
-    let policy: Box<dyn RowPolicy> = match exp.learner.kind {
-        LearnerKind::Es => Box::new(Actors::new(core)),
-        LearnerKind::Fixed => Box::new(Fixed::new(vec![
-            env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
-        ])),
-        _ => Box::new(Uniform::new(w.levels().len())),
-    };
+    let policy: Box<dyn RowPolicy> = trainer.policy(&exp)?;
     let j = judge(&exp, policy.as_ref());
     let vs_best = improvement(w, &j.learned, &j.best);
     let vs_uniform = improvement(w, &j.learned, &j.uniform);
@@ -554,7 +770,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     let eval = summarise(&j.learned, w.metrics())[head];
     let m = &w.metrics()[head];
     let report = format!(
-        "trained {} generations ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
+        "trained {} {unit}s ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
          vs the best fixed level ({level}): {} ({}; positive is better)\n\
          vs uniform random play:        {}\n\
          run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",

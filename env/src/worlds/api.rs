@@ -278,3 +278,90 @@ pub fn check_actions(live: &[usize], levels: usize, actions: &[usize]) -> Result
 pub fn section<T: serde::de::DeserializeOwned>(table: toml::Table, path: &std::path::Path) -> Result<T, crate::config::ConfigError> {
     crate::config::from_table(&path.display().to_string(), table)
 }
+
+/// A boxed world is a world (every method, the provided ones included, is the box's own):
+/// what is generic over `W: World` (the training rollout) takes the worlds the registry
+/// builds.
+impl World for Box<dyn World> {
+    fn reset(&mut self, seed: u64) {
+        (**self).reset(seed)
+    }
+    fn live(&self) -> &[usize] {
+        (**self).live()
+    }
+    fn possible(&self) -> usize {
+        (**self).possible()
+    }
+    fn agent_name(&self, id: usize) -> String {
+        (**self).agent_name(id)
+    }
+    fn group(&self, id: usize) -> usize {
+        (**self).group(id)
+    }
+    fn group_names(&self) -> Vec<String> {
+        (**self).group_names()
+    }
+    fn weight(&self, id: usize) -> f64 {
+        (**self).weight(id)
+    }
+    fn layout(&self) -> &Layout {
+        (**self).layout()
+    }
+    fn observe(&mut self, out: &mut [f32]) {
+        (**self).observe(out)
+    }
+    fn observed(&self) -> Option<&[f32]> {
+        (**self).observed()
+    }
+    fn observe_every(&mut self, out: &mut [f32], blank: Option<&[f32]>, scratch: &mut Vec<f32>) {
+        (**self).observe_every(out, blank, scratch)
+    }
+    fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {
+        (**self).last_observation(id, out)
+    }
+    fn levels(&self) -> &[f64] {
+        (**self).levels()
+    }
+    fn action_kind(&self) -> ActionKind {
+        (**self).action_kind()
+    }
+    fn step(&mut self, actions: &[usize]) -> Result<Report<'_>, StepError> {
+        (**self).step(actions)
+    }
+    fn max_rounds(&self) -> Option<u32> {
+        (**self).max_rounds()
+    }
+    fn done(&self) -> bool {
+        (**self).done()
+    }
+    fn info(&self, id: usize) -> Record {
+        (**self).info(id)
+    }
+    fn record(&self) -> serde_json::Value {
+        (**self).record()
+    }
+    fn metrics(&self) -> &'static [WorldMetric] {
+        (**self).metrics()
+    }
+    fn figures(&self) -> Figures {
+        (**self).figures()
+    }
+    fn headline(&self) -> usize {
+        (**self).headline()
+    }
+    fn fork(&self) -> Box<dyn World> {
+        (**self).fork()
+    }
+    fn config(&self) -> toml::Table {
+        (**self).config()
+    }
+    fn mechanism(&self) -> Option<String> {
+        (**self).mechanism()
+    }
+    fn reads_actions(&self) -> bool {
+        (**self).reads_actions()
+    }
+    fn varies_with_seed(&self) -> bool {
+        (**self).varies_with_seed()
+    }
+}

@@ -21,6 +21,33 @@ pub fn gae(rewards: &[f32], values: &[f32], gamma: f32, lambda: f32) -> (Vec<f32
     (adv, ret)
 }
 
+/// [`gae`] where the agent acts only in the rounds where `live` (its life: it arrives, acts,
+/// leaves): a round it did not act in has advantage and return 0 and cuts the recursion, and
+/// its last live round before one it did not act in is terminal (nothing follows). `values`
+/// has `T + 1` entries; the bootstrap `values[T]` is used as given (0 for an agent gone).
+pub fn gae_live(rewards: &[f32], values: &[f32], live: &[bool], gamma: f32, lambda: f32) -> (Vec<f32>, Vec<f32>) {
+    let t = rewards.len();
+    assert_eq!(values.len(), t + 1, "values carry the bootstrap");
+    assert_eq!(live.len(), t, "one flag per round");
+    let (mut adv, mut ret) = (vec![0.0; t], vec![0.0; t]);
+    let mut next = 0.0;
+    for s in (0..t).rev() {
+        if !live[s] {
+            next = 0.0;
+            continue;
+        }
+        let v_next = match live.get(s + 1) {
+            Some(false) => 0.0,
+            _ => values[s + 1],
+        };
+        let delta = rewards[s] + gamma * v_next - values[s];
+        next = delta + gamma * lambda * next;
+        adv[s] = next;
+        ret[s] = next + values[s];
+    }
+    (adv, ret)
+}
+
 /// Advantages normalised to mean 0 and (unbiased) standard deviation 1, as CleanRL does.
 pub fn normalise(adv: &[f32]) -> Vec<f32> {
     let n = adv.len() as f32;
@@ -49,6 +76,56 @@ pub fn policy_losses(new_logp: Tensor<3>, old_logp: Tensor<3>, adv: Tensor<3>, e
 /// both inputs `[n, batch, 1]`
 pub fn value_loss(value: Tensor<3>, ret: Tensor<3>) -> Tensor<1> {
     ((value - ret).powi_scalar(2) * 0.5).mean_dim(1).sum()
+}
+
+/// Advantages normalised as [`normalise`] does over the rows where `live`; the others 0.
+pub fn normalise_live(adv: &[f32], live: &[f32]) -> Vec<f32> {
+    let rows: Vec<f32> = adv.iter().zip(live).filter(|(_, &l)| l > 0.5).map(|(&a, _)| a).collect();
+    if rows.is_empty() {
+        return vec![0.0; adv.len()];
+    }
+    let mut normalised = normalise(&rows).into_iter();
+    adv.iter()
+        .zip(live)
+        .map(|(_, &l)| {
+            if l > 0.5 {
+                normalised.next().expect("one per live row")
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// [`policy_losses`] over the rows where `mask` is 1 (an agent's mean over its live rows; an
+/// agent with none adds 0).
+///
+/// # Shapes
+/// every input `[n, batch, 1]`
+pub fn policy_losses_masked(
+    new_logp: Tensor<3>,
+    old_logp: Tensor<3>,
+    adv: Tensor<3>,
+    entropy: Tensor<3>,
+    clip: f32,
+    mask: Tensor<3>,
+) -> (Tensor<1>, Tensor<1>) {
+    let count = mask.clone().sum_dim(1).clamp_min(1.0);
+    let ratio = (new_logp - old_logp).exp();
+    let pg1 = -adv.clone() * ratio.clone();
+    let pg2 = -adv * ratio.clamp(1.0 - clip, 1.0 + clip);
+    let pg = (pg1.max_pair(pg2) * mask.clone()).sum_dim(1).div(count.clone()).sum();
+    let ent = (entropy * mask).sum_dim(1).div(count).sum();
+    (pg, ent)
+}
+
+/// [`value_loss`] over the rows where `mask` is 1.
+///
+/// # Shapes
+/// every input `[n, batch, 1]`
+pub fn value_loss_masked(value: Tensor<3>, ret: Tensor<3>, mask: Tensor<3>) -> Tensor<1> {
+    let count = mask.clone().sum_dim(1).clamp_min(1.0);
+    ((value - ret).powi_scalar(2) * 0.5 * mask).sum_dim(1).div(count).sum()
 }
 
 /// Scale each agent's slice of the gradients of `ids` so that agent's global norm is at most
@@ -104,6 +181,62 @@ mod tests {
         assert!(close(f64::from(td[1]), -1.45));
         let (mc, _) = gae(&[1.0, 0.0, 2.0], &[0.5, 1.0, -0.5, 2.0], 0.9, 1.0);
         assert!(close(f64::from(mc[0]), 1.0 + 0.0 + 0.81 * 2.0 + 0.729 * 2.0 - 0.5));
+    }
+
+    #[test]
+    fn gae_over_a_life_matches_a_hand_computation() {
+        // Absent in round 0, acts in rounds 1-2, gone in round 3 (a bootstrap of 0).
+        let (g, l) = (0.9f32, 0.5f32);
+        let r = [0.0, 1.0, 2.0, 0.0];
+        let v = [7.0, 0.5, 1.5, 9.0, 0.0];
+        let (adv, ret) = gae_live(&r, &v, &[false, true, true, false], g, l);
+        let d2 = 2.0 - 1.5; // round 2 is its last: nothing follows
+        let d1 = 1.0 + g * 1.5 - 0.5;
+        let want = [0.0, d1 + g * l * d2, d2, 0.0];
+        for (a, w) in adv.iter().zip(want) {
+            assert!((a - w).abs() < 1e-6, "{adv:?} vs {want:?}");
+        }
+        assert_eq!(ret[0], 0.0);
+        assert!((ret[1] - (want[1] + 0.5)).abs() < 1e-6);
+        // Alive throughout: plain GAE.
+        let all = gae_live(&r, &v, &[true; 4], g, l);
+        assert_eq!(all, gae(&r, &v, g, l));
+    }
+
+    #[test]
+    fn the_masked_losses_are_the_plain_ones_over_the_live_rows() {
+        // Agent 0: rows 0 and 2 live; agent 1: row 1 only.
+        let (new, old) = (
+            t3(&[-1.0, -0.3, -0.7, -2.0, -0.2, -0.9], 2),
+            t3(&[-1.2, -0.1, -0.5, -1.0, -0.4, -0.3], 2),
+        );
+        let (adv, ent) = (t3(&[1.5, -4.0, -0.5, 3.0, 2.0, -1.0], 2), t3(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], 2));
+        let mask = t3(&[1.0, 0.0, 1.0, 0.0, 1.0, 0.0], 2);
+        let (pg, en) = policy_losses_masked(new.clone(), old.clone(), adv.clone(), ent.clone(), 0.2, mask.clone());
+        let pick = |x: &Tensor<3>, rows: &[usize], i: usize| {
+            let v = x.clone().into_data().to_vec::<f32>().unwrap();
+            t3(&rows.iter().map(|&r| v[i * 3 + r]).collect::<Vec<_>>(), 1)
+        };
+        let (mut want_pg, mut want_en) = (0.0, 0.0);
+        for (i, rows) in [(0, vec![0, 2]), (1, vec![1])] {
+            let (p, e) = policy_losses(
+                pick(&new, &rows, i),
+                pick(&old, &rows, i),
+                pick(&adv, &rows, i),
+                pick(&ent, &rows, i),
+                0.2,
+            );
+            want_pg += scalar(p);
+            want_en += scalar(e);
+        }
+        assert!(close(scalar(pg), want_pg) && close(scalar(en), want_en));
+        let vl = value_loss_masked(new.clone(), old.clone(), mask);
+        let want = scalar(value_loss(pick(&new, &[0, 2], 0), pick(&old, &[0, 2], 0)))
+            + scalar(value_loss(pick(&new, &[1], 1), pick(&old, &[1], 1)));
+        assert!(close(scalar(vl), want));
+        let n = normalise_live(&[1.0, 9.0, 3.0], &[1.0, 0.0, 1.0]);
+        assert_eq!(n[1], 0.0);
+        assert_eq!([n[0], n[2]], [normalise(&[1.0, 3.0])[0], normalise(&[1.0, 3.0])[1]]);
     }
 
     #[test]

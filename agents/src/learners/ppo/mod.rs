@@ -51,7 +51,7 @@ mod loss;
 mod tests;
 
 use loss::clip_per_agent;
-pub use loss::{gae, normalise, policy_losses, value_loss};
+pub use loss::{gae, gae_live, normalise, normalise_live, policy_losses, policy_losses_masked, value_loss, value_loss_masked};
 
 /// Whose features a critic reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -397,6 +397,9 @@ pub struct Ppo {
     obs: Vec<f32>,
     actions: Vec<i64>,
     rewards: Vec<f32>,
+    /// Per round, copy and agent, 1 where the agent acted ([`Transition::live`]); empty while
+    /// every agent of every stored round did (the queue world and the market never fill it).
+    live: Vec<f32>,
 }
 
 impl Ppo {
@@ -435,6 +438,7 @@ impl Ppo {
             obs: Vec::new(),
             actions: Vec::new(),
             rewards: Vec::new(),
+            live: Vec::new(),
             cfg: cfg.clone(),
         }
     }
@@ -493,6 +497,16 @@ impl Ppo {
             for i in 0..self.nets.shape.n {
                 self.obs.extend_from_slice(self.nets.shape.read(&t.obs, i));
             }
+            if t.live.is_some() && self.live.is_empty() {
+                // The rounds stored so far: every agent acted.
+                self.live.resize(self.rewards.len(), 1.0);
+            }
+            if !self.live.is_empty() {
+                match t.live {
+                    Some(l) => self.live.extend(l.iter().map(|&x| if x { 1.0f32 } else { 0.0 })),
+                    None => self.live.extend(std::iter::repeat_n(1.0f32, self.nets.shape.n)),
+                }
+            }
             self.actions.extend(t.actions.iter().map(|&a| a as i64));
             self.rewards.extend(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32));
         }
@@ -530,29 +544,55 @@ impl Ppo {
 
         // 2. GAE per agent and copy, bootstrapped at the truncation, in the returns' units (the
         //    critics' outputs denormalised with value normalisation).
+        //    Where agents come and go ([`Transition::live`]) a row an agent did not act in is
+        //    worth 0 and ends its return: an agent's life is its own episode (the bootstrap at
+        //    the rollout's end only for an agent that acted in its last round), and its
+        //    advantage and return there are 0 and out of every loss.
         let (mut adv, mut ret) = (Vec::with_capacity(n * rows), Vec::with_capacity(n * rows));
         let norm = self.cfg.value_norm;
         let real = |stats: &RunningStats, i: usize, v: f32| if norm { stats.denormalise(i, f64::from(v)) as f32 } else { v };
+        let masked = !self.live.is_empty();
+        let acted = |t: usize, k: usize, i: usize| !masked || self.live[(t * copies + k) * n + i] > 0.5;
         for i in 0..n {
             for k in 0..copies {
                 let r: Vec<f32> = (0..rounds).map(|t| self.rewards[(t * copies + k) * n + i]).collect();
                 let from = i * rows + k * rounds;
                 let mut v: Vec<f32> = values[from..from + rounds].iter().map(|&v| real(&self.returns, i, v)).collect();
                 v.push(real(&self.returns, i, v_next[i * copies + k]));
-                let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
+                let (ai, ri) = if masked {
+                    let life: Vec<bool> = (0..rounds).map(|t| acted(t, k, i)).collect();
+                    if !life[rounds - 1] {
+                        v[rounds] = 0.0;
+                    }
+                    gae_live(&r, &v, &life, self.cfg.gamma as f32, self.cfg.gae_lambda as f32)
+                } else {
+                    gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32)
+                };
                 adv.extend(ai);
                 ret.extend(ri);
             }
         }
+        // Per agent and row (`[agent][copy][round]`, as `adv`): 1 where it acted.
+        let live: Option<Vec<f32>> = masked.then(|| {
+            (0..n)
+                .flat_map(|i| (0..copies).flat_map(move |k| (0..rounds).map(move |t| (t, k, i))))
+                .map(|(t, k, i)| self.live[(t * copies + k) * n + i])
+                .collect()
+        });
         if self.cfg.group > 1 {
-            group_relative(&mut adv, n, copies, rounds, self.cfg.group);
+            match &live {
+                None => group_relative(&mut adv, n, copies, rounds, self.cfg.group),
+                Some(l) => group_relative_live(&mut adv, l, n, copies, rounds, self.cfg.group),
+            }
         }
         // The critics' targets: the returns, normalised with the statistics updated by them.
         if norm {
             for i in 0..n {
                 ret[i * rows..(i + 1) * rows]
                     .iter()
-                    .for_each(|&r| self.returns.push(i, f64::from(r)));
+                    .enumerate()
+                    .filter(|&(j, _)| live.as_ref().is_none_or(|l| l[i * rows + j] > 0.5))
+                    .for_each(|(_, &r)| self.returns.push(i, f64::from(r)));
             }
             for i in 0..n {
                 for r in &mut ret[i * rows..(i + 1) * rows] {
@@ -578,6 +618,7 @@ impl Ppo {
             old_logp,
             adv,
             ret,
+            live,
             rows,
         };
         let mut sums = Losses::default();
@@ -596,6 +637,7 @@ impl Ppo {
         self.obs.clear();
         self.actions.clear();
         self.rewards.clear();
+        self.live.clear();
         let per = n as f64 * steps.max(1.0);
         Losses {
             actor: sums.actor / per,
@@ -626,9 +668,32 @@ pub fn group_relative(adv: &mut [f32], n: usize, copies: usize, rounds: usize, g
     }
 }
 
+/// [`group_relative`] where agents come and go: each advantage minus the mean over the other
+/// copies of its group in which the same agent acted that round (`live`, laid out as `adv`);
+/// unchanged where no other copy's agent did, 0 where it did not act itself.
+pub fn group_relative_live(adv: &mut [f32], live: &[f32], n: usize, copies: usize, rounds: usize, group: usize) {
+    assert!(group > 1 && copies % group == 0, "{copies} copies in groups of {group}");
+    for i in 0..n {
+        for g in (0..copies).step_by(group) {
+            for t in 0..rounds {
+                let at = |k: usize| (i * copies + k) * rounds + t;
+                let acted: Vec<usize> = (g..g + group).filter(|&k| live[at(k)] > 0.5).collect();
+                let sum: f32 = acted.iter().map(|&k| adv[at(k)]).sum();
+                let others = acted.len().saturating_sub(1) as f32;
+                for &k in &acted {
+                    let a = adv[at(k)];
+                    if others > 0.0 {
+                        adv[at(k)] = a - (sum - a) / others;
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// A rollout ready for the epochs: features `[n, rows, d]` (critic input `xc`), actions and
 /// their log-probabilities under the acting networks `[n, rows, 1]`, advantages and returns
-/// (`[agent][row]`).
+/// (`[agent][row]`), and where agents come and go which rows they acted in.
 struct Batch {
     x: Tensor<3>,
     xc: Tensor<3>,
@@ -636,6 +701,7 @@ struct Batch {
     old_logp: Tensor<3>,
     adv: Vec<f32>,
     ret: Vec<f32>,
+    live: Option<Vec<f32>>,
     rows: usize,
 }
 
@@ -656,12 +722,20 @@ impl Ppo {
             let mut out = Vec::with_capacity(n * chunk.len());
             for i in 0..n {
                 let col: Vec<f32> = chunk.iter().map(|&t| v[i * b.rows + t]).collect();
-                out.extend(if norm { normalise(&col) } else { col });
+                out.extend(match (&b.live, norm) {
+                    (_, false) => col,
+                    (None, true) => normalise(&col),
+                    (Some(l), true) => {
+                        let live: Vec<f32> = chunk.iter().map(|&t| l[i * b.rows + t]).collect();
+                        normalise_live(&col, &live)
+                    }
+                });
             }
             Tensor::from_data(TensorData::new(out, [n, chunk.len(), 1]), &dev)
         };
         let adv = pick(&b.adv, self.cfg.norm_adv && chunk.len() > 1);
         let ret = pick(&b.ret, false);
+        let mask = b.live.as_ref().map(|l| pick(l, false));
         let cfg = &self.cfg;
         let (rows, actor_net, critic_net) = (self.rows.as_deref(), &mut self.nets.actors, &mut self.nets.critics);
         let max_norm = cfg.max_grad_norm as f32;
@@ -671,7 +745,11 @@ impl Ppo {
                 let logp = log_softmax(logits(actors, rows, b.x.clone().select(1, idx.clone())), 2);
                 let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
                 let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
-                let (pg, ent) = policy_losses(new_logp, b.old_logp.clone().select(1, idx.clone()), adv, entropy, cfg.clip as f32);
+                let old_logp = b.old_logp.clone().select(1, idx.clone());
+                let (pg, ent) = match mask.clone() {
+                    None => policy_losses(new_logp, old_logp, adv, entropy, cfg.clip as f32),
+                    Some(m) => policy_losses_masked(new_logp, old_logp, adv, entropy, cfg.clip as f32, m),
+                };
                 let mut grads = (pg.clone() - ent.clone() * (cfg.entropy as f32)).backward();
                 let mut ga = GradientsParams::from_module(&mut grads, actors);
                 clip_per_agent(&mut ga, &actors.ids(), max_norm);
@@ -684,7 +762,11 @@ impl Ppo {
             },
             || {
                 let critics = critic_net.get();
-                let vl = value_loss(critics.forward(b.xc.clone().select(1, idx.clone())), ret);
+                let value = critics.forward(b.xc.clone().select(1, idx.clone()));
+                let vl = match mask.clone() {
+                    None => value_loss(value, ret),
+                    Some(m) => value_loss_masked(value, ret, m),
+                };
                 let mut grads = (vl.clone() * (cfg.vf_coef as f32)).backward();
                 let mut gc = GradientsParams::from_module(&mut grads, critics);
                 clip_per_agent(&mut gc, &critics.ids(), max_norm);
@@ -781,6 +863,7 @@ impl Learner for Ppo {
         self.obs.clear();
         self.actions.clear();
         self.rewards.clear();
+        self.live.clear();
         Ok(())
     }
 }

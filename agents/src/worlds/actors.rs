@@ -1,0 +1,106 @@
+//! A trained run's policy in a world behind the seam: one actor per group as plain weights
+//! (the agent's row, one tanh layer, a logit per level: the layout PPO and ES export and the
+//! exported agents' runtime reads), acting greedily or drawing from its softmax.
+
+use super::RowPolicy;
+use crate::learners::base::{argmax, sample_index};
+use crate::learners::nets::actor_logits;
+use env::rng::{names, stream, unit};
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+/// One actor per group (`weights[g]`), `d` features in, `hidden` tanh units, `k` levels out.
+#[derive(Clone)]
+pub struct GroupActors {
+    /// Each group's actor.
+    pub weights: Vec<Vec<f32>>,
+    /// Hidden width.
+    pub hidden: usize,
+    /// Features read (the whole row).
+    pub d: usize,
+    /// Levels.
+    pub k: usize,
+    /// Draw each level from the actor's probabilities (as PPO trained) instead of its argmax.
+    pub sampled: bool,
+    rng: SmallRng,
+    h: Vec<f32>,
+    logits: Vec<f32>,
+}
+
+impl GroupActors {
+    /// Actors from their weights.
+    pub fn new(weights: Vec<Vec<f32>>, hidden: usize, d: usize, k: usize, sampled: bool) -> Self {
+        Self {
+            weights,
+            hidden,
+            d,
+            k,
+            sampled,
+            rng: stream(0, names::POLICY, 0),
+            h: Vec::with_capacity(hidden),
+            logits: vec![0.0; k],
+        }
+    }
+}
+
+impl RowPolicy for GroupActors {
+    /// The episode's draws come from its own stream, one draw per live agent per round in row
+    /// order: the same on any number of threads.
+    fn begin_episode(&mut self, seed: u64) {
+        self.rng = stream(seed, names::POLICY, 0);
+    }
+
+    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]) {
+        let last = self.weights.len() - 1;
+        for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
+            actor_logits(
+                &self.weights[g.min(last)],
+                (self.d, self.hidden, self.k),
+                &row[..self.d],
+                &mut self.h,
+                &mut self.logits,
+            );
+            *a = if self.sampled {
+                let max = self.logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+                let w: Vec<f64> = self.logits.iter().map(|&l| f64::from(l - max).exp()).collect();
+                sample_index(&w, unit(self.rng.next_u64()))
+            } else {
+                argmax(self.logits.iter().map(|&l| f64::from(l)))
+            };
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_takes_the_largest_logit_and_sampling_follows_the_softmax() {
+        // d = 1, h = 1, k = 2: logits = b2 + w2 tanh(w1 x + b1); with w1 = 0, b1 = 0 the
+        // logits are b2 = [0, ln 3]: probabilities 1/4 and 3/4.
+        let w = vec![0.0, 0.0, 0.0, 0.0, 0.0, 3f32.ln()];
+        let mut greedy = GroupActors::new(vec![w.clone()], 1, 1, 2, false);
+        let mut a = vec![9; 4];
+        greedy.act(&[0.5; 4], 1, &[0; 4], &mut a);
+        assert_eq!(a, vec![1; 4]);
+        let mut sampled = GroupActors::new(vec![w], 1, 1, 2, true);
+        sampled.begin_episode(7);
+        let mut ones = 0;
+        let mut a = vec![0; 1000];
+        sampled.act(&[0.5; 1000], 1, &[0; 1000], &mut a);
+        ones += a.iter().filter(|&&x| x == 1).count();
+        // 750 expected, sd 13.7.
+        assert!((700..800).contains(&ones), "{ones}");
+        // The same episode seed draws the same levels.
+        let mut again = sampled.clone();
+        again.begin_episode(7);
+        let mut b = vec![0; 1000];
+        again.act(&[0.5; 1000], 1, &[0; 1000], &mut b);
+        assert_eq!(a, b);
+    }
+}
