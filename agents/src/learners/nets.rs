@@ -152,6 +152,29 @@ impl Actors {
         }
     }
 
+    /// The output layer's weights and biases times `s` (a policy head starting nearer
+    /// uniform play).
+    pub(crate) fn scaled_head(self, s: f32) -> Self {
+        // Rebuilt from the values: a product of a tracked parameter is no leaf to train.
+        let scaled = |p: &Param<Tensor<3>>| {
+            let t = p.val();
+            let (dims, device) = (t.dims(), t.device());
+            let v: Vec<f32> = t
+                .into_data()
+                .try_to_vec::<f32>()
+                .expect("f32 weights")
+                .iter()
+                .map(|x| x * s)
+                .collect();
+            Param::from_tensor(Tensor::from_data(TensorData::new(v, dims), &device))
+        };
+        Actors {
+            w2: scaled(&self.w2),
+            b2: scaled(&self.b2),
+            ..self
+        }
+    }
+
     /// These actors read with the id of each of `agents` agents: per-agent biases, 0 at the
     /// start (so every agent of a class starts as its class's actor).
     pub(crate) fn with_ids(mut self, agents: usize) -> Self {

@@ -214,7 +214,7 @@ mod tests {
         let mask = t3(&[1.0, 0.0, 1.0, 0.0, 1.0, 0.0], 2);
         let (pg, en) = policy_losses_masked(new.clone(), old.clone(), adv.clone(), ent.clone(), 0.2, mask.clone());
         let pick = |x: &Tensor<3>, rows: &[usize], i: usize| {
-            let v = x.clone().into_data().to_vec::<f32>().unwrap();
+            let v = x.clone().into_data().try_to_vec::<f32>().unwrap();
             t3(&rows.iter().map(|&r| v[i * 3 + r]).collect::<Vec<_>>(), 1)
         };
         let (mut want_pg, mut want_en) = (0.0, 0.0);

@@ -168,6 +168,16 @@ pub struct PpoConfig {
     /// 1: every copy its own seed, plain GAE. A training episode steps `train.envs` such
     /// groups.
     pub group: usize,
+    /// The actor's output layer's initial weights and biases times this. At 1 (the default)
+    /// the initial logits spread about 0.3 across levels, so an untrained policy is tilted at
+    /// random away from uniform play; CleanRL's policy head (orthogonal init, std 0.01) starts
+    /// uniform to about 1%, as 0.03 here does. Written to a run's config only when not 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub head_scale: f64,
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl Default for PpoConfig {
@@ -194,6 +204,7 @@ impl Default for PpoConfig {
             share: Share::None,
             features: Features::All,
             group: 8,
+            head_scale: 1.0,
         }
     }
 }
@@ -226,6 +237,9 @@ impl PpoConfig {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(err(&key(k), format!("must be a finite number >= 0, got {v}")));
             }
+        }
+        if !(p.head_scale.is_finite() && p.head_scale > 0.0 && p.head_scale <= 10.0) {
+            return Err(err(&key("head_scale"), format!("must be in (0, 10], got {}", p.head_scale)));
         }
         for (k, v) in [("gamma", p.gamma), ("gae_lambda", p.gae_lambda)] {
             if !(0.0..=1.0).contains(&v) {
@@ -420,6 +434,9 @@ impl Ppo {
         };
         let stacked = classes.as_ref().map_or(n, |c| c.iter().max().map_or(1, |m| m + 1));
         let mut actors = Actors::new(stacked, d, cfg.actor_hidden, k, seed, &device);
+        if cfg.head_scale != 1.0 {
+            actors = actors.scaled_head(cfg.head_scale as f32);
+        }
         if cfg.share == Share::ClassId && classes.is_some() {
             actors = actors.with_ids(n);
         }

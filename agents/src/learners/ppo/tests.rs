@@ -346,3 +346,34 @@ fn group_relative_advantages_over_the_copies_where_the_agent_acted() {
     group_relative_live(&mut b, &[1.0; 8], 1, 4, 2, 2);
     assert_eq!(a, b);
 }
+
+#[test]
+fn a_scaled_head_starts_near_uniform_play() {
+    // The largest relative distance of a level's initial probability from 1/k, over 3 agents.
+    let shape = Shape::new(3, 4, 4, 5);
+    let obs: Vec<f32> = (0..12).map(|i| (i as f32 * 0.37).sin()).collect();
+    let spread = |scale: f64| {
+        let cfg = PpoConfig {
+            head_scale: scale,
+            ..PpoConfig::default()
+        };
+        let p = Ppo::new(shape, &cfg, 1, 7, None).probabilities(Observations { data: &obs, dim: 4 });
+        p.iter().map(|&x| (x * 5.0 - 1.0).abs()).fold(0.0f32, f32::max)
+    };
+    assert!(spread(1.0) > 0.1, "the default head tilts the start: {}", spread(1.0));
+    assert!(spread(0.03) < 0.02, "{}", spread(0.03));
+    // And it trains: an episode of 3 rounds ends in an update that moves the policy.
+    let cfg = PpoConfig {
+        head_scale: 0.03,
+        group: 1,
+        ..PpoConfig::default()
+    };
+    let mut ppo = Ppo::new(shape, &cfg, 1, 7, None);
+    let before = ppo.probabilities(Observations { data: &obs, dim: 4 });
+    for t in 0..3 {
+        let rewards = [1.0, 0.0, 2.0];
+        let losses = ppo.learn(&crate::learners::testing::transition(4, &obs, &[1, 2, 3], &rewards, t == 2));
+        assert_eq!(losses.skipped, t < 2);
+    }
+    assert_ne!(before, ppo.probabilities(Observations { data: &obs, dim: 4 }));
+}
