@@ -15,11 +15,11 @@
 //! them; PPO's sampled, as PPO trains. `train.replicates` trains a run group and states the
 //! result over replicates (IQM, bootstrap CI, probability of improvement).
 //!
-//! PPO's rollout keeps a row per possible agent per round (`Transition::live` marks who
-//! acted): its memory and time grow with every agent the episode will ever hold times its
-//! rounds. On the bandit that is nothing; in Gavel's `configs/gavel/learn.toml` (200 jobs,
-//! about 3,000 rounds) one copy-episode took 65 s and 3.7 GB (2 copies, 2026-11-27): ES is the
-//! learner for that world.
+//! PPO here is pooled (`Ppo::pooled`): the agents of a group share one actor and one critic,
+//! and an update sees only the rows of agents that acted, so its cost is the agent-steps
+//! played. In Gavel's `configs/gavel/learn.toml` (200 jobs), 2 episodes of 2 copies: 8.0 s and
+//! 212 MB (a row per possible agent per round, as the queue world's PPO keeps: 131.7 s and
+//! 3.7 GB; 2026-11-27, one thread).
 
 use super::actors::GroupActors;
 use super::es::{self, Actors};
@@ -291,7 +291,7 @@ impl Trainer {
                     (r, Some(rounds)) => u64::from(rounds).div_ceil(r as u64),
                 };
                 let groups: Vec<usize> = (0..n).map(|id| w.group(id)).collect();
-                let ppo = Ppo::new(shape, p, exp.train.episodes.saturating_mul(per_episode), init, Some(groups));
+                let ppo = Ppo::pooled(shape, p, exp.train.episodes.saturating_mul(per_episode), init, groups);
                 let copies = exp.train.envs * p.group;
                 Trainer::Ppo {
                     learner: Box::new(ppo),

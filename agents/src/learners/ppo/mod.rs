@@ -414,6 +414,21 @@ pub struct Ppo {
     /// Per round, copy and agent, 1 where the agent acted ([`Transition::live`]); empty while
     /// every agent of every stored round did (the queue world and the market never fill it).
     live: Vec<f32>,
+    /// Pooled ([`Ppo::pooled`]): one critic and one set of return statistics per class, and
+    /// the rollout stored as the acting agents' samples only.
+    pooled: Option<Pooled>,
+}
+
+/// A pooled PPO's rollout: per acting agent and round, its (agent, copy, round), features,
+/// action and reward; and the rounds stored.
+#[derive(Default)]
+struct Pooled {
+    classes: usize,
+    at: Vec<(u32, u32, u32)>,
+    obs: Vec<f32>,
+    actions: Vec<i64>,
+    rewards: Vec<f32>,
+    rounds: usize,
 }
 
 impl Ppo {
@@ -456,8 +471,30 @@ impl Ppo {
             actions: Vec::new(),
             rewards: Vec::new(),
             live: Vec::new(),
+            pooled: None,
             cfg: cfg.clone(),
         }
+    }
+
+    /// Fresh pooled learners for a world whose agents arrive and leave (`classes`: each
+    /// possible agent's group): the agents of a class share one actor and one critic, and the
+    /// rollout keeps only the rows of agents that acted, so an update's cost is the agent-steps
+    /// played, not every possible agent times the rounds. Each agent's life is its own return
+    /// (the round before it leaves is terminal), advantages are group-relative over the copies
+    /// of a seed in which the same agent acted that round, and the value statistics are per
+    /// class. Only a local critic (checked by the caller).
+    pub fn pooled(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Vec<usize>) -> Self {
+        let c = classes.iter().max().map_or(1, |m| m + 1);
+        let mut ppo = Self::new(shape, cfg, total_updates, seed, Some(classes));
+        let actors = ppo.nets.actors.get().clone();
+        let critics = Critics::new(c, shape.d, ppo.cfg.critic_hidden, seed, &ppo.device);
+        ppo.nets = Nets::new(shape, actors, critics, ppo.cfg.weight_decay);
+        ppo.returns = RunningStats::new(c);
+        ppo.pooled = Some(Pooled {
+            classes: c,
+            ..Pooled::default()
+        });
+        ppo
     }
 
     /// One actor per agent on the plain device (acting, export): the stacked actors
@@ -510,6 +547,21 @@ impl Ppo {
             self.copies = ts.len();
         }
         assert_eq!(ts.len(), self.copies, "the number of environment copies is fixed");
+        if let Some(p) = &mut self.pooled {
+            let shape = self.nets.shape;
+            for (k, t) in ts.iter().enumerate() {
+                for i in 0..shape.n {
+                    if t.live.is_none_or(|l| l[i]) {
+                        p.at.push((i as u32, k as u32, p.rounds as u32));
+                        p.obs.extend_from_slice(shape.read(&t.obs, i));
+                        p.actions.push(t.actions[i] as i64);
+                        p.rewards.push((t.rewards[i] * self.cfg.reward_scale) as f32);
+                    }
+                }
+            }
+            p.rounds += 1;
+            return;
+        }
         for t in ts {
             for i in 0..self.nets.shape.n {
                 self.obs.extend_from_slice(self.nets.shape.read(&t.obs, i));
@@ -619,15 +671,6 @@ impl Ppo {
         }
 
         // 3. Epochs of shuffled minibatches.
-        let frac = if self.cfg.anneal_lr {
-            1.0 - self.updates as f64 / self.total_updates as f64
-        } else {
-            1.0
-        };
-        let lr = (self.cfg.lr * frac).max(0.0);
-        let mb = rows.div_ceil(self.cfg.minibatches.max(1)).max(1);
-        let mut order: Vec<usize> = (0..rows).collect();
-        let mut rng = stream(self.seed, names::PPO_MINIBATCHES, self.updates);
         let batch = Batch {
             x,
             xc,
@@ -637,13 +680,30 @@ impl Ppo {
             ret,
             live,
             rows,
+            agents: n,
+            pooled: false,
         };
+        self.epochs(&batch)
+    }
+
+    /// The epochs of shuffled minibatches over a batch, and the update's mean losses.
+    fn epochs(&mut self, batch: &Batch) -> Losses {
+        let (n, rows) = (batch.agents, batch.rows);
+        let frac = if self.cfg.anneal_lr {
+            1.0 - self.updates as f64 / self.total_updates as f64
+        } else {
+            1.0
+        };
+        let lr = (self.cfg.lr * frac).max(0.0);
+        let mb = rows.div_ceil(self.cfg.minibatches.max(1)).max(1);
+        let mut order: Vec<usize> = (0..rows).collect();
+        let mut rng = stream(self.seed, names::PPO_MINIBATCHES, self.updates);
         let mut sums = Losses::default();
         let mut steps = 0.0f64;
         for _epoch in 0..self.cfg.epochs {
             order.shuffle(&mut rng);
             for chunk in order.chunks(mb) {
-                let [pg, vl, ent] = self.minibatch(&batch, chunk, lr);
+                let [pg, vl, ent] = self.minibatch(batch, chunk, lr);
                 sums.actor += pg;
                 sums.critic += vl;
                 sums.entropy += ent;
@@ -655,6 +715,12 @@ impl Ppo {
         self.actions.clear();
         self.rewards.clear();
         self.live.clear();
+        if let Some(p) = &mut self.pooled {
+            *p = Pooled {
+                classes: p.classes,
+                ..Pooled::default()
+            };
+        }
         let per = n as f64 * steps.max(1.0);
         Losses {
             actor: sums.actor / per,
@@ -662,6 +728,142 @@ impl Ppo {
             entropy: sums.entropy / per,
             ..Losses::default()
         }
+    }
+}
+
+impl Ppo {
+    /// One update of a pooled PPO ([`Ppo::pooled`]) on its stored samples; `next[k]` is copy
+    /// k's observation after the last stored round (the bootstrap of an agent that acted in
+    /// it).
+    fn update_pooled(&mut self, next: &[Observations<'_>]) -> Losses {
+        let dev = self.device.clone();
+        let (shape, group) = (self.nets.shape, self.cfg.group.max(1));
+        let d = shape.d;
+        let p = self.pooled.take().expect("a pooled learner");
+        let classes = p.classes;
+        let rows_of = self.rows.clone().expect("pooled actors are shared by class");
+        // 1. Each class's samples, by agent, copy and round: an agent's life is contiguous.
+        let mut order: Vec<usize> = (0..p.at.len()).collect();
+        order.sort_by_key(|&j| p.at[j]);
+        let mut of_class: Vec<Vec<usize>> = vec![Vec::new(); classes];
+        for &j in &order {
+            of_class[rows_of[p.at[j].0 as usize] as usize].push(j);
+        }
+        let width = of_class.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let (mut x, mut acts, mut mask) = (
+            vec![0f32; classes * width * d],
+            vec![0i64; classes * width],
+            vec![0f32; classes * width],
+        );
+        // The bootstrap rows: samples in the last stored round (their agent may act on).
+        let mut boot: Vec<Vec<(usize, usize)>> = vec![Vec::new(); classes];
+        for (c, js) in of_class.iter().enumerate() {
+            for (s, &j) in js.iter().enumerate() {
+                let at = c * width + s;
+                x[at * d..(at + 1) * d].copy_from_slice(&p.obs[j * d..(j + 1) * d]);
+                acts[at] = p.actions[j];
+                mask[at] = 1.0;
+                let (i, k, t) = p.at[j];
+                if t as usize + 1 == p.rounds {
+                    boot[c].push((s, k as usize * shape.n + i as usize));
+                }
+            }
+        }
+        let boot_width = boot.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut xb = vec![0f32; classes * boot_width * d];
+        for (c, bs) in boot.iter().enumerate() {
+            for (b, &(_, ki)) in bs.iter().enumerate() {
+                let (k, i) = (ki / shape.n, ki % shape.n);
+                let at = c * boot_width + b;
+                xb[at * d..(at + 1) * d].copy_from_slice(shape.read(&next[k], i));
+            }
+        }
+        let x = Tensor::<3>::from_data(TensorData::new(x, [classes, width, d]), &dev);
+        let xb = Tensor::<3>::from_data(TensorData::new(xb, [classes, boot_width, d]), &dev);
+        let a = Tensor::<3, Int>::from_data(TensorData::new(acts, [classes, width, 1]), &dev);
+        let (actors, critics) = (self.nets.actors.get(), self.nets.critics.get());
+        let values = critics.forward(x.clone()).detach().into_data().try_to_vec::<f32>().expect("f32");
+        let v_boot = critics.forward(xb).detach().into_data().try_to_vec::<f32>().expect("f32");
+        let old_logp = log_softmax(actors.forward(x.clone()), 2).gather(2, a.clone()).detach();
+
+        // 2. GAE over each life, in the returns' units.
+        let norm = self.cfg.value_norm;
+        let real = |stats: &RunningStats, c: usize, v: f32| if norm { stats.denormalise(c, f64::from(v)) as f32 } else { v };
+        let (mut adv, mut ret) = (vec![0f32; classes * width], vec![0f32; classes * width]);
+        for (c, js) in of_class.iter().enumerate() {
+            let boots: std::collections::HashMap<usize, f32> = boot[c]
+                .iter()
+                .enumerate()
+                .map(|(b, &(s, _))| (s, v_boot[c * boot_width + b]))
+                .collect();
+            let mut s = 0;
+            while s < js.len() {
+                let (i, k, _) = p.at[js[s]];
+                let mut e = s + 1;
+                while e < js.len() && p.at[js[e]].0 == i && p.at[js[e]].1 == k && p.at[js[e]].2 == p.at[js[e - 1]].2 + 1 {
+                    e += 1;
+                }
+                let r: Vec<f32> = js[s..e].iter().map(|&j| p.rewards[j]).collect();
+                let mut v: Vec<f32> = (s..e).map(|q| real(&self.returns, c, values[c * width + q])).collect();
+                // Acting in the last stored round: it may act on (bootstrap); else it left.
+                v.push(boots.get(&(e - 1)).map_or(0.0, |&vb| real(&self.returns, c, vb)));
+                let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
+                adv[c * width + s..c * width + e].copy_from_slice(&ai);
+                ret[c * width + s..c * width + e].copy_from_slice(&ri);
+                s = e;
+            }
+        }
+        // 3. Group-relative: minus the mean over the other copies of the seed in which the
+        //    same agent acted in the same round.
+        if group > 1 {
+            let mut by_cell: std::collections::HashMap<(u32, u32, u32), Vec<usize>> = std::collections::HashMap::new();
+            for (c, js) in of_class.iter().enumerate() {
+                for (s, &j) in js.iter().enumerate() {
+                    let (i, k, t) = p.at[j];
+                    by_cell.entry((i, k / group as u32, t)).or_default().push(c * width + s);
+                }
+            }
+            let mut cells: Vec<&Vec<usize>> = by_cell.values().filter(|v| v.len() > 1).collect();
+            cells.sort_unstable();
+            for cell in cells {
+                let sum: f32 = cell.iter().map(|&q| adv[q]).sum();
+                let others = (cell.len() - 1) as f32;
+                let before: Vec<f32> = cell.iter().map(|&q| adv[q]).collect();
+                for (&q, a) in cell.iter().zip(before) {
+                    adv[q] = a - (sum - a) / others;
+                }
+            }
+        }
+        // 4. The critics' targets, normalised with the statistics updated by them.
+        if norm {
+            for c in 0..classes {
+                for s in 0..of_class[c].len() {
+                    self.returns.push(c, f64::from(ret[c * width + s]));
+                }
+            }
+            for c in 0..classes {
+                for s in 0..of_class[c].len() {
+                    ret[c * width + s] = self.returns.normalise(c, f64::from(ret[c * width + s])) as f32;
+                }
+            }
+        }
+        self.pooled = Some(Pooled {
+            classes,
+            ..Pooled::default()
+        });
+        let batch = Batch {
+            xc: x.clone(),
+            x,
+            a,
+            old_logp,
+            adv,
+            ret,
+            live: Some(mask),
+            rows: width,
+            agents: classes,
+            pooled: true,
+        };
+        self.epochs(&batch)
     }
 }
 
@@ -720,6 +922,10 @@ struct Batch {
     ret: Vec<f32>,
     live: Option<Vec<f32>>,
     rows: usize,
+    /// The stacks' first dimension: agents, or (pooled) classes.
+    agents: usize,
+    /// Rows are pooled samples of each class (the actors read directly, not through `rows`).
+    pooled: bool,
 }
 
 impl Ppo {
@@ -730,7 +936,7 @@ impl Ppo {
     /// their gradients are those of the summed loss: the two steps run side by side
     /// (`rayon::join`), each the same sequential computation on any number of threads.
     fn minibatch(&mut self, b: &Batch, chunk: &[usize], lr: f64) -> [f64; 3] {
-        let (n, dev) = (self.nets.shape.n, self.device.clone());
+        let (n, dev) = (b.agents, self.device.clone());
         let idx = Tensor::<1, Int>::from_data(
             TensorData::new(chunk.iter().map(|&t| t as i64).collect::<Vec<_>>(), [chunk.len()]),
             &dev,
@@ -754,7 +960,8 @@ impl Ppo {
         let ret = pick(&b.ret, false);
         let mask = b.live.as_ref().map(|l| pick(l, false));
         let cfg = &self.cfg;
-        let (rows, actor_net, critic_net) = (self.rows.as_deref(), &mut self.nets.actors, &mut self.nets.critics);
+        let rows = if b.pooled { None } else { self.rows.as_deref() };
+        let (actor_net, critic_net) = (&mut self.nets.actors, &mut self.nets.critics);
         let max_norm = cfg.max_grad_norm as f32;
         let ((pg, ent), vl) = rayon::join(
             || {
@@ -837,9 +1044,15 @@ impl Learner for Ppo {
 
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
         self.push(ts);
-        let rounds = self.rewards.len() / (self.nets.shape.n * self.copies);
+        let rounds = match &self.pooled {
+            Some(p) => p.rounds,
+            None => self.rewards.len() / (self.nets.shape.n * self.copies),
+        };
         if ts[0].done || (self.cfg.rollout > 0 && rounds >= self.cfg.rollout) {
             let next: Vec<Observations<'_>> = ts.iter().map(|t| t.next_obs).collect();
+            if self.pooled.is_some() {
+                return self.update_pooled(&next);
+            }
             self.update(&next)
         } else {
             Losses {
@@ -873,7 +1086,7 @@ impl Learner for Ppo {
         };
         self.nets.load(&parts, PREFIX, "PPO")?;
         self.updates = Parts::u64s(parts[5], UPDATES).map_err(failed)?.first().copied().unwrap_or(0);
-        self.returns = RunningStats::new(self.nets.shape.n);
+        self.returns = RunningStats::new(self.pooled.as_ref().map_or(self.nets.shape.n, |p| p.classes));
         if let Some(s) = parts.get(6) {
             self.returns.load(s, RETURN_STATS).map_err(failed)?;
         }
@@ -881,6 +1094,12 @@ impl Learner for Ppo {
         self.actions.clear();
         self.rewards.clear();
         self.live.clear();
+        if let Some(p) = &mut self.pooled {
+            *p = Pooled {
+                classes: p.classes,
+                ..Pooled::default()
+            };
+        }
         Ok(())
     }
 }
