@@ -179,6 +179,9 @@ fn ppo_finds_each_groups_level_in_the_toy_world_and_is_scored_sampling() {
     // 8 copies (the group of one seed), 2 agents in round 0 and 4 in rounds 1-9.
     assert_eq!(lines[0]["agent_steps"], 8 * (2 + 9 * 4));
     assert!(lines[59]["entropy"].as_f64().unwrap() < 0.5, "{}", lines[59]);
+    // Fitness, as ES's: the groups' mean returns, at most (10 + 9) / 2 rounds paying 1 each.
+    let fitness = lines[59]["fitness"].as_f64().unwrap();
+    assert!(fitness > 9.0 && fitness < 9.7, "{}", lines[59]);
     // run:DIR plays the run as its summary scored it (sampled, from the same seeds).
     let (code, stdout, err) = mtf(&[
         "compare",

@@ -170,15 +170,23 @@ pub fn train_world_episode<W: Trainable>(
     train_world_episode_counted(worlds, learner, seeds, policy_seed, pinned).0
 }
 
-/// [`train_world_episode`], also returning the agent-steps played (one per acting agent per
-/// round, over every copy).
+/// What a training episode played beyond its losses.
+pub struct Played {
+    /// Agent-steps (one per acting agent per round, over every copy).
+    pub agent_steps: u64,
+    /// Per copy: the mean over groups of the mean summed reward of the group's agents that
+    /// acted (ES's fitness, `agents::worlds::es`).
+    pub fitness: Vec<f64>,
+}
+
+/// [`train_world_episode`], also returning what it played.
 pub fn train_world_episode_counted<W: Trainable>(
     worlds: &mut [W],
     learner: &mut dyn Learner,
     seeds: &[u64],
     policy_seed: u64,
     pinned: &[(usize, usize)],
-) -> (Losses, u64) {
+) -> (Losses, Played) {
     use rayon::prelude::*;
     let k = worlds.len();
     assert_eq!(seeds.len(), k, "one seed per copy");
@@ -203,6 +211,8 @@ pub fn train_world_episode_counted<W: Trainable>(
     let mut live = vec![vec![false; n]; k];
     let masked = !worlds[0].every_agent_acts();
     let mut steps = 0u64;
+    // Per copy and agent: its summed reward, and whether it acted.
+    let mut returns = vec![vec![(0.0f64, false); n]; k];
     while worlds.iter().any(|w| !w.done()) {
         for (w, b) in worlds.iter().zip(budgets.iter_mut()) {
             if let Some(x) = w.budgets() {
@@ -239,6 +249,13 @@ pub fn train_world_episode_counted<W: Trainable>(
                 w.observe_rows(o, reads.as_ref(), s);
             });
         steps += live.iter().map(|l| l.iter().filter(|&&x| x).count() as u64).sum::<u64>();
+        for ((ret, l), r) in returns.iter_mut().zip(&live).zip(&rewards) {
+            for ((x, &acted), &r) in ret.iter_mut().zip(l).zip(r) {
+                if acted {
+                    *x = (x.0 + r, true);
+                }
+            }
+        }
         let done = worlds.iter().all(|w| w.done());
         let ts: Vec<Transition<'_>> = (0..k)
             .map(|c| Transition {
@@ -254,7 +271,27 @@ pub fn train_world_episode_counted<W: Trainable>(
         losses.push(learner.learn_many(&ts));
         std::mem::swap(&mut obs, &mut next);
     }
-    (Losses::mean(&losses), steps)
+    let fitness = worlds
+        .iter()
+        .zip(&returns)
+        .map(|(w, ret)| {
+            let groups = w.group_names().len();
+            let (mut sum, mut count) = (vec![0.0; groups], vec![0.0f64; groups]);
+            for (id, &(x, _)) in ret.iter().enumerate().filter(|(_, r)| r.1) {
+                sum[w.group(id)] += x;
+                count[w.group(id)] += 1.0;
+            }
+            let means: Vec<f64> = sum.iter().zip(&count).map(|(s, c)| if *c > 0.0 { s / c } else { 0.0 }).collect();
+            means.iter().sum::<f64>() / means.len().max(1) as f64
+        })
+        .collect();
+    (
+        Losses::mean(&losses),
+        Played {
+            agent_steps: steps,
+            fitness,
+        },
+    )
 }
 
 /// `k` environment copies of `sc` for training (no per-round recording).

@@ -340,19 +340,20 @@ impl Trainer {
                 // Copies in groups of `group` share a seed (group-relative advantages).
                 let seeds: Vec<u64> = (0..copies.len()).map(|k| es::copy_seed(root, e, k / *group)).collect();
                 let policy_seed = env::rng::stream_seed(root, env::rng::names::POLICY_EPISODE, e);
-                let (losses, steps) =
+                let (losses, played) =
                     pool.install(|| crate::train::rollout::train_world_episode_counted(copies, learner.as_mut(), &seeds, policy_seed, &[]));
                 let head = w.headline();
                 let figures: Vec<f64> = copies.iter().map(|c| c.figures()[head]).filter(|x| x.is_finite()).collect();
                 let mean = figures.iter().sum::<f64>() / figures.len().max(1) as f64;
                 let line = json!({
                     "episode": e,
+                    "fitness": played.fitness.iter().sum::<f64>() / played.fitness.len() as f64,
                     w.metrics()[head].key: if figures.is_empty() { f64::NAN } else { mean },
                     "entropy": losses.entropy,
                     "actor_loss": losses.actor,
                     "critic_loss": losses.critic,
                 });
-                (line, steps)
+                (line, played.agent_steps)
             }
             Trainer::Nothing => (json!({}), 0),
         }
@@ -418,12 +419,12 @@ fn log_line(e: u64, g: &es::Generation, w: &dyn World) -> Value {
 }
 
 /// The figures of an episode's line in `metrics.jsonl` a sweep's pruner may follow (and
-/// TensorBoard draws): ES's population mean fitness, the world's headline and ES's spread of
-/// fitnesses; PPO's headline over its copies and its losses.
+/// TensorBoard draws): the mean fitness over the copies played (the groups' mean returns),
+/// the world's headline, and ES's spread of fitnesses or PPO's losses.
 pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     let head = w.metrics()[w.headline()].key;
     match kind {
-        LearnerKind::Ppo => vec![head, "entropy", "actor_loss", "critic_loss"],
+        LearnerKind::Ppo => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
         _ => vec!["fitness", head, "spread"],
     }
 }
