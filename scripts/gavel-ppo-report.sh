@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# PPO's learned MTF thresholds on Gavel's contended workload (configs/gavel/learn.toml), next to
+# ES's, every fixed threshold, uniform play and Gavel's LAS (heterogeneity-aware and agnostic),
+# on the 16 held-out seeds docs/gavel.md section 3 uses, paired against aware LAS.
+#
+# PPO is pooled here (one actor and one critic shared by every job, trained on the samples of the
+# jobs present each round; agents/src/learners/ppo/mod.rs, Ppo::pooled), 3 training replicates
+# of the config's 100 episodes, each 8 copies of one seed (group-relative advantages).
+#
+# Usage: scripts/gavel-ppo-report.sh [OUT] [ES_GROUP]
+#   OUT (default runs/gavel-ppo): the PPO run group, trained when it has no summary.json;
+#   ES_GROUP (default runs/gavel-report/learn, what scripts/gavel-report.sh trains): ES's
+#   replicates, compared when present.
+# Writes OUT/report.md and OUT/compare.json; MTF=PATH runs that binary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+M=$(mtf_binary)
+OUT=${1:-runs/gavel-ppo}
+ES=${2:-runs/gavel-report/learn}
+C=configs/gavel/learn.toml
+machine > "$OUT.machine.txt" 2>/dev/null || true
+T0=$(date +%s)
+if [ ! -f "$OUT/summary.json" ]; then
+  rm -rf "$OUT"
+  "$M" train --config "$C" --set learner.kind=ppo --replicates 3 --threads 2 --quiet --out "$OUT" > /dev/null
+fi
+POLICIES="fixed:all,uniform,run:$OUT"
+[ -f "$ES/summary.json" ] && POLICIES="$POLICIES,run:$ES"
+rm -rf "$OUT-compare"
+"$M" compare --config "$C" --policies "$POLICIES" --mechanisms mtf,max_min_fairness_perf,max_min_fairness \
+  --seeds 16 --baseline any/max_min_fairness_perf --json --out "$OUT-compare" > "$OUT/compare.json"
+
+python3 - "$OUT" "$ES" "$(( $(date +%s) - T0 ))" "$(machine)" <<'PY'
+import json, os, sys
+out, es, seconds, machine = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+d = json.load(open(f"{out}/compare.json"))
+rows = d["rows"]
+def jct(r): return r["eval"]["avg_jct_h"]
+lines = [f"# PPO's learned MTF thresholds on Gavel's contended workload", "",
+         f"`scripts/gavel-ppo-report.sh` on {machine}, {seconds} s (training included when it ran).",
+         "`configs/gavel/learn.toml` (Gavel's generator at 0.6 jobs/h on 4 V100 + 4 P100 + 4 K80, 200 jobs,"
+         " jobs 20-179 measured), 16 held-out seeds, paired against Gavel's heterogeneity-aware LAS"
+         " (positive: lower average JCT than it).", "",
+         "| policy | mechanism | avg JCT (h) | p95 JCT (h) | vs aware LAS (h, + better) |", "|---|---|---:|---:|---:|"]
+for j, r in enumerate(rows):
+    imp = r["improvement"]
+    vs = "baseline" if j == d["baseline"] else f"{imp['mean']:+.2f} ± {imp['ci95']:.2f}"
+    lines.append(f"| {r['policy']} | {r['mechanism']} | {jct(r)['mean']:.2f} ± {jct(r)['ci95']:.2f} | "
+                 f"{r['eval']['p95_jct_h']['mean']:.1f} | {vs} |")
+s = json.load(open(f"{out}/summary.json"))
+lines += ["", f"PPO over its {len(s['replicates'])} replicates against the best fixed threshold (chosen on other seeds,"
+          f" scored on the held-out ones; positive is better): IQM {s['vs_best_fixed_iqm']:+.3f} h,"
+          f" 95% bootstrap CI [{s['vs_best_fixed_ci95'][0]:+.3f}, {s['vs_best_fixed_ci95'][1]:+.3f}],"
+          f" {round(s['share_improving'] * len(s['replicates']))} of {len(s['replicates'])} above it."]
+if os.path.exists(f"{es}/summary.json"):
+    e = json.load(open(f"{es}/summary.json"))
+    lines.append(f"ES (`{es}`): IQM {e['vs_best_fixed_iqm']:+.3f} h, CI [{e['vs_best_fixed_ci95'][0]:+.3f},"
+                 f" {e['vs_best_fixed_ci95'][1]:+.3f}].")
+mean = lambda pre: [jct(r)["mean"] for r in rows if r["policy"].startswith(pre)]
+ppo = mean(f"run:{os.path.basename(out)}#")
+lines.append(f"PPO's replicates' average JCT: {', '.join(f'{x:.2f}' for x in ppo)} h.")
+open(f"{out}/report.md", "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
