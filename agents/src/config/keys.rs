@@ -304,7 +304,7 @@ mod tests {
         let exp = crate::config::Experiment::load(&path, &sets).unwrap();
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
-        // train.references is written only when false.
+        // train.references is written only when false, learner.ppo.head_scale only when not 1.
         config.extend(
             [
                 "env.trace",
@@ -313,6 +313,7 @@ mod tests {
                 "env.trace_start",
                 "learner.fixed.per_agent",
                 "train.references",
+                "learner.ppo.head_scale",
             ]
             .map(String::from),
         );
@@ -329,6 +330,7 @@ mod tests {
             "env.trace_time_scale=0.5",
             "env.trace_start=\"seeded\"",
             "learner.fixed.per_agent=[0.1]",
+            "learner.ppo.head_scale=0.03",
         ] {
             if let Err(e) = crate::config::Experiment::load(&path, &[set.to_string()]) {
                 assert!(!e.to_string().contains("unknown field"), "{set}: {e}");
