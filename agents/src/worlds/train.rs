@@ -126,6 +126,18 @@ impl SeamExperiment {
                 if let Some((key, problem)) = refused {
                     return Err(err(key, problem.into()).into());
                 }
+                // An update per rollout needs the episode's length to plan the learning
+                // rate's anneal: a world whose episodes end when its agents are done has none.
+                if p.rollout > 0 && world.max_rounds().is_none_or(|r| r > 100_000) {
+                    return Err(err(
+                        "learner.ppo.rollout",
+                        format!(
+                            "{}: this world's episodes have no fixed length (they end when its agents are done), so updates per rollout cannot be planned; use rollout = 0 (one update per episode)",
+                            p.rollout
+                        ),
+                    )
+                    .into());
+                }
                 let copies = train.envs.saturating_mul(p.group);
                 if copies > crate::learners::limits::MAX_ENVS {
                     return Err(err(
@@ -292,10 +304,11 @@ impl Trainer {
                 };
                 let groups: Vec<usize> = (0..n).map(|id| w.group(id)).collect();
                 let ppo = Ppo::pooled(shape, p, exp.train.episodes.saturating_mul(per_episode), init, groups);
-                let copies = exp.train.envs * p.group;
+                // The copies are forked when training starts (a run's policy read for
+                // run:DIR or an export needs none).
                 Trainer::Ppo {
                     learner: Box::new(ppo),
-                    copies: (0..copies).map(|_| w.fork()).collect(),
+                    copies: Vec::new(),
                     group: p.group,
                 }
             }
@@ -337,6 +350,9 @@ impl Trainer {
                 (log_line(e, &g, w), g.played.iter().map(|p| p.agent_steps).sum())
             }
             Trainer::Ppo { learner, copies, group } => {
+                if copies.is_empty() {
+                    copies.extend((0..exp.train.envs * exp.learner.ppo.group).map(|_| w.fork()));
+                }
                 // Copies in groups of `group` share a seed (group-relative advantages).
                 let seeds: Vec<u64> = (0..copies.len()).map(|k| es::copy_seed(root, e, k / *group)).collect();
                 let policy_seed = env::rng::stream_seed(root, env::rng::names::POLICY_EPISODE, e);

@@ -582,8 +582,8 @@ impl Ppo {
     }
 
     /// One PPO update on the stored rollout; `next[k]` is copy k's observation after its last
-    /// round.
-    fn update(&mut self, next: &[Observations<'_>]) -> Losses {
+    /// round; `ended`: the episode is over (where agents come and go, every life ends with it).
+    fn update(&mut self, next: &[Observations<'_>], ended: bool) -> Losses {
         let (n, copies, dev) = (self.nets.shape.n, self.copies, self.device.clone());
         let rounds = self.rewards.len() / (n * copies);
         let rows = copies * rounds;
@@ -630,7 +630,7 @@ impl Ppo {
                 v.push(real(&self.returns, i, v_next[i * copies + k]));
                 let (ai, ri) = if masked {
                     let life: Vec<bool> = (0..rounds).map(|t| acted(t, k, i)).collect();
-                    if !life[rounds - 1] {
+                    if ended || !life[rounds - 1] {
                         v[rounds] = 0.0;
                     }
                     gae_live(&r, &v, &life, self.cfg.gamma as f32, self.cfg.gae_lambda as f32)
@@ -734,8 +734,10 @@ impl Ppo {
 impl Ppo {
     /// One update of a pooled PPO ([`Ppo::pooled`]) on its stored samples; `next[k]` is copy
     /// k's observation after the last stored round (the bootstrap of an agent that acted in
-    /// it).
-    fn update_pooled(&mut self, next: &[Observations<'_>]) -> Losses {
+    /// it, when the episode goes on); `ended`: the episode is over, and with it every life
+    /// (its value after the last round is 0: a world of this kind ends when its agents are done
+    /// or at a horizon its agents do not see, and a row after an agent left may be a blank).
+    fn update_pooled(&mut self, next: &[Observations<'_>], ended: bool) -> Losses {
         let dev = self.device.clone();
         let (shape, group) = (self.nets.shape, self.cfg.group.max(1));
         let d = shape.d;
@@ -806,7 +808,10 @@ impl Ppo {
                 let r: Vec<f32> = js[s..e].iter().map(|&j| p.rewards[j]).collect();
                 let mut v: Vec<f32> = (s..e).map(|q| real(&self.returns, c, values[c * width + q])).collect();
                 // Acting in the last stored round: it may act on (bootstrap); else it left.
-                v.push(boots.get(&(e - 1)).map_or(0.0, |&vb| real(&self.returns, c, vb)));
+                v.push(match boots.get(&(e - 1)) {
+                    Some(&vb) if !ended => real(&self.returns, c, vb),
+                    _ => 0.0,
+                });
                 let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
                 adv[c * width + s..c * width + e].copy_from_slice(&ai);
                 ret[c * width + s..c * width + e].copy_from_slice(&ri);
@@ -1051,9 +1056,9 @@ impl Learner for Ppo {
         if ts[0].done || (self.cfg.rollout > 0 && rounds >= self.cfg.rollout) {
             let next: Vec<Observations<'_>> = ts.iter().map(|t| t.next_obs).collect();
             if self.pooled.is_some() {
-                return self.update_pooled(&next);
+                return self.update_pooled(&next, ts[0].done);
             }
-            self.update(&next)
+            self.update(&next, ts[0].done)
         } else {
             Losses {
                 skipped: true,
