@@ -5,7 +5,8 @@
 #
 # PPO is pooled here (one actor and one critic shared by every job, trained on the samples of the
 # jobs present each round; agents/src/learners/ppo/mod.rs, Ppo::pooled), 3 training replicates
-# of the config's 100 episodes, each 8 copies of one seed (group-relative advantages).
+# of 50 episodes (EPISODES), each 8 copies of one seed (group-relative advantages): 400
+# copy-episodes against ES's 3,200 (100 generations of 32).
 #
 # Usage: scripts/gavel-ppo-report.sh [OUT] [ES_GROUP]
 #   OUT (default runs/gavel-ppo): the PPO run group, trained when it has no summary.json;
@@ -21,9 +22,11 @@ ES=${2:-runs/gavel-report/learn}
 C=configs/gavel/learn.toml
 machine > "$OUT.machine.txt" 2>/dev/null || true
 T0=$(date +%s)
-if [ ! -f "$OUT/summary.json" ]; then
-  rm -rf "$OUT"
-  "$M" train --config "$C" --set learner.kind=ppo --replicates 3 --threads 2 --quiet --out "$OUT" > /dev/null
+if [ -d "$OUT" ] && [ ! -f "$OUT/summary.json" ]; then
+  "$M" train --resume "$OUT" --quiet > /dev/null
+elif [ ! -d "$OUT" ]; then
+  "$M" train --config "$C" --set learner.kind=ppo --set "train.episodes=${EPISODES:-50}" --replicates 3 --threads 2 \
+    --quiet --out "$OUT" > /dev/null
 fi
 POLICIES="fixed:all,uniform,run:$OUT"
 [ -f "$ES/summary.json" ] && POLICIES="$POLICIES,run:$ES"
