@@ -21,33 +21,6 @@ pub fn gae(rewards: &[f32], values: &[f32], gamma: f32, lambda: f32) -> (Vec<f32
     (adv, ret)
 }
 
-/// [`gae`] where the agent acts only in the rounds where `live` (its life: it arrives, acts,
-/// leaves): a round it did not act in has advantage and return 0 and cuts the recursion, and
-/// its last live round before one it did not act in is terminal (nothing follows). `values`
-/// has `T + 1` entries; the bootstrap `values[T]` is used as given (0 for an agent gone).
-pub fn gae_live(rewards: &[f32], values: &[f32], live: &[bool], gamma: f32, lambda: f32) -> (Vec<f32>, Vec<f32>) {
-    let t = rewards.len();
-    assert_eq!(values.len(), t + 1, "values carry the bootstrap");
-    assert_eq!(live.len(), t, "one flag per round");
-    let (mut adv, mut ret) = (vec![0.0; t], vec![0.0; t]);
-    let mut next = 0.0;
-    for s in (0..t).rev() {
-        if !live[s] {
-            next = 0.0;
-            continue;
-        }
-        let v_next = match live.get(s + 1) {
-            Some(false) => 0.0,
-            _ => values[s + 1],
-        };
-        let delta = rewards[s] + gamma * v_next - values[s];
-        next = delta + gamma * lambda * next;
-        adv[s] = next;
-        ret[s] = next + values[s];
-    }
-    (adv, ret)
-}
-
 /// Advantages normalised to mean 0 and (unbiased) standard deviation 1, as CleanRL does.
 pub fn normalise(adv: &[f32]) -> Vec<f32> {
     let n = adv.len() as f32;
@@ -181,26 +154,6 @@ mod tests {
         assert!(close(f64::from(td[1]), -1.45));
         let (mc, _) = gae(&[1.0, 0.0, 2.0], &[0.5, 1.0, -0.5, 2.0], 0.9, 1.0);
         assert!(close(f64::from(mc[0]), 1.0 + 0.0 + 0.81 * 2.0 + 0.729 * 2.0 - 0.5));
-    }
-
-    #[test]
-    fn gae_over_a_life_matches_a_hand_computation() {
-        // Absent in round 0, acts in rounds 1-2, gone in round 3 (a bootstrap of 0).
-        let (g, l) = (0.9f32, 0.5f32);
-        let r = [0.0, 1.0, 2.0, 0.0];
-        let v = [7.0, 0.5, 1.5, 9.0, 0.0];
-        let (adv, ret) = gae_live(&r, &v, &[false, true, true, false], g, l);
-        let d2 = 2.0 - 1.5; // round 2 is its last: nothing follows
-        let d1 = 1.0 + g * 1.5 - 0.5;
-        let want = [0.0, d1 + g * l * d2, d2, 0.0];
-        for (a, w) in adv.iter().zip(want) {
-            assert!((a - w).abs() < 1e-6, "{adv:?} vs {want:?}");
-        }
-        assert_eq!(ret[0], 0.0);
-        assert!((ret[1] - (want[1] + 0.5)).abs() < 1e-6);
-        // Alive throughout: plain GAE.
-        let all = gae_live(&r, &v, &[true; 4], g, l);
-        assert_eq!(all, gae(&r, &v, g, l));
     }
 
     #[test]

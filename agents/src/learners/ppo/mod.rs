@@ -51,7 +51,7 @@ mod loss;
 mod tests;
 
 use loss::clip_per_agent;
-pub use loss::{gae, gae_live, normalise, normalise_live, policy_losses, policy_losses_masked, value_loss, value_loss_masked};
+pub use loss::{gae, normalise, normalise_live, policy_losses, policy_losses_masked, value_loss, value_loss_masked};
 
 /// Whose features a critic reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -411,9 +411,6 @@ pub struct Ppo {
     obs: Vec<f32>,
     actions: Vec<i64>,
     rewards: Vec<f32>,
-    /// Per round, copy and agent, 1 where the agent acted ([`Transition::live`]); empty while
-    /// every agent of every stored round did (the queue world and the market never fill it).
-    live: Vec<f32>,
     /// Pooled ([`Ppo::pooled`]): one critic and one set of return statistics per class, and
     /// the rollout stored as the acting agents' samples only.
     pooled: Option<Pooled>,
@@ -436,6 +433,11 @@ impl Ppo {
     /// weights from `seed`. Every agent has its own actor, or with `classes` (each agent's
     /// class, from 0) the agents of a class share one.
     pub fn new(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Option<Vec<usize>>) -> Self {
+        Self::build(shape, cfg, total_updates, seed, classes, false)
+    }
+
+    /// [`Ppo::new`], or with `pooled` [`Ppo::pooled`]'s critics and statistics per class.
+    fn build(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Option<Vec<usize>>, pooled: bool) -> Self {
         let device = device();
         let Shape { n, d, k, .. } = shape;
         // Without a world to decide it, `Auto` is local.
@@ -455,14 +457,16 @@ impl Ppo {
         if cfg.share == Share::ClassId && classes.is_some() {
             actors = actors.with_ids(n);
         }
-        let critics = Critics::new(n, critic_in, cfg.critic_hidden, seed, &device);
+        // Pooled: a critic per class, as an actor.
+        let per = if pooled { stacked } else { n };
+        let critics = Critics::new(per, critic_in, cfg.critic_hidden, seed, &device);
         Self {
             // AdamW (epsilon 1e-5, as CleanRL's), fused into one pass per tensor.
             nets: Nets::new(shape, actors, critics, cfg.weight_decay),
             rows: classes.map(|c| c.into_iter().map(|x| x as i64).collect()),
             device,
             rngs: (0..n).map(|i| stream(0, names::POLICY, i as u64)).collect(),
-            returns: RunningStats::new(n),
+            returns: RunningStats::new(per),
             seed,
             updates: 0,
             total_updates: total_updates.max(1),
@@ -470,8 +474,10 @@ impl Ppo {
             obs: Vec::new(),
             actions: Vec::new(),
             rewards: Vec::new(),
-            live: Vec::new(),
-            pooled: None,
+            pooled: pooled.then(|| Pooled {
+                classes: stacked,
+                ..Pooled::default()
+            }),
             cfg: cfg.clone(),
         }
     }
@@ -484,17 +490,7 @@ impl Ppo {
     /// of a seed in which the same agent acted that round, and the value statistics are per
     /// class. Only a local critic (checked by the caller).
     pub fn pooled(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Vec<usize>) -> Self {
-        let c = classes.iter().max().map_or(1, |m| m + 1);
-        let mut ppo = Self::new(shape, cfg, total_updates, seed, Some(classes));
-        let actors = ppo.nets.actors.get().clone();
-        let critics = Critics::new(c, shape.d, ppo.cfg.critic_hidden, seed, &ppo.device);
-        ppo.nets = Nets::new(shape, actors, critics, ppo.cfg.weight_decay);
-        ppo.returns = RunningStats::new(c);
-        ppo.pooled = Some(Pooled {
-            classes: c,
-            ..Pooled::default()
-        });
-        ppo
+        Self::build(shape, cfg, total_updates, seed, Some(classes), true)
     }
 
     /// One actor per agent on the plain device (acting, export): the stacked actors
@@ -566,24 +562,18 @@ impl Ppo {
             for i in 0..self.nets.shape.n {
                 self.obs.extend_from_slice(self.nets.shape.read(&t.obs, i));
             }
-            if t.live.is_some() && self.live.is_empty() {
-                // The rounds stored so far: every agent acted.
-                self.live.resize(self.rewards.len(), 1.0);
-            }
-            if !self.live.is_empty() {
-                match t.live {
-                    Some(l) => self.live.extend(l.iter().map(|&x| if x { 1.0f32 } else { 0.0 })),
-                    None => self.live.extend(std::iter::repeat_n(1.0f32, self.nets.shape.n)),
-                }
-            }
+            assert!(
+                t.live.is_none(),
+                "PPO with an actor per agent learns where every agent acts every round; where agents come and go, Ppo::pooled"
+            );
             self.actions.extend(t.actions.iter().map(|&a| a as i64));
             self.rewards.extend(t.rewards.iter().map(|&r| (r * self.cfg.reward_scale) as f32));
         }
     }
 
     /// One PPO update on the stored rollout; `next[k]` is copy k's observation after its last
-    /// round; `ended`: the episode is over (where agents come and go, every life ends with it).
-    fn update(&mut self, next: &[Observations<'_>], ended: bool) -> Losses {
+    /// round.
+    fn update(&mut self, next: &[Observations<'_>]) -> Losses {
         let (n, copies, dev) = (self.nets.shape.n, self.copies, self.device.clone());
         let rounds = self.rewards.len() / (n * copies);
         let rows = copies * rounds;
@@ -613,55 +603,29 @@ impl Ppo {
 
         // 2. GAE per agent and copy, bootstrapped at the truncation, in the returns' units (the
         //    critics' outputs denormalised with value normalisation).
-        //    Where agents come and go ([`Transition::live`]) a row an agent did not act in is
-        //    worth 0 and ends its return: an agent's life is its own episode (the bootstrap at
-        //    the rollout's end only for an agent that acted in its last round), and its
-        //    advantage and return there are 0 and out of every loss.
         let (mut adv, mut ret) = (Vec::with_capacity(n * rows), Vec::with_capacity(n * rows));
         let norm = self.cfg.value_norm;
         let real = |stats: &RunningStats, i: usize, v: f32| if norm { stats.denormalise(i, f64::from(v)) as f32 } else { v };
-        let masked = !self.live.is_empty();
-        let acted = |t: usize, k: usize, i: usize| !masked || self.live[(t * copies + k) * n + i] > 0.5;
         for i in 0..n {
             for k in 0..copies {
                 let r: Vec<f32> = (0..rounds).map(|t| self.rewards[(t * copies + k) * n + i]).collect();
                 let from = i * rows + k * rounds;
                 let mut v: Vec<f32> = values[from..from + rounds].iter().map(|&v| real(&self.returns, i, v)).collect();
                 v.push(real(&self.returns, i, v_next[i * copies + k]));
-                let (ai, ri) = if masked {
-                    let life: Vec<bool> = (0..rounds).map(|t| acted(t, k, i)).collect();
-                    if ended || !life[rounds - 1] {
-                        v[rounds] = 0.0;
-                    }
-                    gae_live(&r, &v, &life, self.cfg.gamma as f32, self.cfg.gae_lambda as f32)
-                } else {
-                    gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32)
-                };
+                let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
                 adv.extend(ai);
                 ret.extend(ri);
             }
         }
-        // Per agent and row (`[agent][copy][round]`, as `adv`): 1 where it acted.
-        let live: Option<Vec<f32>> = masked.then(|| {
-            (0..n)
-                .flat_map(|i| (0..copies).flat_map(move |k| (0..rounds).map(move |t| (t, k, i))))
-                .map(|(t, k, i)| self.live[(t * copies + k) * n + i])
-                .collect()
-        });
         if self.cfg.group > 1 {
-            match &live {
-                None => group_relative(&mut adv, n, copies, rounds, self.cfg.group),
-                Some(l) => group_relative_live(&mut adv, l, n, copies, rounds, self.cfg.group),
-            }
+            group_relative(&mut adv, n, copies, rounds, self.cfg.group);
         }
         // The critics' targets: the returns, normalised with the statistics updated by them.
         if norm {
             for i in 0..n {
                 ret[i * rows..(i + 1) * rows]
                     .iter()
-                    .enumerate()
-                    .filter(|&(j, _)| live.as_ref().is_none_or(|l| l[i * rows + j] > 0.5))
-                    .for_each(|(_, &r)| self.returns.push(i, f64::from(r)));
+                    .for_each(|&r| self.returns.push(i, f64::from(r)));
             }
             for i in 0..n {
                 for r in &mut ret[i * rows..(i + 1) * rows] {
@@ -678,7 +642,7 @@ impl Ppo {
             old_logp,
             adv,
             ret,
-            live,
+            live: None,
             rows,
             agents: n,
             pooled: false,
@@ -714,7 +678,6 @@ impl Ppo {
         self.obs.clear();
         self.actions.clear();
         self.rewards.clear();
-        self.live.clear();
         if let Some(p) = &mut self.pooled {
             *p = Pooled {
                 classes: p.classes,
@@ -793,11 +756,11 @@ impl Ppo {
         let real = |stats: &RunningStats, c: usize, v: f32| if norm { stats.denormalise(c, f64::from(v)) as f32 } else { v };
         let (mut adv, mut ret) = (vec![0f32; classes * width], vec![0f32; classes * width]);
         for (c, js) in of_class.iter().enumerate() {
-            let boots: std::collections::HashMap<usize, f32> = boot[c]
-                .iter()
-                .enumerate()
-                .map(|(b, &(s, _))| (s, v_boot[c * boot_width + b]))
-                .collect();
+            // Each sample's bootstrap value, where it is in the last stored round.
+            let mut boots: Vec<Option<f32>> = vec![None; js.len()];
+            for (b, &(s, _)) in boot[c].iter().enumerate() {
+                boots[s] = Some(v_boot[c * boot_width + b]);
+            }
             let mut s = 0;
             while s < js.len() {
                 let (i, k, _) = p.at[js[s]];
@@ -808,8 +771,8 @@ impl Ppo {
                 let r: Vec<f32> = js[s..e].iter().map(|&j| p.rewards[j]).collect();
                 let mut v: Vec<f32> = (s..e).map(|q| real(&self.returns, c, values[c * width + q])).collect();
                 // Acting in the last stored round: it may act on (bootstrap); else it left.
-                v.push(match boots.get(&(e - 1)) {
-                    Some(&vb) if !ended => real(&self.returns, c, vb),
+                v.push(match boots[e - 1] {
+                    Some(vb) if !ended => real(&self.returns, c, vb),
                     _ => 0.0,
                 });
                 let (ai, ri) = gae(&r, &v, self.cfg.gamma as f32, self.cfg.gae_lambda as f32);
@@ -886,29 +849,6 @@ pub fn group_relative(adv: &mut [f32], n: usize, copies: usize, rounds: usize, g
                 for k in g..g + group {
                     let a = adv[at(k)];
                     adv[at(k)] = a - (sum - a) / others;
-                }
-            }
-        }
-    }
-}
-
-/// [`group_relative`] where agents come and go: each advantage minus the mean over the other
-/// copies of its group in which the same agent acted that round (`live`, laid out as `adv`);
-/// unchanged where no other copy's agent did, 0 where it did not act itself.
-pub fn group_relative_live(adv: &mut [f32], live: &[f32], n: usize, copies: usize, rounds: usize, group: usize) {
-    assert!(group > 1 && copies % group == 0, "{copies} copies in groups of {group}");
-    for i in 0..n {
-        for g in (0..copies).step_by(group) {
-            for t in 0..rounds {
-                let at = |k: usize| (i * copies + k) * rounds + t;
-                let acted: Vec<usize> = (g..g + group).filter(|&k| live[at(k)] > 0.5).collect();
-                let sum: f32 = acted.iter().map(|&k| adv[at(k)]).sum();
-                let others = acted.len().saturating_sub(1) as f32;
-                for &k in &acted {
-                    let a = adv[at(k)];
-                    if others > 0.0 {
-                        adv[at(k)] = a - (sum - a) / others;
-                    }
                 }
             }
         }
@@ -1058,7 +998,7 @@ impl Learner for Ppo {
             if self.pooled.is_some() {
                 return self.update_pooled(&next, ts[0].done);
             }
-            self.update(&next, ts[0].done)
+            self.update(&next)
         } else {
             Losses {
                 skipped: true,
@@ -1098,7 +1038,6 @@ impl Learner for Ppo {
         self.obs.clear();
         self.actions.clear();
         self.rewards.clear();
-        self.live.clear();
         if let Some(p) = &mut self.pooled {
             *p = Pooled {
                 classes: p.classes,

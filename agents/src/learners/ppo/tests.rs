@@ -331,23 +331,6 @@ fn group_relative_advantages_by_hand() {
 }
 
 #[test]
-fn group_relative_advantages_over_the_copies_where_the_agent_acted() {
-    // 1 agent, 3 copies in one group, 2 rounds: [agent][copy][round]. Round 0: copy 1 absent
-    // (its advantage is 0, as GAE over a life leaves it, and stays so); round 1: only copy 2
-    // acted (no other copy to compare with: unchanged).
-    let mut adv = vec![3.0, 0.0, 0.0, 0.0, 7.0, 2.0];
-    let live = vec![1.0, 0.0, 0.0, 0.0, 1.0, 1.0];
-    group_relative_live(&mut adv, &live, 1, 3, 2, 3);
-    assert_eq!(adv, vec![-4.0, 0.0, 0.0, 0.0, 4.0, 2.0]);
-    // Everyone acting: the plain leave-one-out.
-    let mut a = vec![1.0, 2.0, 3.0, 6.0, 10.0, 0.0, 4.0, 0.0];
-    let mut b = a.clone();
-    group_relative(&mut a, 1, 4, 2, 2);
-    group_relative_live(&mut b, &[1.0; 8], 1, 4, 2, 2);
-    assert_eq!(a, b);
-}
-
-#[test]
 fn a_scaled_head_starts_near_uniform_play() {
     // The largest relative distance of a level's initial probability from 1/k, over 3 agents.
     let shape = Shape::new(3, 4, 4, 5);
