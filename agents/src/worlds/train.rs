@@ -26,6 +26,7 @@ use super::es::{self, Actors};
 use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
+use crate::learners::actor_critic::ActorCritic;
 use crate::learners::nets::Shape;
 use crate::learners::ppo::Ppo;
 use crate::learners::{Learner, LearnerKind, LearnerSection};
@@ -57,6 +58,11 @@ impl SeamExperiment {
     fn from_table(mut table: toml::Table, config: &Path) -> crate::error::Result<SeamExperiment> {
         let file = config.display().to_string();
         let learner_table = table.remove("learner");
+        let set_features = learner_table
+            .as_ref()
+            .and_then(|l| l.get("actor_critic"))
+            .and_then(|a| a.get("features"))
+            .is_some();
         let train_table = table.remove("train");
         let world = env::registry::build(table, config)?;
         let mut learner: LearnerSection = match learner_table {
@@ -110,6 +116,22 @@ impl SeamExperiment {
                 }
             }
             LearnerKind::Uniform => {}
+            LearnerKind::ActorCritic => {
+                let ac = &mut learner.actor_critic;
+                // The thesis's features are the queue world's; here the actor reads the
+                // agent's whole observation row, the default where the config names none.
+                if !set_features {
+                    ac.features = crate::learners::Features::All;
+                } else if ac.features != crate::learners::Features::All {
+                    return Err(err(
+                        "learner.actor_critic.features",
+                        "in a world of env.worlds the actor-critic reads the agent's whole observation row (features = \"all\", the default here)".into(),
+                    )
+                    .into());
+                }
+                ac.check(&err)?;
+                check_copies(&err, &train, ac.group, "learner.actor_critic.group")?;
+            }
             LearnerKind::Ppo => {
                 let p = &learner.ppo;
                 p.check(&err)?;
@@ -138,30 +160,25 @@ impl SeamExperiment {
                     )
                     .into());
                 }
-                let copies = train.envs.saturating_mul(p.group);
-                if copies > crate::learners::limits::MAX_ENVS {
-                    return Err(err(
-                        "train.envs",
-                        format!(
-                            "{} seeds x learner.ppo.group {} = {copies} copies of the world, more than {}",
-                            train.envs,
-                            p.group,
-                            crate::learners::limits::MAX_ENVS
-                        ),
-                    )
-                    .into());
-                }
+                check_copies(&err, &train, p.group, "learner.ppo.group")?;
             }
             other => {
                 return Err(err(
                     "learner.kind",
                     format!(
-                        "`{}` is written for the queue world's fixed agents and its round record; in a world of env.worlds, where agents come and go, use es, ppo, fixed or uniform",
+                        "`{}` is written for the queue world's fixed agents and its round record; in a world of env.worlds, where agents come and go, use es, ppo, actor_critic, fixed or uniform",
                         other.name()
                     ),
                 )
                 .into())
             }
+        }
+        if learner.reward == crate::learners::LearnerReward::Difference {
+            return Err(err(
+                "learner.reward",
+                "difference rewards re-run the queue world's mechanism on its round record, which a world of env.worlds does not keep: use own (its world's reward)".into(),
+            )
+            .into());
         }
         learner.es.pairs = learner.es.pairs.max(1);
         Ok(SeamExperiment { world, learner, train })
@@ -204,6 +221,32 @@ impl SeamExperiment {
     }
 }
 
+/// Whether `kind` trains a policy in a world behind the seam (fixed and uniform do not).
+fn learns(kind: LearnerKind) -> bool {
+    matches!(kind, LearnerKind::Es | LearnerKind::Ppo | LearnerKind::ActorCritic)
+}
+
+/// `train.envs` seeds times `group` copies each, at most the limit.
+fn check_copies(
+    err: &dyn Fn(&str, String) -> env::config::ConfigError,
+    train: &TrainSection,
+    group: usize,
+    key: &str,
+) -> Result<(), env::config::ConfigError> {
+    let copies = train.envs.saturating_mul(group);
+    if copies > crate::learners::limits::MAX_ENVS {
+        return Err(err(
+            "train.envs",
+            format!(
+                "{} seeds x {key} {group} = {copies} copies of the world, more than {}",
+                train.envs,
+                crate::learners::limits::MAX_ENVS
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Wrapped {
@@ -216,13 +259,13 @@ struct WrappedTrain {
     train: TrainSection,
 }
 
-/// A trained run's policy: ES's actors (greedy, as ES trains them), or PPO's as plain
-/// per-group weights drawing their levels (as PPO trains).
+/// A trained run's policy: ES's actors (greedy, as ES trains them), or PPO's or the
+/// actor-critic's as plain per-group weights drawing their levels (as they train).
 pub enum Trained {
     /// ES.
     Es(Actors),
-    /// PPO.
-    Ppo(GroupActors),
+    /// PPO or the actor-critic.
+    Sampled(GroupActors),
 }
 
 impl Trained {
@@ -230,7 +273,7 @@ impl Trained {
     pub fn policy(self) -> Box<dyn RowPolicy> {
         match self {
             Trained::Es(a) => Box::new(a),
-            Trained::Ppo(a) => Box::new(a),
+            Trained::Sampled(a) => Box::new(a),
         }
     }
 
@@ -242,7 +285,7 @@ impl Trained {
                 let core = a.core();
                 ((0..core.blocks()).map(|g| core.actor(g).to_vec()).collect(), core.hidden())
             }
-            Trained::Ppo(a) => (a.weights.clone(), a.hidden),
+            Trained::Sampled(a) => (a.weights.clone(), a.hidden),
         }
     }
 }
@@ -254,7 +297,7 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
     let exp = SeamExperiment::load(&config, &[])?;
-    if !matches!(exp.learner.kind, LearnerKind::Es | LearnerKind::Ppo) {
+    if !learns(exp.learner.kind) {
         return Err(crate::error::run_dir(
             dir,
             format!("a `{}` run has no actors to play", exp.learner.kind.name()),
@@ -275,11 +318,12 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
     trainer.trained(&exp)
 }
 
-/// What trains in a world behind the seam: ES's population, PPO over copies of the world
-/// (through the one training rollout), or nothing (fixed and uniform, evaluated the same way).
+/// What trains in a world behind the seam: ES's population, PPO or the actor-critic over
+/// copies of the world (through the one training rollout), or nothing (fixed and uniform,
+/// evaluated the same way).
 enum Trainer {
     Es(crate::learners::es::EsCore),
-    Ppo {
+    Rollout {
         learner: Box<dyn Learner>,
         copies: Vec<Box<dyn World>>,
         group: usize,
@@ -306,10 +350,21 @@ impl Trainer {
                 let ppo = Ppo::pooled(shape, p, exp.train.episodes.saturating_mul(per_episode), init, groups);
                 // The copies are forked when training starts (a run's policy read for
                 // run:DIR or an export needs none).
-                Trainer::Ppo {
+                Trainer::Rollout {
                     learner: Box::new(ppo),
                     copies: Vec::new(),
                     group: p.group,
+                }
+            }
+            LearnerKind::ActorCritic => {
+                let ac = &exp.learner.actor_critic;
+                let (n, dim) = (w.possible(), w.layout().dim());
+                let groups: Vec<usize> = (0..n).map(|id| w.group(id)).collect();
+                let shape = Shape::new(n, dim, dim, w.levels().len());
+                Trainer::Rollout {
+                    learner: Box::new(ActorCritic::pooled(shape, ac, init, groups, exp.train.episodes)),
+                    copies: Vec::new(),
+                    group: ac.group,
                 }
             }
             _ => Trainer::Nothing,
@@ -319,7 +374,7 @@ impl Trainer {
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         match self {
             Trainer::Es(core) => core.load(bytes, 0),
-            Trainer::Ppo { learner, .. } => learner.load(bytes),
+            Trainer::Rollout { learner, .. } => learner.load(bytes),
             Trainer::Nothing => Ok(()),
         }
     }
@@ -327,7 +382,7 @@ impl Trainer {
     fn save(&self) -> crate::error::Result<Vec<u8>> {
         match self {
             Trainer::Es(core) => Ok(core.save(0)),
-            Trainer::Ppo { learner, .. } => learner.save(),
+            Trainer::Rollout { learner, .. } => learner.save(),
             Trainer::Nothing => Ok(Vec::new()),
         }
     }
@@ -335,7 +390,7 @@ impl Trainer {
     fn non_finite(&self) -> Option<String> {
         match self {
             Trainer::Es(core) => core.non_finite(),
-            Trainer::Ppo { learner, .. } => learner.non_finite(),
+            Trainer::Rollout { learner, .. } => learner.non_finite(),
             Trainer::Nothing => None,
         }
     }
@@ -349,9 +404,9 @@ impl Trainer {
                 let g = es::generation(core, w, root, e, pool);
                 (log_line(e, &g, w), g.played.iter().map(|p| p.agent_steps).sum())
             }
-            Trainer::Ppo { learner, copies, group } => {
+            Trainer::Rollout { learner, copies, group } => {
                 if copies.is_empty() {
-                    copies.extend((0..exp.train.envs * exp.learner.ppo.group).map(|_| w.fork()));
+                    copies.extend((0..exp.train.envs * *group).map(|_| w.fork()));
                 }
                 // Copies in groups of `group` share a seed (group-relative advantages).
                 let seeds: Vec<u64> = (0..copies.len()).map(|k| es::copy_seed(root, e, k / *group)).collect();
@@ -380,7 +435,7 @@ impl Trainer {
         let w = exp.world.as_ref();
         match self {
             Trainer::Es(core) => Ok(Trained::Es(Actors::new(core))),
-            Trainer::Ppo { learner, .. } => {
+            Trainer::Rollout { learner, .. } => {
                 // Every agent of a group plays the group's actor: export the first's.
                 let weights = (0..w.group_names().len())
                     .map(|g| match (0..w.possible()).find(|&id| w.group(id) == g) {
@@ -389,13 +444,11 @@ impl Trainer {
                     })
                     .collect::<crate::error::Result<Vec<_>>>()?;
                 let dim = w.layout().dim();
-                Ok(Trained::Ppo(GroupActors::new(
-                    weights,
-                    exp.learner.ppo.actor_hidden,
-                    dim,
-                    w.levels().len(),
-                    true,
-                )))
+                let hidden = match exp.learner.kind {
+                    LearnerKind::ActorCritic => exp.learner.actor_critic.actor_hidden,
+                    _ => exp.learner.ppo.actor_hidden,
+                };
+                Ok(Trained::Sampled(GroupActors::new(weights, hidden, dim, w.levels().len(), true)))
             }
             Trainer::Nothing => Err(failed("a fixed or uniform run has no actors")),
         }
@@ -405,7 +458,7 @@ impl Trainer {
     fn policy(self, exp: &SeamExperiment) -> crate::error::Result<Box<dyn RowPolicy>> {
         let w = exp.world.as_ref();
         Ok(match exp.learner.kind {
-            LearnerKind::Es | LearnerKind::Ppo => self.trained(exp)?.policy(),
+            k if learns(k) => self.trained(exp)?.policy(),
             LearnerKind::Fixed => Box::new(Fixed::new(vec![
                 env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
             ])),
@@ -440,7 +493,7 @@ fn log_line(e: u64, g: &es::Generation, w: &dyn World) -> Value {
 pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     let head = w.metrics()[w.headline()].key;
     match kind {
-        LearnerKind::Ppo => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
+        LearnerKind::Ppo | LearnerKind::ActorCritic => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
         _ => vec!["fitness", head, "spread"],
     }
 }
@@ -673,7 +726,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         crate::train::log::truncate_metrics(&dir.metrics(), start)?;
         steps = last_steps(&dir.metrics())?;
     }
-    let learns = matches!(exp.learner.kind, LearnerKind::Es | LearnerKind::Ppo);
+    let learns = learns(exp.learner.kind);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(exp.train.threads)
         .build()
@@ -703,11 +756,15 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         let (mut line, played) = trainer.episode(&exp, root, e, &pool);
         if let Some(what) = trainer.non_finite() {
             return Err(failed(format!(
-                "{}: training diverged in {unit} {}: {what}; the checkpoint of {unit} {e} kept. Lower learner.{}.lr{}",
+                "{}: training diverged in {unit} {}: {what}; the checkpoint of {unit} {e} kept. Lower learner.{}.{}",
                 dir.path().display(),
                 e + 1,
                 exp.learner.kind.name(),
-                if exp.learner.kind == LearnerKind::Es { " or sigma" } else { "" }
+                match exp.learner.kind {
+                    LearnerKind::Es => "lr or sigma",
+                    LearnerKind::ActorCritic => "actor_lr or critic_lr",
+                    _ => "lr",
+                }
             )));
         }
         steps += played;

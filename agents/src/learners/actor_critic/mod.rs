@@ -38,6 +38,7 @@ use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Ac
 use super::normalize::RunningStats;
 use super::parts::Parts;
 use crate::error::failed;
+use burn::module::Module;
 use burn::optim::GradientsParams;
 use burn::tensor::activation::{log_softmax, softmax};
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -46,6 +47,8 @@ use env::rng::stream;
 use env::world::Observations;
 use rand::rngs::SmallRng;
 use serde::{Deserialize, Serialize};
+
+mod pooled;
 
 /// `[learner.actor_critic]` (defaults: the thesis code's, SPEC 4's, but for four decisions of
 /// ours:
@@ -141,9 +144,9 @@ impl Default for ActorCriticConfig {
     }
 }
 
-impl LearnerConfig for ActorCriticConfig {
-    /// Widths (before any tensor of that size exists) and rates.
-    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+impl ActorCriticConfig {
+    /// Widths (before any tensor of that size exists) and rates: what every world checks.
+    pub fn check(&self, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         let ac = self;
         if ac.actor_hidden == 0 || ac.critic_hidden.contains(&0) {
             return Err(err("learner.actor_critic", "hidden layer widths must be at least 1".into()));
@@ -213,6 +216,12 @@ impl LearnerConfig for ActorCriticConfig {
         }
         Ok(())
     }
+}
+
+impl LearnerConfig for ActorCriticConfig {
+    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        self.check(err)
+    }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let levels = run.scenario.action_levels().len();
@@ -277,6 +286,10 @@ pub struct ActorCritic {
     rounds: u64,
     /// Rounds the run plans (the entropy schedule's horizon; 0: no plan, the bonus constant).
     planned_rounds: u64,
+    /// Pooled ([`ActorCritic::pooled`]): the agents of a class share one actor and one critic,
+    /// and rounds are learned from per agent life (here `rounds` and `planned_rounds` count
+    /// episodes).
+    pooled: Option<pooled::Pooled>,
 }
 
 /// One environment copy's rounds not yet learned from (N-step returns), oldest first: every
@@ -291,20 +304,36 @@ struct Pending {
 impl ActorCritic {
     /// Fresh networks for `shape`; weights drawn from `seed`.
     pub fn new(shape: Shape, cfg: &ActorCriticConfig, seed: u64) -> Self {
+        Self::build(shape, cfg, seed, None)
+    }
+
+    /// [`ActorCritic::new`], or with `pooled` one actor, critic and reward statistics per
+    /// class ([`ActorCritic::pooled`]).
+    fn build(shape: Shape, cfg: &ActorCriticConfig, seed: u64, pooled: Option<pooled::Pooled>) -> Self {
         let device = device();
         let Shape { n, d, k, .. } = shape;
-        let actors = Actors::new(n, d, cfg.actor_hidden, k, seed, &device);
-        let critics = Critics::new(n, d, cfg.critic_hidden, seed, &device);
+        let stacked = pooled.as_ref().map_or(n, |p| p.classes);
+        let actors = Actors::new(stacked, d, cfg.actor_hidden, k, seed, &device);
+        let critics = Critics::new(stacked, d, cfg.critic_hidden, seed, &device);
         Self {
             cfg: cfg.clone(),
             nets: Nets::new(shape, actors, critics, cfg.weight_decay),
             device,
             rngs: (0..n).map(|i| stream(0, env::rng::names::POLICY, i as u64)).collect(),
-            rewards: RunningStats::new(n),
-            relative: RunningStats::new(n),
+            rewards: RunningStats::new(stacked),
+            relative: RunningStats::new(stacked),
             pending: Vec::new(),
             rounds: 0,
             planned_rounds: 0,
+            pooled,
+        }
+    }
+
+    /// The actors acting for each agent: the stacked ones, or (pooled) their class's.
+    fn per_agent(&self) -> Actors {
+        match &self.pooled {
+            None => self.nets.actors.get().clone(),
+            Some(p) => self.nets.actors.get().valid().expanded(&p.rows),
         }
     }
 
@@ -320,6 +349,14 @@ impl ActorCritic {
 
     /// Every agent's action probabilities for `obs`, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
+        if self.pooled.is_some() {
+            let logits = self.per_agent().forward(self.nets.shape.states(obs, &self.device).detach());
+            return softmax(logits, 2)
+                .into_data()
+                .as_slice::<f32>()
+                .expect("f32 probabilities")
+                .to_vec();
+        }
         let logits = self.nets.actors.get().forward(self.nets.shape.states(obs, &self.device).detach());
         let p = softmax(logits, 2).into_data();
         p.as_slice::<f32>().expect("f32 probabilities").to_vec()
@@ -337,6 +374,9 @@ impl Policy for ActorCritic {
     }
 
     fn fork(&self) -> Box<dyn Policy> {
+        if self.pooled.is_some() {
+            return Box::new(ActorPolicy::of(&self.per_agent(), self.nets.shape, &self.rngs));
+        }
         Box::new(ActorPolicy::of(self.nets.actors.get(), self.nets.shape, &self.rngs))
     }
 }
@@ -347,7 +387,7 @@ fn column(values: impl Iterator<Item = f32>, n: usize, device: &Device) -> Tenso
 
 impl ActorCritic {
     /// One AdamW step of the actors and critics on `actor + critic - entropy x bonus`; the
-    /// losses per agent, for the log.
+    /// losses per agent (pooled: per class), for the log.
     fn update(&mut self, actor: Tensor<1>, critic: Tensor<1>, entropy: Tensor<1>) -> Losses {
         let total = actor.clone() + critic.clone() - entropy.clone() * (self.entropy_coefficient() as f32);
         let mut grads = total.backward();
@@ -355,7 +395,7 @@ impl ActorCritic {
         let gc = GradientsParams::from_module(&mut grads, self.nets.critics.get());
         self.nets.actors.step(self.cfg.actor_lr, ga);
         self.nets.critics.step(self.cfg.critic_lr, gc);
-        let per = self.nets.shape.n as f64;
+        let per = self.pooled.as_ref().map_or(self.nets.shape.n, |p| p.classes) as f64;
         Losses {
             actor: scalar(actor) / per,
             critic: scalar(critic) / per,
@@ -576,7 +616,7 @@ impl Learner for ActorCritic {
 
     fn transferred(&self, map: &[usize], inputs: super::base::Inputs) -> Option<Box<dyn Policy>> {
         Some(Box::new(ActorPolicy::transferred(
-            self.nets.actors.get(),
+            &self.per_agent(),
             map,
             inputs,
             self.nets.shape.k,
@@ -584,6 +624,10 @@ impl Learner for ActorCritic {
     }
 
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
+        if self.pooled.is_some() {
+            let actors = self.per_agent();
+            return nets::act_many(&actors, obs, self.nets.shape, &mut self.rngs, actions);
+        }
         nets::act_many(self.nets.actors.get(), obs, self.nets.shape, &mut self.rngs, actions);
     }
 
@@ -594,6 +638,11 @@ impl Learner for ActorCritic {
     /// One copy after another; with `group`, one update per seed group; with `steps`, one
     /// update of every copy's rounds whose N-step return is complete.
     fn learn_many(&mut self, ts: &[Transition<'_>]) -> Losses {
+        if self.pooled.is_some() {
+            let losses = self.learn_pooled(ts);
+            self.rounds += u64::from(ts[0].done);
+            return losses;
+        }
         let g = self.cfg.group;
         let losses = if self.cfg.steps > 1 {
             assert!(ts.len() % g == 0, "{} copies in seed groups of {g}", ts.len());
@@ -613,7 +662,7 @@ impl Learner for ActorCritic {
     /// One round of one copy (a caller that feeds each copy's round separately advances the
     /// entropy schedule once per copy).
     fn learn(&mut self, t: &Transition<'_>) -> Losses {
-        if self.cfg.steps > 1 {
+        if self.cfg.steps > 1 || self.pooled.is_some() {
             return self.learn_many(std::slice::from_ref(t));
         }
         let losses = self.learn_one(t);
@@ -622,6 +671,9 @@ impl Learner for ActorCritic {
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
+        if self.pooled.is_some() {
+            return self.per_agent().export(self.nets.shape.n, agent);
+        }
         self.nets.actors.get().export(self.nets.shape.n, agent)
     }
 
@@ -649,8 +701,11 @@ impl Learner for ActorCritic {
             .find_map(|m| Parts::read(bytes, &wanted[..m]).ok())
             .map_or_else(|| Parts::read(bytes, &wanted[..5]).map_err(failed), Ok)?;
         self.nets.load(&parts[..5], PREFIX, "actor-critic")?;
-        let n = self.nets.shape.n;
+        let n = self.pooled.as_ref().map_or(self.nets.shape.n, |p| p.classes);
         (self.rewards, self.relative) = (RunningStats::new(n), RunningStats::new(n));
+        if let Some(p) = &mut self.pooled {
+            p.clear();
+        }
         if let Some(s) = parts.get(5) {
             self.rewards.load(s, REWARD_STATS).map_err(failed)?;
         }

@@ -1,0 +1,390 @@
+//! The actor-critic where agents come and go (a world of `env::worlds`: Gavel's jobs, the
+//! bandit's players): the agents of a class share one actor and one critic, and every agent's
+//! life (the rounds it acted in, one after another) is learned from as the module's N-step
+//! algorithm learns from a fixed agent's rounds.
+//!
+//! Round t of a life is learned from once round t + N of it has been played: its target is
+//! `r_t + ... + gamma^(N-1) r_(t+N-1) + gamma^N V(s_(t+N))`, bootstrapped from the state the
+//! agent acted on N rounds later, which it saw (a round's next observation may be a blank row
+//! for an agent that has just left). When the life ends (the agent did not act this round, or
+//! the episode is over) its remaining rounds are learned from with what is left of their
+//! returns and no bootstrap: a job that finishes has no future, and an episode of such a world
+//! ends when its agents are done or at a horizon they do not see. One update per round, over
+//! every copy's ready rounds, each class's loss the mean over its rows.
+//!
+//! With `group > 1` a TD error is made relative to the same agent's in the same round of the
+//! other copies of its seed (leave-one-out; only where that agent acted there too), then divided
+//! by its class's running standard deviation, as the module's group-relative errors are.
+//! Rewards are normalised per class (`normalize`). The entropy schedule counts episodes here: a
+//! world whose episodes end when its agents are done has no round count to plan by.
+//!
+//! What is stored per life is at most N + 1 rounds of features, kept in flat buffers that are
+//! reused, so memory is the agents present times N, not the rounds played.
+
+use super::{ActorCritic, ActorCriticConfig, Transition};
+use crate::learners::base::Losses;
+use crate::learners::nets::Shape;
+use burn::tensor::activation::log_softmax;
+use burn::tensor::{Int, Tensor, TensorData};
+use std::collections::VecDeque;
+
+/// A pooled actor-critic's own state.
+pub(super) struct Pooled {
+    /// Each possible agent's class (the row of its actor and critic).
+    pub rows: Vec<i64>,
+    /// Classes (the stacked networks' first dimension).
+    pub classes: usize,
+    /// Per copy, per possible agent: its life's rounds not yet learned from.
+    lives: Vec<Vec<Life>>,
+    /// The current episode's round.
+    round: u32,
+}
+
+/// A life's rounds not yet learned from, oldest first.
+#[derive(Default)]
+struct Life {
+    /// Features, `d` per round.
+    x: VecDeque<f32>,
+    a: VecDeque<i64>,
+    /// Rewards, scaled and normalised.
+    r: VecDeque<f32>,
+    t: VecDeque<u32>,
+}
+
+impl Life {
+    fn len(&self) -> usize {
+        self.a.len()
+    }
+}
+
+impl Pooled {
+    pub fn new(classes_of: Vec<usize>) -> Self {
+        let classes = classes_of.iter().max().map_or(1, |m| m + 1);
+        Pooled {
+            rows: classes_of.into_iter().map(|c| c as i64).collect(),
+            classes,
+            lives: Vec::new(),
+            round: 0,
+        }
+    }
+
+    /// Forget every life (a loaded state starts at an episode's beginning).
+    pub fn clear(&mut self) {
+        self.lives.clear();
+        self.round = 0;
+    }
+}
+
+/// The rows of one update, per class: features, actions, the discounted rewards of each
+/// target, the bootstrap state and its discount (0: none), and (agent, seed group, round) for
+/// the group-relative errors.
+#[derive(Default)]
+struct Rows {
+    x: Vec<f32>,
+    a: Vec<i64>,
+    partial: Vec<f32>,
+    boot: Vec<f32>,
+    discount: Vec<f32>,
+    cell: Vec<(u32, u32, u32)>,
+}
+
+impl Rows {
+    /// The oldest round of `life` (its target `partial` and bootstrap), removed from it.
+    fn take_oldest(&mut self, life: &mut Life, d: usize, partial: f32, boot: Option<(&[f32], f32)>, cell: (u32, u32)) {
+        self.x.extend(life.x.drain(..d));
+        self.a.push(life.a.pop_front().expect("a round"));
+        life.r.pop_front();
+        let t = life.t.pop_front().expect("a round");
+        self.partial.push(partial);
+        match boot {
+            Some((s, discount)) => {
+                self.boot.extend_from_slice(s);
+                self.discount.push(discount);
+            }
+            None => {
+                self.boot.extend(std::iter::repeat_n(0.0, d));
+                self.discount.push(0.0);
+            }
+        }
+        self.cell.push((cell.0, cell.1, t));
+    }
+
+    /// Round 0 of `life` with its N-step return complete: `steps` rewards and the state after.
+    fn take_complete(&mut self, life: &mut Life, d: usize, steps: usize, gamma: f32, cell: (u32, u32)) {
+        let partial = life.r.iter().take(steps).rev().fold(0.0, |g, &r| r + gamma * g);
+        let s: Vec<f32> = life.x.range(steps * d..(steps + 1) * d).copied().collect();
+        self.take_oldest(life, d, partial, Some((&s, gamma.powi(steps as i32))), cell);
+    }
+
+    /// Every round of an ended life, with what is left of its returns.
+    fn take_ended(&mut self, life: &mut Life, d: usize, gamma: f32, cell: (u32, u32)) {
+        let mut returns: Vec<f32> = life
+            .r
+            .iter()
+            .rev()
+            .scan(0.0, |g, &r| {
+                *g = r + gamma * *g;
+                Some(*g)
+            })
+            .collect();
+        returns.reverse();
+        for g in returns {
+            self.take_oldest(life, d, g, None, cell);
+        }
+    }
+}
+
+impl ActorCritic {
+    /// One round of every copy, pooled (see the module documentation).
+    pub(super) fn learn_pooled(&mut self, ts: &[Transition<'_>]) -> Losses {
+        let (shape, dev) = (self.nets.shape, self.device.clone());
+        let (n, d, copies) = (shape.n, shape.d, ts.len());
+        let (steps, gamma, group) = (self.cfg.steps, self.cfg.gamma as f32, self.cfg.group.max(1));
+        let (scale, normalize) = (self.cfg.reward_scale, self.cfg.normalize);
+        let p = self.pooled.as_mut().expect("a pooled learner");
+        let classes = p.classes;
+        if p.lives.len() != copies {
+            p.lives = (0..copies).map(|_| (0..n).map(|_| Life::default()).collect()).collect();
+        }
+        let acted = |t: &Transition<'_>, i: usize| t.live.is_none_or(|l| l[i]);
+        if normalize {
+            for t in ts {
+                for i in (0..n).filter(|&i| acted(t, i)) {
+                    self.rewards.push(p.rows[i] as usize, t.rewards[i] * scale);
+                }
+            }
+        }
+        let mut rows: Vec<Rows> = (0..classes).map(|_| Rows::default()).collect();
+        let done = ts[0].done;
+        for (k, t) in ts.iter().enumerate() {
+            let seed_group = (k / group) as u32;
+            for i in 0..n {
+                let c = p.rows[i] as usize;
+                let life = &mut p.lives[k][i];
+                let cell = (i as u32, seed_group);
+                if !acted(t, i) {
+                    if life.len() > 0 {
+                        rows[c].take_ended(life, d, gamma, cell);
+                    }
+                    continue;
+                }
+                let r = t.rewards[i] * scale;
+                let r = if normalize { self.rewards.normalise(c, r) } else { r };
+                life.x.extend(shape.read(&t.obs, i));
+                life.a.push_back(t.actions[i] as i64);
+                life.r.push_back(r as f32);
+                life.t.push_back(p.round);
+                if done {
+                    rows[c].take_ended(life, d, gamma, cell);
+                } else if life.len() > steps {
+                    rows[c].take_complete(life, d, steps, gamma, cell);
+                }
+            }
+        }
+        p.round = if done { 0 } else { p.round + 1 };
+        let width = rows.iter().map(|r| r.a.len()).max().unwrap_or(0);
+        if width == 0 {
+            return Losses {
+                skipped: true,
+                ..Losses::default()
+            };
+        }
+        // Padded to one width per class; padding rows weigh 0.
+        let (mut x, mut boot) = (vec![0f32; classes * width * d], vec![0f32; classes * width * d]);
+        let (mut a, mut weight) = (vec![0i64; classes * width], vec![0f32; classes * width]);
+        for (c, r) in rows.iter().enumerate() {
+            let m = r.a.len();
+            x[c * width * d..(c * width + m) * d].copy_from_slice(&r.x);
+            boot[c * width * d..(c * width + m) * d].copy_from_slice(&r.boot);
+            a[c * width..c * width + m].copy_from_slice(&r.a);
+            weight[c * width..c * width + m].fill(1.0 / m.max(1) as f32);
+        }
+        let (actors, critics) = (self.nets.actors.get(), self.nets.critics.get());
+        let x = Tensor::<3>::from_data(TensorData::new(x, [classes, width, d]), &dev);
+        let boot = Tensor::<3>::from_data(TensorData::new(boot, [classes, width, d]), &dev);
+        let v_boot = critics.forward(boot).detach().into_data().try_to_vec::<f32>().expect("f32");
+        let mut target = vec![0f32; classes * width];
+        for (c, r) in rows.iter().enumerate() {
+            for s in 0..r.a.len() {
+                target[c * width + s] = r.partial[s] + r.discount[s] * v_boot[c * width + s];
+            }
+        }
+        let logp = log_softmax(actors.forward(x.clone()), 2);
+        let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
+        let logp_a = logp.gather(2, Tensor::<3, Int>::from_data(TensorData::new(a, [classes, width, 1]), &dev));
+        let v = critics.forward(x);
+        let delta = Tensor::<3>::from_data(TensorData::new(target, [classes, width, 1]), &dev) - v;
+        let mut adv = delta.clone().detach().into_data().try_to_vec::<f32>().expect("f32");
+        if group > 1 {
+            self.relative_to_groups(&rows, width, &mut adv);
+        }
+        let weight = Tensor::<3>::from_data(TensorData::new(weight, [classes, width, 1]), &dev);
+        let adv = Tensor::<3>::from_data(TensorData::new(adv, [classes, width, 1]), &dev);
+        let critic_loss = (delta.powi_scalar(2) * weight.clone()).sum();
+        let actor_loss = -(logp_a * adv * weight.clone()).sum();
+        let entropy_sum = (entropy * weight).sum();
+        self.update(actor_loss, critic_loss, entropy_sum)
+    }
+
+    /// Each TD error minus the mean of the same agent's in the same round of the other copies
+    /// of its seed (where it acted there too), then divided by its class's running standard
+    /// deviation of such errors.
+    fn relative_to_groups(&mut self, rows: &[Rows], width: usize, adv: &mut [f32]) {
+        let mut order: Vec<(usize, usize)> = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(c, r)| (0..r.a.len()).map(move |s| (c, s)))
+            .collect();
+        order.sort_by_key(|&(c, s)| rows[c].cell[s]);
+        let relative: Vec<f32> = {
+            let mut out = adv.to_vec();
+            let mut at = 0;
+            while at < order.len() {
+                let key = |q: usize| rows[order[q].0].cell[order[q].1];
+                let end = (at..order.len()).find(|&q| key(q) != key(at)).unwrap_or(order.len());
+                if end - at > 1 {
+                    let of = |q: usize| order[q].0 * width + order[q].1;
+                    let sum: f32 = (at..end).map(|q| adv[of(q)]).sum();
+                    let others = (end - at - 1) as f32;
+                    for q in at..end {
+                        out[of(q)] = adv[of(q)] - (sum - adv[of(q)]) / others;
+                    }
+                }
+                at = end;
+            }
+            out
+        };
+        for &(c, s) in &order {
+            self.relative.push(c, f64::from(relative[c * width + s]));
+        }
+        for &(c, s) in &order {
+            adv[c * width + s] = relative[c * width + s] / self.relative.std(c) as f32;
+        }
+    }
+
+    /// Fresh pooled learners for a world whose agents arrive and leave (`classes`: each
+    /// possible agent's class; see the module documentation), `planned_episodes` the entropy
+    /// schedule's horizon; weights drawn from `seed`.
+    pub fn pooled(shape: Shape, cfg: &ActorCriticConfig, seed: u64, classes: Vec<usize>, planned_episodes: u64) -> Self {
+        let mut ac = ActorCritic::build(shape, cfg, seed, Some(Pooled::new(classes)));
+        ac.planned_rounds = planned_episodes;
+        ac
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learners::base::{Learner, Policy};
+    use env::world::Observations;
+
+    fn life(rewards: &[f32], d: usize) -> Life {
+        let mut l = Life::default();
+        for (t, &r) in rewards.iter().enumerate() {
+            l.x.extend(std::iter::repeat_n(t as f32, d));
+            l.a.push_back(t as i64);
+            l.r.push_back(r);
+            l.t.push_back(t as u32 + 10);
+        }
+        l
+    }
+
+    #[test]
+    fn a_complete_round_bootstraps_from_the_state_n_rounds_on_and_an_ended_life_from_nothing() {
+        // Rewards 1, 2, 3 at gamma 0.5, 2-step returns: round 0's target is 1 + 0.5 * 2 plus
+        // 0.25 V(state of round 2); when the life then ends, rounds 1 and 2 get 2 + 0.5 * 3
+        // and 3, with no bootstrap.
+        let (d, mut rows) = (2, Rows::default());
+        let mut l = life(&[1.0, 2.0, 3.0], d);
+        rows.take_complete(&mut l, d, 2, 0.5, (7, 1));
+        assert_eq!((rows.partial.clone(), rows.discount.clone()), (vec![2.0], vec![0.25]));
+        assert_eq!(rows.boot, vec![2.0, 2.0], "the state of round 2");
+        assert_eq!(
+            (rows.x.clone(), rows.a.clone(), rows.cell.clone()),
+            (vec![0.0, 0.0], vec![0], vec![(7, 1, 10)])
+        );
+        assert_eq!(l.len(), 2);
+        rows.take_ended(&mut l, d, 0.5, (7, 1));
+        assert_eq!(rows.partial, vec![2.0, 3.5, 3.0]);
+        assert_eq!(rows.discount, vec![0.25, 0.0, 0.0]);
+        assert_eq!(rows.x, vec![0.0, 0.0, 1.0, 1.0, 2.0, 2.0]);
+        assert_eq!(rows.cell[1..], [(7, 1, 11), (7, 1, 12)]);
+        assert_eq!((l.len(), l.x.len()), (0, 0));
+    }
+
+    #[test]
+    fn errors_are_relative_to_the_same_agent_in_the_same_round_of_its_seed_only() {
+        // Agent 0 acted in round 5 of two copies of seed group 0 (errors 1 and 3): each minus
+        // the other's. Agent 1 acted there in one copy only: its error stays, scaled the same.
+        let cfg = ActorCriticConfig::default();
+        let mut ac = ActorCritic::pooled(Shape::new(2, 1, 1, 3), &cfg, 1, vec![0, 0], 1);
+        let rows = vec![Rows {
+            a: vec![0; 3],
+            cell: vec![(0, 0, 5), (1, 0, 5), (0, 0, 5)],
+            ..Rows::default()
+        }];
+        let mut adv = vec![1.0, 7.0, 3.0];
+        ac.relative_to_groups(&rows, 3, &mut adv);
+        let scale = adv[2] / 2.0;
+        assert!(scale > 0.0);
+        for (got, want) in adv.iter().zip([-2.0, 7.0, 2.0]) {
+            assert!((got / scale - want).abs() < 1e-5, "{adv:?}");
+        }
+    }
+
+    #[test]
+    fn learns_from_the_agents_that_acted_and_only_from_them() {
+        // As PPO's pooled test: 4 agents of one class, 2 copies of one seed, episodes of 6
+        // rounds, agents 0 and 1 acting in rounds 0-2 and 2 and 3 in rounds 3-5. Acting, level
+        // 2 pays 1 and the others 0; an absent agent's row says level 0 paid 5.
+        let shape = Shape::new(4, 1, 1, 4);
+        let cfg = ActorCriticConfig {
+            group: 2,
+            steps: 2,
+            actor_lr: 3e-3,
+            ..ActorCriticConfig::default()
+        };
+        let mut ac = ActorCritic::pooled(shape, &cfg, 5, vec![0; 4], 60);
+        let obs = vec![0.5f32; 4];
+        for e in 0..60 {
+            ac.begin_episode(e);
+            for t in 0..6 {
+                let live: Vec<bool> = (0..4).map(|i| (i < 2) == (t < 3)).collect();
+                let mut actions = vec![vec![0usize; 4]; 2];
+                let views = [Observations { data: &obs, dim: 1 }, Observations { data: &obs, dim: 1 }];
+                ac.act_many(&views, &[&[0.0; 4], &[0.0; 4]], &mut actions);
+                let rewards: Vec<Vec<f64>> = actions
+                    .iter()
+                    .map(|a| {
+                        (0..4)
+                            .map(|i| match live[i] {
+                                true => f64::from(u8::from(a[i] == 2)),
+                                false => 5.0 * f64::from(u8::from(a[i] == 0)),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let ts: Vec<Transition<'_>> = (0..2)
+                    .map(|k| Transition {
+                        live: Some(&live),
+                        ..crate::learners::testing::transition(1, &obs, &actions[k], &rewards[k], t == 5)
+                    })
+                    .collect();
+                let losses = ac.learn_many(&ts);
+                // Nothing is ready in rounds 0 and 1 (round 2 completes round 0's 2-step
+                // return; round 3 ends agents 0 and 1's lives) nor in round 4.
+                assert_eq!(losses.skipped, [0, 1, 4].contains(&t), "round {t}");
+            }
+        }
+        let p = ac.probabilities(Observations { data: &obs, dim: 1 });
+        assert!(p[2] > 0.9 && p[0] < 0.05, "p = {:?}", &p[..4]);
+        // The entropy schedule counted the episodes: 60 of 60 planned, the bonus annealed away.
+        assert_eq!(ac.entropy_coefficient(), 0.0);
+        let saved = ac.save().unwrap();
+        let mut again = ActorCritic::pooled(shape, &cfg, 5, vec![0; 4], 60);
+        again.load(&saved).unwrap();
+        assert_eq!(again.probabilities(Observations { data: &obs, dim: 1 }), p);
+        // Every agent of the class exports the class's actor.
+        assert_eq!(ac.export_weights(0).unwrap(), ac.export_weights(3).unwrap());
+    }
+}
