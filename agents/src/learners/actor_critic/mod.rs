@@ -624,9 +624,8 @@ impl Learner for ActorCritic {
     }
 
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
-        if self.pooled.is_some() {
-            let actors = self.per_agent();
-            return nets::act_many(&actors, obs, self.nets.shape, &mut self.rngs, actions);
+        if let Some(p) = &self.pooled {
+            return nets::act_pooled(self.nets.actors.get(), &p.rows, obs, self.nets.shape, &mut self.rngs, actions);
         }
         nets::act_many(self.nets.actors.get(), obs, self.nets.shape, &mut self.rngs, actions);
     }

@@ -982,6 +982,9 @@ impl Learner for Ppo {
     }
 
     fn act_many(&mut self, obs: &[Observations<'_>], _budgets: &[&[f64]], actions: &mut [Vec<usize>]) {
+        if let (Some(_), Some(rows)) = (&self.pooled, &self.rows) {
+            return nets::act_pooled(self.nets.actors.get(), rows, obs, self.nets.shape, &mut self.rngs, actions);
+        }
         // Acting needs no graph: the plain-device view of the actors records nothing.
         let actors = self.per_agent(&self.nets.actors.get().valid());
         nets::act_many(&actors, obs, self.nets.shape, &mut self.rngs, actions);
