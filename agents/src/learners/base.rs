@@ -257,16 +257,17 @@ pub fn argmax(xs: impl IntoIterator<Item = f64>) -> usize {
 }
 
 /// Sample an index from unnormalised weights with one uniform `u` in [0, 1).
-pub fn sample_index(weights: &[f64], u: f64) -> usize {
-    let total: f64 = weights.iter().sum();
+pub fn sample_index<W: Copy + Into<f64>>(weights: &[W], u: f64) -> usize {
+    let total: f64 = weights.iter().map(|&w| w.into()).sum();
     let mut x = u * total;
     for (k, &w) in weights.iter().enumerate() {
+        let w: f64 = w.into();
         if x < w {
             return k;
         }
         x -= w;
     }
-    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0)
+    weights.iter().rposition(|&w| w.into() > 0.0).unwrap_or(0)
 }
 
 /// Helpers of the learners' unit tests.

@@ -657,8 +657,7 @@ pub(crate) fn choose(p: &[f32], k: usize, greedy: bool, rngs: &mut [SmallRng], a
         *a = if greedy {
             argmax(row.iter().map(|&x| f64::from(x)))
         } else {
-            let w: Vec<f64> = row.iter().map(|&x| f64::from(x)).collect();
-            sample_index(&w, unit(rngs[i].next_u64()))
+            sample_index(row, unit(rngs[i].next_u64()))
         };
     }
 }
