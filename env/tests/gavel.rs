@@ -139,6 +139,44 @@ fn the_same_seed_replays_the_same_episode_and_generated_jobs_follow_the_rate() {
 }
 
 #[test]
+fn the_welfare_reward_pays_every_job_the_clusters_hours_over_its_gpus() {
+    // The same episode under both rewards (rewards do not steer it): each round every job
+    // present is paid the sum of the jobs' own rewards over the 12 GPUs; an episode's own
+    // returns sum to minus the jobs' completion hours but for the time between a job's arrival
+    // and the start of its first round (0.26% here).
+    let path = root().join("configs/gavel/learn.toml");
+    let load = |extra: &[&str]| {
+        let sets: Vec<String> = ["env.generate.jobs=40", "env.window=[0, 40]"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        GavelWorld::new(gavel::load(env::config::read_table(&path, &sets).unwrap(), &path).unwrap())
+    };
+    let (mut own, mut welfare) = (load(&[]), load(&["env.reward=\"welfare\""]));
+    own.reset(5);
+    welfare.reset(5);
+    let (mut rounds, mut returned) = (0, 0.0);
+    while !own.done() {
+        assert!(!welfare.done());
+        let actions = vec![3; own.live().len()];
+        let (ids_own, r_own) = {
+            let rep = own.step(&actions).unwrap();
+            (rep.agents.to_vec(), rep.rewards.to_vec())
+        };
+        let rep = welfare.step(&actions).unwrap();
+        assert_eq!(rep.agents, &ids_own[..]);
+        let shared = r_own.iter().sum::<f64>() / 12.0;
+        assert!(rep.rewards.iter().all(|&r| (r - shared).abs() < 1e-12), "round {rounds}");
+        returned += r_own.iter().sum::<f64>();
+        rounds += 1;
+    }
+    assert!(welfare.done() && rounds > 10);
+    let hours: f64 = own.jcts().iter().sum::<f64>() / 3600.0;
+    assert!(-returned < hours && -returned > 0.99 * hours, "{returned} vs {hours}");
+}
+
+#[test]
 fn bad_configs_name_file_and_key() {
     let path = root().join("configs/gavel/small.toml");
     for (set, key, what) in [

@@ -40,6 +40,7 @@ pub static SECTIONS: &[Section] = &[
             k("env.round_seconds", "> 0 (default 360)", "Seconds per round (Gavel's 360).", GAVEL),
             k("env.window", "[first, end) job ids (default: every job)", "The jobs measured (Gavel's window); the episode ends when they have all finished.", GAVEL),
             k("env.max_rounds", "whole >= 1", "Rounds after which an episode is cut short.", GAVEL),
+            k("env.reward", "own, welfare (default own)", "What a job is paid each round: minus the hours it spent in the system (own: its return is minus its completion time), or minus the hours every job present spent there over the GPUs, paid to all of them (welfare: the cluster's average completion time).", GAVEL),
             k("env.rho", "true, false (default true)", "Compute rho: each job's completion time over its time under isolated (one more simulation per episode, cached per seed).", GAVEL),
             k("env.threshold_levels", "ascending numbers in [0, 1]", "MTF's threshold levels.", GAVEL),
             k("env.bid_levels", "ascending numbers >= 0", "The auctions' bid factors.", GAVEL),

@@ -69,6 +69,29 @@ pub struct GavelEnv {
     /// Bid factors (the auctions).
     #[serde(default = "bid_levels")]
     pub bid_levels: Vec<f64>,
+    /// What a job is paid each round: its own time in the system, or the cluster's.
+    #[serde(default, skip_serializing_if = "GavelReward::is_own")]
+    pub reward: GavelReward,
+}
+
+/// A job's reward each round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GavelReward {
+    /// Minus the hours it spent in the system during the round: its return is minus its
+    /// completion time, what a selfish job minimises.
+    #[default]
+    Own,
+    /// Minus the hours every job present spent in the system during the round, over the GPUs
+    /// there are, paid to every job present: what the cluster's average completion time counts
+    /// (by Little's law, the jobs present over time), the same for all.
+    Welfare,
+}
+
+impl GavelReward {
+    fn is_own(&self) -> bool {
+        *self == GavelReward::Own
+    }
 }
 
 /// One type of GPU in the cluster.

@@ -27,7 +27,9 @@
 //! takes its balance with it when it finishes — so a job that waited holds more tokens than
 //! one that ran, and buys first (MTF is least-attained-service in tokens). A job's reward is
 //! minus the hours it spent in the system during the round: an episode's return is minus its
-//! completion time.
+//! completion time from the start of its first round. With `env.reward = "welfare"` every job present is paid instead minus the
+//! hours all of them spent in the system that round, over the GPUs: the cluster's objective
+//! (the average completion time is the jobs present over time), not the job's own.
 //!
 //! # Observation of a job (one row)
 //! Its budget over the mean budget of the jobs present; its throughput on each GPU type over
@@ -619,6 +621,10 @@ impl World for GavelWorld {
                 self.now
             };
             self.rewards.push(-(left_at - before) / 3600.0);
+        }
+        if self.r.file.env.reward == config::GavelReward::Welfare {
+            let shared = self.rewards.iter().sum::<f64>() / self.r.gpu_types.len() as f64;
+            self.rewards.fill(shared);
         }
         // Finished jobs leave.
         let (lo, hi) = self.r.window;
