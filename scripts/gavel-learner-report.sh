@@ -9,7 +9,8 @@
 # ActorCritic::pooled), 3 training replicates of 50 episodes (EPISODES), each 8 copies of one
 # seed (group-relative advantages): 400 copy-episodes against ES's 3,200 (100 generations of 32).
 #
-# Usage: [LEARNER=actor_critic] [EPISODES=N] scripts/gavel-learner-report.sh [OUT] [ES_GROUP]
+# Usage: [LEARNER=actor_critic] [EPISODES=N] [SETS='env.reward="welfare"'] scripts/gavel-learner-report.sh [OUT] [ES_GROUP]
+#   SETS: more --set overrides for the training (space-separated), e.g. the welfare reward;
 #   OUT (default runs/gavel-LEARNER): the learner's run group, trained when it has no summary.json;
 #   ES_GROUP (default runs/gavel-report/learn, what scripts/gavel-report.sh trains): ES's
 #   replicates, compared when present.
@@ -27,7 +28,9 @@ T0=$(date +%s)
 if [ -d "$OUT" ] && [ ! -f "$OUT/summary.json" ]; then
   "$M" train --resume "$OUT" --quiet > /dev/null
 elif [ ! -d "$OUT" ]; then
-  "$M" train --config "$C" --set learner.kind=$L --set "train.episodes=${EPISODES:-50}" --replicates 3 --threads 2 \
+  EXTRA=()
+  for s in ${SETS:-}; do EXTRA+=(--set "$s"); done
+  "$M" train --config "$C" "${EXTRA[@]}" --set learner.kind=$L --set "train.episodes=${EPISODES:-50}" --replicates 3 --threads 2 \
     --quiet --out "$OUT" > /dev/null
 fi
 POLICIES="fixed:all,uniform,run:$OUT"
@@ -36,15 +39,16 @@ rm -rf "$OUT-compare"
 "$M" compare --config "$C" --policies "$POLICIES" --mechanisms mtf,max_min_fairness_perf,max_min_fairness \
   --seeds 16 --baseline any/max_min_fairness_perf --json --out "$OUT-compare" > "$OUT/compare.json"
 
-python3 - "$OUT" "$ES" "$(( $(date +%s) - T0 ))" "$(machine)" "$L" <<'PY'
+python3 - "$OUT" "$ES" "$(( $(date +%s) - T0 ))" "$(machine)" "$L" "${SETS:-}" <<'PY'
 import json, os, sys
-out, es, seconds, machine, learner = sys.argv[1:6]
+out, es, seconds, machine, learner, sets = sys.argv[1:7]
+how = f"LEARNER={learner}" + (f" SETS='{sets}'" if sets else "")
 name = {"ppo": "PPO", "actor_critic": "the actor-critic"}.get(learner, learner)
 d = json.load(open(f"{out}/compare.json"))
 rows = d["rows"]
 def jct(r): return r["eval"]["avg_jct_h"]
 lines = [f"# {name[0].upper() + name[1:]}'s learned MTF thresholds on Gavel's contended workload", "",
-         f"`LEARNER={learner} scripts/gavel-learner-report.sh` on {machine}, {seconds} s (training included when it ran).",
+         f"`{how} scripts/gavel-learner-report.sh` on {machine}, {seconds} s (training included when it ran).",
          "`configs/gavel/learn.toml` (Gavel's generator at 0.6 jobs/h on 4 V100 + 4 P100 + 4 K80, 200 jobs,"
          " jobs 20-179 measured), 16 held-out seeds, paired against Gavel's heterogeneity-aware LAS"
          " (positive: lower average JCT than it).", "",

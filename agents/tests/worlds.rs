@@ -112,47 +112,14 @@ fn the_actor_critic_finds_each_groups_level_in_the_toy_world() {
     // N-step returns; agents 1 and 3 arrive a round late): both groups' targets are +0.04
     // above the best fixed level (see the PPO test above).
     let dir = tmp("ac");
-    let config = bandit(&dir, 10, "[learner]\nkind = \"actor_critic\"\n");
-    let run = dir.join("run");
-    let (code, stdout, err) = mtf(&[
-        "train",
-        "--config",
-        &config,
-        "--set",
-        "train.episodes=600",
-        "--set",
-        "train.eval_seeds=8",
-        "--quiet",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(stdout.contains("trained 600 episodes (actor_critic)"), "{stdout}");
-    let s = json(&run.join("summary.json"));
-    let gain = s["vs_best_fixed"]["mean"].as_f64().unwrap();
-    assert!(gain > 0.03, "the actor-critic should find both targets: {gain}\n{stdout}");
+    let (config, run, _) = finds_both_targets(&dir, "actor_critic", 600);
     let lines = generations(&run);
     assert_eq!(lines[0]["agent_steps"], 8 * (2 + 9 * 4), "8 copies of one seed (group 8)");
     assert!(lines[599]["entropy"].as_f64().unwrap() < 1.0, "{}", lines[599]);
     // The resolved config says what it read: the agent's whole row.
     let resolved = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(resolved.contains("features = \"all\""), "{resolved}");
-    // Sampled, as trained: run:DIR plays what the summary scored.
-    let (code, stdout, err) = mtf(&[
-        "compare",
-        "--config",
-        &config,
-        "--policies",
-        &format!("run:{}", run.display()),
-        "--seeds",
-        "8",
-        "--json",
-        "--out",
-        dir.join("cmp").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(v["rows"][0]["eval"]["reward"]["mean"], s["eval"]["reward"]["mean"]);
+    plays_as_scored(&dir, &config, &run, &json(&run.join("summary.json")));
     // What this world cannot give is refused in one line: the queue world's features, and
     // difference rewards (no round record to re-run).
     for (set, key) in [
@@ -173,6 +140,53 @@ fn the_actor_critic_finds_each_groups_level_in_the_toy_world() {
         assert!(err.contains(key), "{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `kind` run of `episodes` on the bandit (10 rounds, 8 held-out seeds) in `dir`, checked to
+/// find both groups' targets: its config, run directory and summary.
+fn finds_both_targets(dir: &Path, kind: &str, episodes: u32) -> (String, PathBuf, serde_json::Value) {
+    let config = bandit(dir, 10, &format!("[learner]\nkind = \"{kind}\"\n"));
+    let run = dir.join("run");
+    let (code, stdout, err) = mtf(&[
+        "train",
+        "--config",
+        &config,
+        "--set",
+        &format!("train.episodes={episodes}"),
+        "--set",
+        "train.eval_seeds=8",
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains(&format!("trained {episodes} episodes ({kind})")), "{stdout}");
+    let s = json(&run.join("summary.json"));
+    let gain = s["vs_best_fixed"]["mean"].as_f64().unwrap();
+    assert!(
+        gain > 0.03,
+        "{kind} should find both targets: {gain} over the best fixed level\n{stdout}"
+    );
+    (config, run, s)
+}
+
+/// `run:DIR` plays the run as its summary scored it (sampled, from the same seeds).
+fn plays_as_scored(dir: &Path, config: &str, run: &Path, summary: &serde_json::Value) {
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        config,
+        "--policies",
+        &format!("run:{}", run.display()),
+        "--seeds",
+        "8",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"][0]["eval"]["reward"]["mean"], summary["eval"]["reward"]["mean"]);
 }
 
 fn killed_and_resumed(name: &str, rounds: u32, extra: &str) {
@@ -227,28 +241,7 @@ fn ppo_finds_each_groups_level_in_the_toy_world_and_is_scored_sampling() {
     // actor per group reading the agent's row: the best fixed level pays 0.96 to both groups,
     // each group's own target 1, so a learner that finds both is +0.04 above it.
     let dir = tmp("ppo");
-    let config = bandit(&dir, 10, "[learner]\nkind = \"ppo\"\n");
-    let run = dir.join("run");
-    let (code, stdout, err) = mtf(&[
-        "train",
-        "--config",
-        &config,
-        "--set",
-        "train.episodes=60",
-        "--set",
-        "train.eval_seeds=8",
-        "--quiet",
-        "--out",
-        run.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(stdout.contains("trained 60 episodes (ppo)"), "{stdout}");
-    let s = json(&run.join("summary.json"));
-    let gain = s["vs_best_fixed"]["mean"].as_f64().unwrap();
-    assert!(
-        gain > 0.03,
-        "PPO should find both targets: {gain} over the best fixed level\n{stdout}"
-    );
+    let (config, run, s) = finds_both_targets(&dir, "ppo", 60);
     let lines = generations(&run);
     assert_eq!(lines.len(), 60);
     // 8 copies (the group of one seed), 2 agents in round 0 and 4 in rounds 1-9.
@@ -257,22 +250,7 @@ fn ppo_finds_each_groups_level_in_the_toy_world_and_is_scored_sampling() {
     // Fitness, as ES's: the groups' mean returns, at most (10 + 9) / 2 rounds paying 1 each.
     let fitness = lines[59]["fitness"].as_f64().unwrap();
     assert!(fitness > 9.0 && fitness < 9.7, "{}", lines[59]);
-    // run:DIR plays the run as its summary scored it (sampled, from the same seeds).
-    let (code, stdout, err) = mtf(&[
-        "compare",
-        "--config",
-        &config,
-        "--policies",
-        &format!("run:{}", run.display()),
-        "--seeds",
-        "8",
-        "--json",
-        "--out",
-        dir.join("cmp").to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(v["rows"][0]["eval"]["reward"]["mean"], s["eval"]["reward"]["mean"]);
+    plays_as_scored(&dir, &config, &run, &s);
     // A central critic reads every agent's row, and agents come and go here: refused.
     let (code, _, err) = mtf(&[
         "train",

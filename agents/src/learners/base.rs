@@ -309,6 +309,42 @@ pub(crate) mod testing {
         pub best: usize,
     }
 
+    /// Agents that come and go: 4 agents of one class in 2 copies of one seed, `episodes`
+    /// episodes of 6 rounds, agents 0 and 1 acting in rounds 0-2 and 2 and 3 in rounds 3-5.
+    /// Acting, level 2 pays 1 and the others 0; the row of an agent not acting says level 0
+    /// paid 5 (a learner reading those would learn level 0). Observations are one feature,
+    /// 0.5; `skipped(t)`: whether round t's update is skipped, checked every round.
+    pub fn come_and_go(learner: &mut dyn Learner, episodes: u64, skipped: impl Fn(usize) -> bool) {
+        let obs = vec![0.5f32; 4];
+        for e in 0..episodes {
+            learner.begin_episode(e);
+            for t in 0..6 {
+                let live: Vec<bool> = (0..4).map(|i| (i < 2) == (t < 3)).collect();
+                let mut actions = vec![vec![0usize; 4]; 2];
+                let views = [Observations { data: &obs, dim: 1 }, Observations { data: &obs, dim: 1 }];
+                learner.act_many(&views, &[&[0.0; 4], &[0.0; 4]], &mut actions);
+                let rewards: Vec<Vec<f64>> = actions
+                    .iter()
+                    .map(|a| {
+                        (0..4)
+                            .map(|i| match live[i] {
+                                true => f64::from(u8::from(a[i] == 2)),
+                                false => 5.0 * f64::from(u8::from(a[i] == 0)),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let ts: Vec<Transition<'_>> = (0..2)
+                    .map(|k| Transition {
+                        live: Some(&live),
+                        ..transition(1, &obs, &actions[k], &rewards[k], t == 5)
+                    })
+                    .collect();
+                assert_eq!(learner.learn_many(&ts).skipped, skipped(t), "round {t}");
+            }
+        }
+    }
+
     impl NoisyBandit {
         /// Play it with `learner` (acting for all copies at once, learning from their rounds);
         /// returns its probabilities (`probabilities`), `[n][k]`.

@@ -275,7 +275,7 @@ impl ActorCritic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learners::base::{Learner, Policy};
+    use crate::learners::base::Learner;
     use env::world::Observations;
 
     fn life(rewards: &[f32], d: usize) -> Life {
@@ -334,9 +334,9 @@ mod tests {
 
     #[test]
     fn learns_from_the_agents_that_acted_and_only_from_them() {
-        // As PPO's pooled test: 4 agents of one class, 2 copies of one seed, episodes of 6
-        // rounds, agents 0 and 1 acting in rounds 0-2 and 2 and 3 in rounds 3-5. Acting, level
-        // 2 pays 1 and the others 0; an absent agent's row says level 0 paid 5.
+        // As PPO's pooled learner, with 2-step returns: nothing is ready in rounds 0 and 1
+        // (round 2 completes round 0's return; round 3 ends agents 0 and 1's lives) nor in
+        // round 4.
         let shape = Shape::new(4, 1, 1, 4);
         let cfg = ActorCriticConfig {
             group: 2,
@@ -345,37 +345,8 @@ mod tests {
             ..ActorCriticConfig::default()
         };
         let mut ac = ActorCritic::pooled(shape, &cfg, 5, vec![0; 4], 60);
+        crate::learners::testing::come_and_go(&mut ac, 60, |t| [0, 1, 4].contains(&t));
         let obs = vec![0.5f32; 4];
-        for e in 0..60 {
-            ac.begin_episode(e);
-            for t in 0..6 {
-                let live: Vec<bool> = (0..4).map(|i| (i < 2) == (t < 3)).collect();
-                let mut actions = vec![vec![0usize; 4]; 2];
-                let views = [Observations { data: &obs, dim: 1 }, Observations { data: &obs, dim: 1 }];
-                ac.act_many(&views, &[&[0.0; 4], &[0.0; 4]], &mut actions);
-                let rewards: Vec<Vec<f64>> = actions
-                    .iter()
-                    .map(|a| {
-                        (0..4)
-                            .map(|i| match live[i] {
-                                true => f64::from(u8::from(a[i] == 2)),
-                                false => 5.0 * f64::from(u8::from(a[i] == 0)),
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let ts: Vec<Transition<'_>> = (0..2)
-                    .map(|k| Transition {
-                        live: Some(&live),
-                        ..crate::learners::testing::transition(1, &obs, &actions[k], &rewards[k], t == 5)
-                    })
-                    .collect();
-                let losses = ac.learn_many(&ts);
-                // Nothing is ready in rounds 0 and 1 (round 2 completes round 0's 2-step
-                // return; round 3 ends agents 0 and 1's lives) nor in round 4.
-                assert_eq!(losses.skipped, [0, 1, 4].contains(&t), "round {t}");
-            }
-        }
         let p = ac.probabilities(Observations { data: &obs, dim: 1 });
         assert!(p[2] > 0.9 && p[0] < 0.05, "p = {:?}", &p[..4]);
         // The entropy schedule counted the episodes: 60 of 60 planned, the bonus annealed away.

@@ -363,10 +363,7 @@ fn a_scaled_head_starts_near_uniform_play() {
 
 #[test]
 fn pooled_ppo_learns_from_the_agents_that_acted_and_only_from_them() {
-    // 4 agents of one class, 2 copies of one seed (group 2), episodes of 6 rounds: agents 0
-    // and 1 act in rounds 0-2, agents 2 and 3 in rounds 3-5. Acting, level 2 pays 1 and the
-    // others 0; the rows of an agent not acting say level 0 paid 5. A learner that read them
-    // would learn level 0.
+    // One update per episode (at its end), from the acting agents' rows only.
     let shape = Shape::new(4, 1, 1, 4);
     let cfg = PpoConfig {
         group: 2,
@@ -374,38 +371,8 @@ fn pooled_ppo_learns_from_the_agents_that_acted_and_only_from_them() {
         ..PpoConfig::default()
     };
     let mut ppo = Ppo::pooled(shape, &cfg, 40, 5, vec![0; 4]);
+    crate::learners::testing::come_and_go(&mut ppo, 40, |t| t < 5);
     let obs = vec![0.5f32; 4];
-    for e in 0..40 {
-        ppo.begin_episode(e);
-        for t in 0..6 {
-            let live: Vec<bool> = (0..4).map(|i| (i < 2) == (t < 3)).collect();
-            let mut actions = vec![vec![0usize; 4]; 2];
-            let views = [Observations { data: &obs, dim: 1 }, Observations { data: &obs, dim: 1 }];
-            ppo.act_many(&views, &[&[0.0; 4], &[0.0; 4]], &mut actions);
-            let rewards: Vec<Vec<f64>> = actions
-                .iter()
-                .map(|a| {
-                    (0..4)
-                        .map(|i| {
-                            if live[i] {
-                                f64::from(u8::from(a[i] == 2))
-                            } else {
-                                5.0 * f64::from(u8::from(a[i] == 0))
-                            }
-                        })
-                        .collect()
-                })
-                .collect();
-            let ts: Vec<Transition<'_>> = (0..2)
-                .map(|k| Transition {
-                    live: Some(&live),
-                    ..crate::learners::testing::transition(1, &obs, &actions[k], &rewards[k], t == 5)
-                })
-                .collect();
-            let losses = ppo.learn_many(&ts);
-            assert_eq!(losses.skipped, t < 5);
-        }
-    }
     let p = ppo.probabilities(Observations { data: &obs, dim: 1 });
     assert!(p[2] > 0.9 && p[0] < 0.05, "p = {:?}", &p[..4]);
     // Its state saves and loads whole (a resumed run goes on from it).
