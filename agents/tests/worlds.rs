@@ -98,8 +98,6 @@ fn a_seam_ppo_run_killed_with_sigkill_resumes_to_the_same_run() {
     killed_and_resumed("killed-ppo", 1500, "[learner]\nkind = \"ppo\"\n");
 }
 
-/// A run of the bandit of `rounds` rounds (`extra` config lines) killed with SIGKILL after
-/// its second checkpoint, resumed: the same metrics and summary as a run never killed.
 #[test]
 fn a_seam_actor_critic_run_killed_with_sigkill_resumes_to_the_same_run() {
     // 1,500-round episodes: the kill lands inside an episode's per-round updates.
@@ -189,6 +187,8 @@ fn plays_as_scored(dir: &Path, config: &str, run: &Path, summary: &serde_json::V
     assert_eq!(v["rows"][0]["eval"]["reward"]["mean"], summary["eval"]["reward"]["mean"]);
 }
 
+/// A run of the bandit of `rounds` rounds (`extra` config lines) killed with SIGKILL after
+/// its second checkpoint, resumed: the same metrics and summary as a run never killed.
 fn killed_and_resumed(name: &str, rounds: u32, extra: &str) {
     let dir = tmp(name);
     let config = bandit(&dir, rounds, extra);

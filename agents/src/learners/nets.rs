@@ -542,6 +542,8 @@ pub(crate) fn act_pooled(
     actions: &mut [Vec<usize>],
 ) {
     let (n, k, d, copies) = (shape.n, shape.k, shape.d, obs.len());
+    // Per-agent id biases would need the present agents' own: no pooled learner has them.
+    assert!(actors.ids_param().is_none(), "acting for the present agents reads no agent ids");
     let device = actors.device_of();
     let present: Vec<usize> = (0..n)
         .filter(|&i| obs.iter().any(|o| shape.read(o, i).iter().any(|&x| x != 0.0)))

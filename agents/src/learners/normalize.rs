@@ -46,6 +46,13 @@ impl RunningStats {
         var.sqrt().max(MIN_STD)
     }
 
+    /// Agent `i`'s root mean square (at least the standard deviation's floor): a scale that
+    /// keeps a reward's sign and level.
+    pub fn rms(&self, i: usize) -> f64 {
+        let var = if self.count[i] > 0.0 { self.m2[i] / self.count[i] } else { 0.0 };
+        (var + self.mean[i] * self.mean[i]).sqrt().max(MIN_STD)
+    }
+
     /// `x` normalised with agent `i`'s statistics: `(x - mean) / std`.
     pub fn normalise(&self, i: usize, x: f64) -> f64 {
         (x - self.mean[i]) / self.std(i)

@@ -490,6 +490,10 @@ impl Ppo {
     /// of a seed in which the same agent acted that round, and the value statistics are per
     /// class. Only a local critic (checked by the caller).
     pub fn pooled(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Vec<usize>) -> Self {
+        assert!(
+            cfg.share != Share::ClassId,
+            "pooled actors read no agent ids (refused with the config)"
+        );
         Self::build(shape, cfg, total_updates, seed, Some(classes), true)
     }
 
