@@ -221,6 +221,56 @@ impl Actors {
         }
     }
 
+    /// Every agent's logits for `x: [n, batch, d]`, through its own actor or, with `rows`
+    /// (each agent's stacked slice), its class's.
+    pub(crate) fn logits(&self, rows: Option<&[i64]>, x: Tensor<3>) -> Tensor<3> {
+        match rows {
+            None => self.forward(x),
+            Some(rows) => self.forward_rows(x, rows),
+        }
+    }
+
+    /// Every agent's action probabilities for `x: [n, 1, d]`, `[n][k]` row-major (through
+    /// `rows` as [`Actors::logits`]).
+    pub(crate) fn probabilities(&self, rows: Option<&[i64]>, x: Tensor<3>) -> Vec<f32> {
+        let p = softmax(self.logits(rows, x), 2).into_data();
+        p.as_slice::<f32>().expect("f32 probabilities").to_vec()
+    }
+
+    /// One actor per agent: these, or (with `rows`) [`Actors::expanded`].
+    pub(crate) fn per_agent(&self, rows: Option<&[i64]>) -> Actors {
+        match rows {
+            None => self.clone(),
+            Some(rows) => self.expanded(rows),
+        }
+    }
+
+    /// Agent `agent`'s weights in the exported order ([`Actors::export`]) of `n` agents, each
+    /// through its own actor or (with `rows`) its class's slice and its id bias: only that
+    /// agent's actor is built.
+    pub(crate) fn export_agent(&self, rows: Option<&[i64]>, n: usize, agent: usize) -> crate::error::Result<Vec<f32>> {
+        let Some(rows) = rows else {
+            return self.export(n, agent);
+        };
+        let row = rows
+            .get(agent)
+            .copied()
+            .ok_or_else(|| failed(format!("agent {agent} of {}", rows.len())))?;
+        let device = self.device_of();
+        let one = |i: i64| Tensor::<1, Int>::from_data(TensorData::new(vec![i], [1]), &device);
+        let pick = |p: &Param<Tensor<3>>| p.val().select(0, one(row));
+        let b1 = match &self.ids {
+            Some(ids) => pick(&self.b1) + ids.val().select(0, one(agent as i64)),
+            None => pick(&self.b1),
+        };
+        let mut out = Vec::new();
+        for t in [pick(&self.w1), b1, pick(&self.w2), pick(&self.b2)] {
+            let data = t.into_data();
+            out.extend_from_slice(data.as_slice::<f32>().map_err(|e| failed(format!("actor weights: {e:?}")))?);
+        }
+        Ok(out)
+    }
+
     /// The device its weights are on.
     pub(crate) fn device_of(&self) -> Device {
         self.w1.val().device()
@@ -796,5 +846,30 @@ mod tests {
             seen.extend(a.iter().flatten().copied());
         }
         assert!(seen.len() > 2, "the draws vary: {seen:?}");
+    }
+
+    #[test]
+    fn one_pooled_agent_exports_what_the_expanded_actors_export() {
+        // 4 agents of 2 classes; with id biases (non-zero here) agent 3's b1 is its class's
+        // plus its own bias, which a class slice alone would miss.
+        let rows = [1i64, 0, 1, 1];
+        let plain = Actors::new(2, 3, 5, 4, 7, &device());
+        let mut with_ids = Actors::new(2, 3, 5, 4, 7, &device()).with_ids(4);
+        let ids: Vec<f32> = (0..4 * 5).map(|j| j as f32 / 10.0).collect();
+        with_ids.ids = Some(Param::from_tensor(Tensor::from_data(TensorData::new(ids, [4, 1, 5]), &device())));
+        for actors in [&plain, &with_ids] {
+            let all = actors.valid().expanded(&rows);
+            for agent in 0..4 {
+                let want = all.export(4, agent).unwrap();
+                assert_eq!(actors.export_agent(Some(&rows), 4, agent).unwrap(), want, "agent {agent}");
+            }
+            assert_eq!(actors.export_agent(None, 2, 1).unwrap(), actors.export(2, 1).unwrap());
+        }
+        assert_ne!(
+            plain.export_agent(Some(&rows), 4, 3).unwrap(),
+            with_ids.export_agent(Some(&rows), 4, 3).unwrap(),
+            "the id bias is exported"
+        );
+        assert!(plain.export_agent(Some(&rows), 4, 4).is_err());
     }
 }

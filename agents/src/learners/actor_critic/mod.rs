@@ -40,7 +40,7 @@ use super::parts::Parts;
 use crate::error::failed;
 use burn::module::Module;
 use burn::optim::GradientsParams;
-use burn::tensor::activation::{log_softmax, softmax};
+use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use env::config::{ConfigError, Scenario};
 use env::rng::stream;
@@ -330,11 +330,14 @@ impl ActorCritic {
     }
 
     /// The actors acting for each agent: the stacked ones, or (pooled) their class's.
+    /// Each agent's stacked actor slice when pooled (its class's).
+    fn rows(&self) -> Option<&[i64]> {
+        self.pooled.as_ref().map(|p| p.rows.as_slice())
+    }
+
+    /// One actor per agent (each pooled agent its class's).
     fn per_agent(&self) -> Actors {
-        match &self.pooled {
-            None => self.nets.actors.get().clone(),
-            Some(p) => self.nets.actors.get().valid().expanded(&p.rows),
-        }
+        self.nets.actors.get().valid().per_agent(self.rows())
     }
 
     /// The entropy bonus's coefficient now: `entropy`, or with `entropy_anneal` (and a planned
@@ -349,17 +352,8 @@ impl ActorCritic {
 
     /// Every agent's action probabilities for `obs`, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
-        if self.pooled.is_some() {
-            let logits = self.per_agent().forward(self.nets.shape.states(obs, &self.device).detach());
-            return softmax(logits, 2)
-                .into_data()
-                .as_slice::<f32>()
-                .expect("f32 probabilities")
-                .to_vec();
-        }
-        let logits = self.nets.actors.get().forward(self.nets.shape.states(obs, &self.device).detach());
-        let p = softmax(logits, 2).into_data();
-        p.as_slice::<f32>().expect("f32 probabilities").to_vec()
+        let x = self.nets.shape.states(obs, &self.device).detach();
+        self.nets.actors.get().probabilities(self.rows(), x)
     }
 }
 
@@ -670,10 +664,7 @@ impl Learner for ActorCritic {
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
-        if self.pooled.is_some() {
-            return self.per_agent().export(self.nets.shape.n, agent);
-        }
-        self.nets.actors.get().export(self.nets.shape.n, agent)
+        self.nets.actors.get().export_agent(self.rows(), self.nets.shape.n, agent)
     }
 
     fn non_finite(&self) -> Option<String> {

@@ -37,7 +37,7 @@ use super::parts::Parts;
 use crate::error::failed;
 use burn::module::Module;
 use burn::optim::GradientsParams;
-use burn::tensor::activation::{log_softmax, softmax};
+use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use env::config::{ConfigError, Scenario};
 use env::rng::{names, stream};
@@ -375,15 +375,6 @@ impl LearnerConfig for PpoConfig {
     }
 }
 
-/// Every agent's logits for `x: [n, batch, d]`, through its own actor or, with `rows` (each
-/// agent's stacked slice), its class's.
-fn logits(actors: &Actors, rows: Option<&[i64]>, x: Tensor<3>) -> Tensor<3> {
-    match rows {
-        None => actors.forward(x),
-        Some(rows) => actors.forward_rows(x, rows),
-    }
-}
-
 /// A saved PPO state: its networks ([`Nets::parts`]), then its update count.
 const PREFIX: &str = "ppo";
 const UPDATES: &str = "ppo/updates";
@@ -499,18 +490,10 @@ impl Ppo {
 
     /// One actor per agent on the plain device (acting, export): the stacked actors
     /// themselves, or the shared ones expanded.
-    fn per_agent(&self, actors: &Actors) -> Actors {
-        match &self.rows {
-            None => actors.clone(),
-            Some(rows) => actors.expanded(rows),
-        }
-    }
-
     /// Every agent's action probabilities, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
         let x = self.nets.shape.states(obs, &self.device).detach();
-        let p = softmax(logits(self.nets.actors.get(), self.rows.as_deref(), x), 2).into_data();
-        p.as_slice::<f32>().expect("f32 probabilities").to_vec()
+        self.nets.actors.get().probabilities(self.rows.as_deref(), x)
     }
 
     /// The stored rollout's features as `[n, K * T, d]`: agent-major, then copy, then round.
@@ -599,7 +582,7 @@ impl Ppo {
                 (values, v_next)
             },
             || {
-                log_softmax(logits(actors, self.rows.as_deref(), x.clone()), 2)
+                log_softmax(actors.logits(self.rows.as_deref(), x.clone()), 2)
                     .gather(2, a.clone())
                     .detach()
             },
@@ -915,7 +898,7 @@ impl Ppo {
         let ((pg, ent), vl) = rayon::join(
             || {
                 let actors = actor_net.get();
-                let logp = log_softmax(logits(actors, rows, b.x.clone().select(1, idx.clone())), 2);
+                let logp = log_softmax(actors.logits(rows, b.x.clone().select(1, idx.clone())), 2);
                 let entropy = -(logp.clone().exp() * logp.clone()).sum_dim(2);
                 let new_logp = logp.gather(2, b.a.clone().select(1, idx.clone()));
                 let old_logp = b.old_logp.clone().select(1, idx.clone());
@@ -962,7 +945,7 @@ impl Policy for Ppo {
     }
 
     fn fork(&self) -> Box<dyn Policy> {
-        let actors = self.per_agent(&self.nets.actors.get().valid());
+        let actors = self.nets.actors.get().valid().per_agent(self.rows.as_deref());
         Box::new(ActorPolicy::of(&actors, self.nets.shape, &self.rngs))
     }
 }
@@ -977,7 +960,7 @@ impl Learner for Ppo {
     }
 
     fn transferred(&self, map: &[usize], inputs: super::base::Inputs) -> Option<Box<dyn Policy>> {
-        let actors = self.per_agent(&self.nets.actors.get().valid());
+        let actors = self.nets.actors.get().valid().per_agent(self.rows.as_deref());
         Some(Box::new(ActorPolicy::transferred(&actors, map, inputs, self.nets.shape.k)))
     }
 
@@ -990,7 +973,7 @@ impl Learner for Ppo {
             return nets::act_pooled(self.nets.actors.get(), rows, obs, self.nets.shape, &mut self.rngs, actions);
         }
         // Acting needs no graph: the plain-device view of the actors records nothing.
-        let actors = self.per_agent(&self.nets.actors.get().valid());
+        let actors = self.nets.actors.get().valid().per_agent(self.rows.as_deref());
         nets::act_many(&actors, obs, self.nets.shape, &mut self.rngs, actions);
     }
 
@@ -1015,7 +998,11 @@ impl Learner for Ppo {
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
-        self.per_agent(&self.nets.actors.get().valid()).export(self.nets.shape.n, agent)
+        self.nets
+            .actors
+            .get()
+            .valid()
+            .export_agent(self.rows.as_deref(), self.nets.shape.n, agent)
     }
 
     fn non_finite(&self) -> Option<String> {
