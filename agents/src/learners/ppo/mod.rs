@@ -139,8 +139,13 @@ pub struct PpoConfig {
     pub epochs: usize,
     /// Surrogate clipping coefficient.
     pub clip: f64,
-    /// Entropy bonus coefficient.
+    /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`).
     pub entropy: f64,
+    /// The fraction of the run's planned updates over which the entropy bonus falls linearly
+    /// to 0 and then stays there; 0 (the default): the bonus stays `entropy` throughout.
+    /// Written to a run's config only when not 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub entropy_anneal: f64,
     /// Value loss coefficient.
     pub vf_coef: f64,
     /// Per-agent gradient norm limit.
@@ -180,6 +185,10 @@ fn is_one(x: &f64) -> bool {
     *x == 1.0
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 impl Default for PpoConfig {
     fn default() -> Self {
         Self {
@@ -194,6 +203,7 @@ impl Default for PpoConfig {
             epochs: 10,
             clip: 0.2,
             entropy: 0.01,
+            entropy_anneal: 0.0,
             vf_coef: 0.5,
             max_grad_norm: 0.5,
             norm_adv: true,
@@ -241,7 +251,11 @@ impl PpoConfig {
         if !(p.head_scale.is_finite() && p.head_scale > 0.0 && p.head_scale <= 10.0) {
             return Err(err(&key("head_scale"), format!("must be in (0, 10], got {}", p.head_scale)));
         }
-        for (k, v) in [("gamma", p.gamma), ("gae_lambda", p.gae_lambda)] {
+        for (k, v) in [
+            ("gamma", p.gamma),
+            ("gae_lambda", p.gae_lambda),
+            ("entropy_anneal", p.entropy_anneal),
+        ] {
             if !(0.0..=1.0).contains(&v) {
                 return Err(err(&key(k), format!("must be in [0, 1], got {v}")));
             }
@@ -637,6 +651,16 @@ impl Ppo {
         self.epochs(&batch)
     }
 
+    /// The entropy bonus's coefficient for the next update: `entropy`, or with
+    /// `entropy_anneal` falling linearly to 0 at that fraction of the planned updates.
+    pub fn entropy_coefficient(&self) -> f64 {
+        let span = self.cfg.entropy_anneal * self.total_updates as f64;
+        if span <= 0.0 {
+            return self.cfg.entropy;
+        }
+        self.cfg.entropy * (1.0 - self.updates as f64 / span).max(0.0)
+    }
+
     /// The epochs of shuffled minibatches over a batch, and the update's mean losses.
     fn epochs(&mut self, batch: &Batch) -> Losses {
         let (n, rows) = (batch.agents, batch.rows);
@@ -646,6 +670,7 @@ impl Ppo {
             1.0
         };
         let lr = (self.cfg.lr * frac).max(0.0);
+        let entropy = self.entropy_coefficient();
         let mb = rows.div_ceil(self.cfg.minibatches.max(1)).max(1);
         let mut order: Vec<usize> = (0..rows).collect();
         let mut rng = stream(self.seed, names::PPO_MINIBATCHES, self.updates);
@@ -654,7 +679,7 @@ impl Ppo {
         for _epoch in 0..self.cfg.epochs {
             order.shuffle(&mut rng);
             for chunk in order.chunks(mb) {
-                let [pg, vl, ent] = self.minibatch(batch, chunk, lr);
+                let [pg, vl, ent] = self.minibatch(batch, chunk, lr, entropy);
                 sums.actor += pg;
                 sums.critic += vl;
                 sums.entropy += ent;
@@ -867,7 +892,7 @@ impl Ppo {
     /// The actors' loss (surrogate, entropy) and the critics' (value) share no parameter, so
     /// their gradients are those of the summed loss: the two steps run side by side
     /// (`rayon::join`), each the same sequential computation on any number of threads.
-    fn minibatch(&mut self, b: &Batch, chunk: &[usize], lr: f64) -> [f64; 3] {
+    fn minibatch(&mut self, b: &Batch, chunk: &[usize], lr: f64, entropy_coef: f64) -> [f64; 3] {
         let (n, dev) = (b.agents, self.device.clone());
         let idx = Tensor::<1, Int>::from_data(
             TensorData::new(chunk.iter().map(|&t| t as i64).collect::<Vec<_>>(), [chunk.len()]),
@@ -906,7 +931,7 @@ impl Ppo {
                     None => policy_losses(new_logp, old_logp, adv, entropy, cfg.clip as f32),
                     Some(m) => policy_losses_masked(new_logp, old_logp, adv, entropy, cfg.clip as f32, m),
                 };
-                let mut grads = (pg.clone() - ent.clone() * (cfg.entropy as f32)).backward();
+                let mut grads = (pg.clone() - ent.clone() * (entropy_coef as f32)).backward();
                 let mut ga = GradientsParams::from_module(&mut grads, actors);
                 clip_per_agent(&mut ga, &actors.ids(), max_norm);
                 // Shared actors are clipped per class (above); the id biases per agent.
