@@ -5,10 +5,9 @@
 use crate::common;
 use common::{mtf, quickstart};
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// `mtf analyze` on the quickstart at 40 rounds: its summary.json.
-fn analyze(name: &str, extra: &[&str]) -> (PathBuf, Value) {
+fn analyze(name: &str, extra: &[&str]) -> (common::Tmp, Value) {
     let out = common::tmp("analyze", name);
     let q = quickstart();
     let mut args = vec![

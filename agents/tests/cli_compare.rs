@@ -2,9 +2,9 @@
 
 use crate::common;
 use common::mtf;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("compare", name)
 }
 

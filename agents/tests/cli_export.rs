@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("export", name)
 }
 

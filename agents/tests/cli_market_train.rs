@@ -1,7 +1,7 @@
 //! `mtf train` on a market file (issue 29): learners against the economic agent, on a duel
 //! whose best bids are known by hand (configs/market/duel.toml's header).
 
-use crate::common::{mtf, tmp};
+use crate::common::{mtf, tmp, Tmp};
 
 fn duel() -> String {
     format!("{}/../configs/market/duel.toml", env!("CARGO_MANIFEST_DIR"))
@@ -9,6 +9,11 @@ fn duel() -> String {
 
 /// `mtf train --json` on the duel with `sets` (each a `--set`): the summary.
 fn train(name: &str, sets: &[&str]) -> serde_json::Value {
+    train_kept(name, sets).1
+}
+
+/// [`train`], and the run's directory (removed when the guard is dropped).
+fn train_kept(name: &str, sets: &[&str]) -> (Tmp, serde_json::Value) {
     let out = tmp("market-train", name);
     let (config, out_s) = (duel(), out.display().to_string());
     let mut args = vec!["train", "--config", &config, "--out", &out_s, "--json"];
@@ -21,7 +26,7 @@ fn train(name: &str, sets: &[&str]) -> serde_json::Value {
     for f in ["summary.json", "episodes.csv", "learning.png", "config.toml"] {
         assert!(out.join(f).exists(), "{f} missing");
     }
-    v
+    (out, v)
 }
 
 fn f(v: &serde_json::Value, path: &[&str]) -> f64 {
@@ -100,7 +105,7 @@ fn ppo_and_es_learn_the_first_price_best_bid_against_the_economic_agent() {
 #[test]
 fn a_market_run_is_reproducible_and_its_seed_changes_only_what_it_should() {
     let sets = ["learner.kind=\"ppo\"", "train.episodes=5", "train.replicates=2", "train.envs=2"];
-    let (a, b) = (train("rep-a", &sets), train("rep-b", &sets));
+    let ((_a_dir, a), (_b_dir, b)) = (train_kept("rep-a", &sets), train_kept("rep-b", &sets));
     assert_eq!(a["replicates"], b["replicates"]);
     let csv =
         |v: &serde_json::Value| std::fs::read_to_string(std::path::Path::new(v["run_dir"].as_str().unwrap()).join("episodes.csv")).unwrap();
@@ -528,9 +533,7 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
 #[test]
 fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium() {
     // Trained on another root seed than the file's: analyze --run evaluates on the run's.
-    let v = train("analyzed", &["train.replicates=2", "train.episodes=60", "seed=5"]);
-    // `train` wrote the run here (tmp would clear it).
-    let run = std::env::temp_dir().join(format!("mtf-market-train-{}-analyzed", std::process::id()));
+    let (run, v) = train_kept("analyzed", &["train.replicates=2", "train.episodes=60", "seed=5"]);
     let out = tmp("market-train", "analysis");
     let (code, stdout, err) = mtf(&[
         "analyze",

@@ -7,10 +7,10 @@
 use crate::common;
 use common::mtf;
 use prost::Message;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tract_onnx::pb;
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("onnx", name)
 }
 

@@ -6,7 +6,7 @@ use crate::common;
 use common::mtf;
 use std::path::PathBuf;
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("policies", name)
 }
 
@@ -131,10 +131,6 @@ fn a_level_per_class_plays_the_same_through_every_door() {
     let spec = v["headroom"][0]["spec"].as_str().unwrap();
     assert!(spec.starts_with("fixed:w1=") && md.contains(spec), "{spec}");
     assert!(md.contains(v["equilibrium"]["spec"].as_str().unwrap()));
-    for d in ["sim", "sim-agents", "sim-one", "run", "agent", "sim-exported", "compare", "analyze"] {
-        let _ = std::fs::remove_dir_all(tmp(d));
-        let _ = std::fs::remove_file(tmp(d));
-    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use crate::common;
 use common::mtf;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn config(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -12,7 +12,7 @@ fn config(name: &str) -> String {
         .to_string()
 }
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("sim", name)
 }
 

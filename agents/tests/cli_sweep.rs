@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     let d = common::tmp("sweep", name);
     std::fs::create_dir_all(&d).unwrap();
     d

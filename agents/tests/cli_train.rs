@@ -3,11 +3,11 @@
 
 use crate::common;
 use common::{mtf, mtf_in, quickstart};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("train", name)
 }
 

@@ -52,11 +52,50 @@ pub fn run_piped(program: impl AsRef<std::ffi::OsStr>, args: &[&str], input: &[u
     out
 }
 
-/// A fresh temporary directory path for this test process (`kind` and `name` keep tests apart).
-pub fn tmp(kind: &str, name: &str) -> PathBuf {
+/// A fresh temporary directory path for this test process (`kind` and `name` keep tests apart),
+/// removed when the guard is dropped: a passing suite leaves nothing in the temporary
+/// directory. A failing test (dropped while panicking) keeps its directory to look at.
+pub fn tmp(kind: &str, name: &str) -> Tmp {
     let d = std::env::temp_dir().join(format!("mtf-{kind}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    d
+    Tmp(d)
+}
+
+/// A temporary directory's (or file's) path, removed on drop (see [`tmp`]); derefs to its
+/// `PathBuf`.
+pub struct Tmp(PathBuf);
+
+impl std::ops::Deref for Tmp {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Tmp {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Tmp {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        // Some tests write a file (an exported agent) at the path, not a directory.
+        if self.0.is_dir() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        } else {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
 }
 
 /// The quickstart config's absolute path (no `..`: sweep files embed it).

@@ -192,7 +192,7 @@ fn sqlite_killed_and_terminated_workers_trials_are_re_run() {
 
 /// The throwaway server, stopped when dropped (also when a check fails).
 struct Server {
-    dir: PathBuf,
+    dir: common::Tmp,
     url: String,
 }
 

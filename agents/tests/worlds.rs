@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn tmp(name: &str) -> PathBuf {
+fn tmp(name: &str) -> common::Tmp {
     common::tmp("worlds", name)
 }
 
