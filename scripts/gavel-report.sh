@@ -152,6 +152,10 @@ w(f"sharing, mean): agnostic LAS {get('any','max_min_fairness','rho_mean'):.3f},
 w(f"fixed MTF {get(best,'mtf','rho_mean'):.3f}, learned MTF {lrho:.3f}. Uniform random thresholds: {get('uniform','mtf'):.2f} h.")
 spread = max(r["eval"]["avg_jct_h"]["mean"] for r in learned) - min(r["eval"]["avg_jct_h"]["mean"] for r in learned)
 w(f"The replicates differ by up to {spread:.2f} h: one training seed is not a result here.\n")
+w("The gradient learners on the same workload and seeds (the thesis's actor-critic and PPO, one actor shared by")
+w("every job, trained on 8 copies of a seed with group-relative errors; own and welfare rewards): the table of")
+w("Gavel's learners in [agents/README.md](../agents/README.md) (\"Adding a world\"), each row from `scripts/gavel-learner-report.sh`")
+w("with its report in `docs/reports/gavel-*`.\n")
 
 w("## 4. Paper scale: average JCT against the arrival rate\n")
 if quick != "--quick":
