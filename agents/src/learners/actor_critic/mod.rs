@@ -329,7 +329,6 @@ impl ActorCritic {
         }
     }
 
-    /// The actors acting for each agent: the stacked ones, or (pooled) their class's.
     /// Each agent's stacked actor slice when pooled (its class's).
     fn rows(&self) -> Option<&[i64]> {
         self.pooled.as_ref().map(|p| p.rows.as_slice())
@@ -353,7 +352,12 @@ impl ActorCritic {
     /// Every agent's action probabilities for `obs`, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
         let x = self.nets.shape.states(obs, &self.device).detach();
-        self.nets.actors.get().probabilities(self.rows(), x)
+        match self.rows() {
+            // Selecting class slices of tracked parameters would record graph entries nothing
+            // uses: the plain-device view records none.
+            Some(rows) => self.nets.actors.get().valid().probabilities(Some(rows), x),
+            None => self.nets.actors.get().probabilities(None, x),
+        }
     }
 }
 
@@ -664,7 +668,7 @@ impl Learner for ActorCritic {
     }
 
     fn export_weights(&self, agent: usize) -> crate::error::Result<Vec<f32>> {
-        self.nets.actors.get().export_agent(self.rows(), self.nets.shape.n, agent)
+        self.nets.actors.get().valid().export_agent(self.rows(), self.nets.shape.n, agent)
     }
 
     fn non_finite(&self) -> Option<String> {

@@ -143,6 +143,7 @@ pub struct PpoConfig {
     pub entropy: f64,
     /// The fraction of the run's planned updates over which the entropy bonus falls linearly
     /// to 0 and then stays there; 0 (the default): the bonus stays `entropy` throughout.
+    /// Planned as `anneal_lr` plans: extending a run's episodes on resume stretches it.
     /// Written to a run's config only when not 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub entropy_anneal: f64,
@@ -502,8 +503,6 @@ impl Ppo {
         Self::build(shape, cfg, total_updates, seed, Some(classes), true)
     }
 
-    /// One actor per agent on the plain device (acting, export): the stacked actors
-    /// themselves, or the shared ones expanded.
     /// Every agent's action probabilities, `[n][k]` row-major.
     pub fn probabilities(&self, obs: Observations<'_>) -> Vec<f32> {
         let x = self.nets.shape.states(obs, &self.device).detach();
