@@ -131,7 +131,7 @@ pub static KEYS: &[Key] = &[
     k("learner.ppo.epochs", "whole >= 1", "Passes over each rollout.", PPO),
     k("learner.ppo.clip", "> 0", "Surrogate clipping coefficient.", PPO),
     k("learner.ppo.entropy", ">= 0", "Entropy bonus coefficient (at the start of the run, with entropy_anneal).", PPO),
-    k("learner.ppo.entropy_anneal", "[0, 1]", "The fraction of the run's planned updates over which the entropy bonus falls linearly to 0, then stays 0; 0 (the default): constant.", PPO),
+    k("learner.ppo.entropy_anneal", "[0, 1]; 0 when unset", "The fraction of the run's planned updates over which the entropy bonus falls linearly to 0, then stays 0; 0 (the default): constant.", PPO),
     k("learner.ppo.vf_coef", ">= 0", "Value loss coefficient.", PPO),
     k("learner.ppo.max_grad_norm", "> 0", "Per-agent gradient norm limit.", PPO),
     k("learner.ppo.norm_adv", "true, false", "Normalise advantages per agent within each minibatch.", PPO),
@@ -305,7 +305,8 @@ mod tests {
         let exp = crate::config::Experiment::load(&path, &sets).unwrap();
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
-        // train.references is written only when false, learner.ppo.head_scale only when not 1.
+        // train.references is written only when false, learner.ppo.head_scale only when not 1,
+        // learner.ppo.entropy_anneal only when not 0.
         config.extend(
             [
                 "env.trace",
@@ -315,6 +316,7 @@ mod tests {
                 "learner.fixed.per_agent",
                 "train.references",
                 "learner.ppo.head_scale",
+                "learner.ppo.entropy_anneal",
             ]
             .map(String::from),
         );
@@ -332,6 +334,7 @@ mod tests {
             "env.trace_start=\"seeded\"",
             "learner.fixed.per_agent=[0.1]",
             "learner.ppo.head_scale=0.03",
+            "learner.ppo.entropy_anneal=0.5",
         ] {
             if let Err(e) = crate::config::Experiment::load(&path, &[set.to_string()]) {
                 assert!(!e.to_string().contains("unknown field"), "{set}: {e}");
