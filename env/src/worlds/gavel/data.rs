@@ -368,9 +368,11 @@ mod tests {
             assert_eq!(e.key, *at, "{e}");
             assert!(e.problem.contains(what), "{e}");
             assert_eq!(e.file, p.display().to_string());
+            let _ = std::fs::remove_file(&p);
         }
         let p = write("good", &(line("A", "100", "1", "0") + &line("A", "50", "2", "7.5")));
         let jobs = read_trace(&p, &t).unwrap();
+        let _ = std::fs::remove_file(&p);
         assert_eq!((jobs[1].kind, jobs[1].steps, jobs[1].arrival), (1, 50.0, 7.5));
     }
 
