@@ -2,10 +2,22 @@
 
 use super::*;
 
-fn db(name: &str) -> Location {
+/// A fresh SQLite study in a temporary directory, and a guard removing that directory when
+/// the test ends (kept when it fails).
+fn db(name: &str) -> (Location, Scratch) {
     let d = std::env::temp_dir().join(format!("mtf-storage-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    Location::Sqlite(d.join("study.db"))
+    (Location::Sqlite(d.join("study.db")), Scratch(d))
+}
+
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 fn one(x: f64) -> BTreeMap<String, Value> {
@@ -25,7 +37,7 @@ const LIVE: Liveness = Liveness {
 
 #[test]
 fn concurrent_claims_get_unique_numbers_and_stop_at_the_target() {
-    let loc = db("claims");
+    let (loc, _dir) = db("claims");
     Storage::open(&loc, "s", "fp", LIVE).unwrap();
     let claimed = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -57,7 +69,7 @@ fn concurrent_claims_get_unique_numbers_and_stop_at_the_target() {
 
 #[test]
 fn a_stale_trial_is_interrupted_and_re_queued_once() {
-    let loc = db("stale");
+    let (loc, _dir) = db("stale");
     let mut st = Storage::open(&loc, "s", "fp", LIVE).unwrap();
     let n = st.claim(3, |n| format!("t{n}"), |_| Some(one(0.0))).unwrap().unwrap().number;
     // Its worker went silent three minutes ago (grace: two).
@@ -98,14 +110,14 @@ fn a_stale_trial_is_interrupted_and_re_queued_once() {
 
 #[test]
 fn other_schema_versions_are_refused_and_version_1_is_upgraded() {
-    let loc = db("version");
+    let (loc, _dir) = db("version");
     Storage::open(&loc, "s", "fp", LIVE).unwrap();
     sql(&loc, "UPDATE mtf_meta SET value = '9' WHERE key = 'schema_version'");
     let e = Storage::open(&loc, "s", "fp", LIVE).err().unwrap();
     assert_eq!(e.exit_code(), 2);
     assert!(e.to_string().contains("schema version 9"), "{e}");
     // A study of the first version: no mtf_meta, no retry_of.
-    let old = db("version1");
+    let (old, _old_dir) = db("version1");
     let Location::Sqlite(p) = &old else { unreachable!() };
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     sql(
@@ -123,7 +135,7 @@ fn other_schema_versions_are_refused_and_version_1_is_upgraded() {
     let t = st.trials().unwrap();
     assert_eq!((t.len(), t[0].value, t[0].retry_of), (1, Some(2.5), None));
     // Not a study database at all.
-    let junk = db("junk");
+    let (junk, _junk_dir) = db("junk");
     let Location::Sqlite(p) = &junk else { unreachable!() };
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, b"not sqlite at all, just text that is long enough to be a header").unwrap();
