@@ -342,11 +342,7 @@ impl ActorCritic {
     /// The entropy bonus's coefficient now: `entropy`, or with `entropy_anneal` (and a planned
     /// run) falling linearly to 0 at that fraction of the run.
     pub fn entropy_coefficient(&self) -> f64 {
-        let span = self.cfg.entropy_anneal * self.planned_rounds as f64;
-        if span <= 0.0 {
-            return self.cfg.entropy;
-        }
-        self.cfg.entropy * (1.0 - self.rounds as f64 / span).max(0.0)
+        super::base::annealed(self.cfg.entropy, self.cfg.entropy_anneal, self.rounds, self.planned_rounds)
     }
 
     /// Every agent's action probabilities for `obs`, `[n][k]` row-major.

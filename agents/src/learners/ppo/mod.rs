@@ -653,11 +653,7 @@ impl Ppo {
     /// The entropy bonus's coefficient for the next update: `entropy`, or with
     /// `entropy_anneal` falling linearly to 0 at that fraction of the planned updates.
     pub fn entropy_coefficient(&self) -> f64 {
-        let span = self.cfg.entropy_anneal * self.total_updates as f64;
-        if span <= 0.0 {
-            return self.cfg.entropy;
-        }
-        self.cfg.entropy * (1.0 - self.updates as f64 / span).max(0.0)
+        super::base::annealed(self.cfg.entropy, self.cfg.entropy_anneal, self.updates, self.total_updates)
     }
 
     /// The epochs of shuffled minibatches over a batch, and the update's mean losses.
