@@ -90,18 +90,25 @@ fn a_run_directory_holds_everything() {
 
 #[test]
 fn a_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
-    killed_and_resumed("actor_critic", &[]);
+    killed_and_resumed("actor_critic", "actor_critic", &[]);
+}
+
+#[test]
+fn a_class_shared_actor_critic_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
+    // Pooled per class (the learner of worlds whose agents come and go), on fixed agents; its
+    // lives are cleared at a checkpoint, which is taken between episodes.
+    killed_and_resumed("actor_critic", "ac-class", &["--set", "learner.actor_critic.share=\"class\""]);
 }
 
 #[test]
 fn a_ppo_run_on_two_environment_copies_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
     // PPO updates at every episode's end, so a checkpoint never holds half a rollout.
-    killed_and_resumed("ppo", &["--set", "train.envs=2"]);
+    killed_and_resumed("ppo", "ppo", &["--set", "train.envs=2"]);
 }
 
-fn killed_and_resumed(learner: &str, extra: &[&str]) {
+fn killed_and_resumed(learner: &str, name: &str, extra: &[&str]) {
     let q = quickstart();
-    let (full, cut) = (tmp(&format!("full-{learner}")), tmp(&format!("cut-{learner}")));
+    let (full, cut) = (tmp(&format!("full-{name}")), tmp(&format!("cut-{name}")));
     let common = |dir: &Path| {
         let mut a: Vec<String> = [
             "train",

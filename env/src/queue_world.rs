@@ -67,12 +67,7 @@ impl QueueWorld {
             low: space.low,
             high: space.high,
         };
-        let classes = sc.weight_classes();
-        let groups = sc
-            .agents
-            .iter()
-            .map(|a| classes.iter().position(|&w| w == a.weight).expect("a weight is one of the classes"))
-            .collect();
+        let groups = sc.class_of_agents();
         let metrics = match sc.file.env.world {
             Kind::Queues => QUEUE_METRICS,
             Kind::Valuations => VALUATION_METRICS,
@@ -83,7 +78,7 @@ impl QueueWorld {
             env,
             table,
             layout,
-            classes,
+            classes: sc.weight_classes(),
             groups,
             everyone: (0..n).collect(),
             terminated: vec![false; n],

@@ -114,6 +114,7 @@ pub static KEYS: &[Key] = &[
     k("learner.actor_critic.gamma", "[0, 1]", "Discount.", AC),
     k("learner.actor_critic.entropy", ">= 0", "Entropy bonus coefficient (at the start of the run, with entropy_anneal).", AC),
     k("learner.actor_critic.entropy_anneal", "[0, 1]", "The fraction of the run's planned rounds (train.episodes x env.rounds) over which the entropy bonus falls linearly to 0, then stays 0; 0: constant (the thesis code's).", AC),
+    k("learner.actor_critic.share", "\"none\", \"class\"; none when unset", "Actor and critic per agent (the thesis's), or one of each per weight class shared by its agents (in the queue world; elsewhere a group's agents always share).", AC),
     k("learner.actor_critic.weight_decay", ">= 0", "AdamW weight decay.", AC),
     k("learner.actor_critic.reward_scale", "> 0", "Reward multiplier before the TD error.", AC),
     k("learner.actor_critic.features", "\"spec\", \"all\", \"by_type\"", "State: SPEC 4's (budget share and utilities), the whole observation, or the by_type block (turns env.observe_by_type on; runs on clusters of any size with the same types).", AC),
@@ -306,7 +307,7 @@ mod tests {
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
         // train.references is written only when false, learner.ppo.head_scale only when not 1,
-        // learner.ppo.entropy_anneal only when not 0.
+        // learner.ppo.entropy_anneal only when not 0, learner.actor_critic.share only when not none.
         config.extend(
             [
                 "env.trace",
@@ -317,6 +318,7 @@ mod tests {
                 "train.references",
                 "learner.ppo.head_scale",
                 "learner.ppo.entropy_anneal",
+                "learner.actor_critic.share",
             ]
             .map(String::from),
         );
@@ -335,6 +337,7 @@ mod tests {
             "learner.fixed.per_agent=[0.1]",
             "learner.ppo.head_scale=0.03",
             "learner.ppo.entropy_anneal=0.5",
+            "learner.actor_critic.share=\"class\"",
         ] {
             if let Err(e) = crate::config::Experiment::load(&path, &[set.to_string()]) {
                 assert!(!e.to_string().contains("unknown field"), "{set}: {e}");

@@ -124,12 +124,8 @@ impl LearnerConfig for EsConfig {
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let sc = run.scenario;
         let inputs = run.inputs(self.features);
-        let classes = sc.weight_classes();
         let block_of: Vec<usize> = if self.per_class {
-            sc.agents
-                .iter()
-                .map(|a| classes.iter().position(|&w| w == a.weight).expect("a class"))
-                .collect()
+            sc.class_of_agents()
         } else {
             (0..sc.n()).collect()
         };

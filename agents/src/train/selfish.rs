@@ -20,13 +20,8 @@ fn mean(eps: &[env::metrics::EpisodeMetrics], f: impl Fn(&env::metrics::EpisodeM
 /// A per-class profile of levels (level indices, one per class, in ascending weight): every
 /// agent at its class's level.
 fn profile(sc: &Scenario, levels: &[usize]) -> FixedEach {
-    let classes = sc.weight_classes();
     FixedEach {
-        levels: sc
-            .agents
-            .iter()
-            .map(|a| levels[classes.iter().position(|&w| w == a.weight).expect("a class")])
-            .collect(),
+        levels: sc.class_of_agents().into_iter().map(|c| levels[c]).collect(),
     }
 }
 

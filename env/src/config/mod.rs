@@ -226,6 +226,15 @@ impl Scenario {
         w
     }
 
+    /// Each agent's weight class: its weight's index in [`Scenario::weight_classes`].
+    pub fn class_of_agents(&self) -> Vec<usize> {
+        let classes = self.weight_classes();
+        self.agents
+            .iter()
+            .map(|a| classes.iter().position(|&w| w == a.weight).expect("a weight is one of the classes"))
+            .collect()
+    }
+
     /// The resolved config as TOML (defaults filled in, overrides applied): enough to rerun.
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.file).expect("a scenario serialises")

@@ -37,6 +37,7 @@ use super::base::{limits, ErrorIn, Exported, Features, Init, Learner, LearnerCon
 use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Actors, Critics, Nets, Shape};
 use super::normalize::RunningStats;
 use super::parts::Parts;
+use super::ppo::Share;
 use crate::error::failed;
 use burn::module::Module;
 use burn::optim::GradientsParams;
@@ -122,6 +123,13 @@ pub struct ActorCriticConfig {
     /// Rounds per TD error (N-step returns, see the module documentation); 1: the thesis's
     /// one-step TD error.
     pub steps: usize,
+    /// Actor and critic parameters in the queue world: one per agent (the thesis's), or one
+    /// per weight class shared by its agents (`class`: the learner of worlds where agents come
+    /// and go, [`ActorCritic::pooled`], every agent's rounds learned from by its class's
+    /// networks). In the other worlds the agents of a group always share. Written to a run's
+    /// config only when not `none`.
+    #[serde(skip_serializing_if = "Share::is_none")]
+    pub share: Share,
 }
 
 impl Default for ActorCriticConfig {
@@ -140,6 +148,7 @@ impl Default for ActorCriticConfig {
             normalize: true,
             group: 8,
             steps: 64,
+            share: Share::None,
         }
     }
 }
@@ -202,6 +211,12 @@ impl ActorCriticConfig {
                 format!("must be a fraction of the run in [0, 1], got {}", ac.entropy_anneal),
             ));
         }
+        if ac.share == Share::ClassId {
+            return Err(err(
+                "learner.actor_critic.share",
+                "class_id is PPO's; the actor-critic's agents share per class (\"class\") or not at all (\"none\")".into(),
+            ));
+        }
         if !(0.0..=1.0).contains(&ac.gamma) {
             return Err(err("learner.actor_critic.gamma", format!("must be in [0, 1], got {}", ac.gamma)));
         }
@@ -224,9 +239,13 @@ impl LearnerConfig for ActorCriticConfig {
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        let levels = run.scenario.action_levels().len();
-        let mut ac = ActorCritic::new(Shape::reading(run.scenario.n(), run.inputs(self.features), levels), self, run.seed);
-        ac.planned_rounds = run.episodes.saturating_mul(u64::from(run.scenario.file.env.rounds));
+        let sc = run.scenario;
+        let shape = Shape::reading(sc.n(), run.inputs(self.features), sc.action_levels().len());
+        if self.share == Share::Class {
+            return Box::new(ActorCritic::pooled(shape, self, run.seed, sc.class_of_agents(), run.episodes));
+        }
+        let mut ac = ActorCritic::new(shape, self, run.seed);
+        ac.planned_rounds = run.episodes.saturating_mul(u64::from(sc.file.env.rounds));
         Box::new(ac)
     }
 
@@ -240,7 +259,15 @@ impl LearnerConfig for ActorCriticConfig {
 
     fn memory(&self, sc: &Scenario, _copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
-        let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
+        let d = feature_dim(sc, self.features);
+        let (n, k) = (
+            if self.share == Share::None {
+                sc.n()
+            } else {
+                sc.weight_classes().len()
+            },
+            sc.action_levels().len(),
+        );
         vec![
             (
                 "learner.actor_critic.actor_hidden".into(),
@@ -719,6 +746,44 @@ mod tests {
     use rand::Rng;
 
     use crate::learners::testing::learn_round;
+
+    #[test]
+    fn shared_by_class_one_actor_serves_each_weight_class_and_saves_as_such() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+        let sc = env::config::ScenarioFile::load(&path, &[]).unwrap();
+        let classes = sc.class_of_agents();
+        let (a, b) = (0..sc.n())
+            .flat_map(|i| (0..sc.n()).map(move |j| (i, j)))
+            .find(|&(i, j)| i != j && classes[i] == classes[j])
+            .expect("a class of two agents");
+        let other = (0..sc.n()).find(|&j| classes[j] != classes[a]).expect("two classes");
+        let cfg = ActorCriticConfig {
+            actor_hidden: 8,
+            share: Share::Class,
+            ..ActorCriticConfig::default()
+        };
+        let init = Init::new(&sc, 4);
+        let shared = cfg.init(&init);
+        assert_eq!(shared.export_weights(a).unwrap(), shared.export_weights(b).unwrap());
+        assert_ne!(shared.export_weights(a).unwrap(), shared.export_weights(other).unwrap());
+        // Its networks are one per class: an unshared learner (one per agent) refuses them.
+        let unshared = ActorCriticConfig {
+            share: Share::None,
+            ..cfg.clone()
+        };
+        assert!(unshared.init(&init).load(&shared.save().unwrap()).is_err());
+        assert_ne!(
+            unshared.init(&init).export_weights(a).unwrap(),
+            unshared.init(&init).export_weights(b).unwrap()
+        );
+        let mut again = cfg.init(&init);
+        again.load(&shared.save().unwrap()).unwrap();
+        assert_eq!(again.export_weights(b).unwrap(), shared.export_weights(b).unwrap());
+        // Written to the config only when shared.
+        let text = |c: &ActorCriticConfig| toml::to_string(c).unwrap();
+        assert!(text(&cfg).contains("share = \"class\""), "{}", text(&cfg));
+        assert!(!text(&unshared).contains("share"), "{}", text(&unshared));
+    }
 
     #[test]
     fn acting_for_many_copies_at_once_draws_what_one_act_per_copy_draws() {

@@ -93,6 +93,13 @@ pub enum Share {
     ClassId,
 }
 
+impl Share {
+    /// Whether every agent has its own actor.
+    pub fn is_none(&self) -> bool {
+        *self == Share::None
+    }
+}
+
 /// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, as SPEC 4 lists them, with five decisions
 /// of ours where SPEC 4 says otherwise:
 /// - `lr = 5e-4` and `epochs = 10` (SPEC 4: 2.5e-4 and 4), and `critic = "auto"` (central
@@ -327,13 +334,7 @@ impl LearnerConfig for PpoConfig {
             rounds.div_ceil(self.rollout as u64)
         };
         // Shared actors: one per distinct weight, ascending.
-        let classes = (self.share != Share::None).then(|| {
-            let ws = sc.weight_classes();
-            sc.agents
-                .iter()
-                .map(|a| ws.iter().position(|&w| w == a.weight).expect("a class"))
-                .collect()
-        });
+        let classes = (self.share != Share::None).then(|| sc.class_of_agents());
         let shape = Shape::reading(sc.n(), inputs, sc.action_levels().len());
         let cfg = PpoConfig {
             critic: self.critic.resolve(sc),
