@@ -270,8 +270,6 @@ pub fn sample_index<W: Copy + Into<f64>>(weights: &[W], u: f64) -> usize {
     weights.iter().rposition(|&w| w.into() > 0.0).unwrap_or(0)
 }
 
-/// Helpers of the learners' unit tests.
-
 /// A coefficient annealed linearly from `start` to 0 over `fraction` of `planned` steps, then
 /// 0; `start` throughout when the span is 0 (no schedule, or no plan). The entropy bonus's
 /// schedule for the actor-critic (steps: rounds, or episodes when pooled) and PPO (updates).
@@ -283,6 +281,7 @@ pub(crate) fn annealed(start: f64, fraction: f64, done: u64, planned: u64) -> f6
     start * (1.0 - done as f64 / span).max(0.0)
 }
 
+/// Helpers of the learners' unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;

@@ -260,15 +260,13 @@ impl LearnerConfig for ActorCriticConfig {
 
     fn memory(&self, sc: &Scenario, _copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
-        let d = feature_dim(sc, self.features);
-        let (n, k) = (
-            if self.share == Share::None {
-                sc.n()
-            } else {
-                sc.weight_classes().len()
-            },
-            sc.action_levels().len(),
-        );
+        // Stacked networks: one per agent, or one per class when shared.
+        let n = if self.share == Share::None {
+            sc.n()
+        } else {
+            sc.weight_classes().len()
+        };
+        let (d, k) = (feature_dim(sc, self.features), sc.action_levels().len());
         vec![
             (
                 "learner.actor_critic.actor_hidden".into(),
