@@ -140,6 +140,77 @@ fn the_actor_critic_finds_each_groups_level_in_the_toy_world() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn hedge_finds_each_groups_level_in_the_toy_world_and_every_door_takes_it() {
+    // Full-information Hedge over a level per group held for the episode: a group's best
+    // level is its target whatever the other plays, so Hedge's heaviest levels are 0.3 and
+    // 0.7, +0.04 above the best fixed level when played (see the PPO test above).
+    let dir = tmp("hedge");
+    let (config, run, s) = finds_both_targets(&dir, "hedge", 200);
+    let groups = s["hedge"]["groups"].as_array().unwrap();
+    assert_eq!(
+        (groups[0]["level"].as_f64(), groups[1]["level"].as_f64()),
+        (Some(0.3), Some(0.7)),
+        "{}",
+        s["hedge"]
+    );
+    let lines = generations(&run);
+    // One seed (train.envs = 1) played as drawn and replayed for each group at its 10 other
+    // levels: 21 episodes of 2 agent-steps in round 0 and 4 in rounds 1-9; every one counts.
+    assert_eq!(lines[0]["agent_steps"], 21 * (2 + 9 * 4));
+    assert_eq!(lines[0]["episodes_played"], 21);
+    assert!(lines[199]["entropy"].as_f64().unwrap() < lines[0]["entropy"].as_f64().unwrap());
+    plays_as_scored(&dir, &config, &run, &s);
+    // Exported, each group's agent answers its heaviest level whatever it reads.
+    for (g, level) in [(0, 0.3), (1, 0.7)] {
+        let agent = dir.join(format!("agent-{g}"));
+        let (code, _, err) = mtf(&[
+            "export",
+            "--run",
+            run.to_str().unwrap(),
+            "--agent",
+            &g.to_string(),
+            "--out",
+            agent.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let mut child = Command::new(&agent).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"{\"world\": [0, 0.1]}\n{\"world\": [1, 0.9]}\n")
+            .unwrap();
+        let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
+        for line in out.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["threshold"].as_f64(), Some(level), "{out}");
+        }
+        assert_eq!(out.lines().count(), 2, "{out}");
+    }
+    // The queue world's round-by-round rescaling has no meaning here: refused in one line.
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &config,
+        "--set",
+        "learner.hedge.scale=\"round\"",
+        "--quiet",
+        "--out",
+        dir.join("no").to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("learner.hedge.scale"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_seam_hedge_run_killed_with_sigkill_resumes_to_the_same_run() {
+    // 21 episodes of 15,000 rounds per training episode: the kill lands inside one.
+    killed_and_resumed("killed-hedge", 15000, "[learner]\nkind = \"hedge\"\n");
+}
+
 /// A `kind` run of `episodes` on the bandit (10 rounds, 8 held-out seeds) in `dir`, checked to
 /// find both groups' targets: its config, run directory and summary.
 fn finds_both_targets(dir: &Path, kind: &str, episodes: u32) -> (String, PathBuf, serde_json::Value) {

@@ -1,6 +1,6 @@
 //! Every door for the worlds behind the seam (`env::worlds::World`: Gavel's GPU cluster, the
 //! toy bandit): one play function, evaluation on seeds in parallel, policies named by a spec,
-//! training with evolution strategies (checkpoints, exact resume, TensorBoard, replicates),
+//! training (checkpoints, exact resume, TensorBoard, replicates),
 //! comparisons with paired statistics. Nothing here asks which world it holds.
 //!
 //! - [`play`]: one episode of a world under a [`RowPolicy`] (what picks a level for each live
@@ -10,9 +10,10 @@
 //! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors),
 //!   `agent:PATH` ([`agent`]: an exported run of the world, or any executable speaking the
 //!   protocol).
-//! - [`es`], [`train`]: ES over one actor per group, or PPO (one actor per group, through the
-//!   one training rollout), a run directory like every other run's; [`actors`]: a trained
-//!   run's actors as plain weights.
+//! - [`es`], [`hedge`], [`train`]: ES over one actor per group, PPO or the actor-critic (one
+//!   actor per group, through the one training rollout), or full-information Hedge over a
+//!   level per group held for the episode; a run directory like every other run's;
+//!   [`actors`]: a trained run's actors as plain weights.
 //! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds; [`scan`]:
 //!   `mtf scan`, the figures against one config key (Gavel's arrival rate).
 
@@ -21,6 +22,7 @@ pub mod agent;
 pub mod compare;
 pub mod es;
 pub mod export;
+pub mod hedge;
 pub mod policies;
 pub mod scan;
 pub mod train;

@@ -1,8 +1,9 @@
 //! `mtf train` in a world behind the seam: evolution strategies over one actor per group of
-//! agents, PPO with one actor per group trained through the one training rollout
-//! (`train::rollout`: copies in seed groups, group-relative advantages, each agent's life its
-//! own return where agents come and go), or a fixed level, or uniform play, to evaluate them
-//! the same way; in a run directory like every other run's: the resolved `config.toml` first,
+//! agents, PPO or the actor-critic with one actor per group trained through the one training
+//! rollout (`train::rollout`: copies in seed groups, group-relative advantages, each agent's
+//! life its own return where agents come and go), full-information Hedge over a level per
+//! group held for the episode ([`super::hedge`]), or a fixed level, or uniform play, to
+//! evaluate them the same way; in a run directory like every other run's: the resolved `config.toml` first,
 //! `metrics.jsonl` a line per generation (ES) or episode (PPO), TensorBoard scalars against
 //! agent-steps, `checkpoints/latest.ckpt` after every one (a run killed with SIGKILL resumes
 //! exactly: every random number of episode e comes from `(training seed, e)`), and
@@ -23,6 +24,7 @@
 
 use super::actors::GroupActors;
 use super::es::{self, Actors};
+use super::hedge::EpisodeHedge;
 use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
@@ -116,6 +118,32 @@ impl SeamExperiment {
                 }
             }
             LearnerKind::Uniform => {}
+            LearnerKind::Hedge => {
+                use crate::learners::hedge::{HedgeReward, HedgeScale};
+                let h = &learner.hedge;
+                if let Some(eta) = h.eta {
+                    if !(eta.is_finite() && eta > 0.0) {
+                        return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")).into());
+                    }
+                }
+                // Both are about the queue world's round record; here a level's reward is its
+                // group's return and the scale is fixed once per run (`worlds::hedge`).
+                if h.reward != HedgeReward::Net {
+                    return Err(err(
+                        "learner.hedge.reward",
+                        "in a world of env.worlds Hedge scores a level by its group's return over the episode (the world's reward): leave reward unset".into(),
+                    )
+                    .into());
+                }
+                if h.scale != HedgeScale::Fixed {
+                    return Err(err(
+                        "learner.hedge.scale",
+                        "in a world of env.worlds Hedge's rewards are on one scale for the whole run (its first spread): leave scale unset"
+                            .into(),
+                    )
+                    .into());
+                }
+            }
             LearnerKind::ActorCritic => {
                 let ac = &mut learner.actor_critic;
                 // The thesis's features are the queue world's; here the actor reads the
@@ -137,11 +165,17 @@ impl SeamExperiment {
                 p.check(&err)?;
                 use crate::learners::ppo::{Critic, Share};
                 let refused = if p.critic == Critic::Central {
-                    Some(("learner.ppo.critic", "a central critic reads every agent's row, and here agents come and go: use local (or auto)"))
+                    Some((
+                        "learner.ppo.critic",
+                        "a central critic reads every agent's row, and here agents come and go: use local (or auto)",
+                    ))
                 } else if p.share == Share::ClassId {
                     Some(("learner.ppo.share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use none or class"))
                 } else if p.features != crate::learners::Features::All {
-                    Some(("learner.ppo.features", "in a world of env.worlds PPO reads the agent's whole observation row (features = \"all\")"))
+                    Some((
+                        "learner.ppo.features",
+                        "in a world of env.worlds PPO reads the agent's whole observation row (features = \"all\")",
+                    ))
                 } else {
                     None
                 };
@@ -161,16 +195,6 @@ impl SeamExperiment {
                     .into());
                 }
                 check_copies(&err, &train, p.group, "learner.ppo.group")?;
-            }
-            other => {
-                return Err(err(
-                    "learner.kind",
-                    format!(
-                        "`{}` is written for the queue world's fixed agents and its round record; in a world of env.worlds, where agents come and go, use es, ppo, actor_critic, fixed or uniform",
-                        other.name()
-                    ),
-                )
-                .into())
             }
         }
         if learner.reward == crate::learners::LearnerReward::Difference {
@@ -223,7 +247,10 @@ impl SeamExperiment {
 
 /// Whether `kind` trains a policy in a world behind the seam (fixed and uniform do not).
 fn learns(kind: LearnerKind) -> bool {
-    matches!(kind, LearnerKind::Es | LearnerKind::Ppo | LearnerKind::ActorCritic)
+    matches!(
+        kind,
+        LearnerKind::Es | LearnerKind::Ppo | LearnerKind::ActorCritic | LearnerKind::Hedge
+    )
 }
 
 /// `train.envs` seeds times `group` copies each, at most the limit.
@@ -259,13 +286,16 @@ struct WrappedTrain {
     train: TrainSection,
 }
 
-/// A trained run's policy: ES's actors (greedy, as ES trains them), or PPO's or the
-/// actor-critic's as plain per-group weights drawing their levels (as they train).
+/// A trained run's policy: ES's actors (greedy, as ES trains them), PPO's or the
+/// actor-critic's as plain per-group weights drawing their levels (as they train), or Hedge's
+/// weights drawing a level per group per episode (as it trains).
 pub enum Trained {
     /// ES.
     Es(Actors),
     /// PPO or the actor-critic.
     Sampled(GroupActors),
+    /// Hedge, and the world's observation width (for its exported actors).
+    Hedge(EpisodeHedge, usize),
 }
 
 impl Trained {
@@ -274,6 +304,7 @@ impl Trained {
         match self {
             Trained::Es(a) => Box::new(a),
             Trained::Sampled(a) => Box::new(a),
+            Trained::Hedge(h, _) => Box::new(h.policy()),
         }
     }
 
@@ -286,6 +317,7 @@ impl Trained {
                 ((0..core.blocks()).map(|g| core.actor(g).to_vec()).collect(), core.hidden())
             }
             Trained::Sampled(a) => (a.weights.clone(), a.hidden),
+            Trained::Hedge(h, dim) => h.actors(*dim),
         }
     }
 }
@@ -319,10 +351,11 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
 }
 
 /// What trains in a world behind the seam: ES's population, PPO or the actor-critic over
-/// copies of the world (through the one training rollout), or nothing (fixed and uniform,
-/// evaluated the same way).
+/// copies of the world (through the one training rollout), Hedge's weights, or nothing (fixed
+/// and uniform, evaluated the same way).
 enum Trainer {
     Es(crate::learners::es::EsCore),
+    Hedge(EpisodeHedge),
     Rollout {
         learner: Box<dyn Learner>,
         copies: Vec<Box<dyn World>>,
@@ -337,6 +370,7 @@ impl Trainer {
         let init = env::rng::stream_seed(exp.training_seed(), env::rng::names::INIT, 0);
         match exp.learner.kind {
             LearnerKind::Es => Trainer::Es(exp.fresh_core()),
+            LearnerKind::Hedge => Trainer::Hedge(EpisodeHedge::new(w.group_names().len(), w.levels().len(), exp.learner.hedge.eta)),
             LearnerKind::Ppo => {
                 let p = &exp.learner.ppo;
                 let (n, dim) = (w.possible(), w.layout().dim());
@@ -374,6 +408,7 @@ impl Trainer {
     fn load(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         match self {
             Trainer::Es(core) => core.load(bytes, 0),
+            Trainer::Hedge(h) => h.load(bytes),
             Trainer::Rollout { learner, .. } => learner.load(bytes),
             Trainer::Nothing => Ok(()),
         }
@@ -382,6 +417,7 @@ impl Trainer {
     fn save(&self) -> crate::error::Result<Vec<u8>> {
         match self {
             Trainer::Es(core) => Ok(core.save(0)),
+            Trainer::Hedge(h) => Ok(h.save()),
             Trainer::Rollout { learner, .. } => learner.save(),
             Trainer::Nothing => Ok(Vec::new()),
         }
@@ -390,6 +426,7 @@ impl Trainer {
     fn non_finite(&self) -> Option<String> {
         match self {
             Trainer::Es(core) => core.non_finite(),
+            Trainer::Hedge(h) => h.non_finite(),
             Trainer::Rollout { learner, .. } => learner.non_finite(),
             Trainer::Nothing => None,
         }
@@ -403,6 +440,19 @@ impl Trainer {
             Trainer::Es(core) => {
                 let g = es::generation(core, w, root, e, pool);
                 (log_line(e, &g, w), g.played.iter().map(|p| p.agent_steps).sum())
+            }
+            Trainer::Hedge(h) => {
+                let ep = h.episode(w, root, e, exp.train.envs, pool);
+                let g = es::Generation {
+                    played: ep.played,
+                    spread: f64::NAN,
+                };
+                let mut line = log_line(e, &g, w);
+                line.as_object_mut().expect("a line is an object").remove("spread");
+                line["entropy"] = json!(h.entropy_share());
+                line["episodes_played"] = json!(ep.episodes);
+                // Every episode played counts, the replays too: what the learner cost.
+                (line, ep.agent_steps)
             }
             Trainer::Rollout { learner, copies, group } => {
                 if copies.is_empty() {
@@ -435,6 +485,7 @@ impl Trainer {
         let w = exp.world.as_ref();
         match self {
             Trainer::Es(core) => Ok(Trained::Es(Actors::new(core))),
+            Trainer::Hedge(h) => Ok(Trained::Hedge(h, w.layout().dim())),
             Trainer::Rollout { learner, .. } => {
                 // Every agent of a group plays the group's actor: export the first's.
                 let weights = (0..w.group_names().len())
@@ -494,6 +545,7 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     let head = w.metrics()[w.headline()].key;
     match kind {
         LearnerKind::Ppo | LearnerKind::ActorCritic => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
+        LearnerKind::Hedge => vec!["fitness", head, "entropy"],
         _ => vec!["fitness", head, "spread"],
     }
 }
@@ -763,6 +815,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
                 match exp.learner.kind {
                     LearnerKind::Es => "lr or sigma",
                     LearnerKind::ActorCritic => "actor_lr or critic_lr",
+                    LearnerKind::Hedge => "eta",
                     _ => "lr",
                 }
             )));
@@ -806,12 +859,16 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     }
     progress.finish();
     let train_seconds = started.elapsed().as_secs_f64();
+    let hedge = match &trainer {
+        Trainer::Hedge(h) => Some(hedge_json(h, w)),
+        _ => None,
+    };
     let policy: Box<dyn RowPolicy> = trainer.policy(&exp)?;
     let j = judge(&exp, policy.as_ref());
     let vs_best = improvement(w, &j.learned, &j.best);
     let vs_uniform = improvement(w, &j.learned, &j.uniform);
     let level = w.levels()[j.best_level];
-    let summary = json!({
+    let mut summary = json!({
         "world": env::registry::world_name(&resolved),
         "mechanism": w.mechanism(),
         "learner": exp.learner.kind.name(),
@@ -832,6 +889,9 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         "held_out": j.learned.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
         "held_out_best_fixed": j.best.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
     });
+    if let Some(h) = &hedge {
+        summary["hedge"] = h.clone();
+    }
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     for (tag, v) in [
         (format!("summary/eval_{headline}"), summarise(&j.learned, w.metrics())[head].mean),
@@ -843,11 +903,26 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     tb.hparams_end(true)?;
     let eval = summarise(&j.learned, w.metrics())[head];
     let m = &w.metrics()[head];
+    let learned = hedge.as_ref().map_or(String::new(), |h| {
+        let groups = h["groups"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let each: Vec<String> = groups
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} {} (p {:.2})",
+                    g["name"].as_str().unwrap_or("?"),
+                    g["level"],
+                    g["probability"].as_f64().unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        format!("Hedge's heaviest level per group: {}\n", each.join(", "))
+    });
     let report = format!(
         "trained {} {unit}s ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
          vs the best fixed level ({level}): {} ({}; positive is better)\n\
          vs uniform random play:        {}\n\
-         run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
+         {learned}run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
         total.saturating_sub(start),
         exp.learner.kind.name(),
         m.label,
@@ -865,6 +940,29 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         report,
         stopped: false,
     })
+}
+
+/// Hedge's weights in `summary.json`: per group its heaviest level and that level's
+/// probability, the distribution (last iterate) and the time-averaged play; and the unit.
+fn hedge_json(h: &EpisodeHedge, w: &dyn World) -> Value {
+    let levels = w.levels();
+    let groups: Vec<Value> = w
+        .group_names()
+        .iter()
+        .enumerate()
+        .map(|(g, name)| {
+            let p = h.probabilities(g);
+            let best = h.greedy()[g];
+            json!({
+                "name": name,
+                "level": levels[best],
+                "probability": p[best],
+                "probabilities": p,
+                "time_averaged": h.time_averaged(g),
+            })
+        })
+        .collect();
+    json!({"groups": groups, "levels": levels, "unit": h.unit, "updates": h.updates})
 }
 
 /// A generation's line as the episode log a sweep's hook reads (the figures only).
