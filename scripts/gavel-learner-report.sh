@@ -43,7 +43,7 @@ python3 - "$OUT" "$ES" "$(( $(date +%s) - T0 ))" "$(machine)" "$L" "${SETS:-}" <
 import json, os, sys
 out, es, seconds, machine, learner, sets = sys.argv[1:7]
 how = f"LEARNER={learner}" + (f" SETS='{sets}'" if sets else "")
-name = {"ppo": "PPO", "actor_critic": "the actor-critic"}.get(learner, learner)
+name = {"ppo": "PPO", "actor_critic": "the actor-critic", "hedge": "Hedge"}.get(learner, learner)
 d = json.load(open(f"{out}/compare.json"))
 rows = d["rows"]
 def jct(r): return r["eval"]["avg_jct_h"]

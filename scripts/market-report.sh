@@ -4,10 +4,11 @@
 # price), and the larger market (configs/market/three-types.toml) under second price, first
 # price and MTF with tokens on the same arrivals: a table of the episode's figures and each
 # mechanism's price series (docs/figures/market-*.png). Run by scripts/docs-figures.sh.
+# MTF=PATH runs that binary instead of building target/release/mtf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p agents --bin mtf
-M=target/release/mtf
+source scripts/lib.sh
+M=$(mtf_binary)
 R=runs/market-report
 rm -rf "$R"
 mkdir -p "$R" docs/figures

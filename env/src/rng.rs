@@ -76,6 +76,19 @@ pub fn copy_seed(root: u64, copy: u64, episode: u64) -> u64 {
     }
 }
 
+/// Environment copy `k`'s seed in training episode `episode` of the training seeded `root`:
+/// copy 0 has the episode's seed (so one copy trains exactly as before copies existed), copy
+/// k > 0 a stream of it. Every trainer's copies (`agents`' rollouts, ES's pairs, Hedge's
+/// replays) draw their episodes from it.
+pub fn env_seed(root: u64, episode: u64, k: usize) -> u64 {
+    let seed = stream_seed(root, names::TRAIN_EPISODE, episode);
+    if k == 0 {
+        seed
+    } else {
+        stream_seed(seed, names::TRAIN_ENV, k as u64)
+    }
+}
+
 /// FNV-1a 64 of some bytes: stream names here, checkpoint and exported-policy checksums in
 /// `agents` (one implementation, so formats cannot drift apart).
 pub fn fnv1a(bytes: &[u8]) -> u64 {

@@ -26,7 +26,7 @@ const SWEEP: &str = "mtf sweep";
 pub static SECTIONS: &[Section] = &[
     Section {
         title: "Gavel world files (`env.world = \"gavel\"`)",
-        intro: "Gavel's GPU cluster (`env::worlds::gavel`, docs/gavel.md): jobs from a trace in Gavel's format or its generator are the agents. `[learner]` and `[train]` are the experiment keys above (learner.kind = es, ppo, actor_critic, hedge, fixed or uniform; hedge holds a level per group for the episode, agents/src/worlds/hedge.rs). Paths are relative to the file's folder (on the command line, to the current directory).",
+        intro: "Gavel's GPU cluster (`env::worlds::gavel`, docs/gavel.md): jobs from a trace in Gavel's format or its generator are the agents. `[learner]` and `[train]` are the experiment keys above (learner.kind = es, ppo, actor_critic, hedge, fixed or uniform; hedge holds a level per group for the episode, agents/src/learners/episode_hedge.rs). Paths are relative to the file's folder (on the command line, to the current directory).",
         keys: &[
             k("seed", "0 to 2^63 - 1 (a TOML integer) (default 1)", "Root seed: generated jobs and every policy's draws.", GAVEL),
             k("env.world", "\"gavel\"", "This world.", GAVEL),

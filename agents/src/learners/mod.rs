@@ -7,6 +7,8 @@
 //!   config section tells the harness: checks, construction, what it reads, how it exports).
 //! - [`registry`]: the one list of learner kinds, each with its config section.
 //! - The learners: [`fixed`], [`uniform`], [`hedge`], [`actor_critic`], [`ppo`], [`es`];
+//!   [`episode_hedge`] (Hedge over a level per group held for the episode, in any world behind
+//!   the seam);
 //!   [`difference`] pays any of them difference rewards.
 //! - Their parts: [`nets`] (the stacked actor and critic networks both burn learners use),
 //!   [`fused_adamw`] (their optimizer), [`parts`] (the framing of a saved state), [`wrap`]
@@ -17,6 +19,7 @@
 pub mod actor_critic;
 pub mod base;
 pub mod difference;
+pub mod episode_hedge;
 pub mod es;
 pub mod fixed;
 pub mod fused_adamw;

@@ -122,16 +122,7 @@ pub fn train_episode_pinned(
     (metrics.pop().expect("one environment"), losses)
 }
 
-/// Environment copy `k`'s seed in training episode `episode`: copy 0 has the episode's seed
-/// (so one copy trains exactly as before copies existed), copy k > 0 a stream of it.
-pub fn env_seed(root: u64, episode: u64, k: usize) -> u64 {
-    let seed = stream_seed(root, names::TRAIN_EPISODE, episode);
-    if k == 0 {
-        seed
-    } else {
-        stream_seed(seed, names::TRAIN_ENV, k as u64)
-    }
-}
+pub use env::rng::env_seed;
 
 /// One training episode of the queue (or valuation) world over every copy in `envs`
 /// (`train.envs`, in seed groups of the learner's `seed_group`), through

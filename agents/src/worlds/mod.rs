@@ -10,9 +10,9 @@
 //! - [`policies`]: `fixed:X`, `fixed:all`, `uniform`, `run:DIR` (a trained run's actors),
 //!   `agent:PATH` ([`agent`]: an exported run of the world, or any executable speaking the
 //!   protocol).
-//! - [`es`], [`hedge`], [`train`]: ES over one actor per group, PPO or the actor-critic (one
-//!   actor per group, through the one training rollout), or full-information Hedge over a
-//!   level per group held for the episode; a run directory like every other run's;
+//! - [`es`], [`train`]: ES over one actor per group, PPO or the actor-critic (one actor per
+//!   group, through the one training rollout), or full-information Hedge over a level per
+//!   group held for the episode (`learners::episode_hedge`; [`hedge`]: its play); a run directory like every other run's;
 //!   [`actors`]: a trained run's actors as plain weights.
 //! - [`compare`]: `mtf simulate`, `mtf compare` and `mtf analyze` for these worlds; [`scan`]:
 //!   `mtf scan`, the figures against one config key (Gavel's arrival rate).

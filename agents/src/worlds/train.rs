@@ -2,7 +2,7 @@
 //! agents, PPO or the actor-critic with one actor per group trained through the one training
 //! rollout (`train::rollout`: copies in seed groups, group-relative advantages, each agent's
 //! life its own return where agents come and go), full-information Hedge over a level per
-//! group held for the episode ([`super::hedge`]), or a fixed level, or uniform play, to
+//! group held for the episode ([`crate::learners::episode_hedge`]), or a fixed level, or uniform play, to
 //! evaluate them the same way; in a run directory like every other run's: the resolved `config.toml` first,
 //! `metrics.jsonl` a line per generation (ES) or episode (PPO), TensorBoard scalars against
 //! agent-steps, `checkpoints/latest.ckpt` after every one (a run killed with SIGKILL resumes
@@ -24,11 +24,12 @@
 
 use super::actors::GroupActors;
 use super::es::{self, Actors};
-use super::hedge::EpisodeHedge;
+use super::hedge::HedgePolicy;
 use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
 use crate::learners::actor_critic::ActorCritic;
+use crate::learners::episode_hedge::EpisodeHedge;
 use crate::learners::nets::Shape;
 use crate::learners::ppo::Ppo;
 use crate::learners::{Learner, LearnerKind, LearnerSection};
@@ -127,7 +128,7 @@ impl SeamExperiment {
                     }
                 }
                 // Both are about the queue world's round record; here a level's reward is its
-                // group's return and the scale is fixed once per run (`worlds::hedge`).
+                // group's return and the scale is fixed once per run (`learners::episode_hedge`).
                 if h.reward != HedgeReward::Net {
                     return Err(err(
                         "learner.hedge.reward",
@@ -304,7 +305,7 @@ impl Trained {
         match self {
             Trained::Es(a) => Box::new(a),
             Trained::Sampled(a) => Box::new(a),
-            Trained::Hedge(h, _) => Box::new(h.policy()),
+            Trained::Hedge(h, _) => Box::new(HedgePolicy::of(&h)),
         }
     }
 
@@ -443,10 +444,16 @@ impl Trainer {
             }
             Trainer::Hedge(h) => {
                 let ep = h.episode(w, root, e, exp.train.envs, pool);
-                let g = es::Generation {
-                    played: ep.played,
-                    spread: f64::NAN,
-                };
+                let played = ep
+                    .played
+                    .into_iter()
+                    .map(|(figures, paid)| Played {
+                        figures,
+                        group_returns: paid.group_returns,
+                        agent_steps: paid.agent_steps,
+                    })
+                    .collect();
+                let g = es::Generation { played, spread: f64::NAN };
                 let mut line = log_line(e, &g, w);
                 line.as_object_mut().expect("a line is an object").remove("spread");
                 line["entropy"] = json!(h.entropy_share());

@@ -361,4 +361,10 @@ impl World for MarketWorld {
     fn mechanism(&self) -> Option<String> {
         Some(self.game.raw().mechanism.kind.name().to_string())
     }
+
+    /// As `mtf train` learns in it ([`MarketWorld::learners`]), an agent's return is its
+    /// utility over its job's worth: 1 is the job's whole value.
+    fn return_unit(&self) -> Option<f64> {
+        self.per_value.then_some(1.0)
+    }
 }

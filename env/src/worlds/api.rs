@@ -254,6 +254,14 @@ pub trait World: Send {
     fn varies_with_seed(&self) -> bool {
         true
     }
+
+    /// The natural unit of one agent's return over an episode, when the world has one (the
+    /// market `mtf train` learns in: utility over the job's worth, so 1 is a whole job's
+    /// value): what a learner comparing returns across episodes (Hedge behind the seam)
+    /// divides them by. `None`: the learner fixes its own.
+    fn return_unit(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Check one action per live agent, each inside the levels.
@@ -363,5 +371,8 @@ impl World for Box<dyn World> {
     }
     fn varies_with_seed(&self) -> bool {
         (**self).varies_with_seed()
+    }
+    fn return_unit(&self) -> Option<f64> {
+        (**self).return_unit()
     }
 }

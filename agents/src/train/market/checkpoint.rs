@@ -1,8 +1,9 @@
 //! A market run's checkpoint (`checkpoints/latest.ckpt`, written after every training
 //! episode): the finished replicates and the one in progress, so `--resume` goes on exactly.
 
-use super::{MarketHedgeState, MarketReplicate, MarketScore};
+use super::{MarketReplicate, MarketScore};
 use crate::error::Result;
+use crate::learners::episode_hedge::EpisodeHedge;
 use crate::learners::Learner;
 use crate::train::market_policy::GroupPolicies;
 use serde::{Deserialize, Serialize};
@@ -16,12 +17,10 @@ pub(super) struct Restart {
     pub(super) done: Vec<SavedReplicate>,
     /// The replicate in progress: its training episodes' scores so far.
     pub(super) curve: Vec<MarketScore>,
-    /// Hedge's log-weights (Hedge).
-    pub(super) hedge: Option<Vec<Vec<f64>>>,
     /// Training episodes of the replicate in progress done (the checkpoint's count).
     #[serde(skip)]
     pub(super) episodes: u64,
-    /// Its learner's state (PPO, ES).
+    /// Its learner's state (Hedge, PPO, ES).
     #[serde(skip)]
     pub(super) learner: Vec<u8>,
 }
@@ -42,7 +41,6 @@ impl Restart {
             config,
             done: Vec::new(),
             curve: Vec::new(),
-            hedge: None,
             episodes: 0,
             learner: Vec::new(),
         }
@@ -77,7 +75,7 @@ impl Restart {
 
 /// What a replicate's checkpoint holds of its learner.
 pub(super) enum LearnerState<'a> {
-    Hedge(&'a MarketHedgeState),
+    Hedge(&'a EpisodeHedge),
     Learner(&'a dyn Learner),
 }
 

@@ -26,7 +26,8 @@ pub enum MarketLearnerKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MarketHedge {
-    /// Learning rate on the utility over the group's mean job worth (value x size).
+    /// Learning rate on the group's mean utility over its tenants' job worth (value x size),
+    /// constant (the seam's Hedge, `learners::episode_hedge`, in the market's return unit).
     pub eta: f64,
 }
 

@@ -8,10 +8,12 @@
 //! seed; a file without size ranges has one market, and its episodes differ only in what the
 //! learners play.
 //!
-//! - `hedge`: one weight vector over the levels per group, a factor kept for the whole job.
-//!   After each episode, for every group and level, the episode is replayed with the group's
-//!   tenants at that level (the others as they played): full-information Hedge on the group's
-//!   mean utility over its mean job worth (value x size). Greedy: the heaviest level.
+//! - `hedge`: the seam's Hedge ([`crate::learners::episode_hedge`]) in [`MarketWorld::learners`]: one
+//!   weight vector over the levels per group, a factor kept for the whole job. Each episode,
+//!   for every group and level, is replayed with the group's tenants at that level (the
+//!   others as they played): full-information Hedge on the group's mean utility over its
+//!   tenants' job worth (value x size), at the constant rate `learner.hedge.eta`. Greedy: the
+//!   heaviest level.
 //! - `ppo` and `es`: the harness's learners ([`crate::learners::ppo`], [`crate::learners::es`])
 //!   choosing a level every round from [`env::market::Market::observe`]'s features (a launch
 //!   table changes only at a decision point: arrival, waiting, a checkpoint), paid their
@@ -25,6 +27,7 @@
 //! learned figures are stated over replicates (mean and 95% CI).
 
 use crate::error::{user, Result};
+use crate::learners::episode_hedge::EpisodeHedge;
 use crate::learners::es::Es;
 use crate::learners::nets::Shape;
 use crate::learners::ppo::{Critic, Ppo, PpoConfig};
@@ -41,13 +44,11 @@ use std::path::{Path, PathBuf};
 
 mod checkpoint;
 mod config;
-mod hedge;
 mod rollout;
 
 use checkpoint::{LearnerState, Restart, SavedReplicate};
 pub use config::{MarketHedge, MarketLearner, MarketLearnerKind, MarketTrain, MarketTraining};
 use env::market::world::MarketWorld;
-pub use hedge::MarketHedgeState;
 use rollout::Rollout;
 
 /// Who learns in a market: the learning tenants, their groups numbered from 0, and the
@@ -57,6 +58,8 @@ pub(crate) struct Learners {
     pub(crate) who: Vec<usize>,
     class: Vec<usize>,
     names: Vec<String>,
+    /// Each group's index among the file's tenant entries (its group in [`MarketWorld`]).
+    entries: Vec<usize>,
 }
 
 impl Learners {
@@ -70,7 +73,12 @@ impl Learners {
             .map(|&i| groups.binary_search(&file.market.tenants[i].group).expect("a group"))
             .collect();
         let names = groups.iter().map(|&g| raw.market.tenants[g].name.clone()).collect();
-        Self { who, class, names }
+        Self {
+            who,
+            class,
+            names,
+            entries: groups,
+        }
     }
 
     fn classes(&self) -> usize {
@@ -527,7 +535,8 @@ fn run_from(
     // TensorBoard: a run per replicate (tb/replicate-R), each training episode's scores against
     // the markets played (copies per episode: PPO's and ES's parallel copies, Hedge's one).
     let copies = match tr.learner.kind {
-        MarketLearnerKind::Hedge => 1,
+        // The episode drawn and its replays, a group at a time at each other level.
+        MarketLearnerKind::Hedge => (1 + ls.classes() * tr.learner.levels.len().saturating_sub(1)) as u64,
         MarketLearnerKind::Ppo => (tr.train.envs * tr.learner.ppo.group) as u64,
         MarketLearnerKind::Es => 2 * tr.learner.es.pairs as u64,
     };
@@ -539,7 +548,6 @@ fn run_from(
     let mut resumed = Some((
         restart.episodes,
         std::mem::take(&mut restart.curve),
-        restart.hedge.take(),
         std::mem::take(&mut restart.learner),
     ));
     for r in first..tr.train.replicates {
@@ -576,15 +584,14 @@ fn run_from(
         };
         // After every training episode: the finished replicates and this one's state.
         let mut save = |episodes: u64, curve: &[MarketScore], state: LearnerState<'_>| -> Result<()> {
-            let (hedge, learner) = match state {
-                LearnerState::Hedge(h) => (Some(h.log_weights.clone()), Vec::new()),
-                LearnerState::Learner(l) => (None, l.save()?),
+            let learner = match state {
+                LearnerState::Hedge(h) => h.save(),
+                LearnerState::Learner(l) => l.save()?,
             };
             let snapshot = Restart {
                 config: restart.config.clone(),
                 done: reps.iter().map(SavedReplicate::from).collect(),
                 curve: curve.to_vec(),
-                hedge,
                 episodes,
                 learner,
             };
@@ -667,8 +674,8 @@ pub fn resolved_table(raw: &MarketFile, tr: &MarketTraining) -> Result<toml::Tab
 }
 
 /// One replicate: train from `seed`, evaluate greedily.
-/// `from`: the episodes it trained before a resume, their scores, Hedge's weights and the
-/// learner's bytes; `save` is called after every episode.
+/// `from`: the episodes it trained before a resume, their scores and the learner's bytes;
+/// `save` is called after every episode.
 #[allow(clippy::too_many_arguments)]
 fn replicate(
     raw: &MarketFile,
@@ -677,42 +684,48 @@ fn replicate(
     rollout: &Rollout<'_>,
     eval: &[MarketFile],
     seed: u64,
-    from: Option<(u64, Vec<MarketScore>, Option<Vec<Vec<f64>>>, Vec<u8>)>,
+    from: Option<(u64, Vec<MarketScore>, Vec<u8>)>,
     save: &mut dyn FnMut(u64, &[MarketScore], LearnerState<'_>) -> Result<()>,
     hook: Option<MarketHook<'_>>,
 ) -> Result<Option<MarketReplicate>> {
     let stop = |e: u64, s: &MarketScore| hook.map_or(Ok(false), |h| h(e, s));
     let episodes = tr.train.episodes;
     let levels = &tr.learner.levels;
-    let (start, mut curve, hedge, bytes) = from.unwrap_or((0, Vec::with_capacity(episodes as usize), None, Vec::new()));
+    let (start, mut curve, bytes) = from.unwrap_or((0, Vec::with_capacity(episodes as usize), Vec::new()));
     let episode_seed = |e: u64, k: u64| stream_seed(stream_seed(seed, env::rng::names::TRAIN_EPISODE, e), env::rng::names::TRAIN_ENV, k);
-    let episode_file = |e: u64, k: u64| raw.at_seed(episode_seed(e, k));
     match tr.learner.kind {
         MarketLearnerKind::Hedge => {
-            let mut h = MarketHedgeState::new(ls.classes(), levels.len());
-            if let Some(w) = hedge {
-                if w.len() != h.log_weights.len() || w.iter().any(|g| g.len() != levels.len()) {
-                    return Err(crate::error::failed(
-                        "the checkpoint's Hedge weights do not fit the run's groups and levels",
-                    ));
-                }
-                h.log_weights = w;
+            let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
+            let world = MarketWorld::learners(raw.clone(), levels.clone(), resolved);
+            let mut h = EpisodeHedge::new(
+                env::worlds::World::group_names(&world).len(),
+                levels.len(),
+                Some(tr.learner.hedge.eta),
+            );
+            if start > 0 {
+                h.load(&bytes)?;
             }
-            let mut rng = stream(seed, env::rng::names::POLICY, 0);
-            // An episode draws once per learning tenant (its sampled level): a resumed run
-            // skips the draws of the episodes it trained.
-            for _ in 0..start.saturating_mul(ls.who.len() as u64) {
-                rng.next_u64();
-            }
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(rayon::current_num_threads())
+                .build()
+                .map_err(|e| crate::error::failed(format!("starting a thread pool: {e}")))?;
             for e in start..episodes {
-                curve.push(h.episode(&episode_file(e, 0), ls, levels, tr.learner.hedge.eta, &mut rng));
+                let drawn = h.episode(&world, seed, e, 1, &pool).picks;
+                // The episode's score: the market drawn, its learners' utility.
+                let file = raw.at_seed(env::rng::env_seed(seed, e, 0));
+                let mut a = file.actions();
+                for (j, &i) in ls.who.iter().enumerate() {
+                    a[i] = levels[drawn[ls.entries[ls.class[j]]]];
+                }
+                curve.push(MarketScore::of(&play(&file, &a), &ls.who));
                 let halt = stop(e, &curve[curve.len() - 1])?;
                 save(e + 1, &curve, LearnerState::Hedge(&h))?;
                 if halt {
                     return Ok(None);
                 }
             }
-            let greedy: Vec<usize> = (0..ls.classes()).map(|c| h.greedy(c)).collect();
+            let heaviest = h.greedy();
+            let greedy: Vec<usize> = ls.entries.iter().map(|&g| heaviest[g]).collect();
             let chosen: Vec<f64> = greedy.iter().map(|&l| levels[l]).collect();
             let scores: Vec<MarketScore> = eval
                 .iter()
