@@ -8,7 +8,8 @@
 # (marked when near-uniform), and against uniform random play; with the agent-steps each
 # replicate trained on and the training time of the 5 replicates on --threads 2. Beside them,
 # `mtf analyze`'s best adaptive class (a search, no training seed) and its selfish equilibrium
-# (what selfish learners should reach), on the same seeds; and each learner's row from
+# (what selfish learners should reach), on the same seeds; w124-mmpp's recipe rows (welfare: an
+# actor per weight class, no entropy bonus; the actor-critic to 400 episodes); and each learner's row from
 # PREVIOUS (default docs/reports/learners-2026-11-24.json: before issue 41's seed groups).
 #
 # Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
@@ -34,7 +35,7 @@ read -r -a worlds <<< "${WORLDS:-quickstart w124-mmpp}"
 declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thesis/w124-mmpp.toml)
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
-read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es}"
+read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_class}"
 declare -A learner_sets=(
   [uniform]="learner.kind=uniform"
   [hedge]="learner.kind=hedge"
@@ -42,6 +43,10 @@ declare -A learner_sets=(
   [ippo]="learner.kind=ppo learner.ppo.critic=local"
   [mappo]="learner.kind=ppo learner.ppo.critic=central"
   [es]="learner.kind=es"
+  # w124-mmpp's recipe (issue 41): one actor per weight class, no entropy bonus; the
+  # actor-critic trained to 400 episodes (at 200 it comes within 0.04 of the best fixed level).
+  [actor_critic_class]="learner.kind=actor_critic learner.actor_critic.share=\"class\" learner.actor_critic.entropy=0 train.episodes=400"
+  [mappo_class]="learner.kind=ppo learner.ppo.critic=central learner.ppo.share=\"class\" learner.ppo.entropy=0"
 )
 
 for world in "${worlds[@]}"; do
@@ -50,6 +55,8 @@ for world in "${worlds[@]}"; do
       # Hedge scores its levels by re-running the mechanism (SPEC 4), not by the env's reward.
       # Uniform play learns nothing: one row, the floor a learner must beat.
       { [ "$learner" = hedge ] || [ "$learner" = uniform ]; } && [ "$reward" = welfare ] && continue
+      # The recipes are w124-mmpp's, for the welfare reward.
+      case "$learner" in *_class) { [ "$world" != w124-mmpp ] || [ "$reward" != welfare ]; } && continue ;; esac
       dir="$out/$world-$reward-$learner"
       [ -f "$dir/summary.json" ] && continue
       rm -rf "$dir"
@@ -77,9 +84,10 @@ done
 python3 - "$out" "$replicates" "${PREVIOUS:-docs/reports/learners-2026-11-24.json}" <<'PY'
 import json, os, sys, glob, tomllib
 out, replicates, previous = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES"}
+names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES",
+         "actor_critic_class": "actor-critic, an actor per class, no entropy bonus, 400 episodes", "mappo_class": "PPO (MAPPO), an actor per class, no entropy bonus"}
 rewards = {"utility": "own", "welfare": "welfare"}
-draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo"}
+draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_class", "mappo_class"}
 results, lines = [], []
 lines.append("| world | reward | learner | as trained − best fixed: IQM [95% CI]; P(>) | greedy − best fixed | as trained − uniform play | near-uniform | mean levels w1/w2/w4 (last training episode) | agent-steps per replicate | training (s) |")
 lines.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -97,8 +105,9 @@ def agent_steps(d, learner):
     c = tomllib.load(open(f"{d}/config.toml", "rb"))
     n = sum(a["count"] for a in c["env"]["agents"])
     l, t = c["learner"], c["train"]
-    copies = {"es": 2 * l["es"]["pairs"], "actor_critic": t["envs"] * l["actor_critic"].get("group", 1),
-              "ippo": t["envs"] * l["ppo"].get("group", 1), "mappo": t["envs"] * l["ppo"].get("group", 1)}.get(learner, 1)
+    ac, ppo = t["envs"] * l["actor_critic"].get("group", 1), t["envs"] * l["ppo"].get("group", 1)
+    copies = {"es": 2 * l["es"]["pairs"], "actor_critic": ac, "actor_critic_class": ac,
+              "ippo": ppo, "mappo": ppo, "mappo_class": ppo}.get(learner, 1)
     return t["episodes"] * c["env"]["rounds"] * copies * n
 
 fmt = lambda r: f"{r['iqm']:+.2f} [{r['iqm_ci'][0]:+.2f}, {r['iqm_ci'][1]:+.2f}]; {r['prob_improvement']:.2f}"
@@ -115,7 +124,7 @@ for world in ["quickstart", "w124-mmpp"]:
     eq = a["equilibrium"]
     base = None
     for reward in ["utility", "welfare"]:
-        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es"]:
+        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_class", "mappo_class"]:
             d = f"{out}/{world}-{reward}-{learner}"
             if not os.path.exists(f"{d}/summary.json"):
                 continue
