@@ -459,8 +459,6 @@ fn the_uniform_random_reference_is_the_mean_over_the_levels() {
 /// are the same, byte for byte but the run directory. A config.toml edited since is refused.
 #[test]
 fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let dir = tmp("market-train", "killed");
     let (full, cut) = (dir.join("full"), dir.join("cut"));
     let config = duel();
@@ -476,23 +474,7 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
     let run = |a: Vec<String>| mtf(&a.iter().map(String::as_str).collect::<Vec<_>>());
     let (code, _, err) = run(args(&full));
     assert_eq!(code, 0, "{err}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args(&cut))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let lines = || std::fs::read_to_string(cut.join("metrics.jsonl")).map_or(0, |t| t.lines().count());
-    let t0 = Instant::now();
-    while lines() < 170 && t0.elapsed() < Duration::from_secs(120) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let before = lines();
+    let before = killed_at_lines(args(&cut), &cut, 170);
     assert!(before < 300, "killed before the end ({before} episodes logged)");
     let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 0, "{err}");
@@ -531,8 +513,6 @@ fn a_market_hedge_run_killed_with_sigkill_resumes_to_the_same_run() {
     // Hedge's weights, the seam's (`learners::episode_hedge`), travel in the checkpoint's
     // learner bytes; its draws come from (replicate seed, episode) streams, so nothing is
     // skipped on resume. 2 x 2,000 duel episodes, killed after 2,200 are logged.
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let dir = tmp("market-train", "killed-hedge");
     let (full, cut) = (dir.join("full"), dir.join("cut"));
     let config = duel();
@@ -555,23 +535,7 @@ fn a_market_hedge_run_killed_with_sigkill_resumes_to_the_same_run() {
     };
     let (code, _, err) = mtf(&args(&full).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 0, "{err}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args(&cut))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let lines = || std::fs::read_to_string(cut.join("metrics.jsonl")).map_or(0, |t| t.lines().count());
-    let t0 = Instant::now();
-    while lines() < 2200 && t0.elapsed() < Duration::from_secs(120) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let before = lines();
+    let before = killed_at_lines(args(&cut), &cut, 2200);
     assert!(before < 4000, "killed before the end ({before} episodes logged)");
     let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 0, "{err}");
@@ -580,6 +544,30 @@ fn a_market_hedge_run_killed_with_sigkill_resumes_to_the_same_run() {
         assert_eq!(read(&cut, f), read(&full, f), "{f} after a kill at {before} episodes");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `mtf` run with `args` as a child, killed with SIGKILL once `cut/metrics.jsonl` holds `at`
+/// lines (or when it ended by itself): the lines logged then.
+fn killed_at_lines(args: Vec<String>, cut: &std::path::Path, at: usize) -> usize {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = || std::fs::read_to_string(cut.join("metrics.jsonl")).map_or(0, |t| t.lines().count());
+    let t0 = Instant::now();
+    while lines() < at && t0.elapsed() < Duration::from_secs(120) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    lines()
 }
 
 /// `mtf analyze` on a market file (issue 38): on a run's evaluation seeds, every common level,
