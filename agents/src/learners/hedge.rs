@@ -76,11 +76,7 @@ impl Default for HedgeConfig {
 impl LearnerConfig for HedgeConfig {
     /// Eta (always), and the table's size when Hedge runs.
     fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
-        if let Some(eta) = self.eta {
-            if !(eta.is_finite() && eta > 0.0) {
-                return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")));
-            }
-        }
+        self.check_eta(err)?;
         let states = budget_states(sc);
         let levels = sc.action_levels().len();
         if chosen && states.saturating_mul(levels).saturating_mul(sc.n()) > limits::MAX_HEDGE_WEIGHTS {
@@ -114,6 +110,18 @@ impl LearnerConfig for HedgeConfig {
             "mechanism.total_tokens (Hedge's budget states)".into(),
             (cells as f64 * 8.0 * 2.95) as u64,
         )]
+    }
+}
+
+impl HedgeConfig {
+    /// A constant `eta`, when set, is a finite number > 0 (in every world).
+    pub fn check_eta(&self, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        match self.eta {
+            Some(eta) if !(eta.is_finite() && eta > 0.0) => {
+                Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")))
+            }
+            _ => Ok(()),
+        }
     }
 }
 

@@ -122,11 +122,7 @@ impl SeamExperiment {
             LearnerKind::Hedge => {
                 use crate::learners::hedge::{HedgeReward, HedgeScale};
                 let h = &learner.hedge;
-                if let Some(eta) = h.eta {
-                    if !(eta.is_finite() && eta > 0.0) {
-                        return Err(err("learner.hedge.eta", format!("must be a finite number > 0, got {eta}")).into());
-                    }
-                }
+                h.check_eta(&err)?;
                 // Both are about the queue world's round record; here a level's reward is its
                 // group's return and the scale is fixed once per run (`learners::episode_hedge`).
                 if h.reward != HedgeReward::Net {
