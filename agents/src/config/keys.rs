@@ -141,7 +141,7 @@ pub static KEYS: &[Key] = &[
     k("learner.ppo.reward_scale", "> 0", "Reward multiplier.", PPO),
     k("learner.ppo.critic", "\"auto\", \"local\", \"central\"", "Local critics (IPPO) or one central critic input (MAPPO); auto: central under env.reward = \"welfare\", else local.", PPO),
     k("learner.ppo.share", "\"none\", \"class\", \"class_id\"", "Actor parameters per agent, or one per weight class shared by its agents (with the agent's id as an input for class_id).", PPO),
-    k("learner.ppo.head_scale", "(0, 10]; 1 when unset", "The actor's output layer's initial weights and biases times this: at 1 an untrained policy is tilted at random away from uniform play (initial logits spread about 0.3); 0.03 starts uniform to about 1%, as CleanRL's policy head does.", PPO),
+    k("learner.ppo.head_scale", "(0, 10]", "The actor's output layer's initial weights and biases times this: 0.03 starts uniform to about 1%, as CleanRL's policy head does; at 1 (the default before issue 41) an untrained policy is tilted at random away from uniform play (initial logits spread about 0.3).", PPO),
     k("learner.ppo.group", "whole >= 1", "Environment copies per seed: each advantage minus the mean of the other copies' with the same arrivals (leave-one-out, as RLOO); 1: plain GAE. A training episode steps train.envs such groups.", PPO),
     k("learner.ppo.features", "\"spec\", \"all\", \"by_type\"", "State: SPEC 4's, the whole observation (budget share, utilities, backlog over arrival rate, the configured extras), or the by_type block (turns env.observe_by_type on; runs on clusters of any size with the same types).", PPO),
     k("learner.es.hidden", "whole >= 1", "Actor hidden width (one tanh layer, exported like PPO's actor).", ES),
@@ -306,7 +306,7 @@ mod tests {
         let exp = crate::config::Experiment::load(&path, &sets).unwrap();
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
-        // train.references is written only when false, learner.ppo.head_scale only when not 1,
+        // train.references is written only when false,
         // learner.ppo.entropy_anneal only when not 0, learner.actor_critic.share only when not none.
         config.extend(
             [
@@ -316,7 +316,6 @@ mod tests {
                 "env.trace_start",
                 "learner.fixed.per_agent",
                 "train.references",
-                "learner.ppo.head_scale",
                 "learner.ppo.entropy_anneal",
                 "learner.actor_critic.share",
             ]
@@ -335,7 +334,6 @@ mod tests {
             "env.trace_time_scale=0.5",
             "env.trace_start=\"seeded\"",
             "learner.fixed.per_agent=[0.1]",
-            "learner.ppo.head_scale=0.03",
             "learner.ppo.entropy_anneal=0.5",
             "learner.actor_critic.share=\"class\"",
         ] {

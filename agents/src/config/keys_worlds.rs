@@ -103,7 +103,7 @@ pub static SECTIONS: &[Section] = &[
             k("learner.kind", "\"hedge\" (default), \"ppo\", \"es\"", "What learns the learn = true tenants' factors.", MARKET),
             k("learner.levels", "ascending numbers (default 0.5 to 1.5 by 0.1; under MTF 0 to 1)", "The factors (thresholds) a learner chooses among.", MARKET),
             k("learner.hedge.eta", "(0, 100]", "Hedge's learning rate.", MARKET),
-            k("learner.ppo.*", "as the experiment keys", "PPO, but gamma and gae_lambda default to 1 and lr to 0.005; features and critic are the market's own; class_id refused.", MARKET),
+            k("learner.ppo.*", "as the experiment keys", "PPO, but gamma, gae_lambda and head_scale default to 1 and lr to 0.005; features and critic are the market's own; class_id refused.", MARKET),
             k("learner.es.*", "as the experiment keys", "ES, but sigma defaults to 0.2.", MARKET),
             k("train.episodes", "whole >= 1 (default 100)", "Training episodes per replicate.", MARKET),
             k("train.replicates", "1 to 64 (default 3)", "Training replicates.", MARKET),
