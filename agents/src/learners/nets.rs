@@ -336,7 +336,8 @@ impl Critics {
     /// Every agent's state value.
     ///
     /// # Shapes
-    /// - x: `[n, batch, d]`
+    /// - x: `[n, batch, d]`, or `[1, batch, d]` when every critic reads the same rows (the
+    ///   batch dimension broadcasts)
     /// - output: `[n, batch, 1]`
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         let h = relu(x.matmul(self.w1.val()) + self.b1.val());
