@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Training speed at 20 agents x 40 accelerators x 300 rounds (the 1/2/4-weight mmpp thesis
 # scenario at load 0.8): seconds per episode and agent-updates per second, for the
-# actor-critic (SPEC 4 defaults), PPO (defaults, one environment) and Hedge, on one thread; then Hedge in the valuation world of SPEC 8.
+# actor-critic (SPEC 4 defaults), PPO (defaults, one environment; IPPO and MAPPO) and Hedge, on one thread; then Hedge in the valuation world of SPEC 8.
 # Then PPO from 8 environment copies on 1 and 2 threads, and peak memory.
 # Usage: scripts/bench-train.sh [EPISODES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 episodes=${1:-5}
 cargo build --release -q -p agents --bin mtf
-for learner in actor_critic ppo hedge; do
+# mappo: PPO with the central critic (each agent's critic reads all 20 agents' rows), the
+# welfare reward's default.
+for learner in actor_critic ppo mappo hedge; do
   out=$(mktemp -d)
+  sets=(--set "learner.kind=$learner")
+  [ "$learner" = mappo ] && sets=(--set learner.kind=ppo --set learner.ppo.critic=central)
   target/release/mtf train --config configs/thesis/w124-mmpp.toml --quiet --out "$out/run" \
-    --set "learner.kind=$learner" --set "train.episodes=$episodes" --set train.eval_seeds=1 \
+    "${sets[@]}" --set "train.episodes=$episodes" --set train.eval_seeds=1 \
     --set 'env.agents.*.load=0.8' --threads 1 > /dev/null
   python3 - "$out/run" "$learner" <<'PY'
 import json, sys, statistics
