@@ -232,7 +232,7 @@ pub fn start(exp: Experiment, dir: RunDir, args: &TrainSpec) -> crate::error::Re
 /// they are, those never started from scratch).
 pub fn resume(path: &Path, args: &TrainSpec) -> crate::error::Result<Trained> {
     let dir = RunDir::open(path)?;
-    let exp = Experiment::load(&dir.config(), &[]).map_err(|e| user(e.to_string()))?;
+    let exp = Experiment::load(&dir.config(), &super::run_config_sets(&dir.config())).map_err(|e| user(e.to_string()))?;
     // The group's config.toml edited since its replicates started was read for the group's
     // references only (the replicates resumed from their own: issue 40.8, exit 0 on a changed
     // env.rounds). A change is refused unless allowed, and an allowed one reaches every

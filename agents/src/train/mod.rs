@@ -376,7 +376,7 @@ pub fn load_run_allowing(dir: &Path, allow_fresh: bool, allowed: &[String]) -> c
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
     queue_world_run(dir)?;
-    let exp = Experiment::load(&config, &[]).map_err(|e| user(e.to_string()))?;
+    let exp = Experiment::load(&config, &run_config_sets(&config)).map_err(|e| user(e.to_string()))?;
     let mut learner = exp.build_learner();
     let Some(latest) = checkpoint::latest(dir) else {
         if allow_fresh {
@@ -415,8 +415,49 @@ pub(crate) fn refuse_changes(config: &Path, recorded: &str, now: &str, allowed: 
     ))
 }
 
+/// Keys a run's `config.toml` gained after older runs were written, each with the value its
+/// default had before: a run directory is read as it was trained, and a checkpoint's recorded
+/// config compares equal to it. `learner.ppo.head_scale` is written since 2026-11-28 (a6450e0),
+/// when its default went from 1 to 0.03.
+const LEGACY_DEFAULTS: &[(&str, &str, f64)] = &[("ppo", "head_scale", 1.0)];
+
+/// [`LEGACY_DEFAULTS`] filled into a run's config `table` where its `[learner.*]` section has
+/// no such key.
+fn legacy_defaults(table: &mut toml::Table) {
+    let Some(toml::Value::Table(learner)) = table.get_mut("learner") else {
+        return;
+    };
+    for &(section, key, then) in LEGACY_DEFAULTS {
+        if let Some(toml::Value::Table(t)) = learner.get_mut(section) {
+            t.entry(key).or_insert(toml::Value::Float(then));
+        }
+    }
+}
+
+/// The `--set`s that read the run directory config at `config` as it was trained
+/// ([`LEGACY_DEFAULTS`]): none for a config written since, or one that cannot be read (its
+/// reader then says why).
+pub(crate) fn run_config_sets(config: &Path) -> Vec<String> {
+    let Some(table) = std::fs::read_to_string(config).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
+        return Vec::new();
+    };
+    let mut filled = table.clone();
+    legacy_defaults(&mut filled);
+    let learner = |t: &toml::Table| t.get("learner").and_then(|l| l.as_table()).cloned().unwrap_or_default();
+    let (before, after) = (learner(&table), learner(&filled));
+    LEGACY_DEFAULTS
+        .iter()
+        .filter(|(section, key, _)| {
+            let has = |l: &toml::Table| l.get(*section).and_then(|s| s.get(*key)).is_some();
+            has(&after) && !has(&before)
+        })
+        .map(|(section, key, then)| format!("learner.{section}.{key}={then:?}"))
+        .collect()
+}
+
 /// The key paths (`train.episodes`, `env.agents`) where two TOML configs differ; arrays compare
-/// whole. A text that does not parse differs everywhere (`(the whole config)`).
+/// whole. A text that does not parse differs everywhere (`(the whole config)`). Both are read
+/// with [`LEGACY_DEFAULTS`] filled in (a checkpoint written before a key was recorded without it).
 pub(crate) fn changed_keys(a: &str, b: &str) -> Vec<String> {
     fn flat(prefix: &str, t: &toml::Table, out: &mut std::collections::BTreeMap<String, toml::Value>) {
         for (k, v) in t {
@@ -429,9 +470,11 @@ pub(crate) fn changed_keys(a: &str, b: &str) -> Vec<String> {
             }
         }
     }
-    let (Ok(a), Ok(b)) = (a.parse::<toml::Table>(), b.parse::<toml::Table>()) else {
+    let (Ok(mut a), Ok(mut b)) = (a.parse::<toml::Table>(), b.parse::<toml::Table>()) else {
         return vec!["(the whole config)".into()];
     };
+    legacy_defaults(&mut a);
+    legacy_defaults(&mut b);
     let (mut fa, mut fb) = (Default::default(), Default::default());
     flat("", &a, &mut fa);
     flat("", &b, &mut fb);
@@ -1050,5 +1093,28 @@ mod tests {
         assert_eq!(diverged_in([0.5, 1.0, 1.1], &fine), None);
         assert_eq!(diverged_in([0.5, f64::NAN, 1.1], &fine).unwrap(), "the critic loss is NaN");
         assert_eq!(diverged_in([f64::INFINITY, 1.0, 1.1], &fine).unwrap(), "the actor loss is inf");
+    }
+
+    #[test]
+    fn a_run_written_before_head_scale_was_recorded_reads_as_trained() {
+        // Written before 2026-11-28: [learner.ppo] without head_scale, trained at 1.
+        let old = "seed = 1\n[learner.ppo]\nlr = 0.0005\n";
+        let dir = std::env::temp_dir().join(format!("mtf-legacy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.toml");
+        std::fs::write(&path, old).unwrap();
+        assert_eq!(super::run_config_sets(&path), vec!["learner.ppo.head_scale=1.0".to_string()]);
+        // Its checkpoint's recorded config (without the key) matches it read at 1, not at
+        // the new default, and a written key is compared as written.
+        let at = |x: &str| format!("seed = 1\n[learner.ppo]\nlr = 0.0005\nhead_scale = {x}\n");
+        assert!(super::changed_keys(old, &at("1.0")).is_empty());
+        assert_eq!(super::changed_keys(old, &at("0.03")), vec!["learner.ppo.head_scale"]);
+        assert_eq!(super::changed_keys(&at("0.03"), &at("1.0")), vec!["learner.ppo.head_scale"]);
+        // A config written since, or without a PPO section, needs nothing.
+        std::fs::write(&path, at("0.03")).unwrap();
+        assert!(super::run_config_sets(&path).is_empty());
+        std::fs::write(&path, "seed = 1\n[learner.es]\npairs = 4\n").unwrap();
+        assert!(super::run_config_sets(&path).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

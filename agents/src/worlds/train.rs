@@ -325,7 +325,7 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
     if !config.exists() {
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
-    let exp = SeamExperiment::load(&config, &[])?;
+    let exp = SeamExperiment::load(&config, &crate::train::run_config_sets(&config))?;
     if !learns(exp.learner.kind) {
         return Err(crate::error::run_dir(
             dir,
@@ -725,7 +725,7 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
 
 fn resume_group(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
     let dir = RunDir::open(path)?;
-    let mut exp = SeamExperiment::load(&dir.config(), &[])?;
+    let mut exp = SeamExperiment::load(&dir.config(), &crate::train::run_config_sets(&dir.config()))?;
     if let Some(t) = spec.threads {
         exp.train.threads = t;
     }
@@ -749,7 +749,7 @@ fn restore_or_zero(dir: &RunDir, exp: &SeamExperiment, allowed: &[String]) -> cr
 
 fn resume(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
     let dir = RunDir::open(path)?;
-    let mut exp = SeamExperiment::load(&dir.config(), &[])?;
+    let mut exp = SeamExperiment::load(&dir.config(), &crate::train::run_config_sets(&dir.config()))?;
     if let Some(t) = spec.threads {
         exp.train.threads = t;
     }

@@ -359,14 +359,18 @@ impl LearnerConfig for PpoConfig {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
         let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
         let stacks = if self.share == Share::None { n } else { sc.weight_classes().len() };
-        let critic_in = if self.critic.resolve(sc) == Critic::Central { n * d } else { d };
+        let central = self.critic.resolve(sc) == Critic::Central;
+        let critic_in = if central { n * d } else { d };
         let rounds = if self.rollout == 0 {
             sc.file.env.rounds as u64
         } else {
             self.rollout as u64
         };
         let rows = (copies as u64).saturating_mul(rounds);
-        let width = (self.actor_hidden + self.critic_hidden[0] + self.critic_hidden[1] + k + critic_in) as u64;
+        // Per agent and row; a central critic's input (every agent's features) is held once
+        // per row and broadcast over the critics.
+        let width = (self.actor_hidden + self.critic_hidden[0] + self.critic_hidden[1] + k + if central { 0 } else { d }) as u64;
+        let shared = if central { (n * d) as u64 } else { 0 };
         vec![
             (
                 "learner.ppo.actor_hidden".into(),
@@ -378,7 +382,11 @@ impl LearnerConfig for PpoConfig {
             ),
             (
                 "learner.ppo.rollout (train.envs x rounds per update)".into(),
-                (n as u64).saturating_mul(rows).saturating_mul(width).saturating_mul(4 * 3),
+                (n as u64)
+                    .saturating_mul(width)
+                    .saturating_add(shared)
+                    .saturating_mul(rows)
+                    .saturating_mul(4 * 3),
             ),
         ]
     }
