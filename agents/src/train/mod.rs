@@ -441,15 +441,15 @@ pub(crate) fn run_config_sets(config: &Path) -> Vec<String> {
     let Some(table) = std::fs::read_to_string(config).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
         return Vec::new();
     };
-    let mut filled = table.clone();
-    legacy_defaults(&mut filled);
-    let learner = |t: &toml::Table| t.get("learner").and_then(|l| l.as_table()).cloned().unwrap_or_default();
-    let (before, after) = (learner(&table), learner(&filled));
+    // The keys legacy_defaults would fill: a [learner.<section>] table without them.
+    let learner = table.get("learner").and_then(|l| l.as_table());
     LEGACY_DEFAULTS
         .iter()
         .filter(|(section, key, _)| {
-            let has = |l: &toml::Table| l.get(*section).and_then(|s| s.get(*key)).is_some();
-            has(&after) && !has(&before)
+            learner
+                .and_then(|l| l.get(*section))
+                .and_then(|s| s.as_table())
+                .is_some_and(|s| !s.contains_key(*key))
         })
         .map(|(section, key, then)| format!("learner.{section}.{key}={then:?}"))
         .collect()

@@ -190,7 +190,7 @@ pub struct PpoConfig {
     /// signal did not undo (w128-mmpp: -0.012 [-0.028, -0.003] against uniform play at 1,
     /// -0.001 [-0.023, +0.011] at 0.03; the quickstart unchanged within its CI). Always
     /// written to a run's config: a run directory from before the change, whose config.toml
-    /// has no such key, is read at the new default (it matters only before the first update).
+    /// has no such key, is read at 1, as it was trained (`train::LEGACY_DEFAULTS`).
     pub head_scale: f64,
 }
 
