@@ -59,16 +59,30 @@ for world in "${worlds[@]}"; do
       case "$learner" in *_class) { [ "$world" != w124-mmpp ] || [ "$reward" != welfare ]; } && continue ;; esac
       dir="$out/$world-$reward-$learner"
       [ -f "$dir/summary.json" ] && continue
-      rm -rf "$dir"
-      sets=()
-      for s in ${world_sets[$world]} ${learner_sets[$learner]} "env.reward=$reward" train.eval_seeds=16; do
-        sets+=(--set "$s")
-      done
-      echo "training $world / $reward / $learner ($replicates replicates)" >&2
-      start=$(date +%s.%N)
-      "$mtf" train --config "${config[$world]}" "${sets[@]}" --replicates "$replicates" --threads 2 \
-        --quiet --out "$dir" > /dev/null
-      python3 -c "print($(date +%s.%N) - $start)" > "$dir/wall_seconds.txt"
+      # A group killed part way (a report takes hours) goes on from its checkpoints, as resume is
+      # exact. Its training time is the sum of its pieces (OUT/<group>.pieces: start and end of
+      # each), a killed piece's end read as the last file the group wrote.
+      pieces="$out/$(basename "$dir").pieces"
+      if [ -f "$dir/config.toml" ] && [ -f "$pieces" ] && [ "$(tail -c 1 "$pieces" | wc -l)" = 0 ]; then
+        echo " $(find "$dir" -type f -printf '%T@\n' | sort -n | tail -1)" >> "$pieces"
+      fi
+      if [ -f "$dir/config.toml" ] && [ -f "$pieces" ]; then
+        echo "resuming $world / $reward / $learner" >&2
+        printf '%s' "$(date +%s.%N)" >> "$pieces"
+        "$mtf" train --resume "$dir" --threads 2 --quiet > /dev/null
+      else
+        rm -rf "$dir"
+        sets=()
+        for s in ${world_sets[$world]} ${learner_sets[$learner]} "env.reward=$reward" train.eval_seeds=16; do
+          sets+=(--set "$s")
+        done
+        echo "training $world / $reward / $learner ($replicates replicates)" >&2
+        printf '%s' "$(date +%s.%N)" > "$pieces"
+        "$mtf" train --config "${config[$world]}" "${sets[@]}" --replicates "$replicates" --threads 2 \
+          --quiet --out "$dir" > /dev/null
+      fi
+      echo " $(date +%s.%N)" >> "$pieces"
+      awk '{ s += $2 - $1 } END { print s }' "$pieces" > "$dir/wall_seconds.txt"
     done
   done
   # The analysis on the held-out seeds the groups use (16) and 16 selection seeds.
