@@ -174,8 +174,13 @@ fn hedge_reaches_the_best_common_level_where_job_sizes_and_groups_vary_with_the_
 fn bad_market_training_sections_are_one_line_errors() {
     // The learners' own bounds apply as in every world: the market's copy of them accepted 1024
     // minibatches where PPO's allow 1000 (issue 38).
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["learner.ppo.minibatches=1024"], "learner.ppo.minibatches"),
+        // What the market's shape cannot give is refused by the learners' own checks, as
+        // behind the seam (per_class = false was silently one actor per group).
+        (&["learner.es.per_class=false"], "learner.es.per_class"),
+        (&["learner.ppo.critic=\"central\""], "learner.ppo.critic"),
+        (&["learner.es.features=\"spec\""], "learner.es.features"),
         (&["learner.es.weight_decay=1.0"], "learner.es.weight_decay"),
         (&["market.tenants.1.learn=false"], "market.tenants"),
         (&["learner.kind=\"ppo\"", "learner.ppo.share=\"class_id\""], "learner.ppo.share"),

@@ -480,10 +480,11 @@ pub enum Exported {
 
 /// What every learner kind's config section tells the harness.
 pub trait LearnerConfig {
-    /// Check this section against the scenario; `chosen` says whether it is the run's learner
-    /// (checks that only matter for the learner that runs, such as a table's size, apply then).
+    /// Check this section against the world's shape (any world's: [`super::WorldShape`]);
+    /// `chosen` says whether it is the run's learner (checks that only matter for the learner
+    /// that runs, such as a table's size or what the world cannot give it, apply then).
     /// Errors name `learner.<kind>.<key>`.
-    fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError>;
+    fn validate(&self, shape: &dyn super::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError>;
 
     /// A fresh learner population.
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner>;

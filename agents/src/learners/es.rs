@@ -117,8 +117,18 @@ impl EsConfig {
 }
 
 impl LearnerConfig for EsConfig {
-    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
-        self.check(err)
+    fn validate(&self, shape: &dyn super::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        self.check(err)?;
+        if !chosen {
+            return Ok(());
+        }
+        if !self.per_class && !shape.per_agent() {
+            return Err(err(
+                "learner.es.per_class",
+                "false: here ES keeps one actor per group of agents (per_class = true)".into(),
+            ));
+        }
+        super::world_shape::check_features(shape, self.features, "learner.es.features", err)
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {

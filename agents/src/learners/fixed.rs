@@ -62,12 +62,18 @@ impl FixedConfig {
 }
 
 impl LearnerConfig for FixedConfig {
-    fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    fn validate(&self, shape: &dyn super::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         if !chosen {
             return Ok(());
         }
         let (levels, key) = self.levels().map_err(|(k, p)| err(k, p))?;
-        levels.resolve(sc).map(|_| ()).map_err(|p| err(key, p))
+        if !matches!(levels, Levels::All(_)) && !shape.per_agent() {
+            return Err(err(
+                key,
+                "here a fixed run plays one level for every agent: set learner.fixed.threshold".into(),
+            ));
+        }
+        levels.resolve(shape).map(|_| ()).map_err(|p| err(key, p))
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
@@ -160,10 +166,10 @@ impl Levels {
 
     /// Each agent's level index in `sc`; the error names the class, agent or level that does
     /// not fit.
-    pub fn resolve(&self, sc: &Scenario) -> Result<Vec<usize>, String> {
+    pub fn resolve(&self, sc: &dyn super::WorldShape) -> Result<Vec<usize>, String> {
         let index = |x: f64| {
             sc.level_index(x)
-                .ok_or_else(|| format!("{x} is not one of the {} {:?}", sc.action_kind().levels_name(), sc.action_levels()))
+                .ok_or_else(|| format!("{x} is not one of the {} {:?}", sc.action_kind().levels_name(), sc.levels()))
         };
         let classes = sc.weight_classes();
         let names = || {
@@ -174,11 +180,11 @@ impl Levels {
                 .join(", ")
         };
         match self {
-            Levels::All(x) => Ok(vec![index(*x)?; sc.n()]),
-            Levels::PerAgent(xs) if xs.len() != sc.n() => Err(format!(
+            Levels::All(x) => Ok(vec![index(*x)?; sc.agents()]),
+            Levels::PerAgent(xs) if xs.len() != sc.agents() => Err(format!(
                 "gives {} levels for the scenario's {} agents (one per agent, in order)",
                 xs.len(),
-                sc.n()
+                sc.agents()
             )),
             Levels::PerAgent(xs) => xs.iter().map(|&x| index(x)).collect(),
             Levels::ByWeight(by) => {
@@ -192,10 +198,9 @@ impl Levels {
                         names()
                     ));
                 }
-                sc.agents
-                    .iter()
-                    .map(|a| {
-                        let (_, level) = by.iter().find(|(w, _)| same_weight(*w, a.weight)).expect("every class");
+                (0..sc.agents())
+                    .map(|id| {
+                        let (_, level) = by.iter().find(|(w, _)| same_weight(*w, sc.weight(id))).expect("every class");
                         index(*level)
                     })
                     .collect()

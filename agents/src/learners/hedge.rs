@@ -75,11 +75,25 @@ impl Default for HedgeConfig {
 
 impl LearnerConfig for HedgeConfig {
     /// Eta (always), and the table's size when Hedge runs.
-    fn validate(&self, sc: &Scenario, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    fn validate(&self, shape: &dyn super::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         self.check_eta(err)?;
-        let states = budget_states(sc);
-        let levels = sc.action_levels().len();
-        if chosen && states.saturating_mul(levels).saturating_mul(sc.n()) > limits::MAX_HEDGE_WEIGHTS {
+        let Some(rerun) = shape.rerun() else {
+            // Without a round record Hedge is the episode's (`episode_hedge`): a level's reward
+            // is its group's return, on one scale for the whole run (its first spread).
+            let refused = if !chosen {
+                None
+            } else if self.reward != HedgeReward::Net {
+                Some(("learner.hedge.reward", "here Hedge scores a level by its group's return over the episode (the world's reward), with no round record to re-run: leave reward unset"))
+            } else if self.scale != HedgeScale::Fixed {
+                Some(("learner.hedge.scale", "here Hedge's rewards are on one scale for the whole run (its first spread), with no rounds to rescale: leave scale unset"))
+            } else {
+                None
+            };
+            return refused.map_or(Ok(()), |(key, problem)| Err(err(key, problem.into())));
+        };
+        let states = rerun.budget_states;
+        let levels = shape.levels().len();
+        if chosen && states.saturating_mul(levels).saturating_mul(shape.agents()) > limits::MAX_HEDGE_WEIGHTS {
             return Err(err(
                 "mechanism.total_tokens",
                 format!(

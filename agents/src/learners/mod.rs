@@ -5,7 +5,8 @@
 //!
 //! - [`base`]: [`Learner`], [`Transition`], [`Losses`], and [`LearnerConfig`] (what a learner's
 //!   config section tells the harness: checks, construction, what it reads, how it exports).
-//! - [`registry`]: the one list of learner kinds, each with its config section.
+//! - [`registry`]: the one list of learner kinds, each with its config section;
+//!   [`world_shape`]: what a section is checked against, for every world.
 //! - The learners: [`fixed`], [`uniform`], [`hedge`], [`actor_critic`], [`ppo`], [`es`];
 //!   [`episode_hedge`] (Hedge over a level per group held for the episode, in any world behind
 //!   the seam);
@@ -30,8 +31,10 @@ pub mod parts;
 pub mod ppo;
 pub mod registry;
 pub mod uniform;
+pub mod world_shape;
 pub mod wrap;
 
 pub use base::*;
 pub use registry::{LearnerKind, LearnerReward, LearnerSection};
+pub use world_shape::{SeamShape, WorldShape};
 pub use wrap::OnlineLearning;

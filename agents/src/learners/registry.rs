@@ -11,7 +11,8 @@
 
 use super::base::{ErrorIn, Init, Learner, LearnerConfig};
 use super::difference::Difference;
-use env::config::{ConfigError, Scenario};
+use super::world_shape::WorldShape;
+use env::config::ConfigError;
 use serde::{Deserialize, Serialize};
 
 /// What the learners are paid.
@@ -106,8 +107,8 @@ impl LearnerSection {
     }
 
     /// Check every learner's section (so a typo in one not chosen is caught too) and the
-    /// reward.
-    pub fn validate(&self, sc: &Scenario, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    /// reward, against the shape of the world the run is in (any world's).
+    pub fn validate(&self, sc: &dyn WorldShape, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         for &kind in LearnerKind::ALL {
             self.config(kind).validate(sc, kind == self.kind, err)?;
         }
@@ -117,7 +118,7 @@ impl LearnerSection {
     /// `learner.reward = "difference"`: a learner that learns from the rewards it is given, a
     /// mechanism without state across rounds (the counterfactual re-run is then exact), a
     /// default that is one of the levels.
-    fn check_difference(&self, sc: &Scenario, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    fn check_difference(&self, sc: &dyn WorldShape, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         if self.reward != LearnerReward::Difference {
             return Ok(());
         }
@@ -135,12 +136,17 @@ impl LearnerSection {
                 ),
             ));
         }
-        let mech = &sc.file.mechanism;
-        let stateful = scheduler::registry::build(&mech.name, &mech.params()).map_or(true, |m| m.state().is_some());
+        let Some(rerun) = sc.rerun() else {
+            return Err(err(
+                "learner.reward",
+                "difference rewards re-run the mechanism on the round's record, which this world does not keep: use own (its world's reward)".into(),
+            ));
+        };
+        let stateful = scheduler::registry::build(&rerun.mechanism, &rerun.params).map_or(true, |m| m.state().is_some());
         if stateful {
             return Err(err(
                 "learner.reward",
-                format!("difference rewards re-run the mechanism on the round's input, which `{}` does not fully determine (it keeps state across rounds); use mtf, second_price or first_price", mech.name),
+                format!("difference rewards re-run the mechanism on the round's input, which `{}` does not fully determine (it keeps state across rounds); use mtf, second_price or first_price", rerun.mechanism),
             ));
         }
         if sc.level_index(self.difference_default).is_none() {
@@ -150,7 +156,7 @@ impl LearnerSection {
                     "{} is not one of the {} {:?}",
                     self.difference_default,
                     sc.action_kind().levels_name(),
-                    sc.action_levels()
+                    sc.levels()
                 ),
             ));
         }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub struct UniformConfig {}
 
 impl LearnerConfig for UniformConfig {
-    fn validate(&self, _sc: &Scenario, _chosen: bool, _err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    fn validate(&self, _shape: &dyn super::WorldShape, _chosen: bool, _err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         Ok(())
     }
 

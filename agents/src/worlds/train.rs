@@ -97,109 +97,18 @@ impl SeamExperiment {
             problem,
         };
         crate::config::check_train(&err, &train)?;
-        match learner.kind {
-            LearnerKind::Es => {
-                let es = &learner.es;
-                if !es.per_class || es.features != crate::learners::Features::All {
-                    return Err(err(
-                        "learner.es",
-                        "in a world of env.worlds ES has one actor per group of agents, reading their whole observation (per_class = true, features = \"all\")".into(),
-                    )
-                    .into());
-                }
-                es.check(&err)?;
-            }
-            LearnerKind::Fixed => {
-                if env::config::level_index(world.levels(), learner.fixed.threshold).is_none() {
-                    return Err(err(
-                        "learner.fixed.threshold",
-                        format!("{} is not one of the levels {:?}", learner.fixed.threshold, world.levels()),
-                    )
-                    .into());
-                }
-            }
-            LearnerKind::Uniform => {}
-            LearnerKind::Hedge => {
-                use crate::learners::hedge::{HedgeReward, HedgeScale};
-                let h = &learner.hedge;
-                h.check_eta(&err)?;
-                // Both are about the queue world's round record; here a level's reward is its
-                // group's return and the scale is fixed once per run (`learners::episode_hedge`).
-                if h.reward != HedgeReward::Net {
-                    return Err(err(
-                        "learner.hedge.reward",
-                        "in a world of env.worlds Hedge scores a level by its group's return over the episode (the world's reward): leave reward unset".into(),
-                    )
-                    .into());
-                }
-                if h.scale != HedgeScale::Fixed {
-                    return Err(err(
-                        "learner.hedge.scale",
-                        "in a world of env.worlds Hedge's rewards are on one scale for the whole run (its first spread): leave scale unset"
-                            .into(),
-                    )
-                    .into());
-                }
-            }
-            LearnerKind::ActorCritic => {
-                let ac = &mut learner.actor_critic;
-                // The thesis's features are the queue world's; here the actor reads the
-                // agent's whole observation row, the default where the config names none.
-                if !set_features {
-                    ac.features = crate::learners::Features::All;
-                } else if ac.features != crate::learners::Features::All {
-                    return Err(err(
-                        "learner.actor_critic.features",
-                        "in a world of env.worlds the actor-critic reads the agent's whole observation row (features = \"all\", the default here)".into(),
-                    )
-                    .into());
-                }
-                ac.check(&err)?;
-                check_copies(&err, &train, ac.group, "learner.actor_critic.group")?;
-            }
-            LearnerKind::Ppo => {
-                let p = &learner.ppo;
-                p.check(&err)?;
-                use crate::learners::ppo::{Critic, Share};
-                let refused = if p.critic == Critic::Central {
-                    Some((
-                        "learner.ppo.critic",
-                        "a central critic reads every agent's row, and here agents come and go: use local (or auto)",
-                    ))
-                } else if p.share == Share::ClassId {
-                    Some(("learner.ppo.share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use none or class"))
-                } else if p.features != crate::learners::Features::All {
-                    Some((
-                        "learner.ppo.features",
-                        "in a world of env.worlds PPO reads the agent's whole observation row (features = \"all\")",
-                    ))
-                } else {
-                    None
-                };
-                if let Some((key, problem)) = refused {
-                    return Err(err(key, problem.into()).into());
-                }
-                // An update per rollout needs the episode's length to plan the learning
-                // rate's anneal: a world whose episodes end when its agents are done has none.
-                if p.rollout > 0 && world.max_rounds().is_none_or(|r| r > 100_000) {
-                    return Err(err(
-                        "learner.ppo.rollout",
-                        format!(
-                            "{}: this world's episodes have no fixed length (they end when its agents are done), so updates per rollout cannot be planned; use rollout = 0 (one update per episode)",
-                            p.rollout
-                        ),
-                    )
-                    .into());
-                }
-                check_copies(&err, &train, p.group, "learner.ppo.group")?;
-            }
+        // The thesis's features are the queue world's; here the actor-critic reads the agent's
+        // whole observation row, the default where the config names none.
+        if learner.kind == LearnerKind::ActorCritic && !set_features {
+            learner.actor_critic.features = crate::learners::Features::All;
         }
-        if learner.reward == crate::learners::LearnerReward::Difference {
-            return Err(err(
-                "learner.reward",
-                "difference rewards re-run the queue world's mechanism on its round record, which a world of env.worlds does not keep: use own (its world's reward)".into(),
-            )
-            .into());
+        // What this world cannot give a learner (SPEC 4's features, a round record, an actor
+        // per agent) is refused by the learner's own checks, as in every world.
+        learner.validate(&crate::learners::SeamShape(world.as_ref()), &err)?;
+        match learner.kind {
+            LearnerKind::ActorCritic => check_copies(&err, &train, learner.actor_critic.group, "learner.actor_critic.group")?,
+            LearnerKind::Ppo => check_copies(&err, &train, learner.ppo.group, "learner.ppo.group")?,
+            _ => {}
         }
         learner.es.pairs = learner.es.pairs.max(1);
         Ok(SeamExperiment { world, learner, train })

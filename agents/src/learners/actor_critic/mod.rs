@@ -236,8 +236,12 @@ impl ActorCriticConfig {
 }
 
 impl LearnerConfig for ActorCriticConfig {
-    fn validate(&self, _sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
-        self.check(err)
+    fn validate(&self, shape: &dyn crate::learners::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+        self.check(err)?;
+        if chosen {
+            crate::learners::world_shape::check_features(shape, self.features, "learner.actor_critic.features", err)?;
+        }
+        Ok(())
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {

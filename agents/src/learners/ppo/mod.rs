@@ -69,10 +69,11 @@ pub enum Critic {
 }
 
 impl Critic {
-    /// What `self` means in `sc`: `Auto` decided by the reward.
-    pub fn resolve(self, sc: &Scenario) -> Critic {
+    /// What `self` means in `sc`: `Auto` decided by the reward (central under the shared
+    /// welfare where agents are kept apart; local where the trainer pools them per group).
+    pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Critic {
         match self {
-            Critic::Auto if sc.file.env.reward == env::config::Reward::Welfare => Critic::Central,
+            Critic::Auto if sc.welfare_reward() && sc.per_agent() => Critic::Central,
             Critic::Auto => Critic::Local,
             c => c,
         }
@@ -290,16 +291,44 @@ impl PpoConfig {
 impl LearnerConfig for PpoConfig {
     /// Widths (before any tensor exists, the central critic's input included), rates, counts
     /// and coefficients.
-    fn validate(&self, sc: &Scenario, _chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    fn validate(&self, sc: &dyn crate::learners::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         let p = self;
         let key = |k: &str| format!("learner.ppo.{k}");
         p.check(err)?;
+        if chosen {
+            let refused = if p.critic == Critic::Central && !sc.per_agent() {
+                Some((
+                    "critic",
+                    "a central critic reads every agent's row, and here agents come and go (the trainer keeps one actor and critic per group): use local (or auto)",
+                ))
+            } else if p.share == Share::ClassId && !sc.per_agent() {
+                Some(("share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use none or class"))
+            } else {
+                None
+            };
+            if let Some((k, problem)) = refused {
+                return Err(err(&key(k), problem.into()));
+            }
+            crate::learners::world_shape::check_features(sc, p.features, &key("features"), err)?;
+            // An update per rollout needs the episode's length to plan the learning rate's
+            // anneal: a world whose episodes end when its agents are done has none.
+            if p.rollout > 0 && sc.rounds().is_none() {
+                return Err(err(
+                    &key("rollout"),
+                    format!(
+                        "{}: this world's episodes have no fixed length (they end when its agents are done), so updates per rollout cannot be planned; use rollout = 0 (one update per episode)",
+                        p.rollout
+                    ),
+                ));
+            }
+        }
         if p.critic.resolve(sc) == Critic::Central {
             // Every agent's critic reads every agent's features: n x (n x d) x width weights.
+            let obs_dim = sc.features(crate::learners::Features::All).map_or(0, |i| i.obs_dim);
             let cells = sc
-                .n()
-                .saturating_mul(sc.n())
-                .saturating_mul(env::world::observation_dim(sc))
+                .agents()
+                .saturating_mul(sc.agents())
+                .saturating_mul(obs_dim)
                 .saturating_mul(p.critic_hidden[0]);
             if cells > limits::MAX_CENTRAL_CRITIC {
                 return Err(err(

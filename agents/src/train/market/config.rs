@@ -3,8 +3,8 @@
 //! measurement that chose it) and the checks (the learners' own, and the market's limits).
 
 use crate::learners::es::EsConfig;
-use crate::learners::ppo::{Critic, PpoConfig};
-use crate::learners::Features;
+use crate::learners::ppo::PpoConfig;
+use crate::learners::{LearnerConfig, SeamShape};
 use env::config::ConfigError;
 use env::market::MarketFile;
 use serde::{Deserialize, Serialize};
@@ -192,7 +192,7 @@ impl MarketTraining {
         if !(l.hedge.eta.is_finite() && l.hedge.eta > 0.0 && l.hedge.eta <= 100.0) {
             return Err(err("learner.hedge.eta", format!("must be in (0, 100], got {}", l.hedge.eta)));
         }
-        // The learners' own bounds, as in every world.
+        // The learners' own bounds first (before the market's limits that name their keys).
         l.ppo.check(&err)?;
         l.es.check(&err)?;
         if let Some((i, t)) = file.market.tenants.iter().enumerate().find(|(_, t)| t.learn && t.value <= 0.0) {
@@ -210,21 +210,6 @@ impl MarketTraining {
                 "learner.es.pairs",
                 format!("must be at most 256 (512 market copies), got {}", l.es.pairs),
             ));
-        }
-        if l.ppo.features != Features::All || l.es.features != Features::All {
-            return Err(err(
-                "learner.ppo.features",
-                "the market world has its own observation (Market::observe); leave features at \"all\"".into(),
-            ));
-        }
-        if l.ppo.share == crate::learners::ppo::Share::ClassId {
-            return Err(err(
-                "learner.ppo.share",
-                "the market world shares one actor per group (policy.json, compare run:DIR and export keep one per group); class_id's per-tenant biases would be lost: leave share unset".into(),
-            ));
-        }
-        if l.ppo.critic == Critic::Central {
-            return Err(err("learner.ppo.critic", "the market world trains local critics".into()));
         }
         if !(1..=1_000_000).contains(&t.episodes) {
             return Err(err("train.episodes", format!("must be in [1, 1000000], got {}", t.episodes)));
@@ -287,7 +272,14 @@ impl MarketTraining {
                 ));
             }
         }
-        Ok(())
+        // The learners' own checks against the market's shape (its learning tenants, one actor
+        // per group, its observation read whole), as in every world: every section, whichever
+        // learner runs. Last: the market is whole by now.
+        let table = env::market::world::resolved(file).map_err(|p| err("market", p))?;
+        let world = env::market::world::MarketWorld::learners(file.clone(), l.levels.clone(), table);
+        let shape = SeamShape(&world);
+        l.ppo.validate(&shape, true, &err)?;
+        l.es.validate(&shape, true, &err)
     }
 }
 

@@ -1,0 +1,258 @@
+//! What a learner's config is checked against: the shape of the world its agents act in
+//! ([`WorldShape`]), whichever world that is. The queue and valuation worlds give it from
+//! their scenario, every world behind the seam (`env::worlds::World`: Gavel, the bandit, the
+//! market) from the trait, so one set of checks per learner (`LearnerConfig::validate`) serves
+//! them all, and what a world cannot give (SPEC 4's features, a round record to re-run, an
+//! actor per agent) is refused by the learner that needs it, in one line naming its key.
+
+use super::base::{inputs, Features, Inputs};
+use env::config::{ActionKind, Scenario};
+use env::worlds::World;
+use scheduler::registry::Params;
+
+/// A mechanism a round can be re-run under, with the round's record (the queue world's):
+/// what Hedge's counterfactual levels per budget state and difference rewards need.
+#[derive(Clone, Debug)]
+pub struct Rerun {
+    /// The mechanism's registry name.
+    pub mechanism: String,
+    /// Its parameters.
+    pub params: Params,
+    /// Hedge's budget states (`floor(T) + 1`; 1 where budgets say nothing).
+    pub budget_states: usize,
+}
+
+/// The shape of a world, as the learners' checks see it.
+pub trait WorldShape {
+    /// Agents, ids `0..agents()` (a world's possible agents).
+    fn agents(&self) -> usize;
+
+    /// The action levels.
+    fn levels(&self) -> &[f64];
+
+    /// What a level sets.
+    fn action_kind(&self) -> ActionKind;
+
+    /// Agent `id`'s weight.
+    fn weight(&self, id: usize) -> f64;
+
+    /// Where `features` sit in an agent's row; `None` when the world's rows have no such
+    /// features (SPEC 4's and the by_type block are the queue world's).
+    fn features(&self, features: Features) -> Option<Inputs>;
+
+    /// Rounds per episode, when the world fixes them.
+    fn rounds(&self) -> Option<u32>;
+
+    /// Whether a policy may treat each agent apart (an actor, a critic reading every agent's
+    /// row, a level per agent): true where the same agents act every round of an episode
+    /// under a trainer that keeps them apart (the queue world); false behind the seam, whose
+    /// trainer keeps one actor per group (agents come and go in Gavel).
+    fn per_agent(&self) -> bool;
+
+    /// Whether every agent is paid the shared welfare (PPO's `critic = "auto"` is central then).
+    fn welfare_reward(&self) -> bool;
+
+    /// The mechanism a round can be re-run under, when the world keeps each round's record.
+    fn rerun(&self) -> Option<Rerun>;
+
+    /// The weight classes, ascending.
+    fn weight_classes(&self) -> Vec<f64> {
+        let mut w: Vec<f64> = (0..self.agents()).map(|id| self.weight(id)).collect();
+        w.sort_by(f64::total_cmp);
+        w.dedup();
+        w
+    }
+
+    /// The index of `value` among the levels.
+    fn level_index(&self, value: f64) -> Option<usize> {
+        env::config::level_index(self.levels(), value)
+    }
+}
+
+impl WorldShape for Scenario {
+    fn agents(&self) -> usize {
+        self.n()
+    }
+
+    fn levels(&self) -> &[f64] {
+        self.action_levels()
+    }
+
+    fn action_kind(&self) -> ActionKind {
+        Scenario::action_kind(self)
+    }
+
+    fn weight(&self, id: usize) -> f64 {
+        self.agents[id].weight
+    }
+
+    fn features(&self, features: Features) -> Option<Inputs> {
+        // A scenario built by hand without the switch has no by_type block.
+        (features != Features::ByType || self.file.env.observe_by_type).then(|| inputs(self, features))
+    }
+
+    fn rounds(&self) -> Option<u32> {
+        Some(self.file.env.rounds)
+    }
+
+    fn per_agent(&self) -> bool {
+        true
+    }
+
+    fn welfare_reward(&self) -> bool {
+        self.file.env.reward == env::config::Reward::Welfare
+    }
+
+    fn rerun(&self) -> Option<Rerun> {
+        let m = &self.file.mechanism;
+        Some(Rerun {
+            mechanism: m.name.clone(),
+            params: m.params(),
+            budget_states: super::hedge::budget_states(self),
+        })
+    }
+
+    fn weight_classes(&self) -> Vec<f64> {
+        Scenario::weight_classes(self)
+    }
+}
+
+/// A world behind the seam as the learners' checks see it: its agents pooled per group by the
+/// seam's trainer, its rows read whole, no round record.
+pub struct SeamShape<'a>(pub &'a dyn World);
+
+impl WorldShape for SeamShape<'_> {
+    fn agents(&self) -> usize {
+        self.0.possible()
+    }
+
+    fn levels(&self) -> &[f64] {
+        self.0.levels()
+    }
+
+    fn action_kind(&self) -> ActionKind {
+        self.0.action_kind()
+    }
+
+    fn weight(&self, id: usize) -> f64 {
+        self.0.weight(id)
+    }
+
+    fn features(&self, features: Features) -> Option<Inputs> {
+        let d = self.0.layout().dim();
+        (features == Features::All).then_some(Inputs { obs_dim: d, at: 0, d })
+    }
+
+    /// A bound above 100,000 rounds is a safety cap (Gavel's `env.max_rounds`: its episodes
+    /// end when every job is done), not an episode's length.
+    fn rounds(&self) -> Option<u32> {
+        self.0.max_rounds().filter(|&r| r <= 100_000)
+    }
+
+    fn per_agent(&self) -> bool {
+        false
+    }
+
+    fn welfare_reward(&self) -> bool {
+        false
+    }
+
+    fn rerun(&self) -> Option<Rerun> {
+        None
+    }
+}
+
+/// `features` where the world's rows have them, else one line naming `key`.
+pub fn check_features(
+    shape: &dyn WorldShape,
+    features: Features,
+    key: &str,
+    err: &super::ErrorIn<'_>,
+) -> Result<(), env::config::ConfigError> {
+    match shape.features(features) {
+        Some(_) => Ok(()),
+        None => Err(err(
+            key,
+            format!(
+                "{} features are not in this world's observations: here a learner reads the agent's whole observation row (features = \"all\")",
+                serde_json::to_value(features).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learners::LearnerSection;
+    use env::config::ConfigError;
+
+    fn section(kind: &str, sets: &str) -> LearnerSection {
+        let text = format!("kind = \"{kind}\"\n{sets}");
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn err(key: &str, problem: String) -> ConfigError {
+        ConfigError {
+            file: "test.toml".into(),
+            key: key.into(),
+            problem,
+        }
+    }
+
+    /// The key `section` is refused at in `shape`, or `None` when it passes.
+    fn refused(shape: &dyn WorldShape, s: &LearnerSection) -> Option<String> {
+        s.validate(shape, &err).err().map(|e| e.key)
+    }
+
+    #[test]
+    fn what_a_world_behind_the_seam_cannot_give_is_refused_at_its_key_and_the_queue_world_takes_it() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quickstart.toml");
+        let sc = env::config::ScenarioFile::load(&path, &[]).unwrap();
+        let table: toml::Table = "seed = 3\n[env]\nworld = \"bandit\"\nagents = 4\nrounds = 10\n".parse().unwrap();
+        let bandit = env::registry::build(table, std::path::Path::new("bandit.toml")).unwrap();
+        let seam = SeamShape(bandit.as_ref());
+        for (kind, sets, key) in [
+            ("ppo", "[ppo]\ncritic = \"central\"", "learner.ppo.critic"),
+            ("ppo", "[ppo]\nshare = \"class_id\"", "learner.ppo.share"),
+            ("ppo", "[ppo]\nfeatures = \"spec\"", "learner.ppo.features"),
+            ("es", "[es]\nper_class = false", "learner.es.per_class"),
+            ("es", "[es]\nfeatures = \"spec\"", "learner.es.features"),
+            (
+                "actor_critic",
+                "[actor_critic]\nfeatures = \"spec\"",
+                "learner.actor_critic.features",
+            ),
+            (
+                "actor_critic",
+                "reward = \"difference\"\n[actor_critic]\nfeatures = \"all\"",
+                "learner.reward",
+            ),
+            ("hedge", "[hedge]\nscale = \"round\"", "learner.hedge.scale"),
+            ("fixed", "[fixed]\nper_agent = [0.5, 0.5, 0.5, 0.5]", "learner.fixed.per_agent"),
+        ] {
+            let s = section(kind, sets);
+            assert_eq!(refused(&seam, &s).as_deref(), Some(key), "{kind} {sets}");
+            // The queue world has all of it (per_agent sized to its agents).
+            let s = if kind == "fixed" {
+                section("fixed", &format!("[fixed]\nper_agent = {:?}", vec![0.5; sc.n()]))
+            } else {
+                s
+            };
+            assert_eq!(refused(&sc, &s), None, "{kind} {sets}");
+        }
+        // A section that does not run is checked for its own values only: the actor-critic's
+        // default features (SPEC 4's) do not stop ES here.
+        assert_eq!(refused(&seam, &section("es", "")), None);
+        assert_eq!(
+            refused(&seam, &section("es", "[ppo]\nlr = -1.0")).as_deref(),
+            Some("learner.ppo.lr")
+        );
+        // PPO's critic "auto" is central under the welfare reward only where agents are apart.
+        use crate::learners::ppo::Critic;
+        assert_eq!(Critic::Auto.resolve(&seam), Critic::Local);
+        let welfare = env::config::ScenarioFile::load(&path, &["env.reward=\"welfare\"".into()]).unwrap();
+        assert_eq!(Critic::Auto.resolve(&welfare), Critic::Central);
+        assert_eq!(Critic::Auto.resolve(&sc), Critic::Local);
+    }
+}
