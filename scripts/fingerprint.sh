@@ -2,7 +2,8 @@
 # The numbers a behaviour-preserving change must leave bit-identical, from one mtf binary:
 # mtf simulate --json (MTF, Hedge online, the valuation world), a 2-episode training run of every
 # learner (ES included) (and PPO with difference rewards, and in the valuation world), mtf analyze on the
-# trained PPO run and mtf compare of trained runs; timings and paths stripped.
+# trained PPO run and mtf compare of trained runs; every learner 2 episodes on Gavel's small
+# cluster and the market's duel; timings and paths stripped.
 #
 #   scripts/fingerprint.sh OLD_BUILD/mtf /tmp/before     # e.g. a copy of target/release/mtf
 #   scripts/fingerprint.sh target/release/mtf /tmp/after
@@ -21,7 +22,7 @@ MTF=$(realpath "$1"); OUT=$(realpath -m "$2"); rm -rf "$OUT"; mkdir -p "$OUT"
 Q=configs/quickstart.toml
 strip='import json,sys
 d=json.load(sys.stdin)
-drop={"sched_us","dir","run_dir","train_seconds","agent_updates_per_second","wall_time","plots","figures"}
+drop={"sched_us","dir","run_dir","train_seconds","agent_updates_per_second","agent_steps_per_second","wall_time","plots","figures"}
 def s(x):
   if isinstance(x,dict): return {k:s(v) for k,v in x.items() if k not in drop}
   if isinstance(x,list): return [s(v) for v in x]
@@ -47,5 +48,18 @@ done
     | python3 -c "$strip" > "$OUT/analyze.json"
 "$MTF" compare --config $Q --policies "fixed:0.2,run:$OUT/train-actor_critic,sampled:run:$OUT/train-ppo" --mechanisms mtf,stride \
     --seeds 2 --json --out "$OUT/cmp" | python3 -c "$strip" > "$OUT/compare.json"
+# The worlds behind the seam (Gavel's small cluster) and the market's learners: every learner
+# trained 2 episodes (ES: generations), its run compared with a fixed level.
+for k in es ppo actor_critic hedge; do
+    "$MTF" train --config configs/gavel/small.toml --set learner.kind=$k --set train.episodes=2 --set train.eval_seeds=2 \
+        --quiet --json --out "$OUT/gavel-$k" | python3 -c "$strip" > "$OUT/gavel-$k.json"
+    python3 -c "$lines" < "$OUT/gavel-$k/metrics.jsonl" > "$OUT/gavel-$k.metrics"
+done
+"$MTF" compare --config configs/gavel/small.toml --policies "fixed:all,run:$OUT/gavel-ppo,run:$OUT/gavel-actor_critic" \
+    --seeds 2 --json --out "$OUT/gcmp" | python3 -c "$strip" > "$OUT/gavel-compare.json"
+for k in hedge ppo es; do
+    "$MTF" train --config configs/market/duel.toml --set learner.kind=\"$k\" --set train.episodes=3 --set train.replicates=1 \
+        --quiet --json --out "$OUT/market-$k" | python3 -c "$strip" > "$OUT/market-$k.json"
+done
 sed -i "s@$OUT/@OUT/@g" "$OUT"/*.json "$OUT"/*.metrics
 echo "fingerprint in $OUT"

@@ -424,11 +424,16 @@ mod tests {
 /// The error constructor of config checks: `err(key, problem)` names the file too.
 pub type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
 
-/// What a learner population is built for.
-#[derive(Clone, Copy, Debug)]
+/// What a learner population is built for: the shape of any world, and in the queue world its
+/// scenario too.
+#[derive(Clone, Copy)]
 pub struct Init<'a> {
-    /// The scenario the agents act in.
-    pub scenario: &'a Scenario,
+    /// The shape of the world the agents act in.
+    pub shape: &'a dyn super::WorldShape,
+    /// The queue world's scenario, when the run is in it: what the learners that re-run its
+    /// rounds read (Hedge per budget state, difference rewards; their checks refuse them
+    /// elsewhere). `None` behind the seam.
+    pub scenario: Option<&'a Scenario>,
     /// Training episodes planned (PPO anneals its learning rate over them).
     pub episodes: u64,
     /// The seed of the learners' initial parameters.
@@ -440,10 +445,28 @@ impl<'a> Init<'a> {
     /// stream.
     pub fn new(scenario: &'a Scenario, episodes: u64) -> Self {
         Self {
-            scenario,
+            shape: scenario,
+            scenario: Some(scenario),
             episodes,
             seed: stream_seed(scenario.file.seed, names::INIT, 0),
         }
+    }
+
+    /// For `episodes` episodes of a world behind the seam, parameters drawn from `seed`.
+    pub fn seam(shape: &'a dyn super::WorldShape, episodes: u64, seed: u64) -> Self {
+        Self {
+            shape,
+            scenario: None,
+            episodes,
+            seed,
+        }
+    }
+
+    /// The queue world's scenario, for a learner that only runs there (its checks refused it
+    /// elsewhere).
+    pub fn queue_scenario(&self) -> &'a Scenario {
+        self.scenario
+            .expect("a learner that re-runs the queue world's rounds is refused elsewhere by its checks")
     }
 
     /// The same, its parameters drawn from the `init` stream of training seed `root` (a
@@ -455,9 +478,12 @@ impl<'a> Init<'a> {
         }
     }
 
-    /// Where a learner that reads `features` finds them in the scenario's observations.
+    /// Where a learner that reads `features` finds them in the world's observations (its
+    /// checks refused features the world has not).
     pub fn inputs(&self, features: Features) -> Inputs {
-        inputs(self.scenario, features)
+        self.shape
+            .features(features)
+            .expect("features the world has (checked with the learner's config)")
     }
 }
 
@@ -495,7 +521,7 @@ pub trait LearnerConfig {
     }
 
     /// How its policies export.
-    fn exported(&self, sc: &Scenario) -> Exported;
+    fn exported(&self, shape: &dyn super::WorldShape) -> Exported;
 
     /// Whether it learns from the rewards it is given (so difference rewards can pay it).
     fn learns_from_rewards(&self) -> bool {

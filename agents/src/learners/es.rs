@@ -132,21 +132,17 @@ impl LearnerConfig for EsConfig {
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        let sc = run.scenario;
+        let s = run.shape;
         let inputs = run.inputs(self.features);
-        let block_of: Vec<usize> = if self.per_class {
-            sc.class_of_agents()
-        } else {
-            (0..sc.n()).collect()
-        };
-        Box::new(Es::new(self, inputs, sc.action_levels().len(), block_of, run.seed))
+        let block_of: Vec<usize> = if self.per_class { s.pools() } else { (0..s.agents()).collect() };
+        Box::new(Es::new(self, inputs, s.levels().len(), block_of, run.seed))
     }
 
     fn features(&self) -> Features {
         self.features
     }
 
-    fn exported(&self, _sc: &Scenario) -> Exported {
+    fn exported(&self, _shape: &dyn super::WorldShape) -> Exported {
         Exported::Actor { hidden: self.hidden }
     }
 

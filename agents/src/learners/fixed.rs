@@ -78,14 +78,14 @@ impl LearnerConfig for FixedConfig {
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let (levels, _) = self.levels().expect("validated levels");
-        let each = levels.resolve(run.scenario).expect("validated levels");
+        let each = levels.resolve(run.shape).expect("validated levels");
         match levels {
             Levels::All(_) => Box::new(Fixed { level: each[0] }),
             _ => Box::new(FixedEach { levels: each }),
         }
     }
 
-    fn exported(&self, sc: &Scenario) -> Exported {
+    fn exported(&self, sc: &dyn super::WorldShape) -> Exported {
         let first = self
             .levels()
             .ok()

@@ -106,10 +106,10 @@ impl LearnerConfig for HedgeConfig {
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        Box::new(Hedge::for_scenario(run.scenario, self))
+        Box::new(Hedge::for_scenario(run.queue_scenario(), self))
     }
 
-    fn exported(&self, _sc: &Scenario) -> Exported {
+    fn exported(&self, _shape: &dyn super::WorldShape) -> Exported {
         Exported::Table
     }
 

@@ -169,7 +169,7 @@ impl LearnerSection {
         let learner = self.chosen().init(run);
         match self.reward {
             LearnerReward::Own => learner,
-            LearnerReward::Difference => Box::new(Difference::paying(learner, run.scenario, self.difference_default)),
+            LearnerReward::Difference => Box::new(Difference::paying(learner, run.queue_scenario(), self.difference_default)),
         }
     }
 }

@@ -9,7 +9,7 @@
 use super::base::{ErrorIn, Exported, Init, Learner, LearnerConfig, Losses, Policy, Transition};
 use super::parts::Parts;
 use crate::error::failed;
-use env::config::{ConfigError, Scenario};
+use env::config::ConfigError;
 use env::rng::{names, stream, unit};
 use env::world::Observations;
 use rand::rngs::SmallRng;
@@ -27,12 +27,13 @@ impl LearnerConfig for UniformConfig {
     }
 
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        Box::new(Uniform::new(run.scenario.n(), run.scenario.action_levels().len(), run.scenario.m()))
+        let sc = run.queue_scenario();
+        Box::new(Uniform::new(sc.n(), sc.action_levels().len(), sc.m()))
     }
 
     /// An actor whose weights are all 0: every level's logit is 0, so its probabilities are
     /// uniform, in any runtime that runs actors.
-    fn exported(&self, _sc: &Scenario) -> Exported {
+    fn exported(&self, _shape: &dyn super::WorldShape) -> Exported {
         Exported::Actor { hidden: 1 }
     }
 }

@@ -49,6 +49,10 @@ pub trait WorldShape {
     /// trainer keeps one actor per group (agents come and go in Gavel).
     fn per_agent(&self) -> bool;
 
+    /// Each agent's pool: who shares an actor where agents share one (the queue world's weight
+    /// class under `share = "class"`; behind the seam, always, the agent's group).
+    fn pools(&self) -> Vec<usize>;
+
     /// Whether every agent is paid the shared welfare (PPO's `critic = "auto"` is central then).
     fn welfare_reward(&self) -> bool;
 
@@ -97,6 +101,10 @@ impl WorldShape for Scenario {
 
     fn per_agent(&self) -> bool {
         true
+    }
+
+    fn pools(&self) -> Vec<usize> {
+        self.class_of_agents()
     }
 
     fn welfare_reward(&self) -> bool {
@@ -151,6 +159,10 @@ impl WorldShape for SeamShape<'_> {
 
     fn per_agent(&self) -> bool {
         false
+    }
+
+    fn pools(&self) -> Vec<usize> {
+        (0..self.0.possible()).map(|id| self.0.group(id)).collect()
     }
 
     fn welfare_reward(&self) -> bool {

@@ -28,11 +28,8 @@ use super::hedge::HedgePolicy;
 use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
-use crate::learners::actor_critic::ActorCritic;
 use crate::learners::episode_hedge::EpisodeHedge;
-use crate::learners::nets::Shape;
-use crate::learners::ppo::Ppo;
-use crate::learners::{Learner, LearnerKind, LearnerSection};
+use crate::learners::{Init, Learner, LearnerKind, LearnerSection, SeamShape};
 use crate::run::{self, RunDir};
 use env::eval::{episode_seeds, selection_seeds, Stat};
 use env::worlds::World;
@@ -105,10 +102,8 @@ impl SeamExperiment {
         // What this world cannot give a learner (SPEC 4's features, a round record, an actor
         // per agent) is refused by the learner's own checks, as in every world.
         learner.validate(&crate::learners::SeamShape(world.as_ref()), &err)?;
-        match learner.kind {
-            LearnerKind::ActorCritic => check_copies(&err, &train, learner.actor_critic.group, "learner.actor_critic.group")?,
-            LearnerKind::Ppo => check_copies(&err, &train, learner.ppo.group, "learner.ppo.group")?,
-            _ => {}
+        if let Some((group, key)) = learner.chosen().group() {
+            check_copies(&err, &train, group, key)?;
         }
         learner.es.pairs = learner.es.pairs.max(1);
         Ok(SeamExperiment { world, learner, train })
@@ -153,10 +148,7 @@ impl SeamExperiment {
 
 /// Whether `kind` trains a policy in a world behind the seam (fixed and uniform do not).
 fn learns(kind: LearnerKind) -> bool {
-    matches!(
-        kind,
-        LearnerKind::Es | LearnerKind::Ppo | LearnerKind::ActorCritic | LearnerKind::Hedge
-    )
+    !matches!(kind, LearnerKind::Fixed | LearnerKind::Uniform)
 }
 
 /// `train.envs` seeds times `group` copies each, at most the limit.
@@ -277,37 +269,16 @@ impl Trainer {
         match exp.learner.kind {
             LearnerKind::Es => Trainer::Es(exp.fresh_core()),
             LearnerKind::Hedge => Trainer::Hedge(EpisodeHedge::new(w.group_names().len(), w.levels().len(), exp.learner.hedge.eta)),
-            LearnerKind::Ppo => {
-                let p = &exp.learner.ppo;
-                let (n, dim) = (w.possible(), w.layout().dim());
-                let shape = Shape::new(n, dim, dim, w.levels().len());
-                // One update per rollout of `rollout` rounds (or per episode), over the run.
-                let per_episode = match (p.rollout, w.max_rounds()) {
-                    (0, _) | (_, None) => 1,
-                    (r, Some(rounds)) => u64::from(rounds).div_ceil(r as u64),
-                };
-                let groups: Vec<usize> = (0..n).map(|id| w.group(id)).collect();
-                let ppo = Ppo::pooled(shape, p, exp.train.episodes.saturating_mul(per_episode), init, groups);
-                // The copies are forked when training starts (a run's policy read for
-                // run:DIR or an export needs none).
-                Trainer::Rollout {
-                    learner: Box::new(ppo),
-                    copies: Vec::new(),
-                    group: p.group,
-                }
-            }
-            LearnerKind::ActorCritic => {
-                let ac = &exp.learner.actor_critic;
-                let (n, dim) = (w.possible(), w.layout().dim());
-                let groups: Vec<usize> = (0..n).map(|id| w.group(id)).collect();
-                let shape = Shape::new(n, dim, dim, w.levels().len());
-                Trainer::Rollout {
-                    learner: Box::new(ActorCritic::pooled(shape, ac, init, groups, exp.train.episodes)),
-                    copies: Vec::new(),
-                    group: ac.group,
-                }
-            }
-            _ => Trainer::Nothing,
+            LearnerKind::Fixed | LearnerKind::Uniform => Trainer::Nothing,
+            // Every other learner (PPO, the actor-critic, one added to the registry) trains
+            // through the one training rollout, built by its own config for the world's shape
+            // (pooled per group: `WorldShape::per_agent` is false here). The copies are forked
+            // when training starts (a run's policy read for run:DIR or an export needs none).
+            _ => Trainer::Rollout {
+                learner: exp.learner.build(&Init::seam(&SeamShape(w), exp.train.episodes, init)),
+                copies: Vec::new(),
+                group: exp.learner.chosen().group().map_or(1, |(g, _)| g),
+            },
         }
     }
 
@@ -407,9 +378,9 @@ impl Trainer {
                     })
                     .collect::<crate::error::Result<Vec<_>>>()?;
                 let dim = w.layout().dim();
-                let hidden = match exp.learner.kind {
-                    LearnerKind::ActorCritic => exp.learner.actor_critic.actor_hidden,
-                    _ => exp.learner.ppo.actor_hidden,
+                let hidden = match exp.learner.chosen().exported(&SeamShape(w)) {
+                    crate::learners::Exported::Actor { hidden } => hidden,
+                    other => return Err(failed(format!("a rollout learner exports {other:?}, not an actor"))),
                 };
                 Ok(Trained::Sampled(GroupActors::new(weights, hidden, dim, w.levels().len(), true)))
             }
@@ -456,9 +427,10 @@ fn log_line(e: u64, g: &es::Generation, w: &dyn World) -> Value {
 pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     let head = w.metrics()[w.headline()].key;
     match kind {
-        LearnerKind::Ppo | LearnerKind::ActorCritic => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
+        LearnerKind::Es | LearnerKind::Fixed | LearnerKind::Uniform => vec!["fitness", head, "spread"],
         LearnerKind::Hedge => vec!["fitness", head, "entropy"],
-        _ => vec!["fitness", head, "spread"],
+        // The learners of the one training rollout.
+        _ => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
     }
 }
 

@@ -244,14 +244,16 @@ impl LearnerConfig for ActorCriticConfig {
         Ok(())
     }
 
+    /// One actor and critic per agent, or pooled per weight class (`share = "class"`) and,
+    /// where the world does not keep agents apart, per group.
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        let sc = run.scenario;
-        let shape = Shape::reading(sc.n(), run.inputs(self.features), sc.action_levels().len());
-        if self.share == Share::Class {
-            return Box::new(ActorCritic::pooled(shape, self, run.seed, sc.class_of_agents(), run.episodes));
+        let s = run.shape;
+        let shape = Shape::reading(s.agents(), run.inputs(self.features), s.levels().len());
+        if self.share == Share::Class || !s.per_agent() {
+            return Box::new(ActorCritic::pooled(shape, self, run.seed, s.pools(), run.episodes));
         }
         let mut ac = ActorCritic::new(shape, self, run.seed);
-        ac.planned_rounds = run.episodes.saturating_mul(u64::from(sc.file.env.rounds));
+        ac.planned_rounds = run.episodes.saturating_mul(u64::from(s.rounds().unwrap_or(0)));
         Box::new(ac)
     }
 
@@ -259,7 +261,7 @@ impl LearnerConfig for ActorCriticConfig {
         self.features
     }
 
-    fn exported(&self, _sc: &Scenario) -> Exported {
+    fn exported(&self, _shape: &dyn crate::learners::WorldShape) -> Exported {
         Exported::Actor { hidden: self.actor_hidden }
     }
 

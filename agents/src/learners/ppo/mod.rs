@@ -353,31 +353,35 @@ impl LearnerConfig for PpoConfig {
         Ok(())
     }
 
+    /// Actors per agent or shared per weight class (`share`); where the world does not keep
+    /// agents apart, pooled per group (an update sees the rows of the agents that acted).
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
-        let sc = run.scenario;
+        let s = run.shape;
         let inputs = run.inputs(self.features);
-        // One update per rollout, and one at every episode's end.
-        let rounds = u64::from(sc.file.env.rounds);
-        let per_episode = if self.rollout == 0 {
-            1
-        } else {
-            rounds.div_ceil(self.rollout as u64)
+        // One update per rollout (its length checked fixed), and one at every episode's end.
+        let per_episode = match (self.rollout, s.rounds()) {
+            (0, _) | (_, None) => 1,
+            (r, Some(rounds)) => u64::from(rounds).div_ceil(r as u64),
         };
-        // Shared actors: one per distinct weight, ascending.
-        let classes = (self.share != Share::None).then(|| sc.class_of_agents());
-        let shape = Shape::reading(sc.n(), inputs, sc.action_levels().len());
+        let shape = Shape::reading(s.agents(), inputs, s.levels().len());
         let cfg = PpoConfig {
-            critic: self.critic.resolve(sc),
+            critic: self.critic.resolve(s),
             ..self.clone()
         };
-        Box::new(Ppo::new(shape, &cfg, run.episodes.saturating_mul(per_episode), run.seed, classes))
+        let updates = run.episodes.saturating_mul(per_episode);
+        if !s.per_agent() {
+            return Box::new(Ppo::pooled(shape, &cfg, updates, run.seed, s.pools()));
+        }
+        // Shared actors: one per distinct weight, ascending.
+        let classes = (self.share != Share::None).then(|| s.pools());
+        Box::new(Ppo::new(shape, &cfg, updates, run.seed, classes))
     }
 
     fn features(&self) -> Features {
         self.features
     }
 
-    fn exported(&self, _sc: &Scenario) -> Exported {
+    fn exported(&self, _shape: &dyn crate::learners::WorldShape) -> Exported {
         Exported::Actor { hidden: self.actor_hidden }
     }
 
