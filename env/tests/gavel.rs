@@ -186,6 +186,10 @@ fn bad_configs_name_file_and_key() {
         ("env.cluster.0.count=0", "env.cluster[0].count", "must be in"),
         ("env.threshold_levels=[]", "env.threshold_levels", "levels"),
         ("mechanism.name=\"static_partition\"", "mechanism.name", "jobs come and go"),
+        ("env.cluster.1.type=\"v100\"", "env.cluster[1].type", "listed twice"),
+        ("env.max_rounds=0", "env.max_rounds", "must be in"),
+        ("mechanism.tokens_per_job=0", "mechanism.tokens_per_job", "must be in"),
+        ("env.generate={rate=1.0, jobs=10}", "env.generate", "not both"),
     ] {
         let table = env::config::read_table(&path, &[set.to_string()]).unwrap();
         let e = gavel::load(table, &path).err().unwrap_or_else(|| panic!("{set} accepted"));

@@ -222,77 +222,10 @@ impl GavelFile {
             problem,
         };
         let e = &self.env;
-        if e.world != "gavel" {
-            return Err(err("env.world", format!("expected \"gavel\", got \"{}\"", e.world)));
-        }
-        if e.cluster.is_empty() {
-            return Err(err("env.cluster", "needs at least one GPU type".into()));
-        }
-        let mut gpus = 0usize;
-        for (k, g) in e.cluster.iter().enumerate() {
-            if g.count == 0 || g.count > MAX_GPUS {
-                return Err(err(
-                    &format!("env.cluster[{k}].count"),
-                    format!("must be in [1, {MAX_GPUS}], got {}", g.count),
-                ));
-            }
-            if e.cluster[..k].iter().any(|h| h.kind == g.kind) {
-                return Err(err(&format!("env.cluster[{k}].type"), format!("`{}` is listed twice", g.kind)));
-            }
-            gpus += g.count;
-        }
-        if gpus > MAX_GPUS {
-            return Err(err("env.cluster", format!("{gpus} GPUs, more than {MAX_GPUS}")));
-        }
-        if !(e.round_seconds.is_finite() && (1.0..=1e6).contains(&e.round_seconds)) {
-            return Err(err(
-                "env.round_seconds",
-                format!("must be in [1, 1e6] seconds, got {}", e.round_seconds),
-            ));
-        }
-        if !(1..=1_000_000_000).contains(&e.max_rounds) {
-            return Err(err("env.max_rounds", format!("must be in [1, 1e9], got {}", e.max_rounds)));
-        }
-        let (levels, kind) = if scheduler::registry::takes_bids(&self.mechanism.name) {
-            (e.bid_levels.clone(), ActionKind::Bid)
-        } else {
-            (e.threshold_levels.clone(), ActionKind::Threshold)
-        };
-        let (key, max) = match kind {
-            ActionKind::Bid => ("env.bid_levels", crate::config::limits::MAX_BID_FACTOR),
-            ActionKind::Threshold => ("env.threshold_levels", 1.0),
-        };
-        if levels.is_empty() || levels.len() > crate::config::limits::MAX_LEVELS {
-            return Err(err(
-                key,
-                format!("needs 1 to {} levels, got {}", crate::config::limits::MAX_LEVELS, levels.len()),
-            ));
-        }
-        if let Some(k) = levels.iter().position(|x| !(x.is_finite() && (0.0..=max).contains(x))) {
-            return Err(err(&format!("{key}[{k}]"), format!("must be in [0, {max}], got {}", levels[k])));
-        }
+        check_cluster(e, &err)?;
+        let (levels, kind) = levels(e, &self.mechanism.name, &err)?;
         let m = &self.mechanism;
-        if scheduler::registry::build(&m.name, &scheduler::registry::Params::default()).is_err() {
-            return Err(err(
-                "mechanism.name",
-                format!("unknown mechanism `{}` (known: {})", m.name, scheduler::registry::NAMES.join(", ")),
-            ));
-        }
-        if m.name == "static_partition" || m.name == "stride_per_accelerator" {
-            return Err(err(
-                "mechanism.name",
-                format!(
-                    "`{}` keeps state per agent index, and jobs come and go: not for a Gavel world",
-                    m.name
-                ),
-            ));
-        }
-        if !(m.tokens_per_job.is_finite() && (1.0..=1e9).contains(&m.tokens_per_job)) {
-            return Err(err(
-                "mechanism.tokens_per_job",
-                format!("must be in [1, 1e9], got {}", m.tokens_per_job),
-            ));
-        }
+        check_mechanism(m, &err)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let at = |p: &str| -> PathBuf {
             let p = Path::new(p);
@@ -306,62 +239,7 @@ impl GavelFile {
         let table = Table::read(&at(&e.throughputs), &types)?;
         let absolute = |p: PathBuf| std::fs::canonicalize(&p).unwrap_or(p).display().to_string();
         let (throughputs, trace) = (absolute(at(&e.throughputs)), e.trace.as_deref().map(|t| absolute(at(t))));
-        let gavel = scheduler::gavel::is_gavel(&m.name);
-        let jobs = match (&e.trace, &e.generate) {
-            (Some(_), Some(_)) => return Err(err("env.generate", "give either env.trace or env.generate, not both".into())),
-            (None, None) => return Err(err("env.trace", "give a trace in Gavel's format, or env.generate".into())),
-            (Some(t), None) => {
-                let jobs = read_trace(&at(t), &table)?;
-                if let Some(k) = jobs.iter().position(|j| j.scale > 1) {
-                    if !gavel {
-                        return Err(err(
-                            "env.trace",
-                            format!(
-                                "job {k} runs on {} GPUs at once; `{}` cannot place a job on several GPUs (Gavel's policies can)",
-                                jobs[k].scale, m.name
-                            ),
-                        ));
-                    }
-                }
-                let most = jobs.iter().map(|j| j.scale as usize).max().unwrap_or(1);
-                if let Some(g) = e.cluster.iter().map(|g| g.count).max().filter(|&c| c < most) {
-                    return Err(err(
-                        "env.cluster",
-                        format!("a job needs {most} GPUs of one type at once; the largest type has {g}"),
-                    ));
-                }
-                Jobs::Trace(Arc::new(jobs))
-            }
-            (None, Some(g)) => {
-                if !(g.rate.is_finite() && (0.0..=1e6).contains(&g.rate)) {
-                    return Err(err(
-                        "env.generate.rate",
-                        format!("must be in [0, 1e6] jobs per hour, got {}", g.rate),
-                    ));
-                }
-                if !(1..=MAX_JOBS as u64).contains(&g.jobs) {
-                    return Err(err("env.generate.jobs", format!("must be in [1, {MAX_JOBS}], got {}", g.jobs)));
-                }
-                if g.multi_gpu && !gavel {
-                    return Err(err(
-                        "env.generate.multi_gpu",
-                        format!("`{}` cannot place a job on several GPUs (Gavel's policies can)", m.name),
-                    ));
-                }
-                if g.multi_gpu && e.cluster.iter().map(|g| g.count).max().unwrap_or(0) < 8 {
-                    return Err(err("env.cluster", "multi-GPU jobs need up to 8 GPUs of one type at once".into()));
-                }
-                let _ = Generator::new(&table, g.rate, g.multi_gpu, 0);
-                if !table.rows.iter().any(|r| r.scale == 1 && r.tput[0] > 0.0) {
-                    return Err(err("env.throughputs", "no single-GPU job type to generate".into()));
-                }
-                Jobs::Generated {
-                    rate: g.rate,
-                    jobs: g.jobs,
-                    multi_gpu: g.multi_gpu,
-                }
-            }
-        };
+        let jobs = jobs(e, &m.name, &table, &at, &err)?;
         let total = match &jobs {
             Jobs::Trace(t) => t.len() as u64,
             Jobs::Generated { jobs, .. } => *jobs,
@@ -393,5 +271,157 @@ impl GavelFile {
             kind,
             window,
         })
+    }
+}
+
+/// A config check's error: `err(key, problem)` names the file.
+type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
+
+/// The world's name, the cluster (each type once, 1 to [`MAX_GPUS`] GPUs in all), the round's
+/// length and the episode's cap.
+fn check_cluster(e: &GavelEnv, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    if e.world != "gavel" {
+        return Err(err("env.world", format!("expected \"gavel\", got \"{}\"", e.world)));
+    }
+    if e.cluster.is_empty() {
+        return Err(err("env.cluster", "needs at least one GPU type".into()));
+    }
+    let mut gpus = 0usize;
+    for (k, g) in e.cluster.iter().enumerate() {
+        if g.count == 0 || g.count > MAX_GPUS {
+            return Err(err(
+                &format!("env.cluster[{k}].count"),
+                format!("must be in [1, {MAX_GPUS}], got {}", g.count),
+            ));
+        }
+        if e.cluster[..k].iter().any(|h| h.kind == g.kind) {
+            return Err(err(&format!("env.cluster[{k}].type"), format!("`{}` is listed twice", g.kind)));
+        }
+        gpus += g.count;
+    }
+    if gpus > MAX_GPUS {
+        return Err(err("env.cluster", format!("{gpus} GPUs, more than {MAX_GPUS}")));
+    }
+    if !(e.round_seconds.is_finite() && (1.0..=1e6).contains(&e.round_seconds)) {
+        return Err(err(
+            "env.round_seconds",
+            format!("must be in [1, 1e6] seconds, got {}", e.round_seconds),
+        ));
+    }
+    if !(1..=1_000_000_000).contains(&e.max_rounds) {
+        return Err(err("env.max_rounds", format!("must be in [1, 1e9], got {}", e.max_rounds)));
+    }
+    Ok(())
+}
+
+/// The levels an action sets under `mechanism` (bid factors under an auction, else
+/// thresholds), checked.
+fn levels(e: &GavelEnv, mechanism: &str, err: &ErrorIn<'_>) -> Result<(Vec<f64>, ActionKind), ConfigError> {
+    let (levels, kind) = if scheduler::registry::takes_bids(mechanism) {
+        (e.bid_levels.clone(), ActionKind::Bid)
+    } else {
+        (e.threshold_levels.clone(), ActionKind::Threshold)
+    };
+    let (key, max) = match kind {
+        ActionKind::Bid => ("env.bid_levels", crate::config::limits::MAX_BID_FACTOR),
+        ActionKind::Threshold => ("env.threshold_levels", 1.0),
+    };
+    if levels.is_empty() || levels.len() > crate::config::limits::MAX_LEVELS {
+        return Err(err(
+            key,
+            format!("needs 1 to {} levels, got {}", crate::config::limits::MAX_LEVELS, levels.len()),
+        ));
+    }
+    if let Some(k) = levels.iter().position(|x| !(x.is_finite() && (0.0..=max).contains(x))) {
+        return Err(err(&format!("{key}[{k}]"), format!("must be in [0, {max}], got {}", levels[k])));
+    }
+    Ok((levels, kind))
+}
+
+/// A mechanism of the registry that keeps no state per agent index (jobs come and go), and
+/// its tokens per job.
+fn check_mechanism(m: &GavelMechanism, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
+    if scheduler::registry::build(&m.name, &scheduler::registry::Params::default()).is_err() {
+        return Err(err(
+            "mechanism.name",
+            format!("unknown mechanism `{}` (known: {})", m.name, scheduler::registry::NAMES.join(", ")),
+        ));
+    }
+    if m.name == "static_partition" || m.name == "stride_per_accelerator" {
+        return Err(err(
+            "mechanism.name",
+            format!(
+                "`{}` keeps state per agent index, and jobs come and go: not for a Gavel world",
+                m.name
+            ),
+        ));
+    }
+    if !(m.tokens_per_job.is_finite() && (1.0..=1e9).contains(&m.tokens_per_job)) {
+        return Err(err(
+            "mechanism.tokens_per_job",
+            format!("must be in [1, 1e9], got {}", m.tokens_per_job),
+        ));
+    }
+    Ok(())
+}
+
+/// The jobs: a trace in Gavel's format (`at` resolves its path; multi-GPU jobs only under
+/// Gavel's policies and where a type has the GPUs), or the generator's parameters.
+fn jobs(e: &GavelEnv, mechanism: &str, table: &Table, at: &dyn Fn(&str) -> PathBuf, err: &ErrorIn<'_>) -> Result<Jobs, ConfigError> {
+    let gavel = scheduler::gavel::is_gavel(mechanism);
+    match (&e.trace, &e.generate) {
+        (Some(_), Some(_)) => Err(err("env.generate", "give either env.trace or env.generate, not both".into())),
+        (None, None) => Err(err("env.trace", "give a trace in Gavel's format, or env.generate".into())),
+        (Some(t), None) => {
+            let jobs = read_trace(&at(t), table)?;
+            if let Some(k) = jobs.iter().position(|j| j.scale > 1) {
+                if !gavel {
+                    return Err(err(
+                        "env.trace",
+                        format!(
+                            "job {k} runs on {} GPUs at once; `{mechanism}` cannot place a job on several GPUs (Gavel's policies can)",
+                            jobs[k].scale
+                        ),
+                    ));
+                }
+            }
+            let most = jobs.iter().map(|j| j.scale as usize).max().unwrap_or(1);
+            if let Some(g) = e.cluster.iter().map(|g| g.count).max().filter(|&c| c < most) {
+                return Err(err(
+                    "env.cluster",
+                    format!("a job needs {most} GPUs of one type at once; the largest type has {g}"),
+                ));
+            }
+            Ok(Jobs::Trace(Arc::new(jobs)))
+        }
+        (None, Some(g)) => {
+            if !(g.rate.is_finite() && (0.0..=1e6).contains(&g.rate)) {
+                return Err(err(
+                    "env.generate.rate",
+                    format!("must be in [0, 1e6] jobs per hour, got {}", g.rate),
+                ));
+            }
+            if !(1..=MAX_JOBS as u64).contains(&g.jobs) {
+                return Err(err("env.generate.jobs", format!("must be in [1, {MAX_JOBS}], got {}", g.jobs)));
+            }
+            if g.multi_gpu && !gavel {
+                return Err(err(
+                    "env.generate.multi_gpu",
+                    format!("`{mechanism}` cannot place a job on several GPUs (Gavel's policies can)"),
+                ));
+            }
+            if g.multi_gpu && e.cluster.iter().map(|g| g.count).max().unwrap_or(0) < 8 {
+                return Err(err("env.cluster", "multi-GPU jobs need up to 8 GPUs of one type at once".into()));
+            }
+            let _ = Generator::new(table, g.rate, g.multi_gpu, 0);
+            if !table.rows.iter().any(|r| r.scale == 1 && r.tput[0] > 0.0) {
+                return Err(err("env.throughputs", "no single-GPU job type to generate".into()));
+            }
+            Ok(Jobs::Generated {
+                rate: g.rate,
+                jobs: g.jobs,
+                multi_gpu: g.multi_gpu,
+            })
+        }
     }
 }
