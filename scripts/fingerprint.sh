@@ -50,10 +50,13 @@ done
     --seeds 2 --json --out "$OUT/cmp" | python3 -c "$strip" > "$OUT/compare.json"
 # The worlds behind the seam (Gavel's small cluster) and the market's learners: every learner
 # trained 2 episodes (ES: generations), its run compared with a fixed level.
-for k in es ppo actor_critic hedge; do
+for k in es ppo actor_critic hedge fixed uniform; do
     "$MTF" train --config configs/gavel/small.toml --set learner.kind=$k --set train.episodes=2 --set train.eval_seeds=2 \
         --quiet --json --out "$OUT/gavel-$k" | python3 -c "$strip" > "$OUT/gavel-$k.json"
-    python3 -c "$lines" < "$OUT/gavel-$k/metrics.jsonl" > "$OUT/gavel-$k.metrics"
+    # Fixed and uniform train nothing: no metrics.
+    if [ -f "$OUT/gavel-$k/metrics.jsonl" ]; then
+        python3 -c "$lines" < "$OUT/gavel-$k/metrics.jsonl" > "$OUT/gavel-$k.metrics"
+    fi
 done
 "$MTF" compare --config configs/gavel/small.toml --policies "fixed:all,run:$OUT/gavel-ppo,run:$OUT/gavel-actor_critic" \
     --seeds 2 --json --out "$OUT/gcmp" | python3 -c "$strip" > "$OUT/gavel-compare.json"

@@ -176,11 +176,15 @@ fn bad_market_training_sections_are_one_line_errors() {
     // minibatches where PPO's allow 1000 (issue 38).
     let cases: [(&[&str], &str); 11] = [
         (&["learner.ppo.minibatches=1024"], "learner.ppo.minibatches"),
-        // What the market's shape cannot give is refused by the learners' own checks, as
-        // behind the seam (per_class = false was silently one actor per group).
-        (&["learner.es.per_class=false"], "learner.es.per_class"),
-        (&["learner.ppo.critic=\"central\""], "learner.ppo.critic"),
-        (&["learner.es.features=\"spec\""], "learner.es.features"),
+        // What the market's shape cannot give the learner that runs is refused by the
+        // learners' own checks, as behind the seam (per_class = false was silently one actor
+        // per group).
+        (&["learner.kind=\"es\"", "learner.es.per_class=false"], "learner.es.per_class"),
+        (&["learner.kind=\"es\"", "learner.es.features=\"spec\""], "learner.es.features"),
+        (
+            &["learner.kind=\"ppo\"", "learner.ppo.features=\"by_type\""],
+            "learner.ppo.features",
+        ),
         (&["learner.es.weight_decay=1.0"], "learner.es.weight_decay"),
         (&["market.tenants.1.learn=false"], "market.tenants"),
         (&["learner.kind=\"ppo\"", "learner.ppo.share=\"class_id\""], "learner.ppo.share"),

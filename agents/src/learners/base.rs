@@ -430,9 +430,9 @@ pub type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
 pub struct Init<'a> {
     /// The shape of the world the agents act in.
     pub shape: &'a dyn super::WorldShape,
-    /// The queue world's scenario, when the run is in it: what the learners that re-run its
-    /// rounds read (Hedge per budget state, difference rewards; their checks refuse them
-    /// elsewhere). `None` behind the seam.
+    /// The queue world's scenario, when the run is in it: what the learners built only there
+    /// read (Hedge per budget state and difference rewards, which re-run its rounds; uniform
+    /// play, which the seam's trainer plays as a policy). `None` behind the seam.
     pub scenario: Option<&'a Scenario>,
     /// Training episodes planned (PPO anneals its learning rate over them).
     pub episodes: u64,
@@ -462,11 +462,11 @@ impl<'a> Init<'a> {
         }
     }
 
-    /// The queue world's scenario, for a learner that only runs there (its checks refused it
-    /// elsewhere).
+    /// The queue world's scenario, for a learner built only there (behind the seam its checks
+    /// refuse it, or the seam's trainer runs its own: Hedge over the episode, uniform play).
     pub fn queue_scenario(&self) -> &'a Scenario {
         self.scenario
-            .expect("a learner that re-runs the queue world's rounds is refused elsewhere by its checks")
+            .expect("a learner built only in the queue world (the seam's trainer builds Hedge and uniform play its own way)")
     }
 
     /// The same, its parameters drawn from the `init` stream of training seed `root` (a

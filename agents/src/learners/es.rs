@@ -134,7 +134,11 @@ impl LearnerConfig for EsConfig {
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let s = run.shape;
         let inputs = run.inputs(self.features);
-        let block_of: Vec<usize> = if self.per_class { s.pools() } else { (0..s.agents()).collect() };
+        let block_of: Vec<usize> = if self.per_class || !s.per_agent() {
+            s.pools()
+        } else {
+            (0..s.agents()).collect()
+        };
         Box::new(Es::new(self, inputs, s.levels().len(), block_of, run.seed))
     }
 

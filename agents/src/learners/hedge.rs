@@ -74,7 +74,8 @@ impl Default for HedgeConfig {
 }
 
 impl LearnerConfig for HedgeConfig {
-    /// Eta (always), and the table's size when Hedge runs.
+    /// Eta (always); when Hedge runs, the table's size, or, in a world without a round record
+    /// (Hedge over the episode there), the round-record variants of reward and scale refused.
     fn validate(&self, shape: &dyn super::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         self.check_eta(err)?;
         let Some(rerun) = shape.rerun() else {

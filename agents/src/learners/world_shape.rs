@@ -43,17 +43,24 @@ pub trait WorldShape {
     /// Rounds per episode, when the world fixes them.
     fn rounds(&self) -> Option<u32>;
 
-    /// Whether a policy may treat each agent apart (an actor, a critic reading every agent's
-    /// row, a level per agent): true where the same agents act every round of an episode
-    /// under a trainer that keeps them apart (the queue world); false behind the seam, whose
-    /// trainer keeps one actor per group (agents come and go in Gavel).
+    /// Whether the same agents act every round until the episode ends (the queue world's, the
+    /// market's learning tenants): a learner may then keep an actor and critic per agent (or
+    /// per pool) updated on every agent's rounds, and a critic may read every agent's row.
+    /// False where agents come and go (Gavel's jobs): learners pool each group's agents' rows.
+    fn persistent(&self) -> bool;
+
+    /// Whether a run keeps a policy per agent (an actor, a level per agent), as the queue
+    /// world's does; else one per pool ([`WorldShape::pools`]), as behind the seam and in the
+    /// market, whose run directories, exports and policies keep one per group.
     fn per_agent(&self) -> bool;
 
-    /// Each agent's pool: who shares an actor where agents share one (the queue world's weight
-    /// class under `share = "class"`; behind the seam, always, the agent's group).
+    /// Each agent's pool, numbered from 0: who shares an actor where agents share one (the
+    /// queue world's weight class under `share = "class"`; behind the seam and in the market,
+    /// always, the agent's group).
     fn pools(&self) -> Vec<usize>;
 
-    /// Whether every agent is paid the shared welfare (PPO's `critic = "auto"` is central then).
+    /// Whether every agent is paid the shared welfare, as far as the learners can tell (PPO's
+    /// `critic = "auto"` is central then, where the agents stay).
     fn welfare_reward(&self) -> bool;
 
     /// The mechanism a round can be re-run under, when the world keeps each round's record.
@@ -99,6 +106,10 @@ impl WorldShape for Scenario {
         Some(self.file.env.rounds)
     }
 
+    fn persistent(&self) -> bool {
+        true
+    }
+
     fn per_agent(&self) -> bool {
         true
     }
@@ -125,36 +136,70 @@ impl WorldShape for Scenario {
     }
 }
 
-/// A world behind the seam as the learners' checks see it: its agents pooled per group by the
-/// seam's trainer, its rows read whole, no round record.
-pub struct SeamShape<'a>(pub &'a dyn World);
+/// A world behind the seam as the learners' checks and constructors see it: one policy per
+/// pool, its rows read whole, no round record.
+pub struct SeamShape<'a> {
+    world: &'a dyn World,
+    persistent: bool,
+    pools: Vec<usize>,
+    rounds: Option<u32>,
+}
+
+impl<'a> SeamShape<'a> {
+    /// A world as the registry builds it (Gavel, the bandit): agents come and go, pooled per
+    /// group.
+    pub fn of(world: &'a dyn World) -> Self {
+        Self {
+            world,
+            persistent: false,
+            pools: (0..world.possible()).map(|id| world.group(id)).collect(),
+            // A bound above 100,000 rounds is a safety cap (Gavel's `env.max_rounds`: its
+            // episodes end when every job is done), not an episode's length.
+            rounds: world.max_rounds().filter(|&r| r <= 100_000),
+        }
+    }
+
+    /// A world whose agents all act every round until its episode ends, one policy per pool
+    /// (`pools[id]`, numbered from 0): the market's learning tenants, a pool per tenant entry
+    /// that learns.
+    pub fn persistent(world: &'a dyn World, pools: Vec<usize>) -> Self {
+        Self {
+            world,
+            persistent: true,
+            pools,
+            rounds: world.max_rounds(),
+        }
+    }
+}
 
 impl WorldShape for SeamShape<'_> {
     fn agents(&self) -> usize {
-        self.0.possible()
+        self.world.possible()
     }
 
     fn levels(&self) -> &[f64] {
-        self.0.levels()
+        self.world.levels()
     }
 
     fn action_kind(&self) -> ActionKind {
-        self.0.action_kind()
+        self.world.action_kind()
     }
 
     fn weight(&self, id: usize) -> f64 {
-        self.0.weight(id)
+        self.world.weight(id)
     }
 
     fn features(&self, features: Features) -> Option<Inputs> {
-        let d = self.0.layout().dim();
+        let d = self.world.layout().dim();
         (features == Features::All).then_some(Inputs { obs_dim: d, at: 0, d })
     }
 
-    /// A bound above 100,000 rounds is a safety cap (Gavel's `env.max_rounds`: its episodes
-    /// end when every job is done), not an episode's length.
     fn rounds(&self) -> Option<u32> {
-        self.0.max_rounds().filter(|&r| r <= 100_000)
+        self.rounds
+    }
+
+    fn persistent(&self) -> bool {
+        self.persistent
     }
 
     fn per_agent(&self) -> bool {
@@ -162,9 +207,11 @@ impl WorldShape for SeamShape<'_> {
     }
 
     fn pools(&self) -> Vec<usize> {
-        (0..self.0.possible()).map(|id| self.0.group(id)).collect()
+        self.pools.clone()
     }
 
+    /// The seam's worlds name no reward the learners read (PPO's `critic = "auto"` is local
+    /// here; a central critic is asked for by name where agents stay).
     fn welfare_reward(&self) -> bool {
         false
     }
@@ -223,7 +270,7 @@ mod tests {
         let sc = env::config::ScenarioFile::load(&path, &[]).unwrap();
         let table: toml::Table = "seed = 3\n[env]\nworld = \"bandit\"\nagents = 4\nrounds = 10\n".parse().unwrap();
         let bandit = env::registry::build(table, std::path::Path::new("bandit.toml")).unwrap();
-        let seam = SeamShape(bandit.as_ref());
+        let seam = SeamShape::of(bandit.as_ref());
         for (kind, sets, key) in [
             ("ppo", "[ppo]\ncritic = \"central\"", "learner.ppo.critic"),
             ("ppo", "[ppo]\nshare = \"class_id\"", "learner.ppo.share"),
@@ -253,6 +300,20 @@ mod tests {
             };
             assert_eq!(refused(&sc, &s), None, "{kind} {sets}");
         }
+        // The market's learning tenants stay for the whole episode but keep one actor per
+        // group: a central critic over them is MAPPO, per-agent ids and actors are refused.
+        let duel = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+        let market = env::registry::load(&duel, &[]).unwrap();
+        let stays = SeamShape::persistent(market.as_ref(), vec![0; market.possible()]);
+        for (kind, sets, key) in [
+            ("ppo", "[ppo]\ncritic = \"central\"", None),
+            ("ppo", "[ppo]\nrollout = 10", None),
+            ("ppo", "[ppo]\nshare = \"class_id\"", Some("learner.ppo.share")),
+            ("es", "[es]\nper_class = false", Some("learner.es.per_class")),
+        ] {
+            assert_eq!(refused(&stays, &section(kind, sets)).as_deref(), key, "{kind} {sets}");
+        }
+        assert_eq!(refused(&seam, &section("ppo", "[ppo]\nrollout = 10")), None, "the bandit's rounds are fixed");
         // A section that does not run is checked for its own values only: the actor-critic's
         // default features (SPEC 4's) do not stop ES here.
         assert_eq!(refused(&seam, &section("es", "")), None);

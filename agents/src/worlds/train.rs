@@ -100,12 +100,12 @@ impl SeamExperiment {
             learner.actor_critic.features = crate::learners::Features::All;
         }
         // What this world cannot give a learner (SPEC 4's features, a round record, an actor
-        // per agent) is refused by the learner's own checks, as in every world.
-        learner.validate(&crate::learners::SeamShape(world.as_ref()), &err)?;
+        // per agent) is refused by the learner's own checks, as in every world; every section
+        // is checked for its own values, as in the queue world (a typo in one not chosen too).
+        learner.validate(&SeamShape::of(world.as_ref()), &err)?;
         if let Some((group, key)) = learner.chosen().group() {
             check_copies(&err, &train, group, key)?;
         }
-        learner.es.pairs = learner.es.pairs.max(1);
         Ok(SeamExperiment { world, learner, train })
     }
 
@@ -275,7 +275,7 @@ impl Trainer {
             // (pooled per group: `WorldShape::per_agent` is false here). The copies are forked
             // when training starts (a run's policy read for run:DIR or an export needs none).
             _ => Trainer::Rollout {
-                learner: exp.learner.build(&Init::seam(&SeamShape(w), exp.train.episodes, init)),
+                learner: exp.learner.build(&Init::seam(&SeamShape::of(w), exp.train.episodes, init)),
                 copies: Vec::new(),
                 group: exp.learner.chosen().group().map_or(1, |(g, _)| g),
             },
@@ -378,7 +378,7 @@ impl Trainer {
                     })
                     .collect::<crate::error::Result<Vec<_>>>()?;
                 let dim = w.layout().dim();
-                let hidden = match exp.learner.chosen().exported(&SeamShape(w)) {
+                let hidden = match exp.learner.chosen().exported(&SeamShape::of(w)) {
                     crate::learners::Exported::Actor { hidden } => hidden,
                     other => return Err(failed(format!("a rollout learner exports {other:?}, not an actor"))),
                 };

@@ -245,11 +245,11 @@ impl LearnerConfig for ActorCriticConfig {
     }
 
     /// One actor and critic per agent, or pooled per weight class (`share = "class"`) and,
-    /// where the world does not keep agents apart, per group.
+    /// where the run keeps no policy per agent, per pool.
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let s = run.shape;
         let shape = Shape::reading(s.agents(), run.inputs(self.features), s.levels().len());
-        if self.share == Share::Class || !s.per_agent() {
+        if self.share == Share::Class || !s.per_agent() || !s.persistent() {
             return Box::new(ActorCritic::pooled(shape, self, run.seed, s.pools(), run.episodes));
         }
         let mut ac = ActorCritic::new(shape, self, run.seed);

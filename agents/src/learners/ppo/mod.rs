@@ -70,10 +70,10 @@ pub enum Critic {
 
 impl Critic {
     /// What `self` means in `sc`: `Auto` decided by the reward (central under the shared
-    /// welfare where agents are kept apart; local where the trainer pools them per group).
+    /// welfare where the same agents act every round; local where they come and go).
     pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Critic {
         match self {
-            Critic::Auto if sc.welfare_reward() && sc.per_agent() => Critic::Central,
+            Critic::Auto if sc.welfare_reward() && sc.persistent() => Critic::Central,
             Critic::Auto => Critic::Local,
             c => c,
         }
@@ -290,16 +290,18 @@ impl PpoConfig {
 
 impl LearnerConfig for PpoConfig {
     /// Widths (before any tensor exists, the central critic's input included), rates, counts
-    /// and coefficients.
+    /// and coefficients; when PPO runs, what the world cannot give it (a central critic or
+    /// agent ids where agents come and go or share per group, features its rows lack, updates
+    /// per rollout without a fixed episode length).
     fn validate(&self, sc: &dyn crate::learners::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         let p = self;
         let key = |k: &str| format!("learner.ppo.{k}");
         p.check(err)?;
         if chosen {
-            let refused = if p.critic == Critic::Central && !sc.per_agent() {
+            let refused = if p.critic == Critic::Central && !sc.persistent() {
                 Some((
                     "critic",
-                    "a central critic reads every agent's row, and here agents come and go (the trainer keeps one actor and critic per group): use local (or auto)",
+                    "a central critic reads every agent's row, and here agents come and go: use local (or auto)",
                 ))
             } else if p.share == Share::ClassId && !sc.per_agent() {
                 Some(("share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use none or class"))
@@ -322,7 +324,9 @@ impl LearnerConfig for PpoConfig {
                 ));
             }
         }
-        if p.critic.resolve(sc) == Critic::Central {
+        // Where agents come and go a central critic is refused above (when PPO runs) and never
+        // built: its size says nothing there.
+        if sc.persistent() && p.critic.resolve(sc) == Critic::Central {
             // Every agent's critic reads every agent's features: n x (n x d) x width weights.
             let obs_dim = sc.features(crate::learners::Features::All).map_or(0, |i| i.obs_dim);
             let cells = sc
@@ -353,8 +357,9 @@ impl LearnerConfig for PpoConfig {
         Ok(())
     }
 
-    /// Actors per agent or shared per weight class (`share`); where the world does not keep
-    /// agents apart, pooled per group (an update sees the rows of the agents that acted).
+    /// Actors per agent or shared per weight class (`share`), shared per pool where the run
+    /// keeps no policy per agent (the market's), and pooled per group where agents come and go
+    /// (an update sees the rows of the agents that acted).
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let s = run.shape;
         let inputs = run.inputs(self.features);
@@ -369,11 +374,11 @@ impl LearnerConfig for PpoConfig {
             ..self.clone()
         };
         let updates = run.episodes.saturating_mul(per_episode);
-        if !s.per_agent() {
+        if !s.persistent() {
             return Box::new(Ppo::pooled(shape, &cfg, updates, run.seed, s.pools()));
         }
-        // Shared actors: one per distinct weight, ascending.
-        let classes = (self.share != Share::None).then(|| s.pools());
+        // Shared actors: one per distinct weight, ascending (or per pool).
+        let classes = (self.share != Share::None || !s.per_agent()).then(|| s.pools());
         Box::new(Ppo::new(shape, &cfg, updates, run.seed, classes))
     }
 

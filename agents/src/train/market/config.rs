@@ -273,13 +273,14 @@ impl MarketTraining {
             }
         }
         // The learners' own checks against the market's shape (its learning tenants, one actor
-        // per group, its observation read whole), as in every world: every section, whichever
-        // learner runs. Last: the market is whole by now.
+        // per group, its observation read whole), as in every world: each section for its own
+        // values, the one that runs for what the market cannot give it. Last: the market is
+        // whole by now.
         let table = env::market::world::resolved(file).map_err(|p| err("market", p))?;
         let world = env::market::world::MarketWorld::learners(file.clone(), l.levels.clone(), table);
-        let shape = SeamShape(&world);
-        l.ppo.validate(&shape, true, &err)?;
-        l.es.validate(&shape, true, &err)
+        let shape = SeamShape::persistent(&world, super::Learners::of(&file.at_seed(file.seed), file).class);
+        l.ppo.validate(&shape, l.kind == MarketLearnerKind::Ppo, &err)?;
+        l.es.validate(&shape, l.kind == MarketLearnerKind::Es, &err)
     }
 }
 

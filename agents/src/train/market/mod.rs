@@ -28,10 +28,7 @@
 
 use crate::error::{user, Result};
 use crate::learners::episode_hedge::EpisodeHedge;
-use crate::learners::es::Es;
-use crate::learners::nets::Shape;
-use crate::learners::ppo::{Critic, Ppo, PpoConfig};
-use crate::learners::Learner;
+use crate::learners::{Init, Learner, LearnerConfig, SeamShape};
 use crate::run;
 use crate::train::market_policy::{GroupPolicies, MarketPolicies};
 use env::eval::Stat;
@@ -56,7 +53,8 @@ use rollout::Rollout;
 #[derive(Clone, Debug)]
 pub(crate) struct Learners {
     pub(crate) who: Vec<usize>,
-    class: Vec<usize>,
+    /// Each learning tenant's group, numbered from 0 (its pool: one actor per group).
+    pub(crate) class: Vec<usize>,
     names: Vec<String>,
     /// Each group's index among the file's tenant entries (its group in [`MarketWorld`]).
     entries: Vec<usize>,
@@ -746,44 +744,28 @@ fn replicate(
             }))
         }
         kind => {
-            let init = stream_seed(seed, env::rng::names::INIT, 0);
-            let shape = Shape {
-                n: ls.who.len(),
-                obs_dim: rollout.dim,
-                at: 0,
-                d: rollout.dim,
-                k: levels.len(),
+            let copies = match kind {
+                MarketLearnerKind::Ppo => tr.train.envs * tr.learner.ppo.group,
+                _ => 2 * tr.learner.es.pairs,
             };
-            let (mut learner, copies): (Box<dyn Learner>, usize) = match kind {
-                MarketLearnerKind::Ppo => {
-                    let p = &tr.learner.ppo;
-                    let rounds = u64::from(raw.env.rounds);
-                    let per_episode = if p.rollout == 0 { 1 } else { rounds.div_ceil(p.rollout as u64) };
-                    let cfg = PpoConfig {
-                        critic: Critic::Local,
-                        ..p.clone()
-                    };
-                    let ppo = Ppo::new(shape, &cfg, episodes.saturating_mul(per_episode), init, Some(ls.class.clone()));
-                    (Box::new(ppo), tr.train.envs * tr.learner.ppo.group)
-                }
-                _ => {
-                    let inputs = crate::learners::Inputs {
-                        obs_dim: rollout.dim,
-                        at: 0,
-                        d: rollout.dim,
-                    };
-                    let es = Es::new(&tr.learner.es, inputs, levels.len(), ls.class.clone(), init);
-                    (Box::new(es), 2 * tr.learner.es.pairs)
+            let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
+            let mut worlds: Vec<MarketWorld> = (0..copies)
+                .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), resolved.clone()))
+                .collect();
+            // Built by their own configs, as in every world, for the market's shape: its
+            // learning tenants act every round, one actor per group.
+            let mut learner: Box<dyn Learner> = {
+                let shape = SeamShape::persistent(&worlds[0], ls.class.clone());
+                let run = Init::seam(&shape, episodes, stream_seed(seed, env::rng::names::INIT, 0));
+                match kind {
+                    MarketLearnerKind::Ppo => tr.learner.ppo.init(&run),
+                    _ => tr.learner.es.init(&run),
                 }
             };
             if start > 0 {
                 learner.load(&bytes)?;
             }
             let group = learner.seed_group().max(1);
-            let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
-            let mut worlds: Vec<MarketWorld> = (0..copies)
-                .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), resolved.clone()))
-                .collect();
             for e in start..episodes {
                 let seeds: Vec<u64> = (0..copies).map(|k| episode_seed(e, (k / group) as u64)).collect();
                 let scores = rollout.train(
