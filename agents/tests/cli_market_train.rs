@@ -171,6 +171,40 @@ fn hedge_reaches_the_best_common_level_where_job_sizes_and_groups_vary_with_the_
 }
 
 #[test]
+fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
+    // The market's [learner] is the registry's section: the thesis's learner trains here with
+    // no market code of its own (one actor and critic per group, the whole observation), and
+    // its greedy evaluation scores the level it reports (L decides once, at its arrival).
+    let v = train("ac", &["learner.kind=\"actor_critic\"", "train.episodes=4"]);
+    assert_eq!(v["learner"], "actor_critic");
+    let by_level: Vec<f64> = v["by_level"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["utility"].as_f64().unwrap())
+        .collect();
+    assert_eq!(replicates(&v).len(), 3);
+    for (level, utility) in replicates(&v) {
+        let k = ((level - 0.5) / 0.1).round() as usize;
+        assert!((level - (0.5 + 0.1 * k as f64)).abs() < 1e-9, "{level} is one of the levels");
+        assert!((utility - by_level[k]).abs() < 1e-9, "level {level}: {utility} != {}", by_level[k]);
+    }
+    // Fixed and uniform learn nothing: the run states both references itself.
+    let out = tmp("market-train-bad", "fixed");
+    let (code, _, stderr) = mtf(&[
+        "train",
+        "--config",
+        &duel(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "learner.kind=\"fixed\"",
+    ]);
+    assert_eq!((code, stderr.trim().lines().count()), (2, 1), "{stderr}");
+    assert!(stderr.contains("learner.kind") && stderr.contains("learns nothing"), "{stderr}");
+}
+
+#[test]
 fn bad_market_training_sections_are_one_line_errors() {
     // The learners' own bounds apply as in every world: the market's copy of them accepted 1024
     // minibatches where PPO's allow 1000 (issue 38).

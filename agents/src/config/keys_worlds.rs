@@ -100,10 +100,11 @@ pub static SECTIONS: &[Section] = &[
             k("market.tenants[].count", "whole >= 0 (default 1)", "Tenants like this one.", MARKET),
             k("market.tenants[].arrival_spacing", "whole >= 0 (default 0)", "Rounds between its copies' arrivals.", MARKET),
             k("market.tenants[].learn", "true, false (default false)", "mtf train learns its bid factor (under MTF its threshold).", MARKET),
-            k("learner.kind", "\"hedge\" (default), \"ppo\", \"es\"", "What learns the learn = true tenants' factors.", MARKET),
+            k("learner.kind", "\"hedge\" (default), \"ppo\", \"es\", \"actor_critic\"", "What learns the learn = true tenants' factors (the learner registry's kinds that learn; fixed and uniform are the run's references).", MARKET),
             k("learner.levels", "ascending numbers (default 0.5 to 1.5 by 0.1; under MTF 0 to 1)", "The factors (thresholds) a learner chooses among.", MARKET),
-            k("learner.hedge.eta", "(0, 100]", "Hedge's learning rate.", MARKET),
+            k("learner.hedge.eta", "(0, 100] (default 0.5)", "Hedge's constant learning rate, on a group's mean utility over its tenants' job worth.", MARKET),
             k("learner.ppo.*", "as the experiment keys", "PPO, but gamma, gae_lambda and head_scale default to 1 and lr to 0.005; one actor per group (share and class_id do not apply; class_id refused), the whole observation (features = \"all\"); critic central is MAPPO over the learning tenants.", MARKET),
+            k("learner.actor_critic.*", "as the experiment keys", "The actor-critic, one actor and critic per group (pooled), the whole observation (features = \"all\", the default here).", MARKET),
             k("learner.es.*", "as the experiment keys", "ES, but sigma defaults to 0.2; one actor per group (per_class = true), the whole observation (features = \"all\").", MARKET),
             k("train.episodes", "whole >= 1 (default 100)", "Training episodes per replicate.", MARKET),
             k("train.replicates", "1 to 64 (default 3)", "Training replicates.", MARKET),
@@ -281,6 +282,7 @@ mod tests {
         assert!(!described(sweep, "params.learner.ppo.lr.lowest"));
         let market = SECTIONS[2].keys;
         assert!(described(market, "learner.ppo.entropy"));
-        assert!(!described(market, "learner.actor_critic.entropy"));
+        assert!(described(market, "learner.actor_critic.entropy"));
+        assert!(!described(market, "learner.sarsa.lr"));
     }
 }

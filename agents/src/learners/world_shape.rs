@@ -313,7 +313,11 @@ mod tests {
         ] {
             assert_eq!(refused(&stays, &section(kind, sets)).as_deref(), key, "{kind} {sets}");
         }
-        assert_eq!(refused(&seam, &section("ppo", "[ppo]\nrollout = 10")), None, "the bandit's rounds are fixed");
+        assert_eq!(
+            refused(&seam, &section("ppo", "[ppo]\nrollout = 10")),
+            None,
+            "the bandit's rounds are fixed"
+        );
         // A section that does not run is checked for its own values only: the actor-critic's
         // default features (SPEC 4's) do not stop ES here.
         assert_eq!(refused(&seam, &section("es", "")), None);

@@ -428,6 +428,7 @@ impl Sweep {
                 let raw = env::market::MarketFile::load_unexpanded(&self.base, set)?;
                 crate::train::market::MarketTraining::of(&raw, &self.base.display().to_string())?
                     .learner
+                    .section
                     .kind
                     .name()
             }

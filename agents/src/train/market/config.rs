@@ -2,82 +2,34 @@
 //! true` tenants' bids with, and how long; defaults tuned on the market (each with the
 //! measurement that chose it) and the checks (the learners' own, and the market's limits).
 
-use crate::learners::es::EsConfig;
-use crate::learners::ppo::PpoConfig;
-use crate::learners::{LearnerConfig, SeamShape};
+use crate::learners::{Features, LearnerKind, LearnerSection, SeamShape};
 use env::config::ConfigError;
 use env::market::MarketFile;
 use serde::{Deserialize, Serialize};
 
-/// What learns: `hedge`, `ppo` or `es`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MarketLearnerKind {
-    /// Full-information Hedge per group over a factor for the whole job.
-    #[default]
-    Hedge,
-    /// PPO, a level every round.
-    Ppo,
-    /// Evolution strategies over the actors, a level every round.
-    Es,
-}
-
-/// `[learner.hedge]` of a market file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MarketHedge {
-    /// Learning rate on the group's mean utility over its tenants' job worth (value x size),
-    /// constant (the seam's Hedge, `learners::episode_hedge`, in the market's return unit).
-    pub eta: f64,
-}
-
-impl MarketLearnerKind {
-    /// Its name in `learner.kind`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Hedge => "hedge",
-            Self::Ppo => "ppo",
-            Self::Es => "es",
-        }
-    }
-}
-
-impl Default for MarketHedge {
-    fn default() -> Self {
-        Self { eta: 0.5 }
-    }
-}
-
-/// `[learner]` of a market file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// `[learner]` of a market file: the learner registry's section, as in every world (`kind` and
+/// every learner's own keys; defaults tuned on the market in [`MarketTraining::of`]), and the
+/// levels.
+#[derive(Clone, Debug, PartialEq)]
 pub struct MarketLearner {
-    /// `hedge` (default), `ppo` or `es`.
-    pub kind: MarketLearnerKind,
+    /// The registry's section: `kind` (`hedge` by default here; `ppo`, `es`, `actor_critic`, or
+    /// any learner added to the registry that builds from the world's shape) and the learners'
+    /// own sections.
+    pub section: LearnerSection,
     /// The bid factors (under MTF the thresholds) a learner chooses among (default: 0.5 to 1.5
     /// by 0.1 under the auctions, 0 to 1 by 0.1 under MTF).
     pub levels: Vec<f64>,
-    /// Hedge's section.
-    pub hedge: MarketHedge,
-    /// PPO's section (as in the queue world, but `gamma`, `gae_lambda` and `head_scale`
-    /// default to 1 and `lr` to 0.005;
-    /// `features` and `critic` are the market's own; one actor per group whatever `share`
-    /// says, and `class_id` is refused).
-    pub ppo: PpoConfig,
-    /// ES's section (as in the queue world, but `sigma` defaults to 0.2; `features` is the
-    /// market's own).
-    pub es: EsConfig,
 }
 
-impl Default for MarketLearner {
-    fn default() -> Self {
-        Self {
-            kind: MarketLearnerKind::default(),
-            levels: Vec::new(),
-            hedge: MarketHedge::default(),
-            ppo: PpoConfig::default(),
-            es: EsConfig::default(),
-        }
+impl MarketLearner {
+    /// The section as TOML, with its levels (the run's resolved config).
+    pub fn to_table(&self) -> std::result::Result<toml::Table, String> {
+        let mut t = toml::Table::try_from(&self.section).map_err(|e| e.to_string())?;
+        t.insert(
+            "levels".into(),
+            toml::Value::Array(self.levels.iter().map(|&x| toml::Value::Float(x)).collect()),
+        );
+        Ok(t)
     }
 }
 
@@ -119,8 +71,7 @@ impl Default for MarketTrain {
 }
 
 /// The `[learner]` and `[train]` sections of a market file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MarketTraining {
     /// `[learner]`.
     pub learner: MarketLearner,
@@ -128,16 +79,48 @@ pub struct MarketTraining {
     pub train: MarketTrain,
 }
 
+/// The sections as read, before the market's defaults.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sections {
+    learner: LearnerSection,
+    #[serde(default)]
+    train: MarketTrain,
+}
+
 impl MarketTraining {
     /// The sections of `file` (named `path` in errors), checked; default levels filled in.
     pub fn of(file: &MarketFile, path: &str) -> std::result::Result<Self, ConfigError> {
+        // `levels` is the market's own key (read by `action_levels`); the rest of `[learner]`
+        // is the registry's section, whose kind is Hedge here unless named.
+        let mut learner = file.learner.clone().unwrap_or_default();
+        learner.remove("levels");
+        learner
+            .entry("kind")
+            .or_insert_with(|| toml::Value::String(LearnerKind::Hedge.name().into()));
         let mut table = toml::Table::new();
-        for (k, v) in [("learner", &file.learner), ("train", &file.train)] {
-            if let Some(v) = v {
-                table.insert(k.into(), toml::Value::Table(v.clone()));
-            }
+        table.insert("learner".into(), toml::Value::Table(learner));
+        if let Some(v) = &file.train {
+            table.insert("train".into(), toml::Value::Table(v.clone()));
         }
-        let mut t: Self = env::config::from_table(path, table)?;
+        let sections: Sections = env::config::from_table(path, table)?;
+        let mut t = Self {
+            learner: MarketLearner {
+                section: sections.learner,
+                levels: Vec::new(),
+            },
+            train: sections.train,
+        };
+        if matches!(t.learner.section.kind, LearnerKind::Fixed | LearnerKind::Uniform) {
+            return Err(ConfigError {
+                file: path.into(),
+                key: "learner.kind".into(),
+                problem: format!(
+                    "`{}` learns nothing: a market run reports uniform play and every common level itself; use hedge, ppo, es or actor_critic",
+                    t.learner.section.kind.name()
+                ),
+            });
+        }
         // One decisive round (a launch table at arrival or at a checkpoint) followed by many
         // that change nothing: Monte Carlo advantages (lambda 1) credit it with the whole
         // return. On the first-price duel, before finished copies stopped feeding PPO stale
@@ -151,7 +134,7 @@ impl MarketTraining {
                 .is_some()
         };
         if !set("ppo", "gae_lambda") {
-            t.learner.ppo.gae_lambda = 1.0;
+            t.learner.section.ppo.gae_lambda = 1.0;
         }
         // On three-types.toml under first price (inference learning, 300 episodes) PPO at the
         // queue world's lr 0.0005 left the local peak at bid factor 0.5 in 0 of 3 replicates
@@ -159,23 +142,34 @@ impl MarketTraining {
         // the best common level's 1.46, and 2 stayed at 0.5 (configs/sweeps/market-ppo.toml:
         // 0.0052 and 0.0068 gave 2 of 3 and 1 of 3); the duel reaches its 0.9 in 3 of 3 at both.
         if !set("ppo", "lr") {
-            t.learner.ppo.lr = 0.005;
+            t.learner.section.ppo.lr = 0.005;
         }
         // The evaluation counts utility undiscounted, and an episode ends when its jobs do.
         if !set("ppo", "gamma") {
-            t.learner.ppo.gamma = 1.0;
+            t.learner.section.ppo.gamma = 1.0;
         }
         // The market's PPO defaults (the duel's 10 of 10, docs/market.md) were measured with
         // the actor's head at its old scale 1; the queue world's new 0.03 is not yet measured
         // here.
         if !set("ppo", "head_scale") {
-            t.learner.ppo.head_scale = 1.0;
+            t.learner.section.ppo.head_scale = 1.0;
         }
         // ES's population acts greedily, and a group's utility is flat in its parameters
         // except where the argmax changes level: at sigma 0.05 ES found the duel's best bid
         // in 4 of 10 replicates (100 generations), at 0.2 in 10 of 10.
         if !set("es", "sigma") {
-            t.learner.es.sigma = 0.2;
+            t.learner.section.es.sigma = 0.2;
+        }
+        // Hedge learns at a constant rate on a group's mean utility over its tenants' job
+        // worth (the seam's Hedge, in the market's return unit), 0.5 unless set, as before the
+        // market used the registry's section.
+        if !set("hedge", "eta") {
+            t.learner.section.hedge.eta = Some(0.5);
+        }
+        // The actor-critic reads the market's whole observation (SPEC 4's features are the
+        // queue world's).
+        if !set("actor_critic", "features") {
+            t.learner.section.actor_critic.features = Features::All;
         }
         t.learner.levels = env::market::game::action_levels(file, path)?;
         t.check(file, path)?;
@@ -188,9 +182,9 @@ impl MarketTraining {
             key: key.to_string(),
             problem,
         };
-        let (l, t) = (&self.learner, &self.train);
-        if !(l.hedge.eta.is_finite() && l.hedge.eta > 0.0 && l.hedge.eta <= 100.0) {
-            return Err(err("learner.hedge.eta", format!("must be in (0, 100], got {}", l.hedge.eta)));
+        let (l, t) = (&self.learner.section, &self.train);
+        if let Some(eta) = l.hedge.eta.filter(|&eta| !(eta.is_finite() && eta > 0.0 && eta <= 100.0)) {
+            return Err(err("learner.hedge.eta", format!("must be in (0, 100], got {eta}")));
         }
         // The learners' own bounds first (before the market's limits that name their keys).
         l.ppo.check(&err)?;
@@ -222,6 +216,12 @@ impl MarketTraining {
         }
         if !(1..=256).contains(&t.envs) {
             return Err(err("train.envs", format!("must be in [1, 256], got {}", t.envs)));
+        }
+        if let Some((g, key)) = l.chosen().group().filter(|&(g, _)| t.envs.saturating_mul(g) > 256) {
+            return Err(err(
+                key,
+                format!("train.envs x group must be at most 256 copies, got {} x {g}", t.envs),
+            ));
         }
         if !(1..=256).contains(&l.ppo.group) || t.envs * l.ppo.group > 256 {
             return Err(err(
@@ -277,10 +277,9 @@ impl MarketTraining {
         // values, the one that runs for what the market cannot give it. Last: the market is
         // whole by now.
         let table = env::market::world::resolved(file).map_err(|p| err("market", p))?;
-        let world = env::market::world::MarketWorld::learners(file.clone(), l.levels.clone(), table);
+        let world = env::market::world::MarketWorld::learners(file.clone(), self.learner.levels.clone(), table);
         let shape = SeamShape::persistent(&world, super::Learners::of(&file.at_seed(file.seed), file).class);
-        l.ppo.validate(&shape, l.kind == MarketLearnerKind::Ppo, &err)?;
-        l.es.validate(&shape, l.kind == MarketLearnerKind::Es, &err)
+        l.validate(&shape, &err)
     }
 }
 

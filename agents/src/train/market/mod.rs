@@ -14,11 +14,12 @@
 //!   others as they played): full-information Hedge on the group's mean utility over its
 //!   tenants' job worth (value x size), at the constant rate `learner.hedge.eta`. Greedy: the
 //!   heaviest level.
-//! - `ppo` and `es`: the harness's learners ([`crate::learners::ppo`], [`crate::learners::es`])
-//!   choosing a level every round from [`env::market::Market::observe`]'s features (a launch
-//!   table changes only at a decision point: arrival, waiting, a checkpoint), paid their
-//!   utility's change each round over their job's full value (value x size). One actor per
-//!   group.
+//! - `ppo`, `es`, `actor_critic` (any learner of the registry that builds from the world's
+//!   shape): built by their own configs for the market's shape ([`crate::learners::SeamShape`]:
+//!   its learning tenants stay for the episode, one actor per group), choosing a level every
+//!   round from [`env::market::Market::observe`]'s features (a launch table changes only at a
+//!   decision point: arrival, waiting, a checkpoint), paid their utility's change each round
+//!   over their job's full value (value x size).
 //!
 //! Each replicate trains from its own seed; evaluation plays the greedy policies on
 //! `train.eval_seeds` seeds shared by every replicate, beside two references on the same seeds:
@@ -28,7 +29,7 @@
 
 use crate::error::{user, Result};
 use crate::learners::episode_hedge::EpisodeHedge;
-use crate::learners::{Init, Learner, LearnerConfig, SeamShape};
+use crate::learners::{Init, Learner, LearnerKind, SeamShape};
 use crate::run;
 use crate::train::market_policy::{GroupPolicies, MarketPolicies};
 use env::eval::Stat;
@@ -44,7 +45,7 @@ mod config;
 mod rollout;
 
 use checkpoint::{LearnerState, Restart, SavedReplicate};
-pub use config::{MarketHedge, MarketLearner, MarketLearnerKind, MarketTrain, MarketTraining};
+pub use config::{MarketLearner, MarketTrain, MarketTraining};
 use env::market::world::MarketWorld;
 use rollout::Rollout;
 
@@ -182,8 +183,8 @@ pub struct MarketTrained {
     pub config: String,
     /// `second_price`, `first_price` or `mtf`.
     pub mechanism: String,
-    /// `hedge`, `ppo` or `es`.
-    pub learner: MarketLearnerKind,
+    /// The learner registry's kind: `hedge`, `ppo`, `es` or `actor_critic`.
+    pub learner: LearnerKind,
     /// The levels learners chose among.
     pub levels: Vec<f64>,
     /// Learning groups (the file's tenant entries with `learn = true`).
@@ -487,11 +488,16 @@ pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>)
 
 fn check_memory(raw: &MarketFile, tr: &MarketTraining) -> Result<()> {
     let base = raw.at_seed(raw.seed);
-    let ppo = (tr.learner.kind == MarketLearnerKind::Ppo).then(|| {
-        let p = &tr.learner.ppo;
-        let width =
-            p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + tr.learner.levels.len() + Market::obs_dim(raw.market.types.len());
-        (tr.train.envs * p.group, Learners::of(&base, raw).who.len(), p.rollout, width)
+    // The rollout PPO and the actor-critic keep: copies x tenants x rounds x their widths.
+    let l = &tr.learner.section;
+    let nets = match l.kind {
+        LearnerKind::Ppo => Some((l.ppo.actor_hidden, l.ppo.critic_hidden, l.ppo.group, l.ppo.rollout)),
+        LearnerKind::ActorCritic => Some((l.actor_critic.actor_hidden, l.actor_critic.critic_hidden, l.actor_critic.group, 0)),
+        _ => None,
+    };
+    let ppo = nets.map(|(actor, critic, group, rollout)| {
+        let width = actor + critic[0] + critic[1] + tr.learner.levels.len() + Market::obs_dim(raw.market.types.len());
+        (tr.train.envs * group, Learners::of(&base, raw).who.len(), rollout, width)
     });
     crate::train::memory::check(&crate::train::memory::market_training(&base, ppo), "this training run")
 }
@@ -532,11 +538,10 @@ fn run_from(
     let progress = std::sync::Mutex::new(super::Progress::new(total, at, quiet, "episode"));
     // TensorBoard: a run per replicate (tb/replicate-R), each training episode's scores against
     // the markets played (copies per episode: PPO's and ES's parallel copies, Hedge's one).
-    let copies = match tr.learner.kind {
+    let copies = match tr.learner.section.kind {
         // The episode drawn and its replays, a group at a time at each other level.
-        MarketLearnerKind::Hedge => (1 + ls.classes() * tr.learner.levels.len().saturating_sub(1)) as u64,
-        MarketLearnerKind::Ppo => (tr.train.envs * tr.learner.ppo.group) as u64,
-        MarketLearnerKind::Es => 2 * tr.learner.es.pairs as u64,
+        LearnerKind::Hedge => (1 + ls.classes() * tr.learner.levels.len().saturating_sub(1)) as u64,
+        _ => rollout_copies(tr) as u64,
     };
     let resolved = resolved_table(raw, tr)?;
     let tb_of =
@@ -617,7 +622,7 @@ fn run_from(
         dir: dir.path().to_path_buf(),
         config: restart.config.clone(),
         mechanism: serde_json::to_value(raw.mechanism.kind)?.as_str().unwrap_or("").to_string(),
-        learner: tr.learner.kind,
+        learner: tr.learner.section.kind,
         levels: levels.clone(),
         groups: ls.names.clone(),
         types: raw.market.types.len(),
@@ -659,14 +664,22 @@ fn run_from(
     Ok(Some(done))
 }
 
+/// The environment copies a training episode of a rollout learner steps: ES's population, or
+/// `train.envs` seeds x the learner's copies per seed (PPO's and the actor-critic's `group`).
+fn rollout_copies(tr: &MarketTraining) -> usize {
+    let l = tr.learner.section.chosen();
+    match (l.copies(), l.group()) {
+        (Some(c), _) => c,
+        (None, Some((g, _))) => tr.train.envs * g,
+        (None, None) => tr.train.envs,
+    }
+}
+
 /// The run's config with every training default filled in (TensorBoard's HPARAMS tab).
 pub fn resolved_table(raw: &MarketFile, tr: &MarketTraining) -> Result<toml::Table> {
     let bad = |e: String| crate::error::failed(format!("resolving the market run's config: {e}"));
     let mut t = toml::Table::try_from(raw).map_err(|e| bad(e.to_string()))?;
-    t.insert(
-        "learner".into(),
-        toml::Value::try_from(&tr.learner).map_err(|e| bad(e.to_string()))?,
-    );
+    t.insert("learner".into(), toml::Value::Table(tr.learner.to_table().map_err(bad)?));
     t.insert("train".into(), toml::Value::try_from(&tr.train).map_err(|e| bad(e.to_string()))?);
     Ok(t)
 }
@@ -691,14 +704,14 @@ fn replicate(
     let levels = &tr.learner.levels;
     let (start, mut curve, bytes) = from.unwrap_or((0, Vec::with_capacity(episodes as usize), Vec::new()));
     let episode_seed = |e: u64, k: u64| stream_seed(stream_seed(seed, env::rng::names::TRAIN_EPISODE, e), env::rng::names::TRAIN_ENV, k);
-    match tr.learner.kind {
-        MarketLearnerKind::Hedge => {
+    match tr.learner.section.kind {
+        LearnerKind::Hedge => {
             let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
             let world = MarketWorld::learners(raw.clone(), levels.clone(), resolved);
             let mut h = EpisodeHedge::new(
                 env::worlds::World::group_names(&world).len(),
                 levels.len(),
-                Some(tr.learner.hedge.eta),
+                tr.learner.section.hedge.eta,
             );
             if start > 0 {
                 h.load(&bytes)?;
@@ -744,22 +757,25 @@ fn replicate(
             }))
         }
         kind => {
-            let copies = match kind {
-                MarketLearnerKind::Ppo => tr.train.envs * tr.learner.ppo.group,
-                _ => 2 * tr.learner.es.pairs,
-            };
+            let copies = rollout_copies(tr);
             let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
             let mut worlds: Vec<MarketWorld> = (0..copies)
                 .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), resolved.clone()))
                 .collect();
             // Built by their own configs, as in every world, for the market's shape: its
             // learning tenants act every round, one actor per group.
-            let mut learner: Box<dyn Learner> = {
-                let shape = SeamShape::persistent(&worlds[0], ls.class.clone());
-                let run = Init::seam(&shape, episodes, stream_seed(seed, env::rng::names::INIT, 0));
-                match kind {
-                    MarketLearnerKind::Ppo => tr.learner.ppo.init(&run),
-                    _ => tr.learner.es.init(&run),
+            let shape = SeamShape::persistent(&worlds[0], ls.class.clone());
+            let mut learner: Box<dyn Learner> =
+                tr.learner
+                    .section
+                    .build(&Init::seam(&shape, episodes, stream_seed(seed, env::rng::names::INIT, 0)));
+            let hidden = match tr.learner.section.chosen().exported(&shape) {
+                crate::learners::Exported::Actor { hidden } => hidden,
+                other => {
+                    return Err(crate::error::failed(format!(
+                        "learner.{} exports {other:?}, not an actor",
+                        kind.name()
+                    )))
                 }
             };
             if start > 0 {
@@ -777,8 +793,8 @@ fn replicate(
                 curve.push(scores[0]);
                 if let Some(what) = learner.non_finite() {
                     return Err(crate::error::failed(format!(
-                        "training diverged in episode {e} (seed {seed}): {what}; lower learner.{}.lr",
-                        if kind == MarketLearnerKind::Ppo { "ppo" } else { "es" }
+                        "training diverged in episode {e} (seed {seed}): {what}; lower learner.{}'s learning rate",
+                        kind.name()
                     )));
                 }
                 let halt = stop(e, &scores[0])?;
@@ -787,11 +803,6 @@ fn replicate(
                     return Ok(None);
                 }
             }
-            let hidden = if kind == MarketLearnerKind::Ppo {
-                tr.learner.ppo.actor_hidden
-            } else {
-                tr.learner.es.hidden
-            };
             let weights = (0..ls.classes())
                 .map(|c| learner.export_weights(ls.class.iter().position(|&k| k == c).expect("a tenant per group")))
                 .collect::<Result<Vec<_>>>()?;
@@ -888,7 +899,7 @@ impl fmt::Display for MarketTrained {
         writeln!(
             f,
             "{} learning {} tenant(s) in {} ({}), {} episodes x {} replicates, {} evaluation seeds",
-            format!("{:?}", self.learner).to_lowercase(),
+            self.learner.name(),
             self.learning_tenants,
             self.groups.join(", "),
             self.mechanism,
