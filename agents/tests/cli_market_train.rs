@@ -36,6 +36,16 @@ fn f(v: &serde_json::Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("{path:?} in {v}"))
 }
 
+/// The learners' utility with all of them at each level, in level order.
+fn by_level_utility(v: &serde_json::Value) -> Vec<f64> {
+    v["by_level"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["utility"].as_f64().unwrap())
+        .collect()
+}
+
 /// Every replicate's greedy level and utility.
 fn replicates(v: &serde_json::Value) -> Vec<(f64, f64)> {
     v["replicates"]
@@ -60,12 +70,7 @@ fn hedge_finds_the_hand_computed_best_bid_under_first_price_and_truthful_is_a_be
         assert!((utility - 11.0).abs() < 1e-9);
     }
     // The per-level table: losing (f <= 0.8) leaves on-demand, 10; f wins at 20 - 10 f.
-    let by_level: Vec<f64> = v["by_level"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["utility"].as_f64().unwrap())
-        .collect();
+    let by_level = by_level_utility(&v);
     for (k, u) in by_level.iter().enumerate() {
         let x = 0.5 + 0.1 * k as f64;
         let want = if x > 0.85 { 20.0 - 10.0 * x } else { 10.0 };
@@ -157,12 +162,7 @@ fn hedge_reaches_the_best_common_level_where_job_sizes_and_groups_vary_with_the_
     assert_eq!(v["learning_tenants"], 12);
     assert_eq!(v["groups"], serde_json::json!(["infer"]));
     let best = f(&v, &["best", "utility"]);
-    let levels: Vec<f64> = v["by_level"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["utility"].as_f64().unwrap())
-        .collect();
+    let levels = by_level_utility(&v);
     assert!(levels.iter().all(|&u| u <= best + 1e-9));
     assert!(best > f(&v, &["own", "utility"]) + 1.0, "shading pays under first price");
     for (level, utility) in replicates(&v) {
@@ -177,12 +177,7 @@ fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
     // its greedy evaluation scores the level it reports (L decides once, at its arrival).
     let v = train("ac", &["learner.kind=\"actor_critic\"", "train.episodes=4"]);
     assert_eq!(v["learner"], "actor_critic");
-    let by_level: Vec<f64> = v["by_level"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["utility"].as_f64().unwrap())
-        .collect();
+    let by_level = by_level_utility(&v);
     assert_eq!(replicates(&v).len(), 3);
     for (level, utility) in replicates(&v) {
         let k = ((level - 0.5) / 0.1).round() as usize;

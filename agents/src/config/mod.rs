@@ -231,10 +231,7 @@ impl Experiment {
     /// evolution strategy's population), or `train.envs` seeds times the learner's copies per
     /// seed (its `group`, 1 for most).
     pub fn copies(&self) -> usize {
-        let chosen = self.learner.chosen();
-        chosen
-            .copies()
-            .unwrap_or_else(|| self.train.envs.saturating_mul(chosen.group().map_or(1, |(g, _)| g)))
+        self.learner.copies(self.train.envs)
     }
 
     /// The seed of the run's training (its episodes, the learners' sampling and initial

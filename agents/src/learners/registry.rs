@@ -163,6 +163,16 @@ impl LearnerSection {
         Ok(())
     }
 
+    /// The environment copies a training episode of the chosen learner steps: its own number
+    /// (an evolution strategy's population), or `envs` seeds times its copies per seed (its
+    /// `group`, 1 for most).
+    pub fn copies(&self, envs: usize) -> usize {
+        let chosen = self.chosen();
+        chosen
+            .copies()
+            .unwrap_or_else(|| envs.saturating_mul(chosen.group().map_or(1, |(g, _)| g)))
+    }
+
     /// The learner population of a run: the chosen learner, paid difference rewards when
     /// configured.
     pub fn build(&self, run: &Init<'_>) -> Box<dyn Learner> {

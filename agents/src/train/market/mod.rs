@@ -488,16 +488,13 @@ pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>)
 
 fn check_memory(raw: &MarketFile, tr: &MarketTraining) -> Result<()> {
     let base = raw.at_seed(raw.seed);
-    // The rollout PPO and the actor-critic keep: copies x tenants x rounds x their widths.
-    let l = &tr.learner.section;
-    let nets = match l.kind {
-        LearnerKind::Ppo => Some((l.ppo.actor_hidden, l.ppo.critic_hidden, l.ppo.group, l.ppo.rollout)),
-        LearnerKind::ActorCritic => Some((l.actor_critic.actor_hidden, l.actor_critic.critic_hidden, l.actor_critic.group, 0)),
-        _ => None,
-    };
-    let ppo = nets.map(|(actor, critic, group, rollout)| {
-        let width = actor + critic[0] + critic[1] + tr.learner.levels.len() + Market::obs_dim(raw.market.types.len());
-        (tr.train.envs * group, Learners::of(&base, raw).who.len(), rollout, width)
+    // PPO's rollout (copies x tenants x rounds x its widths), as measured for PPO; the other
+    // learners keep little beside the markets.
+    let ppo = (tr.learner.section.kind == LearnerKind::Ppo).then(|| {
+        let p = &tr.learner.section.ppo;
+        let width =
+            p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + tr.learner.levels.len() + Market::obs_dim(raw.market.types.len());
+        (tr.train.envs * p.group, Learners::of(&base, raw).who.len(), p.rollout, width)
     });
     crate::train::memory::check(&crate::train::memory::market_training(&base, ppo), "this training run")
 }
@@ -541,7 +538,7 @@ fn run_from(
     let copies = match tr.learner.section.kind {
         // The episode drawn and its replays, a group at a time at each other level.
         LearnerKind::Hedge => (1 + ls.classes() * tr.learner.levels.len().saturating_sub(1)) as u64,
-        _ => rollout_copies(tr) as u64,
+        _ => tr.learner.section.copies(tr.train.envs) as u64,
     };
     let resolved = resolved_table(raw, tr)?;
     let tb_of =
@@ -664,17 +661,6 @@ fn run_from(
     Ok(Some(done))
 }
 
-/// The environment copies a training episode of a rollout learner steps: ES's population, or
-/// `train.envs` seeds x the learner's copies per seed (PPO's and the actor-critic's `group`).
-fn rollout_copies(tr: &MarketTraining) -> usize {
-    let l = tr.learner.section.chosen();
-    match (l.copies(), l.group()) {
-        (Some(c), _) => c,
-        (None, Some((g, _))) => tr.train.envs * g,
-        (None, None) => tr.train.envs,
-    }
-}
-
 /// The run's config with every training default filled in (TensorBoard's HPARAMS tab).
 pub fn resolved_table(raw: &MarketFile, tr: &MarketTraining) -> Result<toml::Table> {
     let bad = |e: String| crate::error::failed(format!("resolving the market run's config: {e}"));
@@ -757,7 +743,7 @@ fn replicate(
             }))
         }
         kind => {
-            let copies = rollout_copies(tr);
+            let copies = tr.learner.section.copies(tr.train.envs);
             let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
             let mut worlds: Vec<MarketWorld> = (0..copies)
                 .map(|_| MarketWorld::learners(raw.clone(), levels.clone(), resolved.clone()))
