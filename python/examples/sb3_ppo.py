@@ -8,8 +8,8 @@ seeds: mtf's welfare for the ONNX policy is the one the SB3 policy scores here, 
     pip install stable-baselines3 supersuit onnx onnxscript   # torch comes with SB3
     python python/examples/sb3_ppo.py [--config FILE] [--timesteps 20000] [--out sb3.onnx]
 
-Not run by the test suite: torch from PyPI is a 514 MB wheel plus about 3 GB of CUDA
-libraries. The suite runs python/examples/onnx_policy.py, the same path from a NumPy policy.
+The tests run it with a small budget (python/tests/test_examples.py); the versions they pin
+are in python/requirements-dev.txt.
 """
 
 from __future__ import annotations

@@ -69,3 +69,13 @@ def test_onnx_example_runs(mtf_bin, tmp_path):
     out = run("python/examples/onnx_policy.py", "--episodes", "1", "--num-envs", "2", "--set", "env.rounds=20",
               "--seeds", "2", "--out", str(tmp_path / "p.onnx"), "--mtf", mtf_bin)
     assert "largest per-seed difference 0" in out and "against fixed:" in out
+
+
+def test_sb3_example_scores_in_mtf_compare_what_it_scores_in_python(mtf_bin, tmp_path):
+    # Stable-Baselines3 PPO trained on mtf_env through supersuit, its actor exported with
+    # torch.onnx.export, and `mtf compare --policies onnx:FILE` scoring it as SB3's own
+    # predict() does in Python, seed for seed (one PPO update: the budget is one rollout).
+    out = run("python/examples/sb3_ppo.py", "--timesteps", "1000", "--set", "env.rounds=60",
+              "--seeds", "3", "--out", str(tmp_path / "sb3.onnx"), "--mtf", mtf_bin)
+    assert "largest per-seed difference 0\n" in out, out
+    assert "against fixed:" in out and (tmp_path / "sb3.onnx").stat().st_size > 0
