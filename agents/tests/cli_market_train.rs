@@ -59,6 +59,8 @@ fn replicates(v: &serde_json::Value) -> Vec<(f64, f64)> {
 #[test]
 fn hedge_finds_the_hand_computed_best_bid_under_first_price_and_truthful_is_a_best_response_under_second_price() {
     let v = train("hedge-fp", &[]);
+    // Hedge keeps one level: nothing to draw, no sampled row.
+    assert!(v.get("sampled").is_none() && v["replicates"][0].get("sampled").is_none());
     // First price: bid just above E's 0.8: 0.9, utility 20 - 10 x 0.9 = 11; own factor 1: 10.
     assert_eq!(f(&v, &["best_level"]), 0.9);
     assert!((f(&v, &["best", "utility"]) - 11.0).abs() < 1e-9);
@@ -183,6 +185,17 @@ fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
         let k = ((level - 0.5) / 0.1).round() as usize;
         assert!((level - (0.5 + 0.1 * k as f64)).abs() < 1e-9, "{level} is one of the levels");
         assert!((utility - by_level[k]).abs() < 1e-9, "level {level}: {utility} != {}", by_level[k]);
+    }
+    // Scored as it trained too: each replicate's actor drawing its level. L's one decision
+    // makes an episode's utility one level's, so the mean lies between the levels' extremes,
+    // and the summary's differences are the replicates' own.
+    let (lo, hi) = by_level.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let best = v["best"]["utility"].as_f64().unwrap();
+    for (r, rep) in v["replicates"].as_array().unwrap().iter().enumerate() {
+        let u = rep["sampled"]["utility"].as_f64().expect("a sampled score per replicate");
+        assert!((lo - 1e-9..=hi + 1e-9).contains(&u), "{u} outside [{lo}, {hi}]");
+        let d = v["sampled"]["vs_best_level"]["scores"][r].as_f64().unwrap();
+        assert!((d - (u - best)).abs() < 1e-9, "{d} != {u} - {best}");
     }
 }
 
@@ -319,8 +332,9 @@ fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
 
 #[test]
 fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
-    // policy.json is what the learners play greedily: replaying it on the run's evaluation
-    // seeds gives each replicate's evaluated utility, to the last bit, for every learner.
+    // policy.json, read back, is what the learners play greedily: replaying it on the run's
+    // evaluation seeds gives each replicate's evaluated utility, to the last bit, for every
+    // learner (the weights survive the file).
     use agents::train::market_policy::TrainedMarket;
     let three = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
     for kind in ["hedge", "ppo", "es"] {
@@ -355,11 +369,12 @@ fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
             );
             assert_eq!(l["utility"].as_f64(), Some(done.replicates[r].curve[e].utility), "{kind}");
         }
+        let mut world = run.world(&run.raw).unwrap();
         for (r, rep) in done.replicates.iter().enumerate() {
             let mut total = 0.0;
             for &s in &done.eval_seeds {
-                let file = run.raw.at_seed(s);
-                let (m, _) = run.play(&file, &file.actions(), r);
+                env::worlds::play(&mut world, &mut run.acting(r), s);
+                let m = world.game().market();
                 total += run.who.iter().map(|&i| m.utility(i)).sum::<f64>() / run.who.len() as f64;
             }
             let replayed = total / done.eval_seeds.len() as f64;

@@ -209,15 +209,17 @@ pub fn compare_market(
     for kind in &kinds {
         let mut with = set.to_vec();
         with.push(format!("mechanism.kind=\"{kind}\""));
-        let file = MarketFile::load(config, &with)?;
+        let raw = MarketFile::load_unexpanded(config, &with)?;
+        let file = raw.at_seed(raw.seed);
         for policy in policies {
             let mut episodes = Vec::new();
             if let Some(run) = policy.strip_prefix("run:") {
                 let trained = trained_run(Path::new(run), &file, &format!("--policies {policy}"))?;
+                let mut world = trained.world(&raw)?;
                 for r in 0..trained.policies.replicates.len() {
-                    let (market, rounds) = trained.play(&file, &file.actions(), r);
-                    let totals = market.totals();
-                    episodes.push((format!("{policy}#{r}"), MarketMetrics::compute(&file, &rounds, &totals)));
+                    env::worlds::play(&mut world, &mut trained.acting(r), raw.seed);
+                    let (market, rounds) = (world.game().market(), world.game().rounds());
+                    episodes.push((format!("{policy}#{r}"), MarketMetrics::compute(&file, rounds, &market.totals())));
                 }
             } else {
                 let (_, _, metrics) = play(&file, &actions(&file, Some(policy), "--policies")?);

@@ -102,10 +102,14 @@ pub fn analyze_market(
         if trained.who != ls.who {
             return Err(user(format!("--run {}: its learning tenants are not this file's", dir.display())));
         }
+        let mut world = trained.world(&raw)?;
         for r in 0..trained.policies.replicates.len() {
-            let scores = files
+            let scores = seeds
                 .iter()
-                .map(|f| MarketScore::of(&trained.play(f, &f.actions(), r).0, &ls.who))
+                .map(|&s| {
+                    env::worlds::play(&mut world, &mut trained.acting(r), s);
+                    MarketScore::of(world.game().market(), &ls.who)
+                })
                 .collect();
             played.push((format!("{spec}#{r}"), scores));
         }

@@ -6,8 +6,15 @@
 //! on [`Market::observe`]'s features, played greedily.
 
 use crate::error::{user, Result};
+use crate::learners::base::{argmax, sample_index};
+use crate::learners::nets::actor_logits;
 use crate::run;
-use env::market::{Market, MarketFile, MarketRound, Pricing};
+use env::market::world::MarketWorld;
+use env::market::{Market, MarketFile, Pricing};
+use env::rng::{names, stream, unit};
+use env::worlds::World;
+use rand::rngs::SmallRng;
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -161,25 +168,163 @@ impl TrainedMarket {
         self.who.iter().map(|&i| file.market.tenants[i].name.clone()).collect()
     }
 
-    /// Play one episode of `file` (the same tenants as the run's), the learning tenants acting
-    /// greedily with replicate `r`'s policies, the others at `actions`: the market at the end
-    /// and its rounds.
-    pub fn play(&self, file: &MarketFile, actions: &[f64], r: usize) -> (Market, Vec<MarketRound>) {
-        let p = &self.policies;
-        let (d, k) = (p.dim, p.levels.len());
-        let (mut obs, mut hidden, mut logits) = (vec![0f32; d], Vec::new(), vec![0f32; k]);
-        Market::play(file.clone(), actions, true, |market, a| {
-            for (&i, &c) in self.who.iter().zip(&self.class) {
-                let level = match &p.replicates[r] {
-                    GroupPolicies::Constant { levels } => levels[c],
-                    GroupPolicies::Actor { hidden: h, weights } => {
-                        market.observe(i, &mut obs);
-                        crate::learners::nets::actor_logits(&weights[c], (d, *h, k), &obs, &mut hidden, &mut logits);
-                        crate::learners::argmax(logits.iter().map(|&l| f64::from(l)))
+    /// Its market for `raw` (the run's file, or it under another mechanism: the same
+    /// tenants), the learning tenants its agents ([`MarketWorld::learners`]).
+    pub fn world(&self, raw: &MarketFile) -> Result<MarketWorld> {
+        market_world(raw, &self.policies.levels)
+    }
+
+    /// The learning tenants under replicate `r`'s policies, played greedily.
+    pub fn acting(&self, r: usize) -> MarketActing<'_> {
+        MarketActing::new(&self.policies.replicates[r], &self.class, &self.policies.levels, false)
+    }
+}
+
+/// The market `mtf train` learns in for `raw` (unexpanded) with `levels`: the learning tenants
+/// are its agents, the others play their own factors.
+pub fn market_world(raw: &MarketFile, levels: &[f64]) -> Result<MarketWorld> {
+    let resolved = env::market::world::resolved(raw).map_err(crate::error::failed)?;
+    Ok(MarketWorld::learners(raw.clone(), levels.to_vec(), resolved))
+}
+
+/// One replicate's policies acting for the learning tenants of a [`MarketWorld::learners`]
+/// world (through the one episode driver, [`env::worlds::play`]): Hedge's level per group, or
+/// each group's actor, greedy (its argmax) or drawing from its softmax as it trained. It also
+/// sums each group's level at its tenants' decision rounds (feature 3: the tenant's level is
+/// used this round).
+pub struct MarketActing<'a> {
+    policy: &'a GroupPolicies,
+    class: &'a [usize],
+    levels: &'a [f64],
+    rng: Option<SmallRng>,
+    hidden: Vec<f32>,
+    logits: Vec<f32>,
+    weights: Vec<f64>,
+    /// Per group: the summed level and the count of its tenants' decision rounds.
+    pub chosen: Vec<(f64, u32)>,
+}
+
+impl<'a> MarketActing<'a> {
+    /// `class`: each agent's (learning tenant's) group; `sampled`: draw from the actors'
+    /// softmax (the episode's policy stream) instead of taking their argmax.
+    pub fn new(policy: &'a GroupPolicies, class: &'a [usize], levels: &'a [f64], sampled: bool) -> Self {
+        let groups = class.iter().max().map_or(0, |&c| c + 1);
+        Self {
+            policy,
+            class,
+            levels,
+            rng: sampled.then(|| stream(0, names::POLICY, 0)),
+            hidden: Vec::new(),
+            logits: vec![0.0; levels.len()],
+            weights: vec![0.0; levels.len()],
+            chosen: vec![(0.0, 0); groups],
+        }
+    }
+
+    /// Each group's mean level at its tenants' decision rounds (NaN: none decided).
+    pub fn mean_levels(&self) -> Vec<f64> {
+        self.chosen
+            .iter()
+            .map(|&(s, k)| if k == 0 { f64::NAN } else { s / f64::from(k) })
+            .collect()
+    }
+}
+
+impl env::worlds::Acting<MarketWorld> for MarketActing<'_> {
+    /// The episode's draws come from its own stream, one per learning tenant per round in
+    /// tenant order.
+    fn begin_episode(&mut self, seed: u64) {
+        if let Some(rng) = &mut self.rng {
+            *rng = stream(seed, names::POLICY, 0);
+        }
+    }
+
+    fn act(&mut self, world: &MarketWorld, obs: &[f32], _groups: &[usize], actions: &mut [usize]) {
+        let (d, k) = (world.layout().dim(), self.levels.len());
+        for ((row, &id), a) in obs.chunks_exact(d).zip(world.live()).zip(actions.iter_mut()) {
+            let c = self.class[id];
+            *a = match self.policy {
+                GroupPolicies::Constant { levels } => levels[c],
+                GroupPolicies::Actor { hidden, weights } => {
+                    actor_logits(&weights[c], (d, *hidden, k), row, &mut self.hidden, &mut self.logits);
+                    match &mut self.rng {
+                        None => argmax(self.logits.iter().map(|&l| f64::from(l))),
+                        Some(rng) => {
+                            let max = self.logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+                            for (w, &l) in self.weights.iter_mut().zip(&self.logits) {
+                                *w = f64::from(l - max).exp();
+                            }
+                            sample_index(&self.weights, unit(rng.next_u64()))
+                        }
                     }
-                };
-                a[i] = p.levels[level];
+                }
+            };
+            if row[3] > 0.5 {
+                let x = &mut self.chosen[c];
+                *x = (x.0 + self.levels[*a], x.1 + 1);
             }
-        })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The duel (configs/market/duel.toml): L's utility at first-price bid factor f is 20 - 10 f
+    /// when it wins (f > 0.8), else 10 on demand; one decision per episode.
+    fn duel() -> (MarketFile, Vec<f64>) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+        let raw = MarketFile::load_unexpanded(&path, &[]).unwrap();
+        let levels = env::market::game::action_levels(&raw, "duel").unwrap();
+        (raw, levels)
+    }
+
+    fn mean_utility(raw: &MarketFile, levels: &[f64], policy: &GroupPolicies, sampled: bool, seeds: u64) -> (f64, f64) {
+        let mut world = market_world(raw, levels).unwrap();
+        let who = world.tenant(0);
+        let class = [0];
+        let mut acting = MarketActing::new(policy, &class, levels, sampled);
+        let mut total = 0.0;
+        for s in 0..seeds {
+            env::worlds::play(&mut world, &mut acting, s);
+            total += world.game().market().utility(who);
+        }
+        (total / seeds as f64, acting.mean_levels()[0])
+    }
+
+    #[test]
+    fn an_actor_with_equal_logits_plays_uniformly_when_sampled_and_its_first_level_when_greedy() {
+        let (raw, levels) = duel();
+        assert_eq!(levels.len(), 11, "levels 0.5, 0.6, ..., 1.5");
+        let (d, h, k) = (world_dim(&raw), 3, levels.len());
+        let zero = GroupPolicies::Actor {
+            hidden: h,
+            weights: vec![vec![0.0; d * h + h + h * k + k]],
+        };
+        // Greedy: the argmax of equal logits is the first level, 0.5: L loses, 10 on demand.
+        let (u, level) = mean_utility(&raw, &levels, &zero, false, 20);
+        assert!((u - 10.0).abs() < 1e-9 && (level - 0.5).abs() < 1e-9, "{u} {level}");
+        // Sampled: each level with probability 1/11, so the expected utility is
+        // (4 x 10 + 11 + 10 + 9 + 8 + 7 + 6 + 5) / 11 = 96/11 (sd 1.9 per episode: 0.093 over
+        // 400 episodes) and the mean level decided 1.0.
+        let (u, level) = mean_utility(&raw, &levels, &zero, true, 400);
+        assert!((u - 96.0 / 11.0).abs() < 0.35, "{u}");
+        assert!((level - 1.0).abs() < 0.1, "{level}");
+    }
+
+    #[test]
+    fn a_constant_policy_plays_its_level_and_scores_the_hand_computed_utility() {
+        let (raw, levels) = duel();
+        let at = |x: f64| levels.iter().position(|&l| (l - x).abs() < 1e-9).unwrap();
+        for (x, want) in [(0.9, 11.0), (1.2, 8.0), (0.8, 10.0)] {
+            let p = GroupPolicies::Constant { levels: vec![at(x)] };
+            let (u, level) = mean_utility(&raw, &levels, &p, true, 3);
+            assert!((u - want).abs() < 1e-9 && (level - x).abs() < 1e-9, "{x}: {u} {level}");
+        }
+    }
+
+    fn world_dim(raw: &MarketFile) -> usize {
+        Market::obs_dim(raw.market.types.len())
     }
 }

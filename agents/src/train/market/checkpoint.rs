@@ -30,6 +30,10 @@ pub(super) struct Restart {
 pub(super) struct SavedReplicate {
     seed: u64,
     eval: MarketScore,
+    /// Absent in checkpoints written before market runs scored sampled play: scored again
+    /// when the run resumes.
+    #[serde(default)]
+    pub(super) sampled: Option<MarketScore>,
     levels: Vec<f64>,
     pub(super) curve: Vec<MarketScore>,
     policy: GroupPolicies,
@@ -84,6 +88,7 @@ impl From<&MarketReplicate> for SavedReplicate {
         Self {
             seed: r.seed,
             eval: r.eval,
+            sampled: r.sampled,
             levels: r.levels.clone(),
             curve: r.curve.clone(),
             policy: r.policy.clone(),
@@ -96,6 +101,7 @@ impl From<SavedReplicate> for MarketReplicate {
         Self {
             seed: r.seed,
             eval: r.eval,
+            sampled: r.sampled,
             levels: r.levels,
             curve: r.curve,
             policy: r.policy,

@@ -21,17 +21,20 @@
 //!   decision point: arrival, waiting, a checkpoint), paid their utility's change each round
 //!   over their job's full value (value x size).
 //!
-//! Each replicate trains from its own seed; evaluation plays the greedy policies on
-//! `train.eval_seeds` seeds shared by every replicate, beside two references on the same seeds:
-//! every tenant its own factor (the learners as economic agents) and the best common level (all
-//! learners at one level, the best of the levels: the headroom a learner should reach). The
-//! learned figures are stated over replicates (mean and 95% CI).
+//! Each replicate trains from its own seed; evaluation plays the greedy policies (and, for
+//! actors, their draws as they trained: a policy that learned little can have a poor argmax) on
+//! `train.eval_seeds` seeds shared by every replicate, through the one episode driver over
+//! [`MarketWorld`] ([`MarketActing`], what `mtf compare` and `mtf analyze` play too), beside
+//! three references on the same seeds: uniform random play, every tenant its own factor (the
+//! learners as economic agents) and the best common level (all learners at one level, the best
+//! of the levels: the headroom a learner should reach). The learned figures are stated over
+//! replicates (mean and 95% CI).
 
 use crate::error::{user, Result};
 use crate::learners::episode_hedge::EpisodeHedge;
 use crate::learners::{Init, Learner, LearnerKind, SeamShape};
 use crate::run;
-use crate::train::market_policy::{GroupPolicies, MarketPolicies};
+use crate::train::market_policy::{market_world, GroupPolicies, MarketActing, MarketPolicies};
 use env::eval::Stat;
 use env::market::{Market, MarketFile};
 use env::rng::{stream, stream_seed, unit};
@@ -42,12 +45,10 @@ use std::path::{Path, PathBuf};
 
 mod checkpoint;
 mod config;
-mod rollout;
 
 use checkpoint::{LearnerState, Restart, SavedReplicate};
 pub use config::{MarketLearner, MarketTrain, MarketTraining};
 use env::market::world::MarketWorld;
-use rollout::Rollout;
 
 /// Who learns in a market: the learning tenants, their groups numbered from 0, and the
 /// groups' names.
@@ -162,6 +163,10 @@ pub struct MarketReplicate {
     pub seed: u64,
     /// Greedy evaluation, mean over the evaluation seeds.
     pub eval: MarketScore,
+    /// The actors drawing their levels as they trained (PPO, ES, the actor-critic), the same
+    /// seeds; Hedge keeps one level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<MarketScore>,
     /// The level each group plays greedily (Hedge), or its mean level at its tenants'
     /// decision rounds (PPO, ES), in group order.
     pub levels: Vec<f64>,
@@ -220,9 +225,29 @@ pub struct MarketTrained {
     pub vs_best_level: crate::report::stats::Replicates,
     /// The same against uniform random play.
     pub vs_uniform: crate::report::stats::Replicates,
+    /// Learners that draw their levels (PPO, ES, the actor-critic): the same figures with each
+    /// replicate's actors drawing as they trained, the same seeds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<MarketSampled>,
     /// With `train.deviations`: per common level, the best unilateral deviation from it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deviations: Option<Vec<Deviation>>,
+}
+
+/// A market run's learned figures with its actors drawing their levels (scored as they
+/// trained), over replicates.
+#[derive(Clone, Debug, Serialize)]
+pub struct MarketSampled {
+    /// Learners' mean utility per tenant.
+    pub utility: Stat,
+    /// Welfare.
+    pub welfare: Stat,
+    /// What all tenants paid.
+    pub paid: Stat,
+    /// Each replicate's utility minus the best common level's.
+    pub vs_best_level: crate::report::stats::Replicates,
+    /// The same against uniform random play.
+    pub vs_uniform: crate::report::stats::Replicates,
 }
 
 /// The best a single learning tenant does by leaving a common level alone (the others of every
@@ -514,12 +539,6 @@ fn run_from(
     let levels = tr.learner.levels.clone();
     let eval_seeds = eval_seeds(raw, tr.train.eval_seeds);
     let eval_files: Vec<MarketFile> = eval_seeds.iter().map(|&s| raw.at_seed(s)).collect();
-    let dim = Market::obs_dim(raw.market.types.len());
-    let rollout = Rollout {
-        ls: &ls,
-        levels: &levels,
-        dim,
-    };
     // Each training episode's score as it happens (metrics.jsonl) and a progress line: a
     // market sweep's trials were 17 minutes of silence, writing nothing until they finished.
     let log = std::sync::Mutex::new(
@@ -545,6 +564,11 @@ fn run_from(
         |r: usize| -> Result<crate::run::tb::EventWriter> { crate::run::tb::EventWriter::create(&dir.tb().join(format!("replicate-{r}"))) };
     let mut writers: Vec<Option<crate::run::tb::EventWriter>> = (0..tr.train.replicates).map(|_| None).collect();
     let mut reps: Vec<MarketReplicate> = restart.done.iter().cloned().map(MarketReplicate::from).collect();
+    for rep in reps.iter_mut().filter(|r| r.sampled.is_none()) {
+        if let GroupPolicies::Actor { .. } = rep.policy {
+            rep.sampled = Some(MarketScore::mean(&evaluate(raw, &ls, &levels, &rep.policy, &eval_seeds, true)?.0));
+        }
+    }
     let mut resumed = Some((
         restart.episodes,
         std::mem::take(&mut restart.curve),
@@ -598,7 +622,7 @@ fn run_from(
             write_checkpoint(dir, config_text, &snapshot)
         };
         let from = if r == first { resumed.take() } else { None };
-        let rep = replicate(raw, tr, &ls, &rollout, &eval_files, rs, from, &mut save, Some(&each))?;
+        let rep = replicate(raw, tr, &ls, &eval_seeds, rs, from, &mut save, Some(&each))?;
         writers[r] = Some(tb.into_inner().expect("not poisoned"));
         match rep {
             Some(rep) => reps.push(rep),
@@ -610,11 +634,25 @@ fn run_from(
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
     let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());
     let uniform = uniform(&eval_files, &ls, &levels, raw.seed);
-    let against = |x: f64, k: u64| {
-        let scores: Vec<f64> = reps.iter().map(|r| r.eval.utility - x).collect();
+    let against = |of: &[MarketScore], x: f64, k: u64| {
+        let scores: Vec<f64> = of.iter().map(|s| s.utility - x).collect();
         crate::report::stats::Replicates::of(&scores, stream_seed(raw.seed, "market-bootstrap", k))
     };
-    let (vs_best_level, vs_uniform) = (against(by_level[best].utility, 0), against(uniform.utility, 1));
+    let (vs_best_level, vs_uniform) = (
+        against(&reps.iter().map(|r| r.eval).collect::<Vec<_>>(), by_level[best].utility, 0),
+        against(&reps.iter().map(|r| r.eval).collect::<Vec<_>>(), uniform.utility, 1),
+    );
+    let drawn: Option<Vec<MarketScore>> = reps.iter().map(|r| r.sampled).collect();
+    let sampled = drawn.filter(|d| !d.is_empty()).map(|d| {
+        let of = |f: fn(&MarketScore) -> f64| Stat::of(&d.iter().map(f).collect::<Vec<_>>());
+        MarketSampled {
+            utility: of(|s| s.utility),
+            welfare: of(|s| s.welfare),
+            paid: of(|s| s.paid),
+            vs_best_level: against(&d, by_level[best].utility, 2),
+            vs_uniform: against(&d, uniform.utility, 3),
+        }
+    });
     let done = MarketTrained {
         dir: dir.path().to_path_buf(),
         config: restart.config.clone(),
@@ -632,6 +670,7 @@ fn run_from(
         uniform,
         vs_best_level,
         vs_uniform,
+        sampled,
         own: scored(&eval_files, &ls, None),
         best_level: levels[best],
         best: by_level[best],
@@ -654,6 +693,15 @@ fn run_from(
             ("summary/vs_uniform", rep.eval.utility - done.uniform.utility),
         ] {
             tb.scalar(tag, v as f32, step)?;
+        }
+        if let Some(s) = rep.sampled {
+            for (tag, v) in [
+                ("summary/sampled_utility", s.utility),
+                ("summary/sampled_vs_best_level", s.utility - done.best.utility),
+                ("summary/sampled_vs_uniform", s.utility - done.uniform.utility),
+            ] {
+                tb.scalar(tag, v as f32, step)?;
+            }
         }
         tb.hparams_end(true)?;
     }
@@ -678,8 +726,7 @@ fn replicate(
     raw: &MarketFile,
     tr: &MarketTraining,
     ls: &Learners,
-    rollout: &Rollout<'_>,
-    eval: &[MarketFile],
+    eval: &[u64],
     seed: u64,
     from: Option<(u64, Vec<MarketScore>, Vec<u8>)>,
     save: &mut dyn FnMut(u64, &[MarketScore], LearnerState<'_>) -> Result<()>,
@@ -723,23 +770,15 @@ fn replicate(
             }
             let heaviest = h.greedy();
             let greedy: Vec<usize> = ls.entries.iter().map(|&g| heaviest[g]).collect();
-            let chosen: Vec<f64> = greedy.iter().map(|&l| levels[l]).collect();
-            let scores: Vec<MarketScore> = eval
-                .iter()
-                .map(|f| {
-                    let mut a = f.actions();
-                    for (j, &i) in ls.who.iter().enumerate() {
-                        a[i] = chosen[ls.class[j]];
-                    }
-                    MarketScore::of(&play(f, &a), &ls.who)
-                })
-                .collect();
+            let policy = GroupPolicies::Constant { levels: greedy };
+            let (scores, _) = evaluate(raw, ls, levels, &policy, eval, false)?;
             Ok(Some(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
-                levels: chosen,
+                sampled: None,
+                levels: policy_levels(&policy, levels),
                 curve,
-                policy: GroupPolicies::Constant { levels: greedy },
+                policy,
             }))
         }
         kind => {
@@ -770,20 +809,18 @@ fn replicate(
             let group = learner.seed_group().max(1);
             for e in start..episodes {
                 let seeds: Vec<u64> = (0..copies).map(|k| episode_seed(e, (k / group) as u64)).collect();
-                let scores = rollout.train(
-                    learner.as_mut(),
-                    &mut worlds,
-                    &seeds,
-                    stream_seed(seed, env::rng::names::POLICY_EPISODE, e),
-                );
-                curve.push(scores[0]);
+                // Through the one training rollout over the world trait; copy 0's score.
+                let policy_seed = stream_seed(seed, env::rng::names::POLICY_EPISODE, e);
+                crate::train::rollout::train_world_episode(&mut worlds, learner.as_mut(), &seeds, policy_seed, &[]);
+                let score = MarketScore::of(worlds[0].game().market(), &ls.who);
+                curve.push(score);
                 if let Some(what) = learner.non_finite() {
                     return Err(crate::error::failed(format!(
                         "training diverged in episode {e} (seed {seed}): {what}; lower learner.{}'s learning rate",
                         kind.name()
                     )));
                 }
-                let halt = stop(e, &scores[0])?;
+                let halt = stop(e, &score)?;
                 save(e + 1, &curve, LearnerState::Learner(learner.as_ref()))?;
                 if halt {
                     return Ok(None);
@@ -792,28 +829,49 @@ fn replicate(
             let weights = (0..ls.classes())
                 .map(|c| learner.export_weights(ls.class.iter().position(|&k| k == c).expect("a tenant per group")))
                 .collect::<Result<Vec<_>>>()?;
-            let mut chosen = vec![(0.0, 0u32); ls.classes()];
-            let scores: Vec<MarketScore> = eval
-                .iter()
-                .map(|f| {
-                    let (s, c) = rollout.greedy(learner.as_mut(), f);
-                    for (a, b) in chosen.iter_mut().zip(c) {
-                        *a = (a.0 + b.0, a.1 + b.1);
-                    }
-                    s
-                })
-                .collect();
+            let policy = GroupPolicies::Actor { hidden, weights };
+            let (scores, chosen) = evaluate(raw, ls, levels, &policy, eval, false)?;
+            let (sampled, _) = evaluate(raw, ls, levels, &policy, eval, true)?;
             Ok(Some(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
-                levels: chosen
-                    .iter()
-                    .map(|&(s, k)| if k == 0 { f64::NAN } else { s / f64::from(k) })
-                    .collect(),
+                sampled: Some(MarketScore::mean(&sampled)),
+                levels: chosen,
                 curve,
-                policy: GroupPolicies::Actor { hidden, weights },
+                policy,
             }))
         }
+    }
+}
+
+/// `policy` (one replicate's, for the learning tenants) played on each evaluation seed, greedy
+/// or drawing as it trained, the others at their own factors: each seed's score and each
+/// group's mean level at its tenants' decision rounds.
+fn evaluate(
+    raw: &MarketFile,
+    ls: &Learners,
+    levels: &[f64],
+    policy: &GroupPolicies,
+    seeds: &[u64],
+    sampled: bool,
+) -> Result<(Vec<MarketScore>, Vec<f64>)> {
+    let mut world = market_world(raw, levels)?;
+    let mut acting = MarketActing::new(policy, &ls.class, levels, sampled);
+    let scores = seeds
+        .iter()
+        .map(|&s| {
+            env::worlds::play(&mut world, &mut acting, s);
+            MarketScore::of(world.game().market(), &ls.who)
+        })
+        .collect();
+    Ok((scores, acting.mean_levels()))
+}
+
+/// Hedge's level per group (the factor its tenants keep).
+fn policy_levels(policy: &GroupPolicies, levels: &[f64]) -> Vec<f64> {
+    match policy {
+        GroupPolicies::Constant { levels: l } => l.iter().map(|&i| levels[i]).collect(),
+        GroupPolicies::Actor { .. } => Vec::new(),
     }
 }
 
@@ -906,6 +964,16 @@ impl fmt::Display for MarketTrained {
             self.welfare.pm(1),
             self.paid.pm(1)
         )?;
+        if let Some(s) = &self.sampled {
+            writeln!(
+                f,
+                "{:<34} {:>18} {:>12} {:>12}",
+                "learned (sampled, as trained)",
+                s.utility.pm(3),
+                s.welfare.pm(1),
+                s.paid.pm(1)
+            )?;
+        }
         for (name, s) in [
             ("uniform random level".to_string(), &self.uniform),
             ("own factors (economic agent)".to_string(), &self.own),
@@ -919,6 +987,14 @@ impl fmt::Display for MarketTrained {
             self.vs_best_level.cell(),
             self.vs_uniform.cell()
         )?;
+        if let Some(s) = &self.sampled {
+            writeln!(
+                f,
+                "sampled as trained, minus the best common level: {}; minus uniform play: {}",
+                s.vs_best_level.cell(),
+                s.vs_uniform.cell()
+            )?;
+        }
         if let Some(d) = &self.deviations {
             let eq: Vec<String> = d.iter().filter(|d| d.gain <= 1e-9).map(|d| format!("{}", d.level)).collect();
             writeln!(f, "common levels no learning tenant gains by leaving alone: [{}]", eq.join(", "))?;
