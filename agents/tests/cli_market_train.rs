@@ -196,7 +196,17 @@ fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
         assert!((lo - 1e-9..=hi + 1e-9).contains(&u), "{u} outside [{lo}, {hi}]");
         let d = v["sampled"]["vs_best_level"]["scores"][r].as_f64().unwrap();
         assert!((d - (u - best)).abs() < 1e-9, "{d} != {u} - {best}");
+        let e = rep["entropy_share"].as_f64().expect("an entropy share per replicate");
+        assert!((0.0..=1.0 + 1e-9).contains(&e), "{e}");
     }
+    // The run counts its near-uniform replicates (entropy share above 0.9).
+    let flagged = v["replicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["entropy_share"].as_f64().unwrap() > 0.9)
+        .count();
+    assert_eq!(v["sampled"]["near_uniform"].as_u64(), Some(flagged as u64));
 }
 
 #[test]

@@ -202,6 +202,8 @@ pub struct MarketActing<'a> {
     weights: Vec<f64>,
     /// Per group: the summed level and the count of its tenants' decision rounds.
     pub chosen: Vec<(f64, u32)>,
+    /// The actors' entropy over `ln K` at the decision rounds: summed, and the count.
+    entropy: (f64, u64),
 }
 
 impl<'a> MarketActing<'a> {
@@ -218,7 +220,15 @@ impl<'a> MarketActing<'a> {
             logits: vec![0.0; levels.len()],
             weights: vec![0.0; levels.len()],
             chosen: vec![(0.0, 0); groups],
+            entropy: (0.0, 0),
         }
+    }
+
+    /// The actors' mean entropy share at their tenants' decision rounds (their entropy over
+    /// the largest, `ln K`; `None` for Hedge's levels or where nobody decided). Above
+    /// [`env::metrics::spec::NEAR_UNIFORM`] an actor's argmax is an argmax of noise.
+    pub fn entropy_share(&self) -> Option<f64> {
+        (self.entropy.1 > 0).then(|| self.entropy.0 / self.entropy.1 as f64)
     }
 
     /// Each group's mean level at its tenants' decision rounds (NaN: none decided).
@@ -243,10 +253,15 @@ impl env::worlds::Acting<MarketWorld> for MarketActing<'_> {
         let (d, k) = (world.layout().dim(), self.levels.len());
         for ((row, &id), a) in obs.chunks_exact(d).zip(world.live()).zip(actions.iter_mut()) {
             let c = self.class[id];
+            let decides = row[3] > 0.5;
             *a = match self.policy {
                 GroupPolicies::Constant { levels } => levels[c],
                 GroupPolicies::Actor { hidden, weights } => {
                     actor_logits(&weights[c], (d, *hidden, k), row, &mut self.hidden, &mut self.logits);
+                    if decides && k > 1 {
+                        self.entropy.0 += entropy(&self.logits) / (k as f64).ln();
+                        self.entropy.1 += 1;
+                    }
                     match &mut self.rng {
                         None => argmax(self.logits.iter().map(|&l| f64::from(l))),
                         Some(rng) => {
@@ -259,12 +274,29 @@ impl env::worlds::Acting<MarketWorld> for MarketActing<'_> {
                     }
                 }
             };
-            if row[3] > 0.5 {
+            if decides {
                 let x = &mut self.chosen[c];
                 *x = (x.0 + self.levels[*a], x.1 + 1);
             }
         }
     }
+}
+
+/// The entropy of the softmax of `logits`, in nats.
+fn entropy(logits: &[f32]) -> f64 {
+    let max = logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+    let z: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
+    -logits
+        .iter()
+        .map(|&l| {
+            let p = f64::from(l - max).exp() / z;
+            if p > 0.0 {
+                p * p.ln()
+            } else {
+                0.0
+            }
+        })
+        .sum::<f64>()
 }
 
 #[cfg(test)]
@@ -311,6 +343,11 @@ mod tests {
         let (u, level) = mean_utility(&raw, &levels, &zero, true, 400);
         assert!((u - 96.0 / 11.0).abs() < 0.35, "{u}");
         assert!((level - 1.0).abs() < 0.1, "{level}");
+        // Equal logits: the largest entropy, ln K, a share of 1 (near-uniform).
+        let mut world = market_world(&raw, &levels).unwrap();
+        let mut acting = MarketActing::new(&zero, &[0], &levels, false);
+        env::worlds::play(&mut world, &mut acting, 0);
+        assert!((acting.entropy_share().unwrap() - 1.0).abs() < 1e-9);
     }
 
     #[test]
@@ -322,6 +359,16 @@ mod tests {
             let (u, level) = mean_utility(&raw, &levels, &p, true, 3);
             assert!((u - want).abs() < 1e-9 && (level - x).abs() < 1e-9, "{x}: {u} {level}");
         }
+    }
+
+    #[test]
+    fn entropy_is_ln_k_for_equal_logits_and_the_two_point_formula_otherwise() {
+        assert!((entropy(&[0.5; 4]) - 4f64.ln()).abs() < 1e-12);
+        // p = (e/(1+e), 1/(1+e)): -(p ln p + q ln q).
+        let p = 1f64.exp() / (1.0 + 1f64.exp());
+        let want = -(p * p.ln() + (1.0 - p) * (1.0 - p).ln());
+        assert!((entropy(&[1.0, 0.0]) - want).abs() < 1e-7);
+        assert!(entropy(&[0.0, -200.0]) < 1e-12);
     }
 
     fn world_dim(raw: &MarketFile) -> usize {

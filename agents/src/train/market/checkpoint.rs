@@ -34,6 +34,8 @@ pub(super) struct SavedReplicate {
     /// when the run resumes.
     #[serde(default)]
     pub(super) sampled: Option<MarketScore>,
+    #[serde(default)]
+    entropy_share: Option<f64>,
     levels: Vec<f64>,
     pub(super) curve: Vec<MarketScore>,
     policy: GroupPolicies,
@@ -89,6 +91,7 @@ impl From<&MarketReplicate> for SavedReplicate {
             seed: r.seed,
             eval: r.eval,
             sampled: r.sampled,
+            entropy_share: r.entropy_share,
             levels: r.levels.clone(),
             curve: r.curve.clone(),
             policy: r.policy.clone(),
@@ -102,6 +105,7 @@ impl From<SavedReplicate> for MarketReplicate {
             seed: r.seed,
             eval: r.eval,
             sampled: r.sampled,
+            entropy_share: r.entropy_share,
             levels: r.levels,
             curve: r.curve,
             policy: r.policy,

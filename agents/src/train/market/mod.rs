@@ -167,6 +167,10 @@ pub struct MarketReplicate {
     /// seeds; Hedge keeps one level.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampled: Option<MarketScore>,
+    /// The actors' mean entropy share (entropy over `ln K`) at the decision rounds of the
+    /// sampled evaluation; above `env::metrics::spec::NEAR_UNIFORM`, near-uniform.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entropy_share: Option<f64>,
     /// The level each group plays greedily (Hedge), or its mean level at its tenants'
     /// decision rounds (PPO, ES), in group order.
     pub levels: Vec<f64>,
@@ -248,6 +252,8 @@ pub struct MarketSampled {
     pub vs_best_level: crate::report::stats::Replicates,
     /// The same against uniform random play.
     pub vs_uniform: crate::report::stats::Replicates,
+    /// Replicates whose actors are near-uniform (their greedy figures an argmax of noise).
+    pub near_uniform: usize,
 }
 
 /// The best a single learning tenant does by leaving a common level alone (the others of every
@@ -566,7 +572,8 @@ fn run_from(
     let mut reps: Vec<MarketReplicate> = restart.done.iter().cloned().map(MarketReplicate::from).collect();
     for rep in reps.iter_mut().filter(|r| r.sampled.is_none()) {
         if let GroupPolicies::Actor { .. } = rep.policy {
-            rep.sampled = Some(MarketScore::mean(&evaluate(raw, &ls, &levels, &rep.policy, &eval_seeds, true)?.0));
+            let (scores, _, entropy_share) = evaluate(raw, &ls, &levels, &rep.policy, &eval_seeds, true)?;
+            (rep.sampled, rep.entropy_share) = (Some(MarketScore::mean(&scores)), entropy_share);
         }
     }
     let mut resumed = Some((
@@ -651,6 +658,10 @@ fn run_from(
             paid: of(|s| s.paid),
             vs_best_level: against(&d, by_level[best].utility, 2),
             vs_uniform: against(&d, uniform.utility, 3),
+            near_uniform: reps
+                .iter()
+                .filter(|r| r.entropy_share.is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM))
+                .count(),
         }
     });
     let done = MarketTrained {
@@ -771,11 +782,12 @@ fn replicate(
             let heaviest = h.greedy();
             let greedy: Vec<usize> = ls.entries.iter().map(|&g| heaviest[g]).collect();
             let policy = GroupPolicies::Constant { levels: greedy };
-            let (scores, _) = evaluate(raw, ls, levels, &policy, eval, false)?;
+            let (scores, ..) = evaluate(raw, ls, levels, &policy, eval, false)?;
             Ok(Some(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
                 sampled: None,
+                entropy_share: None,
                 levels: policy_levels(&policy, levels),
                 curve,
                 policy,
@@ -830,12 +842,13 @@ fn replicate(
                 .map(|c| learner.export_weights(ls.class.iter().position(|&k| k == c).expect("a tenant per group")))
                 .collect::<Result<Vec<_>>>()?;
             let policy = GroupPolicies::Actor { hidden, weights };
-            let (scores, chosen) = evaluate(raw, ls, levels, &policy, eval, false)?;
-            let (sampled, _) = evaluate(raw, ls, levels, &policy, eval, true)?;
+            let (scores, chosen, _) = evaluate(raw, ls, levels, &policy, eval, false)?;
+            let (sampled, _, entropy_share) = evaluate(raw, ls, levels, &policy, eval, true)?;
             Ok(Some(MarketReplicate {
                 seed,
                 eval: MarketScore::mean(&scores),
                 sampled: Some(MarketScore::mean(&sampled)),
+                entropy_share,
                 levels: chosen,
                 curve,
                 policy,
@@ -845,8 +858,8 @@ fn replicate(
 }
 
 /// `policy` (one replicate's, for the learning tenants) played on each evaluation seed, greedy
-/// or drawing as it trained, the others at their own factors: each seed's score and each
-/// group's mean level at its tenants' decision rounds.
+/// or drawing as it trained, the others at their own factors: each seed's score, each group's
+/// mean level at its tenants' decision rounds, and the actors' entropy share there.
 fn evaluate(
     raw: &MarketFile,
     ls: &Learners,
@@ -854,7 +867,7 @@ fn evaluate(
     policy: &GroupPolicies,
     seeds: &[u64],
     sampled: bool,
-) -> Result<(Vec<MarketScore>, Vec<f64>)> {
+) -> Result<(Vec<MarketScore>, Vec<f64>, Option<f64>)> {
     let mut world = market_world(raw, levels)?;
     let mut acting = MarketActing::new(policy, &ls.class, levels, sampled);
     let scores = seeds
@@ -864,7 +877,7 @@ fn evaluate(
             MarketScore::of(world.game().market(), &ls.who)
         })
         .collect();
-    Ok((scores, acting.mean_levels()))
+    Ok((scores, acting.mean_levels(), acting.entropy_share()))
 }
 
 /// Hedge's level per group (the factor its tenants keep).
@@ -959,7 +972,10 @@ impl fmt::Display for MarketTrained {
         writeln!(
             f,
             "{:<34} {:>18} {:>12} {:>12}",
-            "learned (greedy, over replicates)",
+            match &self.sampled {
+                Some(s) if s.near_uniform > 0 => format!("learned (greedy, {}/{} near-uniform)", s.near_uniform, self.replicates.len()),
+                _ => "learned (greedy, over replicates)".into(),
+            },
             self.utility.pm(3),
             self.welfare.pm(1),
             self.paid.pm(1)
@@ -994,6 +1010,15 @@ impl fmt::Display for MarketTrained {
                 s.vs_best_level.cell(),
                 s.vs_uniform.cell()
             )?;
+            if s.near_uniform > 0 {
+                writeln!(
+                    f,
+                    "{} of {} replicates near-uniform (entropy above {:.0}% of ln K where tenants decide): their greedy figures are argmaxes of noise, the sampled ones what they learned",
+                    s.near_uniform,
+                    self.replicates.len(),
+                    env::metrics::spec::NEAR_UNIFORM * 100.0
+                )?;
+            }
         }
         if let Some(d) = &self.deviations {
             let eq: Vec<String> = d.iter().filter(|d| d.gain <= 1e-9).map(|d| format!("{}", d.level)).collect();
