@@ -445,6 +445,14 @@ fn mtf_compare_plays_a_trained_market_run_per_replicate() {
     ]);
     assert_eq!(code, 2);
     assert!(stderr.contains("the run learned bid factors, and mtf plays thresholds"), "{stderr}");
+    // The policies act for the file's learning tenants, which must be the run's: E learning
+    // too would have indexed past the run's groups (a panic), L not learning played nobody.
+    for learn in ["market.tenants.0.learn=true", "market.tenants.1.learn=false"] {
+        let (code, _, stderr) = mtf(&["compare", "--config", &config, "--set", learn, "--policies", &policy, "--out", &cmp]);
+        assert_eq!(code, 2, "{learn}: {stderr}");
+        assert!(stderr.contains("learning tenants (L) and types are not this market's"), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
     // A damaged policy.json is one line, not a panic.
     let text = std::fs::read_to_string(run.join("policy.json")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -289,15 +289,19 @@ pub fn compare_market(
 pub(crate) fn trained_run(dir: &Path, file: &MarketFile, flag: &str) -> crate::error::Result<TrainedMarket> {
     let trained = TrainedMarket::load(dir).map_err(|e| user(format!("{flag}: {e}")))?;
     let names = trained.names();
-    let same = trained
-        .who
-        .iter()
-        .zip(&names)
-        .all(|(&i, n)| file.market.tenants.get(i).is_some_and(|t| &t.name == n))
+    // The policies act for this file's learning tenants (MarketWorld::learners): they must be
+    // the run's, by index and name.
+    let learners: Vec<usize> = (0..file.market.tenants.len()).filter(|&i| file.market.tenants[i].learn).collect();
+    let same = learners == trained.who
+        && trained
+            .who
+            .iter()
+            .zip(&names)
+            .all(|(&i, n)| file.market.tenants.get(i).is_some_and(|t| &t.name == n))
         && file.market.types.len() == trained.raw.market.types.len();
     if !same {
         return Err(user(format!(
-            "{flag}: the run's learning tenants ({}) and types are not this market's",
+            "{flag}: the run's learning tenants ({}) and types are not this market's (its learn = true tenants and types must be the run's)",
             names.join(", ")
         )));
     }

@@ -92,10 +92,11 @@ pub fn analyze_market(
     let levels = &tr.learner.levels;
     let mut played: Vec<(String, Vec<MarketScore>)> = levels
         .iter()
-        .map(|&x| (format!("fixed:{x}"), tm::level_scores(&files, &ls, Some(x))))
-        .collect();
-    played.push(("uniform".into(), tm::uniform_scores(&files, &ls, levels, raw.seed)));
-    played.push(("own".into(), tm::level_scores(&files, &ls, None)));
+        .enumerate()
+        .map(|(k, &x)| Ok((format!("fixed:{x}"), tm::level_scores(&raw, &ls, levels, k, &seeds)?)))
+        .collect::<Result<_>>()?;
+    played.push(("uniform".into(), tm::uniform_scores(&raw, &ls, levels, raw.seed, &seeds)?));
+    played.push(("own".into(), tm::own_scores(&files, &ls)));
     if let Some(dir) = run_dir {
         let spec = format!("run:{}", dir.display());
         let trained = super::market::trained_run(dir, &base, &format!("--run {}", dir.display()))?;

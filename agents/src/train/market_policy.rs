@@ -2,8 +2,9 @@
 //! --policies run:DIR` plays for the learning tenants and `mtf export` ships.
 //!
 //! Per replicate, per learning group: Hedge's greedy level (a factor kept for the whole job), or
-//! PPO's / ES's actor (one tanh hidden layer, the layout of [`crate::learners::nets::actor_logits`])
-//! on [`Market::observe`]'s features, played greedily.
+//! the actor of PPO, ES or the actor-critic (one tanh hidden layer, the layout of
+//! [`crate::learners::nets::actor_logits`]) on [`Market::observe`]'s features, played greedily
+//! or drawing from its softmax ([`MarketActing`]).
 
 use crate::error::{user, Result};
 use crate::learners::base::{argmax, sample_index};
@@ -30,7 +31,7 @@ pub enum GroupPolicies {
         /// Per group.
         levels: Vec<usize>,
     },
-    /// An actor per group (PPO, ES).
+    /// An actor per group (PPO, ES, the actor-critic).
     Actor {
         /// Hidden width.
         hidden: usize,

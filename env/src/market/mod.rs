@@ -302,8 +302,9 @@ impl Market {
         (rounds, market.totals())
     }
 
-    /// The one driver of a market episode outside training (fixed factors, uniform play, a
-    /// trained run's policies, `mtf simulate` and `compare`): play `file` to the end, every
+    /// A market episode at factors that need not be levels (every tenant's own, `fixed:X` in
+    /// `mtf simulate` and `compare`, a unilateral deviation); policies over levels play through
+    /// the world seam ([`world::MarketWorld`]). Play `file` to the end, every
     /// tenant's factor (under MTF its threshold) starting at `start`; before each round
     /// `choose` may change them, seeing the market as it stands (what it leaves stands for the
     /// next round). Returns the market at the end and, when `record`, its rounds.

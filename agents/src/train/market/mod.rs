@@ -323,49 +323,52 @@ pub(crate) fn deviations(files: &[MarketFile], ls: &Learners, levels: &[f64]) ->
         .collect()
 }
 
-/// Mean score of `actions` (the learners at their entries) over `files`.
-fn scored(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> MarketScore {
-    MarketScore::mean(&level_scores(files, ls, level))
+/// Per file, the score of the learners at their own factors (the economic agent), the others
+/// at theirs.
+pub(crate) fn own_scores(files: &[MarketFile], ls: &Learners) -> Vec<MarketScore> {
+    files.iter().map(|f| MarketScore::of(&play(f, &f.actions()), &ls.who)).collect()
 }
 
-/// Per file, the score of the learners at `level` (`None`: their own factors), the others at
-/// their own.
-pub(crate) fn level_scores(files: &[MarketFile], ls: &Learners, level: Option<f64>) -> Vec<MarketScore> {
-    files
-        .iter()
-        .map(|f| {
-            let mut a = f.actions();
-            if let Some(x) = level {
-                for &i in &ls.who {
-                    a[i] = x;
-                }
-            }
-            MarketScore::of(&play(f, &a), &ls.who)
-        })
-        .collect()
+/// Per evaluation seed, the score of every learning group at level `k`, the others at their
+/// own factors (through the one episode driver).
+pub(crate) fn level_scores(raw: &MarketFile, ls: &Learners, levels: &[f64], k: usize, seeds: &[u64]) -> Result<Vec<MarketScore>> {
+    let fixed = GroupPolicies::Constant {
+        levels: vec![k; ls.classes()],
+    };
+    Ok(evaluate(raw, ls, levels, &fixed, seeds, false)?.0)
 }
 
-/// Mean score over `files` of the learners drawing a level uniformly at random every round
-/// (stream `market-uniform`, one per file), the others at their own factors.
-fn uniform(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> MarketScore {
-    MarketScore::mean(&uniform_scores(files, ls, levels, seed))
+/// The learning tenants drawing a level uniformly at random every round, in tenant order,
+/// from the stream `market-uniform` of the run's seed, one per evaluation seed (its index).
+struct UniformActing {
+    rng: rand::rngs::SmallRng,
+    k: usize,
 }
 
-/// Per file, the score of [`uniform`]'s play.
-pub(crate) fn uniform_scores(files: &[MarketFile], ls: &Learners, levels: &[f64], seed: u64) -> Vec<MarketScore> {
-    files
+impl env::worlds::Acting<MarketWorld> for UniformActing {
+    fn act(&mut self, _world: &MarketWorld, _obs: &[f32], _groups: &[usize], actions: &mut [usize]) {
+        for a in actions.iter_mut() {
+            *a = (unit(self.rng.next_u64()) * self.k as f64) as usize % self.k;
+        }
+    }
+}
+
+/// Per evaluation seed, the score of the learners playing [`UniformActing`], the others at
+/// their own factors.
+pub(crate) fn uniform_scores(raw: &MarketFile, ls: &Learners, levels: &[f64], seed: u64, seeds: &[u64]) -> Result<Vec<MarketScore>> {
+    let mut world = market_world(raw, levels)?;
+    Ok(seeds
         .iter()
         .enumerate()
-        .map(|(j, f)| {
-            let mut rng = stream(seed, "market-uniform", j as u64);
-            let (market, _) = Market::play(f.clone(), &f.actions(), false, |_, a| {
-                for &i in &ls.who {
-                    a[i] = levels[(unit(rng.next_u64()) * levels.len() as f64) as usize % levels.len()];
-                }
-            });
-            MarketScore::of(&market, &ls.who)
+        .map(|(j, &s)| {
+            let mut uniform = UniformActing {
+                rng: stream(seed, "market-uniform", j as u64),
+                k: levels.len(),
+            };
+            env::worlds::play(&mut world, &mut uniform, s);
+            MarketScore::of(world.game().market(), &ls.who)
         })
-        .collect()
+        .collect())
 }
 
 /// The evaluation seeds of a market run of `raw` (the same for every replicate and for `mtf
@@ -570,7 +573,7 @@ fn run_from(
         |r: usize| -> Result<crate::run::tb::EventWriter> { crate::run::tb::EventWriter::create(&dir.tb().join(format!("replicate-{r}"))) };
     let mut writers: Vec<Option<crate::run::tb::EventWriter>> = (0..tr.train.replicates).map(|_| None).collect();
     let mut reps: Vec<MarketReplicate> = restart.done.iter().cloned().map(MarketReplicate::from).collect();
-    for rep in reps.iter_mut().filter(|r| r.sampled.is_none()) {
+    for rep in reps.iter_mut().filter(|r| r.sampled.is_none() || r.entropy_share.is_none()) {
         if let GroupPolicies::Actor { .. } = rep.policy {
             let (scores, _, entropy_share) = evaluate(raw, &ls, &levels, &rep.policy, &eval_seeds, true)?;
             (rep.sampled, rep.entropy_share) = (Some(MarketScore::mean(&scores)), entropy_share);
@@ -637,10 +640,12 @@ fn run_from(
         }
     }
     progress.lock().expect("not poisoned").finish();
-    let by_level: Vec<MarketScore> = levels.iter().map(|&x| scored(&eval_files, &ls, Some(x))).collect();
+    let by_level: Vec<MarketScore> = (0..levels.len())
+        .map(|k| Ok(MarketScore::mean(&level_scores(raw, &ls, &levels, k, &eval_seeds)?)))
+        .collect::<Result<_>>()?;
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
     let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());
-    let uniform = uniform(&eval_files, &ls, &levels, raw.seed);
+    let uniform = MarketScore::mean(&uniform_scores(raw, &ls, &levels, raw.seed, &eval_seeds)?);
     let against = |of: &[MarketScore], x: f64, k: u64| {
         let scores: Vec<f64> = of.iter().map(|s| s.utility - x).collect();
         crate::report::stats::Replicates::of(&scores, stream_seed(raw.seed, "market-bootstrap", k))
@@ -682,7 +687,7 @@ fn run_from(
         vs_best_level,
         vs_uniform,
         sampled,
-        own: scored(&eval_files, &ls, None),
+        own: MarketScore::mean(&own_scores(&eval_files, &ls)),
         best_level: levels[best],
         best: by_level[best],
         by_level,
