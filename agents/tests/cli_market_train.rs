@@ -177,7 +177,7 @@ fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
     // The market's [learner] is the registry's section: the thesis's learner trains here with
     // no market code of its own (one actor and critic per group, the whole observation), and
     // its greedy evaluation scores the level it reports (L decides once, at its arrival).
-    let v = train("ac", &["learner.kind=\"actor_critic\"", "train.episodes=4"]);
+    let (dir, v) = train_kept("ac", &["learner.kind=\"actor_critic\"", "train.episodes=4"]);
     assert_eq!(v["learner"], "actor_critic");
     let by_level = by_level_utility(&v);
     assert_eq!(replicates(&v).len(), 3);
@@ -200,13 +200,49 @@ fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
         assert!((0.0..=1.0 + 1e-9).contains(&e), "{e}");
     }
     // The run counts its near-uniform replicates (entropy share above 0.9).
-    let flagged = v["replicates"]
+    let near: Vec<bool> = v["replicates"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["entropy_share"].as_f64().unwrap() > 0.9)
-        .count();
-    assert_eq!(v["sampled"]["near_uniform"].as_u64(), Some(flagged as u64));
+        .map(|r| r["entropy_share"].as_f64().unwrap() > 0.9)
+        .collect();
+    assert_eq!(
+        v["sampled"]["near_uniform"].as_u64(),
+        Some(near.iter().filter(|&&n| n).count() as u64)
+    );
+    // mtf compare marks those replicates' greedy rows, and plays their draws as sampled:run:.
+    let (config, run) = (duel(), format!("run:{}", dir.display()));
+    let sampled = format!("sampled:{run}");
+    let cmp = dir.join("cmp").display().to_string();
+    let (code, stdout, stderr) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        &format!("{run},{sampled}"),
+        "--out",
+        &cmp,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let c: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for (r, &n) in near.iter().enumerate() {
+        assert_eq!(rows[r]["policy"], format!("{run}#{r}"));
+        assert_eq!(rows[r]["near_uniform"].as_bool().unwrap_or(false), n, "replicate {r}");
+        assert_eq!(rows[3 + r]["policy"], format!("{sampled}#{r}"));
+        assert!(rows[3 + r].get("near_uniform").is_none());
+        // L decides once: its utility is one level's.
+        let u = rows[3 + r]["metrics"]["utility"][1].as_f64().unwrap();
+        assert!(by_level.iter().any(|&x| (x - u).abs() < 1e-9), "{u} is no level's utility");
+    }
+    let table = std::fs::read_to_string(dir.join("cmp/table.md")).unwrap();
+    assert_eq!(
+        table.matches("(near-uniform)").count(),
+        near.iter().filter(|&&n| n).count(),
+        "{table}"
+    );
 }
 
 #[test]
@@ -383,7 +419,7 @@ fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
         for (r, rep) in done.replicates.iter().enumerate() {
             let mut total = 0.0;
             for &s in &done.eval_seeds {
-                env::worlds::play(&mut world, &mut run.acting(r), s);
+                env::worlds::play(&mut world, &mut run.acting(r, false), s);
                 let m = world.game().market();
                 total += run.who.iter().map(|&i| m.utility(i)).sum::<f64>() / run.who.len() as f64;
             }

@@ -111,7 +111,7 @@ fn actions(file: &MarketFile, policy: Option<&str>, flag: &str) -> crate::error:
         .filter(|x| x.is_finite() && *x >= 0.0 && (*x <= 1.0 || file.mechanism.kind != env::market::Pricing::Mtf))
         .ok_or_else(|| {
             user(format!(
-                "{flag} {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]), own (its tenants' own) or, in mtf compare, run:DIR (a trained market run's learners)"
+                "{flag} {p}: a market file plays fixed:X (every tenant's bid factor >= 0, or under mtf its threshold in [0, 1]), own (its tenants' own) or, in mtf compare, run:DIR (a trained market run's learners, greedy) and sampled:run:DIR (drawing)"
             ))
         })?;
     Ok(vec![x; file.market.tenants.len()])
@@ -169,6 +169,11 @@ pub struct MarketRow {
     pub utility: f64,
     /// Mean over tenants with work done of their cost per unit of work.
     pub mean_cost_per_work: f64,
+    /// A trained run's actors played greedily whose entropy where tenants decide is above
+    /// `env::metrics::spec::NEAR_UNIFORM` of the largest: the row is an argmax of noise (its
+    /// `sampled:run:` row is what they learned).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub near_uniform: bool,
 }
 
 /// A market comparison: every mechanism under every policy, on the same arrivals.
@@ -188,7 +193,8 @@ pub struct MarketComparison {
 /// `mtf compare` on a market file: each mechanism (`second_price`, `first_price`, `mtf`;
 /// default the file's) under each policy (`fixed:X`, `own`, `run:DIR`: the learning tenants of
 /// a trained market run acting greedily, the others at their own factors, a row per replicate
-/// named `run:DIR#r`), one episode each (the arrivals
+/// named `run:DIR#r`, marked near-uniform where its actors are; `sampled:run:DIR`: its actors
+/// drawing their levels as they trained), one episode each (the arrivals
 /// are the file's). A run directory with `config.toml`, `summary.json` (the rows),
 /// `table.md`, and `cost_per_work.png` and `utilisation.png` with one line per row.
 pub fn compare_market(
@@ -213,19 +219,27 @@ pub fn compare_market(
         let file = raw.at_seed(raw.seed);
         for policy in policies {
             let mut episodes = Vec::new();
-            if let Some(run) = policy.strip_prefix("run:") {
+            let (sampled, spec) = match policy.strip_prefix("sampled:") {
+                Some(rest) if rest.starts_with("run:") => (true, rest),
+                _ => (false, policy.as_str()),
+            };
+            if let Some(run) = spec.strip_prefix("run:") {
                 let trained = trained_run(Path::new(run), &file, &format!("--policies {policy}"))?;
                 let mut world = trained.world(&raw)?;
                 for r in 0..trained.policies.replicates.len() {
-                    env::worlds::play(&mut world, &mut trained.acting(r), raw.seed);
+                    let mut acting = trained.acting(r, sampled);
+                    env::worlds::play(&mut world, &mut acting, raw.seed);
                     let (market, rounds) = (world.game().market(), world.game().rounds());
-                    episodes.push((format!("{policy}#{r}"), MarketMetrics::compute(&file, rounds, &market.totals())));
+                    // A greedy row of actors that learned little is an argmax of noise: marked.
+                    let noise = !sampled && acting.entropy_share().is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM);
+                    let metrics = MarketMetrics::compute(&file, rounds, &market.totals());
+                    episodes.push((format!("{policy}#{r}"), metrics, noise));
                 }
             } else {
                 let (_, _, metrics) = play(&file, &actions(&file, Some(policy), "--policies")?);
-                episodes.push((policy.clone(), metrics));
+                episodes.push((policy.clone(), metrics, false));
             }
-            for (name, metrics) in episodes {
+            for (name, metrics, near_uniform) in episodes {
                 let costs: Vec<f64> = metrics.cost_per_work.iter().flatten().copied().collect();
                 rows.push(MarketRow {
                     mechanism: kind.clone(),
@@ -233,6 +247,7 @@ pub fn compare_market(
                     utility: metrics.utility.iter().sum(),
                     mean_cost_per_work: costs.iter().sum::<f64>() / costs.len().max(1) as f64,
                     metrics,
+                    near_uniform,
                 });
             }
         }
@@ -347,7 +362,11 @@ impl std::fmt::Display for MarketComparison {
                 f,
                 "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {} | {:.3} |",
                 r.mechanism,
-                r.policy,
+                if r.near_uniform {
+                    format!("{} (near-uniform)", r.policy)
+                } else {
+                    r.policy.clone()
+                },
                 m.rounds,
                 m.finished,
                 m.welfare,

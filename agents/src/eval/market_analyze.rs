@@ -108,7 +108,7 @@ pub fn analyze_market(
             let scores = seeds
                 .iter()
                 .map(|&s| {
-                    env::worlds::play(&mut world, &mut trained.acting(r), s);
+                    env::worlds::play(&mut world, &mut trained.acting(r, false), s);
                     MarketScore::of(world.game().market(), &ls.who)
                 })
                 .collect();

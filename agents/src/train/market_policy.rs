@@ -175,9 +175,10 @@ impl TrainedMarket {
         market_world(raw, &self.policies.levels)
     }
 
-    /// The learning tenants under replicate `r`'s policies, played greedily.
-    pub fn acting(&self, r: usize) -> MarketActing<'_> {
-        MarketActing::new(&self.policies.replicates[r], &self.class, &self.policies.levels, false)
+    /// The learning tenants under replicate `r`'s policies, played greedily or (`sampled`)
+    /// drawing from the actors' softmax.
+    pub fn acting(&self, r: usize, sampled: bool) -> MarketActing<'_> {
+        MarketActing::new(&self.policies.replicates[r], &self.class, &self.policies.levels, sampled)
     }
 }
 

@@ -67,7 +67,8 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     }
     if env::registry::is_market_file(&a.config) {
         // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
-        // own, run:DIR: a trained market run's learners, a row per replicate), one episode
+        // own, run:DIR: a trained market run's learners, a row per replicate; sampled:run:DIR:
+        // its actors drawing), one episode
         // each on the file's arrivals.
         if let Some(b) = &a.baseline {
             return Err(agents::error::user(format!(
