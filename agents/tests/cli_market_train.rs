@@ -243,6 +243,40 @@ fn the_actor_critic_trains_in_the_market_through_the_learner_registry_alone() {
         near.iter().filter(|&&n| n).count(),
         "{table}"
     );
+    // mtf analyze --run states the run's own figures: its greedy rows (marked likewise) and its
+    // sampled rows equal the summary's, on the same seeds with the same draws.
+    let an = dir.join("an").display().to_string();
+    let (code, stdout, stderr) = mtf(&[
+        "analyze",
+        "--config",
+        &config,
+        "--run",
+        &dir.display().to_string(),
+        "--out",
+        &an,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let a: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let row = |name: String| {
+        a["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == name.as_str())
+            .cloned()
+            .unwrap()
+    };
+    for (r, rep) in v["replicates"].as_array().unwrap().iter().enumerate() {
+        let greedy = row(format!("{run}#{r}"));
+        assert!((f(&greedy, &["utility", "mean"]) - f(rep, &["eval", "utility"])).abs() < 1e-9);
+        assert_eq!(greedy["near_uniform"].as_bool().unwrap_or(false), near[r]);
+        let drawn = row(format!("{sampled}#{r}"));
+        assert!(
+            (f(&drawn, &["utility", "mean"]) - f(rep, &["sampled", "utility"])).abs() < 1e-9,
+            "replicate {r}"
+        );
+    }
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! baseline) over the same seeds. Below the table: the common levels no learning tenant gains
 //! by leaving alone (the symmetric equilibria among the levels, which selfish learners may
 //! settle on) and, per level, the most one tenant gains by deviating. The rows of a run equal
-//! its own `summary.json` (the same seeds, the same greedy play).
+//! its own `summary.json` (the same seeds, the same greedy play; an actor's `sampled:` rows
+//! its sampled figures).
 
 use crate::error::{user, Result};
 use crate::run;
@@ -22,7 +23,8 @@ use std::path::{Path, PathBuf};
 /// One row: what the learning tenants played and how it went.
 #[derive(Clone, Debug, Serialize)]
 pub struct AnalysisRow {
-    /// `fixed:X`, `uniform`, `own` or `run:DIR#r`.
+    /// `fixed:X`, `uniform`, `own`, `run:DIR#r` (greedy) or `sampled:run:DIR#r` (an actor's
+    /// draws).
     pub policy: String,
     /// Mean utility per learning tenant.
     pub utility: Stat,
@@ -32,6 +34,10 @@ pub struct AnalysisRow {
     pub paid: Stat,
     /// Utility minus the best common level's, paired over the seeds.
     pub vs_best: Stat,
+    /// A run's greedy row whose actors are near-uniform where tenants decide (entropy above
+    /// `env::metrics::spec::NEAR_UNIFORM` of the largest): an argmax of noise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub near_uniform: bool,
 }
 
 /// What `mtf analyze` on a market file found; `summary.json` is it as JSON.
@@ -90,13 +96,14 @@ pub fn analyze_market(
     let files: Vec<MarketFile> = seeds.iter().map(|&s| raw.at_seed(s)).collect();
     crate::train::memory::check(&crate::train::memory::market_evaluation(&base, false), "this analysis")?;
     let levels = &tr.learner.levels;
-    let mut played: Vec<(String, Vec<MarketScore>)> = levels
+    // (policy, scores per seed, near-uniform greedy actors)
+    let mut played: Vec<(String, Vec<MarketScore>, bool)> = levels
         .iter()
         .enumerate()
-        .map(|(k, &x)| Ok((format!("fixed:{x}"), tm::level_scores(&raw, &ls, levels, k, &seeds)?)))
+        .map(|(k, &x)| Ok((format!("fixed:{x}"), tm::level_scores(&raw, &ls, levels, k, &seeds)?, false)))
         .collect::<Result<_>>()?;
-    played.push(("uniform".into(), tm::uniform_scores(&raw, &ls, levels, raw.seed, &seeds)?));
-    played.push(("own".into(), tm::own_scores(&files, &ls)));
+    played.push(("uniform".into(), tm::uniform_scores(&raw, &ls, levels, raw.seed, &seeds)?, false));
+    played.push(("own".into(), tm::own_scores(&files, &ls), false));
     if let Some(dir) = run_dir {
         let spec = format!("run:{}", dir.display());
         let trained = super::market::trained_run(dir, &base, &format!("--run {}", dir.display()))?;
@@ -104,25 +111,41 @@ pub fn analyze_market(
             return Err(user(format!("--run {}: its learning tenants are not this file's", dir.display())));
         }
         let mut world = trained.world(&raw)?;
-        for r in 0..trained.policies.replicates.len() {
-            let scores = seeds
-                .iter()
-                .map(|&s| {
-                    env::worlds::play(&mut world, &mut trained.acting(r, false), s);
-                    MarketScore::of(world.game().market(), &ls.who)
-                })
-                .collect();
-            played.push((format!("{spec}#{r}"), scores));
+        // Greedy, then (actors) drawing as they trained: a replicate's greedy row is marked
+        // where its actors are near-uniform, an argmax of noise.
+        for sampled in [false, true] {
+            for r in 0..trained.policies.replicates.len() {
+                let mut acting = trained.acting(r, sampled);
+                let scores = seeds
+                    .iter()
+                    .map(|&s| {
+                        env::worlds::play(&mut world, &mut acting, s);
+                        MarketScore::of(world.game().market(), &ls.who)
+                    })
+                    .collect();
+                let share = acting.entropy_share();
+                if sampled && share.is_none() {
+                    break; // Hedge's levels: nothing to draw.
+                }
+                let noise = !sampled && share.is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM);
+                let name = if sampled {
+                    format!("sampled:{spec}#{r}")
+                } else {
+                    format!("{spec}#{r}")
+                };
+                played.push((name, scores, noise));
+            }
         }
     }
     let mean = |s: &[MarketScore]| MarketScore::mean(s).utility;
-    let baseline = crate::learners::argmax(played[..levels.len()].iter().map(|(_, s)| mean(s)));
+    let baseline = crate::learners::argmax(played[..levels.len()].iter().map(|(_, s, _)| mean(s)));
     let stat = |s: &[MarketScore], f: fn(&MarketScore) -> f64| Stat::of(&s.iter().map(f).collect::<Vec<_>>());
     let best = played[baseline].1.clone();
     let rows = played
         .iter()
-        .map(|(policy, s)| AnalysisRow {
+        .map(|(policy, s, near_uniform)| AnalysisRow {
             policy: policy.clone(),
+            near_uniform: *near_uniform,
             utility: stat(s, |x| x.utility),
             welfare: stat(s, |x| x.welfare),
             paid: stat(s, |x| x.paid),
@@ -175,8 +198,9 @@ impl std::fmt::Display for MarketAnalysis {
             };
             writeln!(
                 f,
-                "| {} | {} | {} | {} | {vs} |",
+                "| {}{} | {} | {} | {} | {vs} |",
                 r.policy,
+                if r.near_uniform { " (near-uniform)" } else { "" },
                 r.utility.pm(3),
                 r.welfare.pm(1),
                 r.paid.pm(1)
