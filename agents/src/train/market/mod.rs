@@ -151,7 +151,7 @@ impl MarketScore {
     }
 }
 
-/// An episode with fixed actions per tenant.
+/// An episode at factors that need not be levels (own factors, a unilateral deviation).
 pub(crate) fn play(file: &MarketFile, actions: &[f64]) -> Market {
     Market::play(file.clone(), actions, false, |_, _| {}).0
 }
@@ -769,15 +769,16 @@ fn replicate(
                 .num_threads(rayon::current_num_threads())
                 .build()
                 .map_err(|e| crate::error::failed(format!("starting a thread pool: {e}")))?;
+            let mut scored = market_world(raw, levels)?;
             for e in start..episodes {
                 let drawn = h.episode(&world, seed, e, 1, &pool).picks;
-                // The episode's score: the market drawn, its learners' utility.
-                let file = raw.at_seed(env::rng::env_seed(seed, e, 0));
-                let mut a = file.actions();
-                for (j, &i) in ls.who.iter().enumerate() {
-                    a[i] = levels[drawn[ls.entries[ls.class[j]]]];
-                }
-                curve.push(MarketScore::of(&play(&file, &a), &ls.who));
+                // The episode's score: the market drawn, its learners at the levels drawn.
+                let policy = GroupPolicies::Constant {
+                    levels: ls.entries.iter().map(|&g| drawn[g]).collect(),
+                };
+                let mut acting = MarketActing::new(&policy, &ls.class, levels, false);
+                env::worlds::play(&mut scored, &mut acting, env::rng::env_seed(seed, e, 0));
+                curve.push(MarketScore::of(scored.game().market(), &ls.who));
                 let halt = stop(e, &curve[curve.len() - 1])?;
                 save(e + 1, &curve, LearnerState::Hedge(&h))?;
                 if halt {
