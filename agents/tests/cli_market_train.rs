@@ -372,6 +372,39 @@ fn a_sweep_over_the_duel_finds_the_hand_computed_utilities() {
 }
 
 #[test]
+fn a_market_sweep_of_an_actor_can_optimise_its_sampled_utility() {
+    // PPO's trials state their actors' draws (summary.json's sampled): the objective may name
+    // them, and each trial's value is its summary's.
+    let dir = tmp("market-train", "sweep-sampled");
+    let p = market_sweep(
+        &dir,
+        "metric = \"sampled.utility.mean\"\ndirection = \"maximize\"\nintermediate = \"utility\"",
+        "\"learner.ppo.lr\" = { type = \"categorical\", choices = [0.001, 0.01] }",
+    );
+    let text = std::fs::read_to_string(&p).unwrap().replace(
+        "replicates = 1\n",
+        "replicates = 1\nepisodes = 2\nset = [\"learner.kind=\\\"ppo\\\"\"]\n",
+    );
+    std::fs::write(&p, text).unwrap();
+    let (db, out) = (
+        format!("sqlite:{}", dir.join("s.db").display()),
+        dir.join("out").display().to_string(),
+    );
+    let (code, stdout, stderr) = mtf(&["sweep", "--config", &p, "--storage", &db, "--out", &out, "--quiet", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let trials = v["trials"].as_array().unwrap();
+    assert!(!trials.is_empty());
+    for t in trials {
+        assert_eq!(t["state"], "complete", "{t}");
+        let run = std::path::Path::new(t["run_dir"].as_str().unwrap());
+        let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["learner"], "ppo");
+        assert_eq!(t["value"].as_f64(), summary["sampled"]["utility"]["mean"].as_f64(), "{t}");
+    }
+}
+
+#[test]
 fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
     let dir = tmp("market-train", "sweep-bad");
     let params = "\"learner.hedge.eta\" = { type = \"float\", low = 0.1, high = 1.0 }";
@@ -382,6 +415,8 @@ fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
             "is not a per-episode metric of this world",
         ),
         ("metric = \"utility\"", "is not a number in a market run's summary.json"),
+        // Hedge keeps one level: its runs have no sampled figures to name.
+        ("metric = \"sampled.utility.mean\"", "is not in a market run's summary.json"),
     ] {
         let p = market_sweep(&dir, objective, params);
         let (code, _, stderr) = mtf(&[

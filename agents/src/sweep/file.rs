@@ -541,7 +541,10 @@ impl Sweep {
         let resolved = crate::train::market::resolved_table(&raw, &tr).map_err(|e| err(&self.base, "", e.to_string()))?;
         Ok(Base {
             known: crate::train::market::MarketScore::KEYS.to_vec(),
-            shape: crate::train::market::summary_shape(),
+            // `sampled` is there when every trial's learner draws its levels (Hedge keeps one).
+            shape: crate::train::market::summary_shape(
+                tr.learner.section.kind != crate::learners::LearnerKind::Hedge && !self.file.params.contains_key("learner.kind"),
+            ),
             what: "a market run's",
             e_g: "utility.mean, welfare.mean, best.utility",
             resolved,

@@ -97,8 +97,9 @@ pub struct MarketScore {
     pub paid: f64,
 }
 
-/// A market run's `summary.json` with its numbers zero (what a sweep's objective may name).
-pub fn summary_shape() -> serde_json::Value {
+/// A market run's `summary.json` with its numbers zero (what a sweep's objective may name);
+/// `sampled`: the run's learner draws its levels (not Hedge), so `sampled` is there.
+pub fn summary_shape(sampled: bool) -> serde_json::Value {
     let stat = serde_json::to_value(Stat { mean: 0.0, ci95: 0.0 }).expect("plain numbers");
     let score = serde_json::to_value(MarketScore::default()).expect("plain numbers");
     let reps = serde_json::to_value(crate::report::stats::Replicates {
@@ -110,12 +111,19 @@ pub fn summary_shape() -> serde_json::Value {
         prob_improvement_ci: [0.0, 0.0],
     })
     .expect("plain numbers");
-    serde_json::json!({
+    let mut shape = serde_json::json!({
         "utility": stat, "welfare": stat, "paid": stat,
         "own": score, "best": score, "uniform": score, "best_level": 0.0,
         "vs_best_level": reps, "vs_uniform": reps,
         "learning_tenants": 0, "episodes": 0,
-    })
+    });
+    if sampled {
+        shape["sampled"] = serde_json::json!({
+            "utility": stat, "welfare": stat, "paid": stat,
+            "vs_best_level": reps, "vs_uniform": reps, "near_uniform": 0,
+        });
+    }
+    shape
 }
 
 impl MarketScore {
