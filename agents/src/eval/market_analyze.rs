@@ -116,13 +116,7 @@ pub fn analyze_market(
         for sampled in [false, true] {
             for r in 0..trained.policies.replicates.len() {
                 let mut acting = trained.acting(r, sampled);
-                let scores = seeds
-                    .iter()
-                    .map(|&s| {
-                        env::worlds::play(&mut world, &mut acting, s);
-                        MarketScore::of(world.game().market(), &ls.who)
-                    })
-                    .collect();
+                let scores = tm::play_seeds(&mut world, &mut acting, &ls, &seeds);
                 let share = acting.entropy_share();
                 if sampled && share.is_none() {
                     break; // Hedge's levels: nothing to draw.

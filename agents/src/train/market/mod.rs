@@ -884,14 +884,25 @@ fn evaluate(
 ) -> Result<(Vec<MarketScore>, Vec<f64>, Option<f64>)> {
     let mut world = market_world(raw, levels)?;
     let mut acting = MarketActing::new(policy, &ls.class, levels, sampled);
-    let scores = seeds
+    let scores = play_seeds(&mut world, &mut acting, ls, seeds);
+    Ok((scores, acting.mean_levels(), acting.entropy_share()))
+}
+
+/// `acting` for the learning tenants of `world` on each of `seeds` (through the one episode
+/// driver): the learners' score per seed.
+pub(crate) fn play_seeds(
+    world: &mut MarketWorld,
+    acting: &mut dyn env::worlds::Acting<MarketWorld>,
+    ls: &Learners,
+    seeds: &[u64],
+) -> Vec<MarketScore> {
+    seeds
         .iter()
         .map(|&s| {
-            env::worlds::play(&mut world, &mut acting, s);
+            env::worlds::play(world, acting, s);
             MarketScore::of(world.game().market(), &ls.who)
         })
-        .collect();
-    Ok((scores, acting.mean_levels(), acting.entropy_share()))
+        .collect()
 }
 
 /// Hedge's level per group (the factor its tenants keep).
