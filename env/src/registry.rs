@@ -16,40 +16,54 @@ pub struct Entry {
     pub name: &'static str,
     /// Its constructor.
     pub build: Build,
-    /// Whether `mtf`'s commands and Python drive it through the seam. The queue and valuation
-    /// worlds and the market implement [`World`] (the conformance tests play every world
-    /// through it) but their commands still run their own stacks, which carry the learners
-    /// the seam's trainer lacks (Hedge, the actor-critic, PPO): issue 38's next step.
-    pub seam_doors: bool,
+    /// Which commands drive it ([`Stack`]).
+    pub stack: Stack,
 }
 
-/// Every world: its `env.world` name, constructor, and whether commands reach it through
-/// the seam.
+/// Which implementation of `mtf`'s commands (train, simulate, compare, analyze, curves,
+/// export, sweep) and Python's adapter drives a world. Every world implements [`World`] (the
+/// conformance tests play each through it), and [`Stack::Seam`]'s commands are written once
+/// over the trait; the queue and valuation worlds and the market still run commands of their
+/// own, which carry what the seam's do not yet (the queue world's per-agent learners and
+/// SPEC 4's round record; the market's own-factor references, free factors and deviations).
+/// Moving a world onto the seam is this one field (issue 38). Read through [`stack_of`] only:
+/// the one place a command asks which world a file declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// The queue world's commands (`queues`, `valuations`).
+    Queue,
+    /// The market's commands.
+    Market,
+    /// The commands written over [`World`].
+    Seam,
+}
+
+/// Every world: its `env.world` name, constructor, and the commands that drive it.
 pub const REGISTRY: &[Entry] = &[
     Entry {
         name: "queues",
         build: crate::queue_world::build,
-        seam_doors: false,
+        stack: Stack::Queue,
     },
     Entry {
         name: "valuations",
         build: crate::queue_world::build,
-        seam_doors: false,
+        stack: Stack::Queue,
     },
     Entry {
         name: "market",
         build: crate::market::world::build,
-        seam_doors: false,
+        stack: Stack::Market,
     },
     Entry {
         name: "gavel",
         build: gavel::build,
-        seam_doors: true,
+        stack: Stack::Seam,
     },
     Entry {
         name: "bandit",
         build: bandit::build,
-        seam_doors: true,
+        stack: Stack::Seam,
     },
 ];
 
@@ -69,15 +83,17 @@ pub fn world_of(path: &Path) -> Option<String> {
     crate::config::read_table(path, &[]).ok().map(|t| world_name(&t))
 }
 
-/// Whether the config file at `path` is a market file (`env.world = "market"`); false when it
-/// cannot be read or parsed.
-pub fn is_market_file(path: &Path) -> bool {
-    world_of(path).as_deref() == Some("market")
+/// The commands that drive the world `name` ([`Stack::Queue`] for a name no entry has: the
+/// queue world's loader then names the problem).
+pub fn stack(name: &str) -> Stack {
+    REGISTRY.iter().find(|e| e.name == name).map_or(Stack::Queue, |e| e.stack)
 }
 
-/// Whether `name` is a world whose commands go through the seam ([`Entry::seam_doors`]).
-pub fn is_seam_world(name: &str) -> bool {
-    REGISTRY.iter().any(|e| e.name == name && e.seam_doors)
+/// The commands that drive the world the config file at `path` declares: the one question a
+/// command asks of a file's `env.world` ([`Stack::Queue`] when the file cannot be read or
+/// parsed, or names no world: the queue world's reader then says why).
+pub fn stack_of(path: &Path) -> Stack {
+    world_of(path).map_or(Stack::Queue, |w| stack(&w))
 }
 
 /// Load a world from a config file with `--set` overrides: the one reader of `env.world`

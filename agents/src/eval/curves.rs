@@ -83,14 +83,14 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     if spec.blocks == 0 {
         return Err(user("--blocks must be at least 1"));
     }
-    if env::registry::is_market_file(&RunDir::at(&spec.runs[0]).config()) {
+    if env::registry::stack_of(&RunDir::at(&spec.runs[0]).config()) == env::registry::Stack::Market {
         return market_curves(spec);
     }
     let groups = grouped(&spec.runs)?;
     // A run's config.toml must parse (one that did not was drawn anyway).
     let first = &groups[0].1[0];
     let table = env::config::read_table(&RunDir::at(first).config(), &[])?;
-    if env::registry::is_seam_world(&env::registry::world_name(&table)) {
+    if env::registry::stack(&env::registry::world_name(&table)) == env::registry::Stack::Seam {
         return seam_curves(spec, &groups);
     }
     if let Some(m) = &spec.metric {
@@ -259,7 +259,7 @@ fn market_curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     let summary = |r: &Path| crate::train::log::read_json(&RunDir::at(r).summary()).ok();
     let mut series = Vec::new();
     for path in &spec.runs {
-        if !env::registry::is_market_file(&RunDir::at(path).config()) {
+        if env::registry::stack_of(&RunDir::at(path).config()) != env::registry::Stack::Market {
             return Err(user(format!(
                 "{}: not a market run, drawn beside one (curves of one world at a time)",
                 path.display()

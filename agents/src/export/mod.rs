@@ -20,7 +20,7 @@ pub fn export_bytes(
     runtime: &[u8],
 ) -> crate::error::Result<(Vec<u8>, Manifest)> {
     let config = crate::run::RunDir::at(dir).config();
-    if env::registry::is_market_file(&config) {
+    if env::registry::stack_of(&config) == env::registry::Stack::Market {
         return market_bytes(dir, agents, replicate.unwrap_or(0), runtime);
     }
     if let Some(r) = replicate {
@@ -204,8 +204,7 @@ pub fn runtime_path() -> crate::error::Result<PathBuf> {
 /// feature the scenario observes, named in the manifest's `inputs`.
 pub fn export_onnx(model: &Path, source: &crate::config::Source, out: &Path, force: bool) -> crate::error::Result<Exported> {
     let named = |e: String| user(format!("--policy onnx:{}: {e}", model.display()));
-    let seam = env::registry::world_of(&source.config).is_some_and(|w| env::registry::is_seam_world(&w));
-    if env::registry::is_market_file(&source.config) || seam {
+    if env::registry::stack_of(&source.config) != env::registry::Stack::Queue {
         return Err(user(format!(
             "{}: an ONNX policy reads the queue world's observation; this file is another world's",
             source.config.display()

@@ -6,6 +6,7 @@ use super::pruner::PrunerConfig;
 use super::space::{Dist, SamplerKind, TpeConfig, Value};
 use crate::config::Experiment;
 use env::config::{from_table, read_table, ConfigError};
+use env::registry::Stack;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -202,21 +203,8 @@ pub struct Sweep {
     pub base: PathBuf,
     /// The base config's values at the parameters' key paths (where it has them).
     pub defaults: BTreeMap<String, Value>,
-    /// Which world the base config is, so which training its trials run.
-    pub kind: BaseKind,
-}
-
-/// A sweep's base config's world.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BaseKind {
-    /// The queue or valuation world: trials are `mtf train` ([`crate::train`]).
-    Queues,
-    /// A market file (`env.world = "market"`): trials are `mtf train` on it
-    /// ([`crate::train::market`]).
-    Market,
-    /// A world behind the seam (`env::worlds`): trials are `mtf train` in it
-    /// ([`crate::worlds::train`]).
-    Seam,
+    /// The stack that drives the base config's world: which training its trials run.
+    pub kind: Stack,
 }
 
 /// What a sweep file is checked against in its base config's world.
@@ -332,13 +320,8 @@ impl Sweep {
             };
             return Err(err(path, "base", format!("{} {problem}", base.display())));
         }
-        let kind = if env::registry::is_market_file(&base) {
-            BaseKind::Market
-        } else if crate::worlds::is_seam_config(&base) {
-            BaseKind::Seam
-        } else {
-            BaseKind::Queues
-        };
+        // Trials are `mtf train` on the base, by the stack that drives its world.
+        let kind = env::registry::stack_of(&base);
         let mut sweep = Sweep {
             file,
             path: path.to_path_buf(),
@@ -349,9 +332,9 @@ impl Sweep {
         // The base config with the budget applied must load; its resolved form says which keys
         // exist and their default values.
         let base = match kind {
-            BaseKind::Market => sweep.market_base()?,
-            BaseKind::Seam => sweep.seam_base()?,
-            BaseKind::Queues => sweep.queue_base()?,
+            Stack::Market => sweep.market_base()?,
+            Stack::Seam => sweep.seam_base()?,
+            Stack::Queue => sweep.queue_base()?,
         };
         if !base.known.contains(&sweep.file.objective.intermediate_key()) {
             return Err(err(
@@ -424,7 +407,7 @@ impl Sweep {
     /// it loads).
     pub fn learner_of(&self, set: &[String]) -> Result<&'static str, ConfigError> {
         Ok(match self.kind {
-            BaseKind::Market => {
+            Stack::Market => {
                 let raw = env::market::MarketFile::load_unexpanded(&self.base, set)?;
                 crate::train::market::MarketTraining::of(&raw, &self.base.display().to_string())?
                     .learner
@@ -432,12 +415,12 @@ impl Sweep {
                     .kind
                     .name()
             }
-            BaseKind::Seam => crate::worlds::train::SeamExperiment::load(&self.base, set)
+            Stack::Seam => crate::worlds::train::SeamExperiment::load(&self.base, set)
                 .map_err(|e| self.as_config_error(e))?
                 .learner
                 .kind
                 .name(),
-            BaseKind::Queues => Experiment::load(&self.base, set)?.learner.kind.name(),
+            Stack::Queue => Experiment::load(&self.base, set)?.learner.kind.name(),
         })
     }
 

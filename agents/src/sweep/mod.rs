@@ -19,7 +19,8 @@ pub mod storage;
 use crate::error::user;
 use crate::run;
 use crate::train::{EpisodeHook, EpisodeLog, TrainSpec};
-use file::{BaseKind, Direction, Sweep};
+use env::registry::Stack;
+use file::{Direction, Sweep};
 use pruner::{halving_prunes, median_prunes, PrunerKind};
 use space::{propose, Dist, Draws, Observed, SamplerKind, Value};
 use std::collections::BTreeMap;
@@ -446,9 +447,9 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     }));
     // The summary of a trial that ran to its end; None when it stopped early.
     let summary = match ctx.sweep.kind {
-        BaseKind::Market => return market_trial(ctx, &dir, params, &hook, resumed),
-        BaseKind::Seam => seam_trial(ctx, &dir, params, hook, resumed, abandoned)?,
-        BaseKind::Queues => {
+        Stack::Market => return market_trial(ctx, &dir, params, &hook, resumed),
+        Stack::Seam => seam_trial(ctx, &dir, params, hook, resumed, abandoned)?,
+        Stack::Queue => {
             let trained = crate::train::execute(TrainSpec {
                 on_episode: Some(hook),
                 ..trial_spec(ctx, &dir, params, resumed)

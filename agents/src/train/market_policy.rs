@@ -113,7 +113,7 @@ impl TrainedMarket {
     pub fn load(dir: &Path) -> Result<Self> {
         let rd = run::RunDir::at(dir);
         let config = rd.config();
-        if !env::registry::is_market_file(&config) {
+        if env::registry::stack_of(&config) != env::registry::Stack::Market {
             return Err(user(format!(
                 "{}: not a market run (its config.toml is not a market file)",
                 dir.display()

@@ -193,12 +193,6 @@ pub fn sign(better: Better) -> f64 {
     }
 }
 
-/// Whether the config at `path` is a world behind the seam (reads `env.world` through the
-/// seam's one reader).
-pub fn is_seam_config(path: &Path) -> bool {
-    env::registry::world_of(path).is_some_and(|w| env::registry::is_seam_world(&w))
-}
-
 /// A world from a config with overrides (a root seed and a mechanism too, as the commands'
 /// flags give them).
 pub fn load(config: &Path, set: &[String], seed: Option<u64>, mechanism: Option<&str>) -> crate::error::Result<Box<dyn World>> {

@@ -222,9 +222,11 @@ fn the_examples_figures_are_what_its_rounds_add_up_to() {
 #[test]
 fn market_files_are_told_from_scenarios() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
-    assert!(crate::registry::is_market_file(&root.join("market/laissezcloud-example.toml")));
-    assert!(!crate::registry::is_market_file(&root.join("quickstart.toml")));
-    assert!(!crate::registry::is_market_file(&root.join("no-such-file.toml")));
+    use crate::registry::{stack_of, Stack};
+    assert_eq!(stack_of(&root.join("market/laissezcloud-example.toml")), Stack::Market);
+    assert_eq!(stack_of(&root.join("quickstart.toml")), Stack::Queue);
+    assert_eq!(stack_of(&root.join("gavel/learn.toml")), Stack::Seam);
+    assert_eq!(stack_of(&root.join("no-such-file.toml")), Stack::Queue);
 }
 
 #[test]

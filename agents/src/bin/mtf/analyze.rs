@@ -3,6 +3,7 @@
 use crate::flags::{parse_paired_seeds, parse_seeds, print_json, Common};
 use agents::config::Source;
 use agents::eval::analyze::{analyze, defaults, markdown, write, AnalyzeSpec};
+use env::registry::Stack;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,36 +37,43 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if env::registry::is_market_file(&a.config) {
-        let done = agents::eval::market_analyze::analyze_market(
-            &a.config,
-            &a.common.set,
-            a.common.seed,
-            a.run.as_deref(),
-            a.seeds,
-            a.out.as_deref(),
-        )?;
-        if a.common.json {
-            let mut v = serde_json::to_value(&done)?;
-            v["run_dir"] = done.dir.display().to_string().into();
-            print_json(&v)?;
-        } else {
-            agents::out::print(&format!("{done}"))?;
-        }
-        return Ok(ExitCode::SUCCESS);
+    match env::registry::stack_of(&a.config) {
+        Stack::Market => market(a),
+        Stack::Seam => seam(a),
+        Stack::Queue => queue(a),
     }
+}
+
+/// A market file.
+fn market(a: Args) -> agents::Result<ExitCode> {
+    let done =
+        agents::eval::market_analyze::analyze_market(&a.config, &a.common.set, a.common.seed, a.run.as_deref(), a.seeds, a.out.as_deref())?;
+    if a.common.json {
+        let mut v = serde_json::to_value(&done)?;
+        v["run_dir"] = done.dir.display().to_string().into();
+        print_json(&v)?;
+    } else {
+        agents::out::print(&format!("{done}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A world behind the seam.
+fn seam(a: Args) -> agents::Result<ExitCode> {
+    let done = agents::worlds::compare::analyze(
+        &a.config,
+        &a.common.set,
+        a.run.as_deref(),
+        a.seeds.unwrap_or(defaults::SEEDS),
+        a.common.threads_or_default(),
+        a.out.as_deref(),
+    )?;
+    crate::compare::seam_report(&done, a.common.json)
+}
+
+/// The queue and valuation worlds.
+fn queue(a: Args) -> agents::Result<ExitCode> {
     let seeds = a.seeds.unwrap_or(defaults::SEEDS);
-    if agents::worlds::is_seam_config(&a.config) {
-        let done = agents::worlds::compare::analyze(
-            &a.config,
-            &a.common.set,
-            a.run.as_deref(),
-            seeds,
-            a.common.threads_or_default(),
-            a.out.as_deref(),
-        )?;
-        return crate::compare::seam_report(&done, a.common.json);
-    }
     let spec = AnalyzeSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         run: a.run,

@@ -3,6 +3,7 @@
 use crate::flags::{print_json, Common, Episodes};
 use agents::config::Source;
 use agents::eval::compare::{compare, write, CompareSpec};
+use env::registry::Stack;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,7 +42,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if agents::worlds::is_seam_config(&a.config) || env::registry::is_market_file(&a.config) {
+    let stack = env::registry::stack_of(&a.config);
+    if stack != Stack::Queue {
         // Refused here, before the other worlds branch off, so a label is never dropped.
         if let Some(l) = a.label.first() {
             return Err(agents::error::user(format!(
@@ -49,49 +51,60 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
             )));
         }
     }
-    if agents::worlds::is_seam_config(&a.config) {
-        let threads = a.common.threads_or_default();
-        let done = agents::worlds::compare::compare(&agents::worlds::compare::SeamCompare {
-            config: a.config,
-            set: a.common.set,
-            seed: a.common.seed,
-            policies: a.policies,
-            mechanisms: a.mechanisms,
-            seeds: a.episodes.seeds,
-            threads,
-            baseline: a.baseline,
-            out: a.episodes.out,
-            command: "compare",
-        })?;
-        return seam_report(&done, a.common.json);
+    match stack {
+        Stack::Seam => seam(a),
+        Stack::Market => market(a),
+        Stack::Queue => queue(a),
     }
-    if env::registry::is_market_file(&a.config) {
-        // A market: each mechanism (second_price, first_price, mtf) under each policy (fixed:X,
-        // own, run:DIR: a trained market run's learners, a row per replicate; sampled:run:DIR:
-        // its actors drawing), one episode
-        // each on the file's arrivals.
-        if let Some(b) = &a.baseline {
-            return Err(agents::error::user(format!(
-                "--baseline {b}: a market comparison plays one episode per row and pairs nothing; it has no baseline row"
-            )));
-        }
-        let mut set = a.common.set.clone();
-        // --seed is the root seed on every world (it was ignored here).
-        if let Some(s) = a.common.seed {
-            set.push(format!("seed={s}"));
-        }
-        let policies = agents::eval::policies::split_list(&a.policies);
-        let done = agents::eval::market::compare_market(&a.config, &set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
-        if a.common.json {
-            let mut v = serde_json::to_value(&done)?;
-            v["run_dir"] = done.dir.display().to_string().into();
-            print_json(&v)?;
-        } else {
-            agents::out::print(&format!("{done}"))?;
-            agents::out::println(&format!("run directory: {}", done.dir.display()))?;
-        }
-        return Ok(ExitCode::SUCCESS);
+}
+
+/// A world behind the seam.
+fn seam(a: Args) -> agents::Result<ExitCode> {
+    let threads = a.common.threads_or_default();
+    let done = agents::worlds::compare::compare(&agents::worlds::compare::SeamCompare {
+        config: a.config,
+        set: a.common.set,
+        seed: a.common.seed,
+        policies: a.policies,
+        mechanisms: a.mechanisms,
+        seeds: a.episodes.seeds,
+        threads,
+        baseline: a.baseline,
+        out: a.episodes.out,
+        command: "compare",
+    })?;
+    seam_report(&done, a.common.json)
+}
+
+/// A market file: each mechanism (second_price, first_price, mtf) under each policy
+/// (fixed:X, own, run:DIR: a trained market run's learners, a row per replicate;
+/// sampled:run:DIR: its actors drawing), one episode each on the file's arrivals.
+fn market(a: Args) -> agents::Result<ExitCode> {
+    if let Some(b) = &a.baseline {
+        return Err(agents::error::user(format!(
+            "--baseline {b}: a market comparison plays one episode per row and pairs nothing; it has no baseline row"
+        )));
     }
+    let mut set = a.common.set.clone();
+    // --seed is the root seed on every world (it was ignored here).
+    if let Some(s) = a.common.seed {
+        set.push(format!("seed={s}"));
+    }
+    let policies = agents::eval::policies::split_list(&a.policies);
+    let done = agents::eval::market::compare_market(&a.config, &set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
+    if a.common.json {
+        let mut v = serde_json::to_value(&done)?;
+        v["run_dir"] = done.dir.display().to_string().into();
+        print_json(&v)?;
+    } else {
+        agents::out::print(&format!("{done}"))?;
+        agents::out::println(&format!("run directory: {}", done.dir.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The queue and valuation worlds.
+fn queue(a: Args) -> agents::Result<ExitCode> {
     let spec = CompareSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         policies: agents::eval::policies::split_list(&a.policies),

@@ -47,7 +47,7 @@ fn values(s: &str) -> Result<Values, String> {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if !agents::worlds::is_seam_config(&a.config) {
+    if env::registry::stack_of(&a.config) != env::registry::Stack::Seam {
         return Err(agents::error::user(format!(
             "{}: mtf scan runs the worlds behind the seam (env.world = \"gavel\", \"bandit\"); for the queue world, use mtf simulate --set per value",
             a.config.display()

@@ -3,6 +3,7 @@
 use crate::flags::{print_json, Common, Episodes};
 use agents::config::Source;
 use agents::eval::simulate::{simulate, SimulateSpec};
+use env::registry::Stack;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,33 +34,45 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if agents::worlds::is_seam_config(&a.config) {
-        let policy = a.policy.unwrap_or_else(|| "fixed:0.5".into());
-        let done = agents::worlds::compare::simulate(
-            &a.config,
-            &a.common.set,
-            a.common.seed,
-            a.mechanism.as_deref(),
-            &policy,
-            a.episodes.seeds,
-            a.common.threads_or_default(),
-            a.episodes.out.as_deref(),
-        )?;
-        return crate::compare::seam_report(&done, a.common.json);
+    match env::registry::stack_of(&a.config) {
+        Stack::Seam => seam(a),
+        Stack::Market => market(a),
+        Stack::Queue => queue(a),
     }
-    if env::registry::is_market_file(&a.config) {
-        // --mechanism names the market's mechanism (second_price, first_price, mtf).
-        let mut set = a.common.set.clone();
-        // --seed is the root seed on every world (it was ignored here).
-        if let Some(s) = a.common.seed {
-            set.push(format!("seed={s}"));
-        }
-        if let Some(kind) = &a.mechanism {
-            set.push(format!("mechanism.kind=\"{kind}\""));
-        }
-        let done = agents::eval::market::simulate_market(&a.config, &set, a.policy.as_deref(), a.episodes.out.as_deref())?;
-        return report(&done, &done.dir, a.common.json);
+}
+
+/// A world behind the seam.
+fn seam(a: Args) -> agents::Result<ExitCode> {
+    let policy = a.policy.unwrap_or_else(|| "fixed:0.5".into());
+    let done = agents::worlds::compare::simulate(
+        &a.config,
+        &a.common.set,
+        a.common.seed,
+        a.mechanism.as_deref(),
+        &policy,
+        a.episodes.seeds,
+        a.common.threads_or_default(),
+        a.episodes.out.as_deref(),
+    )?;
+    crate::compare::seam_report(&done, a.common.json)
+}
+
+/// A market file: --mechanism names the market's mechanism (second_price, first_price, mtf).
+fn market(a: Args) -> agents::Result<ExitCode> {
+    let mut set = a.common.set.clone();
+    // --seed is the root seed on every world (it was ignored here).
+    if let Some(s) = a.common.seed {
+        set.push(format!("seed={s}"));
     }
+    if let Some(kind) = &a.mechanism {
+        set.push(format!("mechanism.kind=\"{kind}\""));
+    }
+    let done = agents::eval::market::simulate_market(&a.config, &set, a.policy.as_deref(), a.episodes.out.as_deref())?;
+    report(&done, &done.dir, a.common.json)
+}
+
+/// The queue and valuation worlds.
+fn queue(a: Args) -> agents::Result<ExitCode> {
     let done = simulate(&SimulateSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         mechanism: a.mechanism,

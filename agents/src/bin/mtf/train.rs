@@ -2,6 +2,7 @@
 
 use crate::flags::{print_json, Common};
 use agents::train::{execute, TrainSpec};
+use env::registry::Stack;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,25 +52,23 @@ fn spec_of(a: &Args) -> TrainSpec {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     agents::train::resume_flags(&spec_of(&a))?;
-    let seam_run = a
-        .resume
-        .as_ref()
-        .is_some_and(|r| agents::worlds::is_seam_config(&agents::RunDir::at(r).config()));
-    if seam_run || a.config.as_ref().is_some_and(|c| agents::worlds::is_seam_config(c)) {
-        let trained = agents::worlds::train::execute(&spec_of(&a))?;
-        if a.common.json {
-            print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
-        } else {
-            agents::out::print(&trained.report)?;
+    // The file that says the world: the resumed run's config.toml, or --config.
+    let config = match (&a.resume, &a.config) {
+        (Some(r), _) => Some(agents::RunDir::at(r).config()),
+        (None, c) => c.clone(),
+    };
+    match config.map_or(Stack::Queue, |c| env::registry::stack_of(&c)) {
+        Stack::Seam => {
+            let trained = agents::worlds::train::execute(&spec_of(&a))?;
+            if a.common.json {
+                print_json(&serde_json::json!({ "run_dir": trained.dir.display().to_string(), "summary": trained.summary }))?;
+            } else {
+                agents::out::print(&trained.report)?;
+            }
+            return Ok(ExitCode::SUCCESS);
         }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let market_run = a
-        .resume
-        .as_ref()
-        .is_some_and(|r| env::registry::is_market_file(&agents::RunDir::at(r).config()));
-    if market_run || a.config.as_ref().is_some_and(|c| env::registry::is_market_file(c)) {
-        return market(&a);
+        Stack::Market => return market(&a),
+        Stack::Queue => {}
     }
     let trained = execute(spec_of(&a))?;
     if a.common.json {
