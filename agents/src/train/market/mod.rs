@@ -542,20 +542,53 @@ fn check_memory(raw: &MarketFile, tr: &MarketTraining) -> Result<()> {
 }
 
 /// Train (or go on training) every replicate in `dir`, then evaluate and write the outputs.
+#[allow(clippy::too_many_arguments)]
 fn run_from(
     raw: &MarketFile,
     tr: &MarketTraining,
     dir: &run::RunDir,
-    mut restart: Restart,
+    restart: Restart,
     config_text: &str,
     quiet: bool,
     hook: Option<MarketHook<'_>>,
 ) -> Result<Option<MarketTrained>> {
     let base = raw.at_seed(raw.seed);
     let ls = Learners::of(&base, raw);
-    let levels = tr.learner.levels.clone();
     let eval_seeds = eval_seeds(raw, tr.train.eval_seeds);
-    let eval_files: Vec<MarketFile> = eval_seeds.iter().map(|&s| raw.at_seed(s)).collect();
+    // TensorBoard's step: the markets played per training episode (PPO's and ES's parallel
+    // copies; Hedge's episode drawn and its replays, a group at a time at each other level).
+    let copies = match tr.learner.section.kind {
+        LearnerKind::Hedge => (1 + ls.classes() * tr.learner.levels.len().saturating_sub(1)) as u64,
+        _ => tr.learner.section.copies(tr.train.envs) as u64,
+    };
+    let config = restart.config.clone();
+    let trained = train_replicates(raw, tr, dir, &ls, &eval_seeds, copies, restart, config_text, quiet, hook)?;
+    let Some((reps, mut writers)) = trained else {
+        return Ok(None);
+    };
+    let done = summarise(raw, tr, dir, config, &ls, eval_seeds, reps)?;
+    tb_summary(dir, &done, &mut writers, copies)?;
+    write_outputs(dir, &done)?;
+    Ok(Some(done))
+}
+
+/// Every replicate not finished before a resume, trained one after another from `restart`,
+/// each episode logged (`metrics.jsonl`, TensorBoard, progress) and checkpointed: the
+/// replicates in order and each one's TensorBoard writer, or `None` if `hook` stopped it.
+#[allow(clippy::too_many_arguments)]
+fn train_replicates(
+    raw: &MarketFile,
+    tr: &MarketTraining,
+    dir: &run::RunDir,
+    ls: &Learners,
+    eval_seeds: &[u64],
+    copies: u64,
+    mut restart: Restart,
+    config_text: &str,
+    quiet: bool,
+    hook: Option<MarketHook<'_>>,
+) -> Result<Option<(Vec<MarketReplicate>, Vec<Option<TbWriter>>)>> {
+    let levels = &tr.learner.levels;
     // Each training episode's score as it happens (metrics.jsonl) and a progress line: a
     // market sweep's trials were 17 minutes of silence, writing nothing until they finished.
     let log = std::sync::Mutex::new(
@@ -570,20 +603,13 @@ fn run_from(
     let at = first as u64 * tr.train.episodes + restart.episodes;
     let progress = std::sync::Mutex::new(super::Progress::new(total, at, quiet, "episode"));
     // TensorBoard: a run per replicate (tb/replicate-R), each training episode's scores against
-    // the markets played (copies per episode: PPO's and ES's parallel copies, Hedge's one).
-    let copies = match tr.learner.section.kind {
-        // The episode drawn and its replays, a group at a time at each other level.
-        LearnerKind::Hedge => (1 + ls.classes() * tr.learner.levels.len().saturating_sub(1)) as u64,
-        _ => tr.learner.section.copies(tr.train.envs) as u64,
-    };
+    // the markets played.
     let resolved = resolved_table(raw, tr)?;
-    let tb_of =
-        |r: usize| -> Result<crate::run::tb::EventWriter> { crate::run::tb::EventWriter::create(&dir.tb().join(format!("replicate-{r}"))) };
-    let mut writers: Vec<Option<crate::run::tb::EventWriter>> = (0..tr.train.replicates).map(|_| None).collect();
+    let mut writers: Vec<Option<TbWriter>> = (0..tr.train.replicates).map(|_| None).collect();
     let mut reps: Vec<MarketReplicate> = restart.done.iter().cloned().map(MarketReplicate::from).collect();
     for rep in reps.iter_mut().filter(|r| r.sampled.is_none() || r.entropy_share.is_none()) {
         if let GroupPolicies::Actor { .. } = rep.policy {
-            let (scores, _, entropy_share) = evaluate(raw, &ls, &levels, &rep.policy, &eval_seeds, true)?;
+            let (scores, _, entropy_share) = evaluate(raw, ls, levels, &rep.policy, eval_seeds, true)?;
             (rep.sampled, rep.entropy_share) = (Some(MarketScore::mean(&scores)), entropy_share);
         }
     }
@@ -594,7 +620,7 @@ fn run_from(
     ));
     for r in first..tr.train.replicates {
         let rs = stream_seed(raw.seed, env::rng::names::REPLICATE, r as u64);
-        let mut tb = tb_of(r)?;
+        let mut tb = tb_writer(dir, r)?;
         if r != first || at == first as u64 * tr.train.episodes {
             tb.hparams(&resolved, &format!("replicate-{r}"))?;
         }
@@ -640,7 +666,7 @@ fn run_from(
             write_checkpoint(dir, config_text, &snapshot)
         };
         let from = if r == first { resumed.take() } else { None };
-        let rep = replicate(raw, tr, &ls, &eval_seeds, rs, from, &mut save, Some(&each))?;
+        let rep = replicate(raw, tr, ls, eval_seeds, rs, from, &mut save, Some(&each))?;
         writers[r] = Some(tb.into_inner().expect("not poisoned"));
         match rep {
             Some(rep) => reps.push(rep),
@@ -648,20 +674,41 @@ fn run_from(
         }
     }
     progress.lock().expect("not poisoned").finish();
+    Ok(Some((reps, writers)))
+}
+
+type TbWriter = crate::run::tb::EventWriter;
+
+/// Replicate `r`'s TensorBoard writer (`tb/replicate-R`; a new event file after a resume).
+fn tb_writer(dir: &run::RunDir, r: usize) -> Result<TbWriter> {
+    TbWriter::create(&dir.tb().join(format!("replicate-{r}")))
+}
+
+/// The trained replicates against the references on the evaluation seeds (every common
+/// level, uniform play, every tenant's own factor), over replicates.
+fn summarise(
+    raw: &MarketFile,
+    tr: &MarketTraining,
+    dir: &run::RunDir,
+    config: String,
+    ls: &Learners,
+    eval_seeds: Vec<u64>,
+    reps: Vec<MarketReplicate>,
+) -> Result<MarketTrained> {
+    let levels = &tr.learner.levels;
+    let eval_files: Vec<MarketFile> = eval_seeds.iter().map(|&s| raw.at_seed(s)).collect();
     let by_level: Vec<MarketScore> = (0..levels.len())
-        .map(|k| Ok(MarketScore::mean(&level_scores(raw, &ls, &levels, k, &eval_seeds)?)))
+        .map(|k| Ok(MarketScore::mean(&level_scores(raw, ls, levels, k, &eval_seeds)?)))
         .collect::<Result<_>>()?;
     let best = crate::learners::argmax(by_level.iter().map(|s| s.utility));
     let stat = |f: fn(&MarketScore) -> f64| Stat::of(&reps.iter().map(|r| f(&r.eval)).collect::<Vec<_>>());
-    let uniform = MarketScore::mean(&uniform_scores(raw, &ls, &levels, raw.seed, &eval_seeds)?);
+    let uniform = MarketScore::mean(&uniform_scores(raw, ls, levels, raw.seed, &eval_seeds)?);
     let against = |of: &[MarketScore], x: f64, k: u64| {
         let scores: Vec<f64> = of.iter().map(|s| s.utility - x).collect();
         crate::report::stats::Replicates::of(&scores, stream_seed(raw.seed, "market-bootstrap", k))
     };
-    let (vs_best_level, vs_uniform) = (
-        against(&reps.iter().map(|r| r.eval).collect::<Vec<_>>(), by_level[best].utility, 0),
-        against(&reps.iter().map(|r| r.eval).collect::<Vec<_>>(), uniform.utility, 1),
-    );
+    let greedy: Vec<MarketScore> = reps.iter().map(|r| r.eval).collect();
+    let (vs_best_level, vs_uniform) = (against(&greedy, by_level[best].utility, 0), against(&greedy, uniform.utility, 1));
     let drawn: Option<Vec<MarketScore>> = reps.iter().map(|r| r.sampled).collect();
     let sampled = drawn.filter(|d| !d.is_empty()).map(|d| {
         let of = |f: fn(&MarketScore) -> f64| Stat::of(&d.iter().map(f).collect::<Vec<_>>());
@@ -677,9 +724,9 @@ fn run_from(
                 .count(),
         }
     });
-    let done = MarketTrained {
+    Ok(MarketTrained {
         dir: dir.path().to_path_buf(),
-        config: restart.config.clone(),
+        config,
         mechanism: serde_json::to_value(raw.mechanism.kind)?.as_str().unwrap_or("").to_string(),
         learner: tr.learner.section.kind,
         levels: levels.clone(),
@@ -695,19 +742,22 @@ fn run_from(
         vs_best_level,
         vs_uniform,
         sampled,
-        own: MarketScore::mean(&own_scores(&eval_files, &ls)),
+        own: MarketScore::mean(&own_scores(&eval_files, ls)),
         best_level: levels[best],
         best: by_level[best],
         by_level,
         replicates: reps,
-        deviations: tr.train.deviations.then(|| deviations(&eval_files, &ls, &levels)),
-    };
-    // Each replicate's greedy evaluation against the references, and the HPARAMS tab's end
-    // (a replicate finished before a resume gets them in a new event file of its run).
+        deviations: tr.train.deviations.then(|| deviations(&eval_files, ls, levels)),
+    })
+}
+
+/// Each replicate's greedy (and sampled) evaluation against the references, and the HPARAMS
+/// tab's end (a replicate finished before a resume gets them in a new event file of its run).
+fn tb_summary(dir: &run::RunDir, done: &MarketTrained, writers: &mut [Option<TbWriter>], copies: u64) -> Result<()> {
     for (r, rep) in done.replicates.iter().enumerate() {
         let mut tb = match writers[r].take() {
             Some(w) => w,
-            None => tb_of(r)?,
+            None => tb_writer(dir, r)?,
         };
         let step = done.episodes * copies;
         for (tag, v) in [
@@ -729,8 +779,7 @@ fn run_from(
         }
         tb.hparams_end(true)?;
     }
-    write_outputs(dir, &done)?;
-    Ok(Some(done))
+    Ok(())
 }
 
 /// The run's config with every training default filled in (TensorBoard's HPARAMS tab).
