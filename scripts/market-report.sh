@@ -262,11 +262,13 @@ gem_rows = "\n".join(l for l in open(f"{R}/gemmini.txt").read().splitlines() if 
 tr_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in tr["replicates"])
 print(f"""## Trained runs, exported agents, sweeps, Python, traces
 
-A market run keeps its policies in `policy.json` (per replicate: Hedge's greedy level per group,
-PPO's or ES's actor per group). `mtf compare --config configs/market/duel.toml --policies
+A market run keeps its policies in its last checkpoint (`checkpoints/latest.ckpt`, which holds
+every replicate's once training has finished: Hedge's greedy level per group, PPO's, ES's or the
+actor-critic's actor per group). `mtf compare --config configs/market/duel.toml --policies
 own,run:RUN` plays them for the learning tenants beside everyone's own factors, a row per
-replicate (`run:RUN#r`); here the Hedge run of the duel above (first price), utility per tenant
-in money:
+replicate (`run:RUN#r`; greedy, marked `(near-uniform)` where the actors' entropy is above 90%
+of the largest; `sampled:run:RUN` plays their draws); here the Hedge run of the duel above
+(first price), utility per tenant in money:
 
 | policy | E (economic agent) | L (learns) | welfare |
 |---|---|---|---|

@@ -678,8 +678,8 @@ fn a_market_runs_hedge_policy_exports_its_hand_computed_bid() {
 #[test]
 fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
     // ES on three-types (first price): every learning tenant's exported actor answers, on each
-    // round's market features of an evaluation episode, the level policy.json's actor plays
-    // (cli_market_train ties policy.json to the learner's own greedy evaluation, bit for bit).
+    // round's market features of an evaluation episode, the level the run's checkpointed actor plays
+    // (cli_market_train ties the checkpointed policies to the learner's own greedy evaluation, bit for bit).
     use agents::train::market_policy::{GroupPolicies, TrainedMarket};
     let dir = tmp("market-es");
     let config = market_config("three-types.toml");

@@ -447,9 +447,9 @@ fn a_market_sweep_with_a_queue_worlds_objective_is_one_line() {
 
 #[test]
 fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
-    // policy.json, read back, is what the learners play greedily: replaying it on the run's
-    // evaluation seeds gives each replicate's evaluated utility, to the last bit, for every
-    // learner (the weights survive the file).
+    // The policies the run's last checkpoint holds, read back, are what the learners play
+    // greedily: replaying them on the run's evaluation seeds gives each replicate's evaluated
+    // utility, to the last bit, for every learner (the weights survive the file).
     use agents::train::market_policy::TrainedMarket;
     let three = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
     for kind in ["hedge", "ppo", "es"] {
@@ -558,28 +558,72 @@ fn mtf_compare_plays_a_trained_market_run_per_replicate() {
         assert!(stderr.contains("learning tenants (L) and types are not this market's"), "{stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     }
-    // A damaged policy.json is one line, not a panic.
-    let text = std::fs::read_to_string(run.join("policy.json")).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    for (edit, want) in [
-        ("levels", "are not the run's config.toml's learner.levels"),
-        ("index", "needs a level index below 11"),
-    ] {
-        let mut bad = v.clone();
-        match edit {
-            "levels" => bad["levels"][0] = serde_json::json!(-5.0),
-            _ => bad["replicates"][0]["levels"][0] = serde_json::json!(99),
-        }
-        std::fs::write(run.join("policy.json"), bad.to_string()).unwrap();
-        let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &policy, "--out", &cmp]);
-        assert_eq!(code, 2, "{stderr}");
-        assert!(stderr.contains(want) && stderr.trim().lines().count() == 1, "{edit}: {stderr}");
-    }
-    v["replicates"][0] = serde_json::json!({"form": "actor", "hidden": 576460752303423489u64, "weights": [[0.0]]});
-    std::fs::write(run.join("policy.json"), v.to_string()).unwrap();
+    // The policies live in the run's last checkpoint. A damaged one is one line, not a panic:
+    // its checksum, then (re-encoded so the checksum holds) the shapes a player relies on.
+    use agents::train::checkpoint::{decode, encode};
+    let ckpt = run.join("checkpoints/latest.ckpt");
+    let good = std::fs::read(&ckpt).unwrap();
+    let mut flipped = good.clone();
+    flipped[40] ^= 1;
+    std::fs::write(&ckpt, &flipped).unwrap();
     let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &policy, "--out", &cmp]);
     assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("latest.ckpt") && stderr.trim().lines().count() == 1, "{stderr}");
+    let d = decode(&ckpt, &good).unwrap();
+    let len = u64::from_le_bytes(d.learner[..8].try_into().unwrap()) as usize;
+    let restart: serde_json::Value = serde_json::from_slice(&d.learner[8..8 + len]).unwrap();
+    let rewrite = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = restart.clone();
+        edit(&mut v);
+        let json = serde_json::to_vec(&v).unwrap();
+        let mut payload = (json.len() as u64).to_le_bytes().to_vec();
+        payload.extend(json);
+        std::fs::write(&ckpt, encode(d.episodes, d.config.unwrap(), &payload)).unwrap();
+        mtf(&["compare", "--config", &config, "--policies", &policy, "--out", &cmp])
+    };
+    let (code, _, stderr) = rewrite(&|v| v["done"][0]["policy"]["levels"][0] = serde_json::json!(99));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("needs a level index below 11") && stderr.trim().lines().count() == 1,
+        "{stderr}"
+    );
+    let (code, _, stderr) =
+        rewrite(&|v| v["done"][0]["policy"] = serde_json::json!({"form": "actor", "hidden": 576460752303423489u64, "weights": [[0.0]]}));
+    assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("is outside [1,"), "{stderr}");
+    // A finished run whose last checkpoint lacks a replicate's policies (as runs trained
+    // before the checkpoint held them do) is told to train again.
+    let (code, _, stderr) = rewrite(&|v| {
+        v["done"].as_array_mut().unwrap().pop();
+    });
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("was trained before market runs kept their policies") && stderr.trim().lines().count() == 1,
+        "{stderr}"
+    );
+    std::fs::write(&ckpt, &good).unwrap();
+    // A run whose replicates have not all finished has no policies to play yet.
+    let stopped = out.join("stopped");
+    let stop = |_: u64, _: &agents::train::market::MarketScore| -> agents::Result<bool> { Ok(true) };
+    let none = agents::train::market::train_market_with(
+        std::path::Path::new(&config),
+        &["train.replicates=2".into()],
+        None,
+        None,
+        Some(&stopped),
+        None,
+        true,
+        Some(&stop),
+    )
+    .unwrap();
+    assert!(none.is_none());
+    let unfinished = format!("run:{}", stopped.display());
+    let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &unfinished, "--out", &cmp]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("has not finished training (0 of 2 replicates)") && stderr.trim().lines().count() == 1,
+        "{stderr}"
+    );
     let bogus = format!("run:{}", out.display());
     let (code, _, stderr) = mtf(&["compare", "--config", &config, "--policies", &bogus, "--out", &cmp]);
     assert_eq!(code, 2);
@@ -644,9 +688,12 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
     let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 0, "{err}");
     let read = |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
-    for f in ["metrics.jsonl", "episodes.csv", "policy.json"] {
+    for f in ["metrics.jsonl", "episodes.csv"] {
         assert_eq!(read(&cut, f), read(&full, f), "{f} after a kill at {before} episodes");
     }
+    // The last checkpoint holds the policies (the run's policy file): the same bytes.
+    let ckpt = |d: &std::path::Path| std::fs::read(d.join("checkpoints/latest.ckpt")).unwrap();
+    assert!(ckpt(&cut) == ckpt(&full), "the last checkpoint after a kill at {before} episodes");
     assert_eq!(read(&cut, "summary.json"), read(&full, "summary.json"));
     // TensorBoard: a run per replicate, its training scores and its evaluation against the
     // references (the resumed replicate's in two event files).
@@ -705,9 +752,11 @@ fn a_market_hedge_run_killed_with_sigkill_resumes_to_the_same_run() {
     let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 0, "{err}");
     let read = |d: &std::path::Path, f: &str| std::fs::read_to_string(d.join(f)).unwrap();
-    for f in ["metrics.jsonl", "episodes.csv", "policy.json", "summary.json"] {
+    for f in ["metrics.jsonl", "episodes.csv", "summary.json"] {
         assert_eq!(read(&cut, f), read(&full, f), "{f} after a kill at {before} episodes");
     }
+    let ckpt = |d: &std::path::Path| std::fs::read(d.join("checkpoints/latest.ckpt")).unwrap();
+    assert!(ckpt(&cut) == ckpt(&full), "the last checkpoint after a kill at {before} episodes");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

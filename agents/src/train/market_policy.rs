@@ -1,5 +1,5 @@
-//! A market run's trained policies (`policy.json` in its run directory): what `mtf compare
-//! --policies run:DIR` plays for the learning tenants and `mtf export` ships.
+//! A market run's trained policies (kept in its last checkpoint, `checkpoints/latest.ckpt`):
+//! what `mtf compare --policies run:DIR` plays for the learning tenants and `mtf export` ships.
 //!
 //! Per replicate, per learning group: Hedge's greedy level (a factor kept for the whole job), or
 //! the actor of PPO, ES or the actor-critic (one tanh hidden layer, the layout of
@@ -19,9 +19,6 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The file's name in a run directory.
-pub const POLICY_FILE: &str = "policy.json";
-
 /// One replicate's policy per learning group.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "form", rename_all = "snake_case", deny_unknown_fields)]
@@ -40,9 +37,8 @@ pub enum GroupPolicies {
     },
 }
 
-/// `policy.json`: every replicate's policies and what they act on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A finished run's policies, every replicate's, and what they act on (from its config).
+#[derive(Clone, Debug, PartialEq)]
 pub struct MarketPolicies {
     /// The levels (bid factors, or MTF thresholds) the policies choose among.
     pub levels: Vec<f64>,
@@ -89,11 +85,6 @@ impl MarketPolicies {
         }
         Ok(())
     }
-
-    /// Write `policy.json` into a run directory.
-    pub fn write(&self, dir: &run::RunDir) -> Result<()> {
-        run::write_atomic(&dir.file(POLICY_FILE), serde_json::to_string(self)?.as_bytes())
-    }
 }
 
 /// A trained market run, read back: its config (unexpanded), its policies, and who learned.
@@ -109,10 +100,10 @@ pub struct TrainedMarket {
 }
 
 impl TrainedMarket {
-    /// Read the run in `dir` (its `config.toml` and `policy.json`).
+    /// Read the finished run in `dir`: its `config.toml` and the policies its last checkpoint
+    /// holds.
     pub fn load(dir: &Path) -> Result<Self> {
-        let rd = run::RunDir::at(dir);
-        let config = rd.config();
+        let config = run::RunDir::at(dir).config();
         if env::registry::stack_of(&config) != env::registry::Stack::Market {
             return Err(user(format!(
                 "{}: not a market run (its config.toml is not a market file)",
@@ -120,36 +111,19 @@ impl TrainedMarket {
             )));
         }
         let raw = MarketFile::load_unexpanded(&config, &[])?;
-        let path = rd.file(POLICY_FILE);
-        if !path.is_file() {
-            return Err(user(format!(
-                "{}: missing; the run did not finish, or was trained before market runs kept their policies (train it again)",
-                path.display()
-            )));
-        }
-        let text = run::read_regular(&path, run::MAX_TEXT)?;
-        let what = path.display().to_string();
-        let policies: MarketPolicies = serde_json::from_slice(&text).map_err(|e| user(format!("{what}: {e}")))?;
-        policies.check(&what)?;
+        let replicates = crate::train::market::trained_policies(dir)?;
         let file = raw.at_seed(raw.seed);
         let mut groups: Vec<usize> = file.market.tenants.iter().filter(|t| t.learn).map(|t| t.group).collect();
         groups.dedup();
-        let names: Vec<&str> = groups.iter().map(|&g| raw.market.tenants[g].name.as_str()).collect();
-        let levels = env::market::game::action_levels(&raw, &config.display().to_string())?;
-        if levels != policies.levels {
-            return Err(user(format!(
-                "{what}: its levels {:?} are not the run's config.toml's learner.levels {levels:?}",
-                policies.levels
-            )));
-        }
-        if names != policies.groups || policies.dim != Market::obs_dim(raw.market.types.len()) {
-            return Err(user(format!(
-                "{what}: its groups {:?} and dimension {} do not match the run's config.toml ({names:?}, {})",
-                policies.groups,
-                policies.dim,
-                Market::obs_dim(raw.market.types.len())
-            )));
-        }
+        let policies = MarketPolicies {
+            levels: env::market::game::action_levels(&raw, &config.display().to_string())?,
+            dim: Market::obs_dim(raw.market.types.len()),
+            groups: groups.iter().map(|&g| raw.market.tenants[g].name.clone()).collect(),
+            replicates,
+        };
+        // The checkpoint's checksum and its config's text were checked; its policies' shapes
+        // are checked here, as a player relies on them.
+        policies.check(&run::RunDir::at(dir).latest_checkpoint().display().to_string())?;
         let who: Vec<usize> = (0..file.market.tenants.len()).filter(|&i| file.market.tenants[i].learn).collect();
         let class = who
             .iter()

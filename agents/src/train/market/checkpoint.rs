@@ -1,5 +1,8 @@
 //! A market run's checkpoint (`checkpoints/latest.ckpt`, written after every training
 //! episode): the finished replicates and the one in progress, so `--resume` goes on exactly.
+//! When every replicate has finished it holds them all and nothing in progress: the run's
+//! policies (what `mtf compare run:DIR`, `mtf analyze --run` and `mtf export` read; issue 38's
+//! one policy file, which replaced `policy.json`).
 
 use super::{MarketReplicate, MarketScore};
 use crate::error::Result;
@@ -38,7 +41,7 @@ pub(super) struct SavedReplicate {
     entropy_share: Option<f64>,
     levels: Vec<f64>,
     pub(super) curve: Vec<MarketScore>,
-    policy: GroupPolicies,
+    pub(super) policy: GroupPolicies,
 }
 
 impl Restart {
@@ -62,6 +65,19 @@ impl Restart {
         Ok(out)
     }
 
+    /// Every replicate finished, none in progress: the run's last checkpoint.
+    pub(super) fn finished(config: String, done: Vec<SavedReplicate>) -> Self {
+        Self {
+            done,
+            ..Self::fresh(config)
+        }
+    }
+
+    /// Whether every one of `replicates` has finished (the last checkpoint).
+    pub(super) fn is_finished(&self, replicates: usize) -> bool {
+        self.done.len() == replicates && self.curve.is_empty() && self.episodes == 0
+    }
+
     pub(super) fn read(episodes: u64, bytes: &[u8], replicates: usize) -> std::result::Result<Self, String> {
         let bad = |what: &str| format!("not a market run's checkpoint ({what})");
         let len = bytes.get(..8).ok_or_else(|| bad("too short"))?;
@@ -70,10 +86,11 @@ impl Restart {
             .get(8..8usize.saturating_add(len))
             .ok_or_else(|| bad("its header overruns it"))?;
         let mut r: Restart = serde_json::from_slice(json).map_err(|e| bad(&e.to_string()))?;
-        if r.done.len() >= replicates || r.curve.len() as u64 != episodes {
+        r.episodes = episodes;
+        let in_progress = r.done.len() < replicates && r.curve.len() as u64 == episodes;
+        if !in_progress && !r.is_finished(replicates) {
             return Err(bad("its replicates or episodes disagree with the run"));
         }
-        r.episodes = episodes;
         r.learner = bytes[8 + len..].to_vec();
         Ok(r)
     }
@@ -110,5 +127,42 @@ impl From<SavedReplicate> for MarketReplicate {
             curve: r.curve,
             policy: r.policy,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved() -> SavedReplicate {
+        SavedReplicate {
+            seed: 1,
+            eval: MarketScore::default(),
+            sampled: None,
+            entropy_share: None,
+            levels: vec![0.9],
+            curve: vec![MarketScore::default(); 2],
+            policy: GroupPolicies::Constant { levels: vec![4] },
+        }
+    }
+
+    #[test]
+    fn a_finished_checkpoint_holds_every_replicate_and_nothing_in_progress() {
+        let bytes = Restart::finished("c.toml".into(), vec![saved(), saved()]).encode().unwrap();
+        let r = Restart::read(0, &bytes, 2).unwrap();
+        assert!(r.is_finished(2));
+        assert_eq!(r.done[1].policy, GroupPolicies::Constant { levels: vec![4] });
+        // Its replicates are the run's, no more and no fewer, and none is in progress.
+        assert!(Restart::read(0, &bytes, 1).is_err());
+        assert!(!Restart::read(0, &bytes, 3).unwrap().is_finished(3));
+        let mut going = Restart::finished("c.toml".into(), vec![saved(), saved()]);
+        going.curve = vec![MarketScore::default()];
+        assert!(Restart::read(1, &going.encode().unwrap(), 2).is_err());
+        // In progress: the episodes the checkpoint counts are the curve's.
+        let mut going = Restart::finished("c.toml".into(), vec![saved()]);
+        going.curve = vec![MarketScore::default(); 3];
+        let bytes = going.encode().unwrap();
+        assert!(!Restart::read(3, &bytes, 2).unwrap().is_finished(2));
+        assert!(Restart::read(2, &bytes, 2).is_err());
     }
 }

@@ -34,7 +34,7 @@ use crate::error::{user, Result};
 use crate::learners::episode_hedge::EpisodeHedge;
 use crate::learners::{Init, Learner, LearnerKind, SeamShape};
 use crate::run;
-use crate::train::market_policy::{market_world, GroupPolicies, MarketActing, MarketPolicies};
+use crate::train::market_policy::{market_world, GroupPolicies, MarketActing};
 use env::eval::Stat;
 use env::market::{Market, MarketFile};
 use env::rng::{stream, stream_seed, unit};
@@ -185,7 +185,7 @@ pub struct MarketReplicate {
     /// The sampled training episodes' scores (copy 0's under PPO and ES).
     #[serde(skip)]
     pub curve: Vec<MarketScore>,
-    /// Its policies (`policy.json`).
+    /// Its policies (kept in the run's last checkpoint).
     #[serde(skip)]
     pub policy: GroupPolicies,
 }
@@ -502,6 +502,31 @@ fn read_restart(run: &run::RunDir, tr: &MarketTraining) -> Result<(Restart, Stri
     Ok((restart, text))
 }
 
+/// The policies of the finished market run in `dir`, one per replicate, from its checkpoint
+/// (which holds them all once every replicate has finished); refused when its config.toml
+/// changed since, or it has not finished.
+pub(crate) fn trained_policies(dir: &Path) -> Result<Vec<GroupPolicies>> {
+    let run = run::RunDir::at(dir);
+    let config = run.config();
+    let raw = MarketFile::load_unexpanded(&config, &[])?;
+    let tr = MarketTraining::of(&raw, &config.display().to_string())?;
+    let (restart, _) = read_restart(&run, &tr)?;
+    if !restart.is_finished(tr.train.replicates) {
+        let problem = if run.summary().is_file() {
+            "was trained before market runs kept their policies in their checkpoint (2026-11-28); train it again".to_string()
+        } else {
+            format!(
+                "has not finished training ({} of {} replicates); finish it with mtf train --resume {}",
+                restart.done.len(),
+                tr.train.replicates,
+                dir.display()
+            )
+        };
+        return Err(crate::error::run_dir(dir, problem));
+    }
+    Ok(restart.done.into_iter().map(|r| r.policy).collect())
+}
+
 /// [`resume_market`] with a hook on replicate 0's episodes (as [`train_market_with`]).
 pub fn resume_market_with(dir: &Path, quiet: bool, hook: Option<MarketHook<'_>>) -> Result<Option<MarketTrained>> {
     let run = run::RunDir::open(dir)?;
@@ -566,6 +591,10 @@ fn run_from(
     let Some((reps, mut writers)) = trained else {
         return Ok(None);
     };
+    // Every replicate's policies in the checkpoint (the run's policy file), before the
+    // summary: a run killed after this resumes to its summary without training.
+    let finished = Restart::finished(config.clone(), reps.iter().map(SavedReplicate::from).collect());
+    write_checkpoint(dir, config_text, &finished)?;
     let done = summarise(raw, tr, dir, config, &ls, eval_seeds, reps)?;
     tb_summary(dir, &done, &mut writers, copies)?;
     write_outputs(dir, &done)?;
@@ -971,13 +1000,6 @@ fn write_outputs(dir: &run::RunDir, done: &MarketTrained) -> Result<()> {
         }
     }
     run::write_atomic(&dir.path().join("episodes.csv"), csv.as_bytes())?;
-    MarketPolicies {
-        levels: done.levels.clone(),
-        dim: Market::obs_dim(done.types),
-        groups: done.groups.clone(),
-        replicates: done.replicates.iter().map(|r| r.policy.clone()).collect(),
-    }
-    .write(dir)?;
     // At most 30 points: each the mean of a window of episodes per replicate (sampled
     // episodes are noisy), with its CI over replicates.
     let episodes = done.replicates.first().map_or(0, |r| r.curve.len());
