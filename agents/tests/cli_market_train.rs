@@ -711,6 +711,13 @@ fn a_market_run_killed_with_sigkill_resumes_to_the_same_run() {
     assert_eq!(code, 0);
     assert!(stdout.contains("nothing to resume"), "{stdout}");
     assert_eq!(read(&cut, "summary.json"), read(&full, "summary.json"));
+    // Killed after the last checkpoint, before the summary: the resume trains nothing and
+    // writes the same summary.
+    std::fs::remove_file(cut.join("summary.json")).unwrap();
+    let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(read(&cut, "summary.json"), read(&full, "summary.json"));
+    assert_eq!(read(&cut, "metrics.jsonl"), read(&full, "metrics.jsonl"));
     // The config a checkpoint was written with is the one it resumes with.
     let edited = read(&cut, "config.toml").replace("rounds = ", "rounds = 1");
     std::fs::write(cut.join("config.toml"), edited).unwrap();
