@@ -680,7 +680,8 @@ fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
     // ES on three-types (first price): every learning tenant's exported actor answers, on each
     // round's market features of an evaluation episode, the level the run's checkpointed actor plays
     // (cli_market_train ties the checkpointed policies to the learner's own greedy evaluation, bit for bit).
-    use agents::train::market_policy::{GroupPolicies, TrainedMarket};
+    use agents::train::market::TrainedMarket;
+    use agents::train::market_policy::GroupPolicies;
     let dir = tmp("market-es");
     let config = market_config("three-types.toml");
     let (code, _, err) = mtf(&[

@@ -450,7 +450,7 @@ fn a_market_runs_policy_file_replays_its_greedy_evaluation() {
     // The policies the run's last checkpoint holds, read back, are what the learners play
     // greedily: replaying them on the run's evaluation seeds gives each replicate's evaluated
     // utility, to the last bit, for every learner (the weights survive the file).
-    use agents::train::market_policy::TrainedMarket;
+    use agents::train::market::TrainedMarket;
     let three = format!("{}/../configs/market/three-types.toml", env!("CARGO_MANIFEST_DIR"));
     for kind in ["hedge", "ppo", "es"] {
         let out = tmp("market-train", &format!("policy-{kind}"));

@@ -6,7 +6,7 @@
 
 use crate::error::user;
 use crate::run;
-use crate::train::market_policy::TrainedMarket;
+use crate::train::market::TrainedMarket;
 use env::eval::Stat;
 use env::market::{Market, MarketFile, MarketMetrics, MarketRound, Place, TenantTotals};
 use serde::Serialize;

@@ -79,7 +79,7 @@ pub fn analyze_market(
     let mut raw = MarketFile::load_unexpanded(config, set)?;
     let run_seed = match run_dir {
         Some(d) => Some(
-            crate::train::market_policy::TrainedMarket::load(d)
+            crate::train::market::TrainedMarket::load(d)
                 .map_err(|e| user(format!("--run {}: {e}", d.display())))?
                 .raw
                 .seed,

@@ -102,7 +102,8 @@ pub(crate) fn sealed(runtime: &[u8], manifest: Manifest, weights: &[f32], what: 
 /// A trained market run's learning tenants (`agents`: one of them by its index in the market,
 /// or all) with replicate `replicate`'s policies ([`crate::train::market_policy`]).
 fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
-    use crate::train::market_policy::{GroupPolicies, TrainedMarket};
+    use crate::train::market::TrainedMarket;
+    use crate::train::market_policy::GroupPolicies;
     let run = TrainedMarket::load(dir)?;
     let p = &run.policies;
     if replicate >= p.replicates.len() {

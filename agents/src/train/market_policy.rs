@@ -1,5 +1,6 @@
-//! A market run's trained policies (kept in its last checkpoint, `checkpoints/latest.ckpt`):
-//! what `mtf compare --policies run:DIR` plays for the learning tenants and `mtf export` ships.
+//! A market run's trained policies (kept in its last checkpoint, `checkpoints/latest.ckpt`, and
+//! read back by [`crate::train::market::TrainedMarket`]): what `mtf compare --policies run:DIR`
+//! plays for the learning tenants and `mtf export` ships.
 //!
 //! Per replicate, per learning group: Hedge's greedy level (a factor kept for the whole job), or
 //! the actor of PPO, ES or the actor-critic (one tanh hidden layer, the layout of
@@ -9,15 +10,13 @@
 use crate::error::{user, Result};
 use crate::learners::base::{argmax, sample_index};
 use crate::learners::nets::actor_logits;
-use crate::run;
 use env::market::world::MarketWorld;
-use env::market::{Market, MarketFile, Pricing};
+use env::market::MarketFile;
 use env::rng::{names, stream, unit};
 use env::worlds::World;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// One replicate's policy per learning group.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,75 +83,6 @@ impl MarketPolicies {
             }
         }
         Ok(())
-    }
-}
-
-/// A trained market run, read back: its config (unexpanded), its policies, and who learned.
-pub struct TrainedMarket {
-    /// The run's market file, unexpanded.
-    pub raw: MarketFile,
-    /// The policies.
-    pub policies: MarketPolicies,
-    /// Learning tenants (indices in the expanded market) and each one's group.
-    pub who: Vec<usize>,
-    /// Each learning tenant's group (index into `policies.groups`).
-    pub class: Vec<usize>,
-}
-
-impl TrainedMarket {
-    /// Read the finished run in `dir`: its `config.toml` and the policies its last checkpoint
-    /// holds.
-    pub fn load(dir: &Path) -> Result<Self> {
-        let config = run::RunDir::at(dir).config();
-        if env::registry::stack_of(&config) != env::registry::Stack::Market {
-            return Err(user(format!(
-                "{}: not a market run (its config.toml is not a market file)",
-                dir.display()
-            )));
-        }
-        let raw = MarketFile::load_unexpanded(&config, &[])?;
-        let replicates = crate::train::market::trained_policies(dir)?;
-        let file = raw.at_seed(raw.seed);
-        let mut groups: Vec<usize> = file.market.tenants.iter().filter(|t| t.learn).map(|t| t.group).collect();
-        groups.dedup();
-        let policies = MarketPolicies {
-            levels: env::market::game::action_levels(&raw, &config.display().to_string())?,
-            dim: Market::obs_dim(raw.market.types.len()),
-            groups: groups.iter().map(|&g| raw.market.tenants[g].name.clone()).collect(),
-            replicates,
-        };
-        // The checkpoint's checksum and its config's text were checked; its policies' shapes
-        // are checked here, as a player relies on them.
-        policies.check(&run::RunDir::at(dir).latest_checkpoint().display().to_string())?;
-        let who: Vec<usize> = (0..file.market.tenants.len()).filter(|&i| file.market.tenants[i].learn).collect();
-        let class = who
-            .iter()
-            .map(|&i| groups.iter().position(|&g| g == file.market.tenants[i].group).expect("a group"))
-            .collect();
-        Ok(Self { raw, policies, who, class })
-    }
-
-    /// Whether its levels are MTF thresholds (else bid factors).
-    pub fn thresholds(&self) -> bool {
-        self.raw.mechanism.kind == Pricing::Mtf
-    }
-
-    /// The learning tenants' names in the run's market (groups expanded).
-    pub fn names(&self) -> Vec<String> {
-        let file = self.raw.at_seed(self.raw.seed);
-        self.who.iter().map(|&i| file.market.tenants[i].name.clone()).collect()
-    }
-
-    /// Its market for `raw` (the run's file, or it under another mechanism: the same
-    /// tenants), the learning tenants its agents ([`MarketWorld::learners`]).
-    pub fn world(&self, raw: &MarketFile) -> Result<MarketWorld> {
-        market_world(raw, &self.policies.levels)
-    }
-
-    /// The learning tenants under replicate `r`'s policies, played greedily or (`sampled`)
-    /// drawing from the actors' softmax.
-    pub fn acting(&self, r: usize, sampled: bool) -> MarketActing<'_> {
-        MarketActing::new(&self.policies.replicates[r], &self.class, &self.policies.levels, sampled)
     }
 }
 
@@ -278,6 +208,8 @@ fn entropy(logits: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use env::market::Market;
+    use std::path::Path;
 
     /// The duel (configs/market/duel.toml): L's utility at first-price bid factor f is 20 - 10 f
     /// when it wins (f > 0.8), else 10 on demand; one decision per episode.

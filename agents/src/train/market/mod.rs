@@ -45,10 +45,12 @@ use std::path::{Path, PathBuf};
 
 mod checkpoint;
 mod config;
+mod trained;
 
 use checkpoint::{LearnerState, Restart, SavedReplicate};
 pub use config::{MarketLearner, MarketTrain, MarketTraining};
 use env::market::world::MarketWorld;
+pub use trained::TrainedMarket;
 
 /// Who learns in a market: the learning tenants, their groups numbered from 0, and the
 /// groups' names.
