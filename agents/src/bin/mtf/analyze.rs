@@ -1,6 +1,6 @@
 //! `mtf analyze`: can learning help in a scenario.
 
-use crate::flags::{parse_paired_seeds, parse_seeds, print_json, Common};
+use crate::flags::{parse_paired_seeds, parse_seeds, print_json, report, Common};
 use agents::config::Source;
 use agents::eval::analyze::{analyze, defaults, markdown, write, AnalyzeSpec};
 use env::registry::Stack;
@@ -48,14 +48,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
 fn market(a: Args) -> agents::Result<ExitCode> {
     let done =
         agents::eval::market_analyze::analyze_market(&a.config, &a.common.set, a.common.seed, a.run.as_deref(), a.seeds, a.out.as_deref())?;
-    if a.common.json {
-        let mut v = serde_json::to_value(&done)?;
-        v["run_dir"] = done.dir.display().to_string().into();
-        print_json(&v)?;
-    } else {
-        agents::out::print(&format!("{done}"))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    report(&done, &done.dir, a.common.json)
 }
 
 /// A world behind the seam.

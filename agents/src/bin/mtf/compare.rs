@@ -1,6 +1,6 @@
 //! `mtf compare`: policies x mechanisms on the same seeds.
 
-use crate::flags::{print_json, Common, Episodes};
+use crate::flags::{print_json, report, Common, Episodes};
 use agents::config::Source;
 use agents::eval::compare::{compare, write, CompareSpec};
 use env::registry::Stack;
@@ -92,15 +92,11 @@ fn market(a: Args) -> agents::Result<ExitCode> {
     }
     let policies = agents::eval::policies::split_list(&a.policies);
     let done = agents::eval::market::compare_market(&a.config, &set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
-    if a.common.json {
-        let mut v = serde_json::to_value(&done)?;
-        v["run_dir"] = done.dir.display().to_string().into();
-        print_json(&v)?;
-    } else {
-        agents::out::print(&format!("{done}"))?;
+    let code = report(&done, &done.dir, a.common.json)?;
+    if !a.common.json {
         agents::out::println(&format!("run directory: {}", done.dir.display()))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 /// The queue and valuation worlds.

@@ -77,6 +77,22 @@ pub(crate) fn parse_seeds(s: &str) -> Result<usize, String> {
     bounded(s, agents::config::limits::MAX_SEEDS, "seeds")
 }
 
+/// The report on stdout: its JSON with the run directory, or its table.
+pub(crate) fn report<T: serde::Serialize + std::fmt::Display>(
+    done: &T,
+    dir: &std::path::Path,
+    json: bool,
+) -> agents::Result<std::process::ExitCode> {
+    if json {
+        let mut v = serde_json::to_value(done)?;
+        v["run_dir"] = dir.display().to_string().into();
+        print_json(&v)?;
+    } else {
+        agents::out::print(&format!("{done}"))?;
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// Print JSON as one line.
 pub(crate) fn print_json(v: &impl serde::Serialize) -> agents::Result<()> {
     agents::out::println(&serde_json::to_string(v)?)?;

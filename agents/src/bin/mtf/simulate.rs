@@ -1,6 +1,6 @@
 //! `mtf simulate`: evaluation episodes of one policy, without learning.
 
-use crate::flags::{print_json, Common, Episodes};
+use crate::flags::{report, Common, Episodes};
 use agents::config::Source;
 use agents::eval::simulate::{simulate, SimulateSpec};
 use env::registry::Stack;
@@ -82,16 +82,4 @@ fn queue(a: Args) -> agents::Result<ExitCode> {
         out: a.episodes.out,
     })?;
     report(&done, &done.dir, a.common.json)
-}
-
-/// The report on stdout: its JSON with the run directory, or its table.
-fn report<T: serde::Serialize + std::fmt::Display>(done: &T, dir: &std::path::Path, json: bool) -> agents::Result<ExitCode> {
-    if json {
-        let mut v = serde_json::to_value(done)?;
-        v["run_dir"] = dir.display().to_string().into();
-        print_json(&v)?;
-    } else {
-        agents::out::print(&format!("{done}"))?;
-    }
-    Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,6 @@
 //! `mtf train`: a training run, or the resumption of one.
 
-use crate::flags::{print_json, Common};
+use crate::flags::{print_json, report, Common};
 use agents::train::{execute, TrainSpec};
 use env::registry::Stack;
 use std::path::PathBuf;
@@ -104,12 +104,5 @@ fn market(a: &Args) -> agents::Result<ExitCode> {
         )?,
         (None, None) => unreachable!("a market file or a market run"),
     };
-    if a.common.json {
-        let mut v = serde_json::to_value(&trained)?;
-        v["run_dir"] = trained.dir.display().to_string().into();
-        print_json(&v)?;
-    } else {
-        agents::out::print(&format!("{trained}"))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    report(&trained, &trained.dir, a.common.json)
 }
