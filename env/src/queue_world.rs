@@ -208,6 +208,10 @@ impl World for QueueWorld {
         Some(self.env.scenario().file.env.rounds)
     }
 
+    fn cells(&self) -> usize {
+        self.env.n().saturating_mul(self.env.m())
+    }
+
     fn metrics(&self) -> &'static [WorldMetric] {
         self.metrics
     }

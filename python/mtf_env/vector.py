@@ -25,10 +25,11 @@ class VecEnv(_Picklable):
       holds its new episode's first observation, and ``final_obs`` (same shape) the
       observation its old episode ended on, in the rows where ``truncations`` is True.
       The environment draws no round past the last, so that final observation is the last
-      round's own. ``infos()`` gives the last step's round record as arrays.
+      round's own. ``infos()`` gives the last step's round record as arrays (a copy whose
+      episode ended then: that episode's last round).
 
-    Every other world (a market file, Gavel's cluster, the bandit) is batched over the world
-    trait, rows by agent id: ``terminations`` is True in the step an agent leaves (a market
+    Every world is batched the same way, over the world trait, rows by agent id (the queue
+    world's agents are all present every round): ``terminations`` is True in the step an agent leaves (a market
     tenant's job finishes; its later rows, until the copy resets, carry reward 0, and a
     market's features still move: deadline slack, prices; an agent with no observation of the
     world's gets a zero row clipped into the space), ``truncations`` for the agents still
@@ -45,8 +46,7 @@ class VecEnv(_Picklable):
         overrides: Iterable[str] = (),
         threads: int | None = None,
     ):
-        queues = _native.world_name(os.fspath(config)) in ("queues", "valuations")
-        make = _native.VecEnv if queues else _native.WorldVecEnv
+        make = _native.WorldVecEnv
         overrides = _overrides(overrides, "overrides")
         self._args = (os.path.abspath(os.fspath(config)), int(num_envs), tuple(overrides), threads)
         self._started = False

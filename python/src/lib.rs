@@ -4,9 +4,9 @@
 //! - [`worlds::WorldEnv`]: one environment of any world (`env::worlds::World`: the queue and
 //!   valuation worlds, the market, Gavel's GPU cluster, the toy bandit), the engine of the one
 //!   `ParallelEnv` adapter (`WorldParallelEnv`; `MtfParallelEnv` and `MarketParallelEnv` are it);
-//! - [`VecEnv`]: `num_envs` copies of the queue world stepped in parallel with the GIL released,
-//!   NumPy arrays in and out, auto-reset on truncation ([`vector::WorldVecEnv`] for every other
-//!   world, over the trait);
+//! - [`vector::WorldVecEnv`]: `num_envs` copies of any world stepped in parallel with the GIL
+//!   released, NumPy arrays in and out, auto-reset at an episode's end (the one batched
+//!   adapter, over the trait; the queue world's own engine went in issue 38);
 //! - [`schedule`]: one mechanism round, JSON in and out, exactly `mtf schedule`.
 //!
 //! Every error is a `ValueError` carrying the Rust error's message: nothing here panics on
@@ -17,13 +17,11 @@ mod worlds;
 
 use env::config::{Scenario, ScenarioFile};
 use env::rng::copy_seed;
-use env::world::{ClusterEnv, Info};
+use env::world::ClusterEnv;
 use numpy::ndarray::{Array2, Array3};
-use numpy::{IntoPyArray, PyArray2, PyArray3, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray2, PyArray3};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use rayon::prelude::*;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
@@ -94,43 +92,10 @@ struct Shape {
     weights: Vec<f64>,
 }
 
-impl Shape {
-    fn of(world: &ClusterEnv) -> Self {
-        let space = world.observation_space(0);
-        Shape {
-            agents: world.possible_agents().to_vec(),
-            dim: space.dim(),
-            levels: world.levels().to_vec(),
-            kind: world.action_kind().as_str(),
-            low: space.low,
-            high: space.high,
-            rounds: world.scenario().file.env.rounds,
-            weights: world.scenario().agents.iter().map(|a| a.weight).collect(),
-        }
-    }
-}
-
 fn obs_array<'py>(py: Python<'py>, data: &[f32], rows: usize, dim: usize) -> Bound<'py, PyArray2<f32>> {
     Array2::from_shape_vec((rows, dim), data.to_vec())
         .expect("observation buffer is rows x dim")
         .into_pyarray(py)
-}
-
-/// `num_envs` environment copies stepped in parallel (the batched API's engine).
-#[pyclass(module = "mtf_env._native")]
-struct VecEnv {
-    inner: Mutex<Batch>,
-    shape: Shape,
-    pool: rayon::ThreadPool,
-}
-
-impl VecEnv {
-    /// The batch, if no other thread is using it. `reset` and `step` release the GIL while
-    /// they hold the batch: a second thread that waited for the batch holding the GIL would
-    /// keep the first from taking the GIL back (both hang), so it is refused instead.
-    fn batch(&self) -> PyResult<MutexGuard<'_, Batch>> {
-        try_batch(&self.inner)
-    }
 }
 
 /// A batch's lock, refused instead of awaited when another thread holds it ([`VecEnv::batch`]).
@@ -143,127 +108,6 @@ fn try_batch<T>(m: &Mutex<T>) -> PyResult<MutexGuard<'_, T>> {
         Err(TryLockError::Poisoned(e)) => Err(value_error(e)),
     }
 }
-
-/// The copies and their buffers, `[copy][agent][feature]` row-major.
-struct Batch {
-    copies: Vec<Slot>,
-    n: usize,
-    dim: usize,
-    obs: Vec<f32>,
-    final_obs: Vec<f32>,
-    rewards: Vec<f64>,
-    truncations: Vec<bool>,
-    infos: Vec<Info>,
-    seeded: bool,
-}
-
-struct Slot {
-    world: ClusterEnv,
-    /// The batch's root seed and this copy's episode count: its next seed is
-    /// `copy_seed(root, index, episode)`.
-    root: u64,
-    index: u64,
-    episode: u64,
-}
-
-impl Slot {
-    fn reset_into(&mut self, obs: &mut [f32], infos: &mut [Info]) {
-        let seed = copy_seed(self.root, self.index, self.episode);
-        self.episode += 1;
-        let (o, inf) = self.world.reset(seed);
-        obs.copy_from_slice(o.data);
-        infos.copy_from_slice(inf);
-    }
-}
-
-/// One copy's slice of every buffer.
-struct Rows<'a> {
-    obs: &'a mut [f32],
-    final_obs: &'a mut [f32],
-    rewards: &'a mut [f64],
-    truncations: &'a mut [bool],
-    infos: &'a mut [Info],
-}
-
-impl Batch {
-    /// Run `f(copy index, copy, its rows)` on every copy: on the pool when it has several
-    /// threads and there are several copies, else on the calling thread (handing work to a
-    /// pool costs a cross-thread wake-up, tens of microseconds a step). Each copy only
-    /// touches its own rows, so the result is the same either way.
-    fn each<F>(&mut self, pool: &rayon::ThreadPool, f: F)
-    where
-        F: Fn(usize, &mut Slot, Rows<'_>) + Sync + Send,
-    {
-        let (n, d) = (self.n, self.dim);
-        let Batch {
-            copies,
-            obs,
-            final_obs,
-            rewards,
-            truncations,
-            infos,
-            ..
-        } = self;
-        macro_rules! rows {
-            ($chunks:ident) => {
-                obs.$chunks(n * d)
-                    .zip(final_obs.$chunks(n * d))
-                    .zip(rewards.$chunks(n))
-                    .zip(truncations.$chunks(n))
-                    .zip(infos.$chunks(n))
-                    .map(|((((obs, final_obs), rewards), truncations), infos)| Rows {
-                        obs,
-                        final_obs,
-                        rewards,
-                        truncations,
-                        infos,
-                    })
-            };
-        }
-        if pool.current_num_threads() == 1 || copies.len() == 1 {
-            let rows = rows!(chunks_mut);
-            copies.iter_mut().zip(rows).enumerate().for_each(|(k, (c, r))| f(k, c, r));
-        } else {
-            pool.install(|| {
-                let rows = rows!(par_chunks_mut);
-                copies.par_iter_mut().zip(rows).enumerate().for_each(|(k, (c, r))| f(k, c, r))
-            });
-        }
-    }
-}
-
-/// Every info field as an array `[num_envs, n_agents]`.
-fn info_arrays<'py>(py: Python<'py>, b: &Batch) -> PyResult<Bound<'py, PyDict>> {
-    let (e, n) = (b.copies.len(), b.n);
-    let d = PyDict::new(py);
-    macro_rules! field {
-        ($name:literal, $f:expr) => {
-            d.set_item(
-                $name,
-                Array2::from_shape_vec((e, n), b.infos.iter().map($f).collect())
-                    .expect("infos are copies x agents")
-                    .into_pyarray(py),
-            )?;
-        };
-    }
-    field!("arrived", |x: &Info| x.arrived);
-    field!("rejected", |x: &Info| x.rejected);
-    field!("dropped", |x: &Info| x.dropped);
-    field!("served", |x: &Info| x.served);
-    field!("backlog", |x: &Info| x.backlog);
-    field!("won", |x: &Info| x.won);
-    field!("spent", |x: &Info| x.spent);
-    field!("budget", |x: &Info| x.budget);
-    field!("level", |x: &Info| x.threshold);
-    Ok(d)
-}
-
-type StepArrays<'py> = (
-    Bound<'py, PyArray3<f32>>,
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray2<bool>>,
-    Bound<'py, PyArray2<bool>>,
-);
 
 /// A batched environment's `num_envs` and `threads`, checked (one message for both engines).
 fn check_copies(num_envs: usize, threads: Option<usize>) -> PyResult<()> {
@@ -280,138 +124,6 @@ fn array3<'py>(py: Python<'py>, data: &[f32], e: usize, n: usize, d: usize) -> B
     Array3::from_shape_vec((e, n, d), data.to_vec())
         .expect("buffer is copies x agents x features")
         .into_pyarray(py)
-}
-
-#[pymethods]
-impl VecEnv {
-    #[new]
-    #[pyo3(signature = (config, num_envs, overrides = Vec::new(), threads = None))]
-    fn new(config: &str, num_envs: usize, overrides: Vec<String>, threads: Option<usize>) -> PyResult<Self> {
-        check_copies(num_envs, threads)?;
-        let sc = load(config, overrides)?;
-        check_batch(num_envs, sc.n(), sc.n().saturating_mul(sc.m()), env::world::observation_dim(&sc))?;
-        let copies: Vec<Slot> = (0..num_envs)
-            .map(|k| {
-                let mut world = ClusterEnv::new(sc.clone());
-                // The episode logs only feed the fairness replays of `mtf`'s metrics.
-                world.set_recording(false);
-                Slot {
-                    world,
-                    root: 0,
-                    index: k as u64,
-                    episode: 0,
-                }
-            })
-            .collect();
-        let shape = Shape::of(&copies[0].world);
-        let n = shape.agents.len();
-        let dim = shape.dim;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.unwrap_or(0))
-            .build()
-            .map_err(value_error)?;
-        Ok(VecEnv {
-            inner: Mutex::new(Batch {
-                obs: vec![0.0; num_envs * n * dim],
-                final_obs: vec![0.0; num_envs * n * dim],
-                rewards: vec![0.0; num_envs * n],
-                truncations: vec![false; num_envs * n],
-                infos: vec![Info::default(); num_envs * n],
-                copies,
-                n,
-                dim,
-                seeded: false,
-            }),
-            shape,
-            pool,
-        })
-    }
-
-    /// The scenario's agents, spaces and episode length.
-    #[getter]
-    fn spec(&self) -> Shape {
-        self.shape.clone()
-    }
-
-    /// Number of environment copies.
-    #[getter]
-    fn num_envs(&self) -> PyResult<usize> {
-        Ok(self.batch()?.copies.len())
-    }
-
-    /// Reset every copy from the root seed (copy k, episode e plays `copy_seed(seed, k, e)`):
-    /// observations `[num_envs, n_agents, obs_dim]`.
-    fn reset<'py>(&self, py: Python<'py>, seed: u64) -> PyResult<Bound<'py, PyArray3<f32>>> {
-        let mut guard = self.batch()?;
-        let b = &mut *guard;
-        py.detach(|| {
-            b.each(&self.pool, |_, c, r| {
-                c.root = seed;
-                c.episode = 0;
-                c.reset_into(r.obs, r.infos);
-                r.truncations.fill(false);
-            })
-        });
-        b.seeded = true;
-        Ok(array3(py, &b.obs, b.copies.len(), b.n, b.dim))
-    }
-
-    /// Play one round in every copy: `(obs, rewards, terminations, truncations)`. A copy
-    /// whose episode ends is reset at once (its next seed); the observation it ended on is
-    /// in `final_obs`. Actions are checked before any copy steps, so a bad batch changes
-    /// nothing.
-    fn step<'py>(&self, py: Python<'py>, actions: PyReadonlyArray2<'py, i64>) -> PyResult<StepArrays<'py>> {
-        let mut guard = self.batch()?;
-        let b = &mut *guard;
-        if !b.seeded {
-            return Err(value_error("step before reset: call reset(seed) first"));
-        }
-        let (e, n, levels) = (b.copies.len(), b.n, self.shape.levels.len());
-        let acts = batch_actions(actions.as_array(), e, n, levels)?;
-        py.detach(|| {
-            b.each(&self.pool, |k, c, r| {
-                let s = c
-                    .world
-                    .step(&acts[k * n..(k + 1) * n])
-                    .expect("actions checked, copies reset at truncation");
-                r.rewards.copy_from_slice(s.rewards);
-                r.truncations.copy_from_slice(s.truncations);
-                r.infos.copy_from_slice(s.infos);
-                r.obs.copy_from_slice(s.observations.data);
-                if s.truncations.iter().any(|&t| t) {
-                    r.final_obs.copy_from_slice(r.obs);
-                    let mut scratch = vec![Info::default(); n];
-                    c.reset_into(r.obs, &mut scratch);
-                }
-            })
-        });
-        let (e, n, d) = (b.copies.len(), b.n, b.dim);
-        Ok((
-            array3(py, &b.obs, e, n, d),
-            Array2::from_shape_vec((e, n), b.rewards.clone())
-                .expect("rewards are copies x agents")
-                .into_pyarray(py),
-            Array2::from_elem((e, n), false).into_pyarray(py),
-            Array2::from_shape_vec((e, n), b.truncations.clone())
-                .expect("truncations are copies x agents")
-                .into_pyarray(py),
-        ))
-    }
-
-    /// For each copy whose episode ended in the last step, the observation it ended on
-    /// `[num_envs, n_agents, obs_dim]` (other rows: an earlier episode's, or zeros).
-    #[getter]
-    fn final_obs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f32>>> {
-        let b = self.batch()?;
-        Ok(array3(py, &b.final_obs, b.copies.len(), b.n, b.dim))
-    }
-
-    /// The last step's round record, one `[num_envs, n_agents]` array per field (arrived,
-    /// rejected, dropped, served, backlog, won, spent, budget, level).
-    fn infos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let b = self.batch()?;
-        info_arrays(py, &b)
-    }
 }
 
 /// One round of `mechanism` on a SPEC 3 round (JSON text): the JSON `mtf schedule` prints.
@@ -470,7 +182,6 @@ fn episode_seed(seed: u64, copy: u64, episode: u64) -> u64 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Shape>()?;
-    m.add_class::<VecEnv>()?;
     m.add_class::<vector::WorldVecEnv>()?;
     m.add_class::<worlds::WorldShape>()?;
     m.add_class::<worlds::WorldEnv>()?;

@@ -10,7 +10,7 @@
 //! episode ended resets at once, `final_obs` holding the rows it ended on.
 
 use crate::{batch_actions, check_batch, try_batch, value_error, Shape};
-use env::worlds::World;
+use env::worlds::{Record, World};
 use numpy::{IntoPyArray, PyArray2, PyArray3};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -27,6 +27,9 @@ struct Slot {
     rows: Vec<f32>,
     acting: Vec<usize>,
     acted: Vec<usize>,
+    /// Every agent's record of the round that ended the copy's episode in the last step (its
+    /// reset replaced the world's own): what `infos()` gives for that step.
+    ended: Option<Vec<Record>>,
 }
 
 impl Slot {
@@ -102,7 +105,7 @@ impl WorldVecEnv {
             rounds: world.max_rounds().unwrap_or(0),
             weights: (0..n).map(|i| world.weight(i)).collect(),
         };
-        check_batch(num_envs, n, n, shape.dim)?;
+        check_batch(num_envs, n, world.cells(), shape.dim)?;
         let blank = layout.low.iter().zip(&layout.high).map(|(&lo, &hi)| 0f32.clamp(lo, hi)).collect();
         let copies: Vec<Slot> = (0..num_envs)
             .map(|k| Slot {
@@ -113,6 +116,7 @@ impl WorldVecEnv {
                 rows: Vec::new(),
                 acting: Vec::new(),
                 acted: Vec::new(),
+                ended: None,
             })
             .collect();
         let dim = shape.dim;
@@ -156,6 +160,7 @@ impl WorldVecEnv {
                 b.copies.par_iter_mut().zip(b.obs.par_chunks_mut(n * d)).for_each(|(c, o)| {
                     c.root = seed;
                     c.episode = 0;
+                    c.ended = None;
                     c.reset();
                     c.fill(o, blank);
                 })
@@ -188,7 +193,53 @@ impl WorldVecEnv {
             truncations,
             ..
         } = b;
+        let one = |k: usize, c: &mut Slot, o: &mut [f32], fo: &mut [f32], r: &mut [f64], te: &mut [bool], tr: &mut [bool]| {
+            r.fill(0.0);
+            te.fill(false);
+            tr.fill(false);
+            c.ended = None;
+            let a = &acts[k * n..(k + 1) * n];
+            c.acting.clear();
+            c.acting.extend(c.world.live().iter().map(|&id| a[id]));
+            let report = c.world.step(&c.acting).expect("actions checked, copies reset when over");
+            c.acted.clear();
+            for ((&id, &x), &t) in report.agents.iter().zip(report.rewards).zip(report.terminated) {
+                r[id] = x;
+                te[id] = t;
+                c.acted.push(id);
+            }
+            settle(c.world.as_mut());
+            let over = c.world.done();
+            if over {
+                // Still present when the episode ended: truncated.
+                for &id in &c.acted {
+                    tr[id] = !te[id];
+                }
+            }
+            c.fill(o, blank);
+            if over {
+                fo.copy_from_slice(o);
+                // Only at an episode's end: a round's records are not copied otherwise.
+                c.ended = Some((0..n).map(|id| c.world.info(id)).collect());
+                c.reset();
+                c.fill(o, blank);
+            }
+        };
         py.detach(|| {
+            // On one thread (or one copy) in the caller's thread: handing every round to a
+            // pool thread cost 10% more CPU on the queue world (issue 38's move of its VecEnv).
+            if self.pool.current_num_threads() == 1 || e == 1 {
+                copies
+                    .iter_mut()
+                    .zip(obs.chunks_mut(n * d))
+                    .zip(final_obs.chunks_mut(n * d))
+                    .zip(rewards.chunks_mut(n))
+                    .zip(terminations.chunks_mut(n))
+                    .zip(truncations.chunks_mut(n))
+                    .enumerate()
+                    .for_each(|(k, (((((c, o), fo), r), te), tr))| one(k, c, o, fo, r, te, tr));
+                return;
+            }
             self.pool.install(|| {
                 use rayon::prelude::*;
                 copies
@@ -199,35 +250,7 @@ impl WorldVecEnv {
                     .zip(terminations.par_chunks_mut(n))
                     .zip(truncations.par_chunks_mut(n))
                     .enumerate()
-                    .for_each(|(k, (((((c, o), fo), r), te), tr))| {
-                        r.fill(0.0);
-                        te.fill(false);
-                        tr.fill(false);
-                        let a = &acts[k * n..(k + 1) * n];
-                        c.acting.clear();
-                        c.acting.extend(c.world.live().iter().map(|&id| a[id]));
-                        let report = c.world.step(&c.acting).expect("actions checked, copies reset when over");
-                        c.acted.clear();
-                        for ((&id, &x), &t) in report.agents.iter().zip(report.rewards).zip(report.terminated) {
-                            r[id] = x;
-                            te[id] = t;
-                            c.acted.push(id);
-                        }
-                        settle(c.world.as_mut());
-                        let over = c.world.done();
-                        if over {
-                            // Still present when the episode ended: truncated.
-                            for &id in &c.acted {
-                                tr[id] = !te[id];
-                            }
-                        }
-                        c.fill(o, blank);
-                        if over {
-                            fo.copy_from_slice(o);
-                            c.reset();
-                            c.fill(o, blank);
-                        }
-                    })
+                    .for_each(|(k, (((((c, o), fo), r), te), tr))| one(k, c, o, fo, r, te, tr))
             })
         });
         Ok((
@@ -247,14 +270,19 @@ impl WorldVecEnv {
 
     /// The agents' round records (`World::info`) as `[num_envs, n]` float64 arrays, one per
     /// numeric field (the market: `price`, `progress`, `tokens`, `level`, `utility`); a copy
-    /// reset in the last step gives its new episode's.
+    /// whose episode ended in the last step gives that episode's last round (as `final_obs`
+    /// holds its rows), not its new episode's.
     fn infos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let b = try_batch(&self.inner)?;
         let (e, n) = (b.copies.len(), b.n);
         let mut fields: Vec<(&'static str, Vec<f64>)> = Vec::new();
         for (k, c) in b.copies.iter().enumerate() {
             for id in 0..n {
-                for (key, v) in c.world.info(id) {
+                let record = match &c.ended {
+                    Some(ended) => ended[id].clone(),
+                    None => c.world.info(id),
+                };
+                for (key, v) in record {
                     let Some(x) = v.as_f64() else { continue };
                     let at = match fields.iter().position(|(f, _)| *f == key) {
                         Some(at) => at,

@@ -53,7 +53,8 @@ def test_shapes_and_dtypes():
 
 def test_copies_follow_the_seed_contract_and_match_parallel_env():
     """Copy k, episode e plays episode_seed(seed, k, e): the same episode parallel_env plays
-    on that seed, round for round, with final_obs the observation it ended on."""
+    on that seed, round for round, with final_obs the observation it ended on and infos() its
+    round records (at the end, the last round's, not the next episode's)."""
     vec = mtf_env.VecEnv(QUICKSTART, 3, overrides=[f"env.rounds={ROUNDS}"], threads=2)
     acts = actions_for(vec, 2 * ROUNDS, seed=3)
     obs0 = vec.reset(21)
@@ -64,9 +65,13 @@ def test_copies_follow_the_seed_contract_and_match_parallel_env():
         np.testing.assert_array_equal(obs0[k], np.stack([first[a] for a in p.possible_agents]))
     for t in range(2 * ROUNDS):
         obs, rew, _, trunc = vec.step(acts[t])
+        infos = vec.infos()
+        assert set(infos) == {"arrived", "rejected", "dropped", "served", "backlog", "won", "spent", "budget", "level"}
         for k, p in enumerate(pars):
-            o, r, _, tr, _ = p.step({a: int(acts[t, k, i]) for i, a in enumerate(p.possible_agents)})
+            o, r, _, tr, inf = p.step({a: int(acts[t, k, i]) for i, a in enumerate(p.possible_agents)})
             np.testing.assert_array_equal(rew[k], [r[a] for a in p.possible_agents])
+            for key, arr in infos.items():
+                np.testing.assert_array_equal(arr[k], [float(inf[a][key]) for a in p.possible_agents])
             expected = np.stack([o[a] for a in p.possible_agents])
             assert trunc[k].all() == all(tr.values())
             if all(tr.values()):

@@ -195,6 +195,13 @@ pub trait World: Send {
         None
     }
 
+    /// What a copy's memory grows with, in (agent, accelerator) cells: a batch of copies is
+    /// refused before it is allocated when copies x cells passes mtf's cell limit. The agents
+    /// by default; the queue world's agents x accelerators.
+    fn cells(&self) -> usize {
+        self.possible()
+    }
+
     /// Whether the episode is over.
     fn done(&self) -> bool {
         self.live().is_empty()
@@ -299,6 +306,9 @@ impl World for Box<dyn World> {
     }
     fn possible(&self) -> usize {
         (**self).possible()
+    }
+    fn cells(&self) -> usize {
+        (**self).cells()
     }
     fn agent_name(&self, id: usize) -> String {
         (**self).agent_name(id)
