@@ -362,16 +362,9 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
         episode_seeds(root, exp.train.eval_seeds),
         selection_seeds(root, exp.train.eval_seeds),
     );
-    let welfare = |policy: &dyn Policy, seeds: &[u64]| -> Vec<f64> {
-        evaluate(sc, seeds, policy, false, threads)
-            .iter()
-            .map(crate::report::table::headline_of)
-            .collect()
-    };
+    let welfare = |policy: &dyn Policy, seeds: &[u64]| super::references::headlines(sc, policy, seeds, threads);
     let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-    let levels = sc.action_levels().len();
-    let picked: Vec<f64> = (0..levels).map(|l| mean(&welfare(&Fixed { level: l }, &select))).collect();
-    let best = (0..levels).fold(0, |b, l| if picked[l] > picked[b] { l } else { b });
+    let best = super::references::best_fixed_level(sc, &select, threads);
     let base = welfare(&Fixed { level: best }, &held);
     let (mut greedy, mut sampled, mut near_uniform) = (Vec::new(), Vec::new(), 0);
     for run in runs {
@@ -388,8 +381,7 @@ pub fn summarize(exp: &Experiment, runs: &[PathBuf], threads: usize) -> crate::e
             .map(|w| mean(&w.iter().zip(&base).map(|(a, b)| a - b).collect::<Vec<_>>()))
             .collect()
     };
-    let uniform = Layered::new(Box::new(crate::learners::uniform::Uniform::new(sc.n(), levels, sc.m())), Sample);
-    let unif = welfare(&uniform, &held);
+    let unif = welfare(&super::references::uniform_play(sc), &held);
     let stochastic = super::draws(exp.learner.kind);
     let scored = if stochastic { &sampled } else { &greedy };
     let vs_uniform: Vec<f64> = scored

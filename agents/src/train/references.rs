@@ -87,7 +87,6 @@ pub fn verdict_as(d: Stat, above: &'static str, below: &'static str) -> &'static
 /// order): the fixed levels on the selection seeds, the best and uniform play on the held-out
 /// ones.
 pub(super) fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> References {
-    use crate::learners::wrap::{Layered, Sample};
     let sc = &exp.scenario;
     let root = sc.file.seed;
     let (eval, select) = (
@@ -95,21 +94,10 @@ pub(super) fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> 
         env::eval::selection_seeds(root, exp.train.eval_seeds),
     );
     let t = exp.train.threads;
-    let headline = |policy: &dyn crate::learners::Policy, seeds: &[u64]| -> Vec<f64> {
-        evaluate(sc, seeds, policy, false, t)
-            .iter()
-            .map(crate::report::table::headline_of)
-            .collect()
-    };
-    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-    let levels = sc.action_levels().len();
-    let picked: Vec<f64> = (0..levels)
-        .map(|l| mean(&headline(&crate::learners::Fixed { level: l }, &select)))
-        .collect();
-    let best = (0..levels).fold(0, |b, l| if picked[l] > picked[b] { l } else { b });
+    let headline = |policy: &dyn crate::learners::Policy, seeds: &[u64]| headlines(sc, policy, seeds, t);
+    let best = best_fixed_level(sc, &select, t);
     let base = headline(&crate::learners::Fixed { level: best }, &eval);
-    let uniform = Layered::new(Box::new(crate::learners::uniform::Uniform::new(sc.n(), levels, sc.m())), Sample);
-    let unif = headline(&uniform, &eval);
+    let unif = headline(&uniform_play(sc), &eval);
     let diff = |a: &[f64], b: &[f64]| Stat::of(&a.iter().zip(b).map(|(x, y)| x - y).collect::<Vec<f64>>());
     let run = if stochastic { &held.sampled } else { &held.greedy };
     let selfish = (sc.file.env.reward != env::config::Reward::Welfare && sc.file.env.world == env::config::World::Queues).then(|| {
@@ -134,6 +122,32 @@ pub(super) fn references(exp: &Experiment, held: &HeldOut, stochastic: bool) -> 
         scored: if stochastic { "sampled" } else { "greedy" },
         selfish,
     }
+}
+
+/// Each episode's headline (`report::table::headline_of`) of `policy` on `seeds`, in seed order.
+pub(crate) fn headlines(sc: &env::config::Scenario, policy: &dyn crate::learners::Policy, seeds: &[u64], threads: usize) -> Vec<f64> {
+    evaluate(sc, seeds, policy, false, threads)
+        .iter()
+        .map(crate::report::table::headline_of)
+        .collect()
+}
+
+/// The best fixed level (every agent at it) by its mean headline on `select` (the selection
+/// seeds; the first of equals).
+pub(crate) fn best_fixed_level(sc: &env::config::Scenario, select: &[u64], threads: usize) -> usize {
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let levels = sc.action_levels().len();
+    let picked: Vec<f64> = (0..levels)
+        .map(|l| mean(&headlines(sc, &crate::learners::Fixed { level: l }, select, threads)))
+        .collect();
+    (0..levels).fold(0, |b, l| if picked[l] > picked[b] { l } else { b })
+}
+
+/// Uniform random play: every agent draws a level uniformly every round.
+pub(crate) fn uniform_play(sc: &env::config::Scenario) -> impl crate::learners::Policy {
+    use crate::learners::wrap::{Layered, Sample};
+    let levels = sc.action_levels().len();
+    Layered::new(Box::new(crate::learners::uniform::Uniform::new(sc.n(), levels, sc.m())), Sample)
 }
 
 /// Every held-out episode's welfare, in seed order.
