@@ -152,8 +152,8 @@ impl World for QueueWorld {
         (!self.live().is_empty()).then(|| self.env.observations().data)
     }
 
-    /// The observation buffer after the last round (what the queue world's own API and its
-    /// `VecEnv` return at the truncation).
+    /// The observation buffer after the last round (what the queue world's own API returns at
+    /// the truncation).
     fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {
         out.copy_from_slice(self.env.observations().get(id));
         true
@@ -210,6 +210,10 @@ impl World for QueueWorld {
 
     fn cells(&self) -> usize {
         self.env.n().saturating_mul(self.env.m())
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        self.env.set_recording(on);
     }
 
     fn metrics(&self) -> &'static [WorldMetric] {

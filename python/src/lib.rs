@@ -45,8 +45,10 @@ pub(crate) fn check_batch(num_envs: usize, n: usize, cells: usize, dim: usize) -
             "num_envs x agents x accelerators = {num_envs} x {cells} = {all} cells, more than the limit of {limit}: fewer copies"
         )));
     }
-    // The copies, observations and final observations (f32), rewards, flags and infos.
-    let bytes = all * BYTES_PER_CELL + (num_envs as u128) * (n as u128) * ((dim as u128) * 8 + 96);
+    // The copies, observations and final observations (f32), rewards, flags and infos, and
+    // the records of an ended episode's last round (about 450 bytes an agent, every copy's at
+    // once in the queue world, whose copies all end on the same round).
+    let bytes = all * BYTES_PER_CELL + (num_envs as u128) * (n as u128) * ((dim as u128) * 8 + 96 + 512);
     if let Some(available) = available_memory() {
         if bytes > u128::from(available) {
             return Err(pyo3::exceptions::PyMemoryError::new_err(format!(

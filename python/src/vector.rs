@@ -1,7 +1,8 @@
-//! Any world of `env::registry` batched (`mtf_env.VecEnv` on a market, Gavel or bandit file):
-//! [`WorldVecEnv`], `num_envs` copies stepped in parallel with the GIL released, over the one
-//! world trait. The queue and valuation worlds keep their own engine ([`crate::VecEnv`]),
-//! built for a thousand agents on four thousand accelerators.
+//! Any world of `env::registry` batched (`mtf_env.VecEnv` on any config file): [`WorldVecEnv`],
+//! `num_envs` copies stepped in parallel with the GIL released, over the one world trait (the
+//! queue and valuation worlds' own engine was removed in issue 38). Copies keep no per-round
+//! logs (`World::set_recording`): a batch reports no episode figures, and a queue-world copy's
+//! logs grew with every round of an episode of any length.
 //!
 //! Rows are agent ids `0..possible`: a live agent's row is its observation; an agent not live
 //! (not arrived, or gone) has the world's last observation of it, or a zero row clipped into
@@ -109,7 +110,11 @@ impl WorldVecEnv {
         let blank = layout.low.iter().zip(&layout.high).map(|(&lo, &hi)| 0f32.clamp(lo, hi)).collect();
         let copies: Vec<Slot> = (0..num_envs)
             .map(|k| Slot {
-                world: world.fork(),
+                world: {
+                    let mut w = world.fork();
+                    w.set_recording(false);
+                    w
+                },
                 root: 0,
                 index: k as u64,
                 episode: 0,

@@ -202,6 +202,11 @@ pub trait World: Send {
         self.possible()
     }
 
+    /// Whether the world keeps what its episode figures are computed from beyond the round
+    /// (the queue world's per-round logs, which grow with every round). A batch that never
+    /// reads figures turns it off; default: nothing to turn off.
+    fn set_recording(&mut self, _on: bool) {}
+
     /// Whether the episode is over.
     fn done(&self) -> bool {
         self.live().is_empty()
@@ -309,6 +314,9 @@ impl World for Box<dyn World> {
     }
     fn cells(&self) -> usize {
         (**self).cells()
+    }
+    fn set_recording(&mut self, on: bool) {
+        (**self).set_recording(on)
     }
     fn agent_name(&self, id: usize) -> String {
         (**self).agent_name(id)
