@@ -333,6 +333,18 @@ fn market_sweep(dir: &std::path::Path, objective: &str, params: &str) -> String 
     p.display().to_string()
 }
 
+/// `mtf sweep` of the sweep file `p` with its storage and outputs in `dir`: its JSON report
+/// (exit status 0 asserted).
+fn run_sweep(dir: &std::path::Path, p: &str) -> serde_json::Value {
+    let (db, out) = (
+        format!("sqlite:{}", dir.join("s.db").display()),
+        dir.join("out").display().to_string(),
+    );
+    let (code, stdout, stderr) = mtf(&["sweep", "--config", p, "--storage", &db, "--out", &out, "--quiet", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
 #[test]
 fn a_sweep_over_the_duel_finds_the_hand_computed_utilities() {
     // Hedge reaches L's best bid under either rule (the duel's header): utility 11 under first
@@ -343,13 +355,7 @@ fn a_sweep_over_the_duel_finds_the_hand_computed_utilities() {
         "metric = \"utility.mean\"\ndirection = \"maximize\"\nintermediate = \"utility\"",
         "\"mechanism.kind\" = { type = \"categorical\", choices = [\"first_price\", \"second_price\"] }\n\"learner.hedge.eta\" = { type = \"categorical\", choices = [0.5, 2.0] }",
     );
-    let (db, out) = (
-        format!("sqlite:{}", dir.join("s.db").display()),
-        dir.join("out").display().to_string(),
-    );
-    let (code, stdout, stderr) = mtf(&["sweep", "--config", &p, "--storage", &db, "--out", &out, "--quiet", "--json"]);
-    assert_eq!(code, 0, "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = run_sweep(&dir, &p);
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4);
     for t in trials {
@@ -386,13 +392,7 @@ fn a_market_sweep_of_an_actor_can_optimise_its_sampled_utility() {
         "replicates = 1\nepisodes = 2\nset = [\"learner.kind=\\\"ppo\\\"\"]\n",
     );
     std::fs::write(&p, text).unwrap();
-    let (db, out) = (
-        format!("sqlite:{}", dir.join("s.db").display()),
-        dir.join("out").display().to_string(),
-    );
-    let (code, stdout, stderr) = mtf(&["sweep", "--config", &p, "--storage", &db, "--out", &out, "--quiet", "--json"]);
-    assert_eq!(code, 0, "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let v = run_sweep(&dir, &p);
     let trials = v["trials"].as_array().unwrap();
     assert!(!trials.is_empty());
     for t in trials {

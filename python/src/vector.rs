@@ -230,32 +230,30 @@ impl WorldVecEnv {
                 c.fill(o, blank);
             }
         };
+        // Each copy with its rows of every array, serial or in parallel.
+        macro_rules! rows {
+            ($iter:ident, $chunks:ident) => {
+                copies
+                    .$iter()
+                    .zip(obs.$chunks(n * d))
+                    .zip(final_obs.$chunks(n * d))
+                    .zip(rewards.$chunks(n))
+                    .zip(terminations.$chunks(n))
+                    .zip(truncations.$chunks(n))
+                    .enumerate()
+                    .for_each(|(k, (((((c, o), fo), r), te), tr))| one(k, c, o, fo, r, te, tr))
+            };
+        }
         py.detach(|| {
             // On one thread (or one copy) in the caller's thread: handing every round to a
             // pool thread cost 10% more CPU on the queue world (issue 38's move of its VecEnv).
             if self.pool.current_num_threads() == 1 || e == 1 {
-                copies
-                    .iter_mut()
-                    .zip(obs.chunks_mut(n * d))
-                    .zip(final_obs.chunks_mut(n * d))
-                    .zip(rewards.chunks_mut(n))
-                    .zip(terminations.chunks_mut(n))
-                    .zip(truncations.chunks_mut(n))
-                    .enumerate()
-                    .for_each(|(k, (((((c, o), fo), r), te), tr))| one(k, c, o, fo, r, te, tr));
+                rows!(iter_mut, chunks_mut);
                 return;
             }
             self.pool.install(|| {
                 use rayon::prelude::*;
-                copies
-                    .par_iter_mut()
-                    .zip(obs.par_chunks_mut(n * d))
-                    .zip(final_obs.par_chunks_mut(n * d))
-                    .zip(rewards.par_chunks_mut(n))
-                    .zip(terminations.par_chunks_mut(n))
-                    .zip(truncations.par_chunks_mut(n))
-                    .enumerate()
-                    .for_each(|(k, (((((c, o), fo), r), te), tr))| one(k, c, o, fo, r, te, tr))
+                rows!(par_iter_mut, par_chunks_mut)
             })
         });
         Ok((
