@@ -18,7 +18,10 @@
 # latest run's time.
 # Usage: scripts/learners-report.sh [OUT] [REPLICATES]
 # MTF=PATH runs that binary instead of building target/release/mtf (a copy keeps a long report
-# apart from later builds).
+# apart from later builds). KEEP=DIR keeps a report that outlasts its machine (w124-mmpp's takes
+# longer than a session): each finished group's small files (its summary, its replicates'
+# summaries, its config and training time) and the analysis are copied to KEEP/<group>/ as they
+# finish, and a later run with the same KEEP starts from them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/learners-report}
@@ -26,7 +29,27 @@ replicates=${2:-5}
 source scripts/lib.sh
 mtf=$(mtf_binary)
 mkdir -p "$out"
-machine > "$out/machine.txt"
+keep=${KEEP:-}
+if [ -n "$keep" ] && [ -d "$keep" ]; then
+  for g in "$keep"/*/; do
+    [ -d "$out/$(basename "$g")" ] || cp -r "$g" "$out/$(basename "$g")"
+  done
+  [ -f "$keep/machine.txt" ] && cp "$keep/machine.txt" "$out/machine.txt"
+fi
+# One line per piece of the report (a kept report runs on several machines).
+machine >> "$out/machine.txt"
+# A finished group's small files to KEEP (nothing when KEEP is unset).
+keep_group() {
+  [ -n "$keep" ] || return 0
+  local d=$1 k
+  mkdir -p "$keep"
+  k="$(cd "$keep" && pwd)/$(basename "$1")"
+  rm -rf "$k.tmp" && mkdir -p "$k.tmp"
+  (cd "$d" && find . \( -name summary.json -o -name config.toml -o -name wall_seconds.txt \) \
+    -exec cp --parents {} "$k.tmp" \;)
+  rm -rf "$k" && mv "$k.tmp" "$k"
+  cp "$out/machine.txt" "$keep/machine.txt"
+}
 
 # world name -> config and its training budget (w124-mmpp's default 50 episodes is too few).
 # WORLDS and LEARNERS (space-separated) restrict a run to some rows; the table shows the
@@ -35,6 +58,7 @@ read -r -a worlds <<< "${WORLDS:-quickstart w124-mmpp}"
 declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thesis/w124-mmpp.toml)
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
+read -r -a rewards <<< "${REWARDS:-utility welfare}"
 read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_class}"
 declare -A learner_sets=(
   [uniform]="learner.kind=uniform"
@@ -50,7 +74,17 @@ declare -A learner_sets=(
 )
 
 for world in "${worlds[@]}"; do
-  for reward in utility welfare; do
+  # The analysis on the held-out seeds the groups use (16) and 16 selection seeds; first, so
+  # that a report stopped part way has a table of the rows it has.
+  if [ ! -f "$out/$world-analyze/summary.json" ]; then
+    rm -rf "$out/$world-analyze"
+    sets=()
+    for s in ${world_sets[$world]}; do sets+=(--set "$s"); done
+    "$mtf" analyze --config "${config[$world]}" "${sets[@]}" --seeds 16 --select-seeds 16 --tokens 100 \
+      --baselines stride --threads 2 --quiet --out "$out/$world-analyze" > /dev/null
+  fi
+  keep_group "$out/$world-analyze"
+  for reward in "${rewards[@]}"; do
     for learner in "${learners[@]}"; do
       # Hedge scores its levels by re-running the mechanism (SPEC 4), not by the env's reward.
       # Uniform play learns nothing: one row, the floor a learner must beat.
@@ -83,16 +117,9 @@ for world in "${worlds[@]}"; do
       fi
       echo " $(date +%s.%N)" >> "$pieces"
       awk '{ s += $2 - $1 } END { print s }' "$pieces" > "$dir/wall_seconds.txt"
+      keep_group "$dir"
     done
   done
-  # The analysis on the held-out seeds the groups use (16) and 16 selection seeds.
-  if [ ! -f "$out/$world-analyze/summary.json" ]; then
-    rm -rf "$out/$world-analyze"
-    sets=()
-    for s in ${world_sets[$world]}; do sets+=(--set "$s"); done
-    "$mtf" analyze --config "${config[$world]}" "${sets[@]}" --seeds 16 --select-seeds 16 --tokens 100 \
-      --baselines stride --threads 2 --quiet --out "$out/$world-analyze" > /dev/null
-  fi
 done
 
 python3 - "$out" "$replicates" "${PREVIOUS:-docs/reports/learners-2026-11-24.json}" <<'PY'
@@ -170,7 +197,7 @@ for world in ["quickstart", "w124-mmpp"]:
     conv = "" if eq["converged"] else f"; not converged after {eq['passes']} passes"
     lines.append(f"| {world} | own | the selfish equilibrium{conv} | {e['mean']:+.2f} ± {e['ci95']:.2f} (over seeds) | - | - | - | {'/'.join(f'{l:g}' for _, l in eq['levels'])} | - | - |")
     results.append({"world": world, "best_fixed": fixed, "best_adaptive": best, "equilibrium": eq})
-machine = open(f"{out}/machine.txt").read().strip()
+machine = "; ".join(dict.fromkeys(l.strip() for l in open(f"{out}/machine.txt") if l.strip()))
 lines.append("")
 lines.append(f"Welfare in jobs per round; best fixed level: quickstart and w124-mmpp as picked per group (`baseline` in results.json). {replicates} training replicates per row; machine: {machine}.")
 open(f"{out}/table.md", "w").write("\n".join(lines) + "\n")
