@@ -460,15 +460,7 @@ impl MarketFile {
 
     /// Every key's bounds, naming the first one out of them.
     pub fn check(&self, file: &str) -> Result<(), ConfigError> {
-        let err = |key: String, problem: String| ConfigError {
-            file: file.to_string(),
-            key,
-            problem,
-        };
-        // Bounded so that bids, prices and payments stay finite: a tenant's worth per hour is
-        // value x speed, at most 1e15.
-        let positive = |v: f64, max: f64| v.is_finite() && v > 0.0 && v <= max;
-        let money = |v: f64| v.is_finite() && (0.0..=MAX_MONEY).contains(&v);
+        let err = bad(file);
         if self.env.world != "market" {
             return Err(err(
                 "env.world".into(),
@@ -497,6 +489,19 @@ impl MarketFile {
         if m.types.is_empty() || m.types.len() > 64 {
             return Err(err("market.types".into(), format!("needs 1 to 64 types, got {}", m.types.len())));
         }
+        let tenants = self.check_tenant_count(file)?;
+        self.check_names(file)?;
+        self.check_types(file, tenants)?;
+        for (i, tn) in m.tenants.iter().enumerate() {
+            check_tenant(file, i, tn, m.types.len())?;
+        }
+        Ok(())
+    }
+
+    /// The tenants' count (summed over entries), bounded, and their names distinct.
+    fn check_tenant_count(&self, file: &str) -> Result<u64, ConfigError> {
+        let err = bad(file);
+        let m = &self.market;
         let tenants: u64 = m.tenants.iter().map(|t| u64::from(t.count)).sum();
         if tenants <= MAX_TENANTS {
             // Names key every per-tenant table (Python's dicts, policy files): the names the
@@ -534,7 +539,13 @@ impl MarketFile {
                 ),
             ));
         }
-        self.check_names(file)?;
+        Ok(tenants)
+    }
+
+    /// The accelerator types' prices and counts, bounded for `tenants` tenants.
+    fn check_types(&self, file: &str, tenants: u64) -> Result<(), ConfigError> {
+        let err = bad(file);
+        let m = &self.market;
         let mut units = 0u64;
         for (t, ty) in m.types.iter().enumerate() {
             if !money(ty.base_price) {
@@ -556,97 +567,13 @@ impl MarketFile {
                 format!("{units} auctioned accelerators for {tenants} tenants: at most {MAX_TENANTS} accelerators and {MAX_RECORDS:e} tenant-accelerator pairs"),
             ));
         }
-        for (i, tn) in m.tenants.iter().enumerate() {
-            let key = |k: &str| format!("market.tenants[{i}].{k}");
-            if tn.speeds.len() != m.types.len() {
-                return Err(err(
-                    key("speeds"),
-                    format!("has {} entries, expected one per type ({})", tn.speeds.len(), m.types.len()),
-                ));
-            }
-            if let Some(t) = tn.speeds.iter().position(|s| !positive(*s, MAX_SPEED)) {
-                return Err(err(
-                    format!("market.tenants[{i}].speeds[{t}]"),
-                    format!("must be in (0, {MAX_SPEED:e}], got {}", tn.speeds[t]),
-                ));
-            }
-            if tn.speed_scale.is_some() {
-                return Err(err(key("speed_scale"), "needs an application".into()));
-            }
-            if tn.trace_start.is_some() && tn.work_trace.is_none() {
-                return Err(err(key("trace_start"), "needs a work_trace".into()));
-            }
-            match &tn.work_trace {
-                None if !positive(tn.work, MAX_WORK) => {
-                    return Err(err(key("work"), format!("must be in (0, {MAX_WORK:e}], got {}", tn.work)));
-                }
-                None => {}
-                Some(WorkTrace::File(_)) => {
-                    return Err(err(key("work_trace"), "a trace file is read by MarketFile::load".into()));
-                }
-                Some(WorkTrace::Sizes(sizes)) => {
-                    if tn.work != 0.0 || tn.work_max.is_some() {
-                        return Err(err(key("work_trace"), "gives the sizes: leave work and work_max out".into()));
-                    }
-                    if sizes.is_empty() || sizes.len() > MAX_TRACE {
-                        return Err(err(key("work_trace"), format!("needs 1 to {MAX_TRACE} sizes, got {}", sizes.len())));
-                    }
-                    if let Some(j) = sizes.iter().position(|&x| !positive(x, MAX_WORK)) {
-                        return Err(err(
-                            format!("market.tenants[{i}].work_trace[{j}]"),
-                            format!("must be in (0, {MAX_WORK:e}], got {}", sizes[j]),
-                        ));
-                    }
-                }
-            }
-            if !positive(tn.checkpoint, MAX_WORK) {
-                return Err(err(
-                    key("checkpoint"),
-                    format!("must be in (0, {MAX_WORK:e}], got {}", tn.checkpoint),
-                ));
-            }
-            if let Some(max) = tn.work_max.filter(|&x| !(x.is_finite() && x >= tn.work && x <= MAX_WORK)) {
-                return Err(err(
-                    key("work_max"),
-                    format!("must be in [work = {}, {MAX_WORK:e}], got {max}", tn.work),
-                ));
-            }
-            if !positive(tn.weight, MAX_MONEY) {
-                return Err(err(key("weight"), format!("must be in (0, {MAX_MONEY:e}], got {}", tn.weight)));
-            }
-            if !(0.0..=1.0).contains(&tn.threshold) {
-                return Err(err(key("threshold"), format!("must be in [0, 1], got {}", tn.threshold)));
-            }
-            if tn.late_value > tn.value || !money(tn.late_value) {
-                return Err(err(
-                    key("late_value"),
-                    format!("must be in [0, value = {}], got {}", tn.value, tn.late_value),
-                ));
-            }
-            if tn.deadline == Some(0) {
-                return Err(err(key("deadline"), "must be at least 1 round".into()));
-            }
-            for (k, v) in [
-                ("value", tn.value),
-                ("bid_factor", tn.bid_factor),
-                ("budget", tn.budget.unwrap_or(0.0)),
-            ] {
-                if !money(v) {
-                    return Err(err(key(k), format!("must be in [0, {MAX_MONEY:e}], got {v}")));
-                }
-            }
-        }
         Ok(())
     }
 
     /// Names printed in one-line tables and keying policy files: types distinct, every name
     /// printable.
     fn check_names(&self, file: &str) -> Result<(), ConfigError> {
-        let err = |key: String, problem: String| ConfigError {
-            file: file.to_string(),
-            key,
-            problem,
-        };
+        let err = bad(file);
         let m = &self.market;
         // Type names head the tables' price columns and key policy files: they must differ
         // (two "A10" columns were accepted), and names are printed in one-line tables.
@@ -675,4 +602,107 @@ impl MarketFile {
         }
         Ok(())
     }
+}
+
+/// A key of `file` out of bounds.
+fn bad(file: &str) -> impl Fn(String, String) -> ConfigError + '_ {
+    move |key, problem| ConfigError {
+        file: file.to_string(),
+        key,
+        problem,
+    }
+}
+
+// Bounded so that bids, prices and payments stay finite: a tenant's worth per hour is value x
+// speed, at most 1e15.
+fn positive(v: f64, max: f64) -> bool {
+    v.is_finite() && v > 0.0 && v <= max
+}
+
+fn money(v: f64) -> bool {
+    v.is_finite() && (0.0..=MAX_MONEY).contains(&v)
+}
+
+/// Tenant entry `i`'s keys in bounds (`types`: the market's accelerator types).
+fn check_tenant(file: &str, i: usize, tn: &TenantSpec, types: usize) -> Result<(), ConfigError> {
+    let err = bad(file);
+    let key = |k: &str| format!("market.tenants[{i}].{k}");
+    if tn.speeds.len() != types {
+        return Err(err(
+            key("speeds"),
+            format!("has {} entries, expected one per type ({})", tn.speeds.len(), types),
+        ));
+    }
+    if let Some(t) = tn.speeds.iter().position(|s| !positive(*s, MAX_SPEED)) {
+        return Err(err(
+            format!("market.tenants[{i}].speeds[{t}]"),
+            format!("must be in (0, {MAX_SPEED:e}], got {}", tn.speeds[t]),
+        ));
+    }
+    if tn.speed_scale.is_some() {
+        return Err(err(key("speed_scale"), "needs an application".into()));
+    }
+    if tn.trace_start.is_some() && tn.work_trace.is_none() {
+        return Err(err(key("trace_start"), "needs a work_trace".into()));
+    }
+    match &tn.work_trace {
+        None if !positive(tn.work, MAX_WORK) => {
+            return Err(err(key("work"), format!("must be in (0, {MAX_WORK:e}], got {}", tn.work)));
+        }
+        None => {}
+        Some(WorkTrace::File(_)) => {
+            return Err(err(key("work_trace"), "a trace file is read by MarketFile::load".into()));
+        }
+        Some(WorkTrace::Sizes(sizes)) => {
+            if tn.work != 0.0 || tn.work_max.is_some() {
+                return Err(err(key("work_trace"), "gives the sizes: leave work and work_max out".into()));
+            }
+            if sizes.is_empty() || sizes.len() > MAX_TRACE {
+                return Err(err(key("work_trace"), format!("needs 1 to {MAX_TRACE} sizes, got {}", sizes.len())));
+            }
+            if let Some(j) = sizes.iter().position(|&x| !positive(x, MAX_WORK)) {
+                return Err(err(
+                    format!("market.tenants[{i}].work_trace[{j}]"),
+                    format!("must be in (0, {MAX_WORK:e}], got {}", sizes[j]),
+                ));
+            }
+        }
+    }
+    if !positive(tn.checkpoint, MAX_WORK) {
+        return Err(err(
+            key("checkpoint"),
+            format!("must be in (0, {MAX_WORK:e}], got {}", tn.checkpoint),
+        ));
+    }
+    if let Some(max) = tn.work_max.filter(|&x| !(x.is_finite() && x >= tn.work && x <= MAX_WORK)) {
+        return Err(err(
+            key("work_max"),
+            format!("must be in [work = {}, {MAX_WORK:e}], got {max}", tn.work),
+        ));
+    }
+    if !positive(tn.weight, MAX_MONEY) {
+        return Err(err(key("weight"), format!("must be in (0, {MAX_MONEY:e}], got {}", tn.weight)));
+    }
+    if !(0.0..=1.0).contains(&tn.threshold) {
+        return Err(err(key("threshold"), format!("must be in [0, 1], got {}", tn.threshold)));
+    }
+    if tn.late_value > tn.value || !money(tn.late_value) {
+        return Err(err(
+            key("late_value"),
+            format!("must be in [0, value = {}], got {}", tn.value, tn.late_value),
+        ));
+    }
+    if tn.deadline == Some(0) {
+        return Err(err(key("deadline"), "must be at least 1 round".into()));
+    }
+    for (k, v) in [
+        ("value", tn.value),
+        ("bid_factor", tn.bid_factor),
+        ("budget", tn.budget.unwrap_or(0.0)),
+    ] {
+        if !money(v) {
+            return Err(err(key(k), format!("must be in [0, {MAX_MONEY:e}], got {v}")));
+        }
+    }
+    Ok(())
 }
