@@ -36,8 +36,12 @@ if [ -n "$keep" ] && [ -d "$keep" ]; then
   done
   [ -f "$keep/machine.txt" ] && cp "$keep/machine.txt" "$out/machine.txt"
 fi
-# One line per piece of the report (a kept report runs on several machines).
-machine >> "$out/machine.txt"
+# One line per piece of the report that trains (a kept report runs on several machines).
+noted=
+note_machine() {
+  [ -n "$noted" ] || machine >> "$out/machine.txt"
+  noted=1
+}
 # A finished group's small files to KEEP (nothing when KEEP is unset).
 keep_group() {
   [ -n "$keep" ] || return 0
@@ -77,6 +81,7 @@ for world in "${worlds[@]}"; do
   # The analysis on the held-out seeds the groups use (16) and 16 selection seeds; first, so
   # that a report stopped part way has a table of the rows it has.
   if [ ! -f "$out/$world-analyze/summary.json" ]; then
+    note_machine
     rm -rf "$out/$world-analyze"
     sets=()
     for s in ${world_sets[$world]}; do sets+=(--set "$s"); done
@@ -97,6 +102,7 @@ for world in "${worlds[@]}"; do
       # exact. Its training time is the sum of its pieces (OUT/<group>.pieces: start and end of
       # each), a killed piece's end read as the last file the group wrote.
       pieces="$out/$(basename "$dir").pieces"
+      note_machine
       if [ -f "$dir/config.toml" ] && [ -f "$pieces" ] && [ "$(tail -c 1 "$pieces" | wc -l)" = 0 ]; then
         echo " $(find "$dir" -type f -printf '%T@\n' | sort -n | tail -1)" >> "$pieces"
       fi
