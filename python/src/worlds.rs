@@ -143,7 +143,14 @@ impl WorldEnv {
         let actions = actions
             .iter()
             .zip(live.iter().chain(std::iter::repeat(&usize::MAX)))
-            .map(|(&a, &id)| usize::try_from(a).map_err(|_| value_error(format!("agent {id}: action {a} is outside Discrete({k})"))))
+            // The action space is the levels: a world's named actions past them (the market's
+            // `own`) are mtf's references, not a Python agent's choice.
+            .map(|(&a, &id)| {
+                usize::try_from(a)
+                    .ok()
+                    .filter(|&a| a < k)
+                    .ok_or_else(|| value_error(format!("agent {id}: action {a} is outside Discrete({k})")))
+            })
             .collect::<PyResult<Vec<usize>>>()?;
         let (acted, rewards, terminated) = {
             let r = w.step(&actions).map_err(value_error)?;

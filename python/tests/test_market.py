@@ -92,6 +92,10 @@ def test_bad_input_raises_instead_of_crashing(tmp_path):
     env.reset(seed=1)
     with pytest.raises(ValueError, match="outside Discrete"):
         env.step({"E": 0, "L": 99})
+    # The first index past the levels is the market's named action `own` inside mtf (a
+    # reference row); Python's action space stays the levels.
+    with pytest.raises(ValueError, match="outside Discrete"):
+        env.step({"E": 0, "L": len(env.levels)})
     with pytest.raises(ValueError, match="no action for agent 'L'"):
         env.step({"E": 0})
     with pytest.raises(ValueError, match="unknown or finished"):

@@ -247,8 +247,8 @@ impl Compared {
     }
 }
 
-/// `mtf analyze` in a world behind the seam: every fixed level, uniform play and (with a run)
-/// the trained actors, on the same seeds, each against the best fixed level.
+/// `mtf analyze` in a world behind the seam: every fixed level and named action, uniform play
+/// and (with a run) the trained actors, on the same seeds, each against the best fixed level.
 pub fn analyze(
     config: &Path,
     set: &[String],
@@ -273,9 +273,14 @@ pub fn analyze(
         out: out.map(Path::to_path_buf),
         command: "analyze",
     })?;
-    // The baseline is the best fixed level.
+    // The baseline is the best fixed level (a named action, the market's `fixed:own`, is a
+    // row beside the levels, not one of them).
     let better = sign(c.metrics[c.headline].better);
-    let fixed = c.rows.iter().enumerate().filter(|(_, r)| r.policy.starts_with("fixed:"));
+    let fixed = c
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.policy.strip_prefix("fixed:").is_some_and(|x| x.parse::<f64>().is_ok()));
     c.baseline = fixed
         .map(|(k, r)| (k, summarise(&r.played, c.metrics)[c.headline].mean * better))
         .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })

@@ -1,5 +1,6 @@
 //! Policies for the worlds behind the seam, and the specs that name them on the command line:
-//! `fixed:X` (level X for everyone), `fixed:all` (every level, a row each), `uniform` (a level
+//! `fixed:X` (level X for everyone; X a level, or one of the world's named actions, as the
+//! market's `fixed:own`), `fixed:all` (every level and named action, a row each), `uniform` (a level
 //! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]).
@@ -17,16 +18,25 @@ pub type Named = (String, Box<dyn RowPolicy>);
 pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> {
     let levels = world.levels();
     let bad = |problem: String| crate::error::policy(spec, problem);
+    let named = world.named_actions();
     if spec == "fixed:all" {
-        return Ok((0..levels.len())
-            .map(|k| (format!("fixed:{}", levels[k]), Box::new(Fixed::new(vec![k])) as Box<dyn RowPolicy>))
+        let names = levels.iter().map(f64::to_string).chain(named.iter().map(|n| n.to_string()));
+        return Ok(names
+            .enumerate()
+            .map(|(k, name)| (format!("fixed:{name}"), Box::new(Fixed::new(vec![k])) as Box<dyn RowPolicy>))
             .collect());
     }
     if spec == "uniform" {
         return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);
     }
     if let Some(x) = spec.strip_prefix("fixed:") {
-        let v: f64 = x.trim().parse().map_err(|_| bad(format!("`{x}` is not a number")))?;
+        if let Some(j) = named.iter().position(|n| *n == x.trim()) {
+            return Ok(vec![(format!("fixed:{}", named[j]), Box::new(Fixed::new(vec![levels.len() + j])))]);
+        }
+        let v: f64 = x.trim().parse().map_err(|_| {
+            let names: String = named.iter().map(|n| format!(" or `{n}`")).collect();
+            bad(format!("`{x}` is not a number{names}"))
+        })?;
         let k = env::config::level_index(levels, v).ok_or_else(|| {
             bad(format!(
                 "{v} is not one of this world's {} {levels:?}",

@@ -437,14 +437,21 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
 /// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
 /// what a sweep's objective may name.
 pub fn summary_shape(w: &dyn World, group: bool) -> Value {
+    let against = std::iter::once("uniform").chain(w.named_actions().iter().copied());
     if group {
-        return json!({
+        let mut shape = json!({
             "replicates": [],
             "vs_best_fixed_per_replicate": [],
             "vs_best_fixed_iqm": 0.0,
             "vs_best_fixed_ci95": [0.0, 0.0],
             "share_improving": 0.0,
         });
+        for name in against {
+            shape[format!("vs_{name}_per_replicate")] = json!([]);
+            shape[format!("vs_{name}_iqm")] = json!(0.0);
+            shape[format!("vs_{name}_ci95")] = json!([0.0, 0.0]);
+        }
+        return shape;
     }
     let figures = Value::Object(
         w.metrics()
@@ -452,7 +459,7 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
             .map(|m| (m.key.to_string(), json!({"mean": 0.0, "ci95": 0.0})))
             .collect(),
     );
-    json!({
+    let mut shape = json!({
         "world": "", "mechanism": "", "learner": "", "episodes": 0, "train_seconds": 0.0,
         "agent_steps": 0, "agent_steps_per_second": 0.0, "eval_seeds": 0, "headline": "", "better": "",
         "eval": figures,
@@ -461,7 +468,12 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         "vs_uniform": {"mean": 0.0, "ci95": 0.0},
         "held_out": [],
         "held_out_best_fixed": [],
-    })
+    });
+    for name in w.named_actions() {
+        shape["references"][*name] = json!({"eval": figures});
+        shape[format!("vs_{name}")] = json!({"mean": 0.0, "ci95": 0.0});
+    }
+    shape
 }
 
 /// What the held-out evaluation and its references gave.
@@ -470,6 +482,8 @@ struct Judged {
     best_level: usize,
     best: Vec<Played>,
     uniform: Vec<Played>,
+    /// Every agent at each of the world's named actions ([`World::named_actions`]), in order.
+    named: Vec<Vec<Played>>,
 }
 
 /// The held-out evaluation of `policy` and its references on the same seeds.
@@ -493,6 +507,9 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
         best_level,
         best: evaluate(w, &Fixed::new(vec![best_level]), &seeds, t),
         uniform: evaluate(w, &Uniform::new(levels), &seeds, t),
+        named: (0..w.named_actions().len())
+            .map(|j| evaluate(w, &Fixed::new(vec![levels + j]), &seeds, t))
+            .collect(),
     }
 }
 
@@ -649,20 +666,46 @@ fn resume(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrai
 
 /// Train generations `start..` of a run whose config is written, then judge it.
 fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
+    match train_episodes(&exp, &dir, start, spec)? {
+        Outcome::Stopped(t) => Ok(t),
+        Outcome::Done(done) => judge_run(&exp, &dir, done),
+    }
+}
+
+/// How [`train_episodes`] ended: stopped by its hook or a signal (its checkpoint written), or
+/// every episode trained.
+enum Outcome {
+    Stopped(SeamTrained),
+    Done(Finished),
+}
+
+/// A run whose episodes are all trained, before it is judged.
+struct Finished {
+    learner: Trainer,
+    /// Agent-steps trained on (the run's, resumed ones included).
+    steps: u64,
+    train_seconds: f64,
+    /// Episodes (ES: generations) this invocation trained.
+    trained: u64,
+    tb: crate::run::tb::EventWriter,
+    resolved: toml::Table,
+}
+
+/// The training loop: an episode (ES: a generation) at a time, each logged to metrics.jsonl
+/// and TensorBoard and checkpointed, from `start` (a resumed run's checkpoint restored).
+fn train_episodes(exp: &SeamExperiment, dir: &RunDir, start: u64, spec: &crate::TrainSpec) -> crate::error::Result<Outcome> {
     let w = exp.world.as_ref();
-    let head = w.headline();
-    let headline = w.metrics()[head].key;
-    let mut trainer = Trainer::fresh(&exp);
+    let headline = w.metrics()[w.headline()].key;
+    let mut learner = Trainer::fresh(exp);
     let config_text = exp.to_toml();
     let mut steps = 0u64;
     if start > 0 {
         let latest = dir.latest_checkpoint();
         let bytes = run::read_regular(&latest, 1 << 32)?;
-        trainer.load(crate::train::checkpoint::decode(&latest, &bytes)?.learner)?;
+        learner.load(crate::train::checkpoint::decode(&latest, &bytes)?.learner)?;
         crate::train::log::truncate_metrics(&dir.metrics(), start)?;
         steps = last_steps(&dir.metrics())?;
     }
-    let learns = learns(exp.learner.kind);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(exp.train.threads)
         .build()
@@ -678,19 +721,15 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
     let ckpts = dir.checkpoints();
     std::fs::create_dir_all(&ckpts).map_err(|e| run::io_error(&ckpts, "creating", e))?;
     let started = Instant::now();
-    let unit = if exp.learner.kind == LearnerKind::Es {
-        "generation"
-    } else {
-        "episode"
-    };
+    let unit = unit(exp.learner.kind);
     let progress = crate::train::Progress::new(exp.train.episodes, start, spec.quiet, unit);
-    let total = if learns { exp.train.episodes } else { start };
+    let total = if learns(exp.learner.kind) { exp.train.episodes } else { start };
     let root = exp.training_seed();
     let keys = generation_keys(w, exp.learner.kind);
     for e in start..total {
         let t0 = Instant::now();
-        let (mut line, played) = trainer.episode(&exp, root, e, &pool);
-        if let Some(what) = trainer.non_finite() {
+        let (mut line, played) = learner.episode(exp, root, e, &pool);
+        if let Some(what) = learner.non_finite() {
             return Err(failed(format!(
                 "{}: training diverged in {unit} {}: {what}; the checkpoint of {unit} {e} kept. Lower learner.{}.{}",
                 dir.path().display(),
@@ -718,7 +757,7 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
             tb.scalar(&tag, line[*key].as_f64().unwrap_or(f64::NAN) as f32, steps)?;
         }
         let done = e + 1;
-        let bytes = crate::train::checkpoint::encode(done, &config_text, &trainer.save()?);
+        let bytes = crate::train::checkpoint::encode(done, &config_text, &learner.save()?);
         run::write_atomic(&dir.latest_checkpoint(), &bytes)?;
         if done % exp.train.checkpoint_every == 0 || done == exp.train.episodes {
             run::write_atomic(&dir.kept_checkpoint(done), &bytes)?;
@@ -733,22 +772,54 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         } || spec.stop.as_ref().is_some_and(|s| (s.0)());
         if halt {
             progress.finish();
-            return Ok(SeamTrained {
+            return Ok(Outcome::Stopped(SeamTrained {
                 dir: dir.path().to_path_buf(),
                 summary: Value::Null,
                 report: format!("stopped after {unit} {done}\n"),
                 stopped: true,
-            });
+            }));
         }
     }
     progress.finish();
-    let train_seconds = started.elapsed().as_secs_f64();
-    let hedge = match &trainer {
+    Ok(Outcome::Done(Finished {
+        learner,
+        steps,
+        train_seconds: started.elapsed().as_secs_f64(),
+        trained: total.saturating_sub(start),
+        tb,
+        resolved,
+    }))
+}
+
+/// What a learner's loop counts: ES's generations, everyone else's episodes.
+fn unit(kind: LearnerKind) -> &'static str {
+    if kind == LearnerKind::Es {
+        "generation"
+    } else {
+        "episode"
+    }
+}
+
+/// Judge a trained run on the held-out seeds against its references, and write its summary
+/// (summary.json, TensorBoard's summary scalars) and console report.
+fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error::Result<SeamTrained> {
+    let Finished {
+        learner,
+        steps,
+        train_seconds,
+        trained,
+        mut tb,
+        resolved,
+    } = done;
+    let w = exp.world.as_ref();
+    let head = w.headline();
+    let headline = w.metrics()[head].key;
+    let hedge = match &learner {
         Trainer::Hedge(h) => Some(hedge_json(h, w)),
         _ => None,
     };
-    let policy: Box<dyn RowPolicy> = trainer.policy(&exp)?;
-    let j = judge(&exp, policy.as_ref());
+    let policy: Box<dyn RowPolicy> = learner.policy(exp)?;
+    let j = judge(exp, policy.as_ref());
     let vs_best = improvement(w, &j.learned, &j.best);
     let vs_uniform = improvement(w, &j.learned, &j.uniform);
     let level = w.levels()[j.best_level];
@@ -773,19 +844,26 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
         "held_out": j.learned.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
         "held_out_best_fixed": j.best.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
     });
+    let mut named_lines = String::new();
+    for (name, played) in w.named_actions().iter().zip(&j.named) {
+        let vs = improvement(w, &j.learned, played);
+        summary["references"][*name] = json!({"eval": figures_json(w, played)});
+        summary[format!("vs_{name}")] = json!({"mean": vs.mean, "ci95": vs.ci95});
+        named_lines += &format!("{:<31} {}\n", format!("vs every agent at `{name}`:"), vs.signed_pm(3));
+    }
     if let Some(h) = &hedge {
         summary["hedge"] = h.clone();
     }
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
+    let eval = summarise(&j.learned, w.metrics())[head];
     for (tag, v) in [
-        (format!("summary/eval_{headline}"), summarise(&j.learned, w.metrics())[head].mean),
+        (format!("summary/eval_{headline}"), eval.mean),
         ("summary/vs_best_fixed".into(), vs_best.mean),
         ("summary/vs_uniform".into(), vs_uniform.mean),
     ] {
         tb.scalar(&tag, v as f32, steps)?;
     }
     tb.hparams_end(true)?;
-    let eval = summarise(&j.learned, w.metrics())[head];
     let m = &w.metrics()[head];
     let learned = hedge.as_ref().map_or(String::new(), |h| {
         let groups = h["groups"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -802,12 +880,12 @@ fn train_run_from(exp: SeamExperiment, dir: RunDir, start: u64, spec: &crate::Tr
             .collect();
         format!("Hedge's heaviest level per group: {}\n", each.join(", "))
     });
+    let unit = unit(exp.learner.kind);
     let report = format!(
-        "trained {} {unit}s ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
+        "trained {trained} {unit}s ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
          vs the best fixed level ({level}): {} ({}; positive is better)\n\
          vs uniform random play:        {}\n\
-         {learned}run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
-        total.saturating_sub(start),
+         {named_lines}{learned}run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
         exp.learner.kind.name(),
         m.label,
         eval.pm(3),
@@ -880,32 +958,60 @@ fn last_steps(path: &Path) -> crate::error::Result<u64> {
 
 /// A run group's summary over its replicates: each replicate's paired improvement over the
 /// best fixed level (mean over the held-out seeds), their IQM, bootstrap CI and probability
-/// of improvement.
+/// of improvement; and the same IQM and CI over uniform play and every named-action
+/// reference (`vs_uniform_iqm`, `vs_own_ci95`, ...).
 fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
-    let mut scores = Vec::new();
     let mut replicates = Vec::new();
+    // Every `vs_*` improvement of the replicates' summaries, in the first one's order.
+    let mut against: Vec<(String, Vec<f64>)> = Vec::new();
     for r in crate::train::group::replicates(dir.path())? {
         let s = crate::train::log::read_json(&RunDir::at(&r).summary())?;
-        scores.push(s["vs_best_fixed"]["mean"].as_f64().unwrap_or(f64::NAN));
+        if against.is_empty() {
+            against = s
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| k.starts_with("vs_") && v.get("mean").is_some())
+                .map(|(k, _)| (k.clone(), Vec::new()))
+                .collect();
+            against.sort_by_key(|(k, _)| k != "vs_best_fixed");
+        }
+        for (key, scores) in &mut against {
+            scores.push(s[key.as_str()]["mean"].as_f64().unwrap_or(f64::NAN));
+        }
         replicates.push(r.display().to_string());
     }
-    if scores.is_empty() {
+    let Some((_, scores)) = against.iter().find(|(k, _)| k == "vs_best_fixed") else {
         return Err(crate::error::run_dir(dir.path(), "a run group without replicates"));
-    }
+    };
     use crate::report::stats;
-    let iqm = stats::iqm(&scores);
-    let ci = stats::bootstrap_ci(&[&scores], stats::iqm, 7);
+    let iqm = stats::iqm(scores);
+    let ci = stats::bootstrap_ci(&[scores], stats::iqm, 7);
     let p = scores.iter().filter(|&&s| s > 0.0).count() as f64 / scores.len() as f64;
-    let summary = json!({
+    let mut summary = json!({
         "replicates": replicates,
         "vs_best_fixed_per_replicate": scores,
         "vs_best_fixed_iqm": iqm,
         "vs_best_fixed_ci95": ci,
         "share_improving": p,
     });
+    let mut others = String::new();
+    for (key, s) in against.iter().filter(|(k, _)| k != "vs_best_fixed") {
+        let (i, c) = (stats::iqm(s), stats::bootstrap_ci(&[s], stats::iqm, 7));
+        summary[format!("{key}_per_replicate")] = json!(s);
+        summary[format!("{key}_iqm")] = json!(i);
+        summary[format!("{key}_ci95")] = json!(c);
+        let name = key.trim_start_matches("vs_");
+        let what = if name == "uniform" {
+            "uniform random play".to_string()
+        } else {
+            format!("every agent at `{name}`")
+        };
+        others += &format!("improvement over {what}: IQM {i:+.3} [{:+.3}, {:+.3}]\n", c[0], c[1]);
+    }
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     let report = format!(
-        "{} replicates; improvement over the best fixed level (positive is better): IQM {iqm:+.3} [{:+.3}, {:+.3}], {} of {} replicates above it\nrun group: {}\n",
+        "{} replicates; improvement over the best fixed level (positive is better): IQM {iqm:+.3} [{:+.3}, {:+.3}], {} of {} replicates above it\n{others}run group: {}\n",
         scores.len(),
         ci[0],
         ci[1],
@@ -919,4 +1025,80 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
         report,
         stopped: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// configs/market/duel.toml (first price, the A10's reserve its base price 0.5) with E's own
+    /// factor 0.65 and L's 0.53, both off the grid 0.5, 0.6, ..., 1.5. At their own factors
+    /// L bids 0.53 against E's 0.52, wins and pays 5.3 for work worth 20 (14.7); E then wins
+    /// the A10 and pays 5.2 for work worth 8 (2.8): 17.5 in all. At a common level f >= 0.7
+    /// (E's 0.8 f at or above the reserve) both run, 20 - 10 f + 8 - 8 f, so 15.4 at 0.7; at
+    /// 0.5 and 0.6 only L does (15 and 14): the best level is 0.7, and `own` beats it.
+    fn duel_spec(out: &Path, kind: &str) -> crate::TrainSpec {
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+        crate::TrainSpec {
+            config: Some(config),
+            set: [
+                "market.tenants.0.bid_factor=0.65",
+                "market.tenants.1.bid_factor=0.53",
+                &format!("learner.kind=\"{kind}\""),
+                "learner.fixed.threshold=0.7",
+                "train.replicates=2",
+                "train.eval_seeds=2",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            out: Some(out.to_path_buf()),
+            threads: Some(1),
+            quiet: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_run_is_judged_against_its_worlds_named_actions_too() {
+        let out = std::env::temp_dir().join(format!("mtf-seam-named-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let group = execute(&duel_spec(&out, "fixed")).unwrap();
+        let one = crate::train::log::read_json(&out.join("replicate-0/summary.json")).unwrap();
+        let utility = |v: &Value| v["eval"]["utility"]["mean"].as_f64().unwrap();
+        assert!((utility(&one["references"]["own"]) - 17.5).abs() < 1e-9, "{one:#}");
+        assert!((utility(&one) - 15.4).abs() < 1e-9, "{one:#}");
+        assert_eq!(one["references"]["best_fixed"]["level"], json!(0.7));
+        assert!((one["vs_own"]["mean"].as_f64().unwrap() + 2.1).abs() < 1e-9, "{one:#}");
+        // Over the replicates: the same gap, and uniform play beside it.
+        let g = &group.summary;
+        assert!((g["vs_own_iqm"].as_f64().unwrap() + 2.1).abs() < 1e-9, "{g:#}");
+        assert_eq!(g["vs_uniform_per_replicate"].as_array().map(Vec::len), Some(2), "{g:#}");
+        assert!(group.report.contains("every agent at `own`: IQM -2.100"), "{}", group.report);
+        // Every key the run wrote is one a sweep may name (and no other).
+        let shape = summary_shape(exp_world(&out).as_ref(), true);
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(keys(g), keys(&shape));
+        assert_eq!(keys(&one), keys(&summary_shape(exp_world(&out).as_ref(), false)));
+        std::fs::remove_dir_all(&out).ok();
+    }
+
+    fn exp_world(out: &Path) -> Box<dyn World> {
+        SeamExperiment::load(&out.join("config.toml"), &[]).unwrap().world
+    }
+
+    #[test]
+    fn analyze_puts_the_named_action_beside_the_levels_and_keeps_the_best_level_as_baseline() {
+        let out = std::env::temp_dir().join(format!("mtf-seam-analyze-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let spec = duel_spec(&out, "fixed");
+        let set: Vec<String> = spec.set[..2].to_vec();
+        let c = super::super::compare::analyze(spec.config.as_ref().unwrap(), &set, None, 2, 1, Some(&out)).unwrap();
+        let policies: Vec<&str> = c.rows.iter().map(|r| r.policy.as_str()).collect();
+        assert_eq!(policies.len(), 11 + 1 + 1, "every level, `own`, uniform: {policies:?}");
+        let own = policies.iter().position(|p| *p == "fixed:own").unwrap();
+        assert_eq!(c.rows[c.baseline].policy, "fixed:0.7", "own beats every level but is not one");
+        assert!((c.improvement(own).mean - 2.1).abs() < 1e-9);
+        std::fs::remove_dir_all(&out).ok();
+    }
 }

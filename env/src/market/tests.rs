@@ -861,3 +861,41 @@ fn duplicate_tenant_names_made_two_tenants_one_agent() {
     f.market.tenants[1].name = format!("{}#2", f.market.tenants[0].name);
     assert_eq!(f.check("m.toml").unwrap_err().key, "market.tenants[1].name");
 }
+
+#[test]
+fn the_named_action_own_plays_each_tenants_own_factor_off_the_grid() {
+    // L's own factor 0.85 is off the grid (0.5, 0.6, ..., 1.5): at `own` it bids 0.85 against
+    // E's 0.8 (E's own factor 1), wins and pays 8.5 for work worth 20: utility 11.5; E loses
+    // and never buys on demand. One past `own` is outside the action space.
+    use crate::worlds::{StepError, World};
+    let raw = duel(&["market.tenants.1.bid_factor=0.85"]);
+    let levels = game::action_levels(&raw, "duel.toml").unwrap();
+    let k = levels.len();
+    let mut w = world::MarketWorld::new(raw.clone(), levels.clone(), toml::Table::new());
+    assert_eq!(w.named_actions(), ["own"]);
+    w.reset(3);
+    assert_eq!(
+        w.step(&[k, k + 1]).unwrap_err(),
+        StepError::OutOfSpace {
+            agent: 1,
+            action: k + 1,
+            levels: k + 1
+        }
+    );
+    while !w.done() {
+        let n = w.live().len();
+        w.step(&vec![k; n]).unwrap();
+    }
+    let u = &w.game().metrics().utility;
+    assert!(close(u[0], 0.0) && close(u[1], 11.5), "{u:?}");
+    // What `mtf simulate` plays on the file (every tenant its own factor), to the bit.
+    let (rounds, _) = Market::run(raw.at_seed(3));
+    assert_eq!(w.game().rounds(), &rounds[..]);
+    // In the learners' market, L at `own` is the same episode.
+    let mut l = world::MarketWorld::learners(raw, levels, toml::Table::new());
+    l.reset(3);
+    while !l.done() {
+        l.step(&[k]).unwrap();
+    }
+    assert_eq!(l.game().rounds(), &rounds[..]);
+}

@@ -65,6 +65,9 @@ pub const METRICS: &[WorldMetric] = &[
     },
 ];
 
+/// The market's one named action ([`World::named_actions`]).
+const OWN: &[&str] = &["own"];
+
 /// The market as a [`World`] (module docs).
 pub struct MarketWorld {
     game: MarketGame,
@@ -80,6 +83,8 @@ pub struct MarketWorld {
     per_value: bool,
     scale: Vec<f64>,
     factors: Vec<f64>,
+    /// Each tenant's own factor (its file entry's), what the named action `own` plays.
+    own: Vec<f64>,
     live: Vec<usize>,
     acted: Vec<usize>,
     rewards: Vec<f64>,
@@ -126,6 +131,7 @@ impl MarketWorld {
             per_value: training,
             scale: Vec::new(),
             factors: Vec::new(),
+            own: Vec::new(),
             live: Vec::with_capacity(n),
             acted: Vec::with_capacity(n),
             rewards: Vec::with_capacity(n),
@@ -160,8 +166,9 @@ impl MarketWorld {
                 }
             })
             .collect();
+        self.own = file.actions();
         self.factors = if self.pinned {
-            file.actions()
+            self.own.clone()
         } else {
             vec![self.game.levels()[0]; file.market.tenants.len()]
         };
@@ -256,6 +263,12 @@ impl World for MarketWorld {
         self.game.levels()
     }
 
+    /// `own`: the tenant's own factor (its file entry's `bid_factor`, under MTF its
+    /// `threshold`), what the economic agent plays.
+    fn named_actions(&self) -> &'static [&'static str] {
+        OWN
+    }
+
     fn action_kind(&self) -> ActionKind {
         if self.game.raw().mechanism.kind == Pricing::Mtf {
             ActionKind::Threshold
@@ -269,9 +282,10 @@ impl World for MarketWorld {
             return Err(StepError::Done);
         }
         let levels = self.game.levels();
-        check_actions(&self.live, levels.len(), actions)?;
+        check_actions(&self.live, levels.len() + OWN.len(), actions)?;
         for (&id, &a) in self.live.iter().zip(actions) {
-            self.factors[self.acting[id]] = levels[a];
+            let i = self.acting[id];
+            self.factors[i] = levels.get(a).copied().unwrap_or(self.own[i]);
         }
         self.game.step_factors(&self.factors);
         let (game, over) = (&self.game, self.game.over());

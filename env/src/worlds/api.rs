@@ -182,6 +182,15 @@ pub trait World: Send {
     /// The action levels (action k sets `levels()[k]`).
     fn levels(&self) -> &[f64];
 
+    /// Actions past the level grid that the world plays for an agent by a rule of its own,
+    /// action `levels().len() + j` being `named_actions()[j]` (the market's `own`: the
+    /// tenant's own factor from its file entry, which need not be on the grid). They are
+    /// references and named policies (`fixed:own`), never a learner's or Python's choice:
+    /// the action space stays the levels. Default: none.
+    fn named_actions(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// What a level sets.
     fn action_kind(&self) -> ActionKind;
 
@@ -276,7 +285,8 @@ pub trait World: Send {
     }
 }
 
-/// Check one action per live agent, each inside the levels.
+/// Check one action per live agent, each inside the levels (`levels`: their count, and the
+/// world's [`World::named_actions`] after them where it plays those).
 pub fn check_actions(live: &[usize], levels: usize, actions: &[usize]) -> Result<(), StepError> {
     if actions.len() != live.len() {
         return Err(StepError::Count {
