@@ -161,9 +161,14 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
     // (a finished tenant's level is never read).
     for name in ["market/duel.toml", "market/gemmini.toml", "market/three-types.toml"] {
         let path = root.join(name);
-        let mut seam = env::registry::load(&path, &[]).unwrap();
         let raw = env::market::MarketFile::load_unexpanded(&path, &[]).unwrap();
         let levels = env::market::game::action_levels(&raw, name).unwrap();
+        // Every tenant an agent (what the registry builds for a file that marks no learner).
+        let mut seam: Box<dyn env::worlds::World> = Box::new(env::market::world::MarketWorld::new(
+            raw.clone(),
+            levels.clone(),
+            toml::Table::new(),
+        ));
         let mut game = env::market::game::MarketGame::new(raw, levels.clone());
         seam.reset(5);
         game.reset(5);
@@ -197,6 +202,14 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
         assert_eq!(seam_trajectory(&mut learners, 5), a, "{name}: the learners' market, again");
         let learning = env::worlds::World::possible(&learners);
         assert!(learning >= 1 && learning < n, "{name}: some tenants learn");
+        // ... and it is what the registry builds for these files, which mark learners.
+        let built = env::registry::load(&path, &[]).unwrap();
+        assert_eq!(built.possible(), learning, "{name}: the registry's market is the learners'");
+        assert_eq!(
+            seam_trajectory(built.fork().as_mut(), 5),
+            seam_trajectory(&mut learners, 5),
+            "{name}"
+        );
         let m = game.metrics();
         assert_eq!(seam.figures()[0], m.utility.iter().sum::<f64>(), "{name}");
         assert_eq!(seam.figures()[1], m.welfare, "{name}");

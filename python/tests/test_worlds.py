@@ -159,6 +159,7 @@ def test_the_markets_rounds_and_weights_are_kept_by_the_one_adapter():
     assert env.rounds == 30 and set(env.weights) == set(env.possible_agents)
     # Per-episode overrides may not change a tenant's weight (env.weights would be stale).
     with pytest.raises(ValueError, match="their weights"):
-        env.reset(seed=1, options={"overrides": ["market.tenants.0.weight=3.0"]})
+        env.reset(seed=1, options={"overrides": ["market.tenants.1.weight=3.0"]})
+    env = mtf_env.parallel_env(DUEL, overrides=["market.tenants.1.learn=false"])
     a, b = (env.action_space(x) for x in env.possible_agents)
     assert a is not b and a is env.action_space(env.possible_agents[0])

@@ -1036,7 +1036,8 @@ mod tests {
     /// L bids 0.53 against E's 0.52, wins and pays 5.3 for work worth 20 (14.7); E then wins
     /// the A10 and pays 5.2 for work worth 8 (2.8): 17.5 in all. At a common level f >= 0.7
     /// (E's 0.8 f at or above the reserve) both run, 20 - 10 f + 8 - 8 f, so 15.4 at 0.7; at
-    /// 0.5 and 0.6 only L does (15 and 14): the best level is 0.7, and `own` beats it.
+    /// 0.5 and 0.6 only L does (15 and 14): the best level is 0.7, and `own` beats it. Both
+    /// tenants are agents (no `learn = true`), so a common level is both tenants'.
     fn duel_spec(out: &Path, kind: &str) -> crate::TrainSpec {
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
         crate::TrainSpec {
@@ -1044,6 +1045,7 @@ mod tests {
             set: [
                 "market.tenants.0.bid_factor=0.65",
                 "market.tenants.1.bid_factor=0.53",
+                "market.tenants.1.learn=false",
                 &format!("learner.kind=\"{kind}\""),
                 "learner.fixed.threshold=0.7",
                 "train.replicates=2",
@@ -1092,7 +1094,7 @@ mod tests {
         let out = std::env::temp_dir().join(format!("mtf-seam-analyze-{}", std::process::id()));
         std::fs::remove_dir_all(&out).ok();
         let spec = duel_spec(&out, "fixed");
-        let set: Vec<String> = spec.set[..2].to_vec();
+        let set: Vec<String> = spec.set[..3].to_vec();
         let c = super::super::compare::analyze(spec.config.as_ref().unwrap(), &set, None, 2, 1, Some(&out)).unwrap();
         let policies: Vec<&str> = c.rows.iter().map(|r| r.policy.as_str()).collect();
         assert_eq!(policies.len(), 11 + 1 + 1, "every level, `own`, uniform: {policies:?}");

@@ -4,7 +4,8 @@
 //! tenants share a group), rewarded with its utility's change, and the episode's figures
 //! from [`super::MarketMetrics`]. It plays exactly what [`MarketGame`] plays (a finished
 //! tenant's factor is never read). [`MarketWorld::learners`] is the market `mtf train` learns
-//! in: only the learning tenants are agents, the others play their own factors.
+//! in: only the learning tenants are agents, the others play their own factors; the registry
+//! builds it for every file that marks a tenant `learn = true`.
 
 use super::game::{action_levels, MarketGame};
 use super::{Market, MarketFile, Place, Pricing};
@@ -199,7 +200,15 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
         key: "market".into(),
         problem,
     })?;
-    Ok(Box::new(MarketWorld::new(raw, levels, resolved)))
+    // A file that marks learners is the market `mtf train` learns in, wherever it is played
+    // (Python, the seam's commands): its agents are the learning tenants, the others play
+    // their own factors. A file that marks none makes every tenant an agent.
+    let learns = raw.at_seed(raw.seed).market.tenants.iter().any(|t| t.learn);
+    Ok(Box::new(if learns {
+        MarketWorld::learners(raw, levels, resolved)
+    } else {
+        MarketWorld::new(raw, levels, resolved)
+    }))
 }
 
 /// A market file's resolved text ([`World::config`]): traces read into sizes, catalog speeds
@@ -220,6 +229,11 @@ impl World for MarketWorld {
 
     fn possible(&self) -> usize {
         self.acting.len()
+    }
+
+    /// Every tenant, agent or not: a copy's memory grows with the market's tenants.
+    fn cells(&self) -> usize {
+        self.game.file().market.tenants.len()
     }
 
     fn agent_name(&self, id: usize) -> String {
