@@ -326,3 +326,53 @@ fn pm(s: Stat, decimals: usize) -> String {
         format!("{:.d$}", s.mean, d = decimals)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_market_compares_its_own_factors_under_each_of_its_mechanisms() {
+        // configs/market/duel.toml (L learns; E at its own factor 1, bidding 0.8): L at 0.9
+        // earns 11 under first price and its own factor 1 earns 10; under second price both
+        // earn 12, and E, alone on the A10 after L, pays the reserve 0.5 for work worth 8 (3).
+        let out = std::env::temp_dir().join(format!("mtf-seam-market-compare-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let c = compare(&SeamCompare {
+            config: Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml"),
+            set: Vec::new(),
+            seed: None,
+            policies: vec!["own,fixed:0.9".into()],
+            mechanisms: vec!["first_price,second_price".into()],
+            seeds: 2,
+            threads: 1,
+            baseline: None,
+            out: Some(out.clone()),
+            command: "compare",
+        })
+        .unwrap();
+        let rows: Vec<(String, String, f64)> = c
+            .rows
+            .iter()
+            .map(|r| (r.policy.clone(), r.mechanism.clone(), r.played[0].figures[0]))
+            .collect();
+        let want = [
+            ("own", "first_price", 10.0),
+            ("fixed:0.9", "first_price", 11.0),
+            ("own", "second_price", 15.0),
+            ("fixed:0.9", "second_price", 15.0),
+        ];
+        assert_eq!(rows.len(), want.len(), "{rows:?}");
+        for ((p, m, u), (wp, wm, wu)) in rows.iter().zip(want) {
+            assert!(p == wp && m == wm && (u - wu).abs() < 1e-9, "{rows:?}");
+        }
+        std::fs::remove_dir_all(&out).ok();
+        // A mechanism the market does not have: one line naming the ones it has.
+        let duel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+        let err = super::super::load(&duel, &[], None, Some("stride")).err().unwrap().to_string();
+        assert!(
+            err.contains("unknown mechanism `stride` for the market (known: second_price, first_price, mtf)"),
+            "{err}"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Policies for the worlds behind the seam, and the specs that name them on the command line:
 //! `fixed:X` (level X for everyone; X a level, or one of the world's named actions, as the
-//! market's `fixed:own`), `fixed:all` (every level and named action, a row each), `uniform` (a level
+//! market's `fixed:own`, or `own` alone), `fixed:all` (every level and named action, a row each), `uniform` (a level
 //! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]).
@@ -25,6 +25,10 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
             .enumerate()
             .map(|(k, name)| (format!("fixed:{name}"), Box::new(Fixed::new(vec![k])) as Box<dyn RowPolicy>))
             .collect());
+    }
+    // A named action alone (the market's `own`) is every agent at it, as `fixed:own`.
+    if let Some(j) = named.iter().position(|n| *n == spec) {
+        return Ok(vec![(spec.to_string(), Box::new(Fixed::new(vec![levels.len() + j])))]);
     }
     if spec == "uniform" {
         return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);

@@ -57,14 +57,29 @@ impl SeamExperiment {
 
     fn from_table(mut table: toml::Table, config: &Path) -> crate::error::Result<SeamExperiment> {
         let file = config.display().to_string();
-        let learner_table = table.remove("learner");
-        let set_features = learner_table
-            .as_ref()
-            .and_then(|l| l.get("actor_critic"))
-            .and_then(|a| a.get("features"))
-            .is_some();
+        let mut learner_table = match table.remove("learner") {
+            Some(toml::Value::Table(t)) => t,
+            None => toml::Table::new(),
+            Some(other) => return Err(user(format!("{file}: learner: expected a table, got {other}"))),
+        };
+        // `learner.levels` is the world's (its action grid, as the market reads it).
+        if let Some(levels) = learner_table.remove("levels") {
+            table.insert(
+                "learner".into(),
+                toml::Value::Table([("levels".to_string(), levels)].into_iter().collect()),
+            );
+        }
+        let set_features = learner_table.get("actor_critic").and_then(|a| a.get("features")).is_some();
         let train_table = table.remove("train");
         let world = env::registry::build(table, config)?;
+        // The world's defaults under the file's own keys (the market's tuned PPO, its Hedge).
+        let mut sections = toml::Table::new();
+        sections.insert("learner".into(), toml::Value::Table(learner_table));
+        if let Some(t) = train_table {
+            sections.insert("train".into(), t);
+        }
+        env::config::merge_under(&world.run_defaults(), &mut sections);
+        let learner_table = sections.remove("learner");
         let mut learner: LearnerSection = match learner_table {
             Some(toml::Value::Table(t)) => {
                 let wrapped: toml::Table = [("learner".to_string(), toml::Value::Table(t.clone()))].into_iter().collect();
@@ -75,13 +90,12 @@ impl SeamExperiment {
                 }
                 l
             }
-            None => LearnerSection {
+            _ => LearnerSection {
                 kind: LearnerKind::Es,
                 ..LearnerSection::default()
             },
-            Some(other) => return Err(user(format!("{file}: learner: expected a table, got {other}"))),
         };
-        let train: TrainSection = match train_table {
+        let train: TrainSection = match sections.remove("train") {
             Some(t) => {
                 let wrapped: toml::Table = [("train".to_string(), t)].into_iter().collect();
                 env::config::from_table::<WrappedTrain>(&file, wrapped)?.train
@@ -113,10 +127,12 @@ impl SeamExperiment {
     /// `[train]`. Enough to rerun (paths are absolute).
     pub fn to_toml(&self) -> String {
         let mut t = self.world.config();
-        t.insert(
-            "learner".into(),
-            toml::Value::try_from(&self.learner).expect("a learner section serialises"),
-        );
+        // The world's own `[learner]` keys (the market's `levels`) beside the learner's section.
+        let mut learner = toml::Table::try_from(&self.learner).expect("a learner section serialises");
+        if let Some(toml::Value::Table(own)) = t.remove("learner") {
+            learner.extend(own);
+        }
+        t.insert("learner".into(), toml::Value::Table(learner));
         t.insert(
             "train".into(),
             toml::Value::try_from(&self.train).expect("a train section serialises"),
@@ -1083,6 +1099,74 @@ mod tests {
         assert_eq!(keys(g), keys(&shape));
         assert_eq!(keys(&one), keys(&summary_shape(exp_world(&out).as_ref(), false)));
         std::fs::remove_dir_all(&out).ok();
+    }
+
+    #[test]
+    fn the_seam_reads_a_market_files_sections_over_the_markets_defaults() {
+        let duel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+        let exp = SeamExperiment::load(&duel, &["learner.levels=[0.8, 0.9, 1.0]".into()]).unwrap();
+        // The file's: hedge, 30 episodes, 3 replicates, 2 seeds; the market's: eta, PPO's lr.
+        assert_eq!(exp.learner.kind, LearnerKind::Hedge);
+        assert_eq!((exp.train.episodes, exp.train.replicates, exp.train.eval_seeds), (30, 3, 2));
+        assert_eq!(exp.learner.hedge.eta, Some(0.5));
+        assert_eq!(exp.learner.ppo.lr, 0.005);
+        // The learners' market (L alone an agent) on the file's levels, kept in the resolved
+        // config, which builds the same experiment again.
+        assert_eq!((exp.world.possible(), exp.world.levels()), (1, &[0.8, 0.9, 1.0][..]));
+        let text = exp.to_toml();
+        let again = SeamExperiment::from_table(text.parse().unwrap(), &duel).unwrap();
+        assert_eq!(again.to_toml(), text);
+        assert_eq!(again.world.levels(), exp.world.levels());
+        // A file's key wins over the market's default.
+        let exp = SeamExperiment::load(&duel, &["learner.hedge.eta=0.25".into(), "train.episodes=7".into()]).unwrap();
+        assert_eq!((exp.learner.hedge.eta, exp.train.episodes), (Some(0.25), 7));
+    }
+
+    #[test]
+    fn the_seams_hedge_finds_the_duels_hand_computed_best_bid() {
+        // configs/market/duel.toml's header: under first price L's best bid factor is 0.9
+        // (utility 11, E at its own factor bidding 0.8), its own factor 1 earns 10; under
+        // second price every factor from 0.9 earns 12, its own factor included. E runs on the
+        // A10 once L is done: under first price it pays its bid, 0.8, for work worth 0.8 (0);
+        // under second price, alone, the reserve 0.5 (3). The utility is all tenants'.
+        for (mechanism, best, own) in [("first_price", 11.0, 10.0), ("second_price", 15.0, 15.0)] {
+            let out = std::env::temp_dir().join(format!("mtf-seam-duel-{mechanism}-{}", std::process::id()));
+            std::fs::remove_dir_all(&out).ok();
+            let duel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+            let spec = crate::TrainSpec {
+                config: Some(duel),
+                set: vec![format!("mechanism.kind=\"{mechanism}\"")],
+                out: Some(out.clone()),
+                threads: Some(1),
+                quiet: true,
+                ..Default::default()
+            };
+            let group = execute(&spec).unwrap();
+            for k in 0..3 {
+                let s = crate::train::log::read_json(&out.join(format!("replicate-{k}/summary.json"))).unwrap();
+                let utility = |v: &Value| v["eval"]["utility"]["mean"].as_f64().unwrap();
+                // L alone learns (E at its own factor), so the best common level is L's best.
+                assert!(
+                    (utility(&s["references"]["best_fixed"]) - best).abs() < 1e-9,
+                    "{mechanism} #{k}: {s:#}"
+                );
+                assert!((utility(&s["references"]["own"]) - own).abs() < 1e-9, "{mechanism} #{k}: {s:#}");
+                // Hedge's heaviest level for L's group (E's group is never played).
+                let level = s["hedge"]["groups"][1]["level"].as_f64().unwrap();
+                if mechanism == "first_price" {
+                    assert_eq!(level, 0.9, "{s:#}");
+                } else {
+                    assert!(level >= 0.9 - 1e-9, "{s:#}");
+                }
+                // Scored as it plays (a level drawn per episode): never above the best.
+                assert!(utility(&s) <= best + 1e-9, "{s:#}");
+            }
+            if mechanism == "second_price" {
+                // Every level from 0.9 earns 12: the draws too, unless one falls below 0.9.
+                assert!(group.summary["vs_own_iqm"].as_f64().unwrap() <= 1e-9);
+            }
+            std::fs::remove_dir_all(&out).ok();
+        }
     }
 
     fn exp_world(out: &Path) -> Box<dyn World> {

@@ -18,7 +18,7 @@ pub mod trace;
 
 pub use env_section::*;
 pub use mechanism::{ActionKind, Leftovers, MechanismSection};
-pub use overrides::{apply_override, blame_override, from_table, read_table, read_text};
+pub use overrides::{apply_override, blame_override, from_table, merge_under, read_table, read_text};
 pub use trace::read_trace;
 
 use checks::{check_arrival_rates, check_catalog, check_world, expand_agents, expand_cluster};

@@ -230,3 +230,33 @@ pub fn from_table<T: serde::de::DeserializeOwned>(file: &str, table: toml::Table
         }
     })
 }
+
+/// `table` over `defaults`: every key of `table` kept, every key of `defaults` it lacks added,
+/// tables merged key by key (a world's run defaults under a file's own sections).
+pub fn merge_under(defaults: &toml::Table, table: &mut toml::Table) {
+    for (k, d) in defaults {
+        match (table.get_mut(k), d) {
+            (Some(toml::Value::Table(t)), toml::Value::Table(dt)) => merge_under(dt, t),
+            (Some(_), _) => {}
+            (None, d) => {
+                table.insert(k.clone(), d.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    #[test]
+    fn a_files_keys_win_and_tables_merge_key_by_key() {
+        let defaults: toml::Table = "[learner]\nkind = \"hedge\"\n[learner.ppo]\nlr = 0.005\ngamma = 1.0\n[train]\nepisodes = 100"
+            .parse()
+            .unwrap();
+        let mut file: toml::Table = "[learner]\nkind = \"ppo\"\n[learner.ppo]\nlr = 0.01\n".parse().unwrap();
+        super::merge_under(&defaults, &mut file);
+        let want: toml::Table = "[learner]\nkind = \"ppo\"\n[learner.ppo]\nlr = 0.01\ngamma = 1.0\n[train]\nepisodes = 100"
+            .parse()
+            .unwrap();
+        assert_eq!(file, want);
+    }
+}

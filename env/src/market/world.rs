@@ -66,6 +66,111 @@ pub const METRICS: &[WorldMetric] = &[
     },
 ];
 
+/// What a run in the market starts from ([`World::run_defaults`]), under a file's own keys:
+/// each default with the measurement that chose it.
+pub const RUN_DEFAULTS: &str = r#"
+[learner]
+# Full-information Hedge over a level per group, held for the job.
+kind = "hedge"
+
+[learner.ppo]
+# One decisive round (a launch table at arrival or at a checkpoint) followed by many that
+# change nothing: Monte Carlo advantages (lambda 1) credit it with the whole return. On the
+# first-price duel, before finished copies stopped feeding PPO stale observations, PPO found
+# the best bid in 4 of 6 replicates at lambda 0.95 and 6 of 6 at 1; since that fix (and
+# gamma 1) both find it in 6 of 6.
+gae_lambda = 1.0
+# On three-types.toml under first price (inference learning, 300 episodes) PPO at the queue
+# world's lr 0.0005 left the local peak at bid factor 0.5 in 0 of 3 replicates (utility
+# 0.38); at 0.005 3 of 5 learned a state-dependent bid worth 2.02-2.04, above the best common
+# level's 1.46, and 2 stayed at 0.5 (configs/sweeps/market-ppo.toml: 0.0052 and 0.0068 gave
+# 2 of 3 and 1 of 3); the duel reaches its 0.9 in 3 of 3 at both.
+lr = 0.005
+# The evaluation counts utility undiscounted, and an episode ends when its jobs do.
+gamma = 1.0
+# The market's PPO defaults (the duel's 10 of 10, docs/market.md) were measured with the
+# actor's head at its old scale 1; the queue world's 0.03 is not measured here.
+head_scale = 1.0
+
+[learner.es]
+# ES's population acts greedily, and a group's utility is flat in its parameters except where
+# the argmax changes level: at sigma 0.05 ES found the duel's best bid in 4 of 10 replicates
+# (100 generations), at 0.2 in 10 of 10.
+sigma = 0.2
+
+[learner.hedge]
+# A constant rate on a group's mean utility over its tenants' job worth (the market's return
+# unit).
+eta = 0.5
+
+[learner.actor_critic]
+# The market's whole observation (SPEC 4's features are the queue world's).
+features = "all"
+
+[train]
+episodes = 100
+replicates = 3
+eval_seeds = 5
+"#;
+
+/// The smallest job worth (value x work) of a learning tenant: its rewards are divided by it.
+pub const MIN_WORTH: f64 = 1e-6;
+
+/// What a file that marks learners must hold for the market they learn in
+/// ([`MarketWorld::learners`]): a learning tenant, each with a value and a worth its rewards
+/// can be divided by, arriving inside the episode.
+pub fn check_learners(file: &MarketFile, path: &str) -> Result<(), ConfigError> {
+    let err = |key: String, problem: String| ConfigError {
+        file: path.to_string(),
+        key,
+        problem,
+    };
+    if let Some((i, t)) = file.market.tenants.iter().enumerate().find(|(_, t)| t.learn && t.value <= 0.0) {
+        return Err(err(
+            format!("market.tenants[{i}].value"),
+            format!(
+                "{}: a learning tenant needs a value > 0 (its rewards are utility over its job's worth)",
+                t.name
+            ),
+        ));
+    }
+    // Asked of the tenants the entries expand to: an entry with learn = true and count = 0 has
+    // no tenant (PPO then divided by zero learners).
+    let learning: u64 = file.market.tenants.iter().filter(|t| t.learn).map(|t| u64::from(t.count)).sum();
+    if learning == 0 {
+        return Err(err(
+            "market.tenants".into(),
+            "no tenant learns (no entry with learn = true has a count above 0): mtf train learns those tenants' bids against the others"
+                .into(),
+        ));
+    }
+    for (i, tn) in file.market.tenants.iter().enumerate().filter(|(_, t)| t.learn && t.count > 0) {
+        // A learner that never arrives learned nothing and reported its level as NaN.
+        if tn.arrival >= file.env.rounds {
+            return Err(err(
+                format!("market.tenants[{i}].arrival"),
+                format!(
+                    "{}: learns but arrives in round {}, after the episode's {} rounds: it would never bid",
+                    tn.name, tn.arrival, file.env.rounds
+                ),
+            ));
+        }
+        // Rewards are utility over the job's worth (value x work): a worth near 0 made them
+        // overflow f32 and PPO "diverge" (work = 1e-100), blaming the learning rate.
+        let worth = tn.value * if tn.work_trace.is_some() { 1.0 } else { tn.work };
+        if worth < MIN_WORTH {
+            return Err(err(
+                format!("market.tenants[{i}].work"),
+                format!(
+                    "{}: a learning tenant's job worth (value x work = {worth:e}) must be at least {MIN_WORTH:e}: its rewards are its utility over that worth",
+                    tn.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The market's one named action ([`World::named_actions`]).
 const OWN: &[&str] = &["own"];
 
@@ -203,7 +308,10 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
     // A file that marks learners is the market `mtf train` learns in, wherever it is played
     // (Python, the seam's commands): its agents are the learning tenants, the others play
     // their own factors. A file that marks none makes every tenant an agent.
-    let learns = raw.at_seed(raw.seed).market.tenants.iter().any(|t| t.learn);
+    let learns = raw.market.tenants.iter().any(|t| t.learn);
+    if learns {
+        check_learners(&raw, &path.display().to_string())?;
+    }
     Ok(Box::new(if learns {
         MarketWorld::learners(raw, levels, resolved)
     } else {
@@ -388,6 +496,21 @@ impl World for MarketWorld {
 
     fn mechanism(&self) -> Option<String> {
         Some(self.game.raw().mechanism.kind.name().to_string())
+    }
+
+    /// `mechanism.kind`: second price, first price or MTF with unit demand.
+    fn select_mechanism(&self, name: &str) -> Result<String, String> {
+        let known = [Pricing::SecondPrice, Pricing::FirstPrice, Pricing::Mtf].map(Pricing::name);
+        if known.contains(&name) {
+            Ok(format!("mechanism.kind=\"{name}\""))
+        } else {
+            Err(format!("unknown mechanism `{name}` for the market (known: {})", known.join(", ")))
+        }
+    }
+
+    /// The market's defaults ([`RUN_DEFAULTS`]).
+    fn run_defaults(&self) -> toml::Table {
+        RUN_DEFAULTS.parse().expect("the market's run defaults parse")
     }
 
     /// As `mtf train` learns in it ([`MarketWorld::learners`]), an agent's return is its

@@ -263,6 +263,21 @@ pub trait World: Send {
         None
     }
 
+    /// The `--set` override that makes this world's config run mechanism `name` (the
+    /// commands' `--mechanism` and `--mechanisms`), or why it cannot (naming the known ones).
+    /// Default: `mechanism.name`, a name of the scheduler's registry (Gavel's world, the
+    /// bandit); the market's is `mechanism.kind`.
+    fn select_mechanism(&self, name: &str) -> Result<String, String> {
+        if scheduler::registry::NAMES.contains(&name) {
+            Ok(format!("mechanism.name=\"{name}\""))
+        } else {
+            Err(format!(
+                "unknown mechanism `{name}` (known: {})",
+                scheduler::registry::NAMES.join(", ")
+            ))
+        }
+    }
+
     /// Whether the agents' actions can change anything (false under a mechanism that ignores
     /// them: a table shows one row for every policy then).
     fn reads_actions(&self) -> bool {
@@ -274,6 +289,14 @@ pub trait World: Send {
     /// no spread over seeds to state, and commands play it once and say so.
     fn varies_with_seed(&self) -> bool {
         true
+    }
+
+    /// The `[learner]` and `[train]` defaults of a run in this world, under the file's own
+    /// keys (a table with either or both; per learner section, key by key): defaults tuned on
+    /// the world, as the market's PPO learning rate or its Hedge. Default: none (the
+    /// learners' own defaults).
+    fn run_defaults(&self) -> toml::Table {
+        toml::Table::new()
     }
 
     /// The natural unit of one agent's return over an episode, when the world has one (the
@@ -358,6 +381,9 @@ impl World for Box<dyn World> {
     fn levels(&self) -> &[f64] {
         (**self).levels()
     }
+    fn named_actions(&self) -> &'static [&'static str] {
+        (**self).named_actions()
+    }
     fn action_kind(&self) -> ActionKind {
         (**self).action_kind()
     }
@@ -397,10 +423,16 @@ impl World for Box<dyn World> {
     fn reads_actions(&self) -> bool {
         (**self).reads_actions()
     }
+    fn select_mechanism(&self, name: &str) -> Result<String, String> {
+        (**self).select_mechanism(name)
+    }
     fn varies_with_seed(&self) -> bool {
         (**self).varies_with_seed()
     }
     fn return_unit(&self) -> Option<f64> {
         (**self).return_unit()
+    }
+    fn run_defaults(&self) -> toml::Table {
+        (**self).run_defaults()
     }
 }

@@ -2,7 +2,7 @@
 //! true` tenants' bids with, and how long; defaults tuned on the market (each with the
 //! measurement that chose it) and the checks (the learners' own, and the market's limits).
 
-use crate::learners::{Features, LearnerKind, LearnerSection, SeamShape};
+use crate::learners::{LearnerKind, LearnerSection, SeamShape};
 use env::config::ConfigError;
 use env::market::MarketFile;
 use serde::{Deserialize, Serialize};
@@ -92,22 +92,22 @@ impl MarketTraining {
     /// The sections of `file` (named `path` in errors), checked; default levels filled in.
     pub fn of(file: &MarketFile, path: &str) -> std::result::Result<Self, ConfigError> {
         // `levels` is the market's own key (read by `action_levels`); the rest of `[learner]`
-        // is the registry's section, whose kind is Hedge here unless named.
+        // is the registry's section, over the market's defaults (its world's, each with the
+        // measurement that chose it: `env::market::world::RUN_DEFAULTS`).
         let mut learner = file.learner.clone().unwrap_or_default();
         learner.remove("levels");
-        learner
-            .entry("kind")
-            .or_insert_with(|| toml::Value::String(LearnerKind::Hedge.name().into()));
         let mut table = toml::Table::new();
         table.insert("learner".into(), toml::Value::Table(learner));
         if let Some(v) = &file.train {
             table.insert("train".into(), toml::Value::Table(v.clone()));
         }
+        let defaults: toml::Table = env::market::world::RUN_DEFAULTS.parse().expect("the market's run defaults parse");
+        env::config::merge_under(&defaults, &mut table);
         let sections: Sections = env::config::from_table(path, table)?;
-        let mut t = Self {
+        let t = Self {
             learner: MarketLearner {
                 section: sections.learner,
-                levels: Vec::new(),
+                levels: env::market::game::action_levels(file, path)?,
             },
             train: sections.train,
         };
@@ -121,57 +121,6 @@ impl MarketTraining {
                 ),
             });
         }
-        // One decisive round (a launch table at arrival or at a checkpoint) followed by many
-        // that change nothing: Monte Carlo advantages (lambda 1) credit it with the whole
-        // return. On the first-price duel, before finished copies stopped feeding PPO stale
-        // observations, PPO found the best bid in 4 of 6 replicates at lambda 0.95 and 6 of 6
-        // at 1; since that fix (and gamma 1) both find it in 6 of 6. Kept at 1 unless set.
-        let set = |section: &str, key: &str| {
-            file.learner
-                .as_ref()
-                .and_then(|l| l.get(section))
-                .and_then(|p| p.get(key))
-                .is_some()
-        };
-        if !set("ppo", "gae_lambda") {
-            t.learner.section.ppo.gae_lambda = 1.0;
-        }
-        // On three-types.toml under first price (inference learning, 300 episodes) PPO at the
-        // queue world's lr 0.0005 left the local peak at bid factor 0.5 in 0 of 3 replicates
-        // (utility 0.38); at 0.005 3 of 5 learned a state-dependent bid worth 2.02-2.04, above
-        // the best common level's 1.46, and 2 stayed at 0.5 (configs/sweeps/market-ppo.toml:
-        // 0.0052 and 0.0068 gave 2 of 3 and 1 of 3); the duel reaches its 0.9 in 3 of 3 at both.
-        if !set("ppo", "lr") {
-            t.learner.section.ppo.lr = 0.005;
-        }
-        // The evaluation counts utility undiscounted, and an episode ends when its jobs do.
-        if !set("ppo", "gamma") {
-            t.learner.section.ppo.gamma = 1.0;
-        }
-        // The market's PPO defaults (the duel's 10 of 10, docs/market.md) were measured with
-        // the actor's head at its old scale 1; the queue world's new 0.03 is not yet measured
-        // here.
-        if !set("ppo", "head_scale") {
-            t.learner.section.ppo.head_scale = 1.0;
-        }
-        // ES's population acts greedily, and a group's utility is flat in its parameters
-        // except where the argmax changes level: at sigma 0.05 ES found the duel's best bid
-        // in 4 of 10 replicates (100 generations), at 0.2 in 10 of 10.
-        if !set("es", "sigma") {
-            t.learner.section.es.sigma = 0.2;
-        }
-        // Hedge learns at a constant rate on a group's mean utility over its tenants' job
-        // worth (the seam's Hedge, in the market's return unit), 0.5 unless set, as before the
-        // market used the registry's section.
-        if !set("hedge", "eta") {
-            t.learner.section.hedge.eta = Some(0.5);
-        }
-        // The actor-critic reads the market's whole observation (SPEC 4's features are the
-        // queue world's).
-        if !set("actor_critic", "features") {
-            t.learner.section.actor_critic.features = Features::All;
-        }
-        t.learner.levels = env::market::game::action_levels(file, path)?;
         t.check(file, path)?;
         Ok(t)
     }
@@ -189,15 +138,6 @@ impl MarketTraining {
         // The learners' own bounds first (before the market's limits that name their keys).
         l.ppo.check(&err)?;
         l.es.check(&err)?;
-        if let Some((i, t)) = file.market.tenants.iter().enumerate().find(|(_, t)| t.learn && t.value <= 0.0) {
-            return Err(err(
-                &format!("market.tenants[{i}].value"),
-                format!(
-                    "{}: a learning tenant needs a value > 0 (its rewards are utility over its job's worth)",
-                    t.name
-                ),
-            ));
-        }
         // The market's own limit on the copies an episode plays (as train.envs x group below).
         if 2 * l.es.pairs > 512 {
             return Err(err(
@@ -232,46 +172,7 @@ impl MarketTraining {
                 ),
             ));
         }
-        // Asked of the tenants the entries expand to: an entry with learn = true and count = 0
-        // has no tenant (PPO then divided by zero learners).
-        if file
-            .market
-            .tenants
-            .iter()
-            .filter(|t| t.learn)
-            .map(|t| u64::from(t.count))
-            .sum::<u64>()
-            == 0
-        {
-            return Err(err(
-                "market.tenants",
-                "no tenant learns (no entry with learn = true has a count above 0): mtf train learns those tenants' bids against the others".into(),
-            ));
-        }
-        for (i, tn) in file.market.tenants.iter().enumerate().filter(|(_, t)| t.learn && t.count > 0) {
-            // A learner that never arrives learned nothing and reported its level as NaN.
-            if tn.arrival >= file.env.rounds {
-                return Err(err(
-                    &format!("market.tenants[{i}].arrival"),
-                    format!(
-                        "{}: learns but arrives in round {}, after the episode's {} rounds: it would never bid",
-                        tn.name, tn.arrival, file.env.rounds
-                    ),
-                ));
-            }
-            // Rewards are utility over the job's worth (value x work): a worth near 0 made them
-            // overflow f32 and PPO "diverge" (work = 1e-100), blaming the learning rate.
-            let worth = tn.value * if tn.work_trace.is_some() { 1.0 } else { tn.work };
-            if worth < MIN_WORTH {
-                return Err(err(
-                    &format!("market.tenants[{i}].work"),
-                    format!(
-                        "{}: a learning tenant's job worth (value x work = {worth:e}) must be at least {MIN_WORTH:e}: its rewards are its utility over that worth",
-                        tn.name
-                    ),
-                ));
-            }
-        }
+        env::market::world::check_learners(file, path)?;
         // The learners' own checks against the market's shape (its learning tenants, one actor
         // per group, its observation read whole), as in every world: each section for its own
         // values, the one that runs for what the market cannot give it. Last: the market is
@@ -282,6 +183,3 @@ impl MarketTraining {
         l.validate(&shape, &err)
     }
 }
-
-/// The smallest job worth (value x work) of a learning tenant: its rewards are divided by it.
-const MIN_WORTH: f64 = 1e-6;
