@@ -899,3 +899,25 @@ fn the_named_action_own_plays_each_tenants_own_factor_off_the_grid() {
     }
     assert_eq!(l.game().rounds(), &rounds[..]);
 }
+
+#[test]
+fn a_boxed_market_is_the_market_in_every_provided_method() {
+    // `impl World for Box<dyn World>` forwards each method by hand: a provided one it missed
+    // gave the trait's default (what generic code over `W: World` then saw).
+    use crate::worlds::World;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
+    let boxed: Box<dyn World> = crate::registry::load(&path, &[]).unwrap();
+    fn through<W: World>(w: &W) -> (Vec<&'static str>, bool, Option<f64>, Result<String, String>, Option<u32>) {
+        (
+            w.named_actions().to_vec(),
+            w.run_defaults().is_empty(),
+            w.return_unit(),
+            w.select_mechanism("mtf"),
+            w.max_rounds(),
+        )
+    }
+    assert_eq!(
+        through(&boxed),
+        (vec!["own"], false, Some(1.0), Ok("mechanism.kind=\"mtf\"".to_string()), Some(30))
+    );
+}
