@@ -1,7 +1,7 @@
 //! The market behind the world seam ([`crate::worlds::World`]): every tenant an agent, live
 //! from the episode's start until its job finishes (a tenant whose job has not arrived yet
 //! acts all the same, as in [`MarketGame`]), grouped by its file entry (a `count` group's
-//! tenants share a group), rewarded with its utility's change, and the episode's figures
+//! tenants share a group; the groups are the entries that have an agent), rewarded with its utility's change, and the episode's figures
 //! from [`super::MarketMetrics`]. It plays exactly what [`MarketGame`] plays (a finished
 //! tenant's factor is never read). [`MarketWorld::learners`] is the market `mtf train` learns
 //! in: only the learning tenants are agents, the others play their own factors; the registry
@@ -179,7 +179,10 @@ pub struct MarketWorld {
     game: MarketGame,
     table: toml::Table,
     layout: Layout,
+    /// The groups' names: the file's entries that have an agent.
     groups: Vec<String>,
+    /// Each agent's group (its entry's index among `groups`).
+    group_of: Vec<usize>,
     /// The tenant each agent id is: every tenant, or ([`MarketWorld::learners`]) the learning
     /// ones.
     acting: Vec<usize>,
@@ -224,7 +227,21 @@ impl MarketWorld {
             low,
             high,
         };
-        let groups = raw.market.tenants.iter().map(|t| t.name.clone()).collect();
+        // The groups are the file's entries that have an agent, in file order (the learners'
+        // market: the learning entries; an entry of count 0 has none): every group has an
+        // actor to train and export.
+        let entry: Vec<usize> = {
+            let file = raw.at_seed(raw.seed);
+            acting.iter().map(|&i| file.market.tenants[i].group).collect()
+        };
+        let mut used = entry.clone();
+        used.sort_unstable();
+        used.dedup();
+        let group_of = entry
+            .iter()
+            .map(|e| used.binary_search(e).expect("an entry with an agent"))
+            .collect();
+        let groups = used.iter().map(|&e| raw.market.tenants[e].name.clone()).collect();
         let game = MarketGame::new(raw, levels);
         let n = acting.len();
         let mut w = Self {
@@ -232,6 +249,7 @@ impl MarketWorld {
             table,
             layout,
             groups,
+            group_of,
             acting,
             pinned: training,
             per_value: training,
@@ -349,7 +367,7 @@ impl World for MarketWorld {
     }
 
     fn group(&self, id: usize) -> usize {
-        self.game.file().market.tenants[self.acting[id]].group
+        self.group_of[id]
     }
 
     fn group_names(&self) -> Vec<String> {

@@ -63,8 +63,6 @@ pub(crate) struct Learners {
     /// Each learning tenant's group, numbered from 0 (its pool: one actor per group).
     pub(crate) class: Vec<usize>,
     names: Vec<String>,
-    /// Each group's index among the file's tenant entries (its group in [`MarketWorld`]).
-    entries: Vec<usize>,
 }
 
 impl Learners {
@@ -78,12 +76,7 @@ impl Learners {
             .map(|&i| groups.binary_search(&file.market.tenants[i].group).expect("a group"))
             .collect();
         let names = groups.iter().map(|&g| raw.market.tenants[g].name.clone()).collect();
-        Self {
-            who,
-            class,
-            names,
-            entries: groups,
-        }
+        Self { who, class, names }
     }
 
     fn classes(&self) -> usize {
@@ -511,9 +504,8 @@ fn replicate(
             for e in start..episodes {
                 let drawn = h.episode(&world, seed, e, 1, &pool).picks;
                 // The episode's score: the market drawn, its learners at the levels drawn.
-                let policy = GroupPolicies::Constant {
-                    levels: ls.entries.iter().map(|&g| drawn[g]).collect(),
-                };
+                // The world's groups are the learning entries, in the learners' class order.
+                let policy = GroupPolicies::Constant { levels: drawn };
                 let mut acting = MarketActing::new(&policy, &ls.class, levels, false);
                 env::worlds::play(&mut scored, &mut acting, env::rng::env_seed(seed, e, 0));
                 curve.push(MarketScore::of(scored.game().market(), &ls.who));
@@ -523,9 +515,7 @@ fn replicate(
                     return Ok(None);
                 }
             }
-            let heaviest = h.greedy();
-            let greedy: Vec<usize> = ls.entries.iter().map(|&g| heaviest[g]).collect();
-            let policy = GroupPolicies::Constant { levels: greedy };
+            let policy = GroupPolicies::Constant { levels: h.greedy() };
             let (scores, ..) = evaluate(raw, ls, levels, &policy, eval, false)?;
             Ok(Some(MarketReplicate {
                 seed,
