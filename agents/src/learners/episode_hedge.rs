@@ -335,8 +335,8 @@ mod tests {
         // configs/market/duel.toml, first price: L (worth 2 per unit, 10 units: 20) wins the A10
         // at factor f > 0.8 and pays 10 f, else runs on demand for 10; its reward in the market
         // `mtf train` learns in is its utility over its job's worth, the world's return unit.
-        // The episode's drawn factor is replayed at every other (L's group only: E is no
-        // agent): one update with eta = 1 puts each factor's log-weight at u(f) - u(0.9).
+        // The episode's drawn factor is replayed at every other (L's group, the only one: E is
+        // no agent): one update with eta = 1 puts each factor's log-weight at u(f) - u(0.9).
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
         let raw = env::market::MarketFile::load_unexpanded(&path, &[]).unwrap();
         let levels = env::market::game::action_levels(&raw, "duel.toml").unwrap();
@@ -344,7 +344,8 @@ mod tests {
         let world = env::market::world::MarketWorld::learners(raw, levels.clone(), table);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         let groups = world.group_names();
-        assert_eq!(groups, vec!["E", "L"]);
+        // E is no agent (it plays its own factor): L's group is the one group.
+        assert_eq!(groups, vec!["L"]);
         let mut h = EpisodeHedge::new(groups.len(), levels.len(), Some(1.0));
         let ep = h.episode(&world, 1, 0, 1, &pool);
         assert_eq!(ep.episodes, levels.len());
@@ -352,11 +353,9 @@ mod tests {
         assert_eq!(h.unit, Some(1.0));
         for (l, &f) in levels.iter().enumerate() {
             let want = u(f) - u(0.9);
-            assert!((h.log_weights[1][l] - want).abs() < 1e-9, "factor {f}: {:?}", h.log_weights[1]);
+            assert!((h.log_weights[0][l] - want).abs() < 1e-9, "factor {f}: {:?}", h.log_weights[0]);
         }
-        // E is no agent here (it plays its own factor): its weights never move.
-        assert!(h.log_weights[0].iter().all(|&w| w == 0.0));
-        assert_eq!(levels[h.greedy()[1]], 0.9);
+        assert_eq!(levels[h.greedy()[0]], 0.9);
     }
 
     #[test]
