@@ -88,7 +88,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
             first.fork()
         } else {
-            super::load(&spec.config, &spec.set, spec.seed, Some(m))?
+            super::load(&spec.config, &spec.set, spec.seed, Some((first.as_ref(), m.as_str())))?
         };
         let mut named: Vec<Named> = Vec::new();
         for s in &specs {
@@ -369,7 +369,11 @@ mod tests {
         std::fs::remove_dir_all(&out).ok();
         // A mechanism the market does not have: one line naming the ones it has.
         let duel = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
-        let err = super::super::load(&duel, &[], None, Some("stride")).err().unwrap().to_string();
+        let market = super::super::load(&duel, &[], None, None).unwrap();
+        let err = super::super::load(&duel, &[], None, Some((market.as_ref(), "stride")))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             err.contains("unknown mechanism `stride` for the market (known: second_price, first_price, mtf)"),
             "{err}"

@@ -194,20 +194,24 @@ pub fn sign(better: Better) -> f64 {
 }
 
 /// A world from a config with overrides (a root seed and a mechanism too, as the commands'
-/// flags give them: the world says which key selects a mechanism, `World::select_mechanism`).
-pub fn load(config: &Path, set: &[String], seed: Option<u64>, mechanism: Option<&str>) -> crate::error::Result<Box<dyn World>> {
+/// flags give them). The mechanism's key is the world's to say (`World::select_mechanism`):
+/// `like`, a world of the same file already built, answers it, so the file is built once.
+pub fn load(
+    config: &Path,
+    set: &[String],
+    seed: Option<u64>,
+    mechanism: Option<(&dyn World, &str)>,
+) -> crate::error::Result<Box<dyn World>> {
     let mut set = set.to_vec();
     if let Some(s) = seed {
         set.push(format!("seed={s}"));
     }
-    let world = env::registry::load(config, &set).map_err(|e| crate::error::user(e.to_string()))?;
-    let Some(m) = mechanism else {
-        return Ok(world);
-    };
-    let key = world
-        .select_mechanism(m)
-        .map_err(|problem| crate::error::user(format!("{problem}, given on the command line")))?;
-    set.push(key);
+    if let Some((like, m)) = mechanism {
+        let key = like
+            .select_mechanism(m)
+            .map_err(|problem| crate::error::user(format!("{problem}, given on the command line")))?;
+        set.push(key);
+    }
     env::registry::load(config, &set).map_err(|e| crate::error::user(e.to_string()))
 }
 

@@ -26,17 +26,20 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
             .map(|(k, name)| (format!("fixed:{name}"), Box::new(Fixed::new(vec![k])) as Box<dyn RowPolicy>))
             .collect());
     }
-    // A named action alone (the market's `own`) is every agent at it, as `fixed:own`.
-    if let Some(j) = named.iter().position(|n| *n == spec) {
-        return Ok(vec![(spec.to_string(), Box::new(Fixed::new(vec![levels.len() + j])))]);
+    // A named action, alone (the market's `own`) or as `fixed:own`: every agent at it.
+    let fixed = spec.strip_prefix("fixed:");
+    if let Some(j) = named.iter().position(|n| *n == fixed.unwrap_or(spec).trim()) {
+        let label = if fixed.is_some() {
+            format!("fixed:{}", named[j])
+        } else {
+            named[j].to_string()
+        };
+        return Ok(vec![(label, Box::new(Fixed::new(vec![levels.len() + j])))]);
     }
     if spec == "uniform" {
         return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);
     }
     if let Some(x) = spec.strip_prefix("fixed:") {
-        if let Some(j) = named.iter().position(|n| *n == x.trim()) {
-            return Ok(vec![(format!("fixed:{}", named[j]), Box::new(Fixed::new(vec![levels.len() + j])))]);
-        }
         let v: f64 = x.trim().parse().map_err(|_| {
             let names: String = named.iter().map(|n| format!(" or `{n}`")).collect();
             bad(format!("`{x}` is not a number{names}"))

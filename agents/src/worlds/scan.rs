@@ -90,7 +90,7 @@ pub fn scan(spec: &ScanSpec) -> crate::error::Result<Scanned> {
     };
     let mut lines: Vec<Line> = Vec::new();
     for m in &mechanisms {
-        let mech = (m != "-").then_some(m.as_str());
+        let mech = (m != "-").then_some((first.as_ref(), m.as_str()));
         for (k, &v) in spec.values.iter().enumerate() {
             let world = super::load(&spec.config, &at(v), None, mech)?;
             let mut named = Vec::new();

@@ -113,6 +113,11 @@ replicates = 3
 eval_seeds = 5
 "#;
 
+/// [`RUN_DEFAULTS`] as a table.
+pub fn run_defaults() -> toml::Table {
+    RUN_DEFAULTS.parse().expect("the market's run defaults parse")
+}
+
 /// The smallest job worth (value x work) of a learning tenant: its rewards are divided by it.
 pub const MIN_WORTH: f64 = 1e-6;
 
@@ -528,7 +533,7 @@ impl World for MarketWorld {
 
     /// The market's defaults ([`RUN_DEFAULTS`]).
     fn run_defaults(&self) -> toml::Table {
-        RUN_DEFAULTS.parse().expect("the market's run defaults parse")
+        run_defaults()
     }
 
     /// As `mtf train` learns in it ([`MarketWorld::learners`]), an agent's return is its

@@ -101,8 +101,7 @@ impl MarketTraining {
         if let Some(v) = &file.train {
             table.insert("train".into(), toml::Value::Table(v.clone()));
         }
-        let defaults: toml::Table = env::market::world::RUN_DEFAULTS.parse().expect("the market's run defaults parse");
-        env::config::merge_under(&defaults, &mut table);
+        env::config::merge_under(&env::market::world::run_defaults(), &mut table);
         let sections: Sections = env::config::from_table(path, table)?;
         let t = Self {
             learner: MarketLearner {
