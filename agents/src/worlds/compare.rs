@@ -3,6 +3,7 @@
 //! headline next to a baseline row's as a paired difference over the seeds (signed so that
 //! positive is better, `*` when its CI excludes 0).
 
+use super::deviations::{deviations, Deviation};
 use super::policies::{self, Named};
 use super::{evaluate, paired, sign, summarise, Played};
 use crate::report::markdown::Table;
@@ -63,6 +64,8 @@ pub struct Compared {
     pub dir: PathBuf,
     /// Whether another seed gives another episode (else it was played once).
     pub varies: bool,
+    /// `mtf analyze`'s best unilateral deviation from each level (empty elsewhere).
+    pub deviations: Vec<Deviation>,
 }
 
 /// Run the comparison and write its run directory (`comparison.md`, `comparison.csv`,
@@ -131,6 +134,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         seeds,
         dir: dir.path().to_path_buf(),
         varies: first.varies_with_seed(),
+        deviations: Vec::new(),
     };
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
@@ -191,10 +195,45 @@ impl Compared {
             "one episode: this world replays one trace the same way on every seed, so there is no spread over seeds to state (no CI); generate jobs (`env.generate`) for seeds that differ".into()
         };
         format!(
-            "{t}\nheadline: {} ({} is better); {seeds}.\n",
+            "{t}\nheadline: {} ({} is better); {seeds}.\n{}",
             m.label,
-            if sign(m.better) > 0.0 { "higher" } else { "lower" }
+            if sign(m.better) > 0.0 { "higher" } else { "lower" },
+            self.deviations_markdown()
         )
+    }
+
+    /// The levels no agent leaves alone, and per level the best unilateral deviation (nothing
+    /// when there are none).
+    fn deviations_markdown(&self) -> String {
+        if self.deviations.is_empty() {
+            return String::new();
+        }
+        let mut t = Table::new(["common level", "best deviation", "gain in own return", "by"]);
+        for d in &self.deviations {
+            let (to, by) = if d.profitable() {
+                (d.to.to_string(), d.agent.clone())
+            } else if d.gain.mean > 1e-9 {
+                (format!("none beyond its CI ({})", d.to), d.agent.clone())
+            } else {
+                ("none".into(), "-".into())
+            };
+            t.row(vec![d.level.to_string(), to, pm(d.gain, 4), by]);
+        }
+        let eq = self.equilibria();
+        let eq = if eq.is_empty() {
+            "none".to_string()
+        } else {
+            eq.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")
+        };
+        format!(
+            "\nLevels no agent is seen to leave alone (no deviation gains beyond its 95% CI: symmetric equilibria among the levels, where selfish learners may settle): {eq}.\n\n{t}\nA deviation: one agent at another level, every other at the common one; its gain is in its own return (the world's reward summed over the episode), paired over the same seeds, and counts where its 95% CI excludes 0. Deviators: every agent, or the first of each group above {} agents.\n",
+            super::deviations::EVERY_AGENT
+        )
+    }
+
+    /// The levels from which no agent gains by deviating alone.
+    pub fn equilibria(&self) -> Vec<f64> {
+        self.deviations.iter().filter(|d| !d.profitable()).map(|d| d.level).collect()
     }
 
     fn csv(&self) -> crate::error::Result<Vec<u8>> {
@@ -243,12 +282,27 @@ impl Compared {
                        "per_seed": r.played.iter().map(|p| p.figures[self.headline]).collect::<Vec<f64>>()})
             })
             .collect();
-        json!({"seeds": self.seeds.len(), "episode_seeds": self.seeds, "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows})
+        let mut v = json!({"seeds": self.seeds.len(), "episode_seeds": self.seeds, "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows});
+        if !self.deviations.is_empty() {
+            v["deviations"] = self
+                .deviations
+                .iter()
+                .map(|d| {
+                    let mut j = json!(d);
+                    j["leaves"] = d.profitable().into();
+                    j
+                })
+                .collect();
+            v["equilibria"] = json!(self.equilibria());
+        }
+        v
     }
 }
 
 /// `mtf analyze` in a world behind the seam: every fixed level and named action, uniform play
-/// and (with a run) the trained actors, on the same seeds, each against the best fixed level.
+/// and (with a run) the trained actors, on the same seeds, each against the best fixed level;
+/// below them, the best unilateral deviation from each level ([`deviations`]) and the levels
+/// no agent leaves alone.
 pub fn analyze(
     config: &Path,
     set: &[String],
@@ -285,6 +339,10 @@ pub fn analyze(
         .map(|(k, r)| (k, summarise(&r.played, c.metrics)[c.headline].mean * better))
         .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
         .0;
+    let world = super::load(config, set, None, None)?;
+    if world.reads_actions() {
+        c.deviations = deviations(world.as_ref(), &c.seeds, threads);
+    }
     let dir = RunDir::at(&c.dir);
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
@@ -378,5 +436,71 @@ mod tests {
             err.contains("unknown mechanism `stride` for the market (known: second_price, first_price, mtf)"),
             "{err}"
         );
+    }
+
+    fn analyzed(config: &Path, name: &str, seeds: usize) -> Compared {
+        let out = std::env::temp_dir().join(format!("mtf-seam-analyze-{name}-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let c = analyze(config, &[], None, seeds, 2, Some(&out)).unwrap();
+        std::fs::remove_dir_all(&out).ok();
+        c
+    }
+
+    fn deviation(c: &Compared, level: f64) -> &Deviation {
+        c.deviations.iter().find(|d| (d.level - level).abs() < 1e-12).unwrap()
+    }
+
+    #[test]
+    fn analyze_finds_the_duels_deviations_computed_by_hand() {
+        // configs/market/duel.toml, first price: L alone learns, at factor f it earns 20 - 10 f
+        // when it wins (f > 0.8) and 10 when it loses, so its best response to anything is 0.9
+        // (11). Its reward is utility over its job's worth (20): leaving 0.5 or 1.0 for 0.9 gains
+        // 1/20, leaving 1.2 gains 3/20; at 0.9 nothing gains, the one equilibrium.
+        let c = analyzed(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml"),
+            "duel",
+            2,
+        );
+        assert_eq!(c.rows[c.baseline].policy, "fixed:0.9");
+        assert_eq!(c.deviations.len(), 11);
+        for (x, gain) in [(0.5, 0.05), (0.9, 0.0), (1.0, 0.05), (1.2, 0.15)] {
+            let d = deviation(&c, x);
+            assert!((d.gain.mean - gain).abs() < 1e-12, "{d:?}");
+            if gain > 0.0 {
+                assert!(d.agent == "L" && (d.to - 0.9).abs() < 1e-12, "{d:?}");
+            }
+        }
+        assert_eq!(c.equilibria(), vec![0.9]);
+        let v = c.json();
+        assert_eq!(v["equilibria"], json!([0.9]));
+        assert!(c.markdown().contains(
+            "no deviation gains beyond its 95% CI: symmetric equilibria among the levels, where selfish learners may settle): 0.9."
+        ));
+    }
+
+    #[test]
+    fn analyze_finds_the_bandits_deviations_in_closed_form() {
+        // Without noise agent i earns 1 - (level - target)^2 a round, alone: from a common level
+        // the best deviation is one agent to its group's target. From 0.3 (group 0's target)
+        // agent_1 (group 1, target 0.7, there from round 1) gains 0.16 in each of 9 rounds; from
+        // 0.5 agent_0 gains 0.04 in each of 10 rounds (agent_1's 0.04 x 9 is less). The targets
+        // differ, so no common level is an equilibrium.
+        let path = std::env::temp_dir().join(format!("mtf-analyze-bandit-{}.toml", std::process::id()));
+        std::fs::write(&path, "[env]\nworld = \"bandit\"\nagents = 4\nrounds = 10\nnoise = 0.0\n").unwrap();
+        let c = analyzed(&path, "bandit", 3);
+        std::fs::remove_file(&path).ok();
+        let d = deviation(&c, 0.3);
+        assert!(
+            d.agent == "agent_1" && (d.to - 0.7).abs() < 1e-12 && (d.gain.mean - 1.44).abs() < 1e-9,
+            "{d:?}"
+        );
+        assert!(d.gain.ci95.abs() < 1e-9, "the same gain on every seed: {d:?}");
+        let d = deviation(&c, 0.5);
+        assert!(
+            d.agent == "agent_0" && (d.to - 0.3).abs() < 1e-12 && (d.gain.mean - 0.4).abs() < 1e-9,
+            "{d:?}"
+        );
+        assert!(c.equilibria().is_empty());
+        assert!(c.markdown().contains("where selfish learners may settle): none."));
     }
 }

@@ -20,6 +20,7 @@
 pub mod actors;
 pub mod agent;
 pub mod compare;
+pub mod deviations;
 pub mod es;
 pub mod export;
 pub mod hedge;

@@ -29,6 +29,8 @@ pub trait Acting<W: ?Sized> {
 pub struct Returns {
     /// Per group: the mean, over the agents of the group that acted, of their summed rewards.
     pub group_returns: Vec<f64>,
+    /// Per agent id: its summed rewards (`None` for an id that never acted).
+    pub agent_returns: Vec<Option<f64>>,
     /// Agent-steps played (one per live agent per round).
     pub agent_steps: u64,
 }
@@ -80,6 +82,7 @@ pub fn play<W: World + ?Sized>(world: &mut W, policy: &mut dyn Acting<W>, seed: 
     }
     Returns {
         group_returns: sum.iter().zip(&count).map(|(s, c)| if *c > 0.0 { s / c } else { 0.0 }).collect(),
+        agent_returns: returns.iter().zip(&seen).map(|(&r, &s)| s.then_some(r)).collect(),
         agent_steps: steps,
     }
 }
