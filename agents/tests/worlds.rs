@@ -377,6 +377,39 @@ fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("| run:run |") && stdout.contains("baseline"), "{stdout}");
+    // Analyze states the levels no agent leaves alone: the groups' targets differ, so none.
+    assert!(stdout.contains("where selfish learners may settle): none."), "{stdout}");
+    // A baseline no row has, and an --out that holds a run, are refused in one line before
+    // anything is played: the first leaves no run directory behind (it made one, after
+    // playing every row, before 2026-11-29), the second leaves the run as it was.
+    let bad = dir.join("bad-baseline");
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        "fixed:0.3",
+        "--baseline",
+        "fixed:0.9",
+        "--out",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("--baseline fixed:0.9: no such row") && !bad.exists(), "{err}");
+    let cmp = dir.join("cmp");
+    let before = std::fs::read_to_string(cmp.join("summary.json")).unwrap();
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        "fixed:0.3",
+        "--out",
+        cmp.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("already holds a run"), "{err}");
+    assert_eq!(std::fs::read_to_string(cmp.join("summary.json")).unwrap(), before);
     exported_agents_play_as_the_run(&dir, &config, &run, &v);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -25,8 +25,10 @@ pub struct Entry {
 /// conformance tests play each through it), and [`Stack::Seam`]'s commands are written once
 /// over the trait; the queue and valuation worlds and the market still run commands of their
 /// own, which carry what the seam's do not yet (the queue world's per-agent learners and
-/// SPEC 4's round record; the market's deviations, its run layout and summary, which its
-/// tests and docs/market.md read; its own factors, defaults and mechanisms the seam has).
+/// SPEC 4's round record; the market's run layout and summary, which its tests and
+/// docs/market.md read, its simulate's round table, price figure and round log, its exported
+/// policy file; its own factors, defaults, mechanisms, deviations and memory estimate the seam
+/// has).
 /// Moving a world onto the seam is this one field (issue 38). Read through [`stack_of`] only:
 /// the one place a command asks which world a file declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

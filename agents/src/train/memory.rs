@@ -109,15 +109,6 @@ pub fn evaluation(sc: &Scenario, threads: usize) -> Estimate {
     Estimate::of(world_parts(sc, threads, threads))
 }
 
-/// Peak bytes per (tenant, round) of a market episode kept whole (`mtf simulate`, `compare`):
-/// its records, and for `simulate` their JSON lines as well. Measured on three-types.toml with
-/// jobs that never finish (32 tenants, 3 types; 3,000 and 30,000 rounds): 348 bytes a
-/// tenant-round with the JSON lines, 137 without; the per-round part (prices, the price figure)
-/// from the duel (2 tenants, 2 types): 2.4 KiB a round with both.
-const MARKET_TENANT_ROUND_JSON: u64 = 400;
-const MARKET_TENANT_ROUND: u64 = 160;
-const MARKET_ROUND: u64 = 2560;
-
 /// Bytes per (copy, learning tenant, round, unit of the PPO width) of a market PPO rollout
 /// kept for its update, as the queue world's (4-byte floats, 3 copies): three-types.toml, width
 /// 351 (64 + 128 + 128 hidden, 16 levels, 15 features), peaked at 6.6 bytes per unit of width
@@ -126,21 +117,11 @@ const MARKET_ROUND: u64 = 2560;
 /// two (issue 42's attack on its own fixes).
 const MARKET_PPO_PER_WIDTH: u64 = 12;
 
-fn market_rounds(file: &env::market::MarketFile, per_tenant_round: u64) -> (String, u64) {
-    let rounds = u64::from(file.env.rounds);
-    let tenants = file.market.tenants.len() as u64;
-    let per_round = MARKET_ROUND.saturating_add(tenants.saturating_mul(per_tenant_round));
-    (
-        "env.rounds x market.tenants (the episode's per-round records)".to_string(),
-        rounds.saturating_mul(per_round),
-    )
-}
-
 /// A market episode kept whole: `mtf simulate` (`json`: also its rounds.jsonl) or `compare`
 /// (one policy at a time).
 pub fn market_evaluation(file: &env::market::MarketFile, json: bool) -> Estimate {
-    let per = if json { MARKET_TENANT_ROUND_JSON } else { MARKET_TENANT_ROUND };
-    Estimate::of(vec![market_rounds(file, per)])
+    use env::market::world::{episode_bytes, TENANT_ROUND, TENANT_ROUND_JSON};
+    Estimate::of(vec![episode_bytes(file, if json { TENANT_ROUND_JSON } else { TENANT_ROUND })])
 }
 
 /// Market training (replicates one after another; an episode's records are not kept): PPO's
@@ -158,6 +139,41 @@ pub fn market_training(file: &env::market::MarketFile, ppo: Option<(usize, usize
             "learner.ppo (train.envs x learner.ppo.group copies x learning tenants x env.rounds)".to_string(),
             (copies as u64)
                 .saturating_mul(learning as u64)
+                .saturating_mul(rounds)
+                .saturating_mul(width as u64)
+                .saturating_mul(MARKET_PPO_PER_WIDTH),
+        ));
+    }
+    Estimate::of(parts)
+}
+
+/// `concurrent` episodes of a world behind the seam played at once (`mtf simulate`,
+/// `compare`, `analyze`, `scan`: one per thread), each holding what the world says it does
+/// (`World::memory`).
+pub fn world_episodes(world: &dyn env::worlds::World, concurrent: usize) -> Estimate {
+    Estimate::of(world_parts_at(world, concurrent))
+}
+
+fn world_parts_at(world: &dyn env::worlds::World, concurrent: usize) -> Vec<(String, u64)> {
+    world
+        .memory()
+        .into_iter()
+        .map(|(k, b)| (k, b.saturating_mul(concurrent.max(1) as u64)))
+        .collect()
+}
+
+/// Training in a world behind the seam: `episodes` episodes held at once (the rollout's
+/// copies, or the evaluation's threads, whichever is more) and, for PPO, its rollout of every
+/// agent over the episode in each copy, `width` floats a row (its hidden sizes, levels and
+/// observation), at the market's measured peak per unit of width.
+pub fn world_training(world: &dyn env::worlds::World, episodes: usize, ppo: Option<(usize, usize)>) -> Estimate {
+    let mut parts = world_parts_at(world, episodes);
+    if let Some((copies, width)) = ppo {
+        let rounds = u64::from(world.max_rounds().unwrap_or(0));
+        parts.push((
+            "learner.ppo (train.envs x learner.ppo.group copies x agents x env.rounds)".to_string(),
+            (copies as u64)
+                .saturating_mul(world.possible() as u64)
                 .saturating_mul(rounds)
                 .saturating_mul(width as u64)
                 .saturating_mul(MARKET_PPO_PER_WIDTH),
@@ -288,5 +304,47 @@ mod tests {
         // Quickstart (8 agents, 16 accelerators, central): 288 bytes a round, x2 growth, x2
         // episodes at once: 10^7 rounds are about 10.7 GiB, far past 20 MiB.
         assert!(c > 8 << 30, "{c}");
+    }
+
+    #[test]
+    fn every_world_behind_the_seam_states_what_its_episodes_hold() {
+        let path = |f: &str| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs").join(f);
+        let market = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            env::registry::load(&path("market/three-types.toml"), &sets).unwrap()
+        };
+        // Behind the seam the market's 30,000-round episode (jobs that never finish) peaked at
+        // 135 MiB, one thread: 30,000 x (2,560 + 32 tenants x 160) bytes of records is above it.
+        let never = ["env.rounds=30000", "market.tenants.*.work=1e9", "market.tenants.1.work_max=2e9"];
+        let one = world_episodes(market(&never).as_ref(), 1);
+        assert_eq!(one.total, BASE + 30_000 * (2_560 + 32 * 160));
+        assert!(
+            one.total > 135 << 20 && one.parts[0].0.starts_with("env.rounds x market.tenants"),
+            "{one:?}"
+        );
+        assert_eq!(
+            world_episodes(market(&never).as_ref(), 2).total,
+            BASE + 2 * 30_000 * (2_560 + 32 * 160)
+        );
+        // The bandit and Gavel hold nothing that grows with their configs (Gavel's world
+        // peaked at 13 MiB with 200,000 generated jobs as with 2,000): the floor.
+        let gavel = env::registry::load(&path("gavel/paper.toml"), &["env.generate.jobs=200000".into()]).unwrap();
+        assert_eq!(world_episodes(gavel.as_ref(), 2).total, BASE);
+        // Training: PPO's rollout of every agent (the 12 learning inference services) over
+        // the episode in each of train.envs x group copies, 64 + 64 + 64 hidden + the levels +
+        // the observation floats a row, 12 bytes a float, beside the copies' episodes.
+        let sets: Vec<String> = ["learner.kind=\"ppo\"", "train.envs=8", "env.rounds=2000"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let exp = crate::worlds::train::SeamExperiment::load(&path("market/three-types.toml"), &sets).unwrap();
+        let (levels, dim) = (exp.world.levels().len() as u64, exp.world.layout().dim() as u64);
+        let copies = 8 * exp.learner.ppo.group as u64;
+        let est = exp.memory();
+        let ppo = copies * 12 * 2_000 * (192 + levels + dim) * 12;
+        let episodes = copies.max(exp.train.threads as u64) * 2_000 * (2_560 + 32 * 160);
+        assert_eq!(exp.world.possible(), 12);
+        assert_eq!(est.total, BASE + ppo + episodes, "{est:?}");
+        assert!(est.parts.iter().any(|(k, b)| k.starts_with("learner.ppo") && *b == ppo), "{est:?}");
     }
 }

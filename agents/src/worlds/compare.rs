@@ -85,8 +85,16 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
     // A world that replays one trace gives the same episode on every seed: played once.
     let count = if first.varies_with_seed() { spec.seeds } else { 1 };
     let seeds = episode_seeds(super::root_seed(first.as_ref()), count);
+    let doing = match spec.command {
+        "simulate" => "this simulation",
+        "analyze" => "this analysis",
+        _ => "this comparison",
+    };
+    crate::train::memory::check(&crate::train::memory::world_episodes(first.as_ref(), spec.threads), doing)?;
     let specs = policies::split(&spec.policies);
-    let mut rows = Vec::new();
+    // Every world and policy first: a refused spec leaves no run directory, and a taken --out
+    // is refused before anything is played.
+    let mut plays = Vec::new();
     for m in &mechanisms {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
             first.fork()
@@ -104,6 +112,25 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
                 n.0 = "any".into();
             }
         }
+        plays.push((m.clone(), world, named));
+    }
+    let labels: Vec<(&str, &str)> = plays
+        .iter()
+        .flat_map(|(m, _, named)| named.iter().map(move |(label, _)| (label.as_str(), m.as_str())))
+        .collect();
+    let baseline = match &spec.baseline {
+        None => 0,
+        Some(b) => {
+            let (p, m) = b.rsplit_once('/').unwrap_or((b.as_str(), mechanisms[0].as_str()));
+            labels
+                .iter()
+                .position(|&(label, mech)| (label == p || label == "any") && mech == m)
+                .ok_or_else(|| crate::error::user(format!("--baseline {b}: no such row (rows are POLICY/MECHANISM of the table)")))?
+        }
+    };
+    let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
+    let mut rows = Vec::new();
+    for (m, world, named) in plays {
         for (label, policy) in named {
             let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
             if let Some(e) = policy.failure() {
@@ -116,16 +143,6 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
             });
         }
     }
-    let baseline = match &spec.baseline {
-        None => 0,
-        Some(b) => {
-            let (p, m) = b.rsplit_once('/').unwrap_or((b.as_str(), mechanisms[0].as_str()));
-            rows.iter()
-                .position(|r| (r.policy == p || r.policy == "any") && r.mechanism == m)
-                .ok_or_else(|| crate::error::user(format!("--baseline {b}: no such row (rows are POLICY/MECHANISM of the table)")))?
-        }
-    };
-    let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
     let c = Compared {
         rows,
         baseline,

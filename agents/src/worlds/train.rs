@@ -123,6 +123,22 @@ impl SeamExperiment {
         Ok(SeamExperiment { world, learner, train })
     }
 
+    /// What the run will hold at peak (`--max-memory`): the episodes it plays at once (the
+    /// rollout's copies or the evaluation's threads, whichever is more) and PPO's rollout.
+    pub fn memory(&self) -> crate::train::memory::Estimate {
+        let copies = self
+            .learner
+            .chosen()
+            .group()
+            .map_or(1, |(group, _)| self.train.envs.saturating_mul(group));
+        let ppo = (self.learner.kind == LearnerKind::Ppo).then(|| {
+            let p = &self.learner.ppo;
+            let width = p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + self.world.levels().len() + self.world.layout().dim();
+            (copies, width)
+        });
+        crate::train::memory::world_training(self.world.as_ref(), copies.max(self.train.threads), ppo)
+    }
+
     /// The resolved experiment as TOML: the world's resolved config with `[learner]` and
     /// `[train]`. Enough to rerun (paths are absolute).
     pub fn to_toml(&self) -> String {
@@ -587,6 +603,7 @@ pub fn execute(spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
     if let Some(t) = spec.threads {
         exp.train.threads = t;
     }
+    crate::train::memory::check(&exp.memory(), "this training run")?;
     let name = spec.name.clone().unwrap_or_else(|| run::stem(config).to_string());
     let dir = RunDir::create(spec.out.as_deref(), &name)?;
     if exp.train.replicates > 1 {

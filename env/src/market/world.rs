@@ -118,6 +118,30 @@ pub fn run_defaults() -> toml::Table {
     RUN_DEFAULTS.parse().expect("the market's run defaults parse")
 }
 
+/// Peak bytes per (tenant, round) of a market episode kept whole: its records, and, for `mtf
+/// simulate`'s round log, their JSON lines as well. Measured on three-types.toml with jobs that
+/// never finish (32 tenants, 3 types; 3,000 and 30,000 rounds): 348 bytes a tenant-round with
+/// the JSON lines, 137 without (behind the seam, 2026-11-29: 135 MiB peak at 30,000 rounds,
+/// 140 bytes a tenant-round); the per-round part (prices, the price figure) from the duel (2
+/// tenants, 2 types): 2.4 KiB a round with both.
+pub const TENANT_ROUND_JSON: u64 = 400;
+/// [`TENANT_ROUND_JSON`] without the JSON lines.
+pub const TENANT_ROUND: u64 = 160;
+/// The per-round part of [`TENANT_ROUND_JSON`].
+pub const ROUND: u64 = 2560;
+
+/// What an episode of `file` keeps at peak with `per_tenant_round` bytes a tenant-round
+/// ([`TENANT_ROUND`], [`TENANT_ROUND_JSON`]), by the keys that size it.
+pub fn episode_bytes(file: &MarketFile, per_tenant_round: u64) -> (String, u64) {
+    let rounds = u64::from(file.env.rounds);
+    let tenants = file.market.tenants.len() as u64;
+    let per_round = ROUND.saturating_add(tenants.saturating_mul(per_tenant_round));
+    (
+        "env.rounds x market.tenants (the episode's per-round records)".to_string(),
+        rounds.saturating_mul(per_round),
+    )
+}
+
 /// The smallest job worth (value x work) of a learning tenant: its rewards are divided by it.
 pub const MIN_WORTH: f64 = 1e-6;
 
@@ -365,6 +389,11 @@ impl World for MarketWorld {
     /// Every tenant, agent or not: a copy's memory grows with the market's tenants.
     fn cells(&self) -> usize {
         self.game.file().market.tenants.len()
+    }
+
+    /// The episode's per-round records ([`episode_bytes`]).
+    fn memory(&self) -> Vec<(String, u64)> {
+        vec![episode_bytes(self.game.file(), TENANT_ROUND)]
     }
 
     fn agent_name(&self, id: usize) -> String {

@@ -211,6 +211,15 @@ pub trait World: Send {
         self.possible()
     }
 
+    /// What one episode of the world holds at its peak beyond the process's floor, by the
+    /// config key that sizes each part, in bytes: what `--max-memory` checks a command against
+    /// before it plays (times the episodes it plays at once). Default: nothing that grows with
+    /// the config (Gavel's world peaked at 13 MiB with 200,000 generated jobs as with 2,000;
+    /// the bandit's is a few vectors).
+    fn memory(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
     /// Whether the world keeps what its episode figures are computed from beyond the round
     /// (the queue world's per-round logs, which grow with every round). A batch that never
     /// reads figures turns it off; default: nothing to turn off.
@@ -434,5 +443,8 @@ impl World for Box<dyn World> {
     }
     fn run_defaults(&self) -> toml::Table {
         (**self).run_defaults()
+    }
+    fn memory(&self) -> Vec<(String, u64)> {
+        (**self).memory()
     }
 }
