@@ -285,6 +285,12 @@ fn create(out: Option<&Path>, name: &str) -> crate::error::Result<(PathBuf, RunL
 /// exists and is not a regular file (a device such as `/dev/full`, a FIFO, a directory) is
 /// refused: renaming over it would replace it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` streams (through a buffer), for a file too large to hold
+/// whole in memory first (a long episode's round log).
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> crate::error::Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.is_file() {
             return Err(crate::error::user(format!(
@@ -301,9 +307,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
         std::process::id()
     ));
     let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write(&mut f)?;
+        f.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);

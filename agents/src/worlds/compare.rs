@@ -132,6 +132,9 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
     let mut rows = Vec::new();
     for (m, world, named) in plays {
         for (label, policy) in named {
+            if spec.command == "simulate" && rows.is_empty() {
+                round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
+            }
             let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
             if let Some(e) = policy.failure() {
                 return Err(crate::error::policy(&label, e));
@@ -366,6 +369,35 @@ pub fn analyze(
     Ok(c)
 }
 
+/// The first seed's episode, round by round as the world records it, to `rounds.jsonl` (a
+/// line per round, its index as `round`; nothing for a world that keeps no round record).
+fn round_log(world: &dyn env::worlds::World, policy: &dyn super::RowPolicy, seed: u64, dir: &RunDir) -> crate::error::Result<()> {
+    let (mut w, mut p) = (world.fork(), policy.fork());
+    w.set_recording(true);
+    let mut round = 0u64;
+    let path = dir.file("rounds.jsonl");
+    let mut any = false;
+    run::write_atomic_with(&path, |out| {
+        let mut failed = None;
+        super::play_watched(w.as_mut(), p.as_mut(), seed, &mut |world| {
+            if let (None, Some(mut r)) = (&failed, world.round_record()) {
+                any = true;
+                if let Some(o) = r.as_object_mut() {
+                    o.insert("round".into(), round.into());
+                }
+                let line = serde_json::to_string(&r).map_err(std::io::Error::other);
+                failed = line.and_then(|l| writeln!(out, "{l}")).err();
+            }
+            round += 1;
+        });
+        failed.map_or(Ok(()), Err)
+    })?;
+    if !any {
+        std::fs::remove_file(&path).map_err(|e| run::io_error(&path, "removing", e))?;
+    }
+    Ok(())
+}
+
 /// `mtf simulate`: one policy, one mechanism.
 pub fn simulate(
     config: &Path,
@@ -519,5 +551,77 @@ mod tests {
         );
         assert!(c.equilibria().is_empty());
         assert!(c.markdown().contains("where selfish learners may settle): none."));
+    }
+
+    #[test]
+    fn simulate_logs_gavels_rounds_where_each_job_ran() {
+        // configs/gavel/small.toml replays a trace under max-min fairness: every round's
+        // running jobs hold at most the cluster's GPUs of each type, and every job of the
+        // trace runs in some round.
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/small.toml");
+        let out = std::env::temp_dir().join(format!("mtf-seam-gavel-log-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let c = simulate(&config, &[], None, None, "fixed:0.5", 1, 1, Some(&out)).unwrap();
+        let world = super::super::load(&config, &[], None, None).unwrap();
+        let cluster: Vec<(String, u64)> = world.config()["env"]["cluster"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| (g["type"].as_str().unwrap().to_string(), g["count"].as_integer().unwrap() as u64))
+            .collect();
+        let log = std::fs::read_to_string(c.dir.join("rounds.jsonl")).unwrap();
+        let mut ran = std::collections::BTreeSet::new();
+        let mut last_end = 0.0;
+        for (k, line) in log.lines().enumerate() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(r["round"], k as u64);
+            let (start, end) = (r["start_h"].as_f64().unwrap(), r["end_h"].as_f64().unwrap());
+            assert!(start >= last_end - 1e-9 && end >= start, "{r}");
+            last_end = end;
+            for (ty, count) in &cluster {
+                let held: u64 = r["running"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|j| j["type"] == ty.as_str())
+                    .map(|j| j["gpus"].as_u64().unwrap())
+                    .sum();
+                assert!(held <= *count, "{ty}: {held} of {count}: {r}");
+            }
+            for j in r["running"].as_array().unwrap() {
+                ran.insert(j["job"].as_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(ran.len(), world.possible(), "every job ran");
+        std::fs::remove_dir_all(&out).ok();
+    }
+
+    #[test]
+    fn simulate_logs_the_markets_rounds_as_the_markets_own_simulate_does() {
+        // configs/market/laissezcloud-example.toml: the paper's example, its arrivals given.
+        // Through the seam every tenant plays its own factor (`own`); the round log is the one
+        // the market's own `mtf simulate` writes, round by round.
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/laissezcloud-example.toml");
+        let base = std::env::temp_dir().join(format!("mtf-seam-round-log-{}", std::process::id()));
+        std::fs::remove_dir_all(&base).ok();
+        let lines = |dir: &Path| -> Vec<Value> {
+            std::fs::read_to_string(dir.join("rounds.jsonl"))
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        let seam = simulate(&config, &[], None, None, "own", 2, 1, Some(&base.join("seam"))).unwrap();
+        let market = crate::eval::market::simulate_market(&config, &[], None, Some(&base.join("market"))).unwrap();
+        let (a, b) = (lines(&seam.dir), lines(&market.dir));
+        assert_eq!(a.len(), 10);
+        assert_eq!(a, b);
+        assert_eq!(a[3]["round"], 3);
+        // A world that keeps no round record writes no log.
+        let bandit = base.join("bandit.toml");
+        std::fs::write(&bandit, "[env]\nworld = \"bandit\"\nagents = 2\nrounds = 3\n").unwrap();
+        let c = simulate(&bandit, &[], None, None, "fixed:0.3", 1, 1, Some(&base.join("b"))).unwrap();
+        assert!(c.dir.join("summary.json").exists() && !c.dir.join("rounds.jsonl").exists());
+        std::fs::remove_dir_all(&base).ok();
     }
 }

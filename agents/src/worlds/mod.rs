@@ -133,6 +133,27 @@ pub fn play(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64) -> Pla
     }
 }
 
+/// [`play`], calling `after` with the world after every round (the round log of `mtf
+/// simulate`).
+pub fn play_watched(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64, after: &mut dyn FnMut(&dyn World)) {
+    struct Watched<'a, 'b> {
+        rows: Rows<'a>,
+        after: &'b mut dyn FnMut(&dyn World),
+    }
+    impl<'w> env::worlds::Acting<dyn World + 'w> for Watched<'_, '_> {
+        fn begin_episode(&mut self, seed: u64) {
+            self.rows.0.begin_episode(seed);
+        }
+        fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
+            self.rows.0.act(obs, world.layout().dim(), groups, actions);
+        }
+        fn after_step(&mut self, world: &(dyn World + 'w), _actions: &[usize]) {
+            (self.after)(world);
+        }
+    }
+    env::worlds::play(world, &mut Watched { rows: Rows(policy), after }, seed);
+}
+
 /// A [`RowPolicy`] as the driver's [`env::worlds::Acting`] in any world.
 struct Rows<'a>(&'a mut dyn RowPolicy);
 

@@ -907,17 +907,39 @@ fn a_boxed_market_is_the_market_in_every_provided_method() {
     use crate::worlds::World;
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market/duel.toml");
     let boxed: Box<dyn World> = crate::registry::load(&path, &[]).unwrap();
-    fn through<W: World>(w: &W) -> (Vec<&'static str>, bool, Option<f64>, Result<String, String>, Option<u32>) {
+    type Provided = (
+        Vec<&'static str>,
+        bool,
+        Option<f64>,
+        Result<String, String>,
+        Option<u32>,
+        bool,
+        bool,
+    );
+    fn through<W: World>(w: &W) -> Provided {
         (
             w.named_actions().to_vec(),
             w.run_defaults().is_empty(),
             w.return_unit(),
             w.select_mechanism("mtf"),
             w.max_rounds(),
+            w.memory().is_empty(),
+            w.round_record().is_some(),
         )
     }
+    let mut boxed = boxed;
+    boxed.reset(1);
+    boxed.step(&[0]).unwrap();
     assert_eq!(
         through(&boxed),
-        (vec!["own"], false, Some(1.0), Ok("mechanism.kind=\"mtf\"".to_string()), Some(30))
+        (
+            vec!["own"],
+            false,
+            Some(1.0),
+            Ok("mechanism.kind=\"mtf\"".to_string()),
+            Some(30),
+            false,
+            true
+        )
     );
 }

@@ -511,6 +511,14 @@ impl World for MarketWorld {
         serde_json::to_value(self.game.metrics()).expect("market metrics serialise")
     }
 
+    /// The market's round record, as its own `mtf simulate` writes it.
+    fn round_record(&self) -> Option<serde_json::Value> {
+        self.game
+            .rounds()
+            .last()
+            .map(|r| serde_json::to_value(r).expect("a market round serialises"))
+    }
+
     fn max_rounds(&self) -> Option<u32> {
         Some(self.game.max_rounds())
     }

@@ -236,6 +236,13 @@ pub trait World: Send {
         Record::new()
     }
 
+    /// The round just played as the world records it (the market: every type's price, where
+    /// each tenant ran and what it paid): a line of `mtf simulate`'s `rounds.jsonl`. Default:
+    /// none (no round log).
+    fn round_record(&self) -> Option<serde_json::Value> {
+        None
+    }
+
     /// The episode's whole record so far (per-agent figures, prices, ...: what `mtf simulate
     /// --json` shows of an episode of the world). Default: the figures by key.
     fn record(&self) -> serde_json::Value {
@@ -446,5 +453,8 @@ impl World for Box<dyn World> {
     }
     fn memory(&self) -> Vec<(String, u64)> {
         (**self).memory()
+    }
+    fn round_record(&self) -> Option<serde_json::Value> {
+        (**self).round_record()
     }
 }

@@ -186,6 +186,11 @@ pub struct GavelWorld {
     acted: Vec<usize>,
     rewards: Vec<f64>,
     terminated: Vec<bool>,
+    /// Whether the round just played is kept as a record (`set_recording`; off by default:
+    /// only `mtf simulate`'s round log reads it).
+    recording: bool,
+    /// The round just played, when recording: the hours it spanned and where each job ran.
+    round: Option<serde_json::Value>,
     /// Isolated completion times per seed, for rho (filled from `figures(&self)`).
     isolated: std::cell::RefCell<HashMap<u64, Arc<Vec<f64>>>>,
 }
@@ -242,6 +247,8 @@ impl GavelWorld {
             acted: Vec::new(),
             rewards: Vec::new(),
             terminated: Vec::new(),
+            recording: false,
+            round: None,
             isolated: std::cell::RefCell::new(HashMap::new()),
             r: Arc::new(r),
         };
@@ -478,6 +485,7 @@ impl World for GavelWorld {
         self.truncated = false;
         self.idle_at_same_time = 0;
         self.dirty = true;
+        self.round = None;
         self.admit();
     }
 
@@ -591,6 +599,16 @@ impl World for GavelWorld {
                 steps[i] = s;
                 finish[i] = self.now + s / tput;
             }
+            if self.recording {
+                let running: Vec<serde_json::Value> = (0..n)
+                    .filter(|&i| held[i] > 0)
+                    .map(|i| {
+                        serde_json::json!({"job": self.agent_name(self.ids[i]), "type": self.types[ty[i]],
+                                           "gpus": held[i], "steps": steps[i]})
+                    })
+                    .collect();
+                self.round = Some(serde_json::json!({"jobs": n, "running": running}));
+            }
         }
         // 2. Run the round, or jump to the next arrival.
         let end = finish.iter().copied().filter(|f| f.is_finite()).fold(f64::NEG_INFINITY, f64::max);
@@ -643,6 +661,10 @@ impl World for GavelWorld {
                 k += 1;
             }
         }
+        if let Some(serde_json::Value::Object(r)) = self.round.as_mut().filter(|_| self.recording) {
+            r.insert("start_h".into(), (before / 3600.0).into());
+            r.insert("end_h".into(), (self.now / 3600.0).into());
+        }
         self.rounds += 1;
         self.admit();
         let drained = self.jobs.is_empty() && self.pending.is_none();
@@ -663,6 +685,16 @@ impl World for GavelWorld {
 
     fn done(&self) -> bool {
         self.over
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        self.recording = on;
+    }
+
+    /// The round just played (with `set_recording(true)`): its start and end in hours, the
+    /// jobs present and, per job that ran, its GPU type, how many it held and its steps.
+    fn round_record(&self) -> Option<serde_json::Value> {
+        self.round.clone().filter(|_| self.recording)
     }
 
     /// `env.max_rounds`: the cap an episode stops at if its jobs have not all finished.
