@@ -8,7 +8,7 @@ use crate::error::user;
 use crate::run;
 use crate::train::market::TrainedMarket;
 use env::eval::Stat;
-use env::market::{Market, MarketFile, MarketMetrics, MarketRound, Place, TenantTotals};
+use env::market::{Market, MarketFile, MarketMetrics, MarketRound, TenantTotals};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -35,9 +35,9 @@ pub struct MarketRun {
     /// Every round.
     #[serde(skip)]
     pub rounds: Vec<MarketRound>,
-    /// The type of every auctioned accelerator (numbered type by type).
+    /// The file as played.
     #[serde(skip)]
-    pub unit_types: Vec<usize>,
+    pub file: MarketFile,
 }
 
 /// Run the market in `config` (with `--set` overrides) under `policy` (`None`: the file's bid
@@ -58,23 +58,9 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
     }
     run::write_atomic(&dir.path().join("rounds.jsonl"), lines.as_bytes())?;
     let types: Vec<String> = file.market.types.iter().map(|t| t.name.clone()).collect();
-    let xs: Vec<f64> = (0..rounds.len()).map(|r| r as f64).collect();
-    let series: Vec<(String, Vec<Stat>)> = types
-        .iter()
-        .zip(&metrics.prices)
-        .map(|(name, p)| (name.clone(), p.iter().map(|&mean| Stat { mean, ci95: f64::NAN }).collect()))
-        .collect();
-    crate::report::plots::lines(
-        dir.path(),
-        "prices",
-        "Exchange price per accelerator type",
-        "round",
-        "price per hour",
-        &xs,
-        false,
-        &series,
-    )?;
-    cost_figure(dir.path(), &[("cost per unit of work".to_string(), &metrics)])?;
+    for s in env::market::story::series(&file, &metrics) {
+        crate::report::plots::world_series(dir.path(), &s)?;
+    }
     let out = MarketRun {
         dir: dir.path().to_path_buf(),
         config: config.display().to_string(),
@@ -85,14 +71,7 @@ pub fn simulate_market(config: &Path, set: &[String], policy: Option<&str>, out:
         metrics,
         totals,
         rounds,
-        unit_types: file
-            .market
-            .types
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.on_demand)
-            .flat_map(|(ty, t)| std::iter::repeat_n(ty, t.count as usize))
-            .collect(),
+        file,
     };
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&out)?.as_bytes())?;
     Ok(out)
@@ -383,76 +362,19 @@ impl std::fmt::Display for MarketComparison {
     }
 }
 
-/// Rounds and tenants up to which the report prints every round.
-const TABLE_ROUNDS: usize = 60;
-const TABLE_TENANTS: usize = 12;
-
 impl std::fmt::Display for MarketRun {
-    /// The report `mtf simulate` prints for a market.
+    /// The report `mtf simulate` prints for a market: the market's story of the episode
+    /// (`env::market::story`, which the seam's simulate prints too).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let m = &self.metrics;
         writeln!(
             f,
             "mtf simulate: {} (market), {}, {} tenants, {} rounds",
             self.config,
             self.mechanism,
             self.tenants.len(),
-            m.rounds
+            self.metrics.rounds
         )?;
-        if self.rounds.len() <= TABLE_ROUNDS && self.tenants.len() <= TABLE_TENANTS {
-            let head: Vec<String> = self
-                .types
-                .iter()
-                .map(|t| format!("{t} price"))
-                .chain(self.tenants.iter().cloned())
-                .collect();
-            writeln!(f, "| round | {} |", head.join(" | "))?;
-            writeln!(f, "|---|{}", "---|".repeat(head.len()))?;
-            for (r, round) in self.rounds.iter().enumerate() {
-                let cells: Vec<String> = round
-                    .prices
-                    .iter()
-                    .map(|p| format!("{p:.4}"))
-                    .chain(round.tenants.iter().map(|t| {
-                        let at = match (t.place, t.ty) {
-                            (Place::Absent, _) => "-".to_string(),
-                            (Place::Done, _) => "done".to_string(),
-                            (_, Some(ty)) => format!("{} at {:.4}", self.types[ty], t.price),
-                            _ => "waiting".to_string(),
-                        };
-                        match t.reserved {
-                            Some(c) => format!("{at} ({} reserved)", self.types[self.unit_types[c]]),
-                            None => at,
-                        }
-                    }))
-                    .collect();
-                writeln!(f, "| {r} | {} |", cells.join(" | "))?;
-            }
-        }
-        writeln!(
-            f,
-            "welfare (value of finished work) {:.4}, {} of {} jobs finished; revenue {:.4}, on demand {:.4}; {} migrations, {:.4} work units lost",
-            m.welfare,
-            m.finished,
-            self.tenants.len(),
-            m.revenue,
-            m.on_demand_spend,
-            m.migrations,
-            m.work_lost
-        )?;
-        let util: Vec<String> = self
-            .types
-            .iter()
-            .zip(&m.utilisation)
-            .filter_map(|(t, u)| u.map(|u| format!("{t} {u:.3}")))
-            .collect();
-        writeln!(f, "utilisation: {}", util.join(", "))?;
-        if self.tenants.len() <= TABLE_TENANTS {
-            for (i, name) in self.tenants.iter().enumerate() {
-                let cost = m.cost_per_work[i].map_or("-".into(), |c| format!("{c:.4}"));
-                writeln!(f, "{name}: cost per unit of work {cost}, utility {:.4}", m.utility[i])?;
-            }
-        }
+        write!(f, "{}", env::market::story::text(&self.file, &self.rounds, &self.metrics))?;
         writeln!(f, "run directory: {}", self.dir.display())
     }
 }

@@ -66,6 +66,8 @@ pub struct Compared {
     pub varies: bool,
     /// `mtf analyze`'s best unilateral deviation from each level (empty elsewhere).
     pub deviations: Vec<Deviation>,
+    /// `mtf simulate`'s first episode as the world tells it (`World::story`), when it does.
+    pub story: Option<String>,
 }
 
 /// Run the comparison and write its run directory (`comparison.md`, `comparison.csv`,
@@ -91,7 +93,12 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         _ => "this comparison",
     };
     crate::train::memory::check(&crate::train::memory::world_episodes(first.as_ref(), spec.threads), doing)?;
-    let specs = policies::split(&spec.policies);
+    // No policy named: the world's own rule where it has one (the market's `own`: each
+    // tenant's own factor), else every agent at 0.5.
+    let specs = match policies::split(&spec.policies) {
+        s if s.is_empty() => vec![first.named_actions().first().map_or("fixed:0.5".to_string(), |n| n.to_string())],
+        s => s,
+    };
     // Every world and policy first: a refused spec leaves no run directory, and a taken --out
     // is refused before anything is played.
     let mut plays = Vec::new();
@@ -130,10 +137,11 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
     };
     let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
     let mut rows = Vec::new();
+    let mut story = None;
     for (m, world, named) in plays {
         for (label, policy) in named {
             if spec.command == "simulate" && rows.is_empty() {
-                round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
+                story = round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
             }
             let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
             if let Some(e) = policy.failure() {
@@ -155,6 +163,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         dir: dir.path().to_path_buf(),
         varies: first.varies_with_seed(),
         deviations: Vec::new(),
+        story,
     };
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
@@ -214,8 +223,11 @@ impl Compared {
         } else {
             "one episode: this world replays one trace the same way on every seed, so there is no spread over seeds to state (no CI); generate jobs (`env.generate`) for seeds that differ".into()
         };
+        let story = self.story.as_ref().map_or(String::new(), |s| {
+            format!("\nThe first seed's episode ({}), round by round:\n\n{s}", self.seeds[0])
+        });
         format!(
-            "{t}\nheadline: {} ({} is better); {seeds}.\n{}",
+            "{t}\nheadline: {} ({} is better); {seeds}.\n{}{story}",
             m.label,
             if sign(m.better) > 0.0 { "higher" } else { "lower" },
             self.deviations_markdown()
@@ -370,8 +382,14 @@ pub fn analyze(
 }
 
 /// The first seed's episode, round by round as the world records it, to `rounds.jsonl` (a
-/// line per round, its index as `round`; nothing for a world that keeps no round record).
-fn round_log(world: &dyn env::worlds::World, policy: &dyn super::RowPolicy, seed: u64, dir: &RunDir) -> crate::error::Result<()> {
+/// line per round, its index as `round`; nothing for a world that keeps no round record), and
+/// as the world tells it (`World::story`): its figures drawn in `dir`, its text returned.
+fn round_log(
+    world: &dyn env::worlds::World,
+    policy: &dyn super::RowPolicy,
+    seed: u64,
+    dir: &RunDir,
+) -> crate::error::Result<Option<String>> {
     let (mut w, mut p) = (world.fork(), policy.fork());
     w.set_recording(true);
     let mut round = 0u64;
@@ -395,16 +413,23 @@ fn round_log(world: &dyn env::worlds::World, policy: &dyn super::RowPolicy, seed
     if !any {
         std::fs::remove_file(&path).map_err(|e| run::io_error(&path, "removing", e))?;
     }
-    Ok(())
+    let Some(story) = w.story() else {
+        return Ok(None);
+    };
+    for s in &story.figures {
+        crate::report::plots::world_series(dir.path(), s)?;
+    }
+    Ok(Some(story.text))
 }
 
-/// `mtf simulate`: one policy, one mechanism.
+/// `mtf simulate`: one policy (`None`: the world's own rule where it has one, else
+/// `fixed:0.5`), one mechanism.
 pub fn simulate(
     config: &Path,
     set: &[String],
     seed: Option<u64>,
     mechanism: Option<&str>,
-    policy: &str,
+    policy: Option<&str>,
     seeds: usize,
     threads: usize,
     out: Option<&Path>,
@@ -413,7 +438,7 @@ pub fn simulate(
         config: config.to_path_buf(),
         set: set.to_vec(),
         seed,
-        policies: vec![policy.to_string()],
+        policies: policy.map(|p| vec![p.to_string()]).unwrap_or_default(),
         mechanisms: mechanism.map(|m| vec![m.to_string()]).unwrap_or_default(),
         seeds,
         threads,
@@ -561,7 +586,7 @@ mod tests {
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/small.toml");
         let out = std::env::temp_dir().join(format!("mtf-seam-gavel-log-{}", std::process::id()));
         std::fs::remove_dir_all(&out).ok();
-        let c = simulate(&config, &[], None, None, "fixed:0.5", 1, 1, Some(&out)).unwrap();
+        let c = simulate(&config, &[], None, None, Some("fixed:0.5"), 1, 1, Some(&out)).unwrap();
         let world = super::super::load(&config, &[], None, None).unwrap();
         let cluster: Vec<(String, u64)> = world.config()["env"]["cluster"]
             .as_array()
@@ -611,16 +636,39 @@ mod tests {
                 .map(|l| serde_json::from_str(l).unwrap())
                 .collect()
         };
-        let seam = simulate(&config, &[], None, None, "own", 2, 1, Some(&base.join("seam"))).unwrap();
+        let seam = simulate(&config, &[], None, None, None, 2, 1, Some(&base.join("seam"))).unwrap();
         let market = crate::eval::market::simulate_market(&config, &[], None, Some(&base.join("market"))).unwrap();
         let (a, b) = (lines(&seam.dir), lines(&market.dir));
         assert_eq!(a.len(), 10);
         assert_eq!(a, b);
         assert_eq!(a[3]["round"], 3);
+        // And its story: the round table and totals the market's simulate prints (round 1: B
+        // on the A10 at A's bid; round 3: A waits on the Trainium for its reserved A10), and
+        // its figures.
+        let md = seam.markdown();
+        let told = market.to_string();
+        let table = told
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("run directory"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(md.contains(&table), "{md}\n---\n{table}");
+        assert!(
+            md.contains("| 1 | 0.6870 | 0.3912 | 0.8040 | L4 at 0.3912 | Trainium at 0.8040 | A10 at 0.6870 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 3 | 0.6520 | 0.3912 | 0.8040 | done | Trainium at 0.8040 (A10 reserved) | L4 at 0.3912 |"),
+            "{md}"
+        );
+        for f in ["prices.png", "prices.svg", "cost_per_work.png"] {
+            assert!(seam.dir.join(f).is_file(), "{f}");
+        }
         // A world that keeps no round record writes no log.
         let bandit = base.join("bandit.toml");
         std::fs::write(&bandit, "[env]\nworld = \"bandit\"\nagents = 2\nrounds = 3\n").unwrap();
-        let c = simulate(&bandit, &[], None, None, "fixed:0.3", 1, 1, Some(&base.join("b"))).unwrap();
+        let c = simulate(&bandit, &[], None, None, Some("fixed:0.3"), 1, 1, Some(&base.join("b"))).unwrap();
         assert!(c.dir.join("summary.json").exists() && !c.dir.join("rounds.jsonl").exists());
         std::fs::remove_dir_all(&base).ok();
     }

@@ -59,6 +59,7 @@ mod file;
 pub mod game;
 mod metrics;
 mod observe;
+pub mod story;
 pub mod world;
 
 pub use assign::assign;

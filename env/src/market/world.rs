@@ -511,6 +511,14 @@ impl World for MarketWorld {
         serde_json::to_value(self.game.metrics()).expect("market metrics serialise")
     }
 
+    fn story(&self) -> Option<crate::worlds::Story> {
+        let metrics = self.game.metrics();
+        Some(crate::worlds::Story {
+            text: super::story::text(self.game.file(), self.game.rounds(), &metrics),
+            figures: super::story::series(self.game.file(), &metrics),
+        })
+    }
+
     /// The market's round record, as its own `mtf simulate` writes it.
     fn round_record(&self) -> Option<serde_json::Value> {
         self.game

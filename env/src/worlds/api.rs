@@ -65,6 +65,33 @@ pub type Figures = Vec<f64>;
 /// list, not a map: it is built every round for every agent a Python step returns).
 pub type Record = Vec<(&'static str, serde_json::Value)>;
 
+/// Values over the rounds (or another axis) that a world's story draws: one figure, a line
+/// per named series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The figure's file stem (`prices` writes `prices.png` and `.svg`).
+    pub name: String,
+    /// Its title.
+    pub title: String,
+    /// The x axis's label.
+    pub x: String,
+    /// The y axis's label.
+    pub y: String,
+    /// The x values.
+    pub xs: Vec<f64>,
+    /// Per line: its name and one value per x.
+    pub lines: Vec<(String, Vec<f64>)>,
+}
+
+/// An episode as its world tells it ([`World::story`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Story {
+    /// Text for the console (markdown).
+    pub text: String,
+    /// Figures to draw.
+    pub figures: Vec<Series>,
+}
+
 /// What one step reports (slices over the agents that acted, in `live` order before the step).
 #[derive(Debug)]
 pub struct Report<'a> {
@@ -240,6 +267,13 @@ pub trait World: Send {
     /// each tenant ran and what it paid): a line of `mtf simulate`'s `rounds.jsonl`. Default:
     /// none (no round log).
     fn round_record(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// The episode just played as the world tells it (`mtf simulate`'s first seed, played with
+    /// `set_recording(true)`): text for the console and figures (the market: its rounds'
+    /// prices and where each tenant ran, then its totals; the price per type). Default: none.
+    fn story(&self) -> Option<Story> {
         None
     }
 
@@ -456,5 +490,8 @@ impl World for Box<dyn World> {
     }
     fn round_record(&self) -> Option<serde_json::Value> {
         (**self).round_record()
+    }
+    fn story(&self) -> Option<Story> {
+        (**self).story()
     }
 }

@@ -23,8 +23,9 @@ pub(crate) struct Args {
     /// agent binary, or any executable speaking the protocol of docs/AGENTS.md; a bare name is a file in this directory; MTF_AGENT_TIMEOUT seconds per
     /// reply, default 10), onnx:PATH (an ONNX network from any trainer mapping an agent's
     /// observation to level logits; sampled:onnx:PATH draws from them).
-    /// Default fixed:0.5; a market file (env.world = "market") plays fixed:X as every
-    /// tenant's bid factor (under mtf its threshold), and without --policy its tenants' own.
+    /// Default fixed:0.5, or the world's own rule where it has one: a market file (env.world =
+    /// "market") plays its tenants' own factors (`own`), and fixed:X as every tenant's bid
+    /// factor (under mtf its threshold).
     #[arg(long, short)]
     policy: Option<String>,
     #[command(flatten)]
@@ -43,13 +44,12 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
 
 /// A world behind the seam.
 fn seam(a: Args) -> agents::Result<ExitCode> {
-    let policy = a.policy.unwrap_or_else(|| "fixed:0.5".into());
     let done = agents::worlds::compare::simulate(
         &a.config,
         &a.common.set,
         a.common.seed,
         a.mechanism.as_deref(),
-        &policy,
+        a.policy.as_deref(),
         a.episodes.seeds,
         a.common.threads_or_default(),
         a.episodes.out.as_deref(),

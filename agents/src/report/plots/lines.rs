@@ -2,6 +2,17 @@
 
 use super::*;
 
+/// A world's [`env::worlds::Series`] (its story's figure: values without error bars) as
+/// [`lines`] draws them, to `dir/NAME.png` and `.svg`.
+pub fn world_series(dir: &Path, s: &env::worlds::Series) -> crate::error::Result<Vec<Figure>> {
+    let lines_: Vec<(String, Vec<Stat>)> = s
+        .lines
+        .iter()
+        .map(|(name, v)| (name.clone(), v.iter().map(|&mean| Stat { mean, ci95: f64::NAN }).collect()))
+        .collect();
+    lines(dir, &s.name, &s.title, &s.x, &s.y, &s.xs, false, &lines_)
+}
+
 /// One line per series over `xs`, with 95% error bars: the "vs load", "vs deadline" and
 /// "vs size" figures. `log_x` spaces x logarithmically (xs must be positive). Each series has
 /// its own colour and marker; the legend sits inside the plot where it covers the fewest

@@ -18,7 +18,7 @@ mod rows;
 pub(crate) mod worst;
 
 pub use curves::{curves, Reference, Series};
-pub use lines::lines;
+pub use lines::{lines, world_series};
 pub use rows::{comparison, paired_rows, per_row_values};
 
 pub(crate) const FONT: &str = "sans-serif";
