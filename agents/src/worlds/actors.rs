@@ -70,6 +70,10 @@ impl RowPolicy for GroupActors {
         }
     }
 
+    fn draws(&self) -> bool {
+        self.sampled
+    }
+
     fn fork(&self) -> Box<dyn RowPolicy> {
         Box::new(self.clone())
     }

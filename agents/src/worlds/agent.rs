@@ -184,6 +184,12 @@ impl RowPolicy for WorldAgents {
         }
     }
 
+    /// An agent process is told each episode's seed and may draw from it: every seed is
+    /// played.
+    fn draws(&self) -> bool {
+        true
+    }
+
     fn fork(&self) -> Box<dyn RowPolicy> {
         Box::new(Self::with(&self.path, self.manifest.clone(), self.errors.clone(), self.timeout))
     }

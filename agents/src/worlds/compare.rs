@@ -84,9 +84,6 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
             .filter(|m| !m.is_empty())
             .collect()
     };
-    // A world that replays one trace gives the same episode on every seed: played once.
-    let count = if first.varies_with_seed() { spec.seeds } else { 1 };
-    let seeds = episode_seeds(super::root_seed(first.as_ref()), count);
     let doing = match spec.command {
         "simulate" => "this simulation",
         "analyze" => "this analysis",
@@ -121,6 +118,13 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         }
         plays.push((m.clone(), world, named));
     }
+    // A world that replays one trace gives the same episode on every seed, unless a policy
+    // draws its actions from the seed (uniform play, a sampled run): then played once.
+    let varies = first.varies_with_seed()
+        || plays
+            .iter()
+            .any(|(_, w, named)| w.reads_actions() && named.iter().any(|(_, p)| p.draws()));
+    let seeds = episode_seeds(super::root_seed(first.as_ref()), if varies { spec.seeds } else { 1 });
     let labels: Vec<(&str, &str)> = plays
         .iter()
         .flat_map(|(m, _, named)| named.iter().map(move |(label, _)| (label.as_str(), m.as_str())))
@@ -161,7 +165,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         headline: first.headline(),
         seeds,
         dir: dir.path().to_path_buf(),
-        varies: first.varies_with_seed(),
+        varies,
         deviations: Vec::new(),
         story,
     };
@@ -671,5 +675,34 @@ mod tests {
         let c = simulate(&bandit, &[], None, None, Some("fixed:0.3"), 1, 1, Some(&base.join("b"))).unwrap();
         assert!(c.dir.join("summary.json").exists() && !c.dir.join("rounds.jsonl").exists());
         std::fs::remove_dir_all(&base).ok();
+    }
+
+    #[test]
+    fn a_policy_that_draws_is_played_on_every_seed_of_a_world_that_replays_one_trace() {
+        // configs/gavel/small.toml replays one trace: under MTF with every job at 0.5 each seed
+        // is the same episode (played once), but uniform play draws its levels from the seed:
+        // played once, its one draw was stated as if it were the policy's value, with no spread
+        // (before 2026-11-29).
+        let out = std::env::temp_dir().join(format!("mtf-seam-draws-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let spec = |policies: &str, name: &str| SeamCompare {
+            config: Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/small.toml"),
+            policies: vec![policies.into()],
+            mechanisms: vec!["mtf".into()],
+            seeds: 4,
+            threads: 2,
+            out: Some(out.join(name)),
+            command: "compare",
+            ..SeamCompare::default()
+        };
+        let fixed = compare(&spec("fixed:0.5", "fixed")).unwrap();
+        assert_eq!(fixed.rows[0].played.len(), 1);
+        assert!(!fixed.varies);
+        let both = compare(&spec("uniform,fixed:0.5", "both")).unwrap();
+        assert!(both.varies && both.rows.iter().all(|r| r.played.len() == 4));
+        let jct: Vec<f64> = both.rows[0].played.iter().map(|p| p.figures[both.headline]).collect();
+        assert!(jct.windows(2).any(|w| w[0] != w[1]), "uniform's draws differ by seed: {jct:?}");
+        assert!(both.rows[1].played.iter().all(|p| p.figures == fixed.rows[0].played[0].figures));
+        std::fs::remove_dir_all(&out).ok();
     }
 }

@@ -39,6 +39,11 @@ impl RowPolicy for HedgePolicy {
         }
     }
 
+    /// A level drawn per episode.
+    fn draws(&self) -> bool {
+        true
+    }
+
     fn fork(&self) -> Box<dyn RowPolicy> {
         Box::new(self.clone())
     }

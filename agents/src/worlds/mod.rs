@@ -46,6 +46,13 @@ pub trait RowPolicy: Send {
     /// An independent copy (one per episode played in parallel).
     fn fork(&self) -> Box<dyn RowPolicy>;
 
+    /// Whether it draws its actions (from the episode's seed): then another seed plays
+    /// another episode even in a world that replays one trace, and a comparison plays every
+    /// seed. Default: no (it acts on what it observes alone).
+    fn draws(&self) -> bool {
+        false
+    }
+
     /// What went wrong while it acted, in it or any of its copies (an agent process that broke
     /// its protocol): the episodes it played are then not its own, and the command fails.
     fn failure(&self) -> Option<String> {
@@ -108,6 +115,10 @@ impl RowPolicy for Uniform {
 
     fn fork(&self) -> Box<dyn RowPolicy> {
         Box::new(self.clone())
+    }
+
+    fn draws(&self) -> bool {
+        true
     }
 }
 

@@ -79,15 +79,20 @@ pub fn scan(spec: &ScanSpec) -> crate::error::Result<Scanned> {
     } else {
         spec.mechanisms.clone()
     };
-    let seeds = episode_seeds(
-        super::root_seed(first.as_ref()),
-        if first.varies_with_seed() { spec.seeds } else { 1 },
-    );
     let specs = if spec.policies.is_empty() {
         vec!["fixed:0.5".to_string()]
     } else {
         policies::split(&spec.policies)
     };
+    // Every seed where the world or a policy draws from it (`compare`'s rule).
+    let mut draws = false;
+    for s in &specs {
+        draws |= policies::parse(s, first.as_ref())?.iter().any(|(_, p)| p.draws());
+    }
+    let seeds = episode_seeds(
+        super::root_seed(first.as_ref()),
+        if first.varies_with_seed() || draws { spec.seeds } else { 1 },
+    );
     let mut lines: Vec<Line> = Vec::new();
     for m in &mechanisms {
         let mech = (m != "-").then_some((first.as_ref(), m.as_str()));
