@@ -225,7 +225,7 @@ impl Compared {
                 self.seeds.len()
             )
         } else {
-            "one episode: this world replays one trace the same way on every seed, so there is no spread over seeds to state (no CI); generate jobs (`env.generate`) for seeds that differ".into()
+            "one episode: nothing in this config draws from the seed (a replayed trace, given arrivals and sizes) and no policy draws its actions, so every seed plays the same episode and there is no spread to state (no CI); Gavel's world generates jobs that differ by seed with `env.generate`".into()
         };
         let story = self.story.as_ref().map_or(String::new(), |s| {
             format!("\nThe first seed's episode ({}), round by round:\n\n{s}", self.seeds[0])
@@ -499,6 +499,8 @@ mod tests {
             ("fixed:0.9", "second_price", 15.0),
         ];
         assert_eq!(rows.len(), want.len(), "{rows:?}");
+        // The duel draws nothing from the seed: each row is one episode.
+        assert!(!c.varies && c.rows.iter().all(|r| r.played.len() == 1));
         for ((p, m, u), (wp, wm, wu)) in rows.iter().zip(want) {
             assert!(p == wp && m == wm && (u - wu).abs() < 1e-9, "{rows:?}");
         }

@@ -394,6 +394,16 @@ impl MarketFile {
             .collect()
     }
 
+    /// Whether the seed draws anything of an episode ([`Self::expanded`]'s draws): a size
+    /// range (`work_max`) or a trace's starting entry (`work_trace` without `trace_start`).
+    /// Without either, every seed plays the same episode under the same actions.
+    pub fn draws_from_seed(&self) -> bool {
+        self.market
+            .tenants
+            .iter()
+            .any(|t| t.work_max.is_some() || (t.work_trace.is_some() && t.trace_start.is_none()))
+    }
+
     /// Every tenant group (`count` > 1) as its tenants, one job each.
     pub fn expanded(mut self) -> Self {
         self.expanded = true;

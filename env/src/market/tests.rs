@@ -943,3 +943,30 @@ fn a_boxed_market_is_the_market_in_every_provided_method() {
         )
     );
 }
+
+#[test]
+fn a_market_varies_with_the_seed_only_where_its_file_draws() {
+    // The duel and the paper's example give every size and arrival; three-types draws sizes
+    // in a range, traced.toml a trace's starting entry.
+    use crate::worlds::World;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/market");
+    let varies = |f: &str, sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        crate::registry::load(&root.join(f), &sets).unwrap().varies_with_seed()
+    };
+    assert!(!varies("duel.toml", &[]));
+    assert!(!varies("laissezcloud-example.toml", &[]));
+    assert!(varies("three-types.toml", &[]));
+    assert!(varies("traced.toml", &[]));
+    // Where the file draws nothing, two seeds play the same episode.
+    let mut w = crate::registry::load(&root.join("laissezcloud-example.toml"), &[]).unwrap();
+    let mut play = |seed: u64| {
+        w.reset(seed);
+        while !w.done() {
+            let own = vec![w.levels().len(); w.live().len()];
+            w.step(&own).unwrap();
+        }
+        w.figures()
+    };
+    assert_eq!(play(1), play(2));
+}
