@@ -68,6 +68,9 @@ pub struct Compared {
     pub deviations: Vec<Deviation>,
     /// `mtf simulate`'s first episode as the world tells it (`World::story`), when it does.
     pub story: Option<String>,
+    /// `mtf simulate`'s first episode's record (`World::record`: the market's figures per
+    /// tenant and type; by default the figures by key): `metrics` in `summary.json`.
+    pub episode: Option<Value>,
 }
 
 /// Run the comparison and write its run directory (`comparison.md`, `comparison.csv`,
@@ -141,11 +144,21 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
     };
     let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
     let mut rows = Vec::new();
-    let mut story = None;
+    let (mut story, mut episode) = (None, None);
     for (m, world, named) in plays {
+        if rows.is_empty() {
+            // The resolved world of the first mechanism (the others differ by its key alone).
+            run::write_atomic(
+                &dir.config(),
+                toml::to_string(&world.config())
+                    .map_err(|e| crate::error::failed(e.to_string()))?
+                    .as_bytes(),
+            )?;
+        }
         for (label, policy) in named {
             if spec.command == "simulate" && rows.is_empty() {
-                story = round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
+                let told = round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
+                (story, episode) = (told.0, Some(told.1));
             }
             let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
             if let Some(e) = policy.failure() {
@@ -168,6 +181,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         varies,
         deviations: Vec::new(),
         story,
+        episode,
     };
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
@@ -319,6 +333,9 @@ impl Compared {
             })
             .collect();
         let mut v = json!({"seeds": self.seeds.len(), "episode_seeds": self.seeds, "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows});
+        if let Some(e) = &self.episode {
+            v["metrics"] = e.clone();
+        }
         if !self.deviations.is_empty() {
             v["deviations"] = self
                 .deviations
@@ -387,13 +404,14 @@ pub fn analyze(
 
 /// The first seed's episode, round by round as the world records it, to `rounds.jsonl` (a
 /// line per round, its index as `round`; nothing for a world that keeps no round record), and
-/// as the world tells it (`World::story`): its figures drawn in `dir`, its text returned.
+/// as the world tells it (`World::story`): its figures drawn in `dir`, its text returned, with
+/// the episode's record (`World::record`).
 fn round_log(
     world: &dyn env::worlds::World,
     policy: &dyn super::RowPolicy,
     seed: u64,
     dir: &RunDir,
-) -> crate::error::Result<Option<String>> {
+) -> crate::error::Result<(Option<String>, Value)> {
     let (mut w, mut p) = (world.fork(), policy.fork());
     w.set_recording(true);
     let mut round = 0u64;
@@ -417,13 +435,14 @@ fn round_log(
     if !any {
         std::fs::remove_file(&path).map_err(|e| run::io_error(&path, "removing", e))?;
     }
+    let record = w.record();
     let Some(story) = w.story() else {
-        return Ok(None);
+        return Ok((None, record));
     };
     for s in &story.figures {
         crate::report::plots::world_series(dir.path(), s)?;
     }
-    Ok(Some(story.text))
+    Ok((Some(story.text), record))
 }
 
 /// `mtf simulate`: one policy (`None`: the world's own rule where it has one, else
@@ -668,9 +687,12 @@ mod tests {
             md.contains("| 3 | 0.6520 | 0.3912 | 0.8040 | done | Trainium at 0.8040 (A10 reserved) | L4 at 0.3912 |"),
             "{md}"
         );
-        for f in ["prices.png", "prices.svg", "cost_per_work.png"] {
+        for f in ["prices.png", "prices.svg", "cost_per_work.png", "config.toml"] {
             assert!(seam.dir.join(f).is_file(), "{f}");
         }
+        // The episode's record: the market's figures, as its own simulate's summary states them.
+        assert_eq!(seam.json()["metrics"], serde_json::to_value(&market.metrics).unwrap());
+        assert_eq!(seam.json()["metrics"]["finished"], 2);
         // A world that keeps no round record writes no log.
         let bandit = base.join("bandit.toml");
         std::fs::write(&bandit, "[env]\nworld = \"bandit\"\nagents = 2\nrounds = 3\n").unwrap();
