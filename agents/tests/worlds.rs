@@ -505,6 +505,11 @@ fn exported_agents_play_as_the_run(dir: &Path, config: &str, run: &Path, compare
     let (code, _, err) = play(&format!("agent:{}", liar.display()), "cmp-liar");
     assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
     assert!(err.contains("chose threshold 7, not one of the levels"), "{err}");
+    // The failed comparison's directory holds no run (no config.toml, no summary), so the same
+    // --out takes the next one (it was refused as "already holds a run").
+    let out = dir.join("cmp-liar");
+    assert!(!out.join("config.toml").exists() && !out.join("summary.json").exists());
+    assert_eq!(play("fixed:0.3", "cmp-liar").0, 0);
 }
 
 #[test]

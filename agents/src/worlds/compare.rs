@@ -121,8 +121,8 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         }
         plays.push((m.clone(), world, named));
     }
-    // A world that replays one trace gives the same episode on every seed, unless a policy
-    // draws its actions from the seed (uniform play, a sampled run): then played once.
+    // A world that replays one trace gives the same episode on every seed (played once),
+    // unless a policy draws its actions from the seed (uniform play, a sampled run).
     let varies = first.varies_with_seed()
         || plays
             .iter()
@@ -143,34 +143,16 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         }
     };
     let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
-    let mut rows = Vec::new();
-    let (mut story, mut episode) = (None, None);
-    for (m, world, named) in plays {
-        if rows.is_empty() {
-            // The resolved world of the first mechanism (the others differ by its key alone).
-            run::write_atomic(
-                &dir.config(),
-                toml::to_string(&world.config())
-                    .map_err(|e| crate::error::failed(e.to_string()))?
-                    .as_bytes(),
-            )?;
-        }
-        for (label, policy) in named {
-            if spec.command == "simulate" && rows.is_empty() {
-                let told = round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
-                (story, episode) = (told.0, Some(told.1));
-            }
-            let played = evaluate(world.as_ref(), policy.as_ref(), &seeds, spec.threads);
-            if let Some(e) = policy.failure() {
-                return Err(crate::error::policy(&label, e));
-            }
-            rows.push(Row {
-                policy: label,
-                mechanism: m.clone(),
-                played,
-            });
-        }
+    // The resolved world of the first mechanism (the others differ by its key alone), written
+    // with the summary at the end: a run that fails on the way (an agent process that broke
+    // its protocol) leaves no config.toml, so its directory does not count as a run.
+    let config = toml::to_string(&first.config()).map_err(|e| crate::error::failed(e.to_string()))?;
+    let played = play_rows(spec, plays, &seeds, &dir);
+    if played.is_err() && spec.out.is_none() {
+        // The directory is this call's own (a fresh name under runs/): nothing to keep.
+        let _ = std::fs::remove_dir_all(dir.path());
     }
+    let (rows, story, episode) = played?;
     let c = Compared {
         rows,
         baseline,
@@ -183,10 +165,42 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         story,
         episode,
     };
+    run::write_atomic(&dir.config(), config.as_bytes())?;
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
     Ok(c)
+}
+
+/// Every row of a comparison played on `seeds`, and (`mtf simulate`) the first row's round
+/// log, story and episode record.
+#[allow(clippy::type_complexity)]
+fn play_rows(
+    spec: &SeamCompare,
+    plays: Vec<(String, Box<dyn env::worlds::World>, Vec<Named>)>,
+    seeds: &[u64],
+    dir: &RunDir,
+) -> crate::error::Result<(Vec<Row>, Option<String>, Option<Value>)> {
+    let mut rows = Vec::new();
+    let (mut story, mut episode) = (None, None);
+    for (m, world, named) in plays {
+        for (label, policy) in named {
+            if spec.command == "simulate" && rows.is_empty() {
+                let told = round_log(world.as_ref(), policy.as_ref(), seeds[0], &dir)?;
+                (story, episode) = (told.0, Some(told.1));
+            }
+            let played = evaluate(world.as_ref(), policy.as_ref(), seeds, spec.threads);
+            if let Some(e) = policy.failure() {
+                return Err(crate::error::policy(&label, e));
+            }
+            rows.push(Row {
+                policy: label,
+                mechanism: m.clone(),
+                played,
+            });
+        }
+    }
+    Ok((rows, story, episode))
 }
 
 impl Compared {
@@ -643,6 +657,22 @@ mod tests {
             }
         }
         assert_eq!(ran.len(), world.possible(), "every job ran");
+        // Generated jobs arriving far apart (learn.toml at 0.02 jobs/h): the world jumps over
+        // the gaps, and a round with no job is logged with none (it repeated the last round's
+        // jobs, still holding their GPUs, before 2026-11-29).
+        let sparse = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/learn.toml");
+        let set = [
+            "env.generate.rate=0.02".to_string(),
+            "env.generate.jobs=6".into(),
+            "env.window=[0, 6]".into(),
+        ];
+        let c = simulate(&sparse, &set, None, None, Some("fixed:0.5"), 1, 1, Some(&out.join("sparse"))).unwrap();
+        let log = std::fs::read_to_string(c.dir.join("rounds.jsonl")).unwrap();
+        let rounds: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(rounds.iter().any(|r| r["jobs"] == 0), "{log}");
+        for r in &rounds {
+            assert!(r["running"].as_array().unwrap().len() as u64 <= r["jobs"].as_u64().unwrap(), "{r}");
+        }
         std::fs::remove_dir_all(&out).ok();
     }
 

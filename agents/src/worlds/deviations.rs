@@ -23,7 +23,8 @@ pub struct Deviation {
     /// The common level.
     pub level: f64,
     /// The largest mean gain in one agent's own return (paired over the seeds, with its 95%
-    /// CI); at most 0 when no agent gains.
+    /// CI) among the deviations that gain beyond their CI, else among all (then inside its CI,
+    /// or at most 0).
     pub gain: Stat,
     /// The agent that gains it (empty when no deviation has a mean gain above 0).
     pub agent: String,

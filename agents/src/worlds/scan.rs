@@ -87,7 +87,7 @@ pub fn scan(spec: &ScanSpec) -> crate::error::Result<Scanned> {
     // Every seed where the world or a policy draws from it (`compare`'s rule).
     let mut draws = false;
     for s in &specs {
-        draws |= policies::parse(s, first.as_ref())?.iter().any(|(_, p)| p.draws());
+        draws |= first.reads_actions() && policies::parse(s, first.as_ref())?.iter().any(|(_, p)| p.draws());
     }
     let seeds = episode_seeds(
         super::root_seed(first.as_ref()),

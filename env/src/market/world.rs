@@ -581,13 +581,13 @@ impl World for MarketWorld {
         run_defaults()
     }
 
-    /// As `mtf train` learns in it ([`MarketWorld::learners`]), an agent's return is its
-    /// utility over its job's worth: 1 is the job's whole value.
     /// A file with no size range or drawn trace start plays the same episode on every seed.
     fn varies_with_seed(&self) -> bool {
         self.game.raw().draws_from_seed()
     }
 
+    /// As `mtf train` learns in it ([`MarketWorld::learners`]), an agent's return is its
+    /// utility over its job's worth: 1 is the job's whole value.
     fn return_unit(&self) -> Option<f64> {
         self.per_value.then_some(1.0)
     }

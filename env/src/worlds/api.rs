@@ -247,6 +247,14 @@ pub trait World: Send {
         Vec::new()
     }
 
+    /// The rounds an episode can play, as the config sizes them, for an estimate of what a
+    /// learner keeping every round holds (`--max-memory`; PPO's rollout). Default:
+    /// [`World::max_rounds`]; `None` where only a safety cap bounds an episode (Gavel's
+    /// `env.max_rounds`, 10^7 by default: no estimate from it).
+    fn episode_rounds(&self) -> Option<u32> {
+        self.max_rounds()
+    }
+
     /// Whether the world keeps what its episode figures are computed from beyond the round
     /// (the queue world's per-round logs, which grow with every round). A batch that never
     /// reads figures turns it off; default: nothing to turn off.
@@ -487,6 +495,9 @@ impl World for Box<dyn World> {
     }
     fn memory(&self) -> Vec<(String, u64)> {
         (**self).memory()
+    }
+    fn episode_rounds(&self) -> Option<u32> {
+        (**self).episode_rounds()
     }
     fn round_record(&self) -> Option<serde_json::Value> {
         (**self).round_record()

@@ -568,6 +568,10 @@ impl World for GavelWorld {
         // 1. Allocate.
         let mut finish = vec![f64::NAN; n];
         let mut steps = vec![0.0; n];
+        if self.recording {
+            // A round with no job (a jump to the next arrival) is recorded as one.
+            self.round = Some(serde_json::json!({"jobs": n, "running": []}));
+        }
         if n > 0 {
             self.fill_input(actions);
             self.mechanism.allocate(&self.input, &mut self.alloc);
@@ -691,8 +695,14 @@ impl World for GavelWorld {
         self.recording = on;
     }
 
+    /// Only a safety cap bounds an episode (its jobs decide when it ends).
+    fn episode_rounds(&self) -> Option<u32> {
+        None
+    }
+
     /// The round just played (with `set_recording(true)`): its start and end in hours, the
-    /// jobs present and, per job that ran, its GPU type, how many it held and its steps.
+    /// jobs present and, per job that held GPUs, their type, how many and the steps it ran (0
+    /// when it held fewer than its scale factor needs).
     fn round_record(&self) -> Option<serde_json::Value> {
         self.round.clone().filter(|_| self.recording)
     }
