@@ -14,60 +14,65 @@ rm -rf "$R"
 mkdir -p "$R" docs/figures
 $M simulate --config configs/market/laissezcloud-example.toml --out "$R/example" > "$R/example.txt"
 for mech in second_price first_price; do
-  $M simulate --config configs/market/three-types.toml --mechanism "$mech" --out "$R/$mech" > /dev/null
+  $M simulate --config configs/market/three-types.toml --set market.tenants.1.learn=false \
+    --mechanism "$mech" --out "$R/$mech" > /dev/null
   cp "$R/$mech/prices.png" "docs/figures/market-three-types-$mech-prices.png"
+  cp "$R/$mech/cost_per_work.png" "docs/figures/market-three-types-$mech-cost.png"
 done
-$M compare --config configs/market/three-types.toml --mechanisms second_price,first_price,mtf \
-  --policies own,fixed:0.8 --out "$R/compare" > "$R/compare.txt"
-cp "$R/compare/cost_per_work.png" docs/figures/market-three-types-cost.png
-cp "$R/compare/utilisation.png" docs/figures/market-three-types-utilisation.png
+# Every tenant an agent (the file's learners unmarked): whole-market policies.
+$M compare --config configs/market/three-types.toml --set market.tenants.1.learn=false \
+  --mechanisms second_price,first_price,mtf --policies own,fixed:0.8 --out "$R/compare" > "$R/compare.txt"
 cp "$R/example/prices.png" docs/figures/market-example-prices.png
 # Learning to bid (mtf train): the duel's known answers, then the inference services of the
 # larger market learning against everyone else's economic agent (3 replicates each).
-$M train --config configs/market/duel.toml --out "$R/duel-hedge" --json > "$R/duel-hedge.json"
+$M train --config configs/market/duel.toml --out "$R/duel-hedge" --quiet > /dev/null
 # PPO with its defaults over 10 replicates: issue 41 asks for the duel's best bid in 10 of 10.
 $M train --config configs/market/duel.toml --set 'learner.kind="ppo"' --set train.episodes=300 \
-  --replicates 10 --out "$R/duel-ppo" --json > "$R/duel-ppo.json"
+  --replicates 10 --out "$R/duel-ppo" --quiet > /dev/null
 $M train --config configs/market/duel.toml --set 'learner.kind="es"' --set train.episodes=100 \
-  --out "$R/duel-es" --json > "$R/duel-es.json"
-for mech in second_price first_price; do
+  --out "$R/duel-es" --quiet > /dev/null
+for mech in second_price first_price mtf; do
   $M train --config configs/market/three-types.toml --set "mechanism.kind=\"$mech\"" \
-    --set train.deviations=true --out "$R/learn-$mech" --json > "$R/learn-$mech.json"
+    --out "$R/learn-$mech" --quiet > /dev/null
+  # Every common level, and each one's best unilateral deviation, on the runs' 5 held-out seeds.
+  $M analyze --config configs/market/three-types.toml --set "mechanism.kind=\"$mech\"" --seeds 5 \
+    --out "$R/analyze-$mech" --json > "$R/analyze-$mech.json"
 done
-$M train --config configs/market/three-types.toml --set 'mechanism.kind="mtf"' \
-  --set 'learner.levels=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]' --out "$R/learn-mtf" --json > "$R/learn-mtf.json"
 # The fine-tuning jobs learning their MTF threshold instead (tenant entry 2).
 $M train --config configs/market/three-types.toml --set 'mechanism.kind="mtf"' \
-  --set 'learner.levels=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]' \
   --set market.tenants.1.learn=false --set market.tenants.2.learn=true \
-  --out "$R/learn-mtf-finetune" --json > "$R/learn-mtf-finetune.json"
+  --out "$R/learn-mtf-finetune" --quiet > /dev/null
 for k in es ppo; do
   $M train --config configs/market/three-types.toml --set 'mechanism.kind="first_price"' \
-    --set "learner.kind=\"$k\"" --set train.episodes=300 --out "$R/learn-$k" --json > "$R/learn-$k.json"
+    --set "learner.kind=\"$k\"" --set train.episodes=300 --out "$R/learn-$k" --quiet > /dev/null
 done
-cp "$R/learn-ppo/learning.png" docs/figures/market-learning-ppo.png
+$M curves "$R/learn-ppo" --blocks 30 --out "$R/curves-ppo" > /dev/null
+cp "$R/curves-ppo/curves.png" docs/figures/market-learning-ppo.png
 # A trained run played by mtf compare beside the economic agent, and exported.
 $M compare --config configs/market/duel.toml --policies own,run:$R/duel-hedge --out "$R/cmp-duel" \
   --json > "$R/cmp-duel.json"
 $M export --run "$R/duel-hedge" --out "$R/duel-agent" --force > /dev/null
-echo '{"market": [1, 1, 0, 1, 1, 1, 1, 0, 1, 2, 0, 1]}' | "$R/duel-agent" > "$R/duel-agent.txt"
+echo '{"world": [1, 1, 0, 1, 1, 1, 1, 0, 1, 2, 0, 1]}' | "$R/duel-agent" > "$R/duel-agent.txt"
 # Joint clearing of the auctioned types vs one type after the other.
-$M compare --config configs/market/three-types.toml --mechanisms second_price,first_price \
-  --policies own --set 'mechanism.clearing="joint"' --out "$R/joint" > "$R/joint.txt"
+$M compare --config configs/market/three-types.toml --set market.tenants.1.learn=false \
+  --mechanisms second_price,first_price --policies own --set 'mechanism.clearing="joint"' \
+  --out "$R/joint" > "$R/joint.txt"
 # Speeds from the Gemmini catalog.
-$M compare --config configs/market/gemmini.toml --mechanisms second_price,first_price,mtf --policies own \
-  --out "$R/gemmini" > "$R/gemmini.txt"
+$M compare --config configs/market/gemmini.toml --set market.tenants.1.learn=false \
+  --mechanisms second_price,first_price,mtf --policies own --out "$R/gemmini" > "$R/gemmini.txt"
 # The same larger market with the training jobs' sizes from a trace.
 $M train --config configs/market/traced.toml --set 'mechanism.kind="first_price"' \
-  --out "$R/learn-traced" --json > "$R/learn-traced.json"
+  --out "$R/learn-traced" --quiet > /dev/null
 python3 - "$R" > docs/market.md <<'PY'
-import json, os, platform, statistics, sys
+import json, math, os, platform, sys
 R = sys.argv[1]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
 example = open(f"{R}/example.txt").read().splitlines()
-table = [l for l in example if l.startswith("|")]
-rest = [l for l in example if not l.startswith("|") and not l.startswith("mtf simulate") and not l.startswith("run directory")]
+start = next(k for k, l in enumerate(example) if l.endswith("round by round:"))
+table = [l for l in example[start:] if l.startswith("|")]
+rest = [l for l in example[start + 1:] if l and not l.startswith("|") and not l.startswith("run directory")]
 compared = [l for l in open(f"{R}/compare.txt").read().splitlines() if l.startswith("|")]
+compared_note = next(l for l in open(f"{R}/compare.txt").read().splitlines() if l.startswith("headline:"))
 print("""# The market world (LaissezCloud)
 
 *Generated by `scripts/market-report.sh`; do not edit by hand.*
@@ -112,65 +117,86 @@ arriving over the first 40 rounds (inference jobs of 4 to 8 units drawn from the
 and inference jobs worth less when they finish late: welfare counts the value of finished work
 at the time it finished), 6 A10s and 6 L4s auctioned, the Trainium on demand; every
 tenant plays the economic agent (`own`: bid factor 1, MTF threshold 0) or shades every bid to
-0.8 of its break-even (`fixed:0.8`; under MTF, threshold 0.8). One episode each (the arrivals
-are given, the sizes drawn once from the seed), `mtf compare --config
-configs/market/three-types.toml --mechanisms second_price,first_price,mtf --policies
-own,fixed:0.8`:
+0.8 of its break-even (`fixed:0.8`; under MTF, threshold 0.8). The file marks the inference
+services as learners (below); unmarking them (`--set market.tenants.1.learn=false`) makes every
+tenant an agent, so a policy is every tenant's. `mtf compare --config
+configs/market/three-types.toml --set market.tenants.1.learn=false --mechanisms
+second_price,first_price,mtf --policies own,fixed:0.8`:
 """)
 print("\n".join(compared))
 print(f"""
-What the table shows, per row: under fixed policies the mechanisms differ in what tenants pay,
-how often jobs move and how much work the moves lose, and how long the last job takes (rounds).
-MTF's utility is a tenant's own speed over its best speed: it does not weigh which tenant gains
-most from a fast accelerator, and each checkpoint is a new round of the token race; the
-auctions' bids carry the break-even prices, which do. These are fixed policies; the next
-section learns bids against them.
+{compared_note}
 
-The exchange's price per type under second and first price (under MTF every accelerator costs
-its base price):
+What the table shows, per row: under fixed policies the mechanisms differ in what tenants pay
+and how much of the work finishes in time to keep its value. MTF's utility is a tenant's own
+speed over its best speed: it does not weigh which tenant gains most from a fast accelerator,
+and each checkpoint is a new round of the token race; the auctions' bids carry the break-even
+prices, which do. These are fixed policies; the next section learns bids against them.
+
+The exchange's price per type under second and first price in the first seed's episode, every
+tenant at its own factor (`mtf simulate --mechanism ...`; under MTF every accelerator costs its
+base price), and what each tenant paid per unit of work (tenants in file order: 12 training,
+12 inference, 8 fine-tuning jobs):
 
 ![second price](figures/market-three-types-second_price-prices.png)
 
 ![first price](figures/market-three-types-first_price-prices.png)
 
-Utilisation of the auctioned types, and what each tenant paid per unit of work (tenants in
-file order: 12 training, 12 inference, 8 fine-tuning jobs), every row:
+![cost per unit of work, second price](figures/market-three-types-second_price-cost.png)
 
-![utilisation](figures/market-three-types-utilisation.png)
-
-![cost per unit of work](figures/market-three-types-cost.png)
-
+![cost per unit of work, first price](figures/market-three-types-first_price-cost.png)
 """)
-def load(name):
-    return json.load(open(f"{R}/{name}.json"))
+
+def summary(path):
+    return json.load(open(f"{path}/summary.json"))
+def reps(name):
+    g = summary(f"{R}/{name}")
+    return [summary(d) for d in g.get("replicates", [f"{R}/{name}"])]
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262]
+def mean_ci(xs):
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, None
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    return m, T975[min(len(xs) - 2, len(T975) - 1)] * sd / math.sqrt(len(xs))
+def fmt(m, ci, d=2):
+    return f"{m:.{d}f}" + ("" if ci is None or ci < 0.5 * 10 ** -d else f" ± {ci:.{d}f}")
+def ev(r, k):
+    return r["eval"][k]["mean"]
+def ref(r, which, k="utility"):
+    return r["references"][which]["eval"][k]["mean"]
+def levels(r):
+    h = r.get("hedge")
+    return "/".join(f"{g['level']:.2f}" for g in h["groups"]) if h else "adaptive"
 def row(name, label):
-    v = load(name)
-    u = v["utility"]
-    ci = "" if u["ci95"] is None else f" ± {u['ci95']:.2f}"
-    levels = ", ".join("/".join(f"{x:.2f}" for x in r["levels"]) for r in v["replicates"])
-    w = v["welfare"]
-    wci = "" if w["ci95"] is None else f" ± {w['ci95']:.1f}"
-    return (f"| {label} | {v['mechanism']} | {v['learner']} | {v['episodes']} | {levels} | "
-            f"{u['mean']:.2f}{ci} | {v['uniform']['utility']:.2f} | {v['own']['utility']:.2f} | {v['best_level']:g}: {v['best']['utility']:.2f} | "
-            f"{w['mean']:.1f}{wci} | {v['own']['welfare']:.1f} |")
+    rs = reps(name)
+    r0 = rs[0]
+    u = mean_ci([ev(r, "utility") for r in rs])
+    w = mean_ci([ev(r, "welfare") for r in rs])
+    best = r0["references"]["best_fixed"]
+    lv = ", ".join(levels(r) for r in rs) if r0["learner"] == "hedge" else f"adaptive ({len(rs)} replicates)"
+    return (f"| {label} | {r0['mechanism']} | {r0['learner']} | {r0['episodes']} | {lv} | {fmt(*u)} | "
+            f"{ref(r0, 'uniform'):.2f} | {ref(r0, 'own'):.2f} | {best['level']:g}: {ref(r0, 'best_fixed'):.2f} | "
+            f"{fmt(*w, d=1)} | {ref(r0, 'own', 'welfare'):.1f} |")
 print("""## Learning to bid
 
 `mtf train --config FILE` on a market file trains the tenants with `learn = true` (a group
-shares one policy) against everyone else playing their own factors (the economic agent), and
-evaluates the greedy policies of every replicate on evaluation seeds shared by all replicates
-beside three references on the same seeds: the learners drawing a level uniformly at random
-every round (`uniform random`), the learners as economic agents (`own`), and the
-best common level (every learner at one level, the best of `learner.levels`). Hedge keeps a
-factor for the whole job and learns with full information (every level replayed each
-episode); PPO and ES choose a level every round from the tenant's state (`Market::observe`),
-so they could beat the best common level. The rules and defaults are in
-`agents/src/train/market.rs`.
+shares one policy) against everyone else playing their own factors (the economic agent), through
+the commands every world shares (`agents::worlds`): a run group of replicates (`replicate-K/`),
+each scored on held-out seeds shared by all replicates, playing as it trained (Hedge and PPO draw
+their levels, ES plays its greedy level), beside three references on the same seeds: the
+learners drawing a level uniformly at random (`uniform random`), the learners as economic agents
+(`own`), and the best common level (every learner at one level of `learner.levels`, picked on
+other seeds). Hedge keeps a factor for the whole job and learns with full information (every
+level replayed each episode); PPO and ES choose a level every round from the tenant's state
+(`Market::observe`), so they could beat the best common level. The market's defaults, each with
+the measurement that chose it, are `env::market::world::RUN_DEFAULTS`.
 
 `configs/market/duel.toml` has answers known by hand (its header): under first price the
 learner's best bid factor is 0.9, utility 11 (the economic agent's 1 earns 10); under second
-price truthful bidding is a best response. Below, "levels" is each replicate's greedy level
-(PPO, ES: the mean level at its tenants' decision rounds); utility is per learning tenant in
-money, mean ± 95% CI over the training replicates (3; the duel's PPO 10) (no ± when every replicate is identical);
+price truthful bidding is a best response. Below, "levels" is each replicate's Hedge level
+(PPO and ES adapt theirs every round); utility is per learning tenant in money, mean ± 95% CI
+over the training replicates (3; the duel's PPO 10; no ± when every replicate is identical);
 welfare is the value of all finished work.
 
 | scenario | mechanism | learner | episodes | levels (per replicate) | utility learned | uniform random | own | best common level: utility | welfare learned | welfare own |
@@ -180,122 +206,130 @@ for name, label in [("duel-hedge", "duel"), ("duel-ppo", "duel"), ("duel-es", "d
                     ("learn-first_price", "three types, inference learns"),
                     ("learn-mtf", "three types, inference learns"),
                     ("learn-es", "three types, inference learns"),
-                    ("learn-ppo", "three types, inference learns")]:
+                    ("learn-ppo", "three types, inference learns"),
+                    ("learn-mtf-finetune", "three types, fine-tuning learns")]:
     print(row(name, label))
-sp, fp, mtf, ft = (load(n) for n in ["learn-second_price", "learn-first_price", "learn-mtf", "learn-mtf-finetune"])
-def moved(a, b, unit=""):
+def moved(a, b):
     return "stays at" if abs(a - b) < 5e-3 else ("rises from" if b > a else "falls from")
 def reached(name):
-    v = load(name)
-    return sum(r["eval"]["utility"] >= v["best"]["utility"] - 1e-6 for r in v["replicates"]), len(v["replicates"])
-def says(v, who):
-    ua, ub = v["own"]["utility"], v["utility"]["mean"]
-    wa, wb = v["own"]["welfare"], v["welfare"]["mean"]
+    rs = reps(name)
+    return sum(ev(r, "utility") >= ref(r, "best_fixed") - 1e-6 for r in rs), len(rs)
+def says(name, who):
+    rs = reps(name)
+    ua, ub = ref(rs[0], "own"), mean_ci([ev(r, "utility") for r in rs])[0]
+    wa, wb = ref(rs[0], "own", "welfare"), mean_ci([ev(r, "welfare") for r in rs])[0]
     return (f"{who} utility per tenant {moved(ua, ub)} {ua:.2f}" + ("" if abs(ua - ub) < 5e-3 else f" to {ub:.2f}")
             + f" and welfare {moved(wa, wb)} {wa:.1f}" + ("" if abs(wa - wb) < 5e-3 else f" to {wb:.1f}"))
+def analysis(mech):
+    return json.load(open(f"{R}/analyze-{mech}.json"))
+def by_level(mech):
+    return [(float(r["policy"][6:]), r["eval"]["utility"]["mean"]) for r in analysis(mech)["rows"]
+            if r["policy"].startswith("fixed:") and r["policy"] != "fixed:own"]
 ppo, es = reached("learn-ppo"), reached("learn-es")
-pv = load("learn-ppo")
-u = [b["utility"] for b in pv["by_level"]]
-peaks = [f"{pv['levels'][k]:g}" for k in range(len(u)) if (k == 0 or u[k] > u[k - 1]) and (k == len(u) - 1 or u[k] > u[k + 1])]
+sp0, fp0 = reps("learn-second_price")[0], reps("learn-first_price")[0]
 sp_best = ("The economic agent's break-even bid is a best response here (its utility is the best common level's), as second price's theory leads one to expect."
-           if abs(sp["own"]["utility"] - sp["best"]["utility"]) < 5e-3 else
-           f"The economic agent's break-even bid is not a best response here: the best common level, {sp['best_level']:g}, earns {sp['best']['utility']:.2f}.")
-beats = [(n[6:].upper(), r["eval"]["utility"]) for n in ["learn-ppo", "learn-es"] for r in load(n)["replicates"]
-         if r["eval"]["utility"] > load(n)["best"]["utility"] + 1e-6]
+           if abs(ref(sp0, "own") - ref(sp0, "best_fixed")) < 5e-3 else
+           f"The economic agent's break-even bid is not a best response here: the best common level, {sp0['references']['best_fixed']['level']:g}, earns {ref(sp0, 'best_fixed'):.2f} against its {ref(sp0, 'own'):.2f}.")
+beats = [(n[6:].upper(), ev(r, "utility")) for n in ["learn-ppo", "learn-es"] for r in reps(n)
+         if ev(r, "utility") > ref(r, "best_fixed") + 1e-6]
 beat = "none" if not beats else f"{len(beats)} (" + ", ".join(f"{who} at {u:.2f}" for who, u in beats) + ")"
-ppo_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in pv["replicates"])
-ft_levels = ", ".join("/".join(f"{x:.2f}" for x in r["levels"]) for r in ft["replicates"])
-fp_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in fp["replicates"])
-peaks = ", ".join(peaks)
-def stable(v):
-    eq = [f"{d['level']:g}" for d in v["deviations"] if d["gain"] <= 1e-9]
-    return ("no common level is stable: from each, some service gains by leaving it alone" if not eq
-            else "the common levels no service gains by leaving alone are " + ", ".join(eq))
-def dev_at(v, x):
-    return min(v["deviations"], key=lambda d: abs(d["level"] - x))
-stable_fp, stable_sp = stable(fp), stable(sp)
-fp_best_level = fp["best_level"]
-fp_dev_best = dev_at(fp, fp_best_level)
-fp_dev_ppo = dev_at(fp, pv["replicates"][0]["levels"][0])
-print(f"""| three types, fine-tuning learns | mtf | hedge | {ft['episodes']} | {ft_levels} | {ft['utility']['mean']:.2f} | {ft['uniform']['utility']:.2f} | {ft['own']['utility']:.2f} | {ft['best_level']:g}: {ft['best']['utility']:.2f} | {ft['welfare']['mean']:.1f} | {ft['own']['welfare']:.1f} |
+fp_levels = ", ".join(levels(r) for r in reps("learn-first_price"))
+u = by_level("first_price")
+peaks = ", ".join(f"{u[k][0]:g}" for k in range(len(u)) if (k == 0 or u[k][1] > u[k - 1][1]) and (k == len(u) - 1 or u[k][1] > u[k + 1][1]))
+def stable(mech):
+    eq = analysis(mech)["equilibria"]
+    return ("no common level is stable: from each, some service gains beyond its 95% CI by leaving it alone" if not eq
+            else "the common levels no service is seen to leave alone are " + ", ".join(f"{x:g}" for x in eq))
+def dev_at(mech, x):
+    return min(analysis(mech)["deviations"], key=lambda d: abs(d["level"] - x))
+hedge_rows = ["duel-hedge", "learn-second_price", "learn-first_price", "learn-mtf", "learn-mtf-finetune", "learn-traced"]
+missed = [n for n in hedge_rows if reached(n)[0] < reached(n)[1]]
+def miss(n):
+    r = reps(n)[0]
+    return (f"`{n}` plays {levels(r)} ({ev(r, 'utility'):.2f}) where the best common level on the"
+            f" selection seeds is {r['references']['best_fixed']['level']:g} ({ref(r, 'best_fixed'):.2f} held out):"
+            " Hedge's level is the best on its training episodes, the reference's on other seeds")
+hedge_check = (f"every replicate of the {len(hedge_rows)} Hedge runs earns it" if not missed else
+               f"{len(hedge_rows) - len(missed)} of the {len(hedge_rows)} Hedge runs earn it in every replicate; " + "; ".join(miss(n) for n in missed))
+fp_best_level = fp0["references"]["best_fixed"]["level"]
+fp_dev = dev_at("first_price", fp_best_level)
+print(f"""
+What it says, from the rows above (the script writes these sentences from the numbers):
 
-(± 0.00: every replicate ended identical.) What it says, from the rows above (the script
-writes these sentences from the numbers):
-
-- The duel: PPO with its defaults bids the best response, 0.9, in {reached("duel-ppo")[0]} of {reached("duel-ppo")[1]} replicates;
+- The duel: PPO with its defaults earns the best response's utility, 11, in {reached("duel-ppo")[0]} of {reached("duel-ppo")[1]} replicates;
   Hedge in {reached("duel-hedge")[0]} of {reached("duel-hedge")[1]}, ES in {reached("duel-es")[0]} of {reached("duel-es")[1]}.
-- Second price, the inference services learning: {says(sp, "their")}. {sp_best}
-- First price: {says(fp, "their")}. At break-even a winning bid pays exactly what the
-  alternative would cost, so it leaves no surplus; shading recovers it, and the learned level
-  is {fp_levels} per replicate.
-- MTF thresholds: the inference services: {says(mtf, "their")}; the fine-tuning jobs (a
-  second run, them learning instead): {says(ft, "their")}. Where a selfish tenant's gain and welfare move apart, the learner
+- Second price, the inference services learning: {says("learn-second_price", "their")}. {sp_best}
+- First price: {says("learn-first_price", "their")}. At break-even a winning bid pays exactly what the
+  alternative would cost, so it leaves no surplus; shading recovers it, and Hedge's level is
+  {fp_levels} per replicate.
+- MTF thresholds: the inference services: {says("learn-mtf", "their")}; the fine-tuning jobs (a
+  second run, them learning instead): {says("learn-mtf-finetune", "their")}. Where a selfish tenant's gain and welfare move apart, the learner
   follows its own utility: what the harness's learners optimise is not welfare.
 - Hedge's group policy is one level for the whole job, the same space as the best common
-  level, so Hedge reaching it (every Hedge row) is the check. PPO and ES choose a level every
+  level, so Hedge reaching it is the check: {hedge_check}. PPO and ES choose a level every
   round and could beat it; on the larger market under first price PPO reached or beat the best
   common level's utility in {ppo[0]} of {ppo[1]} replicates and ES in {es[0]} of {es[1]} (300
   episodes); replicates that beat it: {beat}. (PPO's learning rate in the market defaults to
-  0.005, ten times the queue world's: `configs/sweeps/market-ppo.toml`'s header.) The utility over common levels has its local peaks at
-  {peaks} (the best {pv['best_level']:g}; `summary.json`'s `by_level`); PPO's
-  replicates ended at {ppo_levels}.
-- Why a selfish learner need not settle on the best common level (`train.deviations`: for
-  each common level, the most one inference service gains by leaving it alone, the others
-  staying): under first price {stable_fp}; at the best common level, {fp_best_level:g}, one
-  service gains {fp_dev_best['gain']:.2f} by moving to {fp_dev_best['to']:g}, and at PPO's
-  level {fp_dev_ppo['level']:g} one gains {fp_dev_ppo['gain']:.2f} by moving to
-  {fp_dev_ppo['to']:g}. Hedge and ES move the whole group at once (one level per group; ES's
+  0.005, ten times the queue world's: `configs/sweeps/market-ppo.toml`'s header.) The utility
+  over common levels (`mtf analyze`, 5 seeds) has its local peaks at {peaks}.
+- Why a selfish learner need not settle on the best common level (`mtf analyze`: for each
+  common level, the most one inference service gains in its own return, its utility over its
+  job's worth, by leaving it alone, the others staying): under first price {stable("first_price")};
+  at the best common level, {fp_best_level:g}, one service gains {fp_dev['gain']['mean']:.3f} by moving to
+  {fp_dev['to']:g}. Hedge and ES move the whole group at once (one level per group; ES's
   perturbations are of the shared actor), so they climb the group's utility; PPO's gradient
-  is each tenant's own, a step towards a unilateral gain. Under second price {stable_sp}.
+  is each tenant's own, a step towards a unilateral gain. Under second price {stable("second_price")}.
 """)
-print(f"""PPO's training curve on the larger market under first price (sampled actions, windows of 10
-episodes, mean and 95% CI over replicates; the references are greedy, on the evaluation seeds):
+print(f"""PPO's training curve on the larger market under first price (`mtf curves`: sampled
+actions, blocks of 10 episodes, mean and 95% CI over replicates; the marker at the right is
+the held-out score, the dashed lines the run's references on the held-out seeds):
 
 ![PPO learning](figures/market-learning-ppo.png)
 """)
-cmp = load("cmp-duel")
-cmp_rows = "\n".join(f"| {r['policy'].replace(R + '/', '')} | {r['metrics']['utility'][0]:.2f} | {r['metrics']['utility'][1]:.2f} | {r['metrics']['welfare']:.2f} |" for r in cmp["rows"])
+cmp = json.load(open(f"{R}/cmp-duel.json"))
+cmp_rows = "\n".join(f"| {r['policy']} | {r['eval']['utility']['mean']:.2f} | {r['eval']['welfare']['mean']:.2f} |" for r in cmp["rows"])
 agent = json.loads(open(f"{R}/duel-agent.txt").read())
-tr = load("learn-traced")
 joint_rows = "\n".join(l for l in open(f"{R}/joint.txt").read().splitlines() if l.startswith("|"))
 gem_rows = "\n".join(l for l in open(f"{R}/gemmini.txt").read().splitlines() if l.startswith("|"))
-tr_levels = ", ".join(f"{r['levels'][0]:.2f}" for r in tr["replicates"])
+tr = reps("learn-traced")
+tr_levels = ", ".join(levels(r) for r in tr)
 print(f"""## Trained runs, exported agents, sweeps, Python, traces
 
-A market run keeps its policies in its last checkpoint (`checkpoints/latest.ckpt`, which holds
-every replicate's once training has finished: Hedge's greedy level per group, PPO's, ES's or the
-actor-critic's actor per group). `mtf compare --config configs/market/duel.toml --policies
-own,run:RUN` plays them for the learning tenants beside everyone's own factors, a row per
-replicate (`run:RUN#r`; greedy, marked `(near-uniform)` where the actors' entropy is above 90%
-of the largest; `sampled:run:RUN` plays their draws); here the Hedge run of the duel above
-(first price), utility per tenant in money:
+A market run is a run of the seam like any other: each replicate keeps its learner in its
+checkpoints (`replicate-K/checkpoints/`), resumes exactly after `kill -9` (`mtf train --resume
+RUN`), logs to TensorBoard (`replicate-K/tb/`) and is drawn by `mtf curves RUN`. `mtf compare
+--config configs/market/duel.toml --policies own,run:RUN` plays it for the learning tenants beside
+everyone's own factors, a row per replicate (`run:RUN#k`, playing as it was scored); here the
+Hedge run of the duel above (first price), L's utility in money:
 
-| policy | E (economic agent) | L (learns) | welfare |
-|---|---|---|---|
+| policy | L's utility | welfare |
+|---|---|---|
 {cmp_rows}
 
-`mtf export --run RUN --out AGENT` writes the learning tenants' policies (`--replicate N`,
-default 0) as a standalone executable: it reads a tenant's market features (`{{"market":
+`mtf export --run RUN --out AGENT` writes the learning tenants' policies (`--replicate K`,
+default 0) as a standalone executable: it reads a tenant's market features (`{{"world":
 [...]}}`, `Market::observe`'s `6 + 3 x types` numbers, named by `AGENT --describe`) and answers
 its bid factor (under MTF its threshold). The duel's exported L answers
 `{{"bid_factor": {agent['bid_factor']:g}}}`, the hand-computed best bid.
 
 `mtf sweep` takes a market file as its base: each trial is `mtf train` on it, the objective a
-path into its `summary.json` (`utility.mean`, `welfare.mean`, `best.utility`), the pruner fed
-replicate 0's sampled `utility`, `welfare` or `paid`. `configs/sweeps/market-ppo.toml` searches
-PPO's entropy bonus and learning rate on the larger market under first price.
+path into its `summary.json` (a lone run's `eval.utility.mean`, a group's `vs_best_fixed_iqm`),
+the pruner fed replicate 0's `utility`, `welfare` or `paid` per episode.
+`configs/sweeps/market-ppo.toml` searches PPO's entropy bonus and learning rate on the larger
+market under first price.
 
-From Python, `mtf_env.parallel_env(MARKET_FILE)` is a PettingZoo `ParallelEnv` with every
-tenant an agent (an action is a level of `learner.levels`, a reward the tenant's utility change
-in money; a tenant is terminated when its job finishes), and `mtf_env.VecEnv(MARKET_FILE, k)`
-steps k copies in Rust (`python/README.md`).
+From Python, `mtf_env.parallel_env(MARKET_FILE)` is a PettingZoo `ParallelEnv` over the same
+world (the learning tenants the agents where the file marks some, else every tenant; an action
+is a level of `learner.levels`, a reward the tenant's utility change; a tenant is terminated
+when its job finishes), and `mtf_env.VecEnv(MARKET_FILE, k)` steps k copies in Rust
+(`python/README.md`).
 
 Job sizes can come from a trace (`work_trace` on a tenant entry: a file of sizes, or the sizes
 inline; copies take consecutive sizes from `trace_start` or from a start drawn from the seed).
 `configs/market/traced.toml` is the larger market with the training jobs' sizes from
 `configs/market/traces/training-jobs.csv` (48 sizes around 20 units); with the inference
-services learning under first price (Hedge, 3 replicates): {says(tr, "their")}; learned level
-{tr_levels} per replicate, the best common level {tr['best_level']:g}.
+services learning under first price (Hedge, 3 replicates): {says("learn-traced", "their")}; learned level
+{tr_levels} per replicate, the best common level {tr[0]['references']['best_fixed']['level']:g}.
 
 By default the exchange clears the auctioned types one after the other (config order), so a
 tenant that wins the first type does not compete for the second, and the outcome depends on the
@@ -314,7 +348,8 @@ Speeds can come from the Gemmini catalog (SPEC 1, thesis Table 5.1): a tenant en
 `application` and a `speed_scale` instead of `speeds`, and the market's types are catalog types.
 `configs/market/gemmini.toml`: 2 Gemmini accelerators at 2 GHz and 1 at 3 GHz, auctioned, 12
 tenants running ResNet convolutions, ResNet matrix multiplies and MobileNet convolutions; every
-tenant its own factor, `mtf compare --config configs/market/gemmini.toml --mechanisms
+tenant its own factor (the file's learners unmarked), `mtf compare --config
+configs/market/gemmini.toml --set market.tenants.1.learn=false --mechanisms
 second_price,first_price,mtf --policies own`:
 
 {gem_rows}

@@ -632,74 +632,78 @@ fn a_market_runs_hedge_policy_exports_its_hand_computed_bid() {
     // Hedge on the first-price duel learns L's best bid factor, 0.9 (configs/market/duel.toml):
     // the exported tenant answers it, whatever the market line says.
     let dir = tmp("market-hedge");
-    let (code, _, err) = mtf(&["train", "--config", &market_config("duel.toml"), "--out", dir.to_str().unwrap()]);
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &market_config("duel.toml"),
+        "--out",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ]);
     assert_eq!(code, 0, "{err}");
-    let exe = export_one(&dir, "1");
-    let d = env::market::Market::obs_dim(2);
+    let exe = export_one(&dir, "0");
+    let described = Command::new(&exe).arg("--describe").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
+    let d = v["observation_size"].as_u64().unwrap() as usize;
+    assert_eq!(d, env::market::Market::obs_dim(2));
+    assert_eq!(v["world"]["groups"], serde_json::json!(["L"]));
     let lines: Vec<String> = [0.0, 1.0]
         .iter()
-        .map(|&x| serde_json::json!({ "market": vec![x; d] }).to_string())
+        .map(|&x| serde_json::json!({ "world": vec![x; d] }).to_string())
         .collect();
     for reply in ask(&exe, &[], &lines) {
         assert_eq!(reply["bid_factor"].as_f64(), Some(0.9), "{reply}");
     }
-    // The protocol names what it misses; a tenant that did not learn is not exported.
+    // The protocol names what it misses.
     let bad = ask(
         &exe,
         &[],
-        &["{\"budget\": 0.5, \"utilities\": [1.0]}".into(), "{\"market\": [0.0]}".into()],
+        &["{\"budget\": 0.5, \"utilities\": [1.0]}".into(), "{\"world\": [0.0]}".into()],
     );
-    assert!(bad[0]["error"].as_str().unwrap().contains("`market` is missing"), "{}", bad[0]);
-    assert!(bad[1]["error"].as_str().unwrap().contains(&format!("expected {d}")), "{}", bad[1]);
-    let (code, _, err) = mtf(&[
-        "export",
-        "--run",
-        dir.to_str().unwrap(),
-        "--out",
-        dir.join("e").to_str().unwrap(),
-        "--agent",
-        "0",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--agent 0: the run's learning tenants are [1] (L)"), "{err}");
-    let (code, _, err) = mtf(&[
-        "export",
-        "--run",
-        dir.to_str().unwrap(),
-        "--out",
-        dir.join("e").to_str().unwrap(),
-        "--replicate",
-        "7",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--replicate 7: the run has replicates 0..2"), "{err}");
+    assert!(bad[0]["error"].as_str().unwrap().contains("`world`"), "{}", bad[0]);
+    assert!(bad[1]["error"].as_str().unwrap().contains(&format!("{d}")), "{}", bad[1]);
+    // The learners' market has one agent (L, tenant 1 of the file); a run group has 3
+    // replicates.
+    for (flag, value) in [("--agent", "1"), ("--replicate", "7")] {
+        let (code, _, err) = mtf(&[
+            "export",
+            "--run",
+            dir.to_str().unwrap(),
+            "--out",
+            dir.join("e").to_str().unwrap(),
+            flag,
+            value,
+        ]);
+        assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+        assert!(err.contains(flag), "{err}");
+    }
 }
 
 #[test]
 fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
-    // ES on three-types (first price): every learning tenant's exported actor answers, on each
-    // round's market features of an evaluation episode, the level the run's checkpointed actor plays
-    // (cli_market_train ties the checkpointed policies to the learner's own greedy evaluation, bit for bit).
-    use agents::train::market::TrainedMarket;
-    use agents::train::market_policy::GroupPolicies;
+    // ES on three-types (first price): the exported actors of replicate 1, driven by mtf
+    // compare as agent:FILE on the run's held-out seeds, play the episodes the run's summary
+    // scored (ES plays its greedy level: the same utility to the last bit).
     let dir = tmp("market-es");
     let config = market_config("three-types.toml");
+    let first_price = "mechanism.kind=\"first_price\"";
     let (code, _, err) = mtf(&[
         "train",
         "--config",
         &config,
         "--out",
         dir.to_str().unwrap(),
+        "--quiet",
         "--set",
         "learner.kind=\"es\"",
         "--set",
-        "mechanism.kind=\"first_price\"",
+        first_price,
         "--set",
         "train.episodes=3",
         "--set",
         "train.replicates=2",
         "--set",
-        "train.eval_seeds=1",
+        "train.eval_seeds=2",
         "--set",
         "learner.es.pairs=1",
     ]);
@@ -715,37 +719,26 @@ fn an_exported_market_actor_decides_as_the_run_on_its_evaluation_episodes() {
         "1",
     ]);
     assert_eq!(code, 0, "{err}");
-    let run = TrainedMarket::load(&dir).unwrap();
-    let GroupPolicies::Actor { hidden, weights } = &run.policies.replicates[1] else {
-        panic!("ES exports actors")
-    };
-    let (d, k) = (run.policies.dim, run.policies.levels.len());
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
-    let file = run.raw.at_seed(summary["eval_seeds"][0].as_u64().unwrap());
-    let mut market = env::market::Market::new(file.clone());
-    let mut a = file.actions();
-    let (mut obs, mut h, mut logits) = (vec![0f32; d], Vec::new(), vec![0f32; k]);
-    let mut asked: Vec<Vec<(String, f64)>> = vec![Vec::new(); run.who.len()];
-    while !market.done() {
-        for (j, (&i, &c)) in run.who.iter().zip(&run.class).enumerate() {
-            market.observe(i, &mut obs);
-            agents::learners::nets::actor_logits(&weights[c], (d, *hidden, k), &obs, &mut h, &mut logits);
-            let level = run.policies.levels[agents::learners::argmax(logits.iter().map(|&l| f64::from(l)))];
-            asked[j].push((serde_json::json!({ "market": obs }).to_string(), level));
-            a[i] = level;
-        }
-        market.step(&a);
-    }
-    for (j, &i) in run.who.iter().enumerate().step_by(3) {
-        let lines: Vec<String> = asked[j].iter().map(|(l, _)| l.clone()).collect();
-        let replies = ask(&exe, &["--agent", &i.to_string()], &lines);
-        assert_eq!(replies.len(), lines.len());
-        for (r, (_, want)) in replies.iter().zip(&asked[j]) {
-            assert_eq!(r["bid_factor"].as_f64(), Some(*want), "tenant {i}: {r}");
-        }
-    }
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("replicate-1/summary.json")).unwrap()).unwrap();
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--set",
+        first_price,
+        "--policies",
+        &format!("agent:{}", exe.display()),
+        "--seeds",
+        "2",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"][0]["eval"]["utility"], summary["eval"]["utility"], "{stdout}");
     let described = Command::new(&exe).arg("--describe").output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
     assert_eq!(v["observation"][6], "price_over_base:A10");
-    assert_eq!(v["market"], d);
+    assert_eq!(v["world"]["groups"], serde_json::json!(["infer"]));
 }

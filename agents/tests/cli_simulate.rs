@@ -303,18 +303,23 @@ fn a_market_file_runs_the_papers_example_and_writes_its_rounds_and_prices() {
             ("mtf", "fixed:0.5")
         ]
     );
-    // The paper's episode is the first row: 2 migrations, revenue as simulate reports it.
-    assert_eq!(rows[0]["metrics"]["migrations"], 2);
-    assert_eq!(rows[0]["metrics"], summary["metrics"]);
-    for f in ["summary.json", "table.md", "cost_per_work.png", "utilisation.png", "config.toml"] {
+    // The paper's episode is the first row (its arrivals are given: one episode a row): 2
+    // migrations, revenue and welfare as simulate reports them.
+    assert_eq!(v["seeds"], 1);
+    let stat = |r: &serde_json::Value, k: &str| r["eval"][k]["mean"].as_f64().unwrap();
+    assert_eq!(stat(&rows[0], "migrations"), 2.0);
+    for k in ["revenue", "welfare", "on_demand_spend"] {
+        assert_eq!(Some(stat(&rows[0], k)), summary["metrics"][k].as_f64(), "{k}");
+    }
+    for f in ["summary.json", "comparison.md", "comparison.csv", "config.toml"] {
         assert!(cmp.join(f).is_file(), "{f}");
     }
     let file = config("market/laissezcloud-example.toml");
     let o = tmp("market-bad");
     for (args, names) in [
-        (vec!["--policy", "hedge"], "--policy hedge"),
+        (vec!["--policy", "hedge"], "policy hedge"),
         (vec!["--set", "market.tenants.0.speeds=[1.0]"], "market.tenants[0].speeds"),
-        (vec!["--mechanism", "mtf", "--policy", "fixed:1.5"], "--policy fixed:1.5"),
+        (vec!["--mechanism", "mtf", "--policy", "fixed:1.5"], "fixed:1.5"),
         (vec!["--set", "market.tenants.0.value=1e300"], "market.tenants[0].value"),
     ] {
         let mut a = vec!["simulate", "--config", file.as_str()];

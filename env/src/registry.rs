@@ -23,20 +23,14 @@ pub struct Entry {
 /// Which implementation of `mtf`'s commands (train, simulate, compare, analyze, curves,
 /// export, sweep) and Python's adapter drives a world. Every world implements [`World`] (the
 /// conformance tests play each through it), and [`Stack::Seam`]'s commands are written once
-/// over the trait; the queue and valuation worlds and the market still run commands of their
-/// own, which carry what the seam's do not yet (the queue world's per-agent learners and
-/// SPEC 4's round record; the market's run layout and summary, which its tests and
-/// docs/market.md read, its simulate's round table, price figure and round log, its exported
-/// policy file; its own factors, defaults, mechanisms, deviations and memory estimate the seam
-/// has).
-/// Moving a world onto the seam is this one field (issue 38). Read through [`stack_of`] only:
-/// the one place a command asks which world a file declares.
+/// over the trait; the queue and valuation worlds still run commands of their own, which carry
+/// what the seam's do not yet (the queue world's per-agent learners and SPEC 4's round record).
+/// Moving a world onto the seam is this one field (issue 38; the market moved on 2026-11-29).
+/// Read through [`stack_of`] only: the one place a command asks which world a file declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stack {
     /// The queue world's commands (`queues`, `valuations`).
     Queue,
-    /// The market's commands.
-    Market,
     /// The commands written over [`World`].
     Seam,
 }
@@ -56,7 +50,7 @@ pub const REGISTRY: &[Entry] = &[
     Entry {
         name: "market",
         build: crate::market::world::build,
-        stack: Stack::Market,
+        stack: Stack::Seam,
     },
     Entry {
         name: "gavel",

@@ -66,7 +66,7 @@ pub static SECTIONS: &[Section] = &[
     },
     Section {
         title: "Market files (`env.world = \"market\"`)",
-        intro: "The LaissezCloud market (`env::market`, docs/market.md): tenants with one job each bid for accelerator types. `[learner]` and `[train]` are the market's own (below). Tenant groups expand to `name#1`, `name#2`, ...",
+        intro: "The LaissezCloud market (`env::market`, docs/market.md): tenants with one job each bid for accelerator types. `[learner]` and `[train]` are the learner registry's, with the market's defaults (below; `env::market::world::RUN_DEFAULTS`). Tenant groups expand to `name#1`, `name#2`, ...",
         keys: &[
             k("seed", "0 to 2^63 - 1 (a TOML integer) (default 1)", "Root seed: drawn job sizes and trace starts.", MARKET),
             k("env.world", "\"market\"", "This world.", MARKET),
@@ -99,10 +99,10 @@ pub static SECTIONS: &[Section] = &[
             k("market.tenants[].threshold", "[0, 1] (default 0)", "Its MTF threshold.", MARKET),
             k("market.tenants[].count", "whole >= 0 (default 1)", "Tenants like this one.", MARKET),
             k("market.tenants[].arrival_spacing", "whole >= 0 (default 0)", "Rounds between its copies' arrivals.", MARKET),
-            k("market.tenants[].learn", "true, false (default false)", "mtf train learns its bid factor (under MTF its threshold).", MARKET),
+            k("market.tenants[].learn", "true, false (default false)", "mtf train learns its bid factor (under MTF its threshold); a file that marks some tenants plays them as the agents and the others at their own factors, one that marks none makes every tenant an agent.", MARKET),
             k("learner.kind", "\"hedge\" (default), \"ppo\", \"es\", \"actor_critic\"", "What learns the learn = true tenants' factors (the learner registry's kinds that learn; fixed and uniform are the run's references).", MARKET),
-            k("learner.levels", "ascending numbers (default 0.5 to 1.5 by 0.1; under MTF 0 to 1)", "The factors (thresholds) a learner chooses among.", MARKET),
-            k("learner.hedge.eta", "(0, 100] (default 0.5)", "Hedge's constant learning rate, on a group's mean utility over its tenants' job worth.", MARKET),
+            k("learner.levels", "ascending numbers (default 0.5 to 1.5 by 0.1; under MTF 0 to 1)", "The factors (thresholds) a learner chooses among; under MTF the levels above 1 are dropped (no threshold), so one list serves every mechanism of mtf compare --mechanisms.", MARKET),
+            k("learner.hedge.eta", "(0, 100] (default 5)", "Hedge's constant learning rate, on a group's mean utility over its tenants' job worth.", MARKET),
             k("learner.ppo.*", "as the experiment keys", "PPO, but gamma, gae_lambda and head_scale default to 1 and lr to 0.005; one actor per group (share and class_id do not apply; class_id refused), the whole observation (features = \"all\"); critic central is MAPPO over the learning tenants.", MARKET),
             k("learner.actor_critic.*", "as the experiment keys", "The actor-critic, one actor and critic per group (pooled), the whole observation (features = \"all\", the default here).", MARKET),
             k("learner.es.*", "as the experiment keys", "ES, but sigma defaults to 0.2; one actor per group (per_class = true), the whole observation (features = \"all\").", MARKET),
@@ -110,7 +110,6 @@ pub static SECTIONS: &[Section] = &[
             k("train.replicates", "1 to 64 (default 3)", "Training replicates.", MARKET),
             k("train.eval_seeds", "1 to 1000 (default 5)", "Evaluation seeds.", MARKET),
             k("train.envs", "1 to 256 (default 1)", "Market seeds a PPO episode learns from, each played by learner.ppo.group copies.", MARKET),
-            k("train.deviations", "true, false (default false)", "Also measure, for every common level, what one learning tenant gains by deviating alone.", MARKET),
         ],
     },
     Section {

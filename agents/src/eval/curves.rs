@@ -83,9 +83,6 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     if spec.blocks == 0 {
         return Err(user("--blocks must be at least 1"));
     }
-    if env::registry::stack_of(&RunDir::at(&spec.runs[0]).config()) == env::registry::Stack::Market {
-        return market_curves(spec);
-    }
     let groups = grouped(&spec.runs)?;
     // A run's config.toml must parse (one that did not was drawn anyway).
     let first = &groups[0].1[0];
@@ -191,7 +188,28 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
             held_out: held.map(|h| Stat::of(&h)),
         });
     }
-    drawn(spec, metric, series, Vec::new())
+    // The first run's own references on its held-out seeds (every replicate of a group is
+    // scored on the same ones): the best fixed level, every agent at its own rule, uniform play.
+    let references = summary(first)
+        .map(|s| {
+            let refs = &s["references"];
+            ["best_fixed", "own", "uniform"]
+                .iter()
+                .filter_map(|k| {
+                    let level = refs[k]["eval"][&metric]["mean"].as_f64()?;
+                    let policy = match (*k, refs[k]["level"].as_f64()) {
+                        ("best_fixed", Some(x)) => format!("best fixed level {x}"),
+                        (k, _) => k.replace('_', " "),
+                    };
+                    Some(crate::report::plots::Reference {
+                        policy,
+                        level: Stat::of(&[level]),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    drawn(spec, metric, series, references)
 }
 
 /// `curves.csv` and the figure of `series` and `references` in a new output directory.
@@ -238,95 +256,11 @@ fn points_of(logs: &[Vec<f64>], blocks: usize) -> Vec<(u64, Stat)> {
         .collect()
 }
 
-/// Curves of market runs: each training episode's `utility` (or `--metric`: `welfare`,
-/// `paid`) per replicate, from `metrics.jsonl`; a series per run, its band the 95% CI over its
-/// replicates, its held-out level the run's greedy evaluation over replicates; the first run's
-/// references (the best common level, the learners' own factors, uniform play) as lines.
-fn market_curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
-    use crate::train::market::MarketScore;
-    if !spec.against.is_empty() {
-        return Err(user(
-            "--against: a market run's summary carries its references (the best common level, own factors, uniform play); other policies go next to it with mtf analyze --run",
-        ));
-    }
-    let metric = spec.metric.clone().unwrap_or_else(|| "utility".into());
-    if !MarketScore::KEYS.contains(&metric.as_str()) {
-        return Err(user(format!(
-            "--metric {metric}: a market run logs {} per episode",
-            MarketScore::KEYS.join(", ")
-        )));
-    }
-    let summary = |r: &Path| crate::train::log::read_json(&RunDir::at(r).summary()).ok();
-    let mut series = Vec::new();
-    for path in &spec.runs {
-        if env::registry::stack_of(&RunDir::at(path).config()) != env::registry::Stack::Market {
-            return Err(user(format!(
-                "{}: not a market run, drawn beside one (curves of one world at a time)",
-                path.display()
-            )));
-        }
-        let file = RunDir::at(path).metrics();
-        let text = run::read_text(&file, run::MAX_TEXT)?;
-        let mut logs: Vec<Vec<f64>> = Vec::new();
-        for (k, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
-            let (Some(r), Some(x)) = (v["replicate"].as_u64(), v[&metric].as_f64()) else {
-                return Err(user(format!("{}: line {} has no replicate and `{metric}`", file.display(), k + 1)));
-            };
-            let r = r as usize;
-            if r > logs.len() || r >= 64 {
-                return Err(user(format!("{}: line {} skips to replicate {r}", file.display(), k + 1)));
-            }
-            if r == logs.len() {
-                logs.push(Vec::new());
-            }
-            logs[r].push(x);
-        }
-        if logs.is_empty() {
-            return Err(user(format!("{}: no episodes logged", file.display())));
-        }
-        let name = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned());
-        let held = summary(path).and_then(|s| {
-            Some(Stat {
-                mean: s[&metric]["mean"].as_f64()?,
-                ci95: s[&metric]["ci95"].as_f64().unwrap_or(f64::NAN),
-            })
-        });
-        series.push(Series {
-            label: format!("{name} ({} replicates)", logs.len()),
-            runs: vec![path.display().to_string()],
-            points: points_of(&logs, spec.blocks),
-            held_out: held,
-        });
-    }
-    let mut references = Vec::new();
-    if let Some(s) = summary(&spec.runs[0]) {
-        let best = format!("best common level {}", s["best_level"]);
-        for (label, key) in [(best.as_str(), "best"), ("own factors", "own"), ("uniform", "uniform")] {
-            if let Some(mean) = s[key][&metric].as_f64() {
-                references.push(Reference {
-                    policy: label.to_string(),
-                    level: Stat { mean, ci95: f64::NAN },
-                });
-            }
-        }
-    }
-    drawn(spec, metric, series, references)
-}
-
 /// The runs `given` names (run groups expanded to their replicates), grouped by their config
 /// without the seeds: (label, runs), in the order first named.
 fn grouped(given: &[PathBuf]) -> crate::error::Result<Vec<(String, Vec<PathBuf>)>> {
     let mut groups: Vec<(String, String, Vec<PathBuf>)> = Vec::new();
     for path in given {
-        // A market run logs its episodes too (metrics.jsonl), in a form of its own: refused by
-        // name before its lines are read as queue-world episodes.
-        let world = env::config::read_table(&RunDir::at(path).config(), &[]).map(|t| env::registry::world_name(&t));
-        if world.as_deref() == Ok("market") {
-            crate::train::queue_world_run(path)?;
-        }
         let runs = if crate::train::group::is_group(path) {
             crate::train::group::replicates(path)?
         } else if RunDir::at(path).metrics().is_file() {

@@ -7,8 +7,6 @@
 pub mod analyze;
 pub mod compare;
 pub mod curves;
-pub mod market;
-pub mod market_analyze;
 pub mod policies;
 pub mod schedule;
 pub mod simulate;

@@ -19,10 +19,6 @@ pub fn export_bytes(
     replicate: Option<usize>,
     runtime: &[u8],
 ) -> crate::error::Result<(Vec<u8>, Manifest)> {
-    let config = crate::run::RunDir::at(dir).config();
-    if env::registry::stack_of(&config) == env::registry::Stack::Market {
-        return market_bytes(dir, agents, replicate.unwrap_or(0), runtime);
-    }
     if let Some(r) = replicate {
         return Err(user(format!(
             "--replicate {r}: a run group's replicates are run directories; export one with --run {}/replicate-{r}",
@@ -97,67 +93,6 @@ pub(crate) fn sealed(runtime: &[u8], manifest: Manifest, weights: &[f32], what: 
         return Err(failed(format!("exported {} numbers, expected {want}", weights.len())));
     }
     Ok((append_payload(runtime, &manifest, weights), manifest))
-}
-
-/// A trained market run's learning tenants (`agents`: one of them by its index in the market,
-/// or all) with replicate `replicate`'s policies ([`crate::train::market_policy`]).
-fn market_bytes(dir: &Path, agents: Option<usize>, replicate: usize, runtime: &[u8]) -> crate::error::Result<(Vec<u8>, Manifest)> {
-    use crate::train::market::TrainedMarket;
-    use crate::train::market_policy::GroupPolicies;
-    let run = TrainedMarket::load(dir)?;
-    let p = &run.policies;
-    if replicate >= p.replicates.len() {
-        return Err(user(format!(
-            "--replicate {replicate}: the run has replicates 0..{}",
-            p.replicates.len() - 1
-        )));
-    }
-    let chosen: Vec<usize> = match agents {
-        None => run.who.clone(),
-        Some(i) if run.who.contains(&i) => vec![i],
-        Some(i) => {
-            return Err(user(format!(
-                "--agent {i}: the run's learning tenants are {:?} ({})",
-                run.who,
-                run.names().join(", ")
-            )))
-        }
-    };
-    let class = |i: usize| run.class[run.who.iter().position(|&w| w == i).expect("a learning tenant")];
-    // Per agent, in `chosen`'s order: its level index (constant), or its group's actor.
-    let (form, hidden, weights): (PolicyForm, usize, Vec<f32>) = match &p.replicates[replicate] {
-        GroupPolicies::Constant { levels } => (PolicyForm::Constant, 0, chosen.iter().map(|&i| levels[class(i)] as f32).collect()),
-        GroupPolicies::Actor { hidden, weights } => (
-            PolicyForm::Actor,
-            *hidden,
-            chosen.iter().flat_map(|&i| weights[class(i)].iter().copied()).collect(),
-        ),
-    };
-    let config = crate::run::read_regular(&crate::run::RunDir::at(dir).config(), crate::run::MAX_TEXT)?;
-    let manifest = Manifest {
-        version: VERSION,
-        kind: form.name().into(),
-        action: if run.thresholds() { "threshold" } else { "bid" }.into(),
-        value_scale: 1.0,
-        agents: chosen,
-        m: run.raw.market.types.len(),
-        hidden,
-        agents_total: run.raw.at_seed(run.raw.seed).market.tenants.len(),
-        inputs: Vec::new(),
-        by_type: 0,
-        types: run.raw.market.types.iter().map(|t| t.name.clone()).collect(),
-        market: p.dim,
-        world: None,
-        weights: Vec::new(),
-        total_tokens: run.raw.mechanism.total_tokens,
-        states: 0,
-        fixed_level: 0,
-        model_bytes: 0,
-        levels: p.levels.clone(),
-        training_run: dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()).display().to_string(),
-        config_hash: fnv_hex(&config),
-    };
-    sealed(runtime, manifest, &weights, Some("market"))
 }
 
 /// What a run's policies read after SPEC 4's state, by the exported protocol's names (the

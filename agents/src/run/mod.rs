@@ -140,13 +140,9 @@ impl RunDir {
         }
         // A group missing its replicate 0 is still one (read as a lone run, it was refused for
         // a missing checkpoint): its config says train.replicates > 1, or it holds replicates.
-        // A market run keeps its replicates inside one directory: never a group.
         let Some(table) = read_text(&self.config(), MAX_TEXT).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
             return false;
         };
-        if env::registry::world_name(&table) == "market" {
-            return false;
-        }
         let many = table
             .get("train")
             .and_then(|t| t.get("replicates"))

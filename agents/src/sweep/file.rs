@@ -332,7 +332,6 @@ impl Sweep {
         // The base config with the budget applied must load; its resolved form says which keys
         // exist and their default values.
         let base = match kind {
-            Stack::Market => sweep.market_base()?,
             Stack::Seam => sweep.seam_base()?,
             Stack::Queue => sweep.queue_base()?,
         };
@@ -407,14 +406,6 @@ impl Sweep {
     /// it loads).
     pub fn learner_of(&self, set: &[String]) -> Result<&'static str, ConfigError> {
         Ok(match self.kind {
-            Stack::Market => {
-                let raw = env::market::MarketFile::load_unexpanded(&self.base, set)?;
-                crate::train::market::MarketTraining::of(&raw, &self.base.display().to_string())?
-                    .learner
-                    .section
-                    .kind
-                    .name()
-            }
             Stack::Seam => crate::worlds::train::SeamExperiment::load(&self.base, set)
                 .map_err(|e| self.as_config_error(e))?
                 .learner
@@ -514,23 +505,6 @@ impl Sweep {
                 "eval_welfare.mean, eval.jain.mean, last_episode.welfare"
             },
             resolved: toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML"),
-        })
-    }
-
-    fn market_base(&self) -> Result<Base, ConfigError> {
-        let name = self.base.display().to_string();
-        let raw = env::market::MarketFile::load_unexpanded(&self.base, &self.overrides(&BTreeMap::new(), &[]))?;
-        let tr = crate::train::market::MarketTraining::of(&raw, &name)?;
-        let resolved = crate::train::market::resolved_table(&raw, &tr).map_err(|e| err(&self.base, "", e.to_string()))?;
-        Ok(Base {
-            known: crate::train::market::MarketScore::KEYS.to_vec(),
-            // `sampled` is there when every trial's learner draws its levels (Hedge keeps one).
-            shape: crate::train::market::summary_shape(
-                tr.learner.section.kind != crate::learners::LearnerKind::Hedge && !self.file.params.contains_key("learner.kind"),
-            ),
-            what: "a market run's",
-            e_g: "utility.mean, welfare.mean, best.utility",
-            resolved,
         })
     }
 

@@ -447,7 +447,6 @@ fn run_trial(ctx: &Ctx, st: &Arc<Mutex<Storage>>, claimed: &storage::Claimed, ab
     }));
     // The summary of a trial that ran to its end; None when it stopped early.
     let summary = match ctx.sweep.kind {
-        Stack::Market => return market_trial(ctx, &dir, params, &hook, resumed),
         Stack::Seam => seam_trial(ctx, &dir, params, hook, resumed, abandoned)?,
         Stack::Queue => {
             let trained = crate::train::execute(TrainSpec {
@@ -503,42 +502,6 @@ fn objective(file: &file::SweepFile, summary: &serde_json::Value) -> crate::erro
         .filter(|x| x.is_finite())
         .map(Ending::Complete)
         .ok_or_else(|| crate::error::failed(format!("the run's summary has no finite number at `{}`", file.objective.metric)))
-}
-
-/// A trial on a market file: `mtf train` on it ([`crate::train::market`]), the pruner fed
-/// replicate 0's sampled episodes; an interrupted trial resumes from its checkpoint.
-fn market_trial(
-    ctx: &Ctx,
-    dir: &Path,
-    params: &BTreeMap<String, Value>,
-    hook: &EpisodeHook,
-    resumed: bool,
-) -> crate::error::Result<Ending> {
-    let file = &ctx.sweep.file;
-    let key = file.objective.intermediate_key().to_string();
-    let on_episode = |e: u64, s: &crate::train::market::MarketScore| -> crate::error::Result<bool> {
-        let log = EpisodeLog::of_figures(e, BTreeMap::from([(key.clone(), s.get(&key).unwrap_or(f64::NAN))]), 0.0);
-        (hook.0)(&log)
-    };
-    let trained = if resumed {
-        crate::train::market::resume_market_with(dir, true, Some(&on_episode))?
-    } else {
-        crate::train::market::train_market_with(
-            &ctx.sweep.base,
-            &ctx.sweep.overrides(params, &ctx.set),
-            ctx.root_seed,
-            None,
-            Some(dir),
-            None,
-            true,
-            Some(&on_episode),
-        )?
-    };
-    match trained {
-        None if stopping() => Ok(Ending::Interrupted("its worker received SIGTERM")),
-        None => Ok(Ending::Pruned),
-        Some(t) => objective(file, &serde_json::to_value(&t)?),
-    }
 }
 
 /// A trial in a world behind the seam: `mtf train` in it ([`crate::worlds::train`]), the

@@ -12,8 +12,6 @@
 pub mod checkpoint;
 pub mod group;
 pub mod log;
-pub mod market;
-pub mod market_policy;
 pub mod memory;
 mod progress;
 mod references;

@@ -30,13 +30,9 @@ pub fn queue_world_run(dir: &Path) -> crate::error::Result<()> {
     if world == "queues" || world == "valuations" {
         return Ok(());
     }
-    let reads = if world == "market" {
-        "a market run is read with its market file (mtf compare or mtf analyze --config MARKET_FILE with run:DIR / --run DIR, mtf export --run DIR, mtf train --resume DIR, mtf curves DIR)".to_string()
-    } else {
-        format!(
-            "a {world} run is read with a {world} config (mtf compare --config FILE --policies run:DIR), mtf train --resume and mtf curves"
-        )
-    };
+    let reads = format!(
+        "a {world} run is read with a {world} config (mtf compare --config FILE --policies run:DIR), mtf train --resume and mtf curves"
+    );
     Err(crate::error::run_dir(
         dir,
         format!("a run of the {world} world (env.world in its config.toml), read here as a queue-world run: {reads}"),

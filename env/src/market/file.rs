@@ -34,12 +34,13 @@ pub struct MarketFile {
     pub mechanism: MarketMechanism,
     /// Types and tenants.
     pub market: MarketSection,
-    /// `[learner]`: what `mtf train` learns the `learn = true` tenants' bids with (read by
-    /// `agents::train::market`; the market itself ignores it).
+    /// `[learner]`: what `mtf train` learns the `learn = true` tenants' bids with (read by the
+    /// learner registry behind the seam, `agents::worlds::train`; the market itself reads only
+    /// its `levels`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learner: Option<toml::Table>,
     /// `[train]`: episodes, replicates and evaluation seeds of `mtf train` (read by
-    /// `agents::train::market`).
+    /// `agents::worlds::train`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<toml::Table>,
     /// Its groups expanded and sizes drawn ([`MarketFile::expanded`]): a second expansion

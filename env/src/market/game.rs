@@ -46,6 +46,14 @@ pub fn action_levels(file: &MarketFile, path: &str) -> Result<Vec<f64>, ConfigEr
         Some(other) => return Err(err(format!("expected an array of numbers, got {other}"))),
     };
     let max = if mtf { 1.0 } else { MAX_FACTOR };
+    // One file's levels serve every mechanism `mtf compare --mechanisms` puts it under: the
+    // auctions' bid factors above 1 are no MTF threshold (a utility share above 1 is never met),
+    // so MTF keeps the levels in [0, 1] (three-types.toml's 0.0..1.5 are its 0.0..1.0).
+    let levels: Vec<f64> = if mtf && levels.iter().any(|x| *x <= 1.0) {
+        levels.into_iter().filter(|x| !(*x > 1.0)).collect()
+    } else {
+        levels
+    };
     if levels.is_empty() || levels.len() > MAX_LEVELS {
         return Err(err(format!("needs 1 to {MAX_LEVELS} levels, got {}", levels.len())));
     }

@@ -1,7 +1,7 @@
 //! A market episode told round by round (what `mtf simulate` prints of a market): every type's
 //! price and where each tenant ran each round (for small episodes), then the totals; and the
 //! series its figures draw (the price per type over the rounds, the cost per unit of work per
-//! tenant). One place for both the market's own simulate and the seam's (`World::story`).
+//! tenant). Told through `World::story` (`mtf simulate`).
 
 use super::{MarketFile, MarketMetrics, MarketRound, Place};
 use crate::worlds::Series;

@@ -223,7 +223,7 @@ fn the_examples_figures_are_what_its_rounds_add_up_to() {
 fn market_files_are_told_from_scenarios() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
     use crate::registry::{stack_of, Stack};
-    assert_eq!(stack_of(&root.join("market/laissezcloud-example.toml")), Stack::Market);
+    assert_eq!(stack_of(&root.join("market/laissezcloud-example.toml")), Stack::Seam);
     assert_eq!(stack_of(&root.join("quickstart.toml")), Stack::Queue);
     assert_eq!(stack_of(&root.join("gavel/learn.toml")), Stack::Seam);
     assert_eq!(stack_of(&root.join("no-such-file.toml")), Stack::Queue);
@@ -553,6 +553,8 @@ fn action_levels_are_checked() {
     assert_eq!(game::action_levels(&mtf, "d").unwrap().len(), 11);
     assert_eq!(game::action_levels(&mtf, "d").unwrap()[10], 1.0);
     let raw = duel(&["mechanism.kind=\"mtf\"", "learner.levels=[0.2, 1.5]"]);
+    assert_eq!(game::action_levels(&raw, "d").unwrap(), [0.2]);
+    let raw = duel(&["mechanism.kind=\"mtf\"", "learner.levels=[1.2, 1.5]"]);
     assert!(game::action_levels(&raw, "d")
         .unwrap_err()
         .to_string()

@@ -1,6 +1,6 @@
 //! `mtf analyze`: can learning help in a scenario.
 
-use crate::flags::{parse_paired_seeds, parse_seeds, print_json, report, Common};
+use crate::flags::{parse_paired_seeds, parse_seeds, print_json, Common};
 use agents::config::Source;
 use agents::eval::analyze::{analyze, defaults, markdown, write, AnalyzeSpec};
 use env::registry::Stack;
@@ -38,17 +38,9 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     match env::registry::stack_of(&a.config) {
-        Stack::Market => market(a),
         Stack::Seam => seam(a),
         Stack::Queue => queue(a),
     }
-}
-
-/// A market file.
-fn market(a: Args) -> agents::Result<ExitCode> {
-    let done =
-        agents::eval::market_analyze::analyze_market(&a.config, &a.common.set, a.common.seed, a.run.as_deref(), a.seeds, a.out.as_deref())?;
-    report(&done, &done.dir, a.common.json)
 }
 
 /// A world behind the seam.

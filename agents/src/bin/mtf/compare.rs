@@ -1,6 +1,6 @@
 //! `mtf compare`: policies x mechanisms on the same seeds.
 
-use crate::flags::{print_json, report, Common, Episodes};
+use crate::flags::{print_json, Common, Episodes};
 use agents::config::Source;
 use agents::eval::compare::{compare, write, CompareSpec};
 use env::registry::Stack;
@@ -53,7 +53,6 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     }
     match stack {
         Stack::Seam => seam(a),
-        Stack::Market => market(a),
         Stack::Queue => queue(a),
     }
 }
@@ -74,29 +73,6 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
         command: "compare",
     })?;
     seam_report(&done, a.common.json)
-}
-
-/// A market file: each mechanism (second_price, first_price, mtf) under each policy
-/// (fixed:X, own, run:DIR: a trained market run's learners, a row per replicate;
-/// sampled:run:DIR: its actors drawing), one episode each on the file's arrivals.
-fn market(a: Args) -> agents::Result<ExitCode> {
-    if let Some(b) = &a.baseline {
-        return Err(agents::error::user(format!(
-            "--baseline {b}: a market comparison plays one episode per row and pairs nothing; it has no baseline row"
-        )));
-    }
-    let mut set = a.common.set.clone();
-    // --seed is the root seed on every world (it was ignored here).
-    if let Some(s) = a.common.seed {
-        set.push(format!("seed={s}"));
-    }
-    let policies = agents::eval::policies::split_list(&a.policies);
-    let done = agents::eval::market::compare_market(&a.config, &set, &policies, &a.mechanisms, a.episodes.out.as_deref())?;
-    let code = report(&done, &done.dir, a.common.json)?;
-    if !a.common.json {
-        agents::out::println(&format!("run directory: {}", done.dir.display()))?;
-    }
-    Ok(code)
 }
 
 /// The queue and valuation worlds.

@@ -52,7 +52,10 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
                 .last()
                 .map(|(e, st)| format!("{} after {e} episodes", st.pm(3)))
                 .unwrap_or_default();
-            let held = s.held_out.map(|h| format!("; held out (greedy) {}", h.pm(3))).unwrap_or_default();
+            let held = s
+                .held_out
+                .map(|h| format!("; held out (as its summary scored it) {}", h.pm(3)))
+                .unwrap_or_default();
             text += &format!("  {}: {last}{held}\n", s.label);
         }
         for r in &done.references {

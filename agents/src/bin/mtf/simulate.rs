@@ -37,7 +37,6 @@ pub(crate) struct Args {
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     match env::registry::stack_of(&a.config) {
         Stack::Seam => seam(a),
-        Stack::Market => market(a),
         Stack::Queue => queue(a),
     }
 }
@@ -55,20 +54,6 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
         a.episodes.out.as_deref(),
     )?;
     crate::compare::seam_report(&done, a.common.json)
-}
-
-/// A market file: --mechanism names the market's mechanism (second_price, first_price, mtf).
-fn market(a: Args) -> agents::Result<ExitCode> {
-    let mut set = a.common.set.clone();
-    // --seed is the root seed on every world (it was ignored here).
-    if let Some(s) = a.common.seed {
-        set.push(format!("seed={s}"));
-    }
-    if let Some(kind) = &a.mechanism {
-        set.push(format!("mechanism.kind=\"{kind}\""));
-    }
-    let done = agents::eval::market::simulate_market(&a.config, &set, a.policy.as_deref(), a.episodes.out.as_deref())?;
-    report(&done, &done.dir, a.common.json)
 }
 
 /// The queue and valuation worlds.

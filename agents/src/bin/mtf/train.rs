@@ -1,6 +1,6 @@
 //! `mtf train`: a training run, or the resumption of one.
 
-use crate::flags::{print_json, report, Common};
+use crate::flags::{print_json, Common};
 use agents::train::{execute, TrainSpec};
 use env::registry::Stack;
 use std::path::PathBuf;
@@ -67,7 +67,6 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
             }
             return Ok(ExitCode::SUCCESS);
         }
-        Stack::Market => return market(&a),
         Stack::Queue => {}
     }
     let trained = execute(spec_of(&a))?;
@@ -77,32 +76,4 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
         agents::out::print(&format!("{trained}"))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `mtf train` on a market file, or `--resume` of a market run: the `learn = true` tenants'
-/// bids ([`agents::train::market`]).
-fn market(a: &Args) -> agents::Result<ExitCode> {
-    if !a.allow_config_change.is_empty() {
-        return Err(agents::error::user(
-            "--allow-config-change: a market run resumes with the config it started with",
-        ));
-    }
-    let trained = match (&a.resume, &a.config) {
-        (Some(dir), _) if agents::train::market::market_run_complete(dir)? => {
-            agents::out::println(&format!("{}: the run is complete; nothing to resume", dir.display()))?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        (Some(dir), _) => agents::train::market::resume_market(dir, a.common.quiet)?,
-        (None, Some(config)) => agents::train::market::train_market(
-            config,
-            &a.common.set,
-            a.common.seed,
-            a.replicates,
-            a.out.as_deref(),
-            a.name.as_deref(),
-            a.common.quiet,
-        )?,
-        (None, None) => unreachable!("a market file or a market run"),
-    };
-    report(&trained, &trained.dir, a.common.json)
 }
