@@ -416,7 +416,6 @@ fn scripted_agent(dir: &Path, name: &str, script: &str) -> PathBuf {
         agents_total: 8,
         by_type: 0,
         types: Vec::new(),
-        market: 0,
         world: None,
         weights: Vec::new(),
         total_tokens: 100.0,

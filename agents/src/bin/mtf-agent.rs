@@ -1,7 +1,7 @@
 //! The standalone agent runtime. On its own it carries no policy; `mtf export` appends one.
 //! Usage: AGENT [--agent INDEX] [--sample --seed N] [--describe]
 //! JSON lines in ({"budget": .., "utilities": [..]}, and the further features the policy reads:
-//! see --describe; a market policy reads {"market": [..]}, a world policy {"world": [..]}), JSON lines out; see
+//! see --describe; a world policy, the market's included, reads {"world": [..]}), JSON lines out; see
 //! `agents::export::runtime`.
 
 use agents::export::runtime::{load_model, read_line, read_payload, Agent, Draws, LineRead, PolicyForm, MAX_LINE};
@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&format!("{e} (see --help)")),
     };
     if help {
-        return say(&format!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists (a market policy: {{\"market\": [..]}}; a world policy: {{\"world\": [..]}}); out: {{\"threshold\": .., \"probabilities\": [..]}} (a bid policy: {{\"bid_factor\": .., ..}})", std::env::args().next().unwrap_or_default()));
+        return say(&format!("usage: {} [--agent INDEX] [--sample --seed N] [--describe]\nJSON lines in: {{\"budget\": B/T, \"utilities\": [..]}} and the inputs --describe lists (a world policy, the market's included: {{\"world\": [..]}}); out: {{\"threshold\": .., \"probabilities\": [..]}} (a bid policy: {{\"bid_factor\": .., ..}})", std::env::args().next().unwrap_or_default()));
     }
     if sample && seed.is_none() {
         return fail("--sample needs --seed N (reproducible draws)");
@@ -94,10 +94,6 @@ fn main() -> ExitCode {
             "budgets" => format!("budgets[{}]", manifest.agents_total),
             other => other.to_string(),
         }));
-        if manifest.market > 0 {
-            // A market tenant's features, in `market`'s order.
-            fields = env::market::Market::observe_names(&manifest.types);
-        }
         if let Some(w) = &manifest.world {
             // A world's observation row, in `world`'s order.
             fields = w.features.clone();

@@ -43,12 +43,6 @@ pub fn check(path: &Path, scenario: &env::config::Scenario, action: &str, levels
         return Ok((external(path, scenario, action, levels), (0..n).collect()));
     }
     let manifest = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?.manifest;
-    if manifest.market > 0 {
-        return Err(format!(
-            "{}: a market tenant's policy (from a market run); it reads a market's features, not this scenario's rounds",
-            path.display()
-        ));
-    }
     if manifest.action != action {
         return Err(format!(
             "{}: a {} policy; this scenario's mechanism takes a {action}",
@@ -121,7 +115,6 @@ fn external(path: &Path, scenario: &env::config::Scenario, action: &str, levels:
         agents_total: n,
         by_type: 0,
         types: Vec::new(),
-        market: 0,
         world: None,
         weights: scenario.agents.iter().map(|a| a.weight).collect(),
         total_tokens: scenario.file.mechanism.total_tokens,

@@ -11,8 +11,9 @@ use crate::learners::Features;
 use runtime::{append_payload, fnv_hex, Manifest, PolicyForm, VERSION};
 use std::path::{Path, PathBuf};
 
-/// Build the exported agent's bytes for `agents` of the run in `dir`, on top of `runtime`
-/// (a market run: its learning tenants, replicate `replicate`'s policies, default 0).
+/// Build the exported agent's bytes for `agents` of the queue-world run in `dir`, on top of
+/// `runtime` (`replicate` is refused: a group's replicates are run directories; the worlds
+/// behind the seam export through `crate::worlds::export`).
 pub fn export_bytes(
     dir: &Path,
     agents: Option<usize>,
@@ -58,7 +59,6 @@ pub fn export_bytes(
         inputs: inputs.iter().map(|i| i.to_string()).collect(),
         by_type: if by_type { env::world::by_type_features(sc) } else { 0 },
         types: if by_type { sc.file.env.catalog.types.clone() } else { Vec::new() },
-        market: 0,
         world: None,
         weights: if by_type {
             chosen.iter().map(|&i| sc.agents[i].weight).collect()
@@ -81,7 +81,7 @@ pub fn export_bytes(
 }
 
 /// `runtime` with the policy appended, once its manifest is one the runtime reads (checked
-/// when `what` names it: "market", "world") and its numbers are as many as it says.
+/// when `what` names it: "world") and its numbers are as many as it says.
 pub(crate) fn sealed(runtime: &[u8], manifest: Manifest, weights: &[f32], what: Option<&str>) -> crate::error::Result<(Vec<u8>, Manifest)> {
     if let Some(what) = what {
         manifest
@@ -171,7 +171,6 @@ pub fn export_onnx(model: &Path, source: &crate::config::Source, out: &Path, for
         inputs: extras.iter().map(|(name, _)| name.to_string()).collect(),
         by_type: 0,
         types: Vec::new(),
-        market: 0,
         world: None,
         weights: Vec::new(),
         total_tokens: sc.file.mechanism.total_tokens,
@@ -212,7 +211,7 @@ pub struct Exported {
     pub manifest: Manifest,
 }
 
-/// Export the run in `dir` (its `agents`, or all; of a market run, `replicate`'s policies) to
+/// Export the queue-world run in `dir` (its `agents`, or all) to
 /// the executable `out`. An existing `out` is
 /// replaced only with `force`, and only if it is a regular file.
 pub fn export(dir: &Path, out: &Path, agents: Option<usize>, replicate: Option<usize>, force: bool) -> crate::error::Result<Exported> {

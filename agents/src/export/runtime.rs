@@ -32,12 +32,8 @@
 //! and answers `{"threshold": a, "probabilities": [..]}` or, when the world's levels are bid
 //! factors, `{"bid_factor": a, "probabilities": [..]}`. The processes are per group: started
 //! with `--agent G`, the group's index in `world.groups`.
-//!
-//! A market policy (manifest `market` > 0: a tenant of the LaissezCloud market world, from a
-//! `mtf train` run on a market file) reads instead `{"market": [x; market]}`, the features
-//! `env::market::Market::observe` computes for the tenant, and answers `{"bid_factor": a,
-//! "probabilities": [..]}` (the factor on its break-even prices) or, under MTF,
-//! `{"threshold": a, "probabilities": [..]}`.
+//! A market tenant's policy is a world policy (the market is a world behind the seam since
+//! 2026-11-29): its row is `env::market::Market::observe`'s features.
 
 use serde::{Deserialize, Serialize};
 
@@ -46,7 +42,7 @@ pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
 /// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies; 7: market
-/// policies; 8: ONNX policies; 9: world policies). Versions 2 (SPEC 4's state only) to 8 are
+/// policies, no longer written or read; 8: ONNX policies; 9: world policies). Versions 2 (SPEC 4's state only) to 8 are
 /// read too.
 pub const VERSION: u32 = 9;
 
@@ -143,13 +139,9 @@ pub struct Manifest {
     /// `types`.
     #[serde(default)]
     pub by_type: usize,
-    /// The catalog's accelerator types, in order (`by_type` and market policies).
+    /// The catalog's accelerator types, in order (`by_type` policies).
     #[serde(default)]
     pub types: Vec<String>,
-    /// Length of the market observation a market policy reads (`6 + 3 x types`; 0: not a
-    /// market policy).
-    #[serde(default)]
-    pub market: usize,
     /// A world policy's world (`env::worlds`): its name, the row it reads and its groups.
     /// Absent for every other policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,9 +285,6 @@ impl Manifest {
         if let Some(w) = &self.world {
             return w.features.len();
         }
-        if self.market > 0 {
-            return self.market;
-        }
         if self.by_type > 0 {
             return self.by_type;
         }
@@ -325,7 +314,7 @@ impl Manifest {
                 self.agents_total
             ));
         }
-        if self.market == 0 && (self.by_type > 0 || !self.types.is_empty() || self.inputs.iter().any(|i| i == "by_type")) {
+        if self.by_type > 0 || !self.types.is_empty() || self.inputs.iter().any(|i| i == "by_type") {
             if self.version < 6 {
                 return Err(format!("a by_type policy needs manifest version 6, not {}", self.version));
             }
@@ -349,18 +338,6 @@ impl Manifest {
             }
         }
         let form = self.form()?;
-        if self.market > 0 {
-            if self.version < 7 {
-                return Err(format!("a market policy needs manifest version 7, not {}", self.version));
-            }
-            let t = self.types.len();
-            if t == 0 || t > 64 || self.market != 6 + 3 * t || self.by_type > 0 || !self.inputs.is_empty() || form == PolicyForm::Table {
-                return Err(format!(
-                    "a market policy is an actor or constant levels reading 6 + 3 x types numbers and nothing else; this one has {t} types, length {}, form {}",
-                    self.market, self.kind
-                ));
-            }
-        }
         if self.levels.is_empty() {
             return Err("the manifest has no levels".into());
         }
@@ -397,12 +374,11 @@ impl Manifest {
             if self.version < 8 {
                 return Err(format!("an ONNX policy needs manifest version 8, not {}", self.version));
             }
-            if !(1..=MAX_MODEL).contains(&self.model_bytes) || self.market > 0 || self.by_type > 0 || self.agents.len() != 1 {
+            if !(1..=MAX_MODEL).contains(&self.model_bytes) || self.by_type > 0 || self.agents.len() != 1 {
                 return Err(format!(
-                    "an ONNX policy is one model of 1 to {MAX_MODEL} bytes shared by every agent, reading SPEC 4's state and `inputs`; this one has {} bytes, {} agents, market {}, by_type {}",
+                    "an ONNX policy is one model of 1 to {MAX_MODEL} bytes shared by every agent, reading SPEC 4's state and `inputs`; this one has {} bytes, {} agents, by_type {}",
                     self.model_bytes,
                     self.agents.len(),
-                    self.market,
                     self.by_type
                 ));
             }
@@ -428,10 +404,10 @@ impl Manifest {
                 "a world policy reads 1 to {MAX_WORLD} features for 1 to {MAX_WORLD} groups; this one has {d} features and {g} groups"
             ));
         }
-        if !matches!(form, PolicyForm::Actor | PolicyForm::Constant) || self.market > 0 || self.by_type > 0 || !self.inputs.is_empty() {
+        if !matches!(form, PolicyForm::Actor | PolicyForm::Constant) || self.by_type > 0 || !self.inputs.is_empty() {
             return Err(format!(
-                "a world policy is an actor or constant levels reading the world's row and nothing else; this one is {} with market {}, by_type {}, inputs {:?}",
-                self.kind, self.market, self.by_type, self.inputs
+                "a world policy is an actor or constant levels reading the world's row and nothing else; this one is {} with by_type {}, inputs {:?}",
+                self.kind, self.by_type, self.inputs
             ));
         }
         if self.agents.is_empty() || self.agents.iter().any(|&a| a >= g) {
@@ -562,7 +538,7 @@ pub fn read_payload(exe: &[u8]) -> Result<Payload, String> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Input {
-    /// Required but for market policies.
+    /// Required but for world policies.
     budget: Option<f64>,
     /// Required but for `by_type` policies, which read the `by_type` block instead.
     #[serde(default)]
@@ -573,7 +549,6 @@ struct Input {
     weight: Option<f64>,
     budgets: Option<Vec<f64>>,
     tokens: Option<f64>,
-    market: Option<Vec<f64>>,
     world: Option<Vec<f64>>,
 }
 
@@ -593,20 +568,6 @@ impl Input {
             // The network runs in f32: a larger number would turn into infinity there.
             if let Some(j) = x.iter().position(|v| !(v.is_finite() && v.abs() <= f64::from(f32::MAX))) {
                 return Err(format!("`world`[{j}] is {:?}, expected a finite number", x[j]));
-            }
-            return Ok(x.clone());
-        }
-        if manifest.market > 0 {
-            let x = self
-                .market
-                .as_ref()
-                .ok_or("`market` is missing: this policy reads a market tenant's features (see --describe)")?;
-            if x.len() != manifest.market {
-                return Err(format!("`market` has {} entries, expected {}", x.len(), manifest.market));
-            }
-            // Market::observe's range.
-            if let Some(j) = x.iter().position(|v| !(-1.0..=10.0).contains(v)) {
-                return Err(format!("`market`[{j}] is {}, expected a number in [-1, 10]", x[j]));
             }
             return Ok(x.clone());
         }
@@ -801,7 +762,7 @@ impl<'a> Agent<'a> {
             }
         };
         let a = self.manifest.levels[level];
-        if (self.manifest.market > 0 || self.manifest.world.is_some()) && self.manifest.action == "bid" {
+        if self.manifest.world.is_some() && self.manifest.action == "bid" {
             return serde_json::json!({ "bid_factor": a, "probabilities": p }).to_string();
         }
         if self.manifest.action == "bid" {

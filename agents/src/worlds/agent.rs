@@ -78,7 +78,6 @@ fn external(path: &Path, world: &dyn World, here: WorldShape) -> Manifest {
         agents_total: 0,
         by_type: 0,
         types: Vec::new(),
-        market: 0,
         world: Some(here),
         weights: Vec::new(),
         total_tokens: 0.0,

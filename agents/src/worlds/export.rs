@@ -56,7 +56,6 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         inputs: Vec::new(),
         by_type: 0,
         types: Vec::new(),
-        market: 0,
         world: Some(WorldShape {
             name: env::registry::world_name(&world.config()),
             features: world.layout().names.clone(),

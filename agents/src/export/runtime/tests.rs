@@ -16,7 +16,6 @@ fn fixed_manifest() -> Manifest {
         agents_total: 0,
         by_type: 0,
         types: Vec::new(),
-        market: 0,
         world: None,
         weights: Vec::new(),
         total_tokens: 100.0,
@@ -26,54 +25,6 @@ fn fixed_manifest() -> Manifest {
         training_run: "r".into(),
         config_hash: fnv_hex(b"x"),
     }
-}
-
-#[test]
-fn market_manifests_are_checked() {
-    let ok = Manifest {
-        kind: "actor_critic".into(),
-        action: "bid".into(),
-        hidden: 4,
-        m: 2,
-        types: vec!["A10".into(), "OD".into()],
-        market: 12,
-        world: None,
-        levels: vec![0.5, 1.0, 1.5],
-        ..fixed_manifest()
-    };
-    assert_eq!(ok.validate(), Ok(()));
-    assert_eq!(ok.input_len(), 12);
-    assert_eq!(ok.per_agent(), 12 * 4 + 4 + 4 * 3 + 3);
-    for (m, says) in [
-        (Manifest { version: 6, ..ok.clone() }, "needs manifest version 7"),
-        (Manifest { market: 11, ..ok.clone() }, "6 + 3 x types"),
-        (
-            Manifest {
-                inputs: vec!["burst".into()],
-                ..ok.clone()
-            },
-            "nothing else",
-        ),
-        (
-            Manifest {
-                kind: "hedge".into(),
-                states: 3,
-                ..ok.clone()
-            },
-            "form hedge",
-        ),
-    ] {
-        let e = m.validate().unwrap_err();
-        assert!(e.contains(says), "{e}");
-    }
-    // A line with the market features gets a bid factor and no per-accelerator bids.
-    let w = vec![0.0f32; ok.per_agent()];
-    let agent = Agent::new(&ok, &w, 0);
-    let reply: serde_json::Value = serde_json::from_str(&agent.answer(&format!("{{\"market\": {:?}}}", vec![0.5; 12]), None)).unwrap();
-    assert_eq!(reply["bid_factor"], 0.5, "{reply}");
-    assert!(reply.get("bids").is_none());
-    let reply = agent.answer(&format!("{{\"market\": {:?}}}", vec![11.0; 12]), None);
-    assert!(reply.contains("`market`[0] is 11, expected a number in [-1, 10]"), "{reply}");
 }
 
 #[test]
@@ -103,7 +54,13 @@ fn world_manifests_are_checked() {
             },
             "holds groups among 0..2",
         ),
-        (Manifest { market: 12, ..ok.clone() }, "nothing else"),
+        (
+            Manifest {
+                inputs: vec!["burst".into()],
+                ..ok.clone()
+            },
+            "nothing else",
+        ),
         (
             Manifest {
                 world: Some(WorldShape {
