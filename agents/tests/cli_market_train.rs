@@ -620,15 +620,14 @@ fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium
     // Trained on another root seed than the file's.
     let t = train("analyzed", &["train.replicates=2", "train.episodes=60", "seed=5"]);
     let out = tmp("market-train", "analysis");
-    // On the run's root seed and its 2 evaluation seeds: the seeds its summary was scored on.
+    // On the run's root seed (5, not the file's 3: before 2026-11-29 analyze took the file's,
+    // and dropped --seed too) and its 2 evaluation seeds: the seeds its summary was scored on.
     let (code, stdout, err) = mtf(&[
         "analyze",
         "--config",
         &duel(),
         "--run",
         t.dir.to_str().unwrap(),
-        "--seed",
-        "5",
         "--seeds",
         "2",
         "--json",
@@ -658,6 +657,27 @@ fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium
             "{x}"
         );
     }
+    // ... the same draws as the run's own uniform reference.
+    assert_eq!(row("uniform")["eval"]["utility"], r0["references"]["uniform"]["eval"]["utility"]);
+    // --seed overrides the run's: other seeds.
+    let other = tmp("market-train", "analysis-seed");
+    let (code, stdout2, err) = mtf(&[
+        "analyze",
+        "--config",
+        &duel(),
+        "--run",
+        t.dir.to_str().unwrap(),
+        "--seed",
+        "6",
+        "--seeds",
+        "2",
+        "--json",
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let b: Value = serde_json::from_str(&stdout2).unwrap();
+    assert_ne!(a["episode_seeds"], b["episode_seeds"]);
     let name = t.dir.file_name().unwrap().to_string_lossy().to_string();
     for (k, r) in t.replicates.iter().enumerate() {
         assert_eq!(

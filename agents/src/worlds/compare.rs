@@ -369,10 +369,12 @@ impl Compared {
 /// `mtf analyze` in a world behind the seam: every fixed level and named action, uniform play
 /// and (with a run) the trained actors, on the same seeds, each against the best fixed level;
 /// below them, the best unilateral deviation from each level ([`deviations`]) and the levels
-/// no agent leaves alone.
+/// no agent leaves alone. The root seed is `seed`, else the run's (so its rows are played on
+/// the seeds its summary was scored on), else the config's.
 pub fn analyze(
     config: &Path,
     set: &[String],
+    seed: Option<u64>,
     run_dir: Option<&Path>,
     seeds: usize,
     threads: usize,
@@ -382,10 +384,16 @@ pub fn analyze(
     if let Some(r) = run_dir {
         policies.push(format!("run:{}", r.display()));
     }
+    // Before 2026-11-29 `--seed` was dropped here, and a run trained on another root seed
+    // than its config's was analyzed on the config's seeds.
+    let seed = seed.or_else(|| {
+        let table = env::config::read_table(&RunDir::at(run_dir?).config(), &[]).ok()?;
+        table.get("seed")?.as_integer().map(|s| s as u64)
+    });
     let mut c = compare(&SeamCompare {
         config: config.to_path_buf(),
         set: set.to_vec(),
-        seed: None,
+        seed,
         policies,
         mechanisms: Vec::new(),
         seeds,
@@ -406,7 +414,7 @@ pub fn analyze(
         .map(|(k, r)| (k, summarise(&r.played, c.metrics)[c.headline].mean * better))
         .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
         .0;
-    let world = super::load(config, set, None, None)?;
+    let world = super::load(config, set, seed, None)?;
     if world.reads_actions() {
         c.deviations = deviations(world.as_ref(), &c.seeds, threads);
     }
@@ -554,7 +562,7 @@ mod tests {
     fn analyzed(config: &Path, name: &str, seeds: usize) -> Compared {
         let out = std::env::temp_dir().join(format!("mtf-seam-analyze-{name}-{}", std::process::id()));
         std::fs::remove_dir_all(&out).ok();
-        let c = analyze(config, &[], None, seeds, 2, Some(&out)).unwrap();
+        let c = analyze(config, &[], None, None, seeds, 2, Some(&out)).unwrap();
         std::fs::remove_dir_all(&out).ok();
         c
     }

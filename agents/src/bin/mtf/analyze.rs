@@ -48,6 +48,7 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
     let done = agents::worlds::compare::analyze(
         &a.config,
         &a.common.set,
+        a.common.seed,
         a.run.as_deref(),
         a.seeds.unwrap_or(defaults::SEEDS),
         a.common.threads_or_default(),
