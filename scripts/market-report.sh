@@ -235,7 +235,9 @@ beats = [(n[6:].upper(), ev(r, "utility")) for n in ["learn-ppo", "learn-es"] fo
 beat = "none" if not beats else f"{len(beats)} (" + ", ".join(f"{who} at {u:.2f}" for who, u in beats) + ")"
 fp_levels = ", ".join(levels(r) for r in reps("learn-first_price"))
 u = by_level("first_price")
-peaks = ", ".join(f"{u[k][0]:g}" for k in range(len(u)) if (k == 0 or u[k][1] > u[k - 1][1]) and (k == len(u) - 1 or u[k][1] > u[k + 1][1]))
+# A peak stands above both neighbours by more than 0.05 (money per tenant; the CIs over 5
+# seeds are wider, so small steps between neighbours are not called peaks).
+peaks = ", ".join(f"{u[k][0]:g}" for k in range(len(u)) if (k == 0 or u[k][1] > u[k - 1][1] + 0.05) and (k == len(u) - 1 or u[k][1] > u[k + 1][1] + 0.05))
 def stable(mech):
     eq = analysis(mech)["equilibria"]
     return ("no common level is stable: from each, some service gains beyond its 95% CI by leaving it alone" if not eq
@@ -271,7 +273,8 @@ What it says, from the rows above (the script writes these sentences from the nu
   common level's utility in {ppo[0]} of {ppo[1]} replicates and ES in {es[0]} of {es[1]} (300
   episodes); replicates that beat it: {beat}. (PPO's learning rate in the market defaults to
   0.005, ten times the queue world's: `configs/sweeps/market-ppo.toml`'s header.) The utility
-  over common levels (`mtf analyze`, 5 seeds) has its local peaks at {peaks}.
+  over common levels (`mtf analyze`, 5 seeds) has its local peaks (above both neighbours by
+  more than 0.05) at {peaks}.
 - Why a selfish learner need not settle on the best common level (`mtf analyze`: for each
   common level, the most one inference service gains in its own return, its utility over its
   job's worth, by leaving it alone, the others staying): under first price {stable("first_price")};
@@ -314,15 +317,18 @@ its bid factor (under MTF its threshold). The duel's exported L answers
 
 `mtf sweep` takes a market file as its base: each trial is `mtf train` on it, the objective a
 path into its `summary.json` (a lone run's `eval.utility.mean`, a group's `vs_best_fixed_iqm`),
-the pruner fed replicate 0's `utility`, `welfare` or `paid` per episode.
+the pruner fed replicate 0's logged `utility` (or `fitness`, `entropy`) per episode; the
+same per-episode keys are what `mtf curves RUN --metric` draws.
 `configs/sweeps/market-ppo.toml` searches PPO's entropy bonus and learning rate on the larger
 market under first price.
 
 From Python, `mtf_env.parallel_env(MARKET_FILE)` is a PettingZoo `ParallelEnv` over the same
-world (the learning tenants the agents where the file marks some, else every tenant; an action
-is a level of `learner.levels`, a reward the tenant's utility change; a tenant is terminated
-when its job finishes), and `mtf_env.VecEnv(MARKET_FILE, k)` steps k copies in Rust
-(`python/README.md`).
+world, and `mtf_env.VecEnv(MARKET_FILE, k)` steps k copies in Rust (`python/README.md`). An
+action is a level of `learner.levels`. Where the file marks no learner every tenant is an agent,
+rewarded with its utility's change in money and terminated when its job finishes; where it marks
+learners (every shipped file but the paper's example) they are the agents, as `mtf train` trains
+them: rewarded with their utility's change over their job's worth, and live until the episode
+ends.
 
 Job sizes can come from a trace (`work_trace` on a tenant entry: a file of sizes, or the sizes
 inline; copies take consecutive sizes from `trace_start` or from a start drawn from the seed).

@@ -42,8 +42,9 @@ pub const MAGIC: &[u8; 8] = b"MTFAGNT2";
 
 /// The manifest version `mtf export` writes (3: `inputs`; 4: the runtime reads `tokens`, so
 /// `mtf` sends it; 5: constant policies per agent; 6: `by_type` policies; 7: market
-/// policies, no longer written or read; 8: ONNX policies; 9: world policies). Versions 2 (SPEC 4's state only) to 8 are
-/// read too.
+/// policies, no longer written or read; 8: ONNX policies; 9: world policies). Versions 2 (SPEC
+/// 4's state only) to 8 are read too, but for a version-7 market policy (its `market` block is
+/// no longer read, so its manifest fails the checks of the policy it then looks like).
 pub const VERSION: u32 = 9;
 
 /// Largest ONNX model an exported agent carries (as `onnx:PATH` reads).

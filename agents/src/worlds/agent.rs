@@ -24,7 +24,7 @@ pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
     let manifest = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?.manifest;
     let Some(theirs) = &manifest.world else {
         return Err(format!(
-            "{}: a policy for the queue world or the market; this is the {} world (export a run trained on it)",
+            "{}: a policy for the queue world; this is the {} world (export a run trained on it)",
             path.display(),
             here.name
         ));

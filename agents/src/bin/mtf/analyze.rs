@@ -16,7 +16,8 @@ pub(crate) struct Args {
     #[arg(long)]
     run: Option<PathBuf>,
     /// Held-out episodes every result is scored on (paired: the same seeds for every policy);
-    /// default 16, on a market file its train.eval_seeds (the seeds its runs evaluate on).
+    /// default 16. With --run the root seed is the run's (unless --seed): a run's summary is
+    /// restated with --seeds set to its train.eval_seeds.
     #[arg(long, value_parser = parse_paired_seeds)]
     seeds: Option<usize>,
     /// Episodes the searches select on (other seeds than the held-out ones).

@@ -29,8 +29,8 @@ pub(crate) struct Args {
     /// `all` (choose with --agent at run time).
     #[arg(long, default_value = "all", value_parser = parse_agent)]
     agent: Agent,
-    /// The replicate whose policies to export, of a market run or a run group in a world behind
-    /// the seam (default 0); a queue-world run group's replicates are run directories of their
+    /// The replicate whose policies to export, of a run group in a world behind the seam
+    /// (default 0); a queue-world run group's replicates are run directories of their
     /// own (--run DIR/replicate-N).
     #[arg(long)]
     replicate: Option<usize>,

@@ -24,8 +24,9 @@ pub(crate) struct Args {
     /// reply, default 10), onnx:PATH (an ONNX network from any trainer mapping an agent's
     /// observation to level logits; sampled:onnx:PATH draws from them).
     /// Default fixed:0.5, or the world's own rule where it has one: a market file (env.world =
-    /// "market") plays its tenants' own factors (`own`), and fixed:X as every tenant's bid
-    /// factor (under mtf its threshold).
+    /// "market") plays its tenants' own factors (`own`), and fixed:X as every agent's bid
+    /// factor (under mtf its threshold): every tenant's, or where the file marks learners
+    /// (learn = true) theirs, the others at their own.
     #[arg(long, short)]
     policy: Option<String>,
     #[command(flatten)]
