@@ -4,7 +4,7 @@
 //! each scored on held-out seeds as it plays, next to the best fixed level, the tenants' own
 //! factors and uniform play.
 
-use crate::common::{mtf, tmp, Tmp};
+use crate::common::{logged, mtf, spawn_quiet, tmp, Tmp};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -141,27 +141,14 @@ fn ppo_and_es_learn_the_first_price_best_bid_against_the_economic_agent() {
     }
 }
 
-/// `metrics.jsonl` without the wall-clock time.
-fn episodes(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("metrics.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut v: Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().remove("wall_time");
-            v
-        })
-        .collect()
-}
-
 #[test]
 fn a_market_run_is_reproducible_and_its_seed_changes_only_what_it_should() {
     let sets = ["learner.kind=\"ppo\"", "train.episodes=5", "train.replicates=2", "train.envs=2"];
     let (a, b) = (train("rep-a", &sets), train("rep-b", &sets));
     for k in 0..2 {
         let (ea, eb) = (
-            episodes(&a.dir.join(format!("replicate-{k}"))),
-            episodes(&b.dir.join(format!("replicate-{k}"))),
+            logged(&a.dir.join(format!("replicate-{k}"))),
+            logged(&b.dir.join(format!("replicate-{k}"))),
         );
         assert_eq!(ea.len(), 5);
         assert_eq!(ea, eb, "replicate {k}");
@@ -178,7 +165,7 @@ fn a_market_run_is_reproducible_and_its_seed_changes_only_what_it_should() {
             "seed=4",
         ],
     );
-    assert_ne!(episodes(&a.dir.join("replicate-0")), episodes(&c.dir.join("replicate-0")));
+    assert_ne!(logged(&a.dir.join("replicate-0")), logged(&c.dir.join("replicate-0")));
     // The duel draws nothing from its seed: its fixed references do not depend on it.
     for k in ["best_fixed", "own"] {
         assert_eq!(a.replicates[0]["references"][k], c.replicates[0]["references"][k], "{k}");
@@ -388,7 +375,7 @@ fn a_trained_market_run_plays_as_it_was_scored_in_compare_and_analyze() {
         );
         // Each training episode's score was written as it happened.
         for k in 0..2 {
-            let e = episodes(&t.dir.join(format!("replicate-{k}")));
+            let e = logged(&t.dir.join(format!("replicate-{k}")));
             assert_eq!(e.len(), 3, "{kind}");
             for (j, l) in e.iter().enumerate() {
                 assert_eq!(l["episode"].as_u64(), Some(j as u64), "{kind}");
@@ -514,14 +501,8 @@ fn group_lines(cut: &Path) -> usize {
 /// `mtf` run with `args` as a child, killed with SIGKILL once the group `cut` has logged `at`
 /// episodes (or when it ended by itself): the episodes logged then.
 fn killed_at_lines(args: &[String], cut: &Path, at: usize) -> usize {
-    use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(args);
     let t0 = Instant::now();
     while group_lines(cut) < at && t0.elapsed() < Duration::from_secs(120) {
         if child.try_wait().unwrap().is_some() {
@@ -559,7 +540,7 @@ fn killed_and_resumed(name: &str, sets: &[&str], at: usize) {
     assert_eq!(code, 0, "{err}");
     for k in 0..2 {
         let (c, u) = (cut.join(format!("replicate-{k}")), full.join(format!("replicate-{k}")));
-        assert_eq!(episodes(&c), episodes(&u), "replicate {k} after a kill at {before} episodes");
+        assert_eq!(logged(&c), logged(&u), "replicate {k} after a kill at {before} episodes");
         let (a, b) = (json(&c.join("summary.json")), json(&u.join("summary.json")));
         assert_eq!(a["eval"], b["eval"]);
         assert_eq!(a["references"], b["references"]);
@@ -701,7 +682,7 @@ fn analyze_on_a_market_file_restates_a_runs_references_and_finds_the_equilibrium
     assert_eq!(points.len(), 20, "{stdout}");
     let last: Vec<f64> = (0..2)
         .map(|k| {
-            let e = episodes(&t.dir.join(format!("replicate-{k}")));
+            let e = logged(&t.dir.join(format!("replicate-{k}")));
             let xs: Vec<f64> = e[57..].iter().map(|l| l["utility"].as_f64().unwrap()).collect();
             xs.iter().sum::<f64>() / xs.len() as f64
         })

@@ -210,12 +210,7 @@ fn two_processes_share_a_study_without_running_a_trial_twice() {
 /// Start `mtf sweep` with `args` and kill it (-9) while its first trial trains (it has written
 /// an episode into `out`).
 fn kill_in_first_trial(args: &[String], out: &Path) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::common::spawn_quiet(args);
     let started = Instant::now();
     let first = out.join("trials").join("trial-0000").join("metrics.jsonl");
     while !first.exists() || std::fs::read_to_string(&first).unwrap().is_empty() {

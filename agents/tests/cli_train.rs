@@ -4,7 +4,6 @@
 use crate::common;
 use common::{mtf, mtf_in, quickstart};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn tmp(name: &str) -> common::Tmp {
@@ -144,12 +143,7 @@ fn killed_and_resumed(learner: &str, name: &str, extra: &[&str]) {
     let (code, _, err) = mtf(&common(&full).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 0, "{err}");
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(common(&cut))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::common::spawn_quiet(&common(&cut));
     let start = Instant::now();
     loop {
         let lines = std::fs::read_to_string(cut.join("metrics.jsonl"))

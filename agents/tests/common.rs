@@ -150,3 +150,27 @@ pub fn simulate_quickstart(policy: &str, seeds: u32, out: &std::path::Path) -> (
         "env.rounds=60",
     ])
 }
+
+/// A run's `metrics.jsonl` in `dir`, a JSON value a line, without the wall-clock time (the one
+/// field two runs of the same config may differ in).
+pub fn logged(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("metrics.jsonl"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("wall_time");
+            v
+        })
+        .collect()
+}
+
+/// `mtf` started with `args` as a child, its output discarded (a test kills it mid-run).
+pub fn spawn_quiet(args: &[String]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}

@@ -53,35 +53,20 @@ fn row_policies(v: &Value) -> Vec<&str> {
         .collect()
 }
 
-fn lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut v: Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().remove("wall_time");
-            v
-        })
-        .collect()
-}
-
 #[test]
 fn replicate_0_is_the_plain_run_and_the_group_is_the_same_on_any_thread_count() {
     let dir = common::tmp("groups", "threads");
     let plain = train(&dir.join("plain"), &[]);
     let one = train(&dir.join("one"), &["--replicates", "3", "--threads", "1"]);
     let two = train(&dir.join("two"), &["--replicates", "3", "--threads", "2"]);
-    assert_eq!(
-        lines(&dir.join("plain/metrics.jsonl")),
-        lines(&dir.join("one/replicate-0/metrics.jsonl"))
-    );
+    assert_eq!(common::logged(&dir.join("plain")), common::logged(&dir.join("one/replicate-0")));
     assert_eq!(
         plain["summary"]["eval_welfare"],
         serde_json::from_str::<Value>(&std::fs::read_to_string(dir.join("one/replicate-0/summary.json")).unwrap()).unwrap()["eval_welfare"]
     );
     assert_ne!(
-        lines(&dir.join("one/replicate-0/metrics.jsonl")),
-        lines(&dir.join("one/replicate-1/metrics.jsonl"))
+        common::logged(&dir.join("one/replicate-0")),
+        common::logged(&dir.join("one/replicate-1"))
     );
     assert_eq!(untimed(one["summary"].clone()), untimed(two["summary"].clone()));
     let s = &one["summary"];

@@ -33,19 +33,6 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// `metrics.jsonl` without the wall-clock time.
-fn generations(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("metrics.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().remove("wall_time");
-            v
-        })
-        .collect()
-}
-
 #[test]
 fn a_toy_world_trains_replicates_that_judge_themselves() {
     let dir = tmp("replicates");
@@ -72,10 +59,10 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         let level = s["references"]["best_fixed"]["level"].as_f64().unwrap();
         assert!([0.3, 0.4, 0.5, 0.6, 0.7].contains(&level), "{level}");
         assert!(s["vs_uniform"]["mean"].is_number() && s["eval"]["reward"]["mean"].is_number());
-        assert_eq!(generations(&out.join(format!("replicate-{k}"))).len(), 6);
+        assert_eq!(common::logged(&out.join(format!("replicate-{k}"))).len(), 6);
     }
     // Replicates train from their own seeds.
-    assert_ne!(generations(&out.join("replicate-0")), generations(&out.join("replicate-1")));
+    assert_ne!(common::logged(&out.join("replicate-0")), common::logged(&out.join("replicate-1")));
     // Their curves: one series (the replicates differ only in their seeds), the headline.
     let curves = dir.join("curves");
     let (code, stdout, err) = mtf(&["curves", out.to_str().unwrap(), "--out", curves.to_str().unwrap()]);
@@ -111,7 +98,7 @@ fn the_actor_critic_finds_each_groups_level_in_the_toy_world() {
     // above the best fixed level (see the PPO test above).
     let dir = tmp("ac");
     let (config, run, _) = finds_both_targets(&dir, "actor_critic", 600);
-    let lines = generations(&run);
+    let lines = common::logged(&run);
     assert_eq!(lines[0]["agent_steps"], 8 * (2 + 9 * 4), "8 copies of one seed (group 8)");
     assert!(lines[599]["entropy"].as_f64().unwrap() < 1.0, "{}", lines[599]);
     // The resolved config says what it read: the agent's whole row.
@@ -154,7 +141,7 @@ fn hedge_finds_each_groups_level_in_the_toy_world_and_every_door_takes_it() {
         "{}",
         s["hedge"]
     );
-    let lines = generations(&run);
+    let lines = common::logged(&run);
     // One seed (train.envs = 1) played as drawn and replayed for each group at its 10 other
     // levels: 21 episodes of 2 agent-steps in round 0 and 4 in rounds 1-9; every one counts.
     assert_eq!(lines[0]["agent_steps"], 21 * (2 + 9 * 4));
@@ -276,12 +263,7 @@ fn killed_and_resumed(name: &str, rounds: u32, extra: &str) {
     };
     let (code, _, err) = mtf(&args(&full).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 0, "{err}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args(&cut))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::common::spawn_quiet(&args(&cut));
     let t0 = Instant::now();
     while !cut.join("checkpoints/episode-000002.ckpt").exists() && t0.elapsed() < Duration::from_secs(60) {
         if child.try_wait().unwrap().is_some() {
@@ -291,10 +273,10 @@ fn killed_and_resumed(name: &str, rounds: u32, extra: &str) {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let before = generations(&cut).len();
+    let before = common::logged(&cut).len();
     let (code, _, err) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(generations(&cut), generations(&full), "resumed after {before} generations");
+    assert_eq!(common::logged(&cut), common::logged(&full), "resumed after {before} generations");
     let (a, b) = (json(&cut.join("summary.json")), json(&full.join("summary.json")));
     assert_eq!(a["eval"], b["eval"]);
     assert_eq!(a["vs_best_fixed"], b["vs_best_fixed"]);
@@ -313,7 +295,7 @@ fn ppo_finds_each_groups_level_in_the_toy_world_and_is_scored_sampling() {
     // each group's own target 1, so a learner that finds both is +0.04 above it.
     let dir = tmp("ppo");
     let (config, run, s) = finds_both_targets(&dir, "ppo", 60);
-    let lines = generations(&run);
+    let lines = common::logged(&run);
     assert_eq!(lines.len(), 60);
     // 8 copies (the group of one seed), 2 agents in round 0 and 4 in rounds 1-9.
     assert_eq!(lines[0]["agent_steps"], 8 * (2 + 9 * 4));
@@ -607,7 +589,12 @@ fn a_seam_resume_ignored_its_flags_and_refused_allowed_changes() {
             Some(_) => (0..2).map(|k| out.join(format!("replicate-{k}"))).collect(),
         };
         for run in runs {
-            assert_eq!(generations(&run).len(), 8, "{}: trained on to the allowed episodes", run.display());
+            assert_eq!(
+                common::logged(&run).len(),
+                8,
+                "{}: trained on to the allowed episodes",
+                run.display()
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
