@@ -121,12 +121,9 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         }
         plays.push((m.clone(), world, named));
     }
-    // A world that replays one trace gives the same episode on every seed (played once),
-    // unless a policy draws its actions from the seed (uniform play, a sampled run).
-    let varies = first.varies_with_seed()
-        || plays
-            .iter()
-            .any(|(_, w, named)| w.reads_actions() && named.iter().any(|(_, p)| p.draws()));
+    let varies = plays
+        .iter()
+        .any(|(_, w, named)| super::plays_every_seed(w.as_ref(), named.iter().map(|(_, p)| p.as_ref())));
     let seeds = episode_seeds(super::root_seed(first.as_ref()), if varies { spec.seeds } else { 1 });
     let labels: Vec<(&str, &str)> = plays
         .iter()

@@ -248,6 +248,13 @@ pub fn load(
     env::registry::load(config, &set).map_err(|e| crate::error::user(e.to_string()))
 }
 
+/// Whether `world` under `policies` plays another episode on another seed: the world draws
+/// from it (its job sizes, arrivals), or it reads actions and a policy draws its own from it
+/// (uniform play, a sampled run). Else every seed plays the same episode, played once.
+pub fn plays_every_seed<'a>(world: &dyn World, mut policies: impl Iterator<Item = &'a dyn RowPolicy>) -> bool {
+    world.varies_with_seed() || (world.reads_actions() && policies.any(|p| p.draws()))
+}
+
 /// The root seed of a world's config.
 pub fn root_seed(world: &dyn World) -> u64 {
     world.config().get("seed").and_then(|s| s.as_integer()).map_or(1, |s| s as u64)

@@ -84,15 +84,12 @@ pub fn scan(spec: &ScanSpec) -> crate::error::Result<Scanned> {
     } else {
         policies::split(&spec.policies)
     };
-    // Every seed where the world or a policy draws from it (`compare`'s rule).
-    let mut draws = false;
+    let mut named = Vec::new();
     for s in &specs {
-        draws |= first.reads_actions() && policies::parse(s, first.as_ref())?.iter().any(|(_, p)| p.draws());
+        named.extend(policies::parse(s, first.as_ref())?);
     }
-    let seeds = episode_seeds(
-        super::root_seed(first.as_ref()),
-        if first.varies_with_seed() || draws { spec.seeds } else { 1 },
-    );
+    let varies = super::plays_every_seed(first.as_ref(), named.iter().map(|(_, p)| p.as_ref()));
+    let seeds = episode_seeds(super::root_seed(first.as_ref()), if varies { spec.seeds } else { 1 });
     let mut lines: Vec<Line> = Vec::new();
     for m in &mechanisms {
         let mech = (m != "-").then_some((first.as_ref(), m.as_str()));

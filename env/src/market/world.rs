@@ -542,7 +542,7 @@ impl World for MarketWorld {
         })
     }
 
-    /// The market's round record, as its own `mtf simulate` writes it.
+    /// The market's round record (a line of `mtf simulate`'s `rounds.jsonl`).
     fn round_record(&self) -> Option<serde_json::Value> {
         self.game
             .rounds()
