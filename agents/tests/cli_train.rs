@@ -807,3 +807,47 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&q);
 }
+
+#[test]
+fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus() {
+    // PPO's `share` and `entropy` are "auto" (issue 41): under the shared welfare reward the
+    // w124-mmpp recipe, so a run with the defaults trains as one that sets the recipe, to the
+    // bit; under own rewards they are per agent at 0.01, as before the change.
+    let q = quickstart();
+    let train = |name: &str, sets: &[&str]| {
+        let out = tmp(name);
+        let mut args = vec!["train", "--config", q.as_str(), "--out", out.to_str().unwrap()];
+        for s in ["learner.kind=ppo", "train.episodes=2", "env.rounds=40", "train.eval_seeds=2"].iter().chain(sets) {
+            args.extend(["--set", s]);
+        }
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 0, "{err}");
+        (episodes(&out), eval_welfare(&out), out)
+    };
+    let defaults = train("ppo-welfare-auto", &["env.reward=welfare"]);
+    let recipe = train(
+        "ppo-welfare-recipe",
+        &["env.reward=welfare", "learner.ppo.share=\"class\"", "learner.ppo.entropy=0"],
+    );
+    let unshared = train(
+        "ppo-welfare-unshared",
+        &["env.reward=welfare", "learner.ppo.share=\"none\"", "learner.ppo.entropy=0.01"],
+    );
+    assert_eq!((&defaults.0, &defaults.1), (&recipe.0, &recipe.1));
+    assert_ne!(defaults.0, unshared.0, "the recipe trains otherwise than an actor per agent");
+    let own = train("ppo-own-auto", &[]);
+    let before = train("ppo-own-before", &["learner.ppo.share=\"none\"", "learner.ppo.entropy=0.01"]);
+    assert_eq!((&own.0, &own.1), (&before.0, &before.1));
+    // The run's config says "auto", and resumes and reads back as it was trained.
+    let config = std::fs::read_to_string(defaults.2.join("config.toml")).unwrap();
+    assert!(config.contains("entropy = \"auto\"") && config.contains("share = \"auto\""), "{config}");
+}
+
+#[test]
+fn an_entropy_bonus_that_is_neither_a_number_nor_auto_is_one_line_naming_its_key() {
+    let q = quickstart();
+    let (code, _, err) = mtf(&["train", "--config", q.as_str(), "--set", "learner.kind=ppo", "--set", "learner.ppo.entropy=\"much\""]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("learner.ppo.entropy") && err.contains("\"auto\""), "{err}");
+}

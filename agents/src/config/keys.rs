@@ -131,7 +131,7 @@ pub static KEYS: &[Key] = &[
     k("learner.ppo.minibatches", "whole >= 1", "Minibatches per epoch.", PPO),
     k("learner.ppo.epochs", "whole >= 1", "Passes over each rollout.", PPO),
     k("learner.ppo.clip", "> 0", "Surrogate clipping coefficient.", PPO),
-    k("learner.ppo.entropy", ">= 0", "Entropy bonus coefficient (at the start of the run, with entropy_anneal).", PPO),
+    k("learner.ppo.entropy", ">= 0, \"auto\"", "Entropy bonus coefficient (at the start of the run, with entropy_anneal); auto: 0 under env.reward = \"welfare\", else 0.01.", PPO),
     k("learner.ppo.entropy_anneal", "[0, 1]; 0 when unset", "The fraction of the run's planned updates over which the entropy bonus falls linearly to 0, then stays 0; 0 (the default): constant.", PPO),
     k("learner.ppo.vf_coef", ">= 0", "Value loss coefficient.", PPO),
     k("learner.ppo.max_grad_norm", "> 0", "Per-agent gradient norm limit.", PPO),
@@ -140,7 +140,7 @@ pub static KEYS: &[Key] = &[
     k("learner.ppo.weight_decay", ">= 0", "AdamW weight decay.", PPO),
     k("learner.ppo.reward_scale", "> 0", "Reward multiplier.", PPO),
     k("learner.ppo.critic", "\"auto\", \"local\", \"central\"", "Local critics (IPPO) or one central critic input (MAPPO); auto: central under env.reward = \"welfare\", else local.", PPO),
-    k("learner.ppo.share", "\"none\", \"class\", \"class_id\"", "Actor parameters per agent, or one per weight class shared by its agents (with the agent's id as an input for class_id).", PPO),
+    k("learner.ppo.share", "\"auto\", \"none\", \"class\", \"class_id\"", "Actor parameters per agent, or one per weight class shared by its agents (with the agent's id as an input for class_id); auto: class under env.reward = \"welfare\", else none.", PPO),
     k("learner.ppo.head_scale", "(0, 10]", "The actor's output layer's initial weights and biases times this: 0.03 starts uniform to about 1%, as CleanRL's policy head does; at 1 (the default before issue 41) an untrained policy is tilted at random away from uniform play (initial logits spread about 0.3).", PPO),
     k("learner.ppo.group", "whole >= 1", "Environment copies per seed: each advantage minus the mean of the other copies' with the same arrivals (leave-one-out, as RLOO); 1: plain GAE. A training episode steps train.envs such groups.", PPO),
     k("learner.ppo.features", "\"spec\", \"all\", \"by_type\"", "State: SPEC 4's, the whole observation (budget share, utilities, backlog over arrival rate, the configured extras), or the by_type block (turns env.observe_by_type on; runs on clusters of any size with the same types).", PPO),
@@ -265,6 +265,8 @@ pub fn describe() -> String {
         }
         let found = defaults.iter().find(|(k, _)| k == key.key);
         let (kind, default) = match found {
+            // A number whose default is "auto" (PPO's entropy bonus) is a number to set.
+            Some((_, v)) if v.as_str() == Some("auto") && key.range.starts_with(">=") => ("number or \"auto\"", format!("`{}`", short(v))),
             Some((_, v)) => (type_of(v), format!("`{}`", short(v))),
             None => ("optional", "(unset)".into()),
         };

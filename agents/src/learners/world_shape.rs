@@ -331,5 +331,26 @@ mod tests {
         let welfare = env::config::ScenarioFile::load(&path, &["env.reward=\"welfare\"".into()]).unwrap();
         assert_eq!(Critic::Auto.resolve(&welfare), Critic::Central);
         assert_eq!(Critic::Auto.resolve(&sc), Critic::Local);
+        // Its share and entropy bonus "auto" are the w124-mmpp recipe (one actor per weight
+        // class, no bonus) under the welfare reward, and per agent at 0.01 elsewhere.
+        use crate::learners::ppo::{Bonus, PpoConfig, Share};
+        let auto = PpoConfig::default();
+        let (w, own, other) = (auto.resolved(&welfare), auto.resolved(&sc), auto.resolved(&seam));
+        assert_eq!((w.critic, w.share, w.entropy), (Critic::Central, Share::Class, Bonus::Of(0.0)));
+        for r in [own, other] {
+            assert_eq!((r.share, r.entropy), (Share::None, Bonus::Of(0.01)));
+        }
+        // What a file says stays what it says.
+        let set = PpoConfig {
+            share: Share::None,
+            entropy: Bonus::Of(0.02),
+            ..PpoConfig::default()
+        };
+        assert_eq!((set.resolved(&welfare).share, set.resolved(&welfare).entropy), (Share::None, Bonus::Of(0.02)));
+        // The actor-critic has no "auto" share, and says so.
+        assert_eq!(
+            refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"auto\"")).as_deref(),
+            Some("learner.actor_critic.share")
+        );
     }
 }

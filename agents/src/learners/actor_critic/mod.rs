@@ -213,10 +213,13 @@ impl ActorCriticConfig {
                 format!("must be a fraction of the run in [0, 1], got {}", ac.entropy_anneal),
             ));
         }
-        if ac.share == Share::ClassId {
+        if matches!(ac.share, Share::ClassId | Share::Auto) {
             return Err(err(
                 "learner.actor_critic.share",
-                "class_id is PPO's; the actor-critic's agents share per class (\"class\") or not at all (\"none\")".into(),
+                format!(
+                    "{} is PPO's; the actor-critic's agents share per class (\"class\") or not at all (\"none\")",
+                    if ac.share == Share::Auto { "auto" } else { "class_id" }
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&ac.gamma) {

@@ -84,6 +84,11 @@ impl Critic {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Share {
+    /// One actor per weight class under the shared welfare reward where the same agents act
+    /// every round (there the agents of a class have one objective and interchangeable
+    /// places, so one actor learns from all their rounds), one per agent otherwise: PPO's
+    /// default (issue 41; [`PpoConfig`] has the measurements).
+    Auto,
     /// Every agent has its own actor.
     None,
     /// One actor per weight class.
@@ -99,9 +104,95 @@ impl Share {
     pub fn is_none(&self) -> bool {
         *self == Share::None
     }
+
+    /// What `self` means in `sc`: `Auto` is `Class` under the shared welfare reward where the
+    /// same agents act every round, `None` otherwise (as [`Critic::resolve`] decides central).
+    pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Share {
+        match self {
+            Share::Auto if shared_reward(sc) => Share::Class,
+            Share::Auto => Share::None,
+            s => s,
+        }
+    }
 }
 
-/// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, as SPEC 4 lists them, with five decisions
+/// Whether every agent is paid the same shared welfare and the same agents act every round:
+/// where PPO's `auto` settings take the shared reward's values.
+fn shared_reward(sc: &dyn crate::learners::WorldShape) -> bool {
+    sc.welfare_reward() && sc.persistent()
+}
+
+/// The entropy bonus's coefficient: a number, or `"auto"` (PPO's default): none under the
+/// shared welfare reward where the same agents act every round, 0.01 (CleanRL's, SPEC 4's)
+/// otherwise ([`PpoConfig`] has the measurements).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bonus {
+    /// Decided by the world's reward ([`Bonus::resolve`]).
+    Auto,
+    /// This coefficient.
+    Of(f64),
+}
+
+impl Bonus {
+    /// The coefficient where no world decides `Auto` (a learner built without one): 0.01.
+    pub const UNDECIDED: f64 = 0.01;
+
+    /// What `self` means in `sc`.
+    pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Bonus {
+        match self {
+            Bonus::Auto if shared_reward(sc) => Bonus::Of(0.0),
+            Bonus::Auto => Bonus::Of(Self::UNDECIDED),
+            b => b,
+        }
+    }
+
+    /// The coefficient ([`Bonus::UNDECIDED`] for an `Auto` no world resolved).
+    pub fn value(self) -> f64 {
+        match self {
+            Bonus::Auto => Self::UNDECIDED,
+            Bonus::Of(v) => v,
+        }
+    }
+}
+
+impl Serialize for Bonus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Bonus::Auto => s.serialize_str("auto"),
+            Bonus::Of(v) => s.serialize_f64(*v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Bonus {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Bonus;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number >= 0 or \"auto\"")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Bonus, E> {
+                Ok(Bonus::Of(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Bonus, E> {
+                Ok(Bonus::Of(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Bonus, E> {
+                Ok(Bonus::Of(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Bonus, E> {
+                match v {
+                    "auto" => Ok(Bonus::Auto),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `[learner.ppo]` (defaults: CleanRL's `ppo.py`, as SPEC 4 lists them, with six decisions
 /// of ours where SPEC 4 says otherwise:
 /// - `lr = 5e-4` and `epochs = 10` (SPEC 4: 2.5e-4 and 4), and `critic = "auto"` (central
 ///   under the shared welfare reward): SPEC 4's values left the sampled policy statistically
@@ -121,6 +212,14 @@ impl Share {
 ///   below the best fixed level sampled (5 replicates); groups of 8, +0.86 [+0.81, +0.95]
 ///   (3 replicates). `train.envs` (1 by default for every learner) counts seeds, each played by
 ///   a group;
+/// - `share = "auto"` and `entropy = "auto"` (issue 41): under the shared welfare reward one
+///   actor per weight class and no entropy bonus, elsewhere an actor per agent and 0.01. With
+///   the welfare reward on w124-mmpp at load 0.8 (20 agents; 5 replicates, 16 held-out seeds,
+///   sampled, against the best fixed level) MAPPO per agent at 0.01 stayed near-uniform at
+///   -0.33 [-0.38, -0.32] and per class without the bonus reached -0.00 [-0.04, +0.02]; on
+///   the quickstart per class without the bonus gave +1.08 [+0.94, +1.16] against +0.83
+///   [+0.78, +0.92] per agent at 0.01 (agents/README.md has both worlds' rows, IPPO's too).
+///   Under own rewards nothing was measured to move them: the selfish rows stand as they were;
 /// - the value loss is not clipped: CleanRL clips it by default (`clip_vloss`), SPEC 4 does
 ///   not ask for it, and a large study of PPO's choices found it does not help (Andrychowicz et al.,
 ///   "What matters in on-policy RL", 2021).)
@@ -147,8 +246,9 @@ pub struct PpoConfig {
     pub epochs: usize,
     /// Surrogate clipping coefficient.
     pub clip: f64,
-    /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`).
-    pub entropy: f64,
+    /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`); `"auto"`
+    /// (the default, [`Bonus`]): 0 under the shared welfare reward, else 0.01.
+    pub entropy: Bonus,
     /// The fraction of the run's planned updates over which the entropy bonus falls linearly
     /// to 0 and then stays there; 0 (the default): the bonus stays `entropy` throughout.
     /// Planned as `anneal_lr` plans: extending a run's episodes on resume stretches it.
@@ -175,7 +275,7 @@ pub struct PpoConfig {
     /// class is then implicit in the network; `env.observe_weight` also puts it in the input),
     /// with or without the agent's id as an input. Where many agents share a welfare reward
     /// (w124-mmpp's 20), `class` with `entropy = 0` is what reached the best fixed level
-    /// (agents/README).
+    /// (agents/README), and `"auto"` (the default) is that under the welfare reward.
     pub share: Share,
     /// State features: the whole observation by default (budget share, utilities, backlog
     /// over arrival rate, and the configured extras such as `env.observe_burst`).
@@ -212,7 +312,7 @@ impl Default for PpoConfig {
             minibatches: 4,
             epochs: 10,
             clip: 0.2,
-            entropy: 0.01,
+            entropy: Bonus::Auto,
             entropy_anneal: 0.0,
             vf_coef: 0.5,
             max_grad_norm: 0.5,
@@ -221,7 +321,7 @@ impl Default for PpoConfig {
             weight_decay: 0.0,
             reward_scale: 1.0,
             critic: Critic::Auto,
-            share: Share::None,
+            share: Share::Auto,
             features: Features::All,
             group: 8,
             head_scale: 0.03,
@@ -230,6 +330,16 @@ impl Default for PpoConfig {
 }
 
 impl PpoConfig {
+    /// `self` with its `auto` settings (critic, share, entropy) decided by `sc`.
+    pub fn resolved(&self, sc: &dyn crate::learners::WorldShape) -> PpoConfig {
+        PpoConfig {
+            critic: self.critic.resolve(sc),
+            share: self.share.resolve(sc),
+            entropy: self.entropy.resolve(sc),
+            ..self.clone()
+        }
+    }
+
     /// Its bounds (the same in every world): widths, rates, counts, coefficients.
     pub fn check(&self, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         let p = self;
@@ -253,7 +363,7 @@ impl PpoConfig {
                 return Err(err(&key(k), format!("must be a finite number > 0, got {v}")));
             }
         }
-        for (k, v) in [("entropy", p.entropy), ("vf_coef", p.vf_coef), ("weight_decay", p.weight_decay)] {
+        for (k, v) in [("entropy", p.entropy.value()), ("vf_coef", p.vf_coef), ("weight_decay", p.weight_decay)] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(err(&key(k), format!("must be a finite number >= 0, got {v}")));
             }
@@ -278,7 +388,7 @@ impl PpoConfig {
         for (k, v, max) in [
             ("lr", p.lr, limits::MAX_LR),
             ("reward_scale", p.reward_scale, limits::MAX_COEF),
-            ("entropy", p.entropy, limits::MAX_COEF),
+            ("entropy", p.entropy.value(), limits::MAX_COEF),
             ("vf_coef", p.vf_coef, limits::MAX_COEF),
             ("weight_decay", p.weight_decay, limits::MAX_WEIGHT_DECAY),
         ] {
@@ -369,16 +479,13 @@ impl LearnerConfig for PpoConfig {
             (r, Some(rounds)) => u64::from(rounds).div_ceil(r as u64),
         };
         let shape = Shape::reading(s.agents(), inputs, s.levels().len());
-        let cfg = PpoConfig {
-            critic: self.critic.resolve(s),
-            ..self.clone()
-        };
+        let cfg = self.resolved(s);
         let updates = run.episodes.saturating_mul(per_episode);
         if !s.persistent() {
             return Box::new(Ppo::pooled(shape, &cfg, updates, run.seed, s.pools()));
         }
         // Shared actors: one per distinct weight, ascending (or per pool).
-        let classes = (self.share != Share::None || !s.per_agent()).then(|| s.pools());
+        let classes = (cfg.share != Share::None || !s.per_agent()).then(|| s.pools());
         Box::new(Ppo::new(shape, &cfg, updates, run.seed, classes))
     }
 
@@ -396,7 +503,7 @@ impl LearnerConfig for PpoConfig {
     fn memory(&self, sc: &Scenario, copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
         let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
-        let stacks = if self.share == Share::None { n } else { sc.weight_classes().len() };
+        let stacks = if self.share.resolve(sc) == Share::None { n } else { sc.weight_classes().len() };
         let central = self.critic.resolve(sc) == Critic::Central;
         let critic_in = if central { n * d } else { d };
         let rounds = if self.rollout == 0 {
@@ -494,9 +601,11 @@ impl Ppo {
     fn build(shape: Shape, cfg: &PpoConfig, total_updates: u64, seed: u64, classes: Option<Vec<usize>>, pooled: bool) -> Self {
         let device = device();
         let Shape { n, d, k, .. } = shape;
-        // Without a world to decide it, `Auto` is local.
+        // Without a world to decide them, `auto` is local, unshared and 0.01.
         let cfg = &PpoConfig {
             critic: if cfg.critic == Critic::Auto { Critic::Local } else { cfg.critic },
+            share: if cfg.share == Share::Auto { Share::None } else { cfg.share },
+            entropy: Bonus::Of(cfg.entropy.value()),
             ..cfg.clone()
         };
         let critic_in = match cfg.critic {
@@ -704,7 +813,7 @@ impl Ppo {
     /// The entropy bonus's coefficient for the next update: `entropy`, or with
     /// `entropy_anneal` falling linearly to 0 at that fraction of the planned updates.
     pub fn entropy_coefficient(&self) -> f64 {
-        super::base::annealed(self.cfg.entropy, self.cfg.entropy_anneal, self.updates, self.total_updates)
+        super::base::annealed(self.cfg.entropy.value(), self.cfg.entropy_anneal, self.updates, self.total_updates)
     }
 
     /// The epochs of shuffled minibatches over a batch, and the update's mean losses.

@@ -38,7 +38,7 @@ fn bandit_config() -> PpoConfig {
         gamma: 0.0,
         gae_lambda: 0.0,
         rollout: 64,
-        entropy: 0.0,
+        entropy: Bonus::Of(0.0),
         epochs: 4,
         critic: Critic::Local,
         group: 1,
@@ -345,7 +345,7 @@ fn an_annealed_entropy_bonus_lets_a_policy_sharpen() {
         (0..3).map(|i| p[i * 4 + i % 4]).fold(1.0f32, f32::min)
     };
     let constant = PpoConfig {
-        entropy: 2.0,
+        entropy: Bonus::Of(2.0),
         ..bandit_config()
     };
     let annealed = PpoConfig {
@@ -421,4 +421,29 @@ fn pooled_ppo_learns_from_the_agents_that_acted_and_only_from_them() {
     let mut again = Ppo::pooled(shape, &cfg, 40, 5, vec![0; 4]);
     again.load(&saved).unwrap();
     assert_eq!(again.probabilities(Observations { data: &obs, dim: 1 }), p);
+}
+
+#[test]
+fn the_entropy_bonus_reads_a_number_or_auto_and_writes_it_back() {
+    let read = |text: &str| toml::from_str::<PpoConfig>(text);
+    assert_eq!(read("entropy = 0").unwrap().entropy, Bonus::Of(0.0));
+    assert_eq!(read("entropy = 0.02").unwrap().entropy, Bonus::Of(0.02));
+    assert_eq!(read("entropy = \"auto\"").unwrap().entropy, Bonus::Auto);
+    assert_eq!(read("").unwrap().entropy, Bonus::Auto, "auto is the default");
+    let e = read("entropy = \"much\"").unwrap_err().to_string();
+    assert!(e.contains("a number >= 0 or \"auto\""), "{e}");
+    // A run's config.toml says what it ran with, and reads back as it was.
+    for cfg in [PpoConfig::default(), read("entropy = 0.0\nshare = \"class\"").unwrap()] {
+        let text = toml::to_string(&cfg).unwrap();
+        assert_eq!(read(&text).unwrap(), cfg, "{text}");
+    }
+    assert!(toml::to_string(&PpoConfig::default()).unwrap().contains("entropy = \"auto\""));
+    // A negative coefficient is refused by the checks, as before.
+    let err = |key: &str, problem: String| ConfigError {
+        file: "test.toml".into(),
+        key: key.into(),
+        problem,
+    };
+    let bad = read("entropy = -1").unwrap();
+    assert_eq!(bad.check(&err).unwrap_err().key, "learner.ppo.entropy");
 }
