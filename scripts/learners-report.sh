@@ -8,9 +8,11 @@
 # (marked when near-uniform), and against uniform random play; with the agent-steps each
 # replicate trained on and the training time of the 5 replicates on --threads 2. Beside them,
 # `mtf analyze`'s best adaptive class (a search, no training seed) and its selfish equilibrium
-# (what selfish learners should reach), on the same seeds; w124-mmpp's recipe rows (welfare: an
-# actor per weight class, no entropy bonus; the actor-critic to 400 episodes); and each learner's row from
-# PREVIOUS (default docs/reports/learners-2026-11-24.json: before issue 41's seed groups).
+# (what selfish learners should reach), on the same seeds; w124-mmpp's recipe row for the
+# actor-critic (welfare: an actor per weight class, no entropy bonus, 400 episodes; MAPPO's
+# defaults under the welfare reward since 2026-12-01); MAPPO's welfare defaults before that (an
+# actor per agent, entropy 0.01: the mappo_agent row); and each learner's row from PREVIOUS
+# (default docs/reports/learners-2026-11-24.json: before issue 41's seed groups).
 #
 # Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
 # stay in OUT. Runs that already exist are reused (delete OUT to start over). 1 hour 40 minutes
@@ -63,7 +65,7 @@ declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thes
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
 read -r -a rewards <<< "${REWARDS:-utility welfare}"
-read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_class}"
+read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_agent}"
 declare -A learner_sets=(
   [uniform]="learner.kind=uniform"
   [hedge]="learner.kind=hedge"
@@ -73,8 +75,11 @@ declare -A learner_sets=(
   [es]="learner.kind=es"
   # w124-mmpp's recipe (issue 41): one actor per weight class, no entropy bonus; the
   # actor-critic trained to 400 episodes (at 200 it comes within 0.04 of the best fixed level).
+  # MAPPO's defaults are this recipe under the welfare reward since 2026-12-01 (share and
+  # entropy "auto"), so its row is mappo.
   [actor_critic_class]="learner.kind=actor_critic learner.actor_critic.share=\"class\" learner.actor_critic.entropy=0 train.episodes=400"
-  [mappo_class]="learner.kind=ppo learner.ppo.critic=central learner.ppo.share=\"class\" learner.ppo.entropy=0"
+  # MAPPO's welfare defaults before 2026-12-01: an actor per agent, entropy bonus 0.01.
+  [mappo_agent]="learner.kind=ppo learner.ppo.critic=central learner.ppo.share=\"none\" learner.ppo.entropy=0.01"
 )
 
 for world in "${worlds[@]}"; do
@@ -94,8 +99,10 @@ for world in "${worlds[@]}"; do
       # Hedge scores its levels by re-running the mechanism (SPEC 4), not by the env's reward.
       # Uniform play learns nothing: one row, the floor a learner must beat.
       { [ "$learner" = hedge ] || [ "$learner" = uniform ]; } && [ "$reward" = welfare ] && continue
-      # The recipes are w124-mmpp's, for the welfare reward.
+      # The recipe is w124-mmpp's, for the welfare reward; MAPPO's old defaults differ from
+      # its new ones under the welfare reward only.
       case "$learner" in *_class) { [ "$world" != w124-mmpp ] || [ "$reward" != welfare ]; } && continue ;; esac
+      case "$learner" in *_agent) [ "$reward" != welfare ] && continue ;; esac
       dir="$out/$world-$reward-$learner"
       [ -f "$dir/summary.json" ] && continue
       # A group killed part way (a report takes hours) goes on from its checkpoints, as resume is
@@ -132,9 +139,10 @@ python3 - "$out" "$replicates" "${PREVIOUS:-docs/reports/learners-2026-11-24.jso
 import json, os, sys, glob, tomllib
 out, replicates, previous = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES",
-         "actor_critic_class": "actor-critic, an actor per class, no entropy bonus, 400 episodes", "mappo_class": "PPO (MAPPO), an actor per class, no entropy bonus"}
+         "actor_critic_class": "actor-critic, an actor per class, no entropy bonus, 400 episodes",
+         "mappo_agent": "PPO (MAPPO), an actor per agent, entropy 0.01 (the default before 2026-12-01)"}
 rewards = {"utility": "own", "welfare": "welfare"}
-draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_class", "mappo_class"}
+draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_class", "mappo_agent"}
 results, lines = [], []
 lines.append("| world | reward | learner | as trained − best fixed: IQM [95% CI]; P(>) | greedy − best fixed | as trained − uniform play | near-uniform | mean levels w1/w2/w4 (last training episode) | agent-steps per replicate | training (s) |")
 lines.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -154,7 +162,7 @@ def agent_steps(d, learner):
     l, t = c["learner"], c["train"]
     ac, ppo = t["envs"] * l["actor_critic"].get("group", 1), t["envs"] * l["ppo"].get("group", 1)
     copies = {"es": 2 * l["es"]["pairs"], "actor_critic": ac, "actor_critic_class": ac,
-              "ippo": ppo, "mappo": ppo, "mappo_class": ppo}.get(learner, 1)
+              "ippo": ppo, "mappo": ppo, "mappo_agent": ppo}.get(learner, 1)
     return t["episodes"] * c["env"]["rounds"] * copies * n
 
 fmt = lambda r: f"{r['iqm']:+.2f} [{r['iqm_ci'][0]:+.2f}, {r['iqm_ci'][1]:+.2f}]; {r['prob_improvement']:.2f}"
@@ -171,7 +179,7 @@ for world in ["quickstart", "w124-mmpp"]:
     eq = a["equilibrium"]
     base = None
     for reward in ["utility", "welfare"]:
-        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_class", "mappo_class"]:
+        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_class", "mappo_agent"]:
             d = f"{out}/{world}-{reward}-{learner}"
             if not os.path.exists(f"{d}/summary.json"):
                 continue

@@ -810,9 +810,10 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
 
 #[test]
 fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus() {
-    // PPO's `share` and `entropy` are "auto" (issue 41): under the shared welfare reward the
-    // w124-mmpp recipe, so a run with the defaults trains as one that sets the recipe, to the
-    // bit; under own rewards they are per agent at 0.01, as before the change.
+    // PPO's `share` and `entropy` are "auto" (issue 41): for MAPPO (the default critic) under
+    // the shared welfare reward the w124-mmpp recipe, so a run with the defaults trains as one
+    // that sets the recipe, to the bit; under own rewards, and for IPPO, they are per agent at
+    // 0.01, as before the change.
     let q = quickstart();
     let train = |name: &str, sets: &[&str]| {
         let out = tmp(name);
@@ -835,6 +836,12 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus()
     );
     assert_eq!((&defaults.0, &defaults.1), (&recipe.0, &recipe.1));
     assert_ne!(defaults.0, unshared.0, "the recipe trains otherwise than an actor per agent");
+    let ippo = train("ppo-welfare-ippo-auto", &["env.reward=welfare", "learner.ppo.critic=\"local\""]);
+    let ippo_before = train(
+        "ppo-welfare-ippo-before",
+        &["env.reward=welfare", "learner.ppo.critic=\"local\"", "learner.ppo.share=\"none\"", "learner.ppo.entropy=0.01"],
+    );
+    assert_eq!((&ippo.0, &ippo.1), (&ippo_before.0, &ippo_before.1));
     let own = train("ppo-own-auto", &[]);
     let before = train("ppo-own-before", &["learner.ppo.share=\"none\"", "learner.ppo.entropy=0.01"]);
     assert_eq!((&own.0, &own.1), (&before.0, &before.1));

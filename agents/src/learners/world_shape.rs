@@ -332,13 +332,22 @@ mod tests {
         assert_eq!(Critic::Auto.resolve(&welfare), Critic::Central);
         assert_eq!(Critic::Auto.resolve(&sc), Critic::Local);
         // Its share and entropy bonus "auto" are the w124-mmpp recipe (one actor per weight
-        // class, no bonus) under the welfare reward, and per agent at 0.01 elsewhere.
+        // class, no bonus) for MAPPO under the welfare reward, and per agent at 0.01 elsewhere:
+        // under own rewards, behind the seam, and for IPPO (local critics) under the welfare.
         use crate::learners::ppo::{Bonus, PpoConfig, Share};
         let auto = PpoConfig::default();
-        let (w, own, other) = (auto.resolved(&welfare), auto.resolved(&sc), auto.resolved(&seam));
+        let w = auto.resolved(&welfare);
         assert_eq!((w.critic, w.share, w.entropy), (Critic::Central, Share::Class, Bonus::Of(0.0)));
-        for r in [own, other] {
-            assert_eq!((r.share, r.entropy), (Share::None, Bonus::Of(0.01)));
+        let ippo = PpoConfig {
+            critic: Critic::Local,
+            ..PpoConfig::default()
+        };
+        let mappo_own = PpoConfig {
+            critic: Critic::Central,
+            ..PpoConfig::default()
+        };
+        for r in [auto.resolved(&sc), auto.resolved(&seam), ippo.resolved(&welfare), mappo_own.resolved(&sc)] {
+            assert_eq!((r.share, r.entropy), (Share::None, Bonus::Of(0.01)), "{r:?}");
         }
         // What a file says stays what it says.
         let set = PpoConfig {

@@ -84,10 +84,10 @@ impl Critic {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Share {
-    /// One actor per weight class under the shared welfare reward where the same agents act
-    /// every round (there the agents of a class have one objective and interchangeable
-    /// places, so one actor learns from all their rounds), one per agent otherwise: PPO's
-    /// default (issue 41; [`PpoConfig`] has the measurements).
+    /// One actor per weight class for MAPPO under the shared welfare reward (there the agents
+    /// of a class have one objective and interchangeable places, so one actor learns from all
+    /// their rounds, and the central critic scores them against every agent's state), one per
+    /// agent otherwise: PPO's default (issue 41; [`PpoConfig`] has the measurements).
     Auto,
     /// Every agent has its own actor.
     None,
@@ -105,26 +105,29 @@ impl Share {
         *self == Share::None
     }
 
-    /// What `self` means in `sc`: `Auto` is `Class` under the shared welfare reward where the
-    /// same agents act every round, `None` otherwise (as [`Critic::resolve`] decides central).
-    pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Share {
+    /// What `self` means in `sc` for a run whose critic is `critic` (resolved): `Auto` is
+    /// `Class` for MAPPO under the shared welfare reward ([`welfare_mappo`]), `None` otherwise.
+    pub fn resolve(self, sc: &dyn crate::learners::WorldShape, critic: Critic) -> Share {
         match self {
-            Share::Auto if shared_reward(sc) => Share::Class,
+            Share::Auto if welfare_mappo(sc, critic) => Share::Class,
             Share::Auto => Share::None,
             s => s,
         }
     }
 }
 
-/// Whether every agent is paid the same shared welfare and the same agents act every round:
-/// where PPO's `auto` settings take the shared reward's values.
-fn shared_reward(sc: &dyn crate::learners::WorldShape) -> bool {
-    sc.welfare_reward() && sc.persistent()
+/// Whether a run is MAPPO (`critic`, resolved, central) paid the shared welfare where the same
+/// agents act every round: where PPO's `auto` share and entropy take the w124-mmpp recipe.
+/// With local critics the recipe collapses: IPPO per class without a bonus on w124-mmpp
+/// ended -1.50 [-1.61, -1.40] against the best fixed level, -0.89 below uniform play (5
+/// replicates, 2026-12-01), where per agent at 0.01 it is -1.00.
+fn welfare_mappo(sc: &dyn crate::learners::WorldShape, critic: Critic) -> bool {
+    sc.welfare_reward() && sc.persistent() && critic == Critic::Central
 }
 
-/// The entropy bonus's coefficient: a number, or `"auto"` (PPO's default): none under the
-/// shared welfare reward where the same agents act every round, 0.01 (CleanRL's, SPEC 4's)
-/// otherwise ([`PpoConfig`] has the measurements).
+/// The entropy bonus's coefficient: a number, or `"auto"` (PPO's default): none for MAPPO
+/// under the shared welfare reward ([`welfare_mappo`]), 0.01 (CleanRL's, SPEC 4's) otherwise
+/// ([`PpoConfig`] has the measurements).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Bonus {
     /// Decided by the world's reward ([`Bonus::resolve`]).
@@ -137,10 +140,10 @@ impl Bonus {
     /// The coefficient where no world decides `Auto` (a learner built without one): 0.01.
     pub const UNDECIDED: f64 = 0.01;
 
-    /// What `self` means in `sc`.
-    pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Bonus {
+    /// What `self` means in `sc` for a run whose critic is `critic` (resolved).
+    pub fn resolve(self, sc: &dyn crate::learners::WorldShape, critic: Critic) -> Bonus {
         match self {
-            Bonus::Auto if shared_reward(sc) => Bonus::Of(0.0),
+            Bonus::Auto if welfare_mappo(sc, critic) => Bonus::Of(0.0),
             Bonus::Auto => Bonus::Of(Self::UNDECIDED),
             b => b,
         }
@@ -212,13 +215,15 @@ impl<'de> Deserialize<'de> for Bonus {
 ///   below the best fixed level sampled (5 replicates); groups of 8, +0.86 [+0.81, +0.95]
 ///   (3 replicates). `train.envs` (1 by default for every learner) counts seeds, each played by
 ///   a group;
-/// - `share = "auto"` and `entropy = "auto"` (issue 41): under the shared welfare reward one
-///   actor per weight class and no entropy bonus, elsewhere an actor per agent and 0.01. With
+/// - `share = "auto"` and `entropy = "auto"` (issue 41): for MAPPO under the shared welfare
+///   reward (the default critic there) one actor per weight class and no entropy bonus,
+///   elsewhere an actor per agent and 0.01 (with local critics the recipe collapses,
+///   [`welfare_mappo`]). With
 ///   the welfare reward on w124-mmpp at load 0.8 (20 agents; 5 replicates, 16 held-out seeds,
 ///   sampled, against the best fixed level) MAPPO per agent at 0.01 stayed near-uniform at
 ///   -0.33 [-0.38, -0.32] and per class without the bonus reached -0.00 [-0.04, +0.02]; on
 ///   the quickstart per class without the bonus gave +1.08 [+0.94, +1.16] against +0.83
-///   [+0.78, +0.92] per agent at 0.01 (agents/README.md has both worlds' rows, IPPO's too).
+///   [+0.78, +0.92] per agent at 0.01 (agents/README.md has both worlds' rows).
 ///   Under own rewards nothing was measured to move them: the selfish rows stand as they were;
 /// - the value loss is not clipped: CleanRL clips it by default (`clip_vloss`), SPEC 4 does
 ///   not ask for it, and a large study of PPO's choices found it does not help (Andrychowicz et al.,
@@ -247,7 +252,7 @@ pub struct PpoConfig {
     /// Surrogate clipping coefficient.
     pub clip: f64,
     /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`); `"auto"`
-    /// (the default, [`Bonus`]): 0 under the shared welfare reward, else 0.01.
+    /// (the default, [`Bonus`]): 0 for MAPPO under the shared welfare reward, else 0.01.
     pub entropy: Bonus,
     /// The fraction of the run's planned updates over which the entropy bonus falls linearly
     /// to 0 and then stays there; 0 (the default): the bonus stays `entropy` throughout.
@@ -275,7 +280,7 @@ pub struct PpoConfig {
     /// class is then implicit in the network; `env.observe_weight` also puts it in the input),
     /// with or without the agent's id as an input. Where many agents share a welfare reward
     /// (w124-mmpp's 20), `class` with `entropy = 0` is what reached the best fixed level
-    /// (agents/README), and `"auto"` (the default) is that under the welfare reward.
+    /// (agents/README), and `"auto"` (the default) is that for MAPPO under the welfare reward.
     pub share: Share,
     /// State features: the whole observation by default (budget share, utilities, backlog
     /// over arrival rate, and the configured extras such as `env.observe_burst`).
@@ -330,12 +335,14 @@ impl Default for PpoConfig {
 }
 
 impl PpoConfig {
-    /// `self` with its `auto` settings (critic, share, entropy) decided by `sc`.
+    /// `self` with its `auto` settings decided by `sc`: the critic, then share and entropy
+    /// (which depend on it).
     pub fn resolved(&self, sc: &dyn crate::learners::WorldShape) -> PpoConfig {
+        let critic = self.critic.resolve(sc);
         PpoConfig {
-            critic: self.critic.resolve(sc),
-            share: self.share.resolve(sc),
-            entropy: self.entropy.resolve(sc),
+            critic,
+            share: self.share.resolve(sc, critic),
+            entropy: self.entropy.resolve(sc, critic),
             ..self.clone()
         }
     }
@@ -503,7 +510,7 @@ impl LearnerConfig for PpoConfig {
     fn memory(&self, sc: &Scenario, copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
         let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
-        let stacks = if self.share.resolve(sc) == Share::None { n } else { sc.weight_classes().len() };
+        let stacks = if self.resolved(sc).share == Share::None { n } else { sc.weight_classes().len() };
         let central = self.critic.resolve(sc) == Critic::Central;
         let critic_in = if central { n * d } else { d };
         let rounds = if self.rollout == 0 {
