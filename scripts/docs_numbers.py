@@ -2,6 +2,7 @@
 """The numbers the READMEs quote, from the outputs scripts/docs-figures.sh made.
 
     python3 scripts/docs_numbers.py RUNS_DIR [--carry docs/figures/numbers.json]
+    python3 scripts/docs_numbers.py --learners   # the learners' table's numbers only
 
 Writes docs/figures/numbers.json ({key: text}, plus "_machine") and rewrites every
 <!--n:KEY-->TEXT<!--/n--> span of README.md and agents/README.md with numbers[KEY]; agents/tests
@@ -50,11 +51,95 @@ def span_text(pcts: list[float]) -> str:
     return f"{lo:+d}%" if lo == hi else f"{lo:+d}% to {hi:+d}%"
 
 
+def learner_numbers(n: dict) -> None:
+    """The learners' table's numbers into `n`, from docs/reports/learners-*.json."""
+    # The learners' table (scripts/learners-report.sh; not rerun here, it takes 1 h 40 min). A
+    # report may hold some worlds only (WORLDS=...): each row is read from the newest report
+    # that has it, and the report it came from is a number too.
+    # Newest first by the date in the name (learners-w124-...-2026-11-28 is older than
+    # learners-w124-2026-11-29, though it sorts after it by name).
+    dated = lambda p: (re.search(r"\d{4}-\d{2}-\d{2}", os.path.basename(p)).group(0), p)
+    reports = sorted(glob.glob(os.path.join(ROOT, "docs/reports/learners-*.json")), key=dated, reverse=True)
+    loaded = [(os.path.relpath(r, ROOT), load(r)) for r in reports]
+    draws = {"uniform random (no learning)", "Hedge", "actor-critic", "PPO (IPPO)", "PPO (MAPPO)"}
+
+    def row(world: str, reward: str, learner: str) -> dict:
+        for _, rows in loaded:
+            for r in rows:
+                if r.get("world") == world and r.get("reward") == reward and r.get("learner") == learner:
+                    return r
+        print(f"docs_numbers: no row {world}/{reward}/{learner} in {', '.join(p for p, _ in loaded)}", file=sys.stderr)
+        raise KeyError(learner)
+
+    def report_of(world: str) -> str:
+        return next(p for p, rows in loaded if any(r.get("world") == world and "learner" in r for r in rows))
+
+    # Each world's report: the newest that has its rows (file names sort by date within a world).
+    n["learners.report"] = report_of("quickstart")
+    n["learners.w124.report"] = report_of("w124-mmpp")
+
+    def trained(r: dict) -> dict:
+        # How the learner was trained: sampled for one that draws its actions (reports before
+        # issue 41 have no as_trained).
+        return r.get("as_trained") or (r["sampled"] if r["learner"] in draws else r["greedy"])
+
+    for key, (world, reward, learner) in {
+        "learners.q.own.ac": ("quickstart", "own", "actor-critic"),
+        "learners.q.own.ippo": ("quickstart", "own", "PPO (IPPO)"),
+        "learners.q.own.mappo": ("quickstart", "own", "PPO (MAPPO)"),
+        "learners.q.own.es": ("quickstart", "own", "ES"),
+        "learners.q.own.hedge": ("quickstart", "own", "Hedge"),
+        "learners.q.welfare.es": ("quickstart", "welfare", "ES"),
+        "learners.q.welfare.ac": ("quickstart", "welfare", "actor-critic"),
+        "learners.q.welfare.ippo": ("quickstart", "welfare", "PPO (IPPO)"),
+        "learners.q.welfare.mappo": ("quickstart", "welfare", "PPO (MAPPO)"),
+        "learners.w124.welfare.es": ("w124-mmpp", "welfare", "ES"),
+        "learners.w124.welfare.mappo": ("w124-mmpp", "welfare", "PPO (MAPPO)"),
+        "learners.w124.welfare.ippo": ("w124-mmpp", "welfare", "PPO (IPPO)"),
+    }.items():
+        n[key] = iqm(trained(row(world, reward, learner)))
+    n["learners.q.uniform"] = f"{row('quickstart', 'own', 'uniform random (no learning)')['sampled']['iqm']:+.2f}"
+    n["learners.w124.uniform"] = f"{row('w124-mmpp', 'own', 'uniform random (no learning)')['sampled']['iqm']:+.2f}"
+    n["learners.q.ppo.thresholds.own"] = row("quickstart", "own", "PPO (IPPO)")["thresholds"]
+    n["learners.q.ppo.thresholds.welfare"] = row("quickstart", "welfare", "PPO (IPPO)")["thresholds"]
+    n["learners.q.ac.thresholds.own"] = row("quickstart", "own", "actor-critic")["thresholds"]
+
+
+
+def write(n: dict, out: str) -> None:
+    """numbers.json, and every span of the READMEs from it."""
+    with open(out + ".tmp", "w") as fh:
+        json.dump(n, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(out + ".tmp", out)
+
+    span = re.compile(r"<!--n:([A-Za-z0-9_.]+)-->(.*?)<!--/n-->", re.S)
+    for doc in ["README.md", "agents/README.md"]:
+        path = os.path.join(ROOT, doc)
+        with open(path) as fh:
+            text = fh.read()
+        missing = [k for k in span.findall(text) if k[0] not in n]
+        if missing:
+            sys.exit(f"docs_numbers: {doc} quotes keys this script does not make: {[k[0] for k in missing]}")
+        new = span.sub(lambda m: f"<!--n:{m.group(1)}-->{n[m.group(1)]}<!--/n-->", text)
+        if new != text:
+            with open(path + ".tmp", "w") as fh:
+                fh.write(new)
+            os.replace(path + ".tmp", path)
+
+
 def main() -> None:
     runs = sys.argv[1]
     out = os.path.join(ROOT, "docs/figures/numbers.json")
     previous = load(out) if os.path.exists(out) else {}
     n: dict[str, str] = {}
+    if runs == "--learners":
+        # After a learners report (which docs-figures.sh does not rerun): its numbers anew,
+        # every other number as the last full run left it.
+        n = dict(previous)
+        learner_numbers(n)
+        write(n, out)
+        return
 
     timings = load(os.path.join(runs, "timings.json"))
     n["quickstart.train_seconds"] = f"{timings['train']:.0f} s"
@@ -128,51 +213,7 @@ def main() -> None:
     n["thesis.code.deadline_last"] = str(last)
     n["thesis.code.spa_last"] = span_text(spa)
 
-    # The learners' table (scripts/learners-report.sh; not rerun here, it takes 1 h 40 min). A
-    # report may hold some worlds only (WORLDS=...): each row is read from the newest report
-    # that has it, and the report it came from is a number too.
-    reports = sorted(glob.glob(os.path.join(ROOT, "docs/reports/learners-*.json")), reverse=True)
-    loaded = [(os.path.relpath(r, ROOT), load(r)) for r in reports]
-    n["learners.report"] = loaded[0][0]
-    draws = {"uniform random (no learning)", "Hedge", "actor-critic", "PPO (IPPO)", "PPO (MAPPO)"}
-
-    def row(world: str, reward: str, learner: str) -> dict:
-        for _, rows in loaded:
-            for r in rows:
-                if r.get("world") == world and r.get("reward") == reward and r.get("learner") == learner:
-                    return r
-        print(f"docs_numbers: no row {world}/{reward}/{learner} in {', '.join(p for p, _ in loaded)}", file=sys.stderr)
-        raise KeyError(learner)
-
-    def report_of(world: str) -> str:
-        return next(p for p, rows in loaded if any(r.get("world") == world and "learner" in r for r in rows))
-
-    n["learners.w124.report"] = report_of("w124-mmpp")
-
-    def trained(r: dict) -> dict:
-        # How the learner was trained: sampled for one that draws its actions (reports before
-        # issue 41 have no as_trained).
-        return r.get("as_trained") or (r["sampled"] if r["learner"] in draws else r["greedy"])
-
-    for key, (world, reward, learner) in {
-        "learners.q.own.ac": ("quickstart", "own", "actor-critic"),
-        "learners.q.own.ippo": ("quickstart", "own", "PPO (IPPO)"),
-        "learners.q.own.mappo": ("quickstart", "own", "PPO (MAPPO)"),
-        "learners.q.own.es": ("quickstart", "own", "ES"),
-        "learners.q.own.hedge": ("quickstart", "own", "Hedge"),
-        "learners.q.welfare.es": ("quickstart", "welfare", "ES"),
-        "learners.q.welfare.ac": ("quickstart", "welfare", "actor-critic"),
-        "learners.q.welfare.ippo": ("quickstart", "welfare", "PPO (IPPO)"),
-        "learners.q.welfare.mappo": ("quickstart", "welfare", "PPO (MAPPO)"),
-        "learners.w124.welfare.es": ("w124-mmpp", "welfare", "ES"),
-        "learners.w124.welfare.ppo_sampled": ("w124-mmpp", "welfare", "PPO (IPPO)"),
-    }.items():
-        n[key] = iqm(trained(row(world, reward, learner)))
-    n["learners.q.uniform"] = f"{row('quickstart', 'own', 'uniform random (no learning)')['sampled']['iqm']:+.2f}"
-    n["learners.w124.uniform"] = f"{row('w124-mmpp', 'own', 'uniform random (no learning)')['sampled']['iqm']:+.2f}"
-    n["learners.q.ppo.thresholds.own"] = row("quickstart", "own", "PPO (IPPO)")["thresholds"]
-    n["learners.q.ppo.thresholds.welfare"] = row("quickstart", "welfare", "PPO (IPPO)")["thresholds"]
-    n["learners.q.ac.thresholds.own"] = row("quickstart", "own", "actor-critic")["thresholds"]
+    learner_numbers(n)
 
     carried = []
     for k, v in previous.items():
@@ -187,24 +228,7 @@ def main() -> None:
             break
     n["_machine"] = timings["machine"]
     n["_carried"] = ", ".join(carried) if carried else "none"
-    with open(out + ".tmp", "w") as fh:
-        json.dump(n, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-    os.replace(out + ".tmp", out)
-
-    span = re.compile(r"<!--n:([A-Za-z0-9_.]+)-->(.*?)<!--/n-->", re.S)
-    for doc in ["README.md", "agents/README.md"]:
-        path = os.path.join(ROOT, doc)
-        with open(path) as fh:
-            text = fh.read()
-        missing = [k for k in span.findall(text) if k[0] not in n]
-        if missing:
-            sys.exit(f"docs_numbers: {doc} quotes keys this script does not make: {[k[0] for k in missing]}")
-        new = span.sub(lambda m: f"<!--n:{m.group(1)}-->{n[m.group(1)]}<!--/n-->", text)
-        if new != text:
-            with open(path + ".tmp", "w") as fh:
-                fh.write(new)
-            os.replace(path + ".tmp", path)
+    write(n, out)
     print(f"docs_numbers: {len(n) - 2} numbers in {os.path.relpath(out, ROOT)}; carried: {n['_carried']}")
 
 
