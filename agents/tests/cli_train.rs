@@ -818,7 +818,10 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus()
     let train = |name: &str, sets: &[&str]| {
         let out = tmp(name);
         let mut args = vec!["train", "--config", q.as_str(), "--out", out.to_str().unwrap()];
-        for s in ["learner.kind=ppo", "train.episodes=2", "env.rounds=40", "train.eval_seeds=2"].iter().chain(sets) {
+        for s in ["learner.kind=ppo", "train.episodes=2", "env.rounds=40", "train.eval_seeds=2"]
+            .iter()
+            .chain(sets)
+        {
             args.extend(["--set", s]);
         }
         let (code, _, err) = mtf(&args);
@@ -839,7 +842,12 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus()
     let ippo = train("ppo-welfare-ippo-auto", &["env.reward=welfare", "learner.ppo.critic=\"local\""]);
     let ippo_before = train(
         "ppo-welfare-ippo-before",
-        &["env.reward=welfare", "learner.ppo.critic=\"local\"", "learner.ppo.share=\"none\"", "learner.ppo.entropy=0.01"],
+        &[
+            "env.reward=welfare",
+            "learner.ppo.critic=\"local\"",
+            "learner.ppo.share=\"none\"",
+            "learner.ppo.entropy=0.01",
+        ],
     );
     assert_eq!((&ippo.0, &ippo.1), (&ippo_before.0, &ippo_before.1));
     let own = train("ppo-own-auto", &[]);
@@ -847,13 +855,24 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus()
     assert_eq!((&own.0, &own.1), (&before.0, &before.1));
     // The run's config says "auto", and resumes and reads back as it was trained.
     let config = std::fs::read_to_string(defaults.2.join("config.toml")).unwrap();
-    assert!(config.contains("entropy = \"auto\"") && config.contains("share = \"auto\""), "{config}");
+    assert!(
+        config.contains("entropy = \"auto\"") && config.contains("share = \"auto\""),
+        "{config}"
+    );
 }
 
 #[test]
 fn an_entropy_bonus_that_is_neither_a_number_nor_auto_is_one_line_naming_its_key() {
     let q = quickstart();
-    let (code, _, err) = mtf(&["train", "--config", q.as_str(), "--set", "learner.kind=ppo", "--set", "learner.ppo.entropy=\"much\""]);
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        q.as_str(),
+        "--set",
+        "learner.kind=ppo",
+        "--set",
+        "learner.ppo.entropy=\"much\"",
+    ]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("learner.ppo.entropy") && err.contains("\"auto\""), "{err}");

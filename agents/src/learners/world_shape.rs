@@ -346,7 +346,12 @@ mod tests {
             critic: Critic::Central,
             ..PpoConfig::default()
         };
-        for r in [auto.resolved(&sc), auto.resolved(&seam), ippo.resolved(&welfare), mappo_own.resolved(&sc)] {
+        for r in [
+            auto.resolved(&sc),
+            auto.resolved(&seam),
+            ippo.resolved(&welfare),
+            mappo_own.resolved(&sc),
+        ] {
             assert_eq!((r.share, r.entropy), (Share::None, Bonus::Of(0.01)), "{r:?}");
         }
         // What a file says stays what it says.
@@ -355,7 +360,10 @@ mod tests {
             entropy: Bonus::Of(0.02),
             ..PpoConfig::default()
         };
-        assert_eq!((set.resolved(&welfare).share, set.resolved(&welfare).entropy), (Share::None, Bonus::Of(0.02)));
+        assert_eq!(
+            (set.resolved(&welfare).share, set.resolved(&welfare).entropy),
+            (Share::None, Bonus::Of(0.02))
+        );
         // The actor-critic has no "auto" share, and says so.
         assert_eq!(
             refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"auto\"")).as_deref(),

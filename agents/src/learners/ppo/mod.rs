@@ -218,8 +218,7 @@ impl<'de> Deserialize<'de> for Bonus {
 /// - `share = "auto"` and `entropy = "auto"` (issue 41): for MAPPO under the shared welfare
 ///   reward (the default critic there) one actor per weight class and no entropy bonus,
 ///   elsewhere an actor per agent and 0.01 (with local critics the recipe collapses,
-///   [`welfare_mappo`]). With
-///   the welfare reward on w124-mmpp at load 0.8 (20 agents; 5 replicates, 16 held-out seeds,
+///   [`welfare_mappo`]). With the welfare reward on w124-mmpp at load 0.8 (20 agents; 5 replicates, 16 held-out seeds,
 ///   sampled, against the best fixed level) MAPPO per agent at 0.01 stayed near-uniform at
 ///   -0.33 [-0.38, -0.32] and per class without the bonus reached -0.00 [-0.04, +0.02]; on
 ///   the quickstart per class without the bonus gave +1.08 [+0.94, +1.16] against +0.83
@@ -370,7 +369,11 @@ impl PpoConfig {
                 return Err(err(&key(k), format!("must be a finite number > 0, got {v}")));
             }
         }
-        for (k, v) in [("entropy", p.entropy.value()), ("vf_coef", p.vf_coef), ("weight_decay", p.weight_decay)] {
+        for (k, v) in [
+            ("entropy", p.entropy.value()),
+            ("vf_coef", p.vf_coef),
+            ("weight_decay", p.weight_decay),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(err(&key(k), format!("must be a finite number >= 0, got {v}")));
             }
@@ -510,8 +513,9 @@ impl LearnerConfig for PpoConfig {
     fn memory(&self, sc: &Scenario, copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
         let (n, d, k) = (sc.n(), feature_dim(sc, self.features), sc.action_levels().len());
-        let stacks = if self.resolved(sc).share == Share::None { n } else { sc.weight_classes().len() };
-        let central = self.critic.resolve(sc) == Critic::Central;
+        let cfg = self.resolved(sc);
+        let stacks = if cfg.share == Share::None { n } else { sc.weight_classes().len() };
+        let central = cfg.critic == Critic::Central;
         let critic_in = if central { n * d } else { d };
         let rounds = if self.rollout == 0 {
             sc.file.env.rounds as u64
