@@ -34,6 +34,27 @@ fn json(path: &Path) -> serde_json::Value {
 }
 
 #[test]
+fn a_world_without_round_records_simulates_without_a_round_log() {
+    // The bandit keeps no round record (`World::keeps_round_records`): its run directory has
+    // no rounds.jsonl (since 2026-12-02 none is opened; before, an empty one was removed).
+    let dir = tmp("simulate");
+    let config = bandit(&dir, 10, "");
+    let out = dir.join("sim");
+    let (code, stdout, err) = mtf(&[
+        "simulate",
+        "--config",
+        &config,
+        "--policy",
+        "fixed:0.3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("fixed:0.3"), "{stdout}");
+    assert!(out.join("summary.json").is_file() && !out.join("rounds.jsonl").exists());
+}
+
+#[test]
 fn a_toy_world_trains_replicates_that_judge_themselves() {
     let dir = tmp("replicates");
     let config = bandit(&dir, 10, "");
@@ -514,6 +535,8 @@ fn gavels_world_from_the_command_line() {
     let avg = v["rows"][0]["eval"]["avg_jct_h"]["mean"].as_f64().unwrap();
     assert!((avg / 14.2228 - 1.0).abs() < 0.01, "{avg}");
     assert_eq!(v["seeds"], 1, "a trace is one episode");
+    // Gavel keeps a record of every round: its first episode's round log.
+    assert!(std::fs::read_to_string(out.join("rounds.jsonl")).unwrap().lines().count() > 1);
     // Bad input: one line naming what is wrong, exit 2.
     let (code, _, err) = mtf(&["simulate", "--config", small.to_str().unwrap(), "--mechanism", "lasagna"]);
     assert_eq!(code, 2);

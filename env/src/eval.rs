@@ -64,19 +64,32 @@ impl Acting<QueueWorld> for Greedy<'_> {
 pub fn evaluate(scenario: &Scenario, seeds: &[u64], policy: &dyn Policy, fairness: bool, threads: usize) -> Vec<EpisodeMetrics> {
     // Forked under a lock: a policy is `Send`, not `Sync`.
     let proto = std::sync::Mutex::new(policy.fork());
+    par_map(
+        threads,
+        seeds,
+        || (),
+        |_, &seed| {
+            let mut p = proto.lock().expect("no panic while forking").fork();
+            run_episode(scenario, seed, p.as_mut(), fairness)
+        },
+    )
+}
+
+/// `f` on every item on `threads` workers (at least one), results in item order, so they do
+/// not depend on `threads`; `init` makes each worker's own state (a copy of a world, forked
+/// under a lock where the prototype is `Send` but not `Sync`). Every evaluation over seeds in
+/// any world runs through it.
+pub fn par_map<T: Sync, S, R: Send>(
+    threads: usize,
+    items: &[T],
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, &T) -> R + Sync + Send,
+) -> Vec<R> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .build()
         .expect("a thread pool");
-    pool.install(|| {
-        seeds
-            .par_iter()
-            .map(|&seed| {
-                let mut p = proto.lock().expect("no panic while forking").fork();
-                run_episode(scenario, seed, p.as_mut(), fairness)
-            })
-            .collect()
-    })
+    pool.install(|| items.par_iter().map_init(&init, |s, x| f(s, x)).collect())
 }
 
 /// Seeds of the evaluation episodes (`mtf simulate`, a training run's held-out evaluation,

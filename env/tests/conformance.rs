@@ -99,6 +99,18 @@ fn every_config_of_every_world_conforms_through_the_seam_and_seeds_reproduce() {
     for path in configs() {
         let mut w = env::registry::load(&path, &small(&path)).unwrap_or_else(|e| panic!("{e}"));
         let a = seam_trajectory(w.as_mut(), 3);
+        // A world that keeps round records says so (`mtf simulate` writes them only then).
+        let mut rec = w.fork();
+        rec.set_recording(true);
+        rec.reset(3);
+        let live = rec.live().len();
+        rec.step(&vec![0; live]).unwrap();
+        assert_eq!(
+            rec.round_record().is_some(),
+            rec.keeps_round_records(),
+            "{}: round_record against keeps_round_records",
+            path.display()
+        );
         assert_eq!(seam_trajectory(w.as_mut(), 3), a, "{}: reset with the same seed", path.display());
         assert_eq!(seam_trajectory(w.fork().as_mut(), 3), a, "{}: a fork", path.display());
         // Its resolved config builds the same world (what a run directory's config.toml replays).

@@ -76,7 +76,11 @@ pub struct Compared {
 /// Run the comparison and write its run directory (`comparison.md`, `comparison.csv`,
 /// `summary.json`).
 pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
-    let first = super::load(&spec.config, &spec.set, spec.seed, None)?;
+    compare_in(spec, super::load(&spec.config, &spec.set, spec.seed, None)?.as_ref())
+}
+
+/// [`compare`] in `first`, the world of `spec`'s config as already loaded.
+fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::error::Result<Compared> {
     let mechanisms: Vec<String> = if spec.mechanisms.is_empty() {
         vec![first.mechanism().unwrap_or_else(|| "-".into())]
     } else {
@@ -92,7 +96,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         "analyze" => "this analysis",
         _ => "this comparison",
     };
-    crate::train::memory::check(&crate::train::memory::world_episodes(first.as_ref(), spec.threads), doing)?;
+    crate::train::memory::check(&crate::train::memory::world_episodes(first, spec.threads), doing)?;
     // No policy named: the world's own rule where it has one (the market's `own`: each
     // tenant's own factor), else every agent at 0.5.
     let specs = match policies::split(&spec.policies) {
@@ -106,7 +110,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
             first.fork()
         } else {
-            super::load(&spec.config, &spec.set, spec.seed, Some((first.as_ref(), m.as_str())))?
+            super::load(&spec.config, &spec.set, spec.seed, Some((first, m.as_str())))?
         };
         let mut named: Vec<Named> = Vec::new();
         for s in &specs {
@@ -124,7 +128,7 @@ pub fn compare(spec: &SeamCompare) -> crate::error::Result<Compared> {
     let varies = plays
         .iter()
         .any(|(_, w, named)| super::plays_every_seed(w.as_ref(), named.iter().map(|(_, p)| p.as_ref())));
-    let seeds = episode_seeds(super::root_seed(first.as_ref()), if varies { spec.seeds } else { 1 });
+    let seeds = episode_seeds(super::root_seed(first), if varies { spec.seeds } else { 1 });
     let labels: Vec<(&str, &str)> = plays
         .iter()
         .flat_map(|(m, _, named)| named.iter().map(move |(label, _)| (label.as_str(), m.as_str())))
@@ -387,18 +391,23 @@ pub fn analyze(
         let table = env::config::read_table(&RunDir::at(run_dir?).config(), &[]).ok()?;
         table.get("seed")?.as_integer().map(|s| s as u64)
     });
-    let mut c = compare(&SeamCompare {
-        config: config.to_path_buf(),
-        set: set.to_vec(),
-        seed,
-        policies,
-        mechanisms: Vec::new(),
-        seeds,
-        threads,
-        baseline: None,
-        out: out.map(Path::to_path_buf),
-        command: "analyze",
-    })?;
+    // Loaded once: the comparison and the deviations play copies of it.
+    let world = super::load(config, set, seed, None)?;
+    let mut c = compare_in(
+        &SeamCompare {
+            config: config.to_path_buf(),
+            set: set.to_vec(),
+            seed,
+            policies,
+            mechanisms: Vec::new(),
+            seeds,
+            threads,
+            baseline: None,
+            out: out.map(Path::to_path_buf),
+            command: "analyze",
+        },
+        world.as_ref(),
+    )?;
     // The baseline is the best fixed level (a named action, the market's `fixed:own`, is a
     // row beside the levels, not one of them).
     let better = sign(c.metrics[c.headline].better);
@@ -411,7 +420,6 @@ pub fn analyze(
         .map(|(k, r)| (k, summarise(&r.played, c.metrics)[c.headline].mean * better))
         .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
         .0;
-    let world = super::load(config, set, seed, None)?;
     if world.reads_actions() {
         c.deviations = deviations(world.as_ref(), &c.seeds, threads);
     }
@@ -433,26 +441,24 @@ fn round_log(
 ) -> crate::error::Result<(Option<String>, Value)> {
     let (mut w, mut p) = (world.fork(), policy.fork());
     w.set_recording(true);
-    let mut round = 0u64;
-    let path = dir.file("rounds.jsonl");
-    let mut any = false;
-    run::write_atomic_with(&path, |out| {
-        let mut failed = None;
-        super::play_watched(w.as_mut(), p.as_mut(), seed, &mut |world| {
-            if let (None, Some(mut r)) = (&failed, world.round_record()) {
-                any = true;
-                if let Some(o) = r.as_object_mut() {
-                    o.insert("round".into(), round.into());
+    if !w.keeps_round_records() {
+        super::play_watched(w.as_mut(), p.as_mut(), seed, &mut |_| {});
+    } else {
+        let mut round = 0u64;
+        run::write_atomic_with(&dir.file("rounds.jsonl"), |out| {
+            let mut failed = None;
+            super::play_watched(w.as_mut(), p.as_mut(), seed, &mut |world| {
+                if let (None, Some(mut r)) = (&failed, world.round_record()) {
+                    if let Some(o) = r.as_object_mut() {
+                        o.insert("round".into(), round.into());
+                    }
+                    let line = serde_json::to_string(&r).map_err(std::io::Error::other);
+                    failed = line.and_then(|l| writeln!(out, "{l}")).err();
                 }
-                let line = serde_json::to_string(&r).map_err(std::io::Error::other);
-                failed = line.and_then(|l| writeln!(out, "{l}")).err();
-            }
-            round += 1;
-        });
-        failed.map_or(Ok(()), Err)
-    })?;
-    if !any {
-        std::fs::remove_file(&path).map_err(|e| run::io_error(&path, "removing", e))?;
+                round += 1;
+            });
+            failed.map_or(Ok(()), Err)
+        })?;
     }
     let record = w.record();
     let Some(story) = w.story() else {

@@ -11,7 +11,6 @@
 
 use env::eval::Stat;
 use env::worlds::{Acting, World};
-use rayon::prelude::*;
 use serde::Serialize;
 
 /// Up to this many agents, each deviates in turn; above it, one per group.
@@ -61,23 +60,16 @@ impl<'w> Acting<dyn World + 'w> for Deviating {
 /// every seed in parallel on `threads` workers, each with its own copy of the world.
 fn returns(world: &dyn World, tasks: &[Deviating], seeds: &[u64], threads: usize) -> Vec<Vec<Vec<Option<f64>>>> {
     let proto = std::sync::Mutex::new(world.fork());
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .expect("a thread pool");
     let pairs: Vec<(usize, u64)> = (0..tasks.len()).flat_map(|t| seeds.iter().map(move |&s| (t, s))).collect();
-    let flat: Vec<Vec<Option<f64>>> = pool.install(|| {
-        pairs
-            .par_iter()
-            .map_init(
-                || proto.lock().expect("no panic while forking").fork(),
-                |w, &(t, seed)| {
-                    let mut acting = tasks[t];
-                    env::worlds::play(w.as_mut(), &mut acting, seed).agent_returns
-                },
-            )
-            .collect()
-    });
+    let flat = env::eval::par_map(
+        threads,
+        &pairs,
+        || proto.lock().expect("no panic while forking").fork(),
+        |w, &(t, seed)| {
+            let mut acting = tasks[t];
+            env::worlds::play(w.as_mut(), &mut acting, seed).agent_returns
+        },
+    );
     flat.chunks(seeds.len().max(1)).map(<[Vec<Option<f64>>]>::to_vec).collect()
 }
 

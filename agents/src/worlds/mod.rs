@@ -32,7 +32,6 @@ use env::eval::Stat;
 use env::rng::{names, stream, unit};
 use env::worlds::{Better, Figures, World, WorldMetric};
 use rand::rngs::SmallRng;
-use rayon::prelude::*;
 use std::path::Path;
 
 /// Picks a level index for each live agent of a world from its observation row and group.
@@ -182,22 +181,18 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
 /// policy; results in seed order (so they do not depend on `threads`).
 pub fn evaluate(world: &dyn World, policy: &dyn RowPolicy, seeds: &[u64], threads: usize) -> Vec<Played> {
     let protos = std::sync::Mutex::new((world.fork(), policy.fork()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .expect("a thread pool");
-    pool.install(|| {
-        seeds
-            .par_iter()
-            .map(|&seed| {
-                let (mut w, mut p) = {
-                    let g = protos.lock().expect("no panic while forking");
-                    (g.0.fork(), g.1.fork())
-                };
-                play(w.as_mut(), p.as_mut(), seed)
-            })
-            .collect()
-    })
+    env::eval::par_map(
+        threads,
+        seeds,
+        || (),
+        |_, &seed| {
+            let (mut w, mut p) = {
+                let g = protos.lock().expect("no panic while forking");
+                (g.0.fork(), g.1.fork())
+            };
+            play(w.as_mut(), p.as_mut(), seed)
+        },
+    )
 }
 
 /// The figures of several episodes, each as mean and 95% CI (in the world's metric order).

@@ -550,6 +550,10 @@ impl World for MarketWorld {
             .map(|r| serde_json::to_value(r).expect("a market round serialises"))
     }
 
+    fn keeps_round_records(&self) -> bool {
+        true
+    }
+
     fn max_rounds(&self) -> Option<u32> {
         Some(self.game.max_rounds())
     }

@@ -278,6 +278,13 @@ pub trait World: Send {
         None
     }
 
+    /// Whether [`World::round_record`] gives a record after each round played with
+    /// `set_recording(true)` (`mtf simulate` writes `rounds.jsonl` only then; the conformance
+    /// tests hold the two to each other). Default: no.
+    fn keeps_round_records(&self) -> bool {
+        false
+    }
+
     /// The episode just played as the world tells it (`mtf simulate`'s first seed, played with
     /// `set_recording(true)`): text for the console and figures (the market: its rounds'
     /// prices and where each tenant ran, then its totals; the price per type). Default: none.
@@ -501,6 +508,9 @@ impl World for Box<dyn World> {
     }
     fn round_record(&self) -> Option<serde_json::Value> {
         (**self).round_record()
+    }
+    fn keeps_round_records(&self) -> bool {
+        (**self).keeps_round_records()
     }
     fn story(&self) -> Option<Story> {
         (**self).story()

@@ -707,6 +707,10 @@ impl World for GavelWorld {
         self.round.clone().filter(|_| self.recording)
     }
 
+    fn keeps_round_records(&self) -> bool {
+        true
+    }
+
     /// `env.max_rounds`: the cap an episode stops at if its jobs have not all finished.
     fn max_rounds(&self) -> Option<u32> {
         u32::try_from(self.r.file.env.max_rounds).ok()
