@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::learners::testing::learn_round;
+use env::config::ConfigError;
 
 /// A contextual bandit: agent i is paid 1 for action `(i + s) % k` in state s. A sign
 /// error in the surrogate, a wrong gather, or agents sharing parameters all fail it.
