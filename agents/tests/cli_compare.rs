@@ -330,8 +330,8 @@ fn thr_w_1_read_as_a_threshold() {
 
 /// Rows were labelled by their spec, a run's with its timestamped directory (issue 40.5: no way
 /// to name rows). `--label NAME=SPEC` names them in the table, the CSV and the figures; the JSON
-/// keeps the spec beside the name; a label that matches no row, or on a world that cannot take
-/// it, is one error line.
+/// keeps the spec beside the name; a label that matches no row is one error line. In every
+/// world.
 #[test]
 fn rows_could_not_be_named() {
     let dir = common::tmp("compare", "labels");
@@ -403,9 +403,64 @@ fn rows_could_not_be_named() {
         assert_eq!(code, 2, "{labels:?}: {err}");
         assert!(err.contains(says) && err.trim().lines().count() == 1, "{labels:?}: {err}");
     }
+    // Every world's comparison takes them (the queue world's alone before 2026-12-02): the
+    // market's duel, a spec of one row and one of several (fixed:all).
     let duel = format!("{}/../configs/market/duel.toml", env!("CARGO_MANIFEST_DIR"));
-    let (code, _, err) = common::mtf(&["compare", "--config", &duel, "--policies", "own", "--label", "a=own"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("queue-world comparisons only"), "{err}");
+    let out = dir.join("duel");
+    let (code, stdout, err) = common::mtf(&[
+        "compare",
+        "--config",
+        &duel,
+        "--policies",
+        "own,fixed:0.90,fixed:all",
+        "--label",
+        "own factor=own",
+        "--label",
+        "best bid=fixed:0.90",
+        "--label",
+        "grid=fixed:all",
+        "--baseline",
+        "own factor",
+        "--seeds",
+        "1",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows: Vec<(&str, &str)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["policy"].as_str().unwrap(), r["spec"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        &rows[..3],
+        &[("own factor", "own"), ("best bid", "fixed:0.9"), ("grid, fixed:0.5", "fixed:0.5")]
+    );
+    assert_eq!(rows.len(), 2 + 11 + 1, "the duel's 11 factors and its named action `own`");
+    // Under first price the learner's best bid 0.9 earns 11 to its own factor's 10, against
+    // the renamed baseline.
+    let gain = v["rows"][1]["improvement"]["mean"].as_f64().unwrap();
+    assert!((gain - 1.0).abs() < 1e-9, "{gain}");
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("| best bid |") && md.contains("vs own factor/"), "{md}");
+    for (labels, says) in [
+        (vec!["x=fixed:0.7"], "no row has the policy `fixed:0.7`"),
+        (vec!["fixed:0.9=own"], "another row's policy"),
+        (vec!["a=own", "a=fixed:0.9"], "`a` names two policies"),
+    ] {
+        let mut args = vec!["compare", "--config", &duel, "--policies", "own,fixed:0.9", "--seeds", "1"];
+        for l in &labels {
+            args.extend(["--label", l]);
+        }
+        let bad = dir.join("duel-bad");
+        args.extend(["--out", bad.to_str().unwrap()]);
+        let (code, _, err) = common::mtf(&args);
+        assert_eq!(code, 2, "{labels:?}: {err}");
+        assert!(err.contains(says) && err.trim().lines().count() == 1, "{labels:?}: {err}");
+        assert!(!bad.exists(), "a refused label leaves no run directory");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -93,6 +93,31 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         "{stdout}"
     );
     assert!(curves.join("curves.png").exists() && curves.join("curves.csv").exists());
+    // A label names the group's replicates in a comparison.
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        &format!("fixed:0.3,run:{}", out.display()),
+        "--label",
+        &format!("es=run:{}", out.display()),
+        "--seeds",
+        "2",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let names: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fixed:0.3", "es, replicate 0", "es, replicate 1"]);
+    assert_eq!(v["rows"][2]["spec"], "run:group#1");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

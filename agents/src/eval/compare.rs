@@ -289,15 +289,24 @@ pub fn trace_note(c: &Compared) -> String {
     env::eval::trace_note(&c.scenario, c.seeds.len()).map_or_else(String::new, |n| format!("\n{n}\n"))
 }
 
-/// Name the rows of each `NAME=SPEC` (after pairing and grouping, which read the specs): tables
-/// and figures show NAME (a run's directory made labels with timestamps), the JSON both. A run
-/// group's NAME names its row across replicates and, as `NAME, replicate K`, its replicates'
-/// rows; `run:GROUP`'s name reaches its sampled rows as `NAME (sampled)` unless
-/// `sampled:run:GROUP` has a label of its own.
-fn name_rows(rows: &mut [Row], groups: &mut [GroupRow], labels: &[String]) -> crate::error::Result<()> {
-    // Every label read and checked before any row is renamed: names must tell rows apart
-    // (unique, no other row's spec, one name per spec).
-    let mut named: Vec<(&str, &str, &str, String)> = Vec::new();
+/// A `--label NAME=SPEC`, read and checked ([`read_labels`]).
+pub(crate) struct Label<'a> {
+    /// The flag's text.
+    pub raw: &'a str,
+    /// NAME, trimmed.
+    pub name: &'a str,
+    /// SPEC, trimmed.
+    pub spec: &'a str,
+    /// SPEC as the rows it plays are labelled (`canonical`).
+    pub want: String,
+}
+
+/// Every `--label NAME=SPEC` read and checked before any row is renamed, in every world's
+/// comparison: names must tell rows apart (unique, printable, no `|`, one name per spec;
+/// `canonical` gives a spec as its rows are labelled). Whether a name is another row's policy
+/// is the caller's to check, against its rows.
+pub(crate) fn read_labels(labels: &[String], canonical: impl Fn(&str) -> String) -> crate::error::Result<Vec<Label<'_>>> {
+    let mut named: Vec<Label<'_>> = Vec::new();
     for l in labels {
         let Some((name, spec)) = l.split_once('=').filter(|(n, s)| !n.trim().is_empty() && !s.trim().is_empty()) else {
             return Err(user(format!("--label {l}: expected NAME=SPEC, e.g. learned=run:runs/quickstart")));
@@ -308,18 +317,31 @@ fn name_rows(rows: &mut [Row], groups: &mut [GroupRow], labels: &[String]) -> cr
                 "--label {l}: a name of at most 64 printable characters, without `|` (a table's column separator)"
             )));
         }
-        let want = crate::eval::policies::canonical(spec);
-        if named.iter().any(|(_, n, _, _)| *n == name) {
+        let want = canonical(spec);
+        if named.iter().any(|n| n.name == name) {
             return Err(user(format!("--label {l}: `{name}` names two policies")));
         }
-        if named.iter().any(|(_, _, _, w)| *w == want) {
+        if named.iter().any(|n| n.want == want) {
             return Err(user(format!("--label {l}: `{want}` is labelled twice")));
         }
-        if rows.iter().any(|r| r.policy == name && r.policy != want) {
+        named.push(Label { raw: l, name, spec, want });
+    }
+    Ok(named)
+}
+
+/// Name the rows of each `NAME=SPEC` (after pairing and grouping, which read the specs): tables
+/// and figures show NAME (a run's directory made labels with timestamps), the JSON both. A run
+/// group's NAME names its row across replicates and, as `NAME, replicate K`, its replicates'
+/// rows; `run:GROUP`'s name reaches its sampled rows as `NAME (sampled)` unless
+/// `sampled:run:GROUP` has a label of its own.
+fn name_rows(rows: &mut [Row], groups: &mut [GroupRow], labels: &[String]) -> crate::error::Result<()> {
+    let named = read_labels(labels, crate::eval::policies::canonical)?;
+    for Label { raw: l, name, want, .. } in &named {
+        if rows.iter().any(|r| r.policy == *name && r.policy != *want) {
             return Err(user(format!("--label {l}: `{name}` is another row's policy")));
         }
-        named.push((l, name, spec, want));
     }
+    let named: Vec<(&str, &str, &str, String)> = named.into_iter().map(|l| (l.raw, l.name, l.spec, l.want)).collect();
     // A greedy group's name for its sampled twin, where that has none of its own.
     let mut names: Vec<(Option<&str>, String, String)> = named
         .iter()

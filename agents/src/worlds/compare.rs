@@ -35,6 +35,9 @@ pub struct SeamCompare {
     pub out: Option<PathBuf>,
     /// The command's name, for the run directory (`simulate` or `compare`).
     pub command: &'static str,
+    /// `--label NAME=SPEC`: NAME for the rows SPEC plays (`NAME, replicate K` for a run
+    /// group's, `NAME, ROW` for another spec of several rows, as `fixed:all`).
+    pub labels: Vec<String>,
 }
 
 /// One row: a policy under a mechanism.
@@ -46,6 +49,8 @@ pub struct Row {
     pub mechanism: String,
     /// Every episode.
     pub played: Vec<Played>,
+    /// The row's own label where `--label` renamed it (kept in the JSON beside the name).
+    pub spec: Option<String>,
 }
 
 /// A comparison, and the world's metric list to read it with.
@@ -105,6 +110,10 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     };
     // Every world and policy first: a refused spec leaves no run directory, and a taken --out
     // is refused before anything is played.
+    let labels = crate::eval::compare::read_labels(&spec.labels, |s| s.to_string())?;
+    let mut used = vec![false; labels.len()];
+    // Each renamed row's own label (its spec in the JSON), by its new name.
+    let mut renamed: Vec<(String, String)> = Vec::new();
     let mut plays = Vec::new();
     for m in &mechanisms {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
@@ -113,8 +122,39 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
             super::load(&spec.config, &spec.set, spec.seed, Some((first, m.as_str())))?
         };
         let mut named: Vec<Named> = Vec::new();
-        for s in &specs {
-            named.extend(policies::parse(s, world.as_ref())?);
+        let mut of_spec: Vec<usize> = Vec::new();
+        for (k, s) in specs.iter().enumerate() {
+            let rows = policies::parse(s, world.as_ref())?;
+            of_spec.extend(std::iter::repeat_n(k, rows.len()));
+            named.extend(rows);
+        }
+        for (j, l) in labels.iter().enumerate() {
+            // A label names a spec as written, or the row a one-row spec plays (`fixed:0.2`
+            // for `fixed:0.20`).
+            let k = specs.iter().enumerate().position(|(k, s)| {
+                let rows: Vec<&str> = of_spec
+                    .iter()
+                    .zip(&named)
+                    .filter(|(&o, _)| o == k)
+                    .map(|(_, n)| n.0.as_str())
+                    .collect();
+                s == l.spec || rows == [l.spec]
+            });
+            let Some(k) = k else { continue };
+            used[j] = true;
+            if let Some((_, n)) = of_spec.iter().zip(&named).find(|(&o, n)| o != k && n.0 == l.name) {
+                return Err(crate::error::user(format!("--label {}: `{}` is another row's policy", l.raw, n.0)));
+            }
+            let mine: Vec<usize> = (0..named.len()).filter(|&r| of_spec[r] == k).collect();
+            let group = specs[k].starts_with("run:") && crate::RunDir::at(&specs[k]["run:".len()..]).is_group();
+            for (i, &r) in mine.iter().enumerate() {
+                let to = match (mine.len(), group) {
+                    (1, _) => l.name.to_string(),
+                    (_, true) => format!("{}, replicate {i}", l.name),
+                    _ => format!("{}, {}", l.name, named[r].0),
+                };
+                renamed.push((to.clone(), std::mem::replace(&mut named[r].0, to)));
+            }
         }
         if !world.reads_actions() {
             // Every policy plays the same episodes: one row.
@@ -124,6 +164,12 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
             }
         }
         plays.push((m.clone(), world, named));
+    }
+    if let Some(j) = used.iter().position(|u| !u) {
+        return Err(crate::error::user(format!(
+            "--label {}: no row has the policy `{}`",
+            labels[j].raw, labels[j].spec
+        )));
     }
     let varies = plays
         .iter()
@@ -148,7 +194,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     // with the summary at the end: a run that fails on the way (an agent process that broke
     // its protocol) leaves no config.toml, so its directory does not count as a run.
     let config = toml::to_string(&first.config()).map_err(|e| crate::error::failed(e.to_string()))?;
-    let played = play_rows(spec, plays, &seeds, &dir);
+    let played = play_rows(spec, plays, &seeds, &dir, &renamed);
     if played.is_err() && spec.out.is_none() {
         // The directory is this call's own (a fresh name under runs/): nothing to keep.
         let _ = std::fs::remove_dir_all(dir.path());
@@ -181,6 +227,7 @@ fn play_rows(
     plays: Vec<(String, Box<dyn env::worlds::World>, Vec<Named>)>,
     seeds: &[u64],
     dir: &RunDir,
+    renamed: &[(String, String)],
 ) -> crate::error::Result<(Vec<Row>, Option<String>, Option<Value>)> {
     let mut rows = Vec::new();
     let (mut story, mut episode) = (None, None);
@@ -195,6 +242,7 @@ fn play_rows(
                 return Err(crate::error::policy(&label, e));
             }
             rows.push(Row {
+                spec: renamed.iter().find(|(to, _)| *to == label).map(|(_, from)| from.clone()),
                 policy: label,
                 mechanism: m.clone(),
                 played,
@@ -342,9 +390,13 @@ impl Compared {
                     .map(|(m, s)| (m.key.to_string(), json!({"mean": s.mean, "ci95": s.ci95})))
                     .collect();
                 let d = self.improvement(k);
-                json!({"policy": r.policy, "mechanism": r.mechanism, "eval": figs,
+                let mut j = json!({"policy": r.policy, "mechanism": r.mechanism, "eval": figs,
                        "improvement": {"mean": d.mean, "ci95": d.ci95},
-                       "per_seed": r.played.iter().map(|p| p.figures[self.headline]).collect::<Vec<f64>>()})
+                       "per_seed": r.played.iter().map(|p| p.figures[self.headline]).collect::<Vec<f64>>()});
+                if let Some(s) = &r.spec {
+                    j["spec"] = s.clone().into();
+                }
+                j
             })
             .collect();
         let mut v = json!({"seeds": self.seeds.len(), "episode_seeds": self.seeds, "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows});
@@ -405,6 +457,7 @@ pub fn analyze(
             baseline: None,
             out: out.map(Path::to_path_buf),
             command: "analyze",
+            labels: Vec::new(),
         },
         world.as_ref(),
     )?;
@@ -493,6 +546,7 @@ pub fn simulate(
         baseline: None,
         out: out.map(Path::to_path_buf),
         command: "simulate",
+        labels: Vec::new(),
     })
 }
 
@@ -529,6 +583,7 @@ mod tests {
             baseline: None,
             out: Some(out.clone()),
             command: "compare",
+            labels: Vec::new(),
         })
         .unwrap();
         let rows: Vec<(String, String, f64)> = c

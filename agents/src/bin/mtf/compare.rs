@@ -42,16 +42,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    let stack = env::registry::stack_of(&a.config);
-    if stack != Stack::Queue {
-        // Refused here, before the other worlds branch off, so a label is never dropped.
-        if let Some(l) = a.label.first() {
-            return Err(agents::error::user(format!(
-                "--label {l}: names rows of queue-world comparisons only"
-            )));
-        }
-    }
-    match stack {
+    match env::registry::stack_of(&a.config) {
         Stack::Seam => seam(a),
         Stack::Queue => queue(a),
     }
@@ -71,6 +62,7 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
         baseline: a.baseline,
         out: a.episodes.out,
         command: "compare",
+        labels: a.label,
     })?;
     seam_report(&done, a.common.json)
 }
