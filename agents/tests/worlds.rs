@@ -93,6 +93,34 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         "{stdout}"
     );
     assert!(curves.join("curves.png").exists() && curves.join("curves.csv").exists());
+    // Reference lines on the held-out seeds, as in the queue world (refused here before
+    // 2026-12-02): level 0.3 pays group 0 1 and group 1 1 - 0.16 per round.
+    let against = dir.join("curves-against");
+    let (code, _, err) = mtf(&[
+        "curves",
+        out.to_str().unwrap(),
+        "--against",
+        "fixed:0.3,uniform",
+        "--json",
+        "--out",
+        against.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(against.join("curves.csv")).unwrap();
+    let line = csv.lines().find(|l| l.starts_with("fixed:0.3,")).unwrap_or_else(|| panic!("{csv}"));
+    let level: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
+    assert!((level - 0.92).abs() < 0.02, "{line}");
+    assert!(csv.lines().any(|l| l.starts_with("uniform,")), "{csv}");
+    let (code, _, err) = mtf(&[
+        "curves",
+        out.to_str().unwrap(),
+        "--against",
+        "fixed:7",
+        "--out",
+        dir.join("c-bad").to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("fixed:7") && !dir.join("c-bad").exists(), "{err}");
     // A label names the group's replicates in a comparison.
     let (code, stdout, err) = mtf(&[
         "compare",

@@ -137,11 +137,6 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
 /// Curves of runs in a world behind the seam: each generation's logged figure (`--metric`, or
 /// the world's headline; `fitness` is logged too), the held-out level from `summary.json`.
 fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::error::Result<Curves> {
-    if !spec.against.is_empty() {
-        return Err(user(
-            "--against: reference lines are drawn for the queue world's runs; in a world of env.worlds, put policies next to a run with mtf compare",
-        ));
-    }
     let summary = |r: &Path| crate::train::log::read_json(&RunDir::at(r).summary()).ok();
     let first = &groups[0].1[0];
     let metric = match &spec.metric {
@@ -150,6 +145,8 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
             .and_then(|s| s["headline"].as_str().map(String::from))
             .unwrap_or_else(|| "fitness".into()),
     };
+    // Before any output: a spec or figure the world does not know is refused first.
+    let against = seam_references(&spec.against, first, &metric, spec.threads)?;
     let mut series = Vec::new();
     for (label, runs) in groups {
         let mut logs = Vec::new();
@@ -190,7 +187,7 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
     }
     // The first run's own references on its held-out seeds (every replicate of a group is
     // scored on the same ones): the best fixed level, every agent at its own rule, uniform play.
-    let references = summary(first)
+    let references: Vec<Reference> = summary(first)
         .map(|s| {
             let refs = &s["references"];
             ["best_fixed", "own", "uniform"]
@@ -209,7 +206,41 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
                 .collect()
         })
         .unwrap_or_default();
+    let references = references.into_iter().chain(against).collect();
     drawn(spec, metric, series, references)
+}
+
+/// The `against` policies' levels of figure `metric` on the held-out seeds of the seam run in
+/// `first` (the seeds its summary was scored on: its root seed, `train.eval_seeds`), a line
+/// per row a spec plays (`fixed:all`: every level).
+fn seam_references(against: &[String], first: &Path, metric: &str, threads: usize) -> crate::error::Result<Vec<Reference>> {
+    if against.is_empty() {
+        return Ok(Vec::new());
+    }
+    let exp = crate::worlds::train::SeamExperiment::load(&RunDir::at(first).config(), &[])?;
+    let w = exp.world.as_ref();
+    let Some(k) = w.metrics().iter().position(|m| m.key == metric) else {
+        return Err(user(format!(
+            "--against: `{metric}` is not a figure of this world's episodes (one of {}), so no policy's level of it can be drawn",
+            w.metrics().iter().map(|m| m.key).collect::<Vec<_>>().join(", ")
+        )));
+    };
+    let seeds = env::eval::episode_seeds(exp.root(), exp.train.eval_seeds);
+    let mut out = Vec::new();
+    for spec in against {
+        for (policy, p) in crate::worlds::policies::parse(spec, w)? {
+            let played = crate::worlds::evaluate(w, p.as_ref(), &seeds, threads);
+            if let Some(e) = p.failure() {
+                return Err(crate::error::policy(&policy, e));
+            }
+            let xs: Vec<f64> = played.iter().map(|e| e.figures[k]).filter(|x| x.is_finite()).collect();
+            out.push(Reference {
+                policy,
+                level: Stat::of(&xs),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// `curves.csv` and the figure of `series` and `references` in a new output directory.
