@@ -206,7 +206,12 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
                 .collect()
         })
         .unwrap_or_default();
-    let references = references.into_iter().chain(against).collect();
+    // A policy named again with --against is drawn once, as evaluated (with its CI).
+    let mut references: Vec<Reference> = references
+        .into_iter()
+        .filter(|r| !against.iter().any(|a| a.policy == r.policy))
+        .collect();
+    references.extend(against);
     drawn(spec, metric, series, references)
 }
 
