@@ -147,6 +147,27 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         .collect();
     assert_eq!(names, ["fixed:0.3", "es, replicate 0", "es, replicate 1"]);
     assert_eq!(v["rows"][2]["spec"], "run:group#1");
+    // The group as one row across its replicates (the queue world's alone before 2026-12-02):
+    // each replicate's score its paired improvement over the baseline row.
+    let g = &v["groups"][0];
+    assert_eq!(
+        (g["policy"].as_str(), g["baseline"].as_str()),
+        (Some("es"), Some("fixed:0.3/-")),
+        "{g}"
+    );
+    let scores: Vec<f64> = g["vs_baseline"]["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let improvements: Vec<f64> = (1..3).map(|k| v["rows"][k]["improvement"]["mean"].as_f64().unwrap()).collect();
+    assert_eq!(scores, improvements);
+    let md = std::fs::read_to_string(dir.join("cmp/comparison.md")).unwrap();
+    assert!(
+        md.contains("## Across training replicates") && md.contains("| es | - | 2 |"),
+        "{md}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

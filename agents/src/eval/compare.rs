@@ -256,6 +256,20 @@ fn groups_figure(dir: &std::path::Path, c: &Compared) -> crate::error::Result<Ve
 /// The across-replicates table of a comparison's run groups (markdown), empty without groups.
 pub fn groups_markdown(groups: &[GroupRow]) -> String {
     let Some(first) = groups.first() else { return String::new() };
+    groups_markdown_of(
+        groups,
+        &format!(
+            "its welfare minus the baseline's ({}), seed by seed on the same seeds, averaged over the seeds (jobs per round)",
+            first.baseline
+        ),
+    )
+}
+
+/// [`groups_markdown`] with `score` saying what a replicate's score is (every world's).
+pub(crate) fn groups_markdown_of(groups: &[GroupRow], score: &str) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
     let mut t = Table::new([
         "run group",
         "mechanism",
@@ -279,8 +293,7 @@ pub fn groups_markdown(groups: &[GroupRow]) -> String {
         ]);
     }
     format!(
-        "\n## Across training replicates\n\n{t}\nEach replicate's score: its welfare minus the baseline's ({}), seed by seed on the same seeds, averaged over the seeds (jobs per round). IQM: the interquartile mean of the replicates' scores, with its 95% percentile-bootstrap interval over replicates; P(> baseline): the share of replicates that beat the baseline (a tie counts half), with its bootstrap interval (Agarwal et al., NeurIPS 2021).\n",
-        first.baseline
+        "\n## Across training replicates\n\n{t}\nEach replicate's score: {score}. IQM: the interquartile mean of the replicates' scores, with its 95% percentile-bootstrap interval over replicates; P(> baseline): the share of replicates that beat the baseline (a tie counts half), with its bootstrap interval (Agarwal et al., NeurIPS 2021).\n"
     )
 }
 

@@ -51,6 +51,8 @@ pub struct Row {
     pub played: Vec<Played>,
     /// The row's own label where `--label` renamed it (kept in the JSON beside the name).
     pub spec: Option<String>,
+    /// The run group it is a replicate of (its name: `run:GROUP`, or its label).
+    pub group: Option<String>,
 }
 
 /// A comparison, and the world's metric list to read it with.
@@ -71,6 +73,9 @@ pub struct Compared {
     pub varies: bool,
     /// `mtf analyze`'s best unilateral deviation from each level (empty elsewhere).
     pub deviations: Vec<Deviation>,
+    /// Each run group's replicates against the baseline row, per mechanism: their headline
+    /// improvements reduced across replicates (IQM, P(> baseline), bootstrap CIs).
+    pub groups: Vec<crate::eval::compare::GroupRow>,
     /// `mtf simulate`'s first episode as the world tells it (`World::story`), when it does.
     pub story: Option<String>,
     /// `mtf simulate`'s first episode's record (`World::record`: the market's figures per
@@ -114,6 +119,9 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     let mut used = vec![false; labels.len()];
     // Each renamed row's own label (its spec in the JSON), by its new name.
     let mut renamed: Vec<(String, String)> = Vec::new();
+    // Per row to be played (mechanisms outermost), the run group it is a replicate of.
+    let mut row_groups: Vec<Option<String>> = Vec::new();
+    let is_group = |s: &str| s.strip_prefix("run:").is_some_and(|d| crate::RunDir::at(d).is_group());
     let mut plays = Vec::new();
     for m in &mechanisms {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
@@ -146,7 +154,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
                 return Err(crate::error::user(format!("--label {}: `{}` is another row's policy", l.raw, n.0)));
             }
             let mine: Vec<usize> = (0..named.len()).filter(|&r| of_spec[r] == k).collect();
-            let group = specs[k].starts_with("run:") && crate::RunDir::at(&specs[k]["run:".len()..]).is_group();
+            let group = is_group(&specs[k]);
             for (i, &r) in mine.iter().enumerate() {
                 let to = match (mine.len(), group) {
                     (1, _) => l.name.to_string(),
@@ -156,12 +164,24 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
                 renamed.push((to.clone(), std::mem::replace(&mut named[r].0, to)));
             }
         }
+        // A group's name: its label, else `run:GROUP` as its replicates' rows begin.
+        let group_of = |k: usize| {
+            is_group(&specs[k]).then(|| {
+                labels.iter().find(|l| l.spec == specs[k]).map_or_else(
+                    || format!("run:{}", policies::stem(Path::new(&specs[k]["run:".len()..]))),
+                    |l| l.name.to_string(),
+                )
+            })
+        };
         if !world.reads_actions() {
             // Every policy plays the same episodes: one row.
             named.truncate(1);
             if let Some(n) = named.first_mut() {
                 n.0 = "any".into();
             }
+            row_groups.extend(named.iter().map(|_| None));
+        } else {
+            row_groups.extend(of_spec.iter().map(|&k| group_of(k)));
         }
         plays.push((m.clone(), world, named));
     }
@@ -199,8 +219,11 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         // The directory is this call's own (a fresh name under runs/): nothing to keep.
         let _ = std::fs::remove_dir_all(dir.path());
     }
-    let (rows, story, episode) = played?;
-    let c = Compared {
+    let (mut rows, story, episode) = played?;
+    for (r, g) in rows.iter_mut().zip(row_groups) {
+        r.group = g;
+    }
+    let mut c = Compared {
         rows,
         baseline,
         metrics: first.metrics(),
@@ -209,9 +232,11 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         dir: dir.path().to_path_buf(),
         varies,
         deviations: Vec::new(),
+        groups: Vec::new(),
         story,
         episode,
     };
+    c.groups = c.group_rows(super::root_seed(first));
     run::write_atomic(&dir.config(), config.as_bytes())?;
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
@@ -242,6 +267,7 @@ fn play_rows(
                 return Err(crate::error::policy(&label, e));
             }
             rows.push(Row {
+                group: None,
                 spec: renamed.iter().find(|(to, _)| *to == label).map(|(_, from)| from.clone()),
                 policy: label,
                 mechanism: m.clone(),
@@ -255,6 +281,34 @@ fn play_rows(
 impl Compared {
     fn stats(&self, r: &Row) -> Vec<Stat> {
         summarise(&r.played, self.metrics)
+    }
+
+    /// Every run group's replicates against the baseline row, per mechanism (in row order).
+    fn group_rows(&self, root: u64) -> Vec<crate::eval::compare::GroupRow> {
+        let base = &self.rows[self.baseline];
+        let mut keys: Vec<(&str, &str)> = Vec::new();
+        for r in &self.rows {
+            if let Some(g) = &r.group {
+                if !keys.contains(&(g.as_str(), r.mechanism.as_str())) {
+                    keys.push((g, &r.mechanism));
+                }
+            }
+        }
+        keys.into_iter()
+            .map(|(g, m)| {
+                let scores: Vec<f64> = (0..self.rows.len())
+                    .filter(|&k| self.rows[k].group.as_deref() == Some(g) && self.rows[k].mechanism == m)
+                    .map(|k| self.improvement(k).mean)
+                    .collect();
+                crate::eval::compare::GroupRow {
+                    policy: g.to_string(),
+                    spec: None,
+                    mechanism: m.to_string(),
+                    baseline: format!("{}/{}", base.policy, base.mechanism),
+                    vs_baseline: crate::report::stats::Replicates::of(&scores, env::rng::stream_seed(root, "replicates-bootstrap", 0)),
+                }
+            })
+            .collect()
     }
 
     /// Row r's headline improvement over the baseline row (positive is better).
@@ -307,8 +361,15 @@ impl Compared {
         let story = self.story.as_ref().map_or(String::new(), |s| {
             format!("\nThe first seed's episode ({}), round by round:\n\n{s}", self.seeds[0])
         });
+        let groups = crate::eval::compare::groups_markdown_of(
+            &self.groups,
+            &format!(
+                "its {} minus the baseline's ({}/{}), seed by seed on the same seeds, averaged over the seeds, signed so that + is better",
+                m.label, base.policy, base.mechanism
+            ),
+        );
         format!(
-            "{t}\nheadline: {} ({} is better); {seeds}.\n{}{story}",
+            "{t}\nheadline: {} ({} is better); {seeds}.\n{groups}{}{story}",
             m.label,
             if sign(m.better) > 0.0 { "higher" } else { "lower" },
             self.deviations_markdown()
@@ -396,12 +457,18 @@ impl Compared {
                 if let Some(s) = &r.spec {
                     j["spec"] = s.clone().into();
                 }
+                if let Some(g) = &r.group {
+                    j["group"] = g.clone().into();
+                }
                 j
             })
             .collect();
         let mut v = json!({"seeds": self.seeds.len(), "episode_seeds": self.seeds, "headline": self.metrics[self.headline].key, "baseline": self.baseline, "rows": rows});
         if let Some(e) = &self.episode {
             v["metrics"] = e.clone();
+        }
+        if !self.groups.is_empty() {
+            v["groups"] = json!(self.groups);
         }
         if !self.deviations.is_empty() {
             v["deviations"] = self

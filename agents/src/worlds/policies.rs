@@ -82,7 +82,8 @@ fn run_policies(dir: &Path, world: &dyn World) -> crate::error::Result<Vec<Named
     Ok(vec![(format!("run:{}", stem(dir)), trained.policy())])
 }
 
-fn stem(dir: &Path) -> String {
+/// A run directory's name, as its rows are labelled (`run:NAME`).
+pub(crate) fn stem(dir: &Path) -> String {
     dir.file_name()
         .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
