@@ -812,8 +812,8 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
 fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus() {
     // PPO's `share` and `entropy` are "auto" (issue 41): for MAPPO (the default critic) under
     // the shared welfare reward the w124-mmpp recipe, so a run with the defaults trains as one
-    // that sets the recipe, to the bit; under own rewards, and for IPPO, they are per agent at
-    // 0.01, as before the change.
+    // that sets the recipe, to the bit; for IPPO under it one actor per class at 0.01 (since
+    // 2026-12-02); under own rewards per agent at 0.01, as before the change.
     let q = quickstart();
     let train = |name: &str, sets: &[&str]| {
         let out = tmp(name);
@@ -840,6 +840,16 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus()
     assert_eq!((&defaults.0, &defaults.1), (&recipe.0, &recipe.1));
     assert_ne!(defaults.0, unshared.0, "the recipe trains otherwise than an actor per agent");
     let ippo = train("ppo-welfare-ippo-auto", &["env.reward=welfare", "learner.ppo.critic=\"local\""]);
+    let ippo_class = train(
+        "ppo-welfare-ippo-class",
+        &[
+            "env.reward=welfare",
+            "learner.ppo.critic=\"local\"",
+            "learner.ppo.share=\"class\"",
+            "learner.ppo.entropy=0.01",
+        ],
+    );
+    assert_eq!((&ippo.0, &ippo.1), (&ippo_class.0, &ippo_class.1));
     let ippo_before = train(
         "ppo-welfare-ippo-before",
         &[
@@ -849,7 +859,7 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus()
             "learner.ppo.entropy=0.01",
         ],
     );
-    assert_eq!((&ippo.0, &ippo.1), (&ippo_before.0, &ippo_before.1));
+    assert_ne!(ippo.0, ippo_before.0, "IPPO's default is no longer an actor per agent");
     let own = train("ppo-own-auto", &[]);
     let before = train("ppo-own-before", &["learner.ppo.share=\"none\"", "learner.ppo.entropy=0.01"]);
     assert_eq!((&own.0, &own.1), (&before.0, &before.1));

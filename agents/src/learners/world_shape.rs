@@ -332,8 +332,9 @@ mod tests {
         assert_eq!(Critic::Auto.resolve(&welfare), Critic::Central);
         assert_eq!(Critic::Auto.resolve(&sc), Critic::Local);
         // Its share and entropy bonus "auto" are the w124-mmpp recipe (one actor per weight
-        // class, no bonus) for MAPPO under the welfare reward, and per agent at 0.01 elsewhere:
-        // under own rewards, behind the seam, and for IPPO (local critics) under the welfare.
+        // class, no bonus) for MAPPO under the welfare reward, one actor per class at 0.01 for
+        // IPPO (local critics) under it, and per agent at 0.01 elsewhere: under own rewards and
+        // behind the seam.
         use crate::learners::ppo::{Bonus, PpoConfig, Share};
         let auto = PpoConfig::default();
         let w = auto.resolved(&welfare);
@@ -346,12 +347,9 @@ mod tests {
             critic: Critic::Central,
             ..PpoConfig::default()
         };
-        for r in [
-            auto.resolved(&sc),
-            auto.resolved(&seam),
-            ippo.resolved(&welfare),
-            mappo_own.resolved(&sc),
-        ] {
+        let i = ippo.resolved(&welfare);
+        assert_eq!((i.critic, i.share, i.entropy), (Critic::Local, Share::Class, Bonus::Of(0.01)));
+        for r in [auto.resolved(&sc), auto.resolved(&seam), mappo_own.resolved(&sc)] {
             assert_eq!((r.share, r.entropy), (Share::None, Bonus::Of(0.01)), "{r:?}");
         }
         // What a file says stays what it says.

@@ -60,24 +60,36 @@ impl Share {
         *self == Share::None
     }
 
-    /// What `self` means in `sc` for a run whose critic is `critic` (resolved): `Auto` is
-    /// `Class` for MAPPO under the shared welfare reward ([`welfare_mappo`]), `None` otherwise.
-    pub fn resolve(self, sc: &dyn crate::learners::WorldShape, critic: Critic) -> Share {
+    /// What `self` means in `sc`, for either critic: `Auto` is `Class` under the shared
+    /// welfare reward where the same agents act every round ([`welfare_shared`]), `None`
+    /// otherwise.
+    pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Share {
         match self {
-            Share::Auto if welfare_mappo(sc, critic) => Share::Class,
+            Share::Auto if welfare_shared(sc) => Share::Class,
             Share::Auto => Share::None,
             s => s,
         }
     }
 }
 
+/// Whether a run is paid the shared welfare where the same agents act every round: where
+/// PPO's `auto` share is one actor per weight class, for both critics. With the welfare reward
+/// on w124-mmpp at load 0.8 (5 replicates, 16 held-out seeds, sampled) IPPO per agent at 0.01
+/// ended -1.00 [-1.11, -0.96] against the best fixed level, -0.39 below uniform play; per
+/// class at 0.01 -0.35 [-0.68, -0.24], +0.27 [-0.06, +0.38] above uniform play (2026-12-02),
+/// and on the quickstart per class +0.60 [+0.51, +0.66] against per agent's +0.61 [+0.59,
+/// +0.64].
+fn welfare_shared(sc: &dyn crate::learners::WorldShape) -> bool {
+    sc.welfare_reward() && sc.persistent()
+}
+
 /// Whether a run is MAPPO (`critic`, resolved, central) paid the shared welfare where the same
-/// agents act every round: where PPO's `auto` share and entropy take the w124-mmpp recipe.
-/// With local critics the recipe collapses: IPPO per class without a bonus on w124-mmpp
-/// ended -1.50 [-1.61, -1.40] against the best fixed level, -0.89 below uniform play (5
-/// replicates, 2026-12-01), where per agent at 0.01 it is -1.00.
+/// agents act every round: where PPO's `auto` entropy is 0 (the w124-mmpp recipe). With local
+/// critics no bonus collapses: IPPO per class without a bonus on w124-mmpp ended -1.50
+/// [-1.61, -1.40] against the best fixed level, -0.89 below uniform play (5 replicates,
+/// 2026-12-01), where with the 0.01 bonus it is -0.35.
 fn welfare_mappo(sc: &dyn crate::learners::WorldShape, critic: Critic) -> bool {
-    sc.welfare_reward() && sc.persistent() && critic == Critic::Central
+    welfare_shared(sc) && critic == Critic::Central
 }
 
 /// The entropy bonus's coefficient: a number, or `"auto"` (PPO's default): none for MAPPO
@@ -171,9 +183,9 @@ impl<'de> Deserialize<'de> for Bonus {
 ///   (3 replicates). `train.envs` (1 by default for every learner) counts seeds, each played by
 ///   a group;
 /// - `share = "auto"` and `entropy = "auto"` (issue 41): for MAPPO under the shared welfare
-///   reward (the default critic there) one actor per weight class and no entropy bonus,
-///   elsewhere an actor per agent and 0.01 (with local critics the recipe collapses,
-///   [`welfare_mappo`]). With the welfare reward on w124-mmpp at load 0.8 (20 agents; 5 replicates, 16 held-out seeds,
+///   reward (the default critic there) one actor per weight class and no entropy bonus, for
+///   IPPO under it one actor per weight class and 0.01 (since 2026-12-02, [`welfare_shared`];
+///   without the bonus it collapses, [`welfare_mappo`]), elsewhere an actor per agent and 0.01. With the welfare reward on w124-mmpp at load 0.8 (20 agents; 5 replicates, 16 held-out seeds,
 ///   sampled, against the best fixed level) MAPPO per agent at 0.01 stayed near-uniform at
 ///   -0.33 [-0.38, -0.32] and per class without the bonus reached -0.00 [-0.04, +0.02]; on
 ///   the quickstart per class without the bonus gave +1.08 [+0.94, +1.16] against +0.83
@@ -234,7 +246,8 @@ pub struct PpoConfig {
     /// class is then implicit in the network; `env.observe_weight` also puts it in the input),
     /// with or without the agent's id as an input. Where many agents share a welfare reward
     /// (w124-mmpp's 20), `class` with `entropy = 0` is what reached the best fixed level
-    /// (agents/README), and `"auto"` (the default) is that for MAPPO under the welfare reward.
+    /// (agents/README), and `"auto"` (the default) is `class` under the welfare reward (both
+    /// critics), `none` otherwise.
     pub share: Share,
     /// State features: the whole observation by default (budget share, utilities, backlog
     /// over arrival rate, and the configured extras such as `env.observe_burst`).
@@ -295,7 +308,7 @@ impl PpoConfig {
         let critic = self.critic.resolve(sc);
         PpoConfig {
             critic,
-            share: self.share.resolve(sc, critic),
+            share: self.share.resolve(sc),
             entropy: self.entropy.resolve(sc, critic),
             ..self.clone()
         }
