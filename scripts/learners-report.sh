@@ -11,7 +11,8 @@
 # (what selfish learners should reach), on the same seeds; w124-mmpp's recipe row for the
 # actor-critic (welfare: an actor per weight class, no entropy bonus, 400 episodes; MAPPO's
 # defaults under the welfare reward since 2026-12-01); MAPPO's welfare defaults before that (an
-# actor per agent, entropy 0.01: the mappo_agent row); and each learner's row from PREVIOUS
+# actor per agent, entropy 0.01: the mappo_agent row); IPPO's before 2026-12-02 (an actor
+# per agent: the ippo_agent row); and each learner's row from PREVIOUS
 # (default docs/reports/learners-2026-11-24.json: before issue 41's seed groups).
 #
 # Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
@@ -65,7 +66,7 @@ declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thes
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
 read -r -a rewards <<< "${REWARDS:-utility welfare}"
-read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_agent}"
+read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_agent ippo_agent}"
 declare -A learner_sets=(
   [uniform]="learner.kind=uniform"
   [hedge]="learner.kind=hedge"
@@ -80,6 +81,8 @@ declare -A learner_sets=(
   [actor_critic_class]="learner.kind=actor_critic learner.actor_critic.share=\"class\" learner.actor_critic.entropy=0 train.episodes=400"
   # MAPPO's welfare defaults before 2026-12-01: an actor per agent, entropy bonus 0.01.
   [mappo_agent]="learner.kind=ppo learner.ppo.critic=central learner.ppo.share=\"none\" learner.ppo.entropy=0.01"
+  # IPPO's welfare defaults before 2026-12-02 (an actor per class since): an actor per agent.
+  [ippo_agent]="learner.kind=ppo learner.ppo.critic=local learner.ppo.share=\"none\" learner.ppo.entropy=0.01"
 )
 
 for world in "${worlds[@]}"; do
@@ -140,9 +143,10 @@ import json, os, sys, glob, tomllib
 out, replicates, previous = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES",
          "actor_critic_class": "actor-critic, an actor per class, no entropy bonus, 400 episodes",
-         "mappo_agent": "PPO (MAPPO), an actor per agent, entropy 0.01 (the default before 2026-12-01)"}
+         "mappo_agent": "PPO (MAPPO), an actor per agent, entropy 0.01 (the default before 2026-12-01)",
+         "ippo_agent": "PPO (IPPO), an actor per agent (the default before 2026-12-02)"}
 rewards = {"utility": "own", "welfare": "welfare"}
-draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_class", "mappo_agent"}
+draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_class", "mappo_agent", "ippo_agent"}
 results, lines = [], []
 lines.append("| world | reward | learner | as trained − best fixed: IQM [95% CI]; P(>) | greedy − best fixed | as trained − uniform play | near-uniform | mean levels w1/w2/w4 (last training episode) | agent-steps per replicate | training (s) |")
 lines.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -162,7 +166,7 @@ def agent_steps(d, learner):
     l, t = c["learner"], c["train"]
     ac, ppo = t["envs"] * l["actor_critic"].get("group", 1), t["envs"] * l["ppo"].get("group", 1)
     copies = {"es": 2 * l["es"]["pairs"], "actor_critic": ac, "actor_critic_class": ac,
-              "ippo": ppo, "mappo": ppo, "mappo_agent": ppo}.get(learner, 1)
+              "ippo": ppo, "mappo": ppo, "mappo_agent": ppo, "ippo_agent": ppo}.get(learner, 1)
     return t["episodes"] * c["env"]["rounds"] * copies * n
 
 fmt = lambda r: f"{r['iqm']:+.2f} [{r['iqm_ci'][0]:+.2f}, {r['iqm_ci'][1]:+.2f}]; {r['prob_improvement']:.2f}"
@@ -179,7 +183,7 @@ for world in ["quickstart", "w124-mmpp"]:
     eq = a["equilibrium"]
     base = None
     for reward in ["utility", "welfare"]:
-        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_class", "mappo_agent"]:
+        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_class", "mappo_agent", "ippo_agent"]:
             d = f"{out}/{world}-{reward}-{learner}"
             if not os.path.exists(f"{d}/summary.json"):
                 continue
