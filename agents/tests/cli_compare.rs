@@ -383,25 +383,16 @@ fn rows_could_not_be_named() {
         (vec!["low=fixed:0.2", "other=fixed:0.2"], "is labelled twice"),
         (vec!["a|b=fixed:0.2"], "without `|`"),
     ] {
-        let mut args = vec![
+        let base = [
             "compare",
             "--config",
             &q,
             "--policies",
             "fixed:0.2,fixed:0.5",
-            "--seeds",
-            "1",
             "--set",
             "env.rounds=5",
         ];
-        for l in &labels {
-            args.extend(["--label", l]);
-        }
-        let bad = dir.join("bad");
-        args.extend(["--out", bad.to_str().unwrap()]);
-        let (code, _, err) = common::mtf(&args);
-        assert_eq!(code, 2, "{labels:?}: {err}");
-        assert!(err.contains(says) && err.trim().lines().count() == 1, "{labels:?}: {err}");
+        refused_labels(&base, &labels, says, &dir.join("bad"));
     }
     // Every world's comparison takes them (the queue world's alone before 2026-12-02): the
     // market's duel, a spec of one row and one of several (fixed:all).
@@ -451,16 +442,25 @@ fn rows_could_not_be_named() {
         (vec!["fixed:0.9=own"], "another row's policy"),
         (vec!["a=own", "a=fixed:0.9"], "`a` names two policies"),
     ] {
-        let mut args = vec!["compare", "--config", &duel, "--policies", "own,fixed:0.9", "--seeds", "1"];
-        for l in &labels {
-            args.extend(["--label", l]);
-        }
-        let bad = dir.join("duel-bad");
-        args.extend(["--out", bad.to_str().unwrap()]);
-        let (code, _, err) = common::mtf(&args);
-        assert_eq!(code, 2, "{labels:?}: {err}");
-        assert!(err.contains(says) && err.trim().lines().count() == 1, "{labels:?}: {err}");
-        assert!(!bad.exists(), "a refused label leaves no run directory");
+        refused_labels(
+            &["compare", "--config", &duel, "--policies", "own,fixed:0.9"],
+            &labels,
+            says,
+            &dir.join("duel-bad"),
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `base` with `labels` on one seed is refused in one line saying `says`, leaving no `out`.
+fn refused_labels(base: &[&str], labels: &[&str], says: &str, out: &std::path::Path) {
+    let mut args = base.to_vec();
+    args.extend(["--seeds", "1", "--out", out.to_str().unwrap()]);
+    for l in labels {
+        args.extend(["--label", l]);
+    }
+    let (code, _, err) = common::mtf(&args);
+    assert_eq!(code, 2, "{labels:?}: {err}");
+    assert!(err.contains(says) && err.trim().lines().count() == 1, "{labels:?}: {err}");
+    assert!(!out.exists(), "{labels:?}: a refused label leaves no run directory");
 }
