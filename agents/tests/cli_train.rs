@@ -809,7 +809,7 @@ fn the_valuation_world_reported_welfare_and_thresholds() {
 }
 
 #[test]
-fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class_without_a_bonus() {
+fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class() {
     // PPO's `share` and `entropy` are "auto" (issue 41): for MAPPO (the default critic) under
     // the shared welfare reward the w124-mmpp recipe, so a run with the defaults trains as one
     // that sets the recipe, to the bit; for IPPO under it one actor per class at 0.01 (since

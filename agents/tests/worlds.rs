@@ -168,6 +168,24 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         md.contains("## Across training replicates") && md.contains("| es | - | 2 |"),
         "{md}"
     );
+    // A replicate as the baseline is not scored against itself.
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        &format!("run:{}", out.display()),
+        "--baseline",
+        "run:group#0",
+        "--seeds",
+        "2",
+        "--json",
+        "--out",
+        dir.join("cmp-base").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["groups"][0]["vs_baseline"]["scores"].as_array().unwrap().len(), 1, "{stdout}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

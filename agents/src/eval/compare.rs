@@ -330,6 +330,11 @@ pub(crate) fn read_labels(labels: &[String], canonical: impl Fn(&str) -> String)
                 "--label {l}: a name of at most 64 printable characters, without `|` (a table's column separator)"
             )));
         }
+        if name == crate::report::table::ANY_POLICY {
+            return Err(user(format!(
+                "--label {l}: `{name}` is the row of a mechanism that ignores the agents' actions; choose another name"
+            )));
+        }
         let want = canonical(spec);
         if named.iter().any(|n| n.name == name) {
             return Err(user(format!("--label {l}: `{name}` names two policies")));

@@ -122,6 +122,22 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     // Per row to be played (mechanisms outermost), the run group it is a replicate of.
     let mut row_groups: Vec<Option<String>> = Vec::new();
     let is_group = |s: &str| s.strip_prefix("run:").is_some_and(|d| crate::RunDir::at(d).is_group());
+    // Each spec's group name: its label, else `run:GROUP` as its replicates' rows begin (the
+    // spec as given where two groups share a name).
+    let stems: Vec<Option<String>> = specs
+        .iter()
+        .map(|s| is_group(s).then(|| format!("run:{}", policies::stem(Path::new(&s["run:".len()..])))))
+        .collect();
+    let group_names: Vec<Option<String>> = (0..specs.len())
+        .map(|k| {
+            let stem = stems[k].as_ref()?;
+            Some(match labels.iter().find(|l| l.spec == specs[k]) {
+                Some(l) => l.name.to_string(),
+                None if stems.iter().filter(|s| s.as_ref() == Some(stem)).count() > 1 => specs[k].clone(),
+                None => stem.clone(),
+            })
+        })
+        .collect();
     let mut plays = Vec::new();
     for m in &mechanisms {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
@@ -136,43 +152,9 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
             of_spec.extend(std::iter::repeat_n(k, rows.len()));
             named.extend(rows);
         }
-        for (j, l) in labels.iter().enumerate() {
-            // A label names a spec as written, or the row a one-row spec plays (`fixed:0.2`
-            // for `fixed:0.20`).
-            let k = specs.iter().enumerate().position(|(k, s)| {
-                let rows: Vec<&str> = of_spec
-                    .iter()
-                    .zip(&named)
-                    .filter(|(&o, _)| o == k)
-                    .map(|(_, n)| n.0.as_str())
-                    .collect();
-                s == l.spec || rows == [l.spec]
-            });
-            let Some(k) = k else { continue };
-            used[j] = true;
-            if let Some((_, n)) = of_spec.iter().zip(&named).find(|(&o, n)| o != k && n.0 == l.name) {
-                return Err(crate::error::user(format!("--label {}: `{}` is another row's policy", l.raw, n.0)));
-            }
-            let mine: Vec<usize> = (0..named.len()).filter(|&r| of_spec[r] == k).collect();
-            let group = is_group(&specs[k]);
-            for (i, &r) in mine.iter().enumerate() {
-                let to = match (mine.len(), group) {
-                    (1, _) => l.name.to_string(),
-                    (_, true) => format!("{}, replicate {i}", l.name),
-                    _ => format!("{}, {}", l.name, named[r].0),
-                };
-                renamed.push((to.clone(), std::mem::replace(&mut named[r].0, to)));
-            }
+        if world.reads_actions() {
+            name_rows(&labels, &specs, &of_spec, &mut named, &mut used, &mut renamed)?;
         }
-        // A group's name: its label, else `run:GROUP` as its replicates' rows begin.
-        let group_of = |k: usize| {
-            is_group(&specs[k]).then(|| {
-                labels.iter().find(|l| l.spec == specs[k]).map_or_else(
-                    || format!("run:{}", policies::stem(Path::new(&specs[k]["run:".len()..]))),
-                    |l| l.name.to_string(),
-                )
-            })
-        };
         if !world.reads_actions() {
             // Every policy plays the same episodes: one row.
             named.truncate(1);
@@ -181,7 +163,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
             }
             row_groups.extend(named.iter().map(|_| None));
         } else {
-            row_groups.extend(of_spec.iter().map(|&k| group_of(k)));
+            row_groups.extend(of_spec.iter().map(|&k| group_names[k].clone()));
         }
         plays.push((m.clone(), world, named));
     }
@@ -203,9 +185,11 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         None => 0,
         Some(b) => {
             let (p, m) = b.rsplit_once('/').unwrap_or((b.as_str(), mechanisms[0].as_str()));
+            // A row by its name or, where --label renamed it, by its own label.
+            let own = |label: &str| renamed.iter().any(|(to, from)| to == label && from == p);
             labels
                 .iter()
-                .position(|&(label, mech)| (label == p || label == "any") && mech == m)
+                .position(|&(label, mech)| (label == p || label == "any" || own(label)) && mech == m)
                 .ok_or_else(|| crate::error::user(format!("--baseline {b}: no such row (rows are POLICY/MECHANISM of the table)")))?
         }
     };
@@ -242,6 +226,65 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
     Ok(c)
+}
+
+/// Rename the rows `--label`s name in one mechanism's rows (`named`, played from `specs` as
+/// `of_spec` says): a label names a spec as written, or the row a one-row spec plays
+/// (`fixed:0.2` for `fixed:0.20`); its rows become NAME, `NAME, replicate K` (a run group's)
+/// or `NAME, ROW`. Checked against the rows' own labels, whatever the labels' order: a NAME
+/// that is another row's label, a row labelled twice, or two rows of one name are refused.
+/// `used` marks the labels that named a spec; `renamed` gets each renamed row's (new name,
+/// own label).
+fn name_rows(
+    labels: &[crate::eval::compare::Label<'_>],
+    specs: &[String],
+    of_spec: &[usize],
+    named: &mut [Named],
+    used: &mut [bool],
+    renamed: &mut Vec<(String, String)>,
+) -> crate::error::Result<()> {
+    let own: Vec<String> = named.iter().map(|n| n.0.clone()).collect();
+    let rows_of = |k: usize| -> Vec<usize> { (0..own.len()).filter(|&r| of_spec[r] == k).collect() };
+    let mut by = vec![None::<usize>; named.len()];
+    for (j, l) in labels.iter().enumerate() {
+        let Some(k) = (0..specs.len()).find(|&k| {
+            let rows = rows_of(k);
+            specs[k] == l.spec || (rows.len() == 1 && own[rows[0]] == l.spec)
+        }) else {
+            continue;
+        };
+        used[j] = true;
+        if let Some(r) = (0..own.len()).find(|&r| of_spec[r] != k && own[r] == l.name) {
+            return Err(crate::error::user(format!(
+                "--label {}: `{}` is another row's policy",
+                l.raw, own[r]
+            )));
+        }
+        let mine = rows_of(k);
+        let group = specs[k].strip_prefix("run:").is_some_and(|d| crate::RunDir::at(d).is_group());
+        for (i, &r) in mine.iter().enumerate() {
+            if let Some(before) = by[r] {
+                return Err(crate::error::user(format!(
+                    "--label {}: `{}` is labelled twice (by {} too)",
+                    l.raw, own[r], labels[before].raw
+                )));
+            }
+            by[r] = Some(j);
+            named[r].0 = match (mine.len(), group) {
+                (1, _) => l.name.to_string(),
+                (_, true) => format!("{}, replicate {i}", l.name),
+                _ => format!("{}, {}", l.name, own[r]),
+            };
+        }
+    }
+    for r in (0..named.len()).filter(|&r| by[r].is_some()) {
+        if (0..named.len()).any(|o| o != r && named[o].0 == named[r].0) {
+            let l = labels[by[r].expect("renamed")].raw;
+            return Err(crate::error::user(format!("--label {l}: `{}` names two rows", named[r].0)));
+        }
+        renamed.push((named[r].0.clone(), own[r].clone()));
+    }
+    Ok(())
 }
 
 /// Every row of a comparison played on `seeds`, and (`mtf simulate`) the first row's round
@@ -296,8 +339,9 @@ impl Compared {
         }
         keys.into_iter()
             .map(|(g, m)| {
+                // The baseline, where it is a replicate, is not scored against itself.
                 let scores: Vec<f64> = (0..self.rows.len())
-                    .filter(|&k| self.rows[k].group.as_deref() == Some(g) && self.rows[k].mechanism == m)
+                    .filter(|&k| k != self.baseline && self.rows[k].group.as_deref() == Some(g) && self.rows[k].mechanism == m)
                     .map(|k| self.improvement(k).mean)
                     .collect();
                 crate::eval::compare::GroupRow {

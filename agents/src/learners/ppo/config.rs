@@ -39,10 +39,10 @@ impl Critic {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Share {
-    /// One actor per weight class for MAPPO under the shared welfare reward (there the agents
-    /// of a class have one objective and interchangeable places, so one actor learns from all
-    /// their rounds, and the central critic scores them against every agent's state), one per
-    /// agent otherwise: PPO's default (issue 41; [`PpoConfig`] has the measurements).
+    /// One actor per weight class under the shared welfare reward, for either critic (there
+    /// the agents of a class have one objective and interchangeable places, so one actor
+    /// learns from all their rounds), one per agent otherwise: PPO's default (issue 41;
+    /// [`PpoConfig`] has the measurements).
     Auto,
     /// Every agent has its own actor.
     None,
