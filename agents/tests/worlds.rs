@@ -100,7 +100,7 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         "curves",
         out.to_str().unwrap(),
         "--against",
-        "fixed:0.3,uniform",
+        "fixed:0.3,uniform,fixed:all",
         "--json",
         "--out",
         against.to_str().unwrap(),
@@ -112,6 +112,11 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     assert!((level - 0.92).abs() < 0.02, "{line}");
     // Uniform play, a reference of the summary too, is drawn once, as evaluated.
     assert_eq!(csv.lines().filter(|l| l.starts_with("uniform,")).count(), 1, "{csv}");
+    // So is the best fixed level, named by fixed:all as fixed:X: every level once.
+    assert!(
+        !csv.contains("best fixed level") && csv.lines().filter(|l| l.starts_with("fixed:")).count() == 11 + 1,
+        "{csv}"
+    );
     let (code, _, err) = mtf(&[
         "curves",
         out.to_str().unwrap(),

@@ -206,10 +206,15 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
                 .collect()
         })
         .unwrap_or_default();
-    // A policy named again with --against is drawn once, as evaluated (with its CI).
+    // A policy named again with --against is drawn once, as evaluated (with its CI): uniform
+    // play, the world's own rule (`own` or `fixed:own`), the best fixed level as `fixed:X`.
+    let same = |summary: &str, a: &str| {
+        let a = a.strip_prefix("fixed:").filter(|x| x.parse::<f64>().is_err()).unwrap_or(a);
+        summary == a || summary.strip_prefix("best fixed level ").is_some_and(|x| a == format!("fixed:{x}"))
+    };
     let mut references: Vec<Reference> = references
         .into_iter()
-        .filter(|r| !against.iter().any(|a| a.policy == r.policy))
+        .filter(|r| !against.iter().any(|a| same(&r.policy, &a.policy)))
         .collect();
     references.extend(against);
     drawn(spec, metric, series, references)
