@@ -75,7 +75,7 @@ pub struct Compared {
     pub deviations: Vec<Deviation>,
     /// Each run group's replicates against the baseline row, per mechanism: their headline
     /// improvements reduced across replicates (IQM, P(> baseline), bootstrap CIs).
-    pub groups: Vec<crate::eval::compare::GroupRow>,
+    pub groups: Vec<crate::report::groups::GroupRow>,
     /// `mtf simulate`'s first episode as the world tells it (`World::story`), when it does.
     pub story: Option<String>,
     /// `mtf simulate`'s first episode's record (`World::record`: the market's figures per
@@ -115,7 +115,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     };
     // Every world and policy first: a refused spec leaves no run directory, and a taken --out
     // is refused before anything is played.
-    let labels = crate::eval::compare::read_labels(&spec.labels, |s| s.to_string())?;
+    let labels = crate::report::groups::read_labels(&spec.labels, |s| s.to_string())?;
     let mut used = vec![false; labels.len()];
     // Each renamed row's own label (its spec in the JSON), by its new name.
     let mut renamed: Vec<(String, String)> = Vec::new();
@@ -236,7 +236,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
 /// `used` marks the labels that named a spec; `renamed` gets each renamed row's (new name,
 /// own label).
 fn name_rows(
-    labels: &[crate::eval::compare::Label<'_>],
+    labels: &[crate::report::groups::Label<'_>],
     specs: &[String],
     of_spec: &[usize],
     named: &mut [Named],
@@ -327,7 +327,7 @@ impl Compared {
     }
 
     /// Every run group's replicates against the baseline row, per mechanism (in row order).
-    fn group_rows(&self, root: u64) -> Vec<crate::eval::compare::GroupRow> {
+    fn group_rows(&self, root: u64) -> Vec<crate::report::groups::GroupRow> {
         let base = &self.rows[self.baseline];
         let mut keys: Vec<(&str, &str)> = Vec::new();
         for r in &self.rows {
@@ -344,7 +344,7 @@ impl Compared {
                     .filter(|&k| k != self.baseline && self.rows[k].group.as_deref() == Some(g) && self.rows[k].mechanism == m)
                     .map(|k| self.improvement(k).mean)
                     .collect();
-                crate::eval::compare::GroupRow {
+                crate::report::groups::GroupRow {
                     policy: g.to_string(),
                     spec: None,
                     mechanism: m.to_string(),
@@ -405,7 +405,7 @@ impl Compared {
         let story = self.story.as_ref().map_or(String::new(), |s| {
             format!("\nThe first seed's episode ({}), round by round:\n\n{s}", self.seeds[0])
         });
-        let groups = crate::eval::compare::groups_markdown_of(
+        let groups = crate::report::groups::groups_markdown_of(
             &self.groups,
             &format!(
                 "its {} minus the baseline's ({}/{}), seed by seed on the same seeds, averaged over the seeds, signed so that + is better",
