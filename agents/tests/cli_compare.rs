@@ -394,6 +394,25 @@ fn rows_could_not_be_named() {
         ];
         refused_labels(&base, &labels, says, &dir.join("bad"));
     }
+    // A label's own form is checked before any row is played: with an agent that closes its
+    // output at once, the label's error comes first (the agent's did before 2026-12-02).
+    let (code, _, err) = common::mtf(&[
+        "compare",
+        "--config",
+        &q,
+        "--policies",
+        "agent:/bin/true",
+        "--label",
+        "a|b=agent:/bin/true",
+        "--seeds",
+        "1",
+        "--set",
+        "env.rounds=5",
+        "--out",
+        dir.join("bad-early").to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(err.contains("without `|`") && !dir.join("bad-early").exists(), "{err}");
     // Every world's comparison takes them (the queue world's alone before 2026-12-02): the
     // market's duel, a spec of one row and one of several (fixed:all).
     let duel = format!("{}/../configs/market/duel.toml", env!("CARGO_MANIFEST_DIR"));

@@ -56,6 +56,10 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     if spec.policies.is_empty() {
         return Err(user("--policies needs at least one policy"));
     }
+    // The labels' own form before anything is played (which rows they name is checked once
+    // the rows are made, in `name_rows`; before 2026-12-02 a malformed label was refused only
+    // after every row had been evaluated).
+    read_labels(&spec.labels, crate::eval::policies::canonical)?;
     let mechanisms = if spec.mechanisms.is_empty() {
         vec![base.file.mechanism.name.clone()]
     } else {
