@@ -59,7 +59,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     // The labels' own form before anything is played (which rows they name is checked once
     // the rows are made, in `name_rows`; before 2026-12-02 a malformed label was refused only
     // after every row had been evaluated).
-    read_labels(&spec.labels, crate::eval::policies::canonical)?;
+    let labels = read_labels(&spec.labels, crate::eval::policies::canonical)?;
     let mechanisms = if spec.mechanisms.is_empty() {
         vec![base.file.mechanism.name.clone()]
     } else {
@@ -116,7 +116,7 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     };
     crate::report::table::pair(&mut rows, baseline);
     let mut groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
-    name_rows(&mut rows, &mut groups, &spec.labels)?;
+    name_rows(&mut rows, &mut groups, labels)?;
     Ok(Compared {
         scenario: base,
         rows,
@@ -263,8 +263,7 @@ pub fn trace_note(c: &Compared) -> String {
 /// group's NAME names its row across replicates and, as `NAME, replicate K`, its replicates'
 /// rows; `run:GROUP`'s name reaches its sampled rows as `NAME (sampled)` unless
 /// `sampled:run:GROUP` has a label of its own.
-fn name_rows(rows: &mut [Row], groups: &mut [GroupRow], labels: &[String]) -> crate::error::Result<()> {
-    let named = read_labels(labels, crate::eval::policies::canonical)?;
+fn name_rows(rows: &mut [Row], groups: &mut [GroupRow], named: Vec<Label<'_>>) -> crate::error::Result<()> {
     for Label { raw: l, name, want, .. } in &named {
         if rows.iter().any(|r| r.policy == *name && r.policy != *want) {
             return Err(user(format!("--label {l}: `{name}` is another row's policy")));

@@ -121,23 +121,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     let mut renamed: Vec<(String, String)> = Vec::new();
     // Per row to be played (mechanisms outermost), the run group it is a replicate of.
     let mut row_groups: Vec<Option<String>> = Vec::new();
-    let is_group = |s: &str| s.strip_prefix("run:").is_some_and(|d| crate::RunDir::at(d).is_group());
-    // Each spec's group name: its label, else `run:GROUP` as its replicates' rows begin (the
-    // spec as given where two groups share a name).
-    let stems: Vec<Option<String>> = specs
-        .iter()
-        .map(|s| is_group(s).then(|| format!("run:{}", policies::stem(Path::new(&s["run:".len()..])))))
-        .collect();
-    let group_names: Vec<Option<String>> = (0..specs.len())
-        .map(|k| {
-            let stem = stems[k].as_ref()?;
-            Some(match labels.iter().find(|l| l.spec == specs[k]) {
-                Some(l) => l.name.to_string(),
-                None if stems.iter().filter(|s| s.as_ref() == Some(stem)).count() > 1 => specs[k].clone(),
-                None => stem.clone(),
-            })
-        })
-        .collect();
+    let group_names = group_names(&specs, &labels);
     let mut plays = Vec::new();
     for m in &mechanisms {
         let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
@@ -153,17 +137,15 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
             named.extend(rows);
         }
         if world.reads_actions() {
-            name_rows(&labels, &specs, &of_spec, &mut named, &mut used, &mut renamed)?;
-        }
-        if !world.reads_actions() {
+            name_rows(&labels, &specs, &of_spec, &group_names, &mut named, &mut used, &mut renamed)?;
+            row_groups.extend(of_spec.iter().map(|&k| group_names[k].clone()));
+        } else {
             // Every policy plays the same episodes: one row.
             named.truncate(1);
             if let Some(n) = named.first_mut() {
                 n.0 = "any".into();
             }
             row_groups.extend(named.iter().map(|_| None));
-        } else {
-            row_groups.extend(of_spec.iter().map(|&k| group_names[k].clone()));
         }
         plays.push((m.clone(), world, named));
     }
@@ -177,22 +159,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         .iter()
         .any(|(_, w, named)| super::plays_every_seed(w.as_ref(), named.iter().map(|(_, p)| p.as_ref())));
     let seeds = episode_seeds(super::root_seed(first), if varies { spec.seeds } else { 1 });
-    let labels: Vec<(&str, &str)> = plays
-        .iter()
-        .flat_map(|(m, _, named)| named.iter().map(move |(label, _)| (label.as_str(), m.as_str())))
-        .collect();
-    let baseline = match &spec.baseline {
-        None => 0,
-        Some(b) => {
-            let (p, m) = b.rsplit_once('/').unwrap_or((b.as_str(), mechanisms[0].as_str()));
-            // A row by its name or, where --label renamed it, by its own label.
-            let own = |label: &str| renamed.iter().any(|(to, from)| to == label && from == p);
-            labels
-                .iter()
-                .position(|&(label, mech)| (label == p || label == "any" || own(label)) && mech == m)
-                .ok_or_else(|| crate::error::user(format!("--baseline {b}: no such row (rows are POLICY/MECHANISM of the table)")))?
-        }
-    };
+    let baseline = baseline_row(spec.baseline.as_deref(), &plays, &mechanisms[0], &renamed)?;
     let dir = RunDir::create(spec.out.as_deref(), &format!("{}-{}", spec.command, run::stem(&spec.config)))?;
     // The resolved world of the first mechanism (the others differ by its key alone), written
     // with the summary at the end: a run that fails on the way (an agent process that broke
@@ -228,8 +195,49 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     Ok(c)
 }
 
+/// Each spec's run-group name (`None` for a spec that is no run group): its label, else
+/// `run:GROUP` as its replicates' rows begin (the spec as given where two groups share a name).
+fn group_names(specs: &[String], labels: &[crate::report::groups::Label<'_>]) -> Vec<Option<String>> {
+    let stems: Vec<Option<String>> = specs
+        .iter()
+        .map(|s| {
+            let dir = s.strip_prefix("run:").filter(|d| crate::RunDir::at(d).is_group())?;
+            Some(format!("run:{}", policies::stem(Path::new(dir))))
+        })
+        .collect();
+    (0..specs.len())
+        .map(|k| {
+            let stem = stems[k].as_ref()?;
+            Some(match labels.iter().find(|l| l.spec == specs[k]) {
+                Some(l) => l.name.to_string(),
+                None if stems.iter().filter(|s| s.as_ref() == Some(stem)).count() > 1 => specs[k].clone(),
+                None => stem.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The row `--baseline POLICY/MECHANISM` names (the first without one; MECHANISM defaults to
+/// `first_mechanism`): a row by its name or, where --label renamed it, by its own label.
+#[allow(clippy::type_complexity)]
+fn baseline_row(
+    baseline: Option<&str>,
+    plays: &[(String, Box<dyn env::worlds::World>, Vec<Named>)],
+    first_mechanism: &str,
+    renamed: &[(String, String)],
+) -> crate::error::Result<usize> {
+    let Some(b) = baseline else { return Ok(0) };
+    let (p, m) = b.rsplit_once('/').unwrap_or((b, first_mechanism));
+    let own = |label: &str| renamed.iter().any(|(to, from)| to == label && from == p);
+    plays
+        .iter()
+        .flat_map(|(mech, _, named)| named.iter().map(move |(label, _)| (label.as_str(), mech.as_str())))
+        .position(|(label, mech)| (label == p || label == "any" || own(label)) && mech == m)
+        .ok_or_else(|| crate::error::user(format!("--baseline {b}: no such row (rows are POLICY/MECHANISM of the table)")))
+}
+
 /// Rename the rows `--label`s name in one mechanism's rows (`named`, played from `specs` as
-/// `of_spec` says): a label names a spec as written, or the row a one-row spec plays
+/// `of_spec` says; `group_names` marks the run groups, [`group_names`]): a label names a spec as written, or the row a one-row spec plays
 /// (`fixed:0.2` for `fixed:0.20`); its rows become NAME, `NAME, replicate K` (a run group's)
 /// or `NAME, ROW`. Checked against the rows' own labels, whatever the labels' order: a NAME
 /// that is another row's label, a row labelled twice, or two rows of one name are refused.
@@ -239,6 +247,7 @@ fn name_rows(
     labels: &[crate::report::groups::Label<'_>],
     specs: &[String],
     of_spec: &[usize],
+    group_names: &[Option<String>],
     named: &mut [Named],
     used: &mut [bool],
     renamed: &mut Vec<(String, String)>,
@@ -261,7 +270,7 @@ fn name_rows(
             )));
         }
         let mine = rows_of(k);
-        let group = specs[k].strip_prefix("run:").is_some_and(|d| crate::RunDir::at(d).is_group());
+        let group = group_names[k].is_some();
         for (i, &r) in mine.iter().enumerate() {
             if let Some(before) = by[r] {
                 return Err(crate::error::user(format!(
