@@ -515,6 +515,62 @@ fn compare_and_analyze_put_a_trained_run_next_to_every_fixed_level() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `fixed:G=X,H=Y` plays a level per group, by the world's group names (the queue world's
+/// `fixed:w1=...` form, in every world): at each group's target the bandit pays 1 per round
+/// (noise has mean 0), one level for both 1 - 0.4^2 = 0.84 to the group it misses. Two
+/// spellings label one row; a missing, unknown or repeated group and a level off the grid are
+/// refused in one line before anything is played.
+#[test]
+fn a_level_per_group_plays_each_groups_target() {
+    let dir = tmp("per-group");
+    let config = bandit(&dir, 10, "");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &config,
+        "--policies",
+        "fixed:group_1=0.7,group_0=0.3,fixed:0.3",
+        "--label",
+        "targets=fixed:group_0=0.3, group_1=0.7",
+        "--baseline",
+        "fixed:group_1=0.7, group_0=0.3",
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{v}");
+    let reward = |r: &serde_json::Value| r["eval"]["reward"]["mean"].as_f64().unwrap();
+    let targets = rows.iter().find(|r| r["policy"] == "targets").unwrap();
+    assert_eq!(targets["spec"], "fixed:group_0=0.3,group_1=0.7", "{targets}");
+    assert!((reward(targets) - 1.0).abs() < 0.02, "{targets}");
+    let one = rows.iter().find(|r| r["policy"] == "fixed:0.3").unwrap();
+    // Group 1 (odd agents) is paid 0.84 at 0.3: about half the agent-rounds.
+    assert!(reward(targets) - reward(one) > 0.06 && reward(targets) - reward(one) < 0.1, "{one}");
+    // `--baseline` took the relabelled row by another spelling of its spec.
+    let d = one["improvement"]["mean"].as_f64().unwrap();
+    assert!((d + reward(targets) - reward(one)).abs() < 1e-9 && v["baseline"] == 0, "{v}");
+    for (spec, says) in [
+        ("fixed:group_0=0.3", "no level for group `group_1`"),
+        (
+            "fixed:group_0=0.3,nobody=0.7",
+            "`nobody` is not a group of this world (groups: group_0, group_1)",
+        ),
+        ("fixed:group_0=0.3,group_0=0.4,group_1=0.7", "group `group_0` is given twice"),
+        ("fixed:group_0=0.35,group_1=0.7", "group_0: 0.35 is not one of this world's"),
+    ] {
+        let out = dir.join("refused");
+        let (code, _, err) = mtf(&["compare", "--config", &config, "--policies", spec, "--out", out.to_str().unwrap()]);
+        assert_eq!((code, err.trim().lines().count()), (2, 1), "{spec}: {err}");
+        assert!(err.contains(says) && !out.exists(), "{spec}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `mtf export` of the bandit run, driven by `agent:PATH`: the same episodes as `run:DIR` (the
 /// comparison `compared` made on 3 seeds); one group's file serves both groups; a file of
 /// another world and an agent answering outside the levels are refused in one line.

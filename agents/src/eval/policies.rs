@@ -168,30 +168,6 @@ pub fn canonical(spec: &str) -> String {
     PolicySpec::parse(spec).map_or_else(|_| spec.to_string(), |p| p.label(spec))
 }
 
-/// Split a comma-separated list of specs (`--policies`): a comma inside a per-agent list
-/// (`fixed:[0.2,0.4]`) or before another weight class (`fixed:w1=0.2,w2=0.4`) continues the
-/// spec before it.
-pub fn split_list(items: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for item in items {
-        for part in item.split(',') {
-            let continues = out.last().is_some_and(|prev: &String| {
-                let open = prev.matches('[').count() > prev.matches(']').count();
-                let class = prev.starts_with("fixed:w") && part.trim_start().starts_with('w') && part.contains('=');
-                open || class
-            });
-            match out.last_mut() {
-                Some(prev) if continues => {
-                    prev.push(',');
-                    prev.push_str(part);
-                }
-                _ => out.push(part.to_string()),
-            }
-        }
-    }
-    out
-}
-
 /// Expand the specs a comparison evaluates: `fixed:all` to one `fixed:X` per level, a run group
 /// (`run:GROUP`) to every replicate; and every trained run is reported greedy and sampled (the
 /// sampled rows the command line does not name follow the others).
@@ -354,9 +330,12 @@ mod tests {
     fn a_comma_list_keeps_per_class_and_per_agent_specs_whole() {
         let given = ["fixed:w1=0.2,w2=0.4,w4=0.7,fixed:[0.1,0.2],hedge".to_string(), "fixed:0".into()];
         assert_eq!(
-            super::split_list(&given),
+            crate::worlds::policies::join_split(&given),
             ["fixed:w1=0.2,w2=0.4,w4=0.7", "fixed:[0.1,0.2]", "hedge", "fixed:0"]
         );
-        assert_eq!(super::expand(&super::split_list(&given)[3..], &[]).unwrap(), ["fixed:0.0"]);
+        assert_eq!(
+            super::expand(&crate::worlds::policies::join_split(&given)[3..], &[]).unwrap(),
+            ["fixed:0.0"]
+        );
     }
 }

@@ -115,7 +115,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     };
     // Every world and policy first: a refused spec leaves no run directory, and a taken --out
     // is refused before anything is played.
-    let labels = crate::report::groups::read_labels(&spec.labels, |s| s.to_string())?;
+    let labels = crate::report::groups::read_labels(&spec.labels, |s| policies::canonical(s, first))?;
     let mut used = vec![false; labels.len()];
     // Each renamed row's own label (its spec in the JSON), by its new name.
     let mut renamed: Vec<(String, String)> = Vec::new();
@@ -228,6 +228,11 @@ fn baseline_row(
 ) -> crate::error::Result<usize> {
     let Some(b) = baseline else { return Ok(0) };
     let (p, m) = b.rsplit_once('/').unwrap_or((b, first_mechanism));
+    // `fixed:b=0.2,a=0.1` is the row `fixed:a=0.1,b=0.2`.
+    let p = plays
+        .first()
+        .map_or_else(|| p.to_string(), |(_, w, _)| policies::canonical(p, w.as_ref()));
+    let p = p.as_str();
     let own = |label: &str| renamed.iter().any(|(to, from)| to == label && from == p);
     plays
         .iter()
@@ -238,7 +243,7 @@ fn baseline_row(
 
 /// Rename the rows `--label`s name in one mechanism's rows (`named`, played from `specs` as
 /// `of_spec` says; `group_names` marks the run groups, [`group_names`]): a label names a spec as written, or the row a one-row spec plays
-/// (`fixed:0.2` for `fixed:0.20`); its rows become NAME, `NAME, replicate K` (a run group's)
+/// by that row's label (`fixed:0.2` for `fixed:0.20`, either way round: [`policies::canonical`]); its rows become NAME, `NAME, replicate K` (a run group's)
 /// or `NAME, ROW`. Checked against the rows' own labels, whatever the labels' order: a NAME
 /// that is another row's label, a row labelled twice, or two rows of one name are refused.
 /// `used` marks the labels that named a spec; `renamed` gets each renamed row's (new name,
@@ -258,7 +263,7 @@ fn name_rows(
     for (j, l) in labels.iter().enumerate() {
         let Some(k) = (0..specs.len()).find(|&k| {
             let rows = rows_of(k);
-            specs[k] == l.spec || (rows.len() == 1 && own[rows[0]] == l.spec)
+            specs[k] == l.spec || (rows.len() == 1 && (own[rows[0]] == l.spec || own[rows[0]] == l.want))
         }) else {
             continue;
         };

@@ -1,6 +1,7 @@
 //! Policies for the worlds behind the seam, and the specs that name them on the command line:
 //! `fixed:X` (level X for everyone; X a level, or one of the world's named actions, as the
-//! market's `fixed:own`, or `own` alone), `fixed:all` (every level and named action, a row each), `uniform` (a level
+//! market's `fixed:own`, or `own` alone), `fixed:G=X,H=Y,...` (a level per group, by the
+//! world's group names), `fixed:all` (every level and named action, a row each), `uniform` (a level
 //! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]).
@@ -39,18 +40,12 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
     if spec == "uniform" {
         return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);
     }
-    if let Some(x) = spec.strip_prefix("fixed:") {
-        let v: f64 = x.trim().parse().map_err(|_| {
-            let names: String = named.iter().map(|n| format!(" or `{n}`")).collect();
-            bad(format!("`{x}` is not a number{names}"))
-        })?;
-        let k = env::config::level_index(levels, v).ok_or_else(|| {
-            bad(format!(
-                "{v} is not one of this world's {} {levels:?}",
-                world.action_kind().levels_name()
-            ))
-        })?;
-        return Ok(vec![(format!("fixed:{}", levels[k]), Box::new(Fixed::new(vec![k])))]);
+    if let Some(x) = fixed.filter(|x| x.contains('=')) {
+        return per_group(x, world).map_err(bad);
+    }
+    if let Some(x) = fixed {
+        let k = action_index(x, world).map_err(bad)?;
+        return Ok(vec![(format!("fixed:{}", action_name(k, world)), Box::new(Fixed::new(vec![k])))]);
     }
     if let Some(dir) = spec.strip_prefix("run:") {
         return run_policies(Path::new(dir), world).map_err(|e| match e {
@@ -63,8 +58,83 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
         return Ok(vec![(spec.to_string(), Box::new(agents))]);
     }
     Err(bad(
-        "a world of env.worlds takes fixed:X, fixed:all, uniform, run:DIR (a run trained on it) or agent:PATH (one exported from such a run)".into(),
+        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:all, uniform, run:DIR (a run trained on it) or agent:PATH (one exported from such a run)".into(),
     ))
+}
+
+/// A spec as the row it plays is labelled, for a `fixed:` spec of one row (`fixed:0.30` is
+/// `fixed:0.3`'s row, `fixed:b=0.2,a=0.1` is `fixed:a=0.1,b=0.2`'s where the world's groups
+/// are `a`, `b`); any other spec, or one that does not parse, as written (a run's or an
+/// agent's rows are not loaded to name them). What `--label`'s specs are matched by.
+pub fn canonical(spec: &str, world: &dyn World) -> String {
+    if spec.starts_with("fixed:") {
+        if let Ok(rows) = parse(spec, world) {
+            if let [(label, _)] = rows.as_slice() {
+                return label.clone();
+            }
+        }
+    }
+    spec.to_string()
+}
+
+/// The action a level's text names: a level of the world's grid, or one of its named actions
+/// (the market's `own`).
+fn action_index(text: &str, world: &dyn World) -> Result<usize, String> {
+    let (levels, named) = (world.levels(), world.named_actions());
+    let text = text.trim();
+    if let Some(j) = named.iter().position(|n| *n == text) {
+        return Ok(levels.len() + j);
+    }
+    let v: f64 = text.parse().map_err(|_| {
+        let names: String = named.iter().map(|n| format!(" or `{n}`")).collect();
+        format!("`{text}` is not a number{names}")
+    })?;
+    env::config::level_index(levels, v)
+        .ok_or_else(|| format!("{v} is not one of this world's {} {levels:?}", world.action_kind().levels_name()))
+}
+
+/// Action `k` as a row's label prints it.
+fn action_name(k: usize, world: &dyn World) -> String {
+    let levels = world.levels();
+    match levels.get(k) {
+        Some(x) => x.to_string(),
+        None => world.named_actions()[k - levels.len()].to_string(),
+    }
+}
+
+/// `fixed:G=X,H=Y,...`: a level (or named action) per group, every group of the world named
+/// once by its name (the queue world's `w1`, `w2`, ...; a wrong name's error lists them).
+/// The row is labelled with the groups in the world's order, so two spellings of one policy
+/// label one row.
+fn per_group(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
+    let names = world.group_names();
+    let all = || names.join(", ");
+    let mut chosen: Vec<Option<usize>> = vec![None; names.len()];
+    for part in text.split(',') {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{}`: give each group as NAME=LEVEL (groups: {})", part.trim(), all()))?;
+        let key = key.trim();
+        let g = names
+            .iter()
+            .position(|n| n == key)
+            .ok_or_else(|| format!("`{key}` is not a group of this world (groups: {})", all()))?;
+        if chosen[g].is_some() {
+            return Err(format!("group `{key}` is given twice"));
+        }
+        chosen[g] = Some(action_index(value, world).map_err(|e| format!("{key}: {e}"))?);
+    }
+    let levels = chosen
+        .iter()
+        .zip(&names)
+        .map(|(k, n)| k.ok_or_else(|| format!("no level for group `{n}` (give every group: {})", all())))
+        .collect::<Result<Vec<usize>, String>>()?;
+    let label: Vec<String> = names
+        .iter()
+        .zip(&levels)
+        .map(|(n, &k)| format!("{n}={}", action_name(k, world)))
+        .collect();
+    Ok(vec![(format!("fixed:{}", label.join(",")), Box::new(Fixed::new(levels)))])
 }
 
 /// A trained run's actors (one per group), or every replicate's of a run group.
@@ -88,12 +158,69 @@ pub(crate) fn stem(dir: &Path) -> String {
         .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Split a comma-separated list of specs (`fixed:0.3,uniform`).
+/// Split a comma-separated list of specs (`fixed:0.3,uniform`), empty ones dropped; a comma
+/// inside a per-agent list or between groups' levels keeps the spec whole ([`join_split`]).
 pub fn split(list: &[String]) -> Vec<String> {
-    list.iter()
-        .flat_map(|s| s.split(','))
-        .map(str::trim)
+    join_split(list)
+        .iter()
+        .map(|s| s.trim())
         .filter(|s| !s.is_empty())
         .map(String::from)
         .collect()
+}
+
+/// Split each item at its commas, except where a comma continues the spec before it: inside
+/// a per-agent list (`fixed:[0.2,0.4]`) or before another group's level
+/// (`fixed:w1=0.2,w2=0.4`: a `NAME=LEVEL` part after a `fixed:` spec holding one). Both
+/// worlds' command lines split with it.
+pub fn join_split(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items {
+        for part in item.split(',') {
+            let continues = out.last().is_some_and(|prev: &String| {
+                let open = prev.matches('[').count() > prev.matches(']').count();
+                let group = prev.trim_start().starts_with("fixed:")
+                    && prev.contains('=')
+                    && part
+                        .split_once('=')
+                        .is_some_and(|(key, _)| !key.trim().is_empty() && !key.contains(':'));
+                open || group
+            });
+            match out.last_mut() {
+                Some(prev) if continues => {
+                    prev.push(',');
+                    prev.push_str(part);
+                }
+                _ => out.push(part.to_string()),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{join_split, split};
+
+    #[test]
+    fn a_comma_list_keeps_per_group_and_per_agent_specs_whole() {
+        let given = [
+            "fixed:group_0=0.3, group_1=0.7,uniform,fixed:[0.1,0.2]".to_string(),
+            "fixed:0.3,run:a=b".into(),
+        ];
+        assert_eq!(
+            split(&given),
+            [
+                "fixed:group_0=0.3, group_1=0.7",
+                "uniform",
+                "fixed:[0.1,0.2]",
+                "fixed:0.3",
+                "run:a=b"
+            ]
+        );
+        // A `NAME=LEVEL` part continues only a `fixed:` spec that holds one; a part whose key
+        // is a spec (`fixed:w1=0.2` after another) starts a spec of its own.
+        let given = ["fixed:w1=0.2,w2=0.4,fixed:w1=0.3,w2=0.5,,x=1".to_string()];
+        assert_eq!(join_split(&given), ["fixed:w1=0.2,w2=0.4", "fixed:w1=0.3,w2=0.5", "", "x=1"]);
+    }
 }

@@ -67,7 +67,7 @@ fn queue(a: Args) -> agents::Result<ExitCode> {
         seeds,
         select_seeds: a.select_seeds,
         tokens: a.tokens,
-        baselines: agents::eval::policies::split_list(&a.baselines),
+        baselines: agents::worlds::policies::join_split(&a.baselines),
         threads: a.common.threads_or_default(),
         progress: !a.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };

@@ -71,7 +71,7 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
 fn queue(a: Args) -> agents::Result<ExitCode> {
     let spec = CompareSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
-        policies: agents::eval::policies::split_list(&a.policies),
+        policies: agents::worlds::policies::join_split(&a.policies),
         mechanisms: a.mechanisms,
         seeds: a.episodes.seeds,
         threads: a.common.threads_or_default(),

@@ -37,7 +37,7 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let done = curves(&CurvesSpec {
         runs: a.runs,
         metric: a.metric,
-        against: agents::eval::policies::split_list(&a.against),
+        against: agents::worlds::policies::join_split(&a.against),
         blocks: a.blocks,
         out: a.out,
         threads: a.threads,
