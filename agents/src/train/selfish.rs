@@ -1,21 +1,16 @@
 //! The selfish equilibrium of a queue-world scenario: iterated best responses per weight class
 //! from the best fixed level (in turn, each class's first agent tries every level while
-//! everyone else keeps the current profile; if one pays it more, its own reward on the
+//! everyone else keeps the current profile; if one pays it more, its own return on the
 //! selection seeds with common random numbers, the whole class moves there), stopping when
-//! no class gains, when a profile repeats, or after [`MAX_PASSES`] passes. `mtf train` places
-//! an own-reward run against it; `mtf analyze` reports it (`eval::analyze::equilibrium`).
+//! no class gains, when a profile repeats, or after [`MAX_PASSES`] passes: every world's
+//! ([`env::worlds::selfish`]), played on the queue world. `mtf train` places an own-reward
+//! run against it; `mtf analyze` reports it (`eval::analyze::equilibrium`).
 
 use crate::learners::fixed::FixedEach;
-use crate::learners::wrap::pinned;
 use crate::learners::Policy;
 use env::config::Scenario;
 
-/// Passes of the iterated best responses at most.
-pub const MAX_PASSES: usize = 8;
-
-fn mean(eps: &[env::metrics::EpisodeMetrics], f: impl Fn(&env::metrics::EpisodeMetrics) -> f64) -> f64 {
-    eps.iter().map(f).sum::<f64>() / eps.len().max(1) as f64
-}
+pub use env::worlds::selfish::MAX_PASSES;
 
 /// A per-class profile of levels (level indices, one per class, in ascending weight): every
 /// agent at its class's level.
@@ -57,53 +52,16 @@ impl Selfish {
 
 /// Iterated best responses per weight class from level `best` on the `select` seeds (each
 /// class's first agent's own reward, `threads` workers): the selfish equilibrium `mtf
-/// analyze` reports and `mtf train` places an own-reward run against.
+/// analyze` reports and `mtf train` places an own-reward run against. Every world's
+/// ([`env::worlds::selfish`]) on the scenario's queue world, whose groups are its weight
+/// classes in ascending weight.
 pub fn selfish(sc: &Scenario, best: usize, select: &[u64], threads: usize) -> Selfish {
-    let classes = sc.weight_classes();
-    let k = sc.action_levels().len();
-    let first: Vec<usize> = classes
-        .iter()
-        .map(|&w| sc.agents.iter().position(|a| a.weight == w).expect("a class has an agent"))
-        .collect();
-    let mut current = vec![best; classes.len()];
-    let mut seen = vec![current.clone()];
-    let (mut passes, mut converged, mut evaluations) = (0, false, 0);
-    while passes < MAX_PASSES {
-        passes += 1;
-        let mut moved = false;
-        for c in 0..classes.len() {
-            let agent = first[c];
-            let mut own = |l: usize| {
-                evaluations += 1;
-                let p = pinned(Box::new(profile(sc, &current)), vec![(agent, l)]);
-                mean(&env::eval::evaluate(sc, select, &p, false, threads), |e| e.reward[agent])
-            };
-            let stay = own(current[c]);
-            let (mut to, mut value) = (current[c], stay);
-            for l in (0..k).filter(|&l| l != current[c]) {
-                let v = own(l);
-                if v > value + 1e-12 {
-                    (to, value) = (l, v);
-                }
-            }
-            if to != current[c] {
-                current[c] = to;
-                moved = true;
-            }
-        }
-        if !moved {
-            converged = true;
-            break;
-        }
-        if seen.contains(&current) {
-            break;
-        }
-        seen.push(current.clone());
-    }
+    let world = env::queue_world::QueueWorld::new(sc.clone());
+    let found = env::worlds::selfish::selfish(&world, best, select, threads);
     Selfish {
-        levels: current,
-        passes,
-        converged,
-        evaluations,
+        levels: found.levels,
+        passes: found.passes,
+        converged: found.converged,
+        evaluations: found.evaluations,
     }
 }

@@ -73,6 +73,8 @@ pub struct Compared {
     pub varies: bool,
     /// `mtf analyze`'s best unilateral deviation from each level (empty elsewhere).
     pub deviations: Vec<Deviation>,
+    /// `mtf analyze`'s selfish equilibrium, whose row is `selfish equilibrium` (else `None`).
+    pub selfish: Option<SelfishFound>,
     /// Each run group's replicates against the baseline row, per mechanism: their headline
     /// improvements reduced across replicates (IQM, P(> baseline), bootstrap CIs).
     pub groups: Vec<crate::report::groups::GroupRow>,
@@ -81,6 +83,20 @@ pub struct Compared {
     /// `mtf simulate`'s first episode's record (`World::record`: the market's figures per
     /// tenant and type; by default the figures by key): `metrics` in `summary.json`.
     pub episode: Option<Value>,
+}
+
+/// Where `mtf analyze`'s iterated best responses per group stopped
+/// ([`env::worlds::selfish`], from the best fixed level, on the analysis's seeds).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SelfishFound {
+    /// The profile as a spec (`fixed:G=X,...`): what `mtf compare` replays.
+    pub spec: String,
+    /// Passes taken.
+    pub passes: usize,
+    /// Whether no group gained in the last pass (else a cycle, or the pass limit).
+    pub converged: bool,
+    /// Levels tried, each on every seed.
+    pub evaluations: usize,
 }
 
 /// Run the comparison and write its run directory (`comparison.md`, `comparison.csv`,
@@ -183,6 +199,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         dir: dir.path().to_path_buf(),
         varies,
         deviations: Vec::new(),
+        selfish: None,
         groups: Vec::new(),
         story,
         episode,
@@ -457,8 +474,21 @@ impl Compared {
         } else {
             eq.iter().map(f64::to_string).collect::<Vec<_>>().join(", ")
         };
+        let selfish = self.selfish.as_ref().map_or_else(String::new, |f| {
+            format!(
+                "\nThe selfish equilibrium (row `selfish equilibrium`): {} after {} pass{} of best responses per group from the best fixed level ({}; each group's first agent tries every level, everyone else at the current profile, its own return on these seeds; the whole group moves where it gains).\n",
+                f.spec,
+                f.passes,
+                if f.passes == 1 { "" } else { "es" },
+                if f.converged {
+                    "converged: no group gains"
+                } else {
+                    "not converged: a profile repeated, or the pass limit"
+                }
+            )
+        });
         format!(
-            "\nLevels no agent is seen to leave alone (no deviation gains beyond its 95% CI: symmetric equilibria among the levels, where selfish learners may settle): {eq}.\n\n{t}\nA deviation: one agent at another level, every other at the common one; its gain is in its own return (the world's reward summed over the episode), paired over the same seeds, and counts where its 95% CI excludes 0. Deviators: every agent, or the first of each group above {} agents.\n",
+            "{selfish}\nLevels no agent is seen to leave alone (no deviation gains beyond its 95% CI: symmetric equilibria among the levels, where selfish learners may settle): {eq}.\n\n{t}\nA deviation: one agent at another level, every other at the common one; its gain is in its own return (the world's reward summed over the episode), paired over the same seeds, and counts where its 95% CI excludes 0. Deviators: every agent, or the first of each group above {} agents.\n",
             super::deviations::EVERY_AGENT
         )
     }
@@ -540,6 +570,9 @@ impl Compared {
                 .collect();
             v["equilibria"] = json!(self.equilibria());
         }
+        if let Some(f) = &self.selfish {
+            v["selfish"] = json!(f);
+        }
         v
     }
 }
@@ -600,11 +633,43 @@ pub fn analyze(
         .0;
     if world.reads_actions() {
         c.deviations = deviations(world.as_ref(), &c.seeds, threads);
+        selfish_row(&mut c, world.as_ref(), threads);
     }
     let dir = RunDir::at(&c.dir);
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
     Ok(c)
+}
+
+/// The selfish equilibrium from the baseline (the best fixed level) on `c`'s seeds, as a row
+/// `selfish equilibrium` (its spec kept beside it) and `c.selfish`. Only the levels are tried
+/// (not the world's named actions).
+fn selfish_row(c: &mut Compared, world: &dyn env::worlds::World, threads: usize) {
+    let base = &c.rows[c.baseline];
+    let Some(start) = base
+        .policy
+        .strip_prefix("fixed:")
+        .and_then(|x| x.parse::<f64>().ok())
+        .and_then(|x| env::config::level_index(world.levels(), x))
+    else {
+        return;
+    };
+    let found = env::worlds::selfish::selfish(world, start, &c.seeds, threads);
+    let spec = policies::group_spec(&found.levels, world);
+    let played = evaluate(world, &super::Fixed::new(found.levels), &c.seeds, threads);
+    c.rows.push(Row {
+        policy: "selfish equilibrium".into(),
+        mechanism: base.mechanism.clone(),
+        played,
+        spec: Some(spec.clone()),
+        group: None,
+    });
+    c.selfish = Some(SelfishFound {
+        spec,
+        passes: found.passes,
+        converged: found.converged,
+        evaluations: found.evaluations,
+    });
 }
 
 /// The first seed's episode, round by round as the world records it, to `rounds.jsonl` (a
@@ -775,6 +840,9 @@ mod tests {
             }
         }
         assert_eq!(c.equilibria(), vec![0.9]);
+        // L's best response to anything is 0.9, the best fixed level: it stays, in one pass.
+        let f = c.selfish.as_ref().unwrap();
+        assert!(f.spec.ends_with("=0.9") && f.passes == 1 && f.converged, "{f:?}");
         let v = c.json();
         assert_eq!(v["equilibria"], json!([0.9]));
         assert!(c.markdown().contains(
@@ -806,6 +874,17 @@ mod tests {
         );
         assert!(c.equilibria().is_empty());
         assert!(c.markdown().contains("where selfish learners may settle): none."));
+        // Iterated best responses from the best fixed level (0.5, 0.96 a round) move each group
+        // to its target in one pass (1.0 a round: +0.04), and the second pass finds no gain.
+        assert_eq!(c.rows[c.baseline].policy, "fixed:0.5");
+        let f = c.selfish.as_ref().unwrap();
+        assert_eq!((f.spec.as_str(), f.passes, f.converged), ("fixed:group_0=0.3,group_1=0.7", 2, true));
+        let k = c.rows.iter().position(|r| r.policy == "selfish equilibrium").unwrap();
+        assert!((c.improvement(k).mean - 0.04).abs() < 1e-9, "{:?}", c.improvement(k));
+        assert_eq!(c.json()["selfish"]["spec"], "fixed:group_0=0.3,group_1=0.7");
+        assert!(c
+            .markdown()
+            .contains("The selfish equilibrium (row `selfish equilibrium`): fixed:group_0=0.3,group_1=0.7 after 2 passes"));
     }
 
     #[test]

@@ -129,12 +129,18 @@ fn per_group(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
         .zip(&names)
         .map(|(k, n)| k.ok_or_else(|| format!("no level for group `{n}` (give every group: {})", all())))
         .collect::<Result<Vec<usize>, String>>()?;
-    let label: Vec<String> = names
+    Ok(vec![(group_spec(&levels, world), Box::new(Fixed::new(levels)))])
+}
+
+/// The spec `fixed:G=X,H=Y,...` of an action index per group, groups in the world's order.
+pub fn group_spec(levels: &[usize], world: &dyn World) -> String {
+    let names = world.group_names();
+    let parts: Vec<String> = names
         .iter()
-        .zip(&levels)
+        .zip(levels)
         .map(|(n, &k)| format!("{n}={}", action_name(k, world)))
         .collect();
-    Ok(vec![(format!("fixed:{}", label.join(",")), Box::new(Fixed::new(levels)))])
+    format!("fixed:{}", parts.join(","))
 }
 
 /// A trained run's actors (one per group), or every replicate's of a run group.

@@ -22,6 +22,7 @@
 pub mod bandit;
 pub mod gavel;
 pub mod play;
+pub mod selfish;
 
 pub(crate) mod api;
 
