@@ -81,7 +81,14 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         assert!([0.3, 0.4, 0.5, 0.6, 0.7].contains(&level), "{level}");
         assert!(s["vs_uniform"]["mean"].is_number() && s["eval"]["reward"]["mean"].is_number());
         assert_eq!(common::logged(&out.join(format!("replicate-{k}"))).len(), 6);
+        // Where selfish learners go: each group's target (its reward depends on its own level
+        // only), found from the best fixed level and reached in one pass.
+        let selfish = &s["references"]["selfish"];
+        assert_eq!(selfish["spec"], "fixed:group_0=0.3,group_1=0.7", "{s}");
+        assert!(selfish["converged"] == true && s["vs_selfish"]["mean"].is_number(), "{s}");
     }
+    assert!(group["vs_selfish_iqm"].is_number(), "{group}");
+    assert!(stdout.contains("improvement over the selfish equilibrium: IQM"), "{stdout}");
     // Replicates train from their own seeds.
     assert_ne!(common::logged(&out.join("replicate-0")), common::logged(&out.join("replicate-1")));
     // Their curves: one series (the replicates differ only in their seeds), the headline.
@@ -110,6 +117,13 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     let line = csv.lines().find(|l| l.starts_with("fixed:0.3,")).unwrap_or_else(|| panic!("{csv}"));
     let level: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
     assert!((level - 0.92).abs() < 0.02, "{line}");
+    // The selfish equilibrium (each group at its target) pays about 1 a round.
+    let line = csv
+        .lines()
+        .find(|l| l.starts_with("selfish equilibrium,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    let level: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
+    assert!((level - 1.0).abs() < 0.02, "{line}");
     // Uniform play, a reference of the summary too, is drawn once, as evaluated.
     assert_eq!(csv.lines().filter(|l| l.starts_with("uniform,")).count(), 1, "{csv}");
     // So is the best fixed level, named by fixed:all as fixed:X: every level once.

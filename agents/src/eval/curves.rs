@@ -186,16 +186,18 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
         });
     }
     // The first run's own references on its held-out seeds (every replicate of a group is
-    // scored on the same ones): the best fixed level, every agent at its own rule, uniform play.
+    // scored on the same ones): the best fixed level, every agent at its own rule, uniform
+    // play, the selfish equilibrium.
     let references: Vec<Reference> = summary(first)
         .map(|s| {
             let refs = &s["references"];
-            ["best_fixed", "own", "uniform"]
+            ["best_fixed", "own", "uniform", "selfish"]
                 .iter()
                 .filter_map(|k| {
                     let level = refs[k]["eval"][&metric]["mean"].as_f64()?;
                     let policy = match (*k, refs[k]["level"].as_f64()) {
                         ("best_fixed", Some(x)) => format!("best fixed level {x}"),
+                        ("selfish", _) => "selfish equilibrium".to_string(),
                         (k, _) => k.replace('_', " "),
                     };
                     Some(crate::report::plots::Reference {

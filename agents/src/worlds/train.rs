@@ -11,7 +11,9 @@
 //!
 //! Every run judges itself: the held-out evaluation (the `mtf simulate` seeds of the root seed)
 //! is reported next to the best fixed level (picked on other seeds, the selection seeds, then
-//! scored on the held-out ones) and uniform random play, as paired differences over the same
+//! scored on the held-out ones), uniform random play and the selfish equilibrium (best
+//! responses per group from the best fixed level on the selection seeds,
+//! `env::worlds::selfish`: where selfish learners go), as paired differences over the same
 //! seeds, signed so that positive is better. ES's actors are scored greedily, as ES trains
 //! them; PPO's sampled, as PPO trains. `train.replicates` trains a run group and states the
 //! result over replicates (IQM, bootstrap CI, probability of improvement).
@@ -469,7 +471,8 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
 /// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
 /// what a sweep's objective may name.
 pub fn summary_shape(w: &dyn World, group: bool) -> Value {
-    let against = std::iter::once("uniform").chain(w.named_actions().iter().copied());
+    let selfish = w.reads_actions().then_some("selfish");
+    let against = std::iter::once("uniform").chain(w.named_actions().iter().copied()).chain(selfish);
     if group {
         let mut shape = json!({
             "replicates": [],
@@ -505,6 +508,10 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         shape["references"][*name] = json!({"eval": figures});
         shape[format!("vs_{name}")] = json!({"mean": 0.0, "ci95": 0.0});
     }
+    if w.reads_actions() {
+        shape["references"]["selfish"] = json!({"spec": "", "converged": false, "passes": 0, "eval": figures});
+        shape["vs_selfish"] = json!({"mean": 0.0, "ci95": 0.0});
+    }
     shape
 }
 
@@ -516,6 +523,10 @@ struct Judged {
     uniform: Vec<Played>,
     /// Every agent at each of the world's named actions ([`World::named_actions`]), in order.
     named: Vec<Vec<Played>>,
+    /// Where best responses per group stop, from the best fixed level on the selection seeds
+    /// (the selfish equilibrium under each agent's own reward: `mtf analyze`'s), and its
+    /// held-out play; `None` in a world whose mechanism ignores the actions.
+    selfish: Option<(env::worlds::selfish::Selfish, Vec<Played>)>,
 }
 
 /// The held-out evaluation of `policy` and its references on the same seeds.
@@ -542,6 +553,11 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
         named: (0..w.named_actions().len())
             .map(|j| evaluate(w, &Fixed::new(vec![levels + j]), &seeds, t))
             .collect(),
+        selfish: w.reads_actions().then(|| {
+            let found = env::worlds::selfish::selfish(w, best_level, &select, t);
+            let played = evaluate(w, &Fixed::new(found.levels.clone()), &seeds, t);
+            (found, played)
+        }),
     }
 }
 
@@ -884,6 +900,15 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         summary[format!("vs_{name}")] = json!({"mean": vs.mean, "ci95": vs.ci95});
         named_lines += &format!("{:<31} {}\n", format!("vs every agent at `{name}`:"), vs.signed_pm(3));
     }
+    if let Some((found, played)) = &j.selfish {
+        let vs = improvement(w, &j.learned, played);
+        let spec = super::policies::group_spec(&found.levels, w);
+        summary["references"]["selfish"] =
+            json!({"spec": spec, "converged": found.converged, "passes": found.passes, "eval": figures_json(w, played)});
+        summary["vs_selfish"] = json!({"mean": vs.mean, "ci95": vs.ci95});
+        let stopped = if found.converged { "" } else { ", not converged" };
+        named_lines += &format!("vs the selfish equilibrium:     {} ({spec}{stopped})\n", vs.signed_pm(3));
+    }
     if let Some(h) = &hedge {
         summary["hedge"] = h.clone();
     }
@@ -1037,6 +1062,8 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
         let name = key.trim_start_matches("vs_");
         let what = if name == "uniform" {
             "uniform random play".to_string()
+        } else if name == "selfish" {
+            "the selfish equilibrium".to_string()
         } else {
             format!("every agent at `{name}`")
         };

@@ -174,7 +174,12 @@ fn analyze_puts_the_named_action_beside_the_levels_and_keeps_the_best_level_as_b
     let set: Vec<String> = spec.set[..3].to_vec();
     let c = super::super::compare::analyze(spec.config.as_ref().unwrap(), &set, None, None, 2, 1, Some(&out)).unwrap();
     let policies: Vec<&str> = c.rows.iter().map(|r| r.policy.as_str()).collect();
-    assert_eq!(policies.len(), 11 + 1 + 1, "every level, `own`, uniform: {policies:?}");
+    assert_eq!(
+        policies.len(),
+        11 + 1 + 1 + 1,
+        "every level, `own`, uniform, the selfish equilibrium: {policies:?}"
+    );
+    assert_eq!(policies.last(), Some(&"selfish equilibrium"));
     let own = policies.iter().position(|p| *p == "fixed:own").unwrap();
     assert_eq!(c.rows[c.baseline].policy, "fixed:0.7", "own beats every level but is not one");
     assert!((c.improvement(own).mean - 2.1).abs() < 1e-9);
