@@ -10,7 +10,8 @@
 //! deviator per group keeps the episodes at groups x levels², not jobs x levels²).
 
 use env::eval::Stat;
-use env::worlds::{Acting, World};
+use env::worlds::selfish::Profile;
+use env::worlds::World;
 use serde::Serialize;
 
 /// Up to this many agents, each deviates in turn; above it, one per group.
@@ -40,18 +41,20 @@ impl Deviation {
     }
 }
 
-/// Every agent at `level` but `who`, which plays `to` (none does when `who` is `None`).
-#[derive(Clone, Copy)]
+/// Every agent at `level` but `who`, which plays `to` (none does when `who` is `None`): a
+/// profile of one level for every group ([`Profile`]), the common level kept to read it by.
+#[derive(Clone)]
 struct Deviating {
     level: usize,
-    who: Option<usize>,
-    to: usize,
+    profile: Profile,
 }
 
-impl<'w> Acting<dyn World + 'w> for Deviating {
-    fn act(&mut self, world: &(dyn World + 'w), _obs: &[f32], _groups: &[usize], actions: &mut [usize]) {
-        for (a, &id) in actions.iter_mut().zip(world.live()) {
-            *a = if Some(id) == self.who { self.to } else { self.level };
+impl Deviating {
+    fn new(world: &dyn World, level: usize, who: Option<usize>, to: usize) -> Self {
+        let levels = vec![level; world.group_names().len()];
+        Self {
+            level,
+            profile: Profile { levels, who, to },
         }
     }
 }
@@ -66,7 +69,7 @@ fn returns(world: &dyn World, tasks: &[Deviating], seeds: &[u64], threads: usize
         &pairs,
         || proto.lock().expect("no panic while forking").fork(),
         |w, &(t, seed)| {
-            let mut acting = tasks[t];
+            let mut acting = tasks[t].profile.clone();
             env::worlds::play(w.as_mut(), &mut acting, seed).agent_returns
         },
     );
@@ -76,13 +79,7 @@ fn returns(world: &dyn World, tasks: &[Deviating], seeds: &[u64], threads: usize
 /// For every level of the world, the best unilateral deviation from it, on `seeds`.
 pub fn deviations(world: &dyn World, seeds: &[u64], threads: usize) -> Vec<Deviation> {
     let levels = world.levels();
-    let common: Vec<Deviating> = (0..levels.len())
-        .map(|k| Deviating {
-            level: k,
-            who: None,
-            to: k,
-        })
-        .collect();
+    let common: Vec<Deviating> = (0..levels.len()).map(|k| Deviating::new(world, k, None, k)).collect();
     let base = returns(world, &common, seeds, threads);
     // An agent absent from an episode (a generated world's job that never arrived) gains 0 there.
     let at = |r: &[Option<f64>], id: usize| r.get(id).copied().flatten().unwrap_or(0.0);
@@ -108,11 +105,7 @@ pub fn deviations(world: &dyn World, seeds: &[u64], threads: usize) -> Vec<Devia
     let mut tasks = Vec::new();
     for (k, who) in deviators.iter().enumerate() {
         for &id in who {
-            tasks.extend((0..levels.len()).filter(|&j| j != k).map(|j| Deviating {
-                level: k,
-                who: Some(id),
-                to: j,
-            }));
+            tasks.extend((0..levels.len()).filter(|&j| j != k).map(|j| Deviating::new(world, k, Some(id), j)));
         }
     }
     let deviated = returns(world, &tasks, seeds, threads);
@@ -128,13 +121,13 @@ pub fn deviations(world: &dyn World, seeds: &[u64], threads: usize) -> Vec<Devia
         })
         .collect();
     for (task, per_seed) in tasks.iter().zip(&deviated) {
-        let id = task.who.expect("a deviation has a deviator");
+        let id = task.profile.who.expect("a deviation has a deviator");
         let gains: Vec<f64> = per_seed.iter().zip(&base[task.level]).map(|(d, b)| at(d, id) - at(b, id)).collect();
         let d = Deviation {
             level: levels[task.level],
             gain: Stat::of(&gains),
             agent: world.agent_name(id),
-            to: levels[task.to],
+            to: levels[task.profile.to],
         };
         let b = &mut best[task.level];
         if (d.profitable(), d.gain.mean) > (b.profitable(), b.gain.mean + 1e-9) {
