@@ -25,6 +25,8 @@ pub struct GroupActors {
     rng: SmallRng,
     h: Vec<f32>,
     logits: Vec<f32>,
+    /// The softmax's unnormalised weights, reused round to round.
+    probs: Vec<f64>,
 }
 
 impl GroupActors {
@@ -39,6 +41,7 @@ impl GroupActors {
             rng: stream(0, names::POLICY, 0),
             h: Vec::with_capacity(hidden),
             logits: vec![0.0; k],
+            probs: Vec::with_capacity(k),
         }
     }
 }
@@ -62,8 +65,9 @@ impl RowPolicy for GroupActors {
             );
             *a = if self.sampled {
                 let max = self.logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-                let w: Vec<f64> = self.logits.iter().map(|&l| f64::from(l - max).exp()).collect();
-                sample_index(&w, unit(self.rng.next_u64()))
+                self.probs.clear();
+                self.probs.extend(self.logits.iter().map(|&l| f64::from(l - max).exp()));
+                sample_index(&self.probs, unit(self.rng.next_u64()))
             } else {
                 argmax(self.logits.iter().map(|&l| f64::from(l)))
             };
