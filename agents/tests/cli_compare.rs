@@ -347,6 +347,8 @@ fn rows_could_not_be_named() {
         "by class=fixed:w1=0.2,w2=0.4,w4=0.7",
         "--label",
         "best fixed=fixed:0.2",
+        "--baseline",
+        "by class/mtf",
         "--seeds",
         "2",
         "--set",
@@ -370,9 +372,17 @@ fn rows_could_not_be_named() {
             ("by class".into(), "fixed:w1=0.2,w2=0.4,w4=0.7".into())
         ]
     );
+    // `--baseline` took a renamed row by its name (it took a spec only before 2026-12-02): the
+    // by-class row is the baseline, the other row is paired against it.
+    // The rows name the baseline by its name too, and its own row says `baseline` (it kept the
+    // spec and showed +0.000 before).
+    assert_eq!(v["rows"][0]["paired"]["baseline"], "by class/mtf", "{v}");
+    assert_eq!(v["rows"][1]["paired"]["welfare_diff"]["mean"], 0.0, "{v}");
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     let csv = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
     assert!(md.contains("| best fixed | mtf |") && md.contains("| by class | mtf |"), "{md}");
+    let line = md.lines().find(|l| l.starts_with("| by class | mtf |")).unwrap();
+    assert!(line.contains("| baseline |") && md.contains("baseline's (by class/mtf)"), "{md}");
     assert!(csv.contains("best fixed,mtf") && csv.contains("by class,mtf"), "{csv}");
     // Names that would not tell rows apart (the review of this change found each accepted).
     for (labels, says) in [

@@ -108,7 +108,10 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
         None => crate::report::table::default_baseline(&rows),
         Some(b) => rows
             .iter()
-            .position(|r| r.label() == canonical_label(b) || blind_row(r, b))
+            .position(|r| {
+                let b = unlabelled(b, &labels);
+                r.label() == canonical_label(&b) || blind_row(r, &b)
+            })
             .ok_or_else(|| {
                 let known: Vec<String> = rows.iter().map(Row::label).collect();
                 user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
@@ -116,7 +119,17 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     };
     crate::report::table::pair(&mut rows, baseline);
     let mut groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
+    let own = rows[baseline].label();
     name_rows(&mut rows, &mut groups, labels)?;
+    // The baseline as the rows now read: a renamed baseline row by its name (it kept its
+    // spec there before 2026-12-02, and its own row showed +0.000 where `baseline` belongs).
+    let named = rows[baseline].label();
+    for p in rows.iter_mut().filter_map(|r| r.paired.as_mut()) {
+        p.baseline.clone_from(&named);
+    }
+    for g in groups.iter_mut().filter(|g| g.baseline == own) {
+        g.baseline.clone_from(&named);
+    }
     Ok(Compared {
         scenario: base,
         rows,
@@ -126,6 +139,16 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
 }
 
 /// `POLICY/MECHANISM` with the policy spelled as rows label it (`fixed:0` is `fixed:0.0`).
+/// `--baseline NAME/MECHANISM` where a `--label` gave NAME: the row of its spec (rows are
+/// renamed after the baseline is paired), as the seam's comparison takes it.
+fn unlabelled(baseline: &str, labels: &[Label<'_>]) -> String {
+    let (p, m) = baseline.rsplit_once('/').map_or((baseline, None), |(p, m)| (p, Some(m)));
+    match labels.iter().find(|l| l.name == p.trim()) {
+        Some(l) => m.map_or_else(|| l.want.clone(), |m| format!("{}/{m}", l.want)),
+        None => baseline.to_string(),
+    }
+}
+
 fn canonical_label(label: &str) -> String {
     match label.rsplit_once('/') {
         Some((p, m)) if p.starts_with("fixed:") => format!("{}/{m}", crate::eval::policies::canonical(p)),
