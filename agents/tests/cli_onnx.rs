@@ -184,6 +184,67 @@ fn an_onnx_policy_enters_compare_beside_the_fixed_levels() {
     assert_ne!(row(&spec)["summary"]["welfare"], row("fixed:0.6")["summary"]["welfare"]);
 }
 
+/// In a world behind the seam (the toy bandit: its row is [group, round share], 11 levels
+/// 0.0..1.0) an ONNX policy acts for every live agent on its row (refused there before
+/// 2026-12-02): constant logits play that level, and a model that reads the group feature
+/// plays each group's target, seed for seed the same episodes as `fixed:0.3` and
+/// `fixed:group_0=0.3,group_1=0.7`; greedy or sampled alike (logits 30 apart).
+#[test]
+fn an_onnx_policy_plays_in_a_world_behind_the_seam() {
+    let dir = tmp("seam");
+    let config = dir.join("bandit.toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&config, "[env]\nworld = \"bandit\"\nagents = 4\nrounds = 10\nnoise = 0.05\n").unwrap();
+    let (one, groups, wrong) = (dir.join("one.onnx"), dir.join("groups.onnx"), dir.join("wrong.onnx"));
+    constant(&one, None, 2, 11, 3);
+    // Group 0 (feature 0): logit 30 at level 3; group 1 (feature 1): 0 there, 60 at level 7.
+    let mut w = vec![0.0; 2 * 11];
+    (w[3], w[7]) = (-30.0, 60.0);
+    let mut b = vec![0.0; 11];
+    b[3] = 30.0;
+    linear(&groups, Some(1), 2, w, b);
+    constant(&wrong, None, 3, 11, 3);
+    let policies = format!(
+        "onnx:{},fixed:0.3,sampled:onnx:{},fixed:group_0=0.3,group_1=0.7,fixed:0.5",
+        one.display(),
+        groups.display()
+    );
+    let (code, json, err) = mtf(&[
+        "compare",
+        "--config",
+        config.to_str().unwrap(),
+        "--policies",
+        &policies,
+        "--seeds",
+        "3",
+        "--json",
+        "--out",
+        dir.join("cmp").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let seeds = |k: usize| v["rows"][k]["per_seed"].clone();
+    assert_eq!(v["rows"][0]["policy"], format!("onnx:{}", one.display()), "{json}");
+    assert_eq!(seeds(0), seeds(1), "{json}");
+    assert_eq!(seeds(2), seeds(3), "{json}");
+    assert_ne!(seeds(3), seeds(4), "{json}");
+    assert_ne!(seeds(0), seeds(2), "{json}");
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        config.to_str().unwrap(),
+        "--policies",
+        &format!("onnx:{}", wrong.display()),
+        "--out",
+        dir.join("bad").to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.trim().lines().count()), (2, 1), "{err}");
+    assert!(
+        err.contains("wrong.onnx") && err.contains("3 features") && !dir.join("bad").exists(),
+        "{err}"
+    );
+}
+
 #[test]
 fn onnx_files_that_do_not_fit_are_one_line_naming_the_file() {
     let dir = tmp("errors");

@@ -120,9 +120,9 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     // The selfish equilibrium (each group at its target) pays about 1 a round.
     let line = csv
         .lines()
-        .find(|l| l.starts_with("selfish equilibrium,"))
+        .find(|l| l.starts_with("\"selfish equilibrium fixed:group_0=0.3,group_1=0.7\","))
         .unwrap_or_else(|| panic!("{csv}"));
-    let level: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
+    let level: f64 = line.split_once("\",").unwrap().1.split(',').nth(2).unwrap().parse().unwrap();
     assert!((level - 1.0).abs() < 0.02, "{line}");
     // Uniform play, a reference of the summary too, is drawn once, as evaluated.
     assert_eq!(csv.lines().filter(|l| l.starts_with("uniform,")).count(), 1, "{csv}");

@@ -246,4 +246,8 @@ impl World for QueueWorld {
     fn reads_actions(&self) -> bool {
         scheduler::registry::reads_actions(&self.env.scenario().file.mechanism.name)
     }
+
+    fn shares_reward(&self) -> bool {
+        self.env.scenario().file.env.reward == crate::config::Reward::Welfare
+    }
 }

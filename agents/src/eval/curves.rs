@@ -197,7 +197,7 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
                     let level = refs[k]["eval"][&metric]["mean"].as_f64()?;
                     let policy = match (*k, refs[k]["level"].as_f64()) {
                         ("best_fixed", Some(x)) => format!("best fixed level {x}"),
-                        ("selfish", _) => "selfish equilibrium".to_string(),
+                        ("selfish", _) => format!("selfish equilibrium {}", refs[k]["spec"].as_str().unwrap_or("?")),
                         (k, _) => k.replace('_', " "),
                     };
                     Some(crate::report::plots::Reference {
@@ -212,7 +212,9 @@ fn seam_curves(spec: &CurvesSpec, groups: &[(String, Vec<PathBuf>)]) -> crate::e
     // play, the world's own rule (`own` or `fixed:own`), the best fixed level as `fixed:X`.
     let same = |summary: &str, a: &str| {
         let a = a.strip_prefix("fixed:").filter(|x| x.parse::<f64>().is_err()).unwrap_or(a);
-        summary == a || summary.strip_prefix("best fixed level ").is_some_and(|x| a == format!("fixed:{x}"))
+        summary == a
+            || summary.strip_prefix("best fixed level ").is_some_and(|x| a == format!("fixed:{x}"))
+            || summary.strip_prefix("selfish equilibrium ") == Some(a)
     };
     let mut references: Vec<Reference> = references
         .into_iter()

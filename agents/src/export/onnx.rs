@@ -160,6 +160,13 @@ impl OnnxPolicy {
         Ok(probs.into_iter().map(f64::from).collect())
     }
 
+    /// One observation's softmax probabilities into `probs` (`k`), for a policy loaded for
+    /// one agent (a world behind the seam calls it row by row).
+    pub fn probabilities(&self, row: &[f32], probs: &mut [f32]) -> Result<(), String> {
+        assert_eq!(self.n, 1, "loaded for one agent");
+        self.logits(row, probs)
+    }
+
     /// Every agent's softmax probabilities into `probs`, from `data` (`n` rows of `dim`).
     fn logits(&self, data: &[f32], probs: &mut [f32]) -> Result<(), String> {
         let (n, dim, k) = (self.n, self.dim, self.k);
@@ -193,7 +200,7 @@ impl OnnxPolicy {
 fn check_dim(what: &str, declared: Option<usize>, dim: usize) -> Result<(), String> {
     match declared {
         Some(d) if d != dim => Err(format!(
-            "{what} has {d} features; this scenario's observation has {dim} (see mtf_env's observation_space, or the observation switches in env.observe_*)"
+            "{what} has {d} features; this world's observation has {dim} (see mtf_env's observation_space; in the queue world the switches env.observe_* change it)"
         )),
         _ => Ok(()),
     }

@@ -476,7 +476,7 @@ impl Compared {
         };
         let selfish = self.selfish.as_ref().map_or_else(String::new, |f| {
             format!(
-                "\nThe selfish equilibrium (row `selfish equilibrium`): {} after {} pass{} of best responses per group from the best fixed level ({}; each group's first agent tries every level, everyone else at the current profile, its own return on these seeds; the whole group moves where it gains).\n",
+                "\nThe selfish equilibrium (row `selfish equilibrium`): {} after {} pass{} of best responses per group from the best fixed level ({}; each group's representative, its first agent where the group is there from the start, else one from the middle of the episode, tries every level, everyone else at the current profile, its own return on these seeds; the whole group moves where it gains).\n",
                 f.spec,
                 f.passes,
                 if f.passes == 1 { "" } else { "es" },
@@ -488,7 +488,7 @@ impl Compared {
             )
         });
         format!(
-            "{selfish}\nLevels no agent is seen to leave alone (no deviation gains beyond its 95% CI: symmetric equilibria among the levels, where selfish learners may settle): {eq}.\n\n{t}\nA deviation: one agent at another level, every other at the common one; its gain is in its own return (the world's reward summed over the episode), paired over the same seeds, and counts where its 95% CI excludes 0. Deviators: every agent, or the first of each group above {} agents.\n",
+            "{selfish}\nLevels no agent is seen to leave alone (no deviation gains beyond its 95% CI: symmetric equilibria among the levels, where selfish learners may settle): {eq}.\n\n{t}\nA deviation: one agent at another level, every other at the common one; its gain is in its own return (the world's reward summed over the episode), paired over the same seeds, and counts where its 95% CI excludes 0. Deviators: every agent, or each group's representative above {} agents (its first agent where the group is there from the start, else one from the middle of the episode).\n",
             super::deviations::EVERY_AGENT
         )
     }
@@ -633,9 +633,13 @@ pub fn analyze(
         .0;
     if world.reads_actions() {
         c.deviations = deviations(world.as_ref(), &c.seeds, threads);
-        selfish_row(&mut c, world.as_ref(), threads);
+        if !world.shares_reward() {
+            selfish_row(&mut c, world.as_ref(), threads);
+        }
     }
     let dir = RunDir::at(&c.dir);
+    // Rewritten with the analysis's rows (the comparison wrote them without the selfish row).
+    run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
     Ok(c)
@@ -885,6 +889,26 @@ mod tests {
         assert!(c
             .markdown()
             .contains("The selfish equilibrium (row `selfish equilibrium`): fixed:group_0=0.3,group_1=0.7 after 2 passes"));
+    }
+
+    /// Gavel's jobs arrive over the episode: its one group's representative is a job from the
+    /// middle (the first meets an empty cluster, where no level changes its return). Under
+    /// its welfare reward every job is paid the same, so there is no selfish equilibrium to
+    /// report (it was reported, as the team's best response, before the review of 2026-12-02).
+    #[test]
+    fn gavels_selfish_equilibrium_is_searched_by_a_job_that_meets_the_others() {
+        let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/learn.toml");
+        let mut world = super::super::load(&config, &[], None, None).unwrap();
+        let reps = env::worlds::selfish::representatives(world.as_mut(), 1);
+        let jobs = world.possible();
+        assert!(jobs > 2 && reps == [Some(jobs / 2)], "{reps:?} of {jobs}");
+        let out = std::env::temp_dir().join(format!("mtf-seam-gavel-welfare-{}", std::process::id()));
+        std::fs::remove_dir_all(&out).ok();
+        let set = ["env.reward=\"welfare\"".to_string()];
+        let c = analyze(&config, &set, None, None, 1, 2, Some(&out)).unwrap();
+        std::fs::remove_dir_all(&out).ok();
+        assert!(c.selfish.is_none() && !c.rows.iter().any(|r| r.policy == "selfish equilibrium"));
+        assert!(!c.deviations.is_empty(), "the deviations stay");
     }
 
     #[test]

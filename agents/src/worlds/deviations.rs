@@ -6,8 +6,10 @@
 //! settle (the market's `mtf analyze` reported these as "the levels no learner leaves alone").
 //!
 //! Who deviates: every agent that acts at x when the world has at most [`EVERY_AGENT`] of them
-//! (the market's learning tenants), else the first agent of each group (Gavel's jobs: one
-//! deviator per group keeps the episodes at groups x levels², not jobs x levels²).
+//! (the market's learning tenants), else each group's representative
+//! ([`env::worlds::selfish::representatives`]; Gavel's jobs: one from the middle of the
+//! episode, as the first arrival's return does not depend on its level; one deviator per group
+//! keeps the episodes at groups x levels², not jobs x levels²).
 
 use env::eval::Stat;
 use env::worlds::selfish::Profile;
@@ -81,6 +83,7 @@ pub fn deviations(world: &dyn World, seeds: &[u64], threads: usize) -> Vec<Devia
     let levels = world.levels();
     let common: Vec<Deviating> = (0..levels.len()).map(|k| Deviating::new(world, k, None, k)).collect();
     let base = returns(world, &common, seeds, threads);
+    let representatives = env::worlds::selfish::representatives(world.fork().as_mut(), seeds.first().copied().unwrap_or(0));
     // An agent absent from an episode (a generated world's job that never arrived) gains 0 there.
     let at = |r: &[Option<f64>], id: usize| r.get(id).copied().flatten().unwrap_or(0.0);
     // Per level, the deviators: the agents that acted at it on some seed.
@@ -91,13 +94,7 @@ pub fn deviations(world: &dyn World, seeds: &[u64], threads: usize) -> Vec<Devia
                 .filter(|&id| per_seed.iter().any(|r| r.get(id).copied().flatten().is_some()))
                 .collect();
             if acted.len() > EVERY_AGENT {
-                let mut seen_groups = Vec::new();
-                acted.retain(|&id| {
-                    let g = world.group(id);
-                    let first = !seen_groups.contains(&g);
-                    seen_groups.push(g);
-                    first
-                });
+                acted.retain(|&id| representatives.contains(&Some(id)));
             }
             acted
         })

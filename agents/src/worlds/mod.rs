@@ -24,6 +24,7 @@ pub mod deviations;
 pub mod es;
 pub mod export;
 pub mod hedge;
+pub mod onnx;
 pub mod policies;
 pub mod scan;
 pub mod train;

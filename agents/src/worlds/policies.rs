@@ -53,12 +53,20 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
             other => other,
         });
     }
+    let onnx = spec.strip_prefix("sampled:onnx:").map(|f| (f, true));
+    if let Some((file, sampled)) = onnx.or_else(|| spec.strip_prefix("onnx:").map(|f| (f, false))) {
+        if file.trim().is_empty() {
+            return Err(bad("needs the path of an ONNX file".into()));
+        }
+        let policy = super::onnx::WorldOnnx::load(Path::new(file), world, sampled).map_err(|e| bad(format!("{file}: {e}")))?;
+        return Ok(vec![(spec.to_string(), Box::new(policy))]);
+    }
     if let Some(path) = spec.strip_prefix("agent:") {
         let agents = super::agent::WorldAgents::new(Path::new(path), world).map_err(bad)?;
         return Ok(vec![(spec.to_string(), Box::new(agents))]);
     }
     Err(bad(
-        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:all, uniform, run:DIR (a run trained on it) or agent:PATH (one exported from such a run)".into(),
+        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:all, uniform, run:DIR (a run trained on it), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
     ))
 }
 

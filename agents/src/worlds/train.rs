@@ -471,7 +471,7 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
 /// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
 /// what a sweep's objective may name.
 pub fn summary_shape(w: &dyn World, group: bool) -> Value {
-    let selfish = w.reads_actions().then_some("selfish");
+    let selfish = (w.reads_actions() && !w.shares_reward()).then_some("selfish");
     let against = std::iter::once("uniform").chain(w.named_actions().iter().copied()).chain(selfish);
     if group {
         let mut shape = json!({
@@ -508,7 +508,7 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         shape["references"][*name] = json!({"eval": figures});
         shape[format!("vs_{name}")] = json!({"mean": 0.0, "ci95": 0.0});
     }
-    if w.reads_actions() {
+    if w.reads_actions() && !w.shares_reward() {
         shape["references"]["selfish"] = json!({"spec": "", "converged": false, "passes": 0, "eval": figures});
         shape["vs_selfish"] = json!({"mean": 0.0, "ci95": 0.0});
     }
@@ -553,7 +553,7 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
         named: (0..w.named_actions().len())
             .map(|j| evaluate(w, &Fixed::new(vec![levels + j]), &seeds, t))
             .collect(),
-        selfish: w.reads_actions().then(|| {
+        selfish: (w.reads_actions() && !w.shares_reward()).then(|| {
             let found = env::worlds::selfish::selfish(w, best_level, &select, t);
             let played = evaluate(w, &Fixed::new(found.levels.clone()), &seeds, t);
             (found, played)
@@ -907,7 +907,7 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
             json!({"spec": spec, "converged": found.converged, "passes": found.passes, "eval": figures_json(w, played)});
         summary["vs_selfish"] = json!({"mean": vs.mean, "ci95": vs.ci95});
         let stopped = if found.converged { "" } else { ", not converged" };
-        named_lines += &format!("vs the selfish equilibrium:     {} ({spec}{stopped})\n", vs.signed_pm(3));
+        named_lines += &format!("{:<31} {} ({spec}{stopped})\n", "vs the selfish equilibrium:", vs.signed_pm(3));
     }
     if let Some(h) = &hedge {
         summary["hedge"] = h.clone();

@@ -349,6 +349,12 @@ pub trait World: Send {
         true
     }
 
+    /// Whether every agent is paid one shared reward (a welfare reward): best responses to it
+    /// are a team's, not selfish ones, so no selfish equilibrium is reported. Default: no.
+    fn shares_reward(&self) -> bool {
+        false
+    }
+
     /// Whether another seed gives another episode. A world replaying one trace under a
     /// mechanism without draws does not: its episodes are the same on every seed, so there is
     /// no spread over seeds to state, and commands play it once and say so.
@@ -487,6 +493,9 @@ impl World for Box<dyn World> {
     }
     fn reads_actions(&self) -> bool {
         (**self).reads_actions()
+    }
+    fn shares_reward(&self) -> bool {
+        (**self).shares_reward()
     }
     fn select_mechanism(&self, name: &str) -> Result<String, String> {
         (**self).select_mechanism(name)

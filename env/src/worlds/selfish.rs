@@ -1,5 +1,6 @@
 //! The selfish equilibrium of any world: iterated best responses per group from a common
-//! level. In turn, each group's first agent tries every level while every other agent keeps
+//! level. In turn, each group's representative ([`representatives`]: its first agent in a
+//! population that stays, else one from the middle of the episode) tries every level while every other agent keeps
 //! the current profile (a level per group); if one pays it more in its own return (the world's
 //! reward summed over the episode, its mean over the seeds, with common random numbers), the
 //! whole group moves there. It stops when no group gains in a pass (converged), when a profile
@@ -43,17 +44,29 @@ pub struct Selfish {
     pub evaluations: usize,
 }
 
-/// Each group's deviator: its lowest agent id of the episode of `seed`.
-fn first_of_groups(world: &mut dyn World, seed: u64) -> Vec<Option<usize>> {
+/// Each group's deviator in the episode of `seed` (`None` for a group without agents): its
+/// lowest id when every agent of the group is live at the start (a population that stays, as
+/// the queue world's, whose classes' agents are alike), else its median id. In a world whose
+/// agents arrive and leave (Gavel's jobs) the first arrival meets an empty cluster, where no
+/// level changes its return; one from the middle of the episode meets the others.
+pub fn representatives(world: &mut dyn World, seed: u64) -> Vec<Option<usize>> {
     world.reset(seed);
-    let mut first = vec![None; world.group_names().len()];
+    let mut members = vec![Vec::new(); world.group_names().len()];
     for id in 0..world.possible() {
-        let g = world.group(id);
-        if first[g].is_none() {
-            first[g] = Some(id);
-        }
+        members[world.group(id)].push(id);
     }
-    first
+    let mut live = vec![false; world.possible()];
+    for &id in world.live() {
+        live[id] = true;
+    }
+    members
+        .iter()
+        .map(|m| match m.first() {
+            None => None,
+            Some(&first) if m.iter().all(|&id| live[id]) => Some(first),
+            Some(_) => Some(m[m.len() / 2]),
+        })
+        .collect()
 }
 
 /// Iterated best responses per group from level `start` for everyone, on `seeds` (module
@@ -63,7 +76,7 @@ pub fn selfish(world: &dyn World, start: usize, seeds: &[u64], threads: usize) -
     let k = world.levels().len();
     let proto = std::sync::Mutex::new(world.fork());
     let fork = || proto.lock().expect("no panic while forking").fork();
-    let first = first_of_groups(fork().as_mut(), seeds.first().copied().unwrap_or(0));
+    let first = representatives(fork().as_mut(), seeds.first().copied().unwrap_or(0));
     let mut current = vec![start; first.len()];
     let mut seen = vec![current.clone()];
     let (mut passes, mut converged, mut evaluations) = (0, false, 0);
@@ -146,5 +159,14 @@ mod tests {
         assert!(found.converged && found.passes == 2, "{found:?}");
         assert_eq!(found.evaluations, 2 * 3 * levels.len());
         assert_eq!(selfish(w.as_ref(), start, &seeds, 3), found);
+    }
+
+    /// A group there from the start is represented by its first agent (as the queue world's
+    /// classes are); one whose agents join later by its median id: in the bandit agent i joins
+    /// in round i % 2, so group 0 (agents 0, 2, 4) is there at once and group 1 (1, 3, 5) is not.
+    #[test]
+    fn a_group_that_arrives_later_is_represented_from_its_middle() {
+        let mut w = bandit("[0.3, 0.7]");
+        assert_eq!(representatives(w.as_mut(), 0), [Some(0), Some(3)]);
     }
 }

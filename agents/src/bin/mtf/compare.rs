@@ -18,8 +18,10 @@ pub(crate) struct Args {
     /// trained run's greedy policies; a run group: every replicate), sampled:run:RUN_DIR (the
     /// same policies drawing their actions), agent:PATH (an exported agent binary, or any executable speaking the protocol of docs/AGENTS.md; a bare name
     /// is a file in this directory), onnx:PATH (an ONNX network from any trainer mapping an
-    /// agent's observation to level logits; sampled:onnx:PATH draws from them). A mechanism that ignores the agents' actions gets one
-    /// row, `any`.
+    /// agent's observation to level logits; sampled:onnx:PATH draws from them). In a world
+    /// behind the seam (Gavel, the market, the bandit) fixed:G=X,H=Y,... gives a level per
+    /// group by its name, and run:DIR plays as the run trained. A mechanism that ignores the
+    /// agents' actions gets one row, `any`.
     #[arg(long, required = true)]
     policies: Vec<String>,
     /// Mechanisms, comma-separated (default: the config's).

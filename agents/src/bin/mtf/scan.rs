@@ -20,8 +20,8 @@ pub(crate) struct Args {
     /// Mechanisms, comma-separated (default: the config's).
     #[arg(long, value_delimiter = ',')]
     mechanisms: Vec<String>,
-    /// Policies for mechanisms that read the agents' actions (fixed:X, uniform, run:DIR;
-    /// default fixed:0.5).
+    /// Policies for mechanisms that read the agents' actions (fixed:X, fixed:G=X,H=Y,... per
+    /// group, uniform, run:DIR, onnx:PATH; default fixed:0.5).
     #[arg(long)]
     policies: Vec<String>,
     /// Episodes per value (the same seeds at every value).

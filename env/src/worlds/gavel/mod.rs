@@ -743,6 +743,10 @@ impl World for GavelWorld {
         scheduler::registry::reads_actions(&self.r.file.mechanism.name)
     }
 
+    fn shares_reward(&self) -> bool {
+        self.r.file.env.reward == config::GavelReward::Welfare
+    }
+
     /// A trace replays the same jobs on every seed, and no mechanism here draws from the
     /// episode's seed (Gavel's agnostic policies draw from `mechanism.gavel_seed`): only
     /// generated jobs vary. Weighted-random leftovers and auction ties do draw from it.
