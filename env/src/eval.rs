@@ -5,11 +5,11 @@
 use crate::config::Scenario;
 use crate::metrics::spec::WELFARE;
 use crate::metrics::{Absent, EpisodeMetrics, Family, Metric, METRICS};
+use crate::par::par_map;
 use crate::policy::Policy;
 use crate::queue_world::QueueWorld;
 use crate::world::Observations;
 use crate::worlds::Acting;
-use rayon::prelude::*;
 use serde::Serialize;
 
 /// Run one episode of `scenario` with `seed`, the policy acting greedily (through the one
@@ -73,23 +73,6 @@ pub fn evaluate(scenario: &Scenario, seeds: &[u64], policy: &dyn Policy, fairnes
             run_episode(scenario, seed, p.as_mut(), fairness)
         },
     )
-}
-
-/// `f` on every item on `threads` workers (at least one), results in item order, so they do
-/// not depend on `threads`; `init` makes each worker's own state (a copy of a world, forked
-/// under a lock where the prototype is `Send` but not `Sync`). Every evaluation over seeds in
-/// any world runs through it.
-pub fn par_map<T: Sync, S, R: Send>(
-    threads: usize,
-    items: &[T],
-    init: impl Fn() -> S + Sync + Send,
-    f: impl Fn(&mut S, &T) -> R + Sync + Send,
-) -> Vec<R> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .expect("a thread pool");
-    pool.install(|| items.par_iter().map_init(&init, |s, x| f(s, x)).collect())
 }
 
 /// Seeds of the evaluation episodes (`mtf simulate`, a training run's held-out evaluation,

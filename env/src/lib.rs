@@ -29,6 +29,7 @@ pub mod config;
 pub mod eval;
 pub mod market;
 pub mod metrics;
+pub mod par;
 pub mod policy;
 pub mod queue;
 pub mod queue_world;

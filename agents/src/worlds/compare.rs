@@ -659,7 +659,7 @@ fn selfish_row(c: &mut Compared, world: &dyn env::worlds::World, threads: usize)
         return;
     };
     let found = env::worlds::selfish::selfish(world, start, &c.seeds, threads);
-    let spec = policies::group_spec(&found.levels, world);
+    let spec = super::group_spec(&found.levels, world);
     let played = evaluate(world, &super::Fixed::new(found.levels), &c.seeds, threads);
     c.rows.push(Row {
         policy: "selfish equilibrium".into(),

@@ -66,7 +66,7 @@ impl Deviating {
 fn returns(world: &dyn World, tasks: &[Deviating], seeds: &[u64], threads: usize) -> Vec<Vec<Vec<Option<f64>>>> {
     let proto = std::sync::Mutex::new(world.fork());
     let pairs: Vec<(usize, u64)> = (0..tasks.len()).flat_map(|t| seeds.iter().map(move |&s| (t, s))).collect();
-    let flat = env::eval::par_map(
+    let flat = env::par::par_map(
         threads,
         &pairs,
         || proto.lock().expect("no panic while forking").fork(),

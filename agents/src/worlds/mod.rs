@@ -60,6 +60,26 @@ pub trait RowPolicy: Send {
     }
 }
 
+/// Action `k` as a row's label prints it.
+pub fn action_name(k: usize, world: &dyn World) -> String {
+    let levels = world.levels();
+    match levels.get(k) {
+        Some(x) => x.to_string(),
+        None => world.named_actions()[k - levels.len()].to_string(),
+    }
+}
+
+/// The spec `fixed:G=X,H=Y,...` of an action index per group, groups in the world's order.
+pub fn group_spec(levels: &[usize], world: &dyn World) -> String {
+    let names = world.group_names();
+    let parts: Vec<String> = names
+        .iter()
+        .zip(levels)
+        .map(|(n, &k)| format!("{n}={}", action_name(k, world)))
+        .collect();
+    format!("fixed:{}", parts.join(","))
+}
+
 /// The same level index for every agent of a group (`levels[group]`, or one level for all).
 #[derive(Clone, Debug)]
 pub struct Fixed {
@@ -182,7 +202,7 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
 /// policy; results in seed order (so they do not depend on `threads`).
 pub fn evaluate(world: &dyn World, policy: &dyn RowPolicy, seeds: &[u64], threads: usize) -> Vec<Played> {
     let protos = std::sync::Mutex::new((world.fork(), policy.fork()));
-    env::eval::par_map(
+    env::par::par_map(
         threads,
         seeds,
         || (),

@@ -6,7 +6,7 @@
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]).
 
-use super::RowPolicy;
+use super::{action_name, group_spec, RowPolicy};
 pub use super::{Fixed, Uniform};
 use env::worlds::World;
 use std::path::Path;
@@ -101,15 +101,6 @@ fn action_index(text: &str, world: &dyn World) -> Result<usize, String> {
         .ok_or_else(|| format!("{v} is not one of this world's {} {levels:?}", world.action_kind().levels_name()))
 }
 
-/// Action `k` as a row's label prints it.
-fn action_name(k: usize, world: &dyn World) -> String {
-    let levels = world.levels();
-    match levels.get(k) {
-        Some(x) => x.to_string(),
-        None => world.named_actions()[k - levels.len()].to_string(),
-    }
-}
-
 /// `fixed:G=X,H=Y,...`: a level (or named action) per group, every group of the world named
 /// once by its name (the queue world's `w1`, `w2`, ...; a wrong name's error lists them).
 /// The row is labelled with the groups in the world's order, so two spellings of one policy
@@ -138,17 +129,6 @@ fn per_group(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
         .map(|(k, n)| k.ok_or_else(|| format!("no level for group `{n}` (give every group: {})", all())))
         .collect::<Result<Vec<usize>, String>>()?;
     Ok(vec![(group_spec(&levels, world), Box::new(Fixed::new(levels)))])
-}
-
-/// The spec `fixed:G=X,H=Y,...` of an action index per group, groups in the world's order.
-pub fn group_spec(levels: &[usize], world: &dyn World) -> String {
-    let names = world.group_names();
-    let parts: Vec<String> = names
-        .iter()
-        .zip(levels)
-        .map(|(n, &k)| format!("{n}={}", action_name(k, world)))
-        .collect();
-    format!("fixed:{}", parts.join(","))
 }
 
 /// A trained run's actors (one per group), or every replicate's of a run group.

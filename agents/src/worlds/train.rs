@@ -902,7 +902,7 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
     }
     if let Some((found, played)) = &j.selfish {
         let vs = improvement(w, &j.learned, played);
-        let spec = super::policies::group_spec(&found.levels, w);
+        let spec = super::group_spec(&found.levels, w);
         summary["references"]["selfish"] =
             json!({"spec": spec, "converged": found.converged, "passes": found.passes, "eval": figures_json(w, played)});
         summary["vs_selfish"] = json!({"mean": vs.mean, "ci95": vs.ci95});

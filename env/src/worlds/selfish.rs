@@ -89,7 +89,7 @@ pub fn selfish(world: &dyn World, start: usize, seeds: &[u64], threads: usize) -
             let order: Vec<usize> = std::iter::once(current[g]).chain((0..k).filter(|&l| l != current[g])).collect();
             let pairs: Vec<(usize, u64)> = order.iter().flat_map(|&l| seeds.iter().map(move |&s| (l, s))).collect();
             let profile = &current;
-            let own = crate::eval::par_map(threads, &pairs, fork, |w, &(l, seed)| {
+            let own = crate::par::par_map(threads, &pairs, fork, |w, &(l, seed)| {
                 let mut p = Profile {
                     levels: profile.clone(),
                     who: Some(agent),
