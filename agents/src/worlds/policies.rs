@@ -4,7 +4,8 @@
 //! world's group names), `fixed:all` (every level and named action, a row each), `uniform` (a level
 //! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
-//! [`super::agent`]).
+//! [`super::agent`]), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer:
+//! [`super::onnx`]).
 
 use super::{action_name, group_spec, RowPolicy};
 pub use super::{Fixed, Uniform};
