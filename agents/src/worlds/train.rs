@@ -525,7 +525,8 @@ struct Judged {
     named: Vec<Vec<Played>>,
     /// Where best responses per group stop, from the best fixed level on the selection seeds
     /// (the selfish equilibrium under each agent's own reward: `mtf analyze`'s), and its
-    /// held-out play; `None` in a world whose mechanism ignores the actions.
+    /// held-out play; `None` in a world whose mechanism ignores the actions or whose agents
+    /// share one reward ([`World::shares_reward`]).
     selfish: Option<(env::worlds::selfish::Selfish, Vec<Played>)>,
 }
 
