@@ -869,6 +869,21 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class() {
         config.contains("entropy = \"auto\"") && config.contains("share = \"auto\""),
         "{config}"
     );
+    // TensorBoard's HPARAMS tab records what it trained with, `auto` decided (it recorded
+    // "auto" before 2026-12-02): each key's value follows it within a few bytes (the key ends
+    // where the entry's value field, tag 0x12, starts: `critic` is not `critic_hidden`).
+    let tb = std::fs::read_dir(defaults.2.join("tb")).unwrap().next().unwrap().unwrap().path();
+    let events = String::from_utf8_lossy(&std::fs::read(tb).unwrap()).into_owned();
+    let after = |key: &str| {
+        let entry = format!("{key}\u{12}");
+        let at = events.find(&entry).unwrap_or_else(|| panic!("{key} not recorded"));
+        events[at + entry.len()..].chars().take(12).collect::<String>()
+    };
+    for (key, value) in [("learner.ppo.share", "class"), ("learner.ppo.critic", "central")] {
+        let v = after(key);
+        assert!(v.contains(value) && !v.contains("auto"), "{key}: {v:?}");
+    }
+    assert!(!after("learner.ppo.entropy").contains("auto"));
 }
 
 #[test]

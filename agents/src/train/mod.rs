@@ -596,6 +596,9 @@ fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::error::Result<crate::run::t
     if let Some(toml::Value::Table(learner)) = resolved.get_mut("learner") {
         let kind = exp.learner.kind.name();
         learner.retain(|k, v| !v.is_table() || k == kind);
+        if let Some(section) = exp.learner.chosen().resolved_section(&exp.scenario) {
+            learner.insert(kind.to_string(), section);
+        }
     }
     let group = dir.path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     tb.hparams(&resolved, &group)?;

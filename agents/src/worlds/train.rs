@@ -761,9 +761,16 @@ fn train_episodes(exp: &SeamExperiment, dir: &RunDir, start: u64, spec: &crate::
         .build()
         .map_err(|e| failed(format!("starting {} threads: {e}", exp.train.threads)))?;
     let mut tb = crate::run::tb::EventWriter::create(&dir.tb())?;
-    let resolved: toml::Table = config_text
+    let mut resolved: toml::Table = config_text
         .parse()
         .map_err(|e| failed(format!("re-reading the resolved config: {e}")))?;
+    // The values the run trains with, `auto` decided (PPO's critic, share and entropy).
+    if let (Some(section), Some(toml::Value::Table(learner))) = (
+        exp.learner.chosen().resolved_section(&SeamShape::of(w)),
+        resolved.get_mut("learner"),
+    ) {
+        learner.insert(exp.learner.kind.name().to_string(), section);
+    }
     tb.hparams(
         &resolved,
         &dir.path().file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),

@@ -377,6 +377,11 @@ impl PpoConfig {
 }
 
 impl LearnerConfig for PpoConfig {
+    /// `critic`, `share` and `entropy` as `auto` resolved them.
+    fn resolved_section(&self, sc: &dyn crate::learners::WorldShape) -> Option<toml::Value> {
+        toml::Value::try_from(self.resolved(sc)).ok()
+    }
+
     /// Widths (before any tensor exists, the central critic's input included), rates, counts
     /// and coefficients; when PPO runs, what the world cannot give it (a central critic or
     /// agent ids where agents come and go or share per group, features its rows lack, updates
