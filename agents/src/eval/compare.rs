@@ -106,16 +106,14 @@ pub fn compare(spec: &CompareSpec) -> crate::error::Result<Compared> {
     }
     let baseline = match &spec.baseline {
         None => crate::report::table::default_baseline(&rows),
-        Some(b) => rows
-            .iter()
-            .position(|r| {
-                let b = unlabelled(b, &labels);
-                r.label() == canonical_label(&b) || blind_row(r, &b)
-            })
-            .ok_or_else(|| {
+        Some(given) => {
+            let b = unlabelled(given, &labels);
+            let want = canonical_label(&b);
+            rows.iter().position(|r| r.label() == want || blind_row(r, &b)).ok_or_else(|| {
                 let known: Vec<String> = rows.iter().map(Row::label).collect();
-                user(format!("--baseline {b}: no such row (rows: {})", known.join(", ")))
-            })?,
+                user(format!("--baseline {given}: no such row (rows: {})", known.join(", ")))
+            })?
+        }
     };
     crate::report::table::pair(&mut rows, baseline);
     let mut groups = group_rows(&spec.policies, &mechanisms, &rows, base.file.seed);
