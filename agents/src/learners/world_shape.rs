@@ -210,10 +210,12 @@ impl WorldShape for SeamShape<'_> {
         self.pools.clone()
     }
 
-    /// The seam's worlds name no reward the learners read (PPO's `critic = "auto"` is local
-    /// here; a central critic is asked for by name where agents stay).
+    /// What the world says of its reward ([`World::shares_reward`]: Gavel's and the queue
+    /// world's `env.reward = "welfare"`), not a config key read here: PPO's `auto` settings
+    /// follow it where the agents stay (a world whose agents come and go keeps local critics
+    /// and an actor per group either way).
     fn welfare_reward(&self) -> bool {
-        false
+        self.world.shares_reward()
     }
 
     fn rerun(&self) -> Option<Rerun> {
@@ -362,6 +364,21 @@ mod tests {
             (set.resolved(&welfare).share, set.resolved(&welfare).entropy),
             (Share::None, Bonus::Of(0.02))
         );
+        // Behind the seam `auto` reads the world's own word on its reward: the queue world
+        // under the welfare reward, its agents staying, resolves as its scenario does; Gavel's
+        // jobs come and go, so their critics stay local under the welfare reward too.
+        let queue = env::registry::load(&path, &["env.reward=\"welfare\"".into()]).unwrap();
+        let stays = SeamShape::persistent(queue.as_ref(), welfare.class_of_agents());
+        assert!(stays.welfare_reward());
+        let r = auto.resolved(&stays);
+        assert_eq!((r.critic, r.share, r.entropy), (w.critic, w.share, w.entropy));
+        let own = env::registry::load(&path, &[]).unwrap();
+        assert!(!SeamShape::persistent(own.as_ref(), sc.class_of_agents()).welfare_reward());
+        let gavel = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/learn.toml");
+        let gavel = env::registry::load(&gavel, &["env.reward=\"welfare\"".into()]).unwrap();
+        let jobs = SeamShape::of(gavel.as_ref());
+        assert!(jobs.welfare_reward());
+        assert_eq!(Critic::Auto.resolve(&jobs), Critic::Local);
         // The actor-critic has no "auto" share, and says so.
         assert_eq!(
             refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"auto\"")).as_deref(),
