@@ -383,6 +383,14 @@ fn plays_as_scored(dir: &Path, config: &str, run: &Path, summary: &serde_json::V
 fn killed_and_resumed(name: &str, rounds: u32, extra: &str) {
     let dir = tmp(name);
     let config = bandit(&dir, rounds, extra);
+    killed_and_resumed_at(&dir, &config);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run of `config` (checkpointing by episode 2) killed with SIGKILL after its second
+/// checkpoint and resumed, against one never killed, both in `dir`.
+fn killed_and_resumed_at(dir: &Path, config: &str) {
+    let config = config.to_string();
     let (full, cut) = (dir.join("full"), dir.join("cut"));
     let args = |out: &Path| {
         vec![
@@ -417,6 +425,190 @@ fn killed_and_resumed(name: &str, rounds: u32, extra: &str) {
     let (code, stdout, _) = mtf(&["train", "--resume", cut.to_str().unwrap(), "--quiet"]);
     assert_eq!(code, 0);
     assert!(stdout.contains("nothing to resume"), "{stdout}");
+}
+
+/// The quickstart, shortened (40 rounds, 6 training episodes checkpointed every 2, 4 held-out
+/// seeds), in `dir`, its `[env]` with `more` (as `stack = "seam"`).
+fn short_quickstart(dir: &Path, name: &str, more: &[(&str, toml::Value)]) -> String {
+    let text = std::fs::read_to_string(root().join("configs/quickstart.toml")).unwrap();
+    let mut t: toml::Table = text.parse().unwrap();
+    let env = t.get_mut("env").and_then(toml::Value::as_table_mut).unwrap();
+    env.insert("rounds".into(), 40.into());
+    for (k, v) in more {
+        env.insert((*k).into(), v.clone());
+    }
+    let train = t.entry("train").or_insert(toml::Table::new().into()).as_table_mut().unwrap();
+    for (k, v) in [("episodes", 6), ("checkpoint_every", 2), ("eval_seeds", 4)] {
+        train.insert(k.into(), v.into());
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, toml::to_string(&t).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+/// `env.stack = "seam"` drives a queue-world file through the seam's commands (issue 38's
+/// way onto them, the queue world's own still the default): the same episodes as its own
+/// commands play, figure for figure; a run trained there judges itself and is played back
+/// by `run:`, resumes exactly after SIGKILL, and is refused by the queue world's own
+/// commands (and a run of theirs by the seam's) in one line naming `env.stack`.
+#[test]
+fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
+    let dir = tmp("queue-on-seam");
+    let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into())]);
+    let own = short_quickstart(&dir, "own.toml", &[]);
+    let compare = |config: &str, policies: &str, out: &str| {
+        let (code, stdout, err) = mtf(&[
+            "compare",
+            "--config",
+            config,
+            "--policies",
+            policies,
+            "--seeds",
+            "3",
+            "--threads",
+            "2",
+            "--json",
+            "--quiet",
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{policies}: {err}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    // Fixed levels: every figure both stacks report, the same to the bit.
+    let (a, b) = (
+        compare(&seam, "fixed:0.2,fixed:0.7", "c-seam"),
+        compare(&own, "fixed:0.2,fixed:0.7", "c-own"),
+    );
+    for k in 0..2 {
+        let (s, q) = (&a["rows"][k], &b["rows"][k]);
+        assert_eq!(s["policy"], q["policy"]);
+        let figures = s["eval"].as_object().unwrap();
+        let mut shared = 0;
+        for (key, stat) in figures {
+            if let Some(theirs) = q["summary"].get(key) {
+                assert_eq!(stat["mean"], theirs["mean"], "{key} of {}", s["policy"]);
+                shared += 1;
+            }
+        }
+        assert!(shared >= 6, "{shared} figures in common: {figures:?}");
+    }
+    // The seam's own doors on the queue world: its per-group spec by weight class, and a
+    // trained run judged against the references and played back as scored.
+    let per_class = compare(&seam, "fixed:w1=0.2,w2=0.2,w4=0.2", "c-class");
+    assert_eq!(per_class["rows"][0]["eval"]["welfare"], a["rows"][0]["eval"]["welfare"]);
+    let run = dir.join("es");
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &seam,
+        "--set",
+        "learner.kind=\"es\"",
+        "--quiet",
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let summary = json(&run.join("summary.json"));
+    for key in ["vs_best_fixed", "vs_uniform", "vs_selfish"] {
+        assert!(summary[key]["mean"].as_f64().is_some(), "{key}: {summary}");
+    }
+    // On the run's held-out seeds (train.eval_seeds: 4, the same derivation as compare's).
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &seam,
+        "--policies",
+        &format!("run:{}", run.display()),
+        "--seeds",
+        "4",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("c-run").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let played: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(played["rows"][0]["eval"]["welfare"]["mean"], summary["eval"]["welfare"]["mean"]);
+    // Exported, the run plays as itself; a bare name is a file in the current directory.
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        dir.join("es-agent").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, stdout, err) = common::mtf_in(
+        dir.to_str().unwrap(),
+        &[
+            "compare",
+            "--config",
+            &seam,
+            "--policies",
+            "agent:es-agent",
+            "--seeds",
+            "4",
+            "--json",
+            "--quiet",
+            "--out",
+            "c-agent",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let driven: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(driven["rows"][0]["eval"]["welfare"]["mean"], summary["eval"]["welfare"]["mean"]);
+    // Each stack refuses the other's runs, naming env.stack.
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        &own,
+        "--policies",
+        &format!("run:{}", run.display()),
+        "--seeds",
+        "2",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("env.stack") && err.lines().count() == 1, "{err}");
+    let theirs = dir.join("own-run");
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &own,
+        "--set",
+        "learner.kind=\"fixed\"",
+        "--quiet",
+        "--out",
+        theirs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        &seam,
+        "--policies",
+        &format!("run:{}", theirs.display()),
+        "--seeds",
+        "2",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("env.stack") && err.lines().count() == 1, "{err}");
+    // A value that is not a stack is named by the queue world's reader.
+    let (code, _, err) = mtf(&["simulate", "--config", &own, "--set", "env.stack=\"both\"", "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("env.stack") && err.contains("both"), "{err}");
+    // Exact resume after SIGKILL, PPO through the one training rollout.
+    let ppo = short_quickstart(&dir, "ppo.toml", &[("stack", "seam".into())]);
+    let mut t: toml::Table = std::fs::read_to_string(&ppo).unwrap().parse().unwrap();
+    t.get_mut("learner")
+        .and_then(toml::Value::as_table_mut)
+        .unwrap()
+        .insert("kind".into(), "ppo".into());
+    std::fs::write(&ppo, toml::to_string(&t).unwrap()).unwrap();
+    killed_and_resumed_at(&dir, &ppo);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

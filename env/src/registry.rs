@@ -23,17 +23,13 @@ pub struct Entry {
 /// Which implementation of `mtf`'s commands (train, simulate, compare, analyze, curves,
 /// export, sweep) and Python's adapter drives a world. Every world implements [`World`] (the
 /// conformance tests play each through it), and [`Stack::Seam`]'s commands are written once
-/// over the trait; the queue and valuation worlds still run commands of their own, which carry
-/// what the seam's do not yet (the queue world's per-agent learners and SPEC 4's round record).
-/// Moving a world onto the seam is this one field (issue 38; the market moved on 2026-11-29).
-/// Read through [`stack_of`] only: the one place a command asks which world a file declares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stack {
-    /// The queue world's commands (`queues`, `valuations`).
-    Queue,
-    /// The commands written over [`World`].
-    Seam,
-}
+/// over the trait; the queue and valuation worlds still run commands of their own by default,
+/// which carry what the seam's do not yet (the queue world's per-agent learners and SPEC 4's
+/// round record), and run the seam's where their file says `env.stack = "seam"` (since
+/// 2026-12-02). Moving a world onto the seam is its entry's field (issue 38; the market moved
+/// on 2026-11-29). Read through [`stack_of`] only: the one place a command asks which
+/// commands drive a file.
+pub use crate::config::Stack;
 
 /// Every world: its `env.world` name, constructor, and the commands that drive it.
 pub const REGISTRY: &[Entry] = &[
@@ -80,17 +76,28 @@ pub fn world_of(path: &Path) -> Option<String> {
     crate::config::read_table(path, &[]).ok().map(|t| world_name(&t))
 }
 
-/// The commands that drive the world `name` ([`Stack::Queue`] for a name no entry has: the
-/// queue world's loader then names the problem).
+/// The commands that drive the world `name` by default ([`Stack::Queue`] for a name no entry
+/// has: the queue world's loader then names the problem).
 pub fn stack(name: &str) -> Stack {
     REGISTRY.iter().find(|e| e.name == name).map_or(Stack::Queue, |e| e.stack)
 }
 
-/// The commands that drive the world the config file at `path` declares: the one question a
-/// command asks of a file's `env.world` ([`Stack::Queue`] when the file cannot be read or
-/// parsed, or names no world: the queue world's reader then says why).
-pub fn stack_of(path: &Path) -> Stack {
-    world_of(path).map_or(Stack::Queue, |w| stack(&w))
+/// The commands that drive a config text: its world's entry's, or the seam's where a queue
+/// or valuation world's file says `env.stack = "seam"` (a value that is not a stack is left to
+/// the queue world's reader, which names it; a world already on the seam stays there).
+pub fn stack_of_table(table: &toml::Table) -> Stack {
+    let chosen = table.get("env").and_then(|e| e.get("stack")).and_then(|s| s.as_str());
+    match (stack(&world_name(table)), chosen) {
+        (Stack::Queue, Some("seam")) => Stack::Seam,
+        (entry, _) => entry,
+    }
+}
+
+/// The commands that drive the config file at `path` with `--set` overrides: the one
+/// question a command asks of a file's `env.world` and `env.stack` ([`Stack::Queue`] when the
+/// file cannot be read or parsed, or names no world: the queue world's reader then says why).
+pub fn stack_of(path: &Path, overrides: &[String]) -> Stack {
+    crate::config::read_table(path, overrides).map_or(Stack::Queue, |t| stack_of_table(&t))
 }
 
 /// Load a world from a config file with `--set` overrides: the one reader of `env.world`

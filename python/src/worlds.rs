@@ -267,5 +267,5 @@ pub(crate) fn world_name(config: &str) -> String {
 /// Whether `config` is a world behind the seam (its `env.world` names one).
 #[pyfunction]
 pub(crate) fn is_seam_world(config: &str) -> bool {
-    env::registry::stack_of(Path::new(config)) == env::registry::Stack::Seam
+    env::registry::stack_of(Path::new(config), &[]) == env::registry::Stack::Seam
 }

@@ -87,7 +87,7 @@ pub fn curves(spec: &CurvesSpec) -> crate::error::Result<Curves> {
     // A run's config.toml must parse (one that did not was drawn anyway).
     let first = &groups[0].1[0];
     let table = env::config::read_table(&RunDir::at(first).config(), &[])?;
-    if env::registry::stack(&env::registry::world_name(&table)) == env::registry::Stack::Seam {
+    if env::registry::stack_of_table(&table) == env::registry::Stack::Seam {
         return seam_curves(spec, &groups);
     }
     if let Some(m) = &spec.metric {

@@ -140,7 +140,7 @@ pub fn runtime_path() -> crate::error::Result<PathBuf> {
 /// feature the scenario observes, named in the manifest's `inputs`.
 pub fn export_onnx(model: &Path, source: &crate::config::Source, out: &Path, force: bool) -> crate::error::Result<Exported> {
     let named = |e: String| user(format!("--policy onnx:{}: {e}", model.display()));
-    if env::registry::stack_of(&source.config) != env::registry::Stack::Queue {
+    if env::registry::stack_of(&source.config, &source.set) != env::registry::Stack::Queue {
         return Err(user(format!(
             "{}: an ONNX policy reads the queue world's observation; this file is another world's",
             source.config.display()

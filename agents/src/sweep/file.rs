@@ -321,7 +321,7 @@ impl Sweep {
             return Err(err(path, "base", format!("{} {problem}", base.display())));
         }
         // Trials are `mtf train` on the base, by the stack that drives its world.
-        let kind = env::registry::stack_of(&base);
+        let kind = env::registry::stack_of(&base, &[]);
         let mut sweep = Sweep {
             file,
             path: path.to_path_buf(),

@@ -26,17 +26,19 @@ pub fn queue_world_run(dir: &Path) -> crate::error::Result<()> {
     let Ok(table) = text.parse::<toml::Table>() else {
         return Ok(());
     };
-    let world = env::registry::world_name(&table);
-    if world == "queues" || world == "valuations" {
+    if env::registry::stack_of_table(&table) == env::registry::Stack::Queue {
         return Ok(());
     }
+    let world = env::registry::world_name(&table);
     let reads = format!(
         "a {world} run is read with a {world} config (mtf compare --config FILE --policies run:DIR), mtf train --resume and mtf curves"
     );
-    Err(crate::error::run_dir(
-        dir,
-        format!("a run of the {world} world (env.world in its config.toml), read here as a queue-world run: {reads}"),
-    ))
+    let what = if world == "queues" || world == "valuations" {
+        format!("a run of the {world} world trained by the seam's commands (env.stack = \"seam\" in its config.toml), read here as one of the queue world's own: its config must say the same")
+    } else {
+        format!("a run of the {world} world (env.world in its config.toml), read here as a queue-world run")
+    };
+    Err(crate::error::run_dir(dir, format!("{what}: {reads}")))
 }
 
 /// [`load_run`], where the run's `config.toml` may differ from the config its checkpoint

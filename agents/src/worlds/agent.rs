@@ -106,8 +106,11 @@ impl WorldAgents {
     /// `agent:PATH` for `world` (processes start at the first row of their group).
     pub fn new(path: &Path, world: &dyn World) -> Result<Self, String> {
         let manifest = check(path, world)?;
+        // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup,
+        // as in the queue world's `agent:` (before 2026-12-02 the seam's ran `$PATH`'s).
+        let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let timeout = reply_timeout()?;
-        Ok(Self::with(path, manifest, Arc::new(Mutex::new(None)), timeout))
+        Ok(Self::with(&path, manifest, Arc::new(Mutex::new(None)), timeout))
     }
 
     fn with(path: &Path, manifest: Manifest, errors: ErrorSlot, timeout: Duration) -> Self {

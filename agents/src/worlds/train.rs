@@ -260,6 +260,14 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
     if !config.exists() {
         return Err(crate::error::run_dir(dir, "not a run directory (no config.toml)"));
     }
+    if env::registry::stack_of(&config, &[]) != env::registry::Stack::Seam {
+        // A queue-world run trained by its own commands keeps an actor per agent in another
+        // checkpoint format.
+        return Err(crate::error::run_dir(
+            dir,
+            "a run trained by the queue world's own commands (no env.stack = \"seam\" in its config.toml), read here by the seam's: play it under a queue-world config without env.stack",
+        ));
+    }
     let exp = SeamExperiment::load(&config, &crate::train::run_config_sets(&config))?;
     if !learns(exp.learner.kind) {
         return Err(crate::error::run_dir(

@@ -134,6 +134,20 @@ pub enum World {
     Valuations,
 }
 
+/// Which of `mtf`'s command stacks drives a world (`env.stack` in a queue or valuation world's
+/// file; every other world's is its registry entry's). Read by [`crate::registry::stack_of`]
+/// alone, never by the world itself: the episodes are the same under either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stack {
+    /// The queue world's commands (`queues`, `valuations`): its own trainer (an actor per
+    /// agent, SPEC 4's features, Hedge per budget state, difference rewards), analysis and
+    /// policy file.
+    Queue,
+    /// The commands written over [`crate::worlds::World`], as every other world's (issue 38).
+    Seam,
+}
+
 /// Application and accelerator-type catalog: throughput of each application on each type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -240,6 +254,11 @@ pub struct EnvSection {
     pub rounds: u32,
     /// What the agents share: job queues (SPEC 2) or private values (SPEC 8).
     pub world: World,
+    /// The commands that drive this file ([`Stack`]; absent: the queue world's own). `"seam"`
+    /// runs it through the commands every other world runs through: the episodes are the
+    /// same, the learners the seam's (one policy per weight class, no SPEC 4 round record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack: Option<Stack>,
     /// Queue structure.
     pub queues: Queues,
     /// Central-queue dispatch.
@@ -364,6 +383,7 @@ impl Default for EnvSection {
             heterogeneity: Heterogeneity::Catalog,
             base_rate: 40.0,
             world: World::Queues,
+            stack: None,
             threshold_levels: (0..10).map(|k| k as f64 / 10.0).collect(),
             bid_levels: (0..=30).map(|k| k as f64 / 20.0).collect(),
             value_scale: 1.0,

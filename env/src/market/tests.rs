@@ -223,10 +223,21 @@ fn the_examples_figures_are_what_its_rounds_add_up_to() {
 fn market_files_are_told_from_scenarios() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
     use crate::registry::{stack_of, Stack};
-    assert_eq!(stack_of(&root.join("market/laissezcloud-example.toml")), Stack::Seam);
-    assert_eq!(stack_of(&root.join("quickstart.toml")), Stack::Queue);
-    assert_eq!(stack_of(&root.join("gavel/learn.toml")), Stack::Seam);
-    assert_eq!(stack_of(&root.join("no-such-file.toml")), Stack::Queue);
+    assert_eq!(stack_of(&root.join("market/laissezcloud-example.toml"), &[]), Stack::Seam);
+    assert_eq!(stack_of(&root.join("quickstart.toml"), &[]), Stack::Queue);
+    assert_eq!(stack_of(&root.join("gavel/learn.toml"), &[]), Stack::Seam);
+    assert_eq!(stack_of(&root.join("no-such-file.toml"), &[]), Stack::Queue);
+    // A queue-world file goes to the seam's commands where it says so, by its text or a
+    // `--set`; a world already there stays, and a value that is no stack is left to the
+    // queue world's reader to name.
+    let set = |v: &str| vec![format!("env.stack=\"{v}\"")];
+    assert_eq!(stack_of(&root.join("quickstart.toml"), &set("seam")), Stack::Seam);
+    assert_eq!(stack_of(&root.join("thesis/w124.toml"), &set("queue")), Stack::Queue);
+    assert_eq!(stack_of(&root.join("gavel/learn.toml"), &set("queue")), Stack::Seam);
+    assert_eq!(stack_of(&root.join("quickstart.toml"), &set("both")), Stack::Queue);
+    let seam = crate::registry::load(&root.join("quickstart.toml"), &set("seam")).unwrap();
+    assert_eq!(seam.config()["env"]["stack"].as_str(), Some("seam"), "a run's config.toml keeps it");
+    assert!(crate::registry::load(&root.join("quickstart.toml"), &set("both")).is_err());
 }
 
 #[test]

@@ -38,7 +38,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    match env::registry::stack_of(&a.config) {
+    match env::registry::stack_of(&a.config, &a.common.set) {
         Stack::Seam => seam(a),
         Stack::Queue => queue(a),
     }

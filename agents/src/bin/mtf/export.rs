@@ -60,7 +60,7 @@ fn parse_agent(s: &str) -> Result<Agent, String> {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     let done = match (&a.run, &a.policy, &a.config) {
-        (Some(run), _, _) if env::registry::stack_of(&agents::RunDir::at(run).config()) == env::registry::Stack::Seam => {
+        (Some(run), _, _) if env::registry::stack_of(&agents::RunDir::at(run).config(), &[]) == env::registry::Stack::Seam => {
             agents::worlds::export::export(run, &a.out, a.agent.0, a.replicate, a.force)?
         }
         (Some(run), _, _) => export(run, &a.out, a.agent.0, a.replicate, a.force)?,

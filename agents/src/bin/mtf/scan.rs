@@ -47,9 +47,9 @@ fn values(s: &str) -> Result<Values, String> {
 }
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
-    if env::registry::stack_of(&a.config) != env::registry::Stack::Seam {
+    if env::registry::stack_of(&a.config, &a.common.set) != env::registry::Stack::Seam {
         return Err(agents::error::user(format!(
-            "{}: mtf scan runs the worlds behind the seam (env.world = \"gavel\", \"bandit\"); for the queue world, use mtf simulate --set per value",
+            "{}: mtf scan runs the worlds behind the seam (env.world = \"gavel\", \"bandit\"); a queue-world file scans with --set env.stack=seam (the seam's commands: agents/README.md)",
             a.config.display()
         )));
     }

@@ -52,12 +52,13 @@ fn spec_of(a: &Args) -> TrainSpec {
 
 pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
     agents::train::resume_flags(&spec_of(&a))?;
-    // The file that says the world: the resumed run's config.toml, or --config.
-    let config = match (&a.resume, &a.config) {
-        (Some(r), _) => Some(agents::RunDir::at(r).config()),
-        (None, c) => c.clone(),
+    // The file that says the world and its stack: the resumed run's config.toml (as it
+    // resolved, `--set`s included), or --config with the `--set`s.
+    let (config, set) = match (&a.resume, &a.config) {
+        (Some(r), _) => (Some(agents::RunDir::at(r).config()), &[][..]),
+        (None, c) => (c.clone(), &a.common.set[..]),
     };
-    match config.map_or(Stack::Queue, |c| env::registry::stack_of(&c)) {
+    match config.map_or(Stack::Queue, |c| env::registry::stack_of(&c, set)) {
         Stack::Seam => {
             let trained = agents::worlds::train::execute(&spec_of(&a))?;
             if a.common.json {
