@@ -139,6 +139,27 @@ fn an_onnx_policy_of_constant_logits_plays_that_fixed_level_seed_for_seed() {
         assert_eq!(code, 0, "{spec}: {err}");
         assert_eq!(per_seed_welfare(&dir.join(out)), fixed, "{spec}");
     }
+    // The same model through the seam's commands (a queue-world file with env.stack =
+    // "seam"): one layout for both, so it plays fixed:0.4's episodes there too.
+    let (code, stdout, err) = common::mtf(&[
+        "compare",
+        "--config",
+        &common::quickstart(),
+        "--set",
+        "env.stack=seam",
+        "--policies",
+        &format!("onnx:{},fixed:0.4", free.display()),
+        "--seeds",
+        "3",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("cmp-seam").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"][0]["per_seed"].as_array().map(Vec::len), Some(3), "{stdout}");
+    assert_eq!(v["rows"][0]["per_seed"], v["rows"][1]["per_seed"], "{stdout}");
     // A different level is a different episode (so the comparison above could fail).
     constant(&free, None, dim, 10, 8);
     let (code, _, err) = simulate(&format!("onnx:{}", free.display()), &dir.join("sim-other"));
