@@ -22,7 +22,7 @@ fn defaults_are_the_spec_scenario() {
 #[test]
 fn errors_name_file_key_and_problem() {
     let e = |t: &str| load_str(t, &[]).unwrap_err().to_string();
-    assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `trace_format`, `trace_time_scale`, `trace_start`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `observe_weight`, `observe_by_type`, `mmpp`, `agents`, `cluster`, `catalog`");
+    assert_eq!(e("[env]\nroundz = 3"), "test.toml: env.roundz: unknown field `roundz`, expected one of `rounds`, `world`, `stack`, `queues`, `dispatch`, `placement`, `p2c_draw`, `arrivals`, `trace`, `trace_format`, `trace_time_scale`, `trace_start`, `service`, `deadline`, `queue_cap`, `reward`, `heterogeneity`, `base_rate`, `threshold_levels`, `bid_levels`, `value_scale`, `observe_burst`, `observe_budgets`, `observe_weight`, `observe_by_type`, `mmpp`, `agents`, `cluster`, `catalog`");
     assert!(e("[env]\nrounds = \"many\"").starts_with("test.toml: env.rounds: invalid type: string \"many\""));
     assert_eq!(
         e("[[env.agents]]\nload = 0.5\nweight = 0"),
