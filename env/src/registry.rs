@@ -86,9 +86,12 @@ pub fn stack(name: &str) -> Stack {
 /// or valuation world's file says `env.stack = "seam"` (a value that is not a stack is left to
 /// the queue world's reader, which names it; a world already on the seam stays there).
 pub fn stack_of_table(table: &toml::Table) -> Stack {
-    let chosen = table.get("env").and_then(|e| e.get("stack")).and_then(|s| s.as_str());
+    let chosen = table
+        .get("env")
+        .and_then(|e| e.get("stack"))
+        .and_then(|s| s.clone().try_into::<Stack>().ok());
     match (stack(&world_name(table)), chosen) {
-        (Stack::Queue, Some("seam")) => Stack::Seam,
+        (Stack::Queue, Some(Stack::Seam)) => Stack::Seam,
         (entry, _) => entry,
     }
 }
