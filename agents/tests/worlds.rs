@@ -612,6 +612,45 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The queue world's agents stay for the whole episode (`World::agents_stay`), so the seam's
+/// PPO there is the queue world's own: under the welfare reward `auto` gives both one actor
+/// per weight class and a central critic, and six episodes train to the same losses and
+/// welfare, to the bit, on either stack (before, the seam pooled them with a critic per class).
+#[test]
+fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
+    let dir = tmp("ppo-stacks");
+    let welfare = ("reward", toml::Value::from("welfare"));
+    let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into()), welfare.clone()]);
+    let own = short_quickstart(&dir, "own.toml", &[welfare]);
+    let trained = |config: &str, out: &str| {
+        let run = dir.join(out);
+        let (code, _, err) = mtf(&[
+            "train",
+            "--config",
+            config,
+            "--set",
+            "learner.kind=\"ppo\"",
+            "--quiet",
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        common::logged(&run)
+    };
+    // Checkpoints are not compared byte for byte: burn's records carry parameter ids that
+    // differ between two processes of the same stack. Every episode's losses and welfare
+    // follow from the weights before it.
+    let (a, b) = (trained(&seam, "seam"), trained(&own, "own"));
+    assert_eq!(a.len(), 6);
+    for (s, q) in a.iter().zip(&b) {
+        for key in ["actor_loss", "critic_loss", "entropy", "welfare"] {
+            assert!(s[key].is_number(), "{key}: {s}");
+            assert_eq!(s[key], q[key], "{key} of episode {}", s["episode"]);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn ppo_finds_each_groups_level_in_the_toy_world_and_is_scored_sampling() {
     // The bandit pays an agent 1 - (level - target)^2 (plus noise) with targets 0.3 and 0.7 by

@@ -247,6 +247,10 @@ impl World for QueueWorld {
         scheduler::registry::reads_actions(&self.env.scenario().file.mechanism.name)
     }
 
+    fn agents_stay(&self) -> bool {
+        true
+    }
+
     fn shares_reward(&self) -> bool {
         self.env.scenario().file.env.reward == crate::config::Reward::Welfare
     }

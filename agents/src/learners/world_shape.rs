@@ -146,12 +146,14 @@ pub struct SeamShape<'a> {
 }
 
 impl<'a> SeamShape<'a> {
-    /// A world as the registry builds it (Gavel, the bandit): agents come and go, pooled per
-    /// group.
+    /// A world as the registry builds it, one policy per group: its agents staying for the
+    /// whole episode where it says so ([`World::agents_stay`]: the queue world's, whose PPO
+    /// then keeps a critic per agent, central under the welfare reward, as on its own stack),
+    /// else coming and going (Gavel's jobs, the bandit's, the market's pooled tenants).
     pub fn of(world: &'a dyn World) -> Self {
         Self {
             world,
-            persistent: false,
+            persistent: world.agents_stay(),
             pools: (0..world.possible()).map(|id| world.group(id)).collect(),
             // A bound above 100,000 rounds is a safety cap (Gavel's `env.max_rounds`: its
             // episodes end when every job is done), not an episode's length.
@@ -368,16 +370,17 @@ mod tests {
         // under the welfare reward, its agents staying, resolves as its scenario does; Gavel's
         // jobs come and go, so their critics stay local under the welfare reward too.
         let queue = env::registry::load(&path, &["env.reward=\"welfare\"".into()]).unwrap();
-        let stays = SeamShape::persistent(queue.as_ref(), welfare.class_of_agents());
-        assert!(stays.welfare_reward());
+        let stays = SeamShape::of(queue.as_ref());
+        assert!(stays.persistent() && stays.welfare_reward());
+        assert_eq!(stays.pools(), welfare.class_of_agents());
         let r = auto.resolved(&stays);
         assert_eq!((r.critic, r.share, r.entropy), (w.critic, w.share, w.entropy));
         let own = env::registry::load(&path, &[]).unwrap();
-        assert!(!SeamShape::persistent(own.as_ref(), sc.class_of_agents()).welfare_reward());
+        assert!(!SeamShape::of(own.as_ref()).welfare_reward());
         let gavel = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/gavel/learn.toml");
         let gavel = env::registry::load(&gavel, &["env.reward=\"welfare\"".into()]).unwrap();
         let jobs = SeamShape::of(gavel.as_ref());
-        assert!(jobs.welfare_reward());
+        assert!(jobs.welfare_reward() && !jobs.persistent());
         assert_eq!(Critic::Auto.resolve(&jobs), Critic::Local);
         // The actor-critic has no "auto" share, and says so.
         assert_eq!(

@@ -36,10 +36,10 @@ pub trait Trainable: World {
     /// Whether every agent acts every round until its copy's episode ends (the queue world's
     /// agents, the market's learning tenants): its rounds then carry no [`Transition::live`]
     /// mask, and a copy that ended early waits at its last state as a round of reward 0.
-    /// Default false: agents arrive and leave, every round says who acted, and a finished
-    /// copy's rounds say nobody did.
+    /// Default: the world's own word ([`World::agents_stay`]); where agents arrive and leave,
+    /// every round says who acted, and a finished copy's rounds say nobody did.
     fn every_agent_acts(&self) -> bool {
-        false
+        self.agents_stay()
     }
 
     /// Every agent's row (`possible` rows) into `out`; only `reads` of each needs to be
@@ -50,10 +50,6 @@ pub trait Trainable: World {
 }
 
 impl Trainable for QueueWorld {
-    fn every_agent_acts(&self) -> bool {
-        true
-    }
-
     fn budgets(&self) -> Option<&[f64]> {
         Some(self.env().budgets())
     }
@@ -99,8 +95,9 @@ impl Trainable for env::market::world::MarketWorld {
     }
 }
 
-/// The worlds behind the seam as the registry builds them (Gavel, the bandit): agents arrive
-/// and leave, every round says who acted.
+/// The worlds behind the seam as the registry builds them: every round says who acted, except
+/// where the world's agents all stay for the whole episode ([`World::agents_stay`]: the queue
+/// world on the seam).
 impl Trainable for Box<dyn World> {}
 
 /// Run one training episode: act (sampled), step, learn, every round.

@@ -349,6 +349,17 @@ pub trait World: Send {
         true
     }
 
+    /// Whether every agent acts every round until the episode ends, all of them leaving at
+    /// once (the queue and valuation worlds': SPEC 2.9, nobody terminates early): learners may
+    /// then keep a critic per agent and read every agent's row (PPO's central critic), and
+    /// the training rollout's rounds carry no mask of who acted. Default false: agents arrive
+    /// and leave (Gavel's jobs), or the world's learners were tuned pooled per group (the
+    /// market, whose tenants do stay: its PPO defaults and `docs/market.md` tables come from
+    /// the pooled learner, so it keeps it).
+    fn agents_stay(&self) -> bool {
+        false
+    }
+
     /// Whether every agent is paid one shared reward (a welfare reward): best responses to it
     /// are a team's, not selfish ones, so no selfish equilibrium is reported. Default: no.
     fn shares_reward(&self) -> bool {
@@ -496,6 +507,9 @@ impl World for Box<dyn World> {
     }
     fn shares_reward(&self) -> bool {
         (**self).shares_reward()
+    }
+    fn agents_stay(&self) -> bool {
+        (**self).agents_stay()
     }
     fn select_mechanism(&self, name: &str) -> Result<String, String> {
         (**self).select_mechanism(name)
