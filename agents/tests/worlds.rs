@@ -493,6 +493,11 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
             }
         }
         assert!(shared >= 6, "{shared} figures in common: {figures:?}");
+        // The fairness figures among them (the queue world's compare computes them too).
+        for key in ["phi_min", "phi_median", "ef_violations", "pareto"] {
+            assert!(s["eval"][key]["mean"].as_f64().is_some_and(f64::is_finite), "{key}: {s}");
+            assert_eq!(s["eval"][key]["mean"], q["summary"][key]["mean"], "{key}");
+        }
     }
     // The seam's own doors on the queue world: its per-group spec by weight class, and a
     // trained run judged against the references and played back as scored.
@@ -514,6 +519,8 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     for key in ["vs_best_fixed", "vs_uniform", "vs_selfish"] {
         assert!(summary[key]["mean"].as_f64().is_some(), "{key}: {summary}");
     }
+    // Judging a run does not pay for the fairness replays.
+    assert!(summary["eval"]["phi_min"]["mean"].is_null(), "{}", summary["eval"]);
     // On the run's held-out seeds (train.eval_seeds: 4, the same derivation as compare's).
     let (code, stdout, err) = mtf(&[
         "compare",

@@ -32,6 +32,16 @@ pub const QUEUE_METRICS: &[WorldMetric] = &[
     figure("tokens_spent", "tokens spent (per round)", Better::Lower, 3),
     figure("jain", "Jain's index of throughput over weight", Better::Higher, 4),
     figure("paid_share", "accelerator-rounds bought (share)", Better::Higher, 3),
+    // Computed only where the command asks for them (`World::set_fairness`: compare and
+    // simulate), as the queue world's own compare does.
+    figure("phi_min", "phi min (sharing incentive: >= 1 holds)", Better::Higher, 3),
+    figure("phi_median", "phi median", Better::Higher, 3),
+    WorldMetric {
+        shown: false,
+        ..figure("si_violations", "SI violations (agents)", Better::Lower, 2)
+    },
+    figure("ef_violations", "EF violations (pairs)", Better::Lower, 2),
+    figure("pareto", "Pareto-improvable rounds (share)", Better::Lower, 3),
 ];
 
 /// The valuation world's figures (SPEC 8), in [`World::figures`] order.
@@ -55,6 +65,8 @@ pub struct QueueWorld {
     metrics: &'static [WorldMetric],
     /// Whether a round was played since `reset` (infos describe it, else the pending round).
     stepped: bool,
+    /// Whether the figures include the fairness replays (`World::set_fairness`).
+    fairness: bool,
 }
 
 impl QueueWorld {
@@ -85,6 +97,7 @@ impl QueueWorld {
             rewards: Vec::with_capacity(n),
             metrics,
             stepped: false,
+            fairness: false,
         }
     }
 
@@ -201,7 +214,7 @@ impl World for QueueWorld {
     }
 
     fn record(&self) -> serde_json::Value {
-        serde_json::to_value(EpisodeMetrics::compute(&self.env, false)).expect("episode metrics serialise")
+        serde_json::to_value(EpisodeMetrics::compute(&self.env, self.fairness)).expect("episode metrics serialise")
     }
 
     fn max_rounds(&self) -> Option<u32> {
@@ -221,7 +234,7 @@ impl World for QueueWorld {
     }
 
     fn figures(&self) -> Figures {
-        let m = EpisodeMetrics::compute(&self.env, false);
+        let m = EpisodeMetrics::compute(&self.env, self.fairness);
         self.metrics
             .iter()
             .map(|f| {
@@ -231,8 +244,14 @@ impl World for QueueWorld {
             .collect()
     }
 
+    fn set_fairness(&mut self, on: bool) {
+        self.fairness = on;
+    }
+
     fn fork(&self) -> Box<dyn World> {
-        Box::new(QueueWorld::new(self.env.scenario().clone()))
+        let mut copy = QueueWorld::new(self.env.scenario().clone());
+        copy.fairness = self.fairness;
+        Box::new(copy)
     }
 
     fn config(&self) -> toml::Table {

@@ -158,11 +158,17 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
             assert_eq!(&r[..], native.step(&actions).unwrap().rewards, "{name}: rewards, round {round}");
         }
         assert!(seam.done() && native.agents().is_empty());
-        let m = env::metrics::EpisodeMetrics::compute(&native, false);
-        let figures = seam.figures();
-        for (f, x) in seam.metrics().iter().zip(&figures) {
-            let want = (env::metrics::Metric::named(f.key).unwrap().of)(&m).unwrap();
-            assert_eq!(x.to_bits(), want.to_bits(), "{name}: {}", f.key);
+        // The fairness figures are NaN until a command asks for them (`set_fairness`).
+        for fairness in [false, true] {
+            seam.set_fairness(fairness);
+            let m = env::metrics::EpisodeMetrics::compute(&native, fairness);
+            let figures = seam.figures();
+            for (f, x) in seam.metrics().iter().zip(&figures) {
+                match (env::metrics::Metric::named(f.key).unwrap().of)(&m) {
+                    Some(want) => assert_eq!(x.to_bits(), want.to_bits(), "{name}: {}", f.key),
+                    None => assert!(x.is_nan() && !fairness, "{name}: {} is {x} with fairness {fairness}", f.key),
+                }
+            }
         }
         assert_eq!(
             seam.group_names(),

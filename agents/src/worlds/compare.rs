@@ -140,11 +140,14 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
     let group_names = group_names(&specs, &labels);
     let mut plays = Vec::new();
     for m in &mechanisms {
-        let world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
+        let mut world = if first.mechanism().as_deref() == Some(m.as_str()) || m == "-" {
             first.fork()
         } else {
             super::load(&spec.config, &spec.set, spec.seed, Some((first, m.as_str())))?
         };
+        // A table of policies shows the fairness figures; analyze's many evaluations do not
+        // pay for their replays.
+        world.set_fairness(spec.command != "analyze");
         let mut named: Vec<Named> = Vec::new();
         let mut of_spec: Vec<usize> = Vec::new();
         for (k, s) in specs.iter().enumerate() {

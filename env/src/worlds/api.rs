@@ -260,6 +260,12 @@ pub trait World: Send {
     /// reads figures turns it off; default: nothing to turn off.
     fn set_recording(&mut self, _on: bool) {}
 
+    /// Whether the episode's figures include those that replay it (the queue world's fairness
+    /// figures: φ, sharing-incentive and envy-freeness violations, Pareto): what a comparison
+    /// shows, not what training's judging pays for. Off by default, those figures NaN then
+    /// (tables show `-`); a fork keeps the setting. Default: nothing to turn on.
+    fn set_fairness(&mut self, _on: bool) {}
+
     /// Whether the episode is over.
     fn done(&self) -> bool {
         self.live().is_empty()
@@ -432,6 +438,9 @@ impl World for Box<dyn World> {
     }
     fn set_recording(&mut self, on: bool) {
         (**self).set_recording(on)
+    }
+    fn set_fairness(&mut self, on: bool) {
+        (**self).set_fairness(on)
     }
     fn agent_name(&self, id: usize) -> String {
         (**self).agent_name(id)
