@@ -622,7 +622,8 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
 /// The queue world's agents stay for the whole episode (`World::agents_stay`), so the seam's
 /// PPO there is the queue world's own: under the welfare reward `auto` gives both one actor
 /// per weight class and a central critic, and six episodes train to the same losses and
-/// welfare, to the bit, on either stack (before, the seam pooled them with a critic per class).
+/// welfare, to the bit, on either stack (before, the seam pooled them with a critic per class);
+/// the seam's run draws them in TensorBoard.
 #[test]
 fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
     let dir = tmp("ppo-stacks");
@@ -644,11 +645,21 @@ fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
         assert_eq!(code, 0, "{err}");
         common::logged(&run)
     };
+    // TensorBoard: a point per episode of the training curves, and the held-out summary.
+    let tb_points = |run: &str, tag: &str| -> usize {
+        let dir = dir.join(run).join("tb");
+        let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+        let bytes = std::fs::read(file).unwrap();
+        bytes.windows(tag.len()).filter(|w| *w == tag.as_bytes()).count()
+    };
     // Checkpoints are not compared byte for byte: burn's records carry parameter ids that
     // differ between two processes of the same stack. Every episode's losses and welfare
     // follow from the weights before it.
     let (a, b) = (trained(&seam, "seam"), trained(&own, "own"));
     assert_eq!(a.len(), 6);
+    assert_eq!(tb_points("seam", "charts/welfare"), 6);
+    assert_eq!(tb_points("seam", "losses/actor_loss"), 6);
+    assert_eq!(tb_points("seam", "summary/eval_welfare"), 1);
     for (s, q) in a.iter().zip(&b) {
         for key in ["actor_loss", "critic_loss", "entropy", "welfare"] {
             assert!(s[key].is_number(), "{key}: {s}");
