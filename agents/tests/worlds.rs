@@ -503,6 +503,28 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     // trained run judged against the references and played back as scored.
     let per_class = compare(&seam, "fixed:w1=0.2,w2=0.2,w4=0.2", "c-class");
     assert_eq!(per_class["rows"][0]["eval"]["welfare"], a["rows"][0]["eval"]["welfare"]);
+    // A level per agent, by id, plays as the queue world's own `fixed:[...]`, agents of one
+    // class apart.
+    let list = "fixed:[0.2,0.5,0.2,0.5,0.3,0.3,0.9,0.1]";
+    let (s, q) = (compare(&seam, list, "c-list-seam"), compare(&own, list, "c-list-own"));
+    assert_eq!(s["rows"][0]["policy"], list);
+    assert_eq!(s["rows"][0]["eval"]["welfare"]["mean"], q["rows"][0]["summary"]["welfare"]["mean"]);
+    assert_ne!(s["rows"][0]["eval"]["welfare"], a["rows"][0]["eval"]["welfare"]);
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        &seam,
+        "--policies",
+        "fixed:[0.2,0.3]",
+        "--seeds",
+        "2",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("fixed:[0.2,0.3]") && err.contains("8 agents") && err.lines().count() == 1,
+        "{err}"
+    );
     let run = dir.join("es");
     let (code, _, err) = mtf(&[
         "train",

@@ -53,7 +53,7 @@ impl RowPolicy for GroupActors {
         self.rng = stream(seed, names::POLICY, 0);
     }
 
-    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         let last = self.weights.len() - 1;
         for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
             actor_logits(
@@ -94,13 +94,13 @@ mod tests {
         let w = vec![0.0, 0.0, 0.0, 0.0, 0.0, 3f32.ln()];
         let mut greedy = GroupActors::new(vec![w.clone()], 1, 1, 2, false);
         let mut a = vec![9; 4];
-        greedy.act(&[0.5; 4], 1, &[0; 4], &mut a);
+        greedy.act(&[0.5; 4], 1, &[0; 4], &[0; 4], &mut a);
         assert_eq!(a, vec![1; 4]);
         let mut sampled = GroupActors::new(vec![w], 1, 1, 2, true);
         sampled.begin_episode(7);
         let mut ones = 0;
         let mut a = vec![0; 1000];
-        sampled.act(&[0.5; 1000], 1, &[0; 1000], &mut a);
+        sampled.act(&[0.5; 1000], 1, &[0; 1000], &[0; 1000], &mut a);
         ones += a.iter().filter(|&&x| x == 1).count();
         // 750 expected, sd 13.7.
         assert!((700..800).contains(&ones), "{ones}");
@@ -108,7 +108,7 @@ mod tests {
         let mut again = sampled.clone();
         again.begin_episode(7);
         let mut b = vec![0; 1000];
-        again.act(&[0.5; 1000], 1, &[0; 1000], &mut b);
+        again.act(&[0.5; 1000], 1, &[0; 1000], &[0; 1000], &mut b);
         assert_eq!(a, b);
     }
 }

@@ -173,7 +173,7 @@ impl Drop for WorldAgents {
 }
 
 impl RowPolicy for WorldAgents {
-    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         actions.fill(0);
         for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
             if self.dead {

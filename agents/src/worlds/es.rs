@@ -41,7 +41,7 @@ impl Actors {
 }
 
 impl RowPolicy for Actors {
-    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         let d = self.core.features();
         let last = self.core.blocks() - 1;
         for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
@@ -124,7 +124,7 @@ mod tests {
         }
         let mut a = Actors::new(core);
         let mut actions = vec![0; 2];
-        a.act(&[0.0, 0.5, 1.0, 0.5], 2, &[0, 1], &mut actions);
+        a.act(&[0.0, 0.5, 1.0, 0.5], 2, &[0, 1], &[0, 1], &mut actions);
         assert_eq!(actions, vec![3, 7]);
     }
 }

@@ -32,7 +32,7 @@ impl RowPolicy for HedgePolicy {
         self.chosen = self.probabilities.iter().map(|p| sample_index(p, unit(rng.next_u64()))).collect();
     }
 
-    fn act(&mut self, _obs: &[f32], _dim: usize, groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, _obs: &[f32], _dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         let last = self.chosen.len() - 1;
         for (a, &g) in actions.iter_mut().zip(groups) {
             *a = self.chosen[g.min(last)];
@@ -60,7 +60,7 @@ mod tests {
         let (actors, hidden) = h.actors(3);
         let mut ga = super::super::actors::GroupActors::new(actors, hidden, 3, 4, false);
         let mut a = vec![9; 2];
-        ga.act(&[0.3, -2.0, 7.0, 1.0, 1.0, 1.0], 3, &[0, 1], &mut a);
+        ga.act(&[0.3, -2.0, 7.0, 1.0, 1.0, 1.0], 3, &[0, 1], &[0, 1], &mut a);
         assert_eq!(a, vec![2, 3]);
         // Sampled: group 1 always level 3 (weight 1 - 3e-22); group 0 one level for the
         // whole episode, the heaviest (p = 0.84) most often.
@@ -69,9 +69,9 @@ mod tests {
         for s in 0..200 {
             p.begin_episode(s);
             let mut first = vec![0; 2];
-            p.act(&[0.0; 6], 3, &[0, 1], &mut first);
+            p.act(&[0.0; 6], 3, &[0, 1], &[0, 1], &mut first);
             let mut again = vec![0; 4];
-            p.act(&[0.0; 12], 3, &[0, 0, 1, 1], &mut again);
+            p.act(&[0.0; 12], 3, &[0, 0, 1, 1], &[0, 0, 1, 1], &mut again);
             assert_eq!(again, vec![first[0], first[0], 3, 3]);
             twos += usize::from(first[0] == 2);
         }

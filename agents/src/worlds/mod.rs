@@ -40,8 +40,9 @@ pub trait RowPolicy: Send {
     /// Start of an episode (`seed` seeds this episode's draws).
     fn begin_episode(&mut self, _seed: u64) {}
 
-    /// One level index per row: `obs` holds `groups.len()` rows of `dim` features.
-    fn act(&mut self, obs: &[f32], dim: usize, groups: &[usize], actions: &mut [usize]);
+    /// One level index per row: `obs` holds `groups.len()` rows of `dim` features, row i
+    /// agent `agents[i]`'s (its id) of group `groups[i]`.
+    fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]);
 
     /// An independent copy (one per episode played in parallel).
     fn fork(&self) -> Box<dyn RowPolicy>;
@@ -94,9 +95,34 @@ impl Fixed {
 }
 
 impl RowPolicy for Fixed {
-    fn act(&mut self, _obs: &[f32], _dim: usize, groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, _obs: &[f32], _dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         for (a, &g) in actions.iter_mut().zip(groups) {
             *a = self.levels[g.min(self.levels.len() - 1)];
+        }
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(self.clone())
+    }
+}
+
+/// A level index per possible agent, by id (`fixed:[X,Y,...]`).
+#[derive(Clone, Debug)]
+pub struct PerAgent {
+    levels: Vec<usize>,
+}
+
+impl PerAgent {
+    /// Agent `id` plays `levels[id]` (one per possible agent: checked by the spec's parser).
+    pub fn new(levels: Vec<usize>) -> Self {
+        Self { levels }
+    }
+}
+
+impl RowPolicy for PerAgent {
+    fn act(&mut self, _obs: &[f32], _dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
+        for (a, &id) in actions.iter_mut().zip(agents) {
+            *a = self.levels[id];
         }
     }
 
@@ -127,7 +153,7 @@ impl RowPolicy for Uniform {
         self.rng = stream(seed, names::POLICY, 0);
     }
 
-    fn act(&mut self, _obs: &[f32], _dim: usize, _groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, _obs: &[f32], _dim: usize, _agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
         for a in actions.iter_mut() {
             *a = ((unit(rand::Rng::next_u64(&mut self.rng)) * self.k as f64) as usize).min(self.k - 1);
         }
@@ -176,7 +202,7 @@ pub fn play_watched(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64
             self.rows.0.begin_episode(seed);
         }
         fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
-            self.rows.0.act(obs, world.layout().dim(), groups, actions);
+            self.rows.0.act(obs, world.layout().dim(), world.live(), groups, actions);
         }
         fn after_step(&mut self, world: &(dyn World + 'w), _actions: &[usize]) {
             (self.after)(world);
@@ -194,7 +220,7 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
     }
 
     fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
-        self.0.act(obs, world.layout().dim(), groups, actions);
+        self.0.act(obs, world.layout().dim(), world.live(), groups, actions);
     }
 }
 

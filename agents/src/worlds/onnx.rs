@@ -46,7 +46,7 @@ impl RowPolicy for WorldOnnx {
         self.rng = stream(seed, names::POLICY, 0);
     }
 
-    fn act(&mut self, obs: &[f32], dim: usize, _groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
         for (i, row) in obs.chunks_exact(dim).enumerate() {
             // What can still fail after the load's checks (a non-finite logit on a row the
             // model overflows on) fails the command, as a broken agent does ([`RowPolicy::failure`]).

@@ -1,7 +1,7 @@
 //! Policies for the worlds behind the seam, and the specs that name them on the command line:
 //! `fixed:X` (level X for everyone; X a level, or one of the world's named actions, as the
 //! market's `fixed:own`, or `own` alone), `fixed:G=X,H=Y,...` (a level per group, by the
-//! world's group names), `fixed:all` (every level and named action, a row each), `uniform` (a level
+//! world's group names), `fixed:[X,Y,...]` (a level per possible agent, by id), `fixed:all` (every level and named action, a row each), `uniform` (a level
 //! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer:
@@ -44,6 +44,9 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
     if let Some(x) = fixed.filter(|x| x.contains('=')) {
         return per_group(x, world).map_err(bad);
     }
+    if let Some(x) = fixed.filter(|x| x.trim_start().starts_with('[')) {
+        return per_agent(x, world).map_err(bad);
+    }
     if let Some(x) = fixed {
         let k = action_index(x, world).map_err(bad)?;
         return Ok(vec![(format!("fixed:{}", action_name(k, world)), Box::new(Fixed::new(vec![k])))]);
@@ -67,7 +70,7 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
         return Ok(vec![(spec.to_string(), Box::new(agents))]);
     }
     Err(bad(
-        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:all, uniform, run:DIR (a run trained on it), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
+        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:[X,Y,...] (a level per agent), fixed:all, uniform, run:DIR (a run trained on it), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
     ))
 }
 
@@ -130,6 +133,34 @@ fn per_group(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
         .map(|(k, n)| k.ok_or_else(|| format!("no level for group `{n}` (give every group: {})", all())))
         .collect::<Result<Vec<usize>, String>>()?;
     Ok(vec![(group_spec(&levels, world), Box::new(Fixed::new(levels)))])
+}
+
+/// `fixed:[X,Y,...]`: a level (or named action) per possible agent, by id, as the queue
+/// world's own spec; labelled with the levels as the world names them.
+fn per_agent(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
+    let inner = text
+        .trim()
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or_else(|| format!("`{}`: a level per agent is a list in brackets, [X,Y,...]", text.trim()))?;
+    let levels = inner
+        .split(',')
+        .enumerate()
+        .map(|(id, x)| action_index(x, world).map_err(|e| format!("agent {id}: {e}")))
+        .collect::<Result<Vec<usize>, String>>()?;
+    let n = world.possible();
+    if levels.len() != n {
+        return Err(format!(
+            "gives {} levels; this world has {n} agents (a level for each, by id 0..{})",
+            levels.len(),
+            n.saturating_sub(1)
+        ));
+    }
+    let names: Vec<String> = levels.iter().map(|&k| action_name(k, world)).collect();
+    Ok(vec![(
+        format!("fixed:[{}]", names.join(",")),
+        Box::new(super::PerAgent::new(levels)),
+    )])
 }
 
 /// A trained run's actors (one per group), or every replicate's of a run group.

@@ -20,7 +20,8 @@ pub(crate) struct Args {
     /// is a file in this directory), onnx:PATH (an ONNX network from any trainer mapping an
     /// agent's observation to level logits; sampled:onnx:PATH draws from them). In a world
     /// behind the seam (Gavel, the market, the bandit) fixed:G=X,H=Y,... gives a level per
-    /// group by its name, and run:DIR plays as the run trained. A mechanism that ignores the
+    /// group by its name, fixed:[X,Y,...] one per possible agent by id, and run:DIR plays as
+    /// the run trained. A mechanism that ignores the
     /// agents' actions gets one row, `any`.
     #[arg(long, required = true)]
     policies: Vec<String>,
