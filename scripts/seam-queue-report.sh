@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The seam's learners on the queue world (issue 38): a queue-world config trained through the
-# seam's commands (`--set env.stack=seam`: one actor per weight class, local critics, Hedge per
-# episode), each learner over REPLICATES training replicates, scored as trained on 16 held-out
+# seam's commands (`--set env.stack=seam`: one actor per weight class; PPO's critic per agent,
+# central under the welfare reward, as on the queue world's own stack; Hedge per episode), each
+# learner over REPLICATES training replicates, scored as trained on 16 held-out
 # seeds against the best fixed level, uniform play and (own rewards) the selfish equilibrium,
 # by `mtf train`'s own group summary. Set beside the queue world's own rows of the learners
 # table (agents/README.md), it says what the queue world would lose or gain on the seam today.
@@ -52,9 +53,9 @@ json.dump({"seconds": end - start, "machine": started}, open(f"{d}/timing.json",
 EOF
 done
 
-python3 - "$out" "$world" "$reward" "$config" "${learners[@]}" <<'EOF'
+python3 - "$out" "$world" "$reward" "$config" "${SETS:-}" "${learners[@]}" <<'EOF'
 import json, os, sys
-out, world, reward, config, learners = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+out, world, reward, config, sets, learners = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 rows, results = [], {}
 def cell(s, key):
     if f"{key}_iqm" not in s:
@@ -74,7 +75,7 @@ machine = open(f"{out}/machine.txt").read().strip()
 table = [
     f"# The seam's learners on the queue world: {config}, {reward} reward",
     "",
-    f"`scripts/seam-queue-report.sh {out}` (`--set env.stack=seam`; {len(results[learners[0]]['group']['replicates'])} replicates, 16 held-out seeds, scored as trained).",
+    f"`{'SETS=' + repr(sets) + ' ' if sets else ''}scripts/seam-queue-report.sh {out}` (`--set env.stack=seam`; {len(results[learners[0]]['group']['replicates'])} replicates, 16 held-out seeds, scored as trained).",
     "",
     "| world | reward | learner (the seam's) | as trained − best fixed: IQM [95% CI] | − uniform play | − selfish equilibrium | agent-steps per replicate | training (s) |",
     "|---|---|---|---|---|---|---|---|",
