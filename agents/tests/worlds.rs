@@ -542,7 +542,11 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
         assert!(summary[key]["mean"].as_f64().is_some(), "{key}: {summary}");
     }
     // Judging a run does not pay for the fairness replays.
-    assert!(summary["eval"]["phi_min"]["mean"].is_null(), "{}", summary["eval"]);
+    assert!(
+        summary["eval"].get("phi_min").is_some_and(|s| s["mean"].is_null()),
+        "{}",
+        summary["eval"]
+    );
     // On the run's held-out seeds (train.eval_seeds: 4, the same derivation as compare's).
     let (code, stdout, err) = mtf(&[
         "compare",
@@ -652,7 +656,7 @@ fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
     let welfare = ("reward", toml::Value::from("welfare"));
     let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into()), welfare.clone()]);
     let own = short_quickstart(&dir, "own.toml", &[welfare]);
-    let trained = |config: &str, out: &str| {
+    let trained = |config: &str, out: &str, critic: &str| {
         let run = dir.join(out);
         let (code, _, err) = mtf(&[
             "train",
@@ -660,6 +664,8 @@ fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
             config,
             "--set",
             "learner.kind=\"ppo\"",
+            "--set",
+            &format!("learner.ppo.critic=\"{critic}\""),
             "--quiet",
             "--out",
             run.to_str().unwrap(),
@@ -677,17 +683,50 @@ fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
     // Checkpoints are not compared byte for byte: burn's records carry parameter ids that
     // differ between two processes of the same stack. Every episode's losses and welfare
     // follow from the weights before it.
-    let (a, b) = (trained(&seam, "seam"), trained(&own, "own"));
-    assert_eq!(a.len(), 6);
-    assert_eq!(tb_points("seam", "charts/welfare"), 6);
-    assert_eq!(tb_points("seam", "losses/actor_loss"), 6);
-    assert_eq!(tb_points("seam", "summary/eval_welfare"), 1);
-    for (s, q) in a.iter().zip(&b) {
-        for key in ["actor_loss", "critic_loss", "entropy", "welfare"] {
-            assert!(s[key].is_number(), "{key}: {s}");
-            assert_eq!(s[key], q[key], "{key} of episode {}", s["episode"]);
+    // The default (MAPPO, central under the welfare reward) and IPPO (local critics).
+    for critic in ["auto", "local"] {
+        let (a, b) = (
+            trained(&seam, &format!("seam-{critic}"), critic),
+            trained(&own, &format!("own-{critic}"), critic),
+        );
+        assert_eq!(a.len(), 6);
+        for (s, q) in a.iter().zip(&b) {
+            for key in ["actor_loss", "critic_loss", "entropy", "welfare"] {
+                assert!(s[key].is_number(), "{key}: {s}");
+                assert_eq!(s[key], q[key], "{critic}: {key} of episode {}", s["episode"]);
+            }
         }
     }
+    // A checkpoint of another network layout (the critic changed on resume) is refused in
+    // one line naming it, the run left as it was.
+    let run = dir.join("seam-local");
+    let config = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(config.contains("critic = \"local\""), "{config}");
+    std::fs::write(
+        run.join("config.toml"),
+        config
+            .replace("critic = \"local\"", "critic = \"central\"")
+            .replace("episodes = 6", "episodes = 8"),
+    )
+    .unwrap();
+    let before = common::logged(&run);
+    let (code, _, err) = mtf(&[
+        "train",
+        "--resume",
+        run.to_str().unwrap(),
+        "--allow-config-change",
+        "learner.ppo.critic,train.episodes",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("latest.ckpt") && err.contains("network layout") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(common::logged(&run), before);
+    assert_eq!(tb_points("seam-auto", "charts/welfare"), 6);
+    assert_eq!(tb_points("seam-auto", "losses/actor_loss"), 6);
+    assert_eq!(tb_points("seam-auto", "summary/eval_welfare"), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -399,11 +399,15 @@ impl<M: Module> Net<M> {
             ModuleRecord::from_bytes(Bytes::from_bytes_vec(weights.to_vec())).map_err(|e| failed(format!("{what} weights: {e:?}")))?;
         // On a clone (its tensors are shared, not copied): a refused record leaves the net as
         // it was.
-        let module = self
-            .get()
-            .clone()
-            .try_load_record(record)
-            .map_err(|e| failed(format!("{what} weights: {e:?}")))?;
+        let module = self.get().clone().try_load_record(record).map_err(|e| {
+            // burn's report lists every mismatched tensor over several lines: the first
+            // line names one, which says enough.
+            let full = format!("{e:?}");
+            let first = full.split("\\n").next().unwrap_or(&full).chars().take(200).collect::<String>();
+            failed(format!(
+                "{what} weights have other shapes than this learner's networks ({first}...)"
+            ))
+        })?;
         if let Some(bad) = first_non_finite(&module) {
             return Err(failed(format!("{what} weights: {bad}")));
         }

@@ -353,9 +353,16 @@ mod tests {
         };
         let i = ippo.resolved(&welfare);
         assert_eq!((i.critic, i.share, i.entropy), (Critic::Local, Share::Class, Bonus::Of(0.01)));
-        for r in [auto.resolved(&sc), auto.resolved(&seam), mappo_own.resolved(&sc)] {
+        for r in [auto.resolved(&sc), mappo_own.resolved(&sc)] {
             assert_eq!((r.share, r.entropy), (Share::None, Bonus::Of(0.01)), "{r:?}");
         }
+        // Behind the seam a run keeps one actor per group, and `auto` says so; `none` is refused.
+        let r = auto.resolved(&seam);
+        assert_eq!((r.share, r.entropy), (Share::Class, Bonus::Of(0.01)), "{r:?}");
+        assert_eq!(
+            refused(&seam, &section("ppo", "[ppo]\nshare = \"none\"")).as_deref(),
+            Some("learner.ppo.share")
+        );
         // What a file says stays what it says.
         let set = PpoConfig {
             share: Share::None,

@@ -403,13 +403,17 @@ impl Compared {
     pub fn markdown(&self) -> String {
         let m = &self.metrics[self.headline];
         let base = &self.rows[self.baseline];
-        let shown: Vec<usize> = (0..self.metrics.len()).filter(|&k| self.metrics[k].shown).collect();
+        // A figure no row has (the fairness figures where nothing asked for them: analyze's)
+        // is left out rather than shown as a column of `-`.
+        let stats: Vec<Vec<Stat>> = self.rows.iter().map(|r| self.stats(r)).collect();
+        let shown: Vec<usize> = (0..self.metrics.len())
+            .filter(|&k| self.metrics[k].shown && stats.iter().any(|s| s[k].mean.is_finite()))
+            .collect();
         let mut head = vec!["policy".to_string(), "mechanism".to_string()];
         head.extend(shown.iter().map(|&k| self.metrics[k].label.to_string()));
         head.push(format!("vs {}/{} (+ better)", base.policy, base.mechanism));
         let mut t = Table::new(head).numbers_from(2);
-        for (r_k, r) in self.rows.iter().enumerate() {
-            let stats = self.stats(r);
+        for (r_k, (r, stats)) in self.rows.iter().zip(&stats).enumerate() {
             let mut cells = vec![r.policy.clone(), r.mechanism.clone()];
             cells.extend(shown.iter().map(|&k| pm(stats[k], self.metrics[k].decimals)));
             let d = self.improvement(r_k);

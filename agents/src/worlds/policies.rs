@@ -143,10 +143,19 @@ fn per_agent(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
         .ok_or_else(|| format!("`{}`: a level per agent is a list in brackets, [X,Y,...]", text.trim()))?;
+    if inner.trim().is_empty() {
+        return Err(format!(
+            "the per-agent list is empty: give a level for each of this world's {} agents",
+            world.possible()
+        ));
+    }
     let levels = inner
         .split(',')
         .enumerate()
-        .map(|(id, x)| action_index(x, world).map_err(|e| format!("agent {id}: {e}")))
+        .map(|(id, x)| match x.trim() {
+            "" => Err(format!("agent {id}: no level (an empty entry)")),
+            x => action_index(x, world).map_err(|e| format!("agent {id}: {e}")),
+        })
         .collect::<Result<Vec<usize>, String>>()?;
     let n = world.possible();
     if levels.len() != n {

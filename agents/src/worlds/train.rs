@@ -286,7 +286,7 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
     let latest = RunDir::at(dir).latest_checkpoint();
     let bytes = run::read_regular(&latest, 1 << 32)?;
     let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
-    trainer.load(decoded.learner)?;
+    trainer.restore(&latest, decoded.learner)?;
     trainer.trained(&exp)
 }
 
@@ -331,6 +331,20 @@ impl Trainer {
             Trainer::Rollout { learner, .. } => learner.load(bytes),
             Trainer::Nothing => Ok(()),
         }
+    }
+
+    /// [`Trainer::load`] from the checkpoint at `path`: a state this run's learner cannot take
+    /// (networks of another layout: a learner key changed on resume, or a run trained by an
+    /// earlier mtf whose learner there differed) is the checkpoint's fault, said in one line
+    /// naming it (exit 2).
+    fn restore(&mut self, path: &Path, bytes: &[u8]) -> crate::error::Result<()> {
+        self.load(bytes).map_err(|e| match e {
+            crate::error::Error::Failed(m) => crate::error::run_dir(
+                path,
+                format!("holds a learner state this run's learner cannot load ({m}): it was written for another network layout: a learner key changed since, or an earlier mtf's learner; retrain the run"),
+            ),
+            other => other,
+        })
     }
 
     fn save(&self) -> crate::error::Result<Vec<u8>> {
@@ -760,7 +774,7 @@ fn train_episodes(exp: &SeamExperiment, dir: &RunDir, start: u64, spec: &crate::
     if start > 0 {
         let latest = dir.latest_checkpoint();
         let bytes = run::read_regular(&latest, 1 << 32)?;
-        learner.load(crate::train::checkpoint::decode(&latest, &bytes)?.learner)?;
+        learner.restore(&latest, crate::train::checkpoint::decode(&latest, &bytes)?.learner)?;
         crate::train::log::truncate_metrics(&dir.metrics(), start)?;
         steps = last_steps(&dir.metrics())?;
     }

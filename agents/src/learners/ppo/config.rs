@@ -61,11 +61,12 @@ impl Share {
     }
 
     /// What `self` means in `sc`, for either critic: `Auto` is `Class` under the shared
-    /// welfare reward where the same agents act every round ([`welfare_shared`]), `None`
+    /// welfare reward where the same agents act every round ([`welfare_shared`]), and where
+    /// the run keeps one policy per group (behind the seam: what it trains there), `None`
     /// otherwise.
     pub fn resolve(self, sc: &dyn crate::learners::WorldShape) -> Share {
         match self {
-            Share::Auto if welfare_shared(sc) => Share::Class,
+            Share::Auto if welfare_shared(sc) || !sc.per_agent() => Share::Class,
             Share::Auto => Share::None,
             s => s,
         }
@@ -397,7 +398,12 @@ impl LearnerConfig for PpoConfig {
                     "a central critic reads every agent's row, and here agents come and go: use local (or auto)",
                 ))
             } else if p.share == Share::ClassId && !sc.per_agent() {
-                Some(("share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use none or class"))
+                Some(("share", "the agents of a group share one actor here; per-agent ids (class_id) would give every one of the world's possible agents its own input: use class (or auto)"))
+            } else if p.share == Share::None && !sc.per_agent() {
+                Some((
+                    "share",
+                    "the agents of a group share one actor here (a run keeps one per group): use class (or auto)",
+                ))
             } else {
                 None
             };
