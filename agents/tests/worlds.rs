@@ -649,29 +649,25 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
 /// PPO there is the queue world's own: under the welfare reward `auto` gives both one actor
 /// per weight class and a central critic, and six episodes train to the same losses and
 /// welfare, to the bit, on either stack (before, the seam pooled them with a critic per class);
-/// the seam's run draws them in TensorBoard.
+/// the seam's run draws them in TensorBoard. Its actor-critic is the queue world's per class.
 #[test]
-fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
+fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() {
     let dir = tmp("ppo-stacks");
     let welfare = ("reward", toml::Value::from("welfare"));
     let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into()), welfare.clone()]);
     let own = short_quickstart(&dir, "own.toml", &[welfare]);
-    let trained = |config: &str, out: &str, critic: &str| {
+    let trained_with = |config: &str, out: &str, sets: &[&str]| {
         let run = dir.join(out);
-        let (code, _, err) = mtf(&[
-            "train",
-            "--config",
-            config,
-            "--set",
-            "learner.kind=\"ppo\"",
-            "--set",
-            &format!("learner.ppo.critic=\"{critic}\""),
-            "--quiet",
-            "--out",
-            run.to_str().unwrap(),
-        ]);
+        let mut args = vec!["train", "--config", config, "--quiet", "--out", run.to_str().unwrap()];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let (code, _, err) = mtf(&args);
         assert_eq!(code, 0, "{err}");
         common::logged(&run)
+    };
+    let trained = |config: &str, out: &str, critic: &str| {
+        trained_with(config, out, &["learner.kind=\"ppo\"", &format!("learner.ppo.critic=\"{critic}\"")])
     };
     // TensorBoard: a point per episode of the training curves, and the held-out summary.
     let tb_points = |run: &str, tag: &str| -> usize {
@@ -695,6 +691,21 @@ fn ppo_trains_the_same_weights_on_either_stack_of_the_queue_world() {
                 assert!(s[key].is_number(), "{key}: {s}");
                 assert_eq!(s[key], q[key], "{critic}: {key} of episode {}", s["episode"]);
             }
+        }
+    }
+    // The seam's actor-critic (an actor and critic per weight class, the whole row) is the
+    // queue world's with share = "class" and features = "all".
+    let ac = [
+        "learner.kind=\"actor_critic\"",
+        "learner.actor_critic.share=\"class\"",
+        "learner.actor_critic.features=\"all\"",
+    ];
+    let (a, b) = (trained_with(&seam, "seam-ac", &ac), trained_with(&own, "own-ac", &ac));
+    assert_eq!(a.len(), 6);
+    for (s, q) in a.iter().zip(&b) {
+        for key in ["actor_loss", "critic_loss", "welfare"] {
+            assert!(s[key].is_number(), "{key}: {s}");
+            assert_eq!(s[key], q[key], "actor-critic: {key} of episode {}", s["episode"]);
         }
     }
     // A checkpoint of another network layout (the critic changed on resume) is refused in
