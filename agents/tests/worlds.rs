@@ -708,6 +708,59 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
             assert_eq!(s[key], q[key], "actor-critic: {key} of episode {}", s["episode"]);
         }
     }
+    // Reading SPEC 4's block alone (the thesis's features), the same again; its run plays as
+    // judged, and its export reads that block (budget share and 16 utilities).
+    let spec = [
+        "learner.kind=\"actor_critic\"",
+        "learner.actor_critic.share=\"class\"",
+        "learner.actor_critic.features=\"spec\"",
+    ];
+    let (a, b) = (trained_with(&seam, "seam-spec", &spec), trained_with(&own, "own-spec", &spec));
+    assert_eq!(a.len(), 6);
+    for (s, q) in a.iter().zip(&b) {
+        assert!(s["critic_loss"].is_number(), "{s}");
+        assert_eq!(
+            (&s["critic_loss"], &s["welfare"]),
+            (&q["critic_loss"], &q["welfare"]),
+            "spec: episode {}",
+            s["episode"]
+        );
+    }
+    let run = dir.join("seam-spec");
+    let judged = json(&run.join("summary.json"))["eval"]["welfare"]["mean"].clone();
+    let replay = |policy: &str| {
+        let (code, stdout, err) = common::mtf_in(
+            dir.to_str().unwrap(),
+            &[
+                "compare",
+                "--config",
+                &seam,
+                "--policies",
+                policy,
+                "--seeds",
+                "4",
+                "--json",
+                "--quiet",
+                "--out",
+                &format!("c-{}", policy.len()),
+            ],
+        );
+        assert_eq!(code, 0, "{policy}: {err}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["rows"][0]["eval"]["welfare"]["mean"].clone()
+    };
+    assert_eq!(replay(&format!("run:{}", run.display())), judged);
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        dir.join("spec-agent").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let described = Command::new(dir.join("spec-agent")).arg("--describe").output().unwrap();
+    let described: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
+    assert_eq!(described["observation_size"], 17, "{described}");
+    assert!(replay("agent:spec-agent").as_f64().is_some_and(f64::is_finite));
     // A checkpoint of another network layout (the critic changed on resume) is refused in
     // one line naming it, the run left as it was.
     let run = dir.join("seam-local");

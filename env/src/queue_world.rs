@@ -172,6 +172,16 @@ impl World for QueueWorld {
         true
     }
 
+    fn feature_block(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        let sc = self.env.scenario();
+        let dim = self.layout.dim();
+        match name {
+            "spec" => Some(0..crate::world::spec_features(sc.m())),
+            "by_type" if sc.file.env.observe_by_type => Some(dim - crate::world::by_type_features(sc)..dim),
+            _ => None,
+        }
+    }
+
     fn levels(&self) -> &[f64] {
         self.env.levels()
     }

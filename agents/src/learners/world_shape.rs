@@ -2,8 +2,9 @@
 //! ([`WorldShape`]), whichever world that is. The queue and valuation worlds give it from
 //! their scenario, every world behind the seam (`env::worlds::World`: Gavel, the bandit, the
 //! market) from the trait, so one set of checks per learner (`LearnerConfig::validate`) serves
-//! them all, and what a world cannot give (SPEC 4's features, a round record to re-run, an
-//! actor per agent) is refused by the learner that needs it, in one line naming its key.
+//! them all, and what a world cannot give (a block of features it does not declare, a round
+//! record to re-run, an actor per agent) is refused by the learner that needs it, in one line
+//! naming its key.
 
 use super::base::{inputs, Features, Inputs};
 use env::config::{ActionKind, Scenario};
@@ -191,9 +192,24 @@ impl WorldShape for SeamShape<'_> {
         self.world.weight(id)
     }
 
+    /// The whole row, or a block the world names ([`World::feature_block`]: the queue world's
+    /// SPEC 4 `spec` and `by_type` blocks).
     fn features(&self, features: Features) -> Option<Inputs> {
-        let d = self.world.layout().dim();
-        (features == Features::All).then_some(Inputs { obs_dim: d, at: 0, d })
+        let obs_dim = self.world.layout().dim();
+        if features == Features::All {
+            return Some(Inputs {
+                obs_dim,
+                at: 0,
+                d: obs_dim,
+            });
+        }
+        let name = serde_json::to_value(features).ok()?.as_str()?.to_string();
+        let block = self.world.feature_block(&name)?;
+        Some(Inputs {
+            obs_dim,
+            at: block.start,
+            d: block.len(),
+        })
     }
 
     fn rounds(&self) -> Option<u32> {
@@ -237,7 +253,7 @@ pub fn check_features(
         None => Err(err(
             key,
             format!(
-                "{} features are not in this world's observations: here a learner reads the agent's whole observation row (features = \"all\")",
+                "{} features are not in this world's observations (blocks a world declares: the queue world's spec, and its by_type with env.observe_by_type = true); features = \"all\" reads the agent's whole row",
                 serde_json::to_value(features).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
             ),
         )),
@@ -379,6 +395,17 @@ mod tests {
         let queue = env::registry::load(&path, &["env.reward=\"welfare\"".into()]).unwrap();
         let stays = SeamShape::of(queue.as_ref());
         assert!(stays.persistent() && stays.welfare_reward());
+        // SPEC 4's block where the scenario has it; by_type only where observed.
+        use crate::learners::Features;
+        assert_eq!(stays.features(Features::Spec), welfare.features(Features::Spec));
+        assert!(stays.features(Features::Spec).is_some_and(|i| i.d < i.obs_dim));
+        assert_eq!(stays.features(Features::ByType), None);
+        let typed = env::registry::load(&path, &["env.observe_by_type=true".into()]).unwrap();
+        let typed_sc = env::config::ScenarioFile::load(&path, &["env.observe_by_type=true".into()]).unwrap();
+        assert_eq!(
+            SeamShape::of(typed.as_ref()).features(Features::ByType),
+            typed_sc.features(Features::ByType)
+        );
         assert_eq!(stays.pools(), welfare.class_of_agents());
         let r = auto.resolved(&stays);
         assert_eq!((r.critic, r.share, r.entropy), (w.critic, w.share, w.entropy));

@@ -1,5 +1,5 @@
 //! A trained run's policy in a world behind the seam: one actor per group as plain weights
-//! (the agent's row, one tanh layer, a logit per level: the layout PPO and ES export and the
+//! (the agent's row or the block of it the learner read, one tanh layer, a logit per level: the layout PPO and ES export and the
 //! exported agents' runtime reads), acting greedily or drawing from its softmax.
 
 use super::RowPolicy;
@@ -16,7 +16,9 @@ pub struct GroupActors {
     pub weights: Vec<Vec<f32>>,
     /// Hidden width.
     pub hidden: usize,
-    /// Features read (the whole row).
+    /// The first feature read (0: from the row's start).
+    pub at: usize,
+    /// Features read (`row[at..at + d]`: the whole row, or a block the world names).
     pub d: usize,
     /// Levels.
     pub k: usize,
@@ -35,6 +37,7 @@ impl GroupActors {
         Self {
             weights,
             hidden,
+            at: 0,
             d,
             k,
             sampled,
@@ -43,6 +46,13 @@ impl GroupActors {
             logits: vec![0.0; k],
             probs: Vec::with_capacity(k),
         }
+    }
+}
+
+impl GroupActors {
+    /// The same actors reading `d` features from `at` of each row.
+    pub fn reading(self, at: usize) -> Self {
+        Self { at, ..self }
     }
 }
 
@@ -59,7 +69,7 @@ impl RowPolicy for GroupActors {
             actor_logits(
                 &self.weights[g.min(last)],
                 (self.d, self.hidden, self.k),
-                &row[..self.d],
+                &row[self.at..self.at + self.d],
                 &mut self.h,
                 &mut self.logits,
             );

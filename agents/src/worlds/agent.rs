@@ -30,7 +30,11 @@ pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
         ));
     };
     let action = world.action_kind().as_str();
-    if theirs.name != here.name || theirs.features != here.features || manifest.levels != world.levels() || manifest.action != action {
+    if theirs.name != here.name
+        || reads(&theirs.features, &here.features).is_none()
+        || manifest.levels != world.levels()
+        || manifest.action != action
+    {
         return Err(format!(
             "{}: the agent acts in the {} world on features {:?} with {} levels {:?}; this config is the {} world on {:?} with {action} levels {:?}",
             path.display(),
@@ -52,6 +56,16 @@ pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
         ));
     }
     Ok(manifest)
+}
+
+/// Where an agent's features (`theirs`, the manifest's: the whole row, or a block of it the
+/// learner read) sit in the world's row (`here`), when they are a contiguous run of it.
+fn reads(theirs: &[String], here: &[String]) -> Option<std::ops::Range<usize>> {
+    if theirs.is_empty() || theirs.len() > here.len() {
+        return None;
+    }
+    let at = here.windows(theirs.len()).position(|w| w == theirs)?;
+    Some(at..at + theirs.len())
 }
 
 fn shape(world: &dyn World) -> WorldShape {
@@ -100,20 +114,25 @@ pub struct WorldAgents {
     /// A process broke the protocol: stop asking.
     dead: bool,
     line: String,
+    /// The features of each row the agent reads (its manifest's, found in the world's row).
+    reads: std::ops::Range<usize>,
 }
 
 impl WorldAgents {
     /// `agent:PATH` for `world` (processes start at the first row of their group).
     pub fn new(path: &Path, world: &dyn World) -> Result<Self, String> {
         let manifest = check(path, world)?;
+        let here = world.layout().names.clone();
+        let theirs = manifest.world.as_ref().map_or_else(|| here.clone(), |w| w.features.clone());
+        let reads = reads(&theirs, &here).expect("checked");
         // A bare name is a file in the current directory (INTERFACE), never a `$PATH` lookup,
         // as in the queue world's `agent:` (before 2026-12-02 the seam's ran `$PATH`'s).
         let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let timeout = reply_timeout()?;
-        Ok(Self::with(&path, manifest, Arc::new(Mutex::new(None)), timeout))
+        Ok(Self::with(&path, manifest, Arc::new(Mutex::new(None)), timeout, reads))
     }
 
-    fn with(path: &Path, manifest: Manifest, errors: ErrorSlot, timeout: Duration) -> Self {
+    fn with(path: &Path, manifest: Manifest, errors: ErrorSlot, timeout: Duration, reads: std::ops::Range<usize>) -> Self {
         Self {
             path: path.to_path_buf(),
             manifest,
@@ -122,6 +141,7 @@ impl WorldAgents {
             timeout,
             dead: false,
             line: String::new(),
+            reads,
         }
     }
 
@@ -179,6 +199,7 @@ impl RowPolicy for WorldAgents {
             if self.dead {
                 return;
             }
+            let row = &row[self.reads.clone()];
             match self.ask(g, row) {
                 Ok(level) => *a = level,
                 Err(e) => self.fail(format!("{}: {e}", self.path.display())),
@@ -193,7 +214,13 @@ impl RowPolicy for WorldAgents {
     }
 
     fn fork(&self) -> Box<dyn RowPolicy> {
-        Box::new(Self::with(&self.path, self.manifest.clone(), self.errors.clone(), self.timeout))
+        Box::new(Self::with(
+            &self.path,
+            self.manifest.clone(),
+            self.errors.clone(),
+            self.timeout,
+            self.reads.clone(),
+        ))
     }
 
     fn failure(&self) -> Option<String> {

@@ -29,7 +29,10 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
     };
     let config_path = crate::run::RunDir::at(&src).config();
     let world = super::load(&config_path, &[], None, None)?;
-    let (actors, hidden) = super::train::trained_actors(&src, world.as_ref())?.weights();
+    let trained = super::train::trained_actors(&src, world.as_ref())?;
+    let (actors, hidden) = trained.weights();
+    // The features its actors read: the whole row, or the block the learner read.
+    let reads = trained.reads(world.layout().dim());
     let groups = world.group_names();
     let chosen: Vec<usize> = match agents {
         None => (0..groups.len()).collect(),
@@ -58,7 +61,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         types: Vec::new(),
         world: Some(WorldShape {
             name: env::registry::world_name(&world.config()),
-            features: world.layout().names.clone(),
+            features: world.layout().names[reads].to_vec(),
             groups,
         }),
         weights: Vec::new(),

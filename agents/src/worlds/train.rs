@@ -240,6 +240,15 @@ impl Trained {
         }
     }
 
+    /// The features of a `dim`-wide row its actors read (an export names them).
+    pub fn reads(&self, dim: usize) -> std::ops::Range<usize> {
+        match self {
+            Trained::Es(a) => 0..a.core().features(),
+            Trained::Sampled(a) => a.at..a.at + a.d,
+            Trained::Hedge(..) => 0..dim,
+        }
+    }
+
     /// Each group's actor weights and the hidden width (what an export carries; an exported
     /// agent acts on the argmax).
     pub fn weights(&self) -> (Vec<Vec<f32>>, usize) {
@@ -433,12 +442,17 @@ impl Trainer {
                         None => Err(failed(format!("no agent of group {g} to export its actor from"))),
                     })
                     .collect::<crate::error::Result<Vec<_>>>()?;
-                let dim = w.layout().dim();
-                let hidden = match exp.learner.chosen().exported(&SeamShape::of(w)) {
+                let shape = SeamShape::of(w);
+                let hidden = match exp.learner.chosen().exported(&shape) {
                     crate::learners::Exported::Actor { hidden } => hidden,
                     other => return Err(failed(format!("a rollout learner exports {other:?}, not an actor"))),
                 };
-                Ok(Trained::Sampled(GroupActors::new(weights, hidden, dim, w.levels().len(), true)))
+                // The row or the block of it the learner read (checked with its config).
+                let reads = crate::learners::WorldShape::features(&shape, exp.learner.chosen().features())
+                    .ok_or_else(|| failed("the learner's features are not in this world's rows"))?;
+                Ok(Trained::Sampled(
+                    GroupActors::new(weights, hidden, reads.d, w.levels().len(), true).reading(reads.at),
+                ))
             }
             Trainer::Nothing => Err(failed("a fixed or uniform run has no actors")),
         }

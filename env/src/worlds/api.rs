@@ -206,6 +206,13 @@ pub trait World: Send {
         false
     }
 
+    /// Where the layout's block of features named `name` sits in each row (`start..end`), for
+    /// a learner that reads it alone (the queue world's SPEC 4 `spec` block, and its `by_type`
+    /// block where observed). `None` (default): no such block; learners read the whole row.
+    fn feature_block(&self, _name: &str) -> Option<std::ops::Range<usize>> {
+        None
+    }
+
     /// The action levels (action k sets `levels()[k]`).
     fn levels(&self) -> &[f64];
 
@@ -468,6 +475,9 @@ impl World for Box<dyn World> {
     }
     fn last_observation(&mut self, id: usize, out: &mut [f32]) -> bool {
         (**self).last_observation(id, out)
+    }
+    fn feature_block(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        (**self).feature_block(name)
     }
     fn levels(&self) -> &[f64] {
         (**self).levels()
