@@ -728,7 +728,9 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
     }
     let run = dir.join("seam-spec");
     let judged = json(&run.join("summary.json"))["eval"]["welfare"]["mean"].clone();
+    let replays = std::cell::Cell::new(0);
     let replay = |policy: &str| {
+        replays.set(replays.get() + 1);
         let (code, stdout, err) = common::mtf_in(
             dir.to_str().unwrap(),
             &[
@@ -742,7 +744,7 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
                 "--json",
                 "--quiet",
                 "--out",
-                &format!("c-{}", policy.len()),
+                &format!("c-{}", replays.get()),
             ],
         );
         assert_eq!(code, 0, "{policy}: {err}");
@@ -791,6 +793,76 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
     assert_eq!(tb_points("seam-auto", "charts/welfare"), 6);
     assert_eq!(tb_points("seam-auto", "losses/actor_loss"), 6);
     assert_eq!(tb_points("seam-auto", "summary/eval_welfare"), 1);
+
+    // With their own rewards the queue world's learners keep an actor per agent: the main
+    // job (the thesis's actor-critic, SPEC 4's features) and PPO (IPPO per agent) train the
+    // same on either stack, to the bit.
+    let seam = short_quickstart(&dir, "seam-own.toml", &[("stack", "seam".into())]);
+    let own = short_quickstart(&dir, "own-own.toml", &[]);
+    for (name, sets) in [("ac", vec![]), ("ppo", vec!["learner.kind=\"ppo\""])] {
+        let (a, b) = (
+            trained_with(&seam, &format!("seam-own-{name}"), &sets),
+            trained_with(&own, &format!("own-own-{name}"), &sets),
+        );
+        assert_eq!(a.len(), 6);
+        for (s, q) in a.iter().zip(&b) {
+            for key in ["actor_loss", "critic_loss", "welfare"] {
+                assert!(s[key].is_number(), "{key}: {s}");
+                assert_eq!(s[key], q[key], "{name}, own rewards: {key} of episode {}", s["episode"]);
+            }
+        }
+    }
+    // Its actors are per agent: `run:` plays the judged welfare, the export holds the 8
+    // agents' actors (by id, not by group) and drives back, and `--agent` names an agent.
+    let run = dir.join("seam-own-ac");
+    let judged = json(&run.join("summary.json"))["eval"]["welfare"]["mean"].clone();
+    assert_eq!(replay(&format!("run:{}", run.display())), judged);
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        dir.join("own-agent").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let described = Command::new(dir.join("own-agent")).arg("--describe").output().unwrap();
+    let described: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
+    assert_eq!(described["agents"], serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7]), "{described}");
+    assert_eq!(described["world"]["per_agent"], 8, "{described}");
+    assert_eq!(described["observation_size"], 17, "{described}");
+    assert!(replay("agent:own-agent").as_f64().is_some_and(f64::is_finite));
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--agent",
+        "8",
+        "--out",
+        dir.join("agent-8").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("actor per agent") && err.contains("0..7"), "{err}");
+    // A level per agent (learner.fixed.per_agent) is played as fixed:[...] plays it.
+    let levels = "[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8]";
+    let out = dir.join("seam-fixed-each");
+    let per_agent = format!("learner.fixed.per_agent={levels}");
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &seam,
+        "--quiet",
+        "--set",
+        "learner.kind=\"fixed\"",
+        "--set",
+        &per_agent,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let judged = json(&dir.join("seam-fixed-each/summary.json"))["eval"]["welfare"]["mean"].clone();
+    assert!(judged.as_f64().is_some_and(f64::is_finite), "{judged}");
+    assert_eq!(replay(&format!("fixed:{levels}")), judged);
+    assert_ne!(replay("fixed:0.1"), judged);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

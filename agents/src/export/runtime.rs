@@ -168,7 +168,7 @@ pub struct Manifest {
 }
 
 /// What a world policy acts in: the agents it holds (`Manifest::agents`) are indices into
-/// `groups`.
+/// `groups`, or agent ids where it holds an actor per agent (`per_agent`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorldShape {
@@ -178,6 +178,10 @@ pub struct WorldShape {
     pub features: Vec<String>,
     /// The world's groups, by index.
     pub groups: Vec<String>,
+    /// 0: an actor per group; n: an actor per agent of a world of n (the queue world's
+    /// learners keep one per agent), `Manifest::agents` their ids. Absent before 2026-12-03.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub per_agent: usize,
 }
 
 /// Most features a world policy's row may have, and most groups.
@@ -411,9 +415,16 @@ impl Manifest {
                 self.kind, self.by_type, self.inputs
             ));
         }
-        if self.agents.is_empty() || self.agents.iter().any(|&a| a >= g) {
+        if w.per_agent > MAX_WORLD {
             return Err(format!(
-                "a world policy holds groups among 0..{g}; this one names {:?}",
+                "a world policy holds an actor per agent for at most {MAX_WORLD} agents; this one says {}",
+                w.per_agent
+            ));
+        }
+        let (bound, what) = if w.per_agent > 0 { (w.per_agent, "agents") } else { (g, "groups") };
+        if self.agents.is_empty() || self.agents.iter().any(|&a| a >= bound) {
+            return Err(format!(
+                "a world policy holds {what} among 0..{bound}; this one names {:?}",
                 self.agents
             ));
         }

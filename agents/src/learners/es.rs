@@ -122,19 +122,8 @@ impl LearnerConfig for EsConfig {
         if !chosen {
             return Ok(());
         }
-        if !self.per_class && !shape.per_agent() {
-            return Err(err(
-                "learner.es.per_class",
-                "false: here ES keeps one actor per group of agents (per_class = true)".into(),
-            ));
-        }
-        // Behind the seam (one actor per group) ES's actors read the whole row.
-        if self.features != Features::All && !shape.per_agent() {
-            return Err(err(
-                "learner.es.features",
-                "here ES's actors read the agent's whole observation row (features = \"all\")".into(),
-            ));
-        }
+        // Behind the seam ES is its own population ([`crate::worlds::es`]), which checks
+        // what it keeps there.
         super::world_shape::check_features(shape, self.features, "learner.es.features", err)
     }
 

@@ -61,6 +61,18 @@ impl FixedConfig {
     }
 }
 
+impl FixedConfig {
+    /// Each agent's level index in `shape` (checked by [`LearnerConfig::validate`]), or `None`
+    /// where one level is everyone's (`threshold`).
+    pub fn each(&self, shape: &dyn super::WorldShape) -> Option<Vec<usize>> {
+        let (levels, _) = self.levels().expect("validated levels");
+        match levels {
+            Levels::All(_) => None,
+            l => Some(l.resolve(shape).expect("validated levels")),
+        }
+    }
+}
+
 impl LearnerConfig for FixedConfig {
     fn validate(&self, shape: &dyn super::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         if !chosen {

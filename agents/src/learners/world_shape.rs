@@ -50,14 +50,15 @@ pub trait WorldShape {
     /// False where agents come and go (Gavel's jobs): learners pool each group's agents' rows.
     fn persistent(&self) -> bool;
 
-    /// Whether a run keeps a policy per agent (an actor, a level per agent), as the queue
-    /// world's does; else one per pool ([`WorldShape::pools`]), as behind the seam and in the
-    /// market, whose run directories, exports and policies keep one per group.
+    /// Whether a run may keep a policy per agent (an actor, a level per agent), as the queue
+    /// world's does on either stack; else one per pool ([`WorldShape::pools`]), as in the
+    /// worlds whose agents come and go and in the market, whose run directories, exports and
+    /// policies keep one per group.
     fn per_agent(&self) -> bool;
 
     /// Each agent's pool, numbered from 0: who shares an actor where agents share one (the
-    /// queue world's weight class under `share = "class"`; behind the seam and in the market,
-    /// always, the agent's group).
+    /// queue world's weight class under `share = "class"`; in the other worlds of the seam
+    /// and in the market, always, the agent's group).
     fn pools(&self) -> Vec<usize>;
 
     /// Whether every agent is paid the shared welfare, as far as the learners can tell (PPO's
@@ -137,24 +138,28 @@ impl WorldShape for Scenario {
     }
 }
 
-/// A world behind the seam as the learners' checks and constructors see it: one policy per
-/// pool, its rows read whole, no round record.
+/// A world behind the seam as the learners' checks and constructors see it: a policy per
+/// agent where its agents stay (the queue world's, as on its own stack), else one per pool;
+/// its rows read whole or by a block it names, no round record.
 pub struct SeamShape<'a> {
     world: &'a dyn World,
     persistent: bool,
+    per_agent: bool,
     pools: Vec<usize>,
     rounds: Option<u32>,
 }
 
 impl<'a> SeamShape<'a> {
-    /// A world as the registry builds it, one policy per group: its agents staying for the
-    /// whole episode where it says so ([`World::agents_stay`]: the queue world's, whose PPO
-    /// then keeps a critic per agent, central under the welfare reward, as on its own stack),
-    /// else coming and going (Gavel's jobs, the bandit's, the market's pooled tenants).
+    /// A world as the registry builds it: its agents staying for the whole episode where it
+    /// says so ([`World::agents_stay`]: the queue world's, whose PPO and actor-critic then
+    /// keep what they keep on its own stack: an actor per agent unless shared per class, a
+    /// critic per agent, central under the welfare reward), else coming and going with one
+    /// policy per group (Gavel's jobs, the bandit's).
     pub fn of(world: &'a dyn World) -> Self {
         Self {
             world,
             persistent: world.agents_stay(),
+            per_agent: world.agents_stay(),
             pools: (0..world.possible()).map(|id| world.group(id)).collect(),
             // A bound above 100,000 rounds is a safety cap (Gavel's `env.max_rounds`: its
             // episodes end when every job is done), not an episode's length.
@@ -169,6 +174,7 @@ impl<'a> SeamShape<'a> {
         Self {
             world,
             persistent: true,
+            per_agent: false,
             pools,
             rounds: world.max_rounds(),
         }
@@ -221,7 +227,7 @@ impl WorldShape for SeamShape<'_> {
     }
 
     fn per_agent(&self) -> bool {
-        false
+        self.per_agent
     }
 
     fn pools(&self) -> Vec<usize> {
@@ -295,8 +301,6 @@ mod tests {
             ("ppo", "[ppo]\ncritic = \"central\"", "learner.ppo.critic"),
             ("ppo", "[ppo]\nshare = \"class_id\"", "learner.ppo.share"),
             ("ppo", "[ppo]\nfeatures = \"spec\"", "learner.ppo.features"),
-            ("es", "[es]\nper_class = false", "learner.es.per_class"),
-            ("es", "[es]\nfeatures = \"spec\"", "learner.es.features"),
             (
                 "actor_critic",
                 "[actor_critic]\nfeatures = \"spec\"",
@@ -329,10 +333,25 @@ mod tests {
             ("ppo", "[ppo]\ncritic = \"central\"", None),
             ("ppo", "[ppo]\nrollout = 10", None),
             ("ppo", "[ppo]\nshare = \"class_id\"", Some("learner.ppo.share")),
-            ("es", "[es]\nper_class = false", Some("learner.es.per_class")),
+            ("ppo", "[ppo]\nshare = \"none\"", Some("learner.ppo.share")),
         ] {
             assert_eq!(refused(&stays, &section(kind, sets)).as_deref(), key, "{kind} {sets}");
         }
+        // The queue world behind the seam keeps what it keeps on its own stack: an actor per
+        // agent (PPO's own-reward default, share = "none" and "class_id"), a level per agent.
+        let queue = env::registry::load(&path, &["env.stack=\"seam\"".into()]).unwrap();
+        let queue = SeamShape::of(queue.as_ref());
+        for (kind, sets) in [
+            ("ppo", "[ppo]\nshare = \"none\"".to_string()),
+            ("ppo", "[ppo]\nshare = \"class_id\"".to_string()),
+            ("ppo", "[ppo]\ncritic = \"central\"".to_string()),
+            ("fixed", format!("[fixed]\nper_agent = {:?}", vec![0.5; sc.n()])),
+        ] {
+            assert_eq!(refused(&queue, &section(kind, &sets)), None, "{kind} {sets}");
+        }
+        use crate::learners::ppo::Share;
+        assert_eq!(Share::Auto.resolve(&queue), Share::None);
+        assert_eq!(Share::Auto.resolve(&stays), Share::Class);
         assert_eq!(
             refused(&seam, &section("ppo", "[ppo]\nrollout = 10")),
             None,
@@ -355,7 +374,7 @@ mod tests {
         // class, no bonus) for MAPPO under the welfare reward, one actor per class at 0.01 for
         // IPPO (local critics) under it, and per agent at 0.01 elsewhere: under own rewards and
         // behind the seam.
-        use crate::learners::ppo::{Bonus, PpoConfig, Share};
+        use crate::learners::ppo::{Bonus, PpoConfig};
         let auto = PpoConfig::default();
         let w = auto.resolved(&welfare);
         assert_eq!((w.critic, w.share, w.entropy), (Critic::Central, Share::Class, Bonus::Of(0.0)));

@@ -1,4 +1,5 @@
-//! A trained run's policy in a world behind the seam: one actor per group as plain weights
+//! A trained run's policy in a world behind the seam: one actor per group (or per agent, where
+//! the learner kept one per agent: [`GroupActors::by_agent`]) as plain weights
 //! (the agent's row or the block of it the learner read, one tanh layer, a logit per level: the layout PPO and ES export and the
 //! exported agents' runtime reads), acting greedily or drawing from its softmax.
 
@@ -9,11 +10,14 @@ use env::rng::{names, stream, unit};
 use rand::rngs::SmallRng;
 use rand::Rng;
 
-/// One actor per group (`weights[g]`), `d` features in, `hidden` tanh units, `k` levels out.
+/// One actor per group (`weights[g]`) or per agent id (`weights[id]`, [`GroupActors::by_agent`]),
+/// `d` features in, `hidden` tanh units, `k` levels out.
 #[derive(Clone)]
 pub struct GroupActors {
-    /// Each group's actor.
+    /// Each group's actor, or each agent's.
     pub weights: Vec<Vec<f32>>,
+    /// Whether `weights` are by agent id (else by group).
+    pub per_agent: bool,
     /// Hidden width.
     pub hidden: usize,
     /// The first feature read (0: from the row's start).
@@ -36,6 +40,7 @@ impl GroupActors {
     pub fn new(weights: Vec<Vec<f32>>, hidden: usize, d: usize, k: usize, sampled: bool) -> Self {
         Self {
             weights,
+            per_agent: false,
             hidden,
             at: 0,
             d,
@@ -54,6 +59,11 @@ impl GroupActors {
     pub fn reading(self, at: usize) -> Self {
         Self { at, ..self }
     }
+
+    /// The same weights, agent `id` acting with `weights[id]`.
+    pub fn by_agent(self) -> Self {
+        Self { per_agent: true, ..self }
+    }
 }
 
 impl RowPolicy for GroupActors {
@@ -63,9 +73,10 @@ impl RowPolicy for GroupActors {
         self.rng = stream(seed, names::POLICY, 0);
     }
 
-    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         let last = self.weights.len() - 1;
-        for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
+        let by = if self.per_agent { agents } else { groups };
+        for ((row, &g), a) in obs.chunks_exact(dim).zip(by).zip(actions.iter_mut()) {
             actor_logits(
                 &self.weights[g.min(last)],
                 (self.d, self.hidden, self.k),
@@ -120,5 +131,17 @@ mod tests {
         let mut b = vec![0; 1000];
         again.act(&[0.5; 1000], 1, &[0; 1000], &[0; 1000], &mut b);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn by_agent_each_agent_acts_with_its_own_weights_whatever_its_group() {
+        // Agent 0 prefers level 1, agent 1 level 0; both in group 0.
+        let w = |l0: f32, l1: f32| vec![0.0, 0.0, 0.0, 0.0, l0, l1];
+        let actors = GroupActors::new(vec![w(0.0, 1.0), w(1.0, 0.0)], 1, 1, 2, false);
+        let mut a = vec![9; 2];
+        actors.clone().by_agent().act(&[0.5; 2], 1, &[0, 1], &[0, 0], &mut a);
+        assert_eq!(a, vec![1, 0]);
+        actors.clone().act(&[0.5; 2], 1, &[0, 1], &[0, 0], &mut a);
+        assert_eq!(a, vec![1, 1]);
     }
 }

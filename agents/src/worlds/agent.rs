@@ -1,6 +1,6 @@
 //! `agent:PATH` in a world behind the seam: an exported agent (from `mtf export` on a run of
 //! the world) or any executable speaking the protocol, one process per group started with
-//! `--agent G`. Each live agent's row goes to its group's process as `{"world": [..]}`, one
+//! `--agent G` (per agent, `--agent ID`, for an export holding an actor per agent). Each live agent's row goes to its group's process as `{"world": [..]}`, one
 //! request and one reply at a time (so no pipe fills however many agents a group has); the
 //! reply names a level (`threshold` or `bid_factor`). A reply that breaks the protocol is
 //! recorded, the processes stopped, and the comparison fails naming it ([`RowPolicy::failure`]).
@@ -55,6 +55,14 @@ pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
             here.groups
         ));
     }
+    if manifest.agents.len() != 1 && theirs.per_agent > 0 && theirs.per_agent != world.possible() {
+        return Err(format!(
+            "{}: holds an actor per agent of {}; this world has {} agents (export one agent, or a run of this world)",
+            path.display(),
+            theirs.per_agent,
+            world.possible()
+        ));
+    }
     Ok(manifest)
 }
 
@@ -73,6 +81,7 @@ fn shape(world: &dyn World) -> WorldShape {
         name: env::registry::world_name(&world.config()),
         features: world.layout().names.clone(),
         groups: world.group_names(),
+        per_agent: 0,
     }
 }
 
@@ -107,8 +116,10 @@ fn external(path: &Path, world: &dyn World, here: WorldShape) -> Manifest {
 pub struct WorldAgents {
     path: PathBuf,
     manifest: Manifest,
-    /// Per group, its process once started.
+    /// Per group (or agent, for an actor per agent), its process once started.
     procs: Vec<Option<Proc>>,
+    /// Whether a process serves an agent id (the manifest's actors are per agent), not a group.
+    per_agent: bool,
     errors: ErrorSlot,
     timeout: Duration,
     /// A process broke the protocol: stop asking.
@@ -135,6 +146,7 @@ impl WorldAgents {
     fn with(path: &Path, manifest: Manifest, errors: ErrorSlot, timeout: Duration, reads: std::ops::Range<usize>) -> Self {
         Self {
             path: path.to_path_buf(),
+            per_agent: manifest.world.as_ref().is_some_and(|w| w.per_agent > 0),
             manifest,
             procs: Vec::new(),
             errors,
@@ -151,9 +163,10 @@ impl WorldAgents {
         self.procs.iter_mut().flatten().for_each(Proc::kill);
     }
 
-    /// The row's level from group `g`'s process.
+    /// The row's level from the process of group (or agent) `g`.
     fn ask(&mut self, g: usize, row: &[f32]) -> Result<usize, String> {
-        // A file holding one group's policy serves every group (a homogeneous population).
+        // A file holding one group's (or agent's) policy serves every one (a homogeneous
+        // population).
         let held = if self.manifest.agents.len() == 1 {
             self.manifest.agents[0]
         } else {
@@ -162,7 +175,7 @@ impl WorldAgents {
         if self.procs.len() <= g {
             self.procs.resize_with(g + 1, || None);
         }
-        let who = format!("group {g}'s agent");
+        let who = format!("{} {g}'s agent", if self.per_agent { "agent" } else { "group" });
         if self.procs[g].is_none() {
             let arg = (self.manifest.agents.len() > 1 || self.manifest.kind == "external").then_some(held);
             self.procs[g] = Some(Proc::spawn(&self.path, arg)?);
@@ -193,9 +206,10 @@ impl Drop for WorldAgents {
 }
 
 impl RowPolicy for WorldAgents {
-    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], groups: &[usize], actions: &mut [usize]) {
+    fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         actions.fill(0);
-        for ((row, &g), a) in obs.chunks_exact(dim).zip(groups).zip(actions.iter_mut()) {
+        let by = if self.per_agent { agents } else { groups };
+        for ((row, &g), a) in obs.chunks_exact(dim).zip(by).zip(actions.iter_mut()) {
             if self.dead {
                 return;
             }

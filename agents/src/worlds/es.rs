@@ -56,6 +56,24 @@ impl RowPolicy for Actors {
     }
 }
 
+/// What ES keeps behind the seam, in every world: an actor per group (`per_class`) reading the
+/// whole row; one line naming the key otherwise.
+pub fn check(cfg: &EsConfig, err: &crate::learners::ErrorIn<'_>) -> Result<(), env::config::ConfigError> {
+    if !cfg.per_class {
+        return Err(err(
+            "learner.es.per_class",
+            "false: here ES keeps one actor per group of agents (per_class = true)".into(),
+        ));
+    }
+    if cfg.features != crate::learners::Features::All {
+        return Err(err(
+            "learner.es.features",
+            "here ES's actors read the agent's whole observation row (features = \"all\")".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Fresh actors for `world`: one per group, reading its whole row, its levels.
 pub fn fresh(cfg: &EsConfig, world: &dyn World, seed: u64) -> EsCore {
     EsCore::new(cfg, world.layout().dim(), world.levels().len(), world.group_names().len(), seed)
@@ -104,6 +122,34 @@ pub fn generation(core: &mut EsCore, proto: &dyn World, root: u64, episode: u64,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn behind_the_seam_es_keeps_an_actor_per_group_reading_the_whole_row() {
+        let err = |key: &str, problem: String| env::config::ConfigError {
+            file: "t.toml".into(),
+            key: key.into(),
+            problem,
+        };
+        assert!(check(&EsConfig::default(), &err).is_ok());
+        for (cfg, key) in [
+            (
+                EsConfig {
+                    per_class: false,
+                    ..EsConfig::default()
+                },
+                "learner.es.per_class",
+            ),
+            (
+                EsConfig {
+                    features: crate::learners::Features::Spec,
+                    ..EsConfig::default()
+                },
+                "learner.es.features",
+            ),
+        ] {
+            assert_eq!(check(&cfg, &err).unwrap_err().key, key);
+        }
+    }
 
     #[test]
     fn es_finds_each_groups_best_level_in_the_bandit() {

@@ -1,4 +1,5 @@
-//! `mtf export --run RUN` on a run of a world behind the seam: its actors, one per group, as
+//! `mtf export --run RUN` on a run of a world behind the seam: its actors, one per group (or
+//! per agent, where its learner kept one per agent: the queue world's), as
 //! a standalone agent ([`crate::export::runtime`], manifest `world`); `agent:PATH` drives it
 //! back ([`super::agent`]).
 
@@ -34,9 +35,17 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
     // The features its actors read: the whole row, or the block the learner read.
     let reads = trained.reads(world.layout().dim());
     let groups = world.group_names();
+    // An actor per agent where the learner kept one (the queue world's), else per group.
+    let per_agent = if trained.per_agent() { actors.len() } else { 0 };
     let chosen: Vec<usize> = match agents {
-        None => (0..groups.len()).collect(),
-        Some(g) if g < groups.len() => vec![g],
+        None => (0..actors.len()).collect(),
+        Some(g) if g < actors.len() => vec![g],
+        Some(g) if per_agent > 0 => {
+            return Err(user(format!(
+                "--agent {g}: this run keeps an actor per agent and exports its agents 0..{}",
+                actors.len() - 1
+            )))
+        }
         Some(g) => {
             return Err(user(format!(
                 "--agent {g}: a run of this world exports its groups 0..{} ({})",
@@ -63,6 +72,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
             name: env::registry::world_name(&world.config()),
             features: world.layout().names[reads].to_vec(),
             groups,
+            per_agent,
         }),
         weights: Vec::new(),
         total_tokens: 0.0,

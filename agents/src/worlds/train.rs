@@ -1,5 +1,6 @@
 //! `mtf train` in a world behind the seam: evolution strategies over one actor per group of
-//! agents, PPO or the actor-critic with one actor per group trained through the one training
+//! agents, PPO or the actor-critic with one actor per group (per agent, or per weight class,
+//! where the agents stay: the queue world's, as on its own stack) trained through the one training
 //! rollout (`train::rollout`: copies in seed groups, group-relative advantages, each agent's
 //! life its own return where agents come and go), full-information Hedge over a level per
 //! group held for the episode ([`crate::learners::episode_hedge`]), or a fixed level, or uniform play, to
@@ -18,7 +19,7 @@
 //! them; PPO's sampled, as PPO trains. `train.replicates` trains a run group and states the
 //! result over replicates (IQM, bootstrap CI, probability of improvement).
 //!
-//! PPO here is pooled (`Ppo::pooled`): the agents of a group share one actor and one critic,
+//! PPO where agents come and go is pooled (`Ppo::pooled`): the agents of a group share one actor and one critic,
 //! and an update sees only the rows of agents that acted, so its cost is the agent-steps
 //! played. In Gavel's `configs/gavel/learn.toml` (200 jobs), 2 episodes of 2 copies: 8.0 s and
 //! 212 MB (a row per possible agent per round, as the queue world's PPO keeps: 131.7 s and
@@ -110,15 +111,19 @@ impl SeamExperiment {
             problem,
         };
         crate::config::check_train(&err, &train)?;
-        // The thesis's features are the queue world's; here the actor-critic reads the agent's
-        // whole observation row, the default where the config names none.
-        if learner.kind == LearnerKind::ActorCritic && !set_features {
+        // The thesis's features (SPEC 4's block) where the world's rows hold them (the queue
+        // world's, as on its own stack), else the agent's whole observation row, the default
+        // where the config names none.
+        if learner.kind == LearnerKind::ActorCritic && !set_features && world.feature_block("spec").is_none() {
             learner.actor_critic.features = crate::learners::Features::All;
         }
         // What this world cannot give a learner (SPEC 4's features, a round record, an actor
         // per agent) is refused by the learner's own checks, as in every world; every section
         // is checked for its own values, as in the queue world (a typo in one not chosen too).
         learner.validate(&SeamShape::of(world.as_ref()), &err)?;
+        if learner.kind == LearnerKind::Es {
+            es::check(&learner.es, &err)?;
+        }
         if let Some((group, key)) = learner.chosen().group() {
             check_copies(&err, &train, group, key)?;
         }
@@ -249,8 +254,13 @@ impl Trained {
         }
     }
 
-    /// Each group's actor weights and the hidden width (what an export carries; an exported
-    /// agent acts on the argmax).
+    /// Whether its actors are one per agent id ([`GroupActors::by_agent`]), not per group.
+    pub fn per_agent(&self) -> bool {
+        matches!(self, Trained::Sampled(a) if a.per_agent)
+    }
+
+    /// Each group's (or, [`Trained::per_agent`], each agent's) actor weights and the hidden
+    /// width (what an export carries; an exported agent acts on the argmax).
     pub fn weights(&self) -> (Vec<Vec<f32>>, usize) {
         match self {
             Trained::Es(a) => {
@@ -323,7 +333,8 @@ impl Trainer {
             LearnerKind::Fixed | LearnerKind::Uniform => Trainer::Nothing,
             // Every other learner (PPO, the actor-critic, one added to the registry) trains
             // through the one training rollout, built by its own config for the world's shape
-            // (pooled per group: `WorldShape::per_agent` is false here). The copies are forked
+            // (pooled per group where agents come and go, `WorldShape::persistent`; an actor
+            // per agent unless shared where they stay, `WorldShape::per_agent`). The copies are forked
             // when training starts (a run's policy read for run:DIR or an export needs none).
             _ => Trainer::Rollout {
                 learner: exp.learner.build(&Init::seam(&SeamShape::of(w), exp.train.episodes, init)),
@@ -435,14 +446,29 @@ impl Trainer {
             Trainer::Es(core) => Ok(Trained::Es(Actors::new(core))),
             Trainer::Hedge(h) => Ok(Trained::Hedge(h, w.layout().dim())),
             Trainer::Rollout { learner, .. } => {
-                // Every agent of a group plays the group's actor: export the first's.
-                let weights = (0..w.group_names().len())
-                    .map(|g| match (0..w.possible()).find(|&id| w.group(id) == g) {
-                        Some(id) => learner.export_weights(id),
-                        None => Err(failed(format!("no agent of group {g} to export its actor from"))),
-                    })
-                    .collect::<crate::error::Result<Vec<_>>>()?;
                 let shape = SeamShape::of(w);
+                let each = if crate::learners::WorldShape::per_agent(&shape) {
+                    (0..w.possible())
+                        .map(|id| learner.export_weights(id))
+                        .collect::<crate::error::Result<Vec<_>>>()?
+                } else {
+                    Vec::new()
+                };
+                // Every agent of a group plays the group's actor where they share one (and
+                // where a learner kept one per agent but a group's are the same weights, one
+                // per group plays the same levels from the same draws): export the first's.
+                let shared = each.is_empty() || (0..w.possible()).all(|id| each[id] == each[first_of(w, w.group(id))]);
+                let weights = if shared {
+                    (0..w.group_names().len())
+                        .map(|g| match (0..w.possible()).find(|&id| w.group(id) == g) {
+                            Some(id) if !each.is_empty() => Ok(each[id].clone()),
+                            Some(id) => learner.export_weights(id),
+                            None => Err(failed(format!("no agent of group {g} to export its actor from"))),
+                        })
+                        .collect::<crate::error::Result<Vec<_>>>()?
+                } else {
+                    each
+                };
                 let hidden = match exp.learner.chosen().exported(&shape) {
                     crate::learners::Exported::Actor { hidden } => hidden,
                     other => return Err(failed(format!("a rollout learner exports {other:?}, not an actor"))),
@@ -450,9 +476,8 @@ impl Trainer {
                 // The row or the block of it the learner read (checked with its config).
                 let reads = crate::learners::WorldShape::features(&shape, exp.learner.chosen().features())
                     .ok_or_else(|| failed("the learner's features are not in this world's rows"))?;
-                Ok(Trained::Sampled(
-                    GroupActors::new(weights, hidden, reads.d, w.levels().len(), true).reading(reads.at),
-                ))
+                let actors = GroupActors::new(weights, hidden, reads.d, w.levels().len(), true).reading(reads.at);
+                Ok(Trained::Sampled(if shared { actors } else { actors.by_agent() }))
             }
             Trainer::Nothing => Err(failed("a fixed or uniform run has no actors")),
         }
@@ -463,12 +488,22 @@ impl Trainer {
         let w = exp.world.as_ref();
         Ok(match exp.learner.kind {
             k if learns(k) => self.trained(exp)?.policy(),
-            LearnerKind::Fixed => Box::new(Fixed::new(vec![
-                env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
-            ])),
+            // A level per agent or per weight class where the world keeps a policy per
+            // agent (the queue world's), else one for everyone (checked by its config).
+            LearnerKind::Fixed => match exp.learner.fixed.each(&SeamShape::of(w)) {
+                Some(each) => Box::new(super::PerAgent::new(each)),
+                None => Box::new(Fixed::new(vec![
+                    env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
+                ])),
+            },
             _ => Box::new(Uniform::new(w.levels().len())),
         })
     }
+}
+
+/// The first agent of group `g` (every group has one: a world's groups are its agents').
+fn first_of(w: &dyn World, g: usize) -> usize {
+    (0..w.possible()).find(|&id| w.group(id) == g).unwrap_or(0)
 }
 
 /// One generation's line in `metrics.jsonl` (agent-steps and wall time added by the loop).

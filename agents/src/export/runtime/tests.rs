@@ -33,6 +33,7 @@ fn world_manifests_are_checked() {
         name: "bandit".into(),
         features: vec!["group".into(), "time".into()],
         groups: vec!["low".into(), "high".into()],
+        per_agent: 0,
     };
     let ok = Manifest {
         kind: "actor_critic".into(),
@@ -43,6 +44,15 @@ fn world_manifests_are_checked() {
         ..fixed_manifest()
     };
     assert_eq!(ok.validate(), Ok(()));
+    let by_agent = Manifest {
+        agents: vec![0, 2],
+        world: Some(WorldShape {
+            per_agent: 3,
+            ..shape.clone()
+        }),
+        ..ok.clone()
+    };
+    assert_eq!(by_agent.validate(), Ok(()));
     assert_eq!(ok.input_len(), 2);
     assert_eq!(ok.per_agent(), 2 * 3 + 3 + 3 * 3 + 3);
     for (m, says) in [
@@ -53,6 +63,18 @@ fn world_manifests_are_checked() {
                 ..ok.clone()
             },
             "holds groups among 0..2",
+        ),
+        // An actor per agent of a world of 3: ids beyond it are refused, 2 is not a group.
+        (
+            Manifest {
+                agents: vec![0, 3],
+                world: Some(WorldShape {
+                    per_agent: 3,
+                    ..shape.clone()
+                }),
+                ..ok.clone()
+            },
+            "holds agents among 0..3",
         ),
         (
             Manifest {
