@@ -812,11 +812,53 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
             }
         }
     }
+    // Difference rewards re-run each round's mechanism on the round record the world gives
+    // through the trait (World::mechanism_round): the same training again.
+    let diff = ["learner.kind=\"ppo\"", "learner.reward=\"difference\"", "train.envs=2"];
+    let (a, b) = (trained_with(&seam, "seam-diff", &diff), trained_with(&own, "own-diff", &diff));
+    assert_eq!(a.len(), 6);
+    for (s, q) in a.iter().zip(&b) {
+        for key in ["actor_loss", "critic_loss", "welfare"] {
+            assert!(s[key].is_number(), "{key}: {s}");
+            assert_eq!(s[key], q[key], "difference rewards: {key} of episode {}", s["episode"]);
+        }
+    }
+    // Hedge per budget state (the queue world's own, with its round-rescaled variant)
+    // re-runs every round through the same record: the same training again.
+    for (name, sets) in [
+        ("hedge", vec!["learner.kind=\"hedge\""]),
+        ("hedge-round", vec!["learner.kind=\"hedge\"", "learner.hedge.scale=\"round\""]),
+    ] {
+        let (a, b) = (
+            trained_with(&seam, &format!("seam-{name}"), &sets),
+            trained_with(&own, &format!("own-{name}"), &sets),
+        );
+        assert_eq!(a.len(), 6);
+        for (s, q) in a.iter().zip(&b) {
+            for key in ["entropy", "welfare"] {
+                assert!(s[key].is_number(), "{key}: {s}");
+                assert_eq!(s[key], q[key], "{name}: {key} of episode {}", s["episode"]);
+            }
+        }
+    }
     // Its actors are per agent: `run:` plays the judged welfare, the export holds the 8
     // agents' actors (by id, not by group) and drives back, and `--agent` names an agent.
     let run = dir.join("seam-own-ac");
     let judged = json(&run.join("summary.json"))["eval"]["welfare"]["mean"].clone();
     assert_eq!(replay(&format!("run:{}", run.display())), judged);
+    // Hedge's table plays from the budgets, sampled as it trained; no world policy carries it.
+    let hedge = dir.join("seam-hedge");
+    let judged_hedge = json(&hedge.join("summary.json"))["eval"]["welfare"]["mean"].clone();
+    assert_eq!(replay(&format!("run:{}", hedge.display())), judged_hedge);
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        hedge.to_str().unwrap(),
+        "--out",
+        dir.join("hedge-agent").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("budget states") && err.lines().count() == 1, "{err}");
     let (code, _, err) = mtf(&[
         "export",
         "--run",

@@ -118,6 +118,23 @@ pub fn build(table: toml::Table, path: &Path) -> Result<Box<dyn World>, ConfigEr
 }
 
 impl World for QueueWorld {
+    fn scenario(&self) -> Option<&crate::config::Scenario> {
+        Some(self.env.scenario())
+    }
+
+    fn budgets(&self) -> Option<&[f64]> {
+        Some(self.env.budgets())
+    }
+
+    fn mechanism_round(&self) -> Option<crate::worlds::MechanismRound<'_>> {
+        Some(crate::worlds::MechanismRound {
+            next_budgets: self.env.budgets(),
+            input: self.env.last_input(),
+            bid_values: self.env.last_bid_values(),
+            allocation: self.env.last_allocation(),
+        })
+    }
+
     fn reset(&mut self, seed: u64) {
         self.env.reset(seed);
         self.stepped = false;

@@ -430,9 +430,10 @@ pub type ErrorIn<'a> = dyn Fn(&str, String) -> ConfigError + 'a;
 pub struct Init<'a> {
     /// The shape of the world the agents act in.
     pub shape: &'a dyn super::WorldShape,
-    /// The queue world's scenario, when the run is in it: what the learners built only there
-    /// read (Hedge per budget state and difference rewards, which re-run its rounds; uniform
-    /// play, which the seam's trainer plays as a policy). `None` behind the seam.
+    /// The queue world's scenario, when the run is in it (on either stack: behind the seam,
+    /// [`env::worlds::World::scenario`]): what the learners built only there read (Hedge per
+    /// budget state and difference rewards, which re-run its rounds; uniform play, which the
+    /// seam's trainer plays as a policy). `None` in the other worlds.
     pub scenario: Option<&'a Scenario>,
     /// Training episodes planned (PPO anneals its learning rate over them).
     pub episodes: u64,
@@ -460,6 +461,11 @@ impl<'a> Init<'a> {
             episodes,
             seed,
         }
+    }
+
+    /// The same, in a world whose rounds are the queue world's `scenario`.
+    pub fn in_scenario(self, scenario: Option<&'a Scenario>) -> Self {
+        Self { scenario, ..self }
     }
 
     /// The queue world's scenario, for a learner built only there (behind the seam its checks

@@ -242,8 +242,10 @@ impl WorldShape for SeamShape<'_> {
         self.world.shares_reward()
     }
 
+    /// The queue world's, where its rounds are SPEC 4's ([`World::scenario`]): difference
+    /// rewards re-run them behind the seam as on its own stack.
     fn rerun(&self) -> Option<Rerun> {
-        None
+        self.world.scenario().and_then(WorldShape::rerun)
     }
 }
 

@@ -13,22 +13,11 @@ use env::world::Observations;
 use env::worlds::World;
 use std::ops::Range;
 
-/// What the one training rollout asks of a world beyond the trait. Defaults: no budgets, no
-/// round record, every agent's row copied whole (the live agents' from `observe`, the others'
-/// from `last_observation`).
+/// What the one training rollout asks of a world beyond the trait (whose budgets and
+/// mechanism round, [`World::budgets`] and [`World::mechanism_round`], are Hedge's state and
+/// what it and difference rewards re-run). Defaults: every agent's row copied whole (the live
+/// agents' from `observe`, the others' from `last_observation`).
 pub trait Trainable: World {
-    /// The budgets at the start of the round about to be played (the queue world's tokens:
-    /// Hedge's state), `None` where the world has none.
-    fn budgets(&self) -> Option<&[f64]> {
-        None
-    }
-
-    /// The record of the round just played, from the budgets it started with: what Hedge and
-    /// difference rewards re-run the mechanism on. `None` where the world has none.
-    fn round<'a>(&'a self, _budgets: &'a [f64]) -> Option<Round<'a>> {
-        None
-    }
-
     /// Before an episode: the learner reads only `reads` of each row (the world may skip
     /// computing the rest).
     fn reads(&mut self, _reads: Option<&Range<usize>>) {}
@@ -49,22 +38,18 @@ pub trait Trainable: World {
     }
 }
 
+/// The record of the round `w` just played, from the budgets it started with.
+fn round<'a>(w: &'a dyn World, budgets: &'a [f64]) -> Option<Round<'a>> {
+    w.mechanism_round().map(|r| Round {
+        budgets,
+        next_budgets: r.next_budgets,
+        input: r.input,
+        bid_values: r.bid_values,
+        allocation: r.allocation,
+    })
+}
+
 impl Trainable for QueueWorld {
-    fn budgets(&self) -> Option<&[f64]> {
-        Some(self.env().budgets())
-    }
-
-    fn round<'a>(&'a self, budgets: &'a [f64]) -> Option<Round<'a>> {
-        let env = self.env();
-        Some(Round {
-            budgets,
-            next_budgets: env.budgets(),
-            input: env.last_input(),
-            bid_values: env.last_bid_values(),
-            allocation: env.last_allocation(),
-        })
-    }
-
     /// A learner reading one range of each observation (the by_type networks) lets the
     /// environment skip the utilities it does not read: at 1,000 x 4,000 the whole observation
     /// is 16 MB a copy and round, the by_type block 48 bytes an agent.
@@ -253,7 +238,7 @@ pub fn train_world_episode_counted<W: Trainable>(
                 next_obs: Observations { data: &next[c], dim },
                 done,
                 live: masked.then_some(live[c].as_slice()),
-                round: worlds[c].round(&budgets[c]),
+                round: round(&worlds[c], &budgets[c]),
             })
             .collect();
         losses.push(learner.learn_many(&ts));

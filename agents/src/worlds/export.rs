@@ -31,6 +31,12 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
     let config_path = crate::run::RunDir::at(&src).config();
     let world = super::load(&config_path, &[], None, None)?;
     let trained = super::train::trained_actors(&src, world.as_ref())?;
+    if !trained.exportable() {
+        return Err(crate::error::run_dir(
+            &src,
+            "holds Hedge's table over the budget states, which reads the world's budgets, not an observation row: an exported world policy cannot carry it (play it with run:DIR)",
+        ));
+    }
     let (actors, hidden) = trained.weights();
     // The features its actors read: the whole row, or the block the learner read.
     let reads = trained.reads(world.layout().dim());

@@ -40,6 +40,11 @@ pub trait RowPolicy: Send {
     /// Start of an episode (`seed` seeds this episode's draws).
     fn begin_episode(&mut self, _seed: u64) {}
 
+    /// Before each [`RowPolicy::act`]: the world as the round finds it (a policy whose state
+    /// is more than the rows, the queue world's Hedge over its budgets, reads it here).
+    /// Default: nothing.
+    fn sees(&mut self, _world: &dyn World) {}
+
     /// One level index per row: `obs` holds `groups.len()` rows of `dim` features, row i
     /// agent `agents[i]`'s (its id) of group `groups[i]`.
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]);
@@ -202,7 +207,7 @@ pub fn play_watched(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64
             self.rows.0.begin_episode(seed);
         }
         fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
-            self.rows.0.act(obs, world.layout().dim(), world.live(), groups, actions);
+            env::worlds::Acting::act(&mut self.rows, world, obs, groups, actions);
         }
         fn after_step(&mut self, world: &(dyn World + 'w), _actions: &[usize]) {
             (self.after)(world);
@@ -220,7 +225,58 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
     }
 
     fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
+        self.0.sees(world);
         self.0.act(obs, world.layout().dim(), world.live(), groups, actions);
+    }
+}
+
+/// A learner's own policy (`env::policy::Policy`) as a [`RowPolicy`] in a world that gives
+/// its budgets ([`World::budgets`]: the queue world's), every agent's row in id order, each
+/// round sampled as it trained (the queue world's Hedge per budget state behind the seam).
+pub struct Learned {
+    policy: Box<dyn crate::learners::Policy>,
+    budgets: Vec<f64>,
+}
+
+impl Learned {
+    /// `policy`, sampling.
+    pub fn new(policy: Box<dyn crate::learners::Policy>) -> Self {
+        Self {
+            policy,
+            budgets: Vec::new(),
+        }
+    }
+}
+
+impl RowPolicy for Learned {
+    fn begin_episode(&mut self, seed: u64) {
+        self.policy.begin_episode(seed);
+    }
+
+    fn sees(&mut self, world: &dyn World) {
+        self.budgets.clear();
+        self.budgets.extend_from_slice(world.budgets().unwrap_or(&[]));
+    }
+
+    fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
+        // Its trainer built it only for a world whose agents all act in id order with budgets.
+        assert!(
+            agents.iter().enumerate().all(|(i, &id)| i == id) && self.budgets.len() == agents.len(),
+            "a learner's own policy acts for every agent of a world with budgets"
+        );
+        self.policy
+            .act(env::world::Observations { data: obs, dim }, &self.budgets, false, actions);
+    }
+
+    fn draws(&self) -> bool {
+        true
+    }
+
+    fn fork(&self) -> Box<dyn RowPolicy> {
+        Box::new(Self {
+            policy: self.policy.fork(),
+            budgets: Vec::new(),
+        })
     }
 }
 

@@ -233,6 +233,9 @@ pub enum Trained {
     Sampled(GroupActors),
     /// Hedge, and the world's observation width (for its exported actors).
     Hedge(EpisodeHedge, usize),
+    /// A learner's own policy over the world's budgets (the queue world's Hedge per budget
+    /// state), sampling as it trained; not exported (a world policy reads the row alone).
+    Learned(Box<dyn crate::learners::Policy>),
 }
 
 impl Trained {
@@ -242,6 +245,7 @@ impl Trained {
             Trained::Es(a) => Box::new(a),
             Trained::Sampled(a) => Box::new(a),
             Trained::Hedge(h, _) => Box::new(HedgePolicy::of(&h)),
+            Trained::Learned(p) => Box::new(super::Learned::new(p)),
         }
     }
 
@@ -250,7 +254,7 @@ impl Trained {
         match self {
             Trained::Es(a) => 0..a.core().features(),
             Trained::Sampled(a) => a.at..a.at + a.d,
-            Trained::Hedge(..) => 0..dim,
+            Trained::Hedge(..) | Trained::Learned(_) => 0..dim,
         }
     }
 
@@ -269,7 +273,14 @@ impl Trained {
             }
             Trained::Sampled(a) => (a.weights.clone(), a.hidden),
             Trained::Hedge(h, dim) => h.actors(*dim),
+            Trained::Learned(_) => (Vec::new(), 0),
         }
+    }
+
+    /// Whether `mtf export` can carry it (a world policy reads the row alone: a table over
+    /// the budgets cannot be one).
+    pub fn exportable(&self) -> bool {
+        !matches!(self, Trained::Learned(_))
     }
 }
 
@@ -329,7 +340,11 @@ impl Trainer {
         let init = env::rng::stream_seed(exp.training_seed(), env::rng::names::INIT, 0);
         match exp.learner.kind {
             LearnerKind::Es => Trainer::Es(exp.fresh_core()),
-            LearnerKind::Hedge => Trainer::Hedge(EpisodeHedge::new(w.group_names().len(), w.levels().len(), exp.learner.hedge.eta)),
+            // Hedge over the episode where the world's rounds cannot be re-run; in the queue
+            // world's (`World::scenario`) its own Hedge per budget state, through the rollout.
+            LearnerKind::Hedge if w.scenario().is_none() => {
+                Trainer::Hedge(EpisodeHedge::new(w.group_names().len(), w.levels().len(), exp.learner.hedge.eta))
+            }
             LearnerKind::Fixed | LearnerKind::Uniform => Trainer::Nothing,
             // Every other learner (PPO, the actor-critic, one added to the registry) trains
             // through the one training rollout, built by its own config for the world's shape
@@ -337,7 +352,9 @@ impl Trainer {
             // per agent unless shared where they stay, `WorldShape::per_agent`). The copies are forked
             // when training starts (a run's policy read for run:DIR or an export needs none).
             _ => Trainer::Rollout {
-                learner: exp.learner.build(&Init::seam(&SeamShape::of(w), exp.train.episodes, init)),
+                learner: exp
+                    .learner
+                    .build(&Init::seam(&SeamShape::of(w), exp.train.episodes, init).in_scenario(w.scenario())),
                 copies: Vec::new(),
                 group: exp.learner.chosen().group().map_or(1, |(g, _)| g),
             },
@@ -447,6 +464,13 @@ impl Trainer {
             Trainer::Hedge(h) => Ok(Trained::Hedge(h, w.layout().dim())),
             Trainer::Rollout { learner, .. } => {
                 let shape = SeamShape::of(w);
+                let hidden = match exp.learner.chosen().exported(&shape) {
+                    crate::learners::Exported::Actor { hidden } => hidden,
+                    // A table over the budget states (Hedge's): the learner's own policy,
+                    // reading the world's budgets.
+                    crate::learners::Exported::Table => return Ok(Trained::Learned(learner.fork())),
+                    other => return Err(failed(format!("a rollout learner exports {other:?}, not an actor"))),
+                };
                 let each = if crate::learners::WorldShape::per_agent(&shape) {
                     (0..w.possible())
                         .map(|id| learner.export_weights(id))
@@ -468,10 +492,6 @@ impl Trainer {
                         .collect::<crate::error::Result<Vec<_>>>()?
                 } else {
                     each
-                };
-                let hidden = match exp.learner.chosen().exported(&shape) {
-                    crate::learners::Exported::Actor { hidden } => hidden,
-                    other => return Err(failed(format!("a rollout learner exports {other:?}, not an actor"))),
                 };
                 // The row or the block of it the learner read (checked with its config).
                 let reads = crate::learners::WorldShape::features(&shape, exp.learner.chosen().features())
@@ -533,7 +553,7 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     let head = w.metrics()[w.headline()].key;
     match kind {
         LearnerKind::Es | LearnerKind::Fixed | LearnerKind::Uniform => vec!["fitness", head, "spread"],
-        LearnerKind::Hedge => vec!["fitness", head, "entropy"],
+        LearnerKind::Hedge if w.scenario().is_none() => vec!["fitness", head, "entropy"],
         // The learners of the one training rollout.
         _ => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
     }

@@ -5,6 +5,20 @@
 
 use crate::config::ActionKind;
 
+/// A round as the mechanism saw and settled it: what re-running it with another agent's
+/// level needs ([`World::mechanism_round`]).
+#[derive(Clone, Copy)]
+pub struct MechanismRound<'a> {
+    /// Budgets at the start of the next round.
+    pub next_budgets: &'a [f64],
+    /// The round input the mechanism saw.
+    pub input: &'a scheduler::RoundInput,
+    /// The bids at bid factor 1 (auctions; empty otherwise).
+    pub bid_values: &'a [f64],
+    /// The allocation it made.
+    pub allocation: &'a scheduler::Allocation,
+}
+
 /// A world's observation layout: one name and bounds per feature.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -278,6 +292,25 @@ pub trait World: Send {
         self.live().is_empty()
     }
 
+    /// The scenario a round re-runs under, where the world's rounds are SPEC 4's (the queue
+    /// and valuation worlds): its mechanism, tokens and reward are what Hedge per budget
+    /// state and difference rewards re-run a round with. Default: none (no round re-runs).
+    fn scenario(&self) -> Option<&crate::config::Scenario> {
+        None
+    }
+
+    /// Each agent's tokens by id at the start of the round about to be played (the queue
+    /// world's budgets; after the last round, the final ones). Default: none.
+    fn budgets(&self) -> Option<&[f64]> {
+        None
+    }
+
+    /// The round just played as its mechanism saw and settled it (SPEC 4's round record,
+    /// where [`World::scenario`] is given). Default: none.
+    fn mechanism_round(&self) -> Option<MechanismRound<'_>> {
+        None
+    }
+
     /// Agent `id`'s record of the round just played (PettingZoo's `infos`), named values;
     /// after `reset`, what it knows of the round it observes. Default: nothing.
     fn info(&self, _id: usize) -> Record {
@@ -448,6 +481,15 @@ impl World for Box<dyn World> {
     }
     fn set_fairness(&mut self, on: bool) {
         (**self).set_fairness(on)
+    }
+    fn scenario(&self) -> Option<&crate::config::Scenario> {
+        (**self).scenario()
+    }
+    fn budgets(&self) -> Option<&[f64]> {
+        (**self).budgets()
+    }
+    fn mechanism_round(&self) -> Option<MechanismRound<'_>> {
+        (**self).mechanism_round()
     }
     fn agent_name(&self, id: usize) -> String {
         (**self).agent_name(id)
