@@ -447,6 +447,17 @@ fn short_quickstart(dir: &Path, name: &str, more: &[(&str, toml::Value)]) -> Str
     path.display().to_string()
 }
 
+/// Two runs' `metrics.jsonl` lines (6 episodes each) agree on `keys`, each a number.
+fn same_training(a: &[serde_json::Value], b: &[serde_json::Value], keys: &[&str], what: &str) {
+    assert_eq!((a.len(), b.len()), (6, 6), "{what}");
+    for (s, q) in a.iter().zip(b) {
+        for &key in keys {
+            assert!(s[key].is_number(), "{what}: {key}: {s}");
+            assert_eq!(s[key], q[key], "{what}: {key} of episode {}", s["episode"]);
+        }
+    }
+}
+
 /// `env.stack = "seam"` drives a queue-world file through the seam's commands (issue 38's
 /// way onto them, the queue world's own still the default): the same episodes as its own
 /// commands play, figure for figure; a run trained there judges itself and is played back
@@ -685,13 +696,7 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
             trained(&seam, &format!("seam-{critic}"), critic),
             trained(&own, &format!("own-{critic}"), critic),
         );
-        assert_eq!(a.len(), 6);
-        for (s, q) in a.iter().zip(&b) {
-            for key in ["actor_loss", "critic_loss", "entropy", "welfare"] {
-                assert!(s[key].is_number(), "{key}: {s}");
-                assert_eq!(s[key], q[key], "{critic}: {key} of episode {}", s["episode"]);
-            }
-        }
+        same_training(&a, &b, &["actor_loss", "critic_loss", "entropy", "welfare"], critic);
     }
     // The seam's actor-critic (an actor and critic per weight class, the whole row) is the
     // queue world's with share = "class" and features = "all".
@@ -701,13 +706,7 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
         "learner.actor_critic.features=\"all\"",
     ];
     let (a, b) = (trained_with(&seam, "seam-ac", &ac), trained_with(&own, "own-ac", &ac));
-    assert_eq!(a.len(), 6);
-    for (s, q) in a.iter().zip(&b) {
-        for key in ["actor_loss", "critic_loss", "welfare"] {
-            assert!(s[key].is_number(), "{key}: {s}");
-            assert_eq!(s[key], q[key], "actor-critic: {key} of episode {}", s["episode"]);
-        }
-    }
+    same_training(&a, &b, &["actor_loss", "critic_loss", "welfare"], "actor-critic");
     // Reading SPEC 4's block alone (the thesis's features), the same again; its run plays as
     // judged, and its export reads that block (budget share and 16 utilities).
     let spec = [
@@ -716,16 +715,7 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
         "learner.actor_critic.features=\"spec\"",
     ];
     let (a, b) = (trained_with(&seam, "seam-spec", &spec), trained_with(&own, "own-spec", &spec));
-    assert_eq!(a.len(), 6);
-    for (s, q) in a.iter().zip(&b) {
-        assert!(s["critic_loss"].is_number(), "{s}");
-        assert_eq!(
-            (&s["critic_loss"], &s["welfare"]),
-            (&q["critic_loss"], &q["welfare"]),
-            "spec: episode {}",
-            s["episode"]
-        );
-    }
+    same_training(&a, &b, &["critic_loss", "welfare"], "spec");
     let run = dir.join("seam-spec");
     let judged = json(&run.join("summary.json"))["eval"]["welfare"]["mean"].clone();
     let replays = std::cell::Cell::new(0);
@@ -804,25 +794,13 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
             trained_with(&seam, &format!("seam-own-{name}"), &sets),
             trained_with(&own, &format!("own-own-{name}"), &sets),
         );
-        assert_eq!(a.len(), 6);
-        for (s, q) in a.iter().zip(&b) {
-            for key in ["actor_loss", "critic_loss", "welfare"] {
-                assert!(s[key].is_number(), "{key}: {s}");
-                assert_eq!(s[key], q[key], "{name}, own rewards: {key} of episode {}", s["episode"]);
-            }
-        }
+        same_training(&a, &b, &["actor_loss", "critic_loss", "welfare"], name);
     }
     // Difference rewards re-run each round's mechanism on the round record the world gives
     // through the trait (World::mechanism_round): the same training again.
     let diff = ["learner.kind=\"ppo\"", "learner.reward=\"difference\"", "train.envs=2"];
     let (a, b) = (trained_with(&seam, "seam-diff", &diff), trained_with(&own, "own-diff", &diff));
-    assert_eq!(a.len(), 6);
-    for (s, q) in a.iter().zip(&b) {
-        for key in ["actor_loss", "critic_loss", "welfare"] {
-            assert!(s[key].is_number(), "{key}: {s}");
-            assert_eq!(s[key], q[key], "difference rewards: {key} of episode {}", s["episode"]);
-        }
-    }
+    same_training(&a, &b, &["actor_loss", "critic_loss", "welfare"], "difference rewards");
     // Hedge per budget state (the queue world's own, with its round-rescaled variant)
     // re-runs every round through the same record: the same training again.
     for (name, sets) in [
@@ -833,13 +811,7 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
             trained_with(&seam, &format!("seam-{name}"), &sets),
             trained_with(&own, &format!("own-{name}"), &sets),
         );
-        assert_eq!(a.len(), 6);
-        for (s, q) in a.iter().zip(&b) {
-            for key in ["entropy", "welfare"] {
-                assert!(s[key].is_number(), "{key}: {s}");
-                assert_eq!(s[key], q[key], "{name}: {key} of episode {}", s["episode"]);
-            }
-        }
+        same_training(&a, &b, &["entropy", "welfare"], name);
     }
     // Its actors are per agent: `run:` plays the judged welfare, the export holds the 8
     // agents' actors (by id, not by group) and drives back, and `--agent` names an agent.
