@@ -2,7 +2,8 @@
 # The seam's learners on the queue world (issue 38): a queue-world config trained through the
 # seam's commands (`--set env.stack=seam`: PPO and the actor-critic as on the queue world's own
 # stack since 2026-12-03, an actor per agent unless shared per class, a critic per agent,
-# central under the welfare reward; ES one actor per weight class; Hedge per episode), each
+# central under the welfare reward; ES one actor per weight class; Hedge per budget state,
+# the queue world's own, since 2026-12-03), each
 # learner over REPLICATES training replicates, scored as trained on 16 held-out
 # seeds against the best fixed level, uniform play and (own rewards) the selfish equilibrium,
 # by `mtf train`'s own group summary. Set beside the queue world's own rows of the learners

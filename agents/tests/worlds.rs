@@ -822,6 +822,43 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
     let hedge = dir.join("seam-hedge");
     let judged_hedge = json(&hedge.join("summary.json"))["eval"]["welfare"]["mean"].clone();
     assert_eq!(replay(&format!("run:{}", hedge.display())), judged_hedge);
+    // Both draw their levels and are judged drawing them; their argmax is a second row,
+    // marked where the policy is near-uniform (after 6 episodes the actor-critic still is).
+    for r in [&run, &hedge] {
+        let s = json(&r.join("summary.json"));
+        let share = s["entropy_share"].as_f64().unwrap();
+        assert!(share > 0.0 && share <= 1.0 + 1e-9, "{s}");
+        assert_eq!(s["near_uniform"], share > 0.9, "{s}");
+        assert_eq!(s["greedy"]["held_out"].as_array().unwrap().len(), 4, "{s}");
+        assert!(s["greedy"]["vs_best_fixed"]["mean"].is_number(), "{s}");
+        assert_ne!(s["greedy"]["eval"]["welfare"]["mean"], s["eval"]["welfare"]["mean"], "{s}");
+    }
+    assert_eq!(json(&run.join("summary.json"))["near_uniform"], true);
+    // A policy per agent plays only the agents it was trained for: under a config of 6
+    // agents (the same classes, rows and levels) either run is refused in one line.
+    let mut fewer: toml::Table = std::fs::read_to_string(&seam).unwrap().parse().unwrap();
+    fewer["env"]["agents"][0]["count"] = 2.into();
+    let fewer_path = dir.join("fewer.toml");
+    std::fs::write(&fewer_path, toml::to_string(&fewer).unwrap()).unwrap();
+    for r in [&run, &hedge] {
+        let (code, _, err) = mtf(&[
+            "compare",
+            "--config",
+            fewer_path.to_str().unwrap(),
+            "--policies",
+            &format!("run:{}", r.display()),
+            "--seeds",
+            "2",
+            "--quiet",
+            "--out",
+            dir.join("fewer-out").to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("for 8 agents") && err.contains("has 6") && err.lines().count() == 1,
+            "{err}"
+        );
+    }
     let (code, _, err) = mtf(&[
         "export",
         "--run",
@@ -856,6 +893,18 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("actor per agent") && err.contains("0..7"), "{err}");
+    // One agent's actor serves every agent, from one process.
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        run.to_str().unwrap(),
+        "--agent",
+        "3",
+        "--out",
+        dir.join("agent-3").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(replay("agent:agent-3").as_f64().is_some_and(f64::is_finite));
     // A level per agent (learner.fixed.per_agent) is played as fixed:[...] plays it.
     let levels = "[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8]";
     let out = dir.join("seam-fixed-each");

@@ -33,6 +33,8 @@ pub struct GroupActors {
     logits: Vec<f32>,
     /// The softmax's unnormalised weights, reused round to round.
     probs: Vec<f64>,
+    /// The summed entropy (nats) of the last act's rows, and their count.
+    entropy: (f64, usize),
 }
 
 impl GroupActors {
@@ -50,6 +52,7 @@ impl GroupActors {
             h: Vec::with_capacity(hidden),
             logits: vec![0.0; k],
             probs: Vec::with_capacity(k),
+            entropy: (0.0, 0),
         }
     }
 }
@@ -58,6 +61,11 @@ impl GroupActors {
     /// The same actors reading `d` features from `at` of each row.
     pub fn reading(self, at: usize) -> Self {
         Self { at, ..self }
+    }
+
+    /// The same actors acting on their argmax.
+    pub fn greedy(self) -> Self {
+        Self { sampled: false, ..self }
     }
 
     /// The same weights, agent `id` acting with `weights[id]`.
@@ -76,6 +84,7 @@ impl RowPolicy for GroupActors {
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         let last = self.weights.len() - 1;
         let by = if self.per_agent { agents } else { groups };
+        self.entropy = (0.0, 0);
         for ((row, &g), a) in obs.chunks_exact(dim).zip(by).zip(actions.iter_mut()) {
             actor_logits(
                 &self.weights[g.min(last)],
@@ -84,15 +93,24 @@ impl RowPolicy for GroupActors {
                 &mut self.h,
                 &mut self.logits,
             );
+            let max = self.logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+            self.probs.clear();
+            self.probs.extend(self.logits.iter().map(|&l| f64::from(l - max).exp()));
+            // H = ln Z - sum_i e_i (l_i - max) / Z, with e_i = exp(l_i - max).
+            let z: f64 = self.probs.iter().sum();
+            let weighted: f64 = self.probs.iter().zip(&self.logits).map(|(e, &l)| e * f64::from(l - max)).sum();
+            self.entropy.0 += z.ln() - weighted / z;
+            self.entropy.1 += 1;
             *a = if self.sampled {
-                let max = self.logits.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-                self.probs.clear();
-                self.probs.extend(self.logits.iter().map(|&l| f64::from(l - max).exp()));
                 sample_index(&self.probs, unit(self.rng.next_u64()))
             } else {
                 argmax(self.logits.iter().map(|&l| f64::from(l)))
             };
         }
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        (self.entropy.1 > 0).then(|| self.entropy.0 / self.entropy.1 as f64)
     }
 
     fn draws(&self) -> bool {
@@ -117,11 +135,17 @@ mod tests {
         let mut a = vec![9; 4];
         greedy.act(&[0.5; 4], 1, &[0; 4], &[0; 4], &mut a);
         assert_eq!(a, vec![1; 4]);
+        // Probabilities 1/4 and 3/4: H = -(1/4 ln 1/4 + 3/4 ln 3/4) = 0.5623 nats, greedy or
+        // not; none before acting.
+        let h = -(0.25f64 * 0.25f64.ln() + 0.75 * 0.75f64.ln());
+        assert!((greedy.entropy().unwrap() - h).abs() < 1e-6, "{:?}", greedy.entropy());
+        assert_eq!(GroupActors::new(vec![vec![0.0; 6]], 1, 1, 2, true).entropy(), None);
         let mut sampled = GroupActors::new(vec![w], 1, 1, 2, true);
         sampled.begin_episode(7);
         let mut ones = 0;
         let mut a = vec![0; 1000];
         sampled.act(&[0.5; 1000], 1, &[0; 1000], &[0; 1000], &mut a);
+        assert!((sampled.entropy().unwrap() - h).abs() < 1e-6);
         ones += a.iter().filter(|&&x| x == 1).count();
         // 750 expected, sd 13.7.
         assert!((700..800).contains(&ones), "{ones}");

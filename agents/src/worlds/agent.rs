@@ -166,21 +166,21 @@ impl WorldAgents {
     /// The row's level from the process of group (or agent) `g`.
     fn ask(&mut self, g: usize, row: &[f32]) -> Result<usize, String> {
         // A file holding one group's (or agent's) policy serves every one (a homogeneous
-        // population).
-        let held = if self.manifest.agents.len() == 1 {
-            self.manifest.agents[0]
+        // population) from one process: it holds no state of any one agent's.
+        let (held, slot) = if self.manifest.agents.len() == 1 {
+            (self.manifest.agents[0], 0)
         } else {
-            g
+            (g, g)
         };
-        if self.procs.len() <= g {
-            self.procs.resize_with(g + 1, || None);
+        if self.procs.len() <= slot {
+            self.procs.resize_with(slot + 1, || None);
         }
         let who = format!("{} {g}'s agent", if self.per_agent { "agent" } else { "group" });
-        if self.procs[g].is_none() {
+        if self.procs[slot].is_none() {
             let arg = (self.manifest.agents.len() > 1 || self.manifest.kind == "external").then_some(held);
-            self.procs[g] = Some(Proc::spawn(&self.path, arg)?);
+            self.procs[slot] = Some(Proc::spawn(&self.path, arg)?);
         }
-        let p = self.procs[g].as_mut().expect("started");
+        let p = self.procs[slot].as_mut().expect("started");
         p.nothing_waiting(&who)?;
         self.line.clear();
         self.line.push_str("{\"world\":[");

@@ -57,8 +57,17 @@ impl RowPolicy for Actors {
 }
 
 /// What ES keeps behind the seam, in every world: an actor per group (`per_class`) reading the
-/// whole row; one line naming the key otherwise.
-pub fn check(cfg: &EsConfig, err: &crate::learners::ErrorIn<'_>) -> Result<(), env::config::ConfigError> {
+/// whole row, scored by the episode's own rewards; one line naming the key otherwise.
+pub fn check(learner: &crate::learners::LearnerSection, err: &crate::learners::ErrorIn<'_>) -> Result<(), env::config::ConfigError> {
+    let cfg = &learner.es;
+    if learner.reward != crate::learners::LearnerReward::Own {
+        // Its fitness is each group's episode return as the world pays it: a difference
+        // reward would be accepted and never read.
+        return Err(err(
+            "learner.reward",
+            "behind the seam ES's fitness is the world's own reward over the episode (reward = \"own\"); difference rewards train PPO and the actor-critic".into(),
+        ));
+    }
     if !cfg.per_class {
         return Err(err(
             "learner.es.per_class",
@@ -130,7 +139,17 @@ mod tests {
             key: key.into(),
             problem,
         };
-        assert!(check(&EsConfig::default(), &err).is_ok());
+        let section = |es: EsConfig| crate::learners::LearnerSection {
+            kind: crate::learners::LearnerKind::Es,
+            es,
+            ..Default::default()
+        };
+        assert!(check(&section(EsConfig::default()), &err).is_ok());
+        let difference = crate::learners::LearnerSection {
+            reward: crate::learners::LearnerReward::Difference,
+            ..section(EsConfig::default())
+        };
+        assert_eq!(check(&difference, &err).unwrap_err().key, "learner.reward");
         for (cfg, key) in [
             (
                 EsConfig {
@@ -147,7 +166,7 @@ mod tests {
                 "learner.es.features",
             ),
         ] {
-            assert_eq!(check(&cfg, &err).unwrap_err().key, key);
+            assert_eq!(check(&section(cfg), &err).unwrap_err().key, key);
         }
     }
 

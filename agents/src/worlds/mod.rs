@@ -52,6 +52,13 @@ pub trait RowPolicy: Send {
     /// An independent copy (one per episode played in parallel).
     fn fork(&self) -> Box<dyn RowPolicy>;
 
+    /// The mean entropy (nats) over the rows of the distributions the last
+    /// [`RowPolicy::act`] chose from (greedy or not); `None` for a policy that does not choose
+    /// from one. Its share of `ln K` says whether a greedy row is an argmax of noise.
+    fn entropy(&self) -> Option<f64> {
+        None
+    }
+
     /// Whether it draws its actions (from the episode's seed): then another seed plays
     /// another episode even in a world that replays one trace, and a comparison plays every
     /// seed. Default: no (it acts on what it observes alone).
@@ -182,16 +189,22 @@ pub struct Played {
     pub group_returns: Vec<f64>,
     /// Agent-steps played (one per live agent per round).
     pub agent_steps: u64,
+    /// The mean entropy of the distributions the policy chose from, over the rounds with
+    /// agents to act, as a share of `ln K` ([`RowPolicy::entropy`]; `None` where the policy
+    /// does not choose from one, or the world has one level).
+    pub entropy_share: Option<f64>,
 }
 
 /// Play one episode of `world` from `seed` under `policy` (through the one episode driver,
 /// [`env::worlds::play`]), with the world's figures at its end.
 pub fn play(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64) -> Played {
-    let returns = env::worlds::play(world, &mut Rows(policy), seed);
+    let mut rows = Rows::new(policy);
+    let returns = env::worlds::play(world, &mut rows, seed);
     Played {
         figures: world.figures(),
         group_returns: returns.group_returns,
         agent_steps: returns.agent_steps,
+        entropy_share: rows.entropy_share(world.levels().len()),
     }
 }
 
@@ -204,7 +217,7 @@ pub fn play_watched(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64
     }
     impl<'w> env::worlds::Acting<dyn World + 'w> for Watched<'_, '_> {
         fn begin_episode(&mut self, seed: u64) {
-            self.rows.0.begin_episode(seed);
+            self.rows.policy.begin_episode(seed);
         }
         fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
             env::worlds::Acting::act(&mut self.rows, world, obs, groups, actions);
@@ -213,20 +226,56 @@ pub fn play_watched(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64
             (self.after)(world);
         }
     }
-    env::worlds::play(world, &mut Watched { rows: Rows(policy), after }, seed);
+    env::worlds::play(
+        world,
+        &mut Watched {
+            rows: Rows::new(policy),
+            after,
+        },
+        seed,
+    );
 }
 
-/// A [`RowPolicy`] as the driver's [`env::worlds::Acting`] in any world.
-struct Rows<'a>(&'a mut dyn RowPolicy);
+/// A [`RowPolicy`] as the driver's [`env::worlds::Acting`] in any world, summing the
+/// policy's entropy over the rounds in which agents act (in round order: the same sum on any
+/// number of threads).
+struct Rows<'a> {
+    policy: &'a mut dyn RowPolicy,
+    entropy: Option<f64>,
+    rounds: u64,
+}
+
+impl<'a> Rows<'a> {
+    fn new(policy: &'a mut dyn RowPolicy) -> Self {
+        Self {
+            policy,
+            entropy: Some(0.0),
+            rounds: 0,
+        }
+    }
+
+    /// The episode's mean entropy as a share of `ln levels` (as the queue world's evaluation
+    /// reports it).
+    fn entropy_share(&self, levels: usize) -> Option<f64> {
+        let max = (levels as f64).ln();
+        self.entropy
+            .filter(|_| self.rounds > 0 && max > 0.0)
+            .map(|sum| sum / self.rounds as f64 / max)
+    }
+}
 
 impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
     fn begin_episode(&mut self, seed: u64) {
-        self.0.begin_episode(seed);
+        self.policy.begin_episode(seed);
     }
 
     fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
-        self.0.sees(world);
-        self.0.act(obs, world.layout().dim(), world.live(), groups, actions);
+        self.policy.sees(world);
+        self.policy.act(obs, world.layout().dim(), world.live(), groups, actions);
+        if !groups.is_empty() {
+            self.entropy = self.entropy.zip(self.policy.entropy()).map(|(sum, h)| sum + h);
+            self.rounds += 1;
+        }
     }
 }
 
@@ -236,6 +285,8 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
 pub struct Learned {
     policy: Box<dyn crate::learners::Policy>,
     budgets: Vec<f64>,
+    /// Its argmax instead of a draw.
+    greedy: bool,
 }
 
 impl Learned {
@@ -244,7 +295,13 @@ impl Learned {
         Self {
             policy,
             budgets: Vec::new(),
+            greedy: false,
         }
+    }
+
+    /// The same policy acting on its argmax.
+    pub fn greedy(self) -> Self {
+        Self { greedy: true, ..self }
     }
 }
 
@@ -265,17 +322,22 @@ impl RowPolicy for Learned {
             "a learner's own policy acts for every agent of a world with budgets"
         );
         self.policy
-            .act(env::world::Observations { data: obs, dim }, &self.budgets, false, actions);
+            .act(env::world::Observations { data: obs, dim }, &self.budgets, self.greedy, actions);
+    }
+
+    fn entropy(&self) -> Option<f64> {
+        self.policy.entropy()
     }
 
     fn draws(&self) -> bool {
-        true
+        !self.greedy
     }
 
     fn fork(&self) -> Box<dyn RowPolicy> {
         Box::new(Self {
             policy: self.policy.fork(),
             budgets: Vec::new(),
+            greedy: self.greedy,
         })
     }
 }

@@ -122,7 +122,7 @@ impl SeamExperiment {
         // is checked for its own values, as in the queue world (a typo in one not chosen too).
         learner.validate(&SeamShape::of(world.as_ref()), &err)?;
         if learner.kind == LearnerKind::Es {
-            es::check(&learner.es, &err)?;
+            es::check(&learner, &err)?;
         }
         if let Some((group, key)) = learner.chosen().group() {
             check_copies(&err, &train, group, key)?;
@@ -277,6 +277,18 @@ impl Trained {
         }
     }
 
+    /// The same policy acting on its argmax, for a policy that draws its actions from a
+    /// distribution it keeps per row (PPO's, the actor-critic's, the queue world's Hedge per
+    /// budget state); `None` for ES (greedy already) and the episode's Hedge (its draw is per
+    /// episode, not per row).
+    pub fn greedy(&self) -> Option<Box<dyn RowPolicy>> {
+        match self {
+            Trained::Sampled(a) => Some(Box::new(a.clone().greedy())),
+            Trained::Learned(p) => Some(Box::new(super::Learned::new(p.fork()).greedy())),
+            Trained::Es(_) | Trained::Hedge(..) => None,
+        }
+    }
+
     /// Whether `mtf export` can carry it (a world policy reads the row alone: a table over
     /// the budgets cannot be one).
     pub fn exportable(&self) -> bool {
@@ -317,7 +329,23 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
     let bytes = run::read_regular(&latest, 1 << 32)?;
     let decoded = crate::train::checkpoint::decode(&latest, &bytes)?;
     trainer.restore(&latest, decoded.learner)?;
-    trainer.trained(&exp)
+    let trained = trainer.trained(&exp)?;
+    // A policy by agent id (an actor per agent, or a table over every agent's budget) plays
+    // only the agents it was trained for: another count would index past them or leave some
+    // on another's actor.
+    let by_agent = trained.per_agent() || matches!(trained, Trained::Learned(_));
+    let agents = |w: &dyn World| (w.possible(), w.group_names());
+    if by_agent && agents(exp.world.as_ref()) != agents(world) {
+        return Err(crate::error::run_dir(
+            dir,
+            format!(
+                "keeps a policy per agent for {} agents, and this world has {}: play it under a config with the same agents",
+                exp.world.possible(),
+                world.possible()
+            ),
+        ));
+    }
+    Ok(trained)
 }
 
 /// What trains in a world behind the seam: ES's population, PPO or the actor-critic over
@@ -420,6 +448,7 @@ impl Trainer {
                         figures,
                         group_returns: paid.group_returns,
                         agent_steps: paid.agent_steps,
+                        entropy_share: None,
                     })
                     .collect();
                 let g = es::Generation { played, spread: f64::NAN };
@@ -651,6 +680,13 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
             (found, played)
         }),
     }
+}
+
+/// The mean over episodes of the policy's entropy share ([`Played::entropy_share`]), where
+/// every episode has one.
+fn mean_entropy_share(played: &[Played]) -> Option<f64> {
+    let each: Option<Vec<f64>> = played.iter().map(|p| p.entropy_share).collect();
+    each.filter(|e| !e.is_empty()).map(|e| e.iter().sum::<f64>() / e.len() as f64)
 }
 
 /// The figures as a JSON object (`{key: {mean, ci95}}`).
@@ -966,7 +1002,13 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         Trainer::Hedge(h) => Some(hedge_json(h, w)),
         _ => None,
     };
-    let policy: Box<dyn RowPolicy> = learner.policy(exp)?;
+    let (policy, greedy): (Box<dyn RowPolicy>, _) = if learns(exp.learner.kind) {
+        let trained = learner.trained(exp)?;
+        let greedy = trained.greedy();
+        (trained.policy(), greedy)
+    } else {
+        (learner.policy(exp)?, None)
+    };
     let j = judge(exp, policy.as_ref());
     let vs_best = improvement(w, &j.learned, &j.best);
     let vs_uniform = improvement(w, &j.learned, &j.uniform);
@@ -1008,6 +1050,35 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         let stopped = if found.converged { "" } else { ", not converged" };
         named_lines += &format!("{:<31} {} ({spec}{stopped})\n", "vs the selfish equilibrium:", vs.signed_pm(3));
     }
+    // A policy that draws its actions is judged drawing them, as it trained; its argmax is a
+    // second row, marked where the policy is near-uniform (its argmax is then noise).
+    let entropy = mean_entropy_share(&j.learned);
+    let near_uniform = entropy.is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM);
+    if let Some(e) = entropy {
+        summary["entropy_share"] = json!(e);
+        summary["near_uniform"] = json!(near_uniform);
+    }
+    let mut greedy_line = String::new();
+    if let Some(g) = &greedy {
+        let played = evaluate(w, g.as_ref(), &episode_seeds(exp.root(), exp.train.eval_seeds), exp.train.threads);
+        let vs = improvement(w, &played, &j.best);
+        summary["greedy"] = json!({
+            "eval": figures_json(w, &played),
+            "vs_best_fixed": {"mean": vs.mean, "ci95": vs.ci95},
+            "held_out": played.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
+        });
+        let note = if near_uniform {
+            " (the argmax of a near-uniform policy: noise, not a policy it learned)"
+        } else {
+            ""
+        };
+        greedy_line = format!(
+            "{:<31} {} (held-out {}){note}\n",
+            "greedy (argmax) vs best fixed:",
+            vs.signed_pm(3),
+            summarise(&played, w.metrics())[head].pm(3),
+        );
+    }
     if let Some(h) = &hedge {
         summary["hedge"] = h.clone();
     }
@@ -1042,7 +1113,7 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         "trained {trained} {unit}s ({}) in {train_seconds:.1} s, {steps} agent-steps; held-out {} {} over {} seeds\n\
          vs the best fixed level ({level}): {} ({}; positive is better)\n\
          vs uniform random play:        {}\n\
-         {named_lines}{learned}run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
+         {greedy_line}{named_lines}{learned}run directory: {}\nTensorBoard:   tensorboard --logdir {}\n",
         exp.learner.kind.name(),
         m.label,
         eval.pm(3),
@@ -1121,8 +1192,17 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
     let mut replicates = Vec::new();
     // Every `vs_*` improvement of the replicates' summaries, in the first one's order.
     let mut against: Vec<(String, Vec<f64>)> = Vec::new();
+    // Each replicate's argmax against the best fixed level, where every replicate has one,
+    // and how many of them are near-uniform.
+    let (mut greedy, mut near_uniform) = (Some(Vec::new()), 0);
     for r in crate::train::group::replicates(dir.path())? {
         let s = crate::train::log::read_json(&RunDir::at(&r).summary())?;
+        let g = s["greedy"]["vs_best_fixed"]["mean"].as_f64();
+        greedy = greedy.zip(g).map(|(mut all, g)| {
+            all.push(g);
+            all
+        });
+        near_uniform += usize::from(s["near_uniform"].as_bool() == Some(true));
         if against.is_empty() {
             against = s
                 .as_object()
@@ -1167,6 +1247,25 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
             format!("every agent at `{name}`")
         };
         others += &format!("improvement over {what}: IQM {i:+.3} [{:+.3}, {:+.3}]\n", c[0], c[1]);
+    }
+    if let Some(g) = greedy.filter(|g| !g.is_empty()) {
+        let (i, c) = (stats::iqm(&g), stats::bootstrap_ci(&[&g], stats::iqm, 7));
+        summary["vs_best_fixed_greedy_per_replicate"] = json!(g);
+        summary["vs_best_fixed_greedy_iqm"] = json!(i);
+        summary["vs_best_fixed_greedy_ci95"] = json!(c);
+        summary["near_uniform"] = json!(near_uniform);
+        let note = if near_uniform > 0 {
+            format!(
+                " ({near_uniform} of {} replicates near-uniform: their greedy figures are argmaxes of noise)",
+                g.len()
+            )
+        } else {
+            String::new()
+        };
+        others += &format!(
+            "greedy (argmax) over the best fixed level: IQM {i:+.3} [{:+.3}, {:+.3}]{note}\n",
+            c[0], c[1]
+        );
     }
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&summary)?.as_bytes())?;
     let report = format!(

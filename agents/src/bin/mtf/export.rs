@@ -25,8 +25,9 @@ pub(crate) struct Args {
     /// The executable to write.
     #[arg(long)]
     out: PathBuf,
-    /// One agent's policy (its index in the run; in a world behind the seam, a group's), or
-    /// `all` (choose with --agent at run time).
+    /// One agent's policy (its index in the run; in a world behind the seam, a group's, or
+    /// an agent id's where the run kept an actor per agent), or `all` (choose with --agent at
+    /// run time).
     #[arg(long, default_value = "all", value_parser = parse_agent)]
     agent: Agent,
     /// The replicate whose policies to export, of a run group in a world behind the seam
