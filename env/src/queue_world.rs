@@ -44,6 +44,40 @@ pub const QUEUE_METRICS: &[WorldMetric] = &[
     figure("pareto", "Pareto-improvable rounds (share)", Better::Lower, 3),
 ];
 
+/// The queue world's figures for a scenario of weight classes `classes`: [`QUEUE_METRICS`]
+/// with, after welfare, each class's jobs a round per agent (`throughput_w1`, ...: the columns
+/// and CSV keys of the queue world's own tables).
+///
+/// A world's figures are `&'static` (every command holds them past the world); these depend on
+/// the scenario, so each set of classes is built once per process and kept (a few hundred
+/// bytes a set, however many worlds and forks are made of it).
+fn queue_metrics(classes: &[f64]) -> &'static [WorldMetric] {
+    type Built = Vec<(Vec<u64>, &'static [WorldMetric])>;
+    static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
+    let key: Vec<u64> = classes.iter().map(|w| w.to_bits()).collect();
+    let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, m)) = built.iter().find(|(k, _)| *k == key) {
+        return m;
+    }
+    let kept = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut all = vec![QUEUE_METRICS[0]];
+    all.extend(classes.iter().map(|w| {
+        figure(
+            kept(format!("{CLASS_PREFIX}{w}")),
+            kept(format!("jobs/round per agent, w={w}")),
+            Better::Higher,
+            3,
+        )
+    }));
+    all.extend_from_slice(&QUEUE_METRICS[1..]);
+    let m: &'static [WorldMetric] = Box::leak(all.into_boxed_slice());
+    built.push((key, m));
+    m
+}
+
+/// The key prefix of a weight class's jobs a round per agent.
+const CLASS_PREFIX: &str = "throughput_w";
+
 /// The valuation world's figures (SPEC 8), in [`World::figures`] order.
 pub const VALUATION_METRICS: &[WorldMetric] = &[
     figure("revenue_per_item", "revenue (per item)", Better::Higher, 4),
@@ -81,7 +115,7 @@ impl QueueWorld {
         };
         let groups = sc.class_of_agents();
         let metrics = match sc.file.env.world {
-            Kind::Queues => QUEUE_METRICS,
+            Kind::Queues => queue_metrics(&sc.weight_classes()),
             Kind::Valuations => VALUATION_METRICS,
         };
         let table = sc.to_toml().parse().expect("a scenario's TOML parses");
@@ -262,11 +296,23 @@ impl World for QueueWorld {
 
     fn figures(&self) -> Figures {
         let m = EpisodeMetrics::compute(&self.env, self.fairness);
+        let mut class = 0;
         self.metrics
             .iter()
-            .map(|f| {
-                let spec = Metric::named(f.key).expect("every figure of the seam is a metric of the specification");
-                (spec.of)(&m).unwrap_or(f64::NAN)
+            .map(|f| match Metric::named(f.key) {
+                Some(spec) => (spec.of)(&m).unwrap_or(f64::NAN),
+                None => {
+                    // A weight class's figure, in class order (as eval::Summary reduces them).
+                    debug_assert!(f.key.starts_with(CLASS_PREFIX), "{} is a figure of the specification", f.key);
+                    let (sum, count) = self
+                        .groups
+                        .iter()
+                        .zip(&m.throughput)
+                        .filter(|(&g, _)| g == class)
+                        .fold((0.0, 0usize), |(s, c), (_, &t)| (s + t, c + 1));
+                    class += 1;
+                    sum / count as f64
+                }
             })
             .collect()
     }

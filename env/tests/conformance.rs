@@ -163,11 +163,30 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
             seam.set_fairness(fairness);
             let m = env::metrics::EpisodeMetrics::compute(&native, fairness);
             let figures = seam.figures();
+            // The queue world's jobs a round per agent of each weight class, as its own
+            // evaluation reduces them (its tables' columns, after welfare).
+            let classes = env::eval::Summary::of(native.scenario(), std::slice::from_ref(&m)).throughput_by_weight;
+            let mut class = 0;
             for (f, x) in seam.metrics().iter().zip(&figures) {
-                match (env::metrics::Metric::named(f.key).unwrap().of)(&m) {
+                let Some(metric) = env::metrics::Metric::named(f.key) else {
+                    let (w, want) = classes[class];
+                    assert_eq!(
+                        (f.key, f.label),
+                        (&*format!("throughput_w{w}"), &*format!("jobs/round per agent, w={w}"))
+                    );
+                    assert_eq!(x.to_bits(), want.mean.to_bits(), "{name}: {}", f.key);
+                    class += 1;
+                    continue;
+                };
+                match (metric.of)(&m) {
                     Some(want) => assert_eq!(x.to_bits(), want.to_bits(), "{name}: {}", f.key),
                     None => assert!(x.is_nan() && !fairness, "{name}: {} is {x} with fairness {fairness}", f.key),
                 }
+            }
+            let queues = native.scenario().file.env.world == env::config::World::Queues;
+            assert_eq!(class, if queues { 3 } else { 0 }, "{name}: a figure per weight class");
+            if queues {
+                assert_eq!(seam.metrics()[1].key, "throughput_w1", "{name}: after welfare");
             }
         }
         assert_eq!(
