@@ -487,12 +487,15 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
         assert_eq!(code, 0, "{policies}: {err}");
         serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
     };
-    // Fixed levels: every figure both stacks report, the same to the bit.
+    // Fixed levels, and Hedge learning as it plays (from the round record the world gives
+    // through the trait): every figure both stacks report, the same to the bit, the
+    // per-class columns among them.
     let (a, b) = (
-        compare(&seam, "fixed:0.2,fixed:0.7", "c-seam"),
-        compare(&own, "fixed:0.2,fixed:0.7", "c-own"),
+        compare(&seam, "fixed:0.2,fixed:0.7,hedge", "c-seam"),
+        compare(&own, "fixed:0.2,fixed:0.7,hedge", "c-own"),
     );
-    for k in 0..2 {
+    assert_ne!(a["rows"][2]["eval"]["welfare"], a["rows"][0]["eval"]["welfare"]);
+    for k in 0..3 {
         let (s, q) = (&a["rows"][k], &b["rows"][k]);
         assert_eq!(s["policy"], q["policy"]);
         let figures = s["eval"].as_object().unwrap();
@@ -504,6 +507,11 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
             }
         }
         assert!(shared >= 6, "{shared} figures in common: {figures:?}");
+        for (c, w) in [1, 2, 4].iter().enumerate() {
+            let theirs = &q["summary"]["throughput_by_weight"][c];
+            assert_eq!(theirs[0], f64::from(*w), "{q}");
+            assert_eq!(s["eval"][format!("throughput_w{w}")]["mean"], theirs[1]["mean"], "w{w}");
+        }
         // The fairness figures among them (the queue world's compare computes them too).
         for key in ["phi_min", "phi_median", "ef_violations", "pareto"] {
             assert!(s["eval"][key]["mean"].as_f64().is_some_and(f64::is_finite), "{key}: {s}");

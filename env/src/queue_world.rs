@@ -166,6 +166,7 @@ impl World for QueueWorld {
             input: self.env.last_input(),
             bid_values: self.env.last_bid_values(),
             allocation: self.env.last_allocation(),
+            rewards: self.env.last_rewards(),
         })
     }
 

@@ -24,6 +24,7 @@ pub mod deviations;
 pub mod es;
 pub mod export;
 pub mod hedge;
+pub mod online;
 pub mod onnx;
 pub mod policies;
 pub mod scan;
@@ -48,6 +49,10 @@ pub trait RowPolicy: Send {
     /// One level index per row: `obs` holds `groups.len()` rows of `dim` features, row i
     /// agent `agents[i]`'s (its id) of group `groups[i]`.
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]);
+
+    /// After the round `actions` played, the world as it left it (a policy that learns as it
+    /// plays, `hedge`, learns from its round here). Default: nothing.
+    fn after(&mut self, _world: &dyn World, _actions: &[usize]) {}
 
     /// An independent copy (one per episode played in parallel).
     fn fork(&self) -> Box<dyn RowPolicy>;
@@ -175,6 +180,10 @@ impl RowPolicy for Uniform {
         Box::new(self.clone())
     }
 
+    fn entropy(&self) -> Option<f64> {
+        Some((self.k as f64).ln())
+    }
+
     fn draws(&self) -> bool {
         true
     }
@@ -222,7 +231,8 @@ pub fn play_watched(world: &mut dyn World, policy: &mut dyn RowPolicy, seed: u64
         fn act(&mut self, world: &(dyn World + 'w), obs: &[f32], groups: &[usize], actions: &mut [usize]) {
             env::worlds::Acting::act(&mut self.rows, world, obs, groups, actions);
         }
-        fn after_step(&mut self, world: &(dyn World + 'w), _actions: &[usize]) {
+        fn after_step(&mut self, world: &(dyn World + 'w), actions: &[usize]) {
+            env::worlds::Acting::after_step(&mut self.rows, world, actions);
             (self.after)(world);
         }
     }
@@ -276,6 +286,10 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
             self.entropy = self.entropy.zip(self.policy.entropy()).map(|(sum, h)| sum + h);
             self.rounds += 1;
         }
+    }
+
+    fn after_step(&mut self, world: &(dyn World + 'w), actions: &[usize]) {
+        self.policy.after(world, actions);
     }
 }
 
@@ -431,6 +445,22 @@ mod tests {
         let w = env::registry::load(&path, &set).unwrap();
         std::fs::remove_file(path).ok();
         w
+    }
+
+    #[test]
+    fn hedge_learns_as_it_plays_only_where_the_world_keeps_its_rounds() {
+        let err = policies::parse("hedge", bandit(&[]).as_ref()).err().expect("refused").to_string();
+        assert!(
+            err.contains("hedge") && err.contains("does not keep") && !err.contains('\n'),
+            "{err}"
+        );
+        // A uniform policy's entropy is ln K every round: its share is 1; a fixed level
+        // chooses from no distribution.
+        let mut w = bandit(&[]);
+        let k = w.levels().len();
+        let share = play(w.as_mut(), &mut Uniform::new(k), 3).entropy_share.unwrap();
+        assert!((share - 1.0).abs() < 1e-12, "{share}");
+        assert_eq!(play(w.as_mut(), &mut Fixed::new(vec![3]), 3).entropy_share, None);
     }
 
     #[test]

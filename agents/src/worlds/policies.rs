@@ -1,8 +1,10 @@
 //! Policies for the worlds behind the seam, and the specs that name them on the command line:
 //! `fixed:X` (level X for everyone; X a level, or one of the world's named actions, as the
 //! market's `fixed:own`, or `own` alone), `fixed:G=X,H=Y,...` (a level per group, by the
-//! world's group names), `fixed:[X,Y,...]` (a level per possible agent, by id), `fixed:all` (every level and named action, a row each), `uniform` (a level
-//! drawn uniformly every round), `run:DIR` (a trained run's actors; a run group: every
+//! world's group names), `fixed:[X,Y,...]` (a level per possible agent, by id), `fixed:all`
+//! (every level and named action, a row each), `uniform` (a level drawn uniformly every
+//! round), `hedge` (Hedge learning as it plays, in a world that keeps SPEC 4's round record:
+//! [`super::online`]), `run:DIR` (a trained run's actors; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer:
 //! [`super::onnx`]).
@@ -41,6 +43,12 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
     if spec == "uniform" {
         return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);
     }
+    if spec == "hedge" {
+        let online = super::online::Online::hedge(world).ok_or_else(|| {
+            bad("learns as it plays from each round's record (SPEC 4: the queue world's), which this world does not keep; train it instead (learner.kind = \"hedge\", then run:DIR)".into())
+        })?;
+        return Ok(vec![("hedge".into(), Box::new(online))]);
+    }
     if let Some(x) = fixed.filter(|x| x.contains('=')) {
         return per_group(x, world).map_err(bad);
     }
@@ -70,7 +78,7 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
         return Ok(vec![(spec.to_string(), Box::new(agents))]);
     }
     Err(bad(
-        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:[X,Y,...] (a level per agent), fixed:all, uniform, run:DIR (a run trained on it), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
+        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:[X,Y,...] (a level per agent), fixed:all, uniform, hedge (learning as it plays, where the world keeps its rounds), run:DIR (a run trained on it), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
     ))
 }
 

@@ -17,6 +17,9 @@ pub struct MechanismRound<'a> {
     pub bid_values: &'a [f64],
     /// The allocation it made.
     pub allocation: &'a scheduler::Allocation,
+    /// Every agent's reward of the round, by id (what a learner that learns as it plays
+    /// is paid: `mtf compare`'s `hedge`).
+    pub rewards: &'a [f64],
 }
 
 /// A world's observation layout: one name and bounds per feature.
