@@ -826,6 +826,40 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
     let run = dir.join("seam-own-ac");
     let judged = json(&run.join("summary.json"))["eval"]["welfare"]["mean"].clone();
     assert_eq!(replay(&format!("run:{}", run.display())), judged);
+    // `sampled:run:` is `run:`; `greedy:run:` replays the judged argmax, its row marked
+    // near-uniform in the table and the JSON (the sampled row is what it learned).
+    assert_eq!(replay(&format!("sampled:run:{}", run.display())), judged);
+    let greedy = json(&run.join("summary.json"))["greedy"]["eval"]["welfare"]["mean"].clone();
+    assert_eq!(replay(&format!("greedy:run:{}", run.display())), greedy);
+    let both = format!("run:{0},greedy:run:{0}", run.display());
+    let (code, table, err) = mtf(&[
+        "compare",
+        "--config",
+        &seam,
+        "--policies",
+        &both,
+        "--seeds",
+        "4",
+        "--quiet",
+        "--out",
+        dir.join("c-both").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        table.contains("| greedy:run:seam-own-ac (near-uniform) |") && table.contains("| run:seam-own-ac |"),
+        "{table}"
+    );
+    assert!(table.contains("(near-uniform): the policy's mean entropy is above 90%"), "{table}");
+    let rows = json(&dir.join("c-both/summary.json"))["rows"].clone();
+    assert_eq!(
+        (rows[0]["near_uniform"].clone(), rows[1]["near_uniform"].clone()),
+        (false.into(), true.into()),
+        "{rows}"
+    );
+    // The same actors, on other episodes (their levels differ): both near-uniform.
+    for r in rows.as_array().unwrap() {
+        assert!(r["entropy_share"].as_f64().is_some_and(|e| e > 0.9 && e <= 1.0), "{r}");
+    }
     // Hedge's table plays from the budgets, sampled as it trained; no world policy carries it.
     let hedge = dir.join("seam-hedge");
     let judged_hedge = json(&hedge.join("summary.json"))["eval"]["welfare"]["mean"].clone();

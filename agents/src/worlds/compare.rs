@@ -53,6 +53,30 @@ pub struct Row {
     pub spec: Option<String>,
     /// The run group it is a replicate of (its name: `run:GROUP`, or its label).
     pub group: Option<String>,
+    /// Whether its policy plays without drawing (an argmax, a fixed level): a near-uniform
+    /// one's row is then an argmax of noise, and marked.
+    pub greedy: bool,
+}
+
+impl Row {
+    /// The mean share of `ln K` of the distributions its policy chose from, where it says.
+    pub fn entropy_share(&self) -> Option<f64> {
+        super::mean_entropy_share(&self.played)
+    }
+
+    /// Whether it is the argmax of a near-uniform policy.
+    pub fn near_uniform(&self) -> bool {
+        self.greedy && self.entropy_share().is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM)
+    }
+
+    /// Its label in tables: marked where it is an argmax of noise.
+    fn shown(&self) -> String {
+        if self.near_uniform() {
+            format!("{} (near-uniform)", self.policy)
+        } else {
+            self.policy.clone()
+        }
+    }
 }
 
 /// A comparison, and the world's metric list to read it with.
@@ -349,6 +373,7 @@ fn play_rows(
                 policy: label,
                 mechanism: m.clone(),
                 played,
+                greedy: !policy.draws(),
             });
         }
     }
@@ -414,7 +439,7 @@ impl Compared {
         head.push(format!("vs {}/{} (+ better)", base.policy, base.mechanism));
         let mut t = Table::new(head).numbers_from(2);
         for (r_k, (r, stats)) in self.rows.iter().zip(&stats).enumerate() {
-            let mut cells = vec![r.policy.clone(), r.mechanism.clone()];
+            let mut cells = vec![r.shown(), r.mechanism.clone()];
             cells.extend(shown.iter().map(|&k| pm(stats[k], self.metrics[k].decimals)));
             let d = self.improvement(r_k);
             let star = if d.has_ci() && (d.mean - d.ci95 > 0.0 || d.mean + d.ci95 < 0.0) {
@@ -450,8 +475,16 @@ impl Compared {
                 m.label, base.policy, base.mechanism
             ),
         );
+        let noise = if self.rows.iter().any(Row::near_uniform) {
+            format!(
+                "(near-uniform): the policy's mean entropy is above {:.0}% of the largest (ln K): its greedy row is an argmax of noise; play it as it trained (run:DIR) for what it learned.\n",
+                env::metrics::spec::NEAR_UNIFORM * 100.0
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{t}\nheadline: {} ({} is better); {seeds}.\n{groups}{}{story}",
+            "{t}\nheadline: {} ({} is better); {seeds}.\n{noise}{groups}{}{story}",
             m.label,
             if sign(m.better) > 0.0 { "higher" } else { "lower" },
             self.deviations_markdown()
@@ -554,6 +587,10 @@ impl Compared {
                 }
                 if let Some(g) = &r.group {
                     j["group"] = g.clone().into();
+                }
+                if let Some(e) = r.entropy_share() {
+                    j["entropy_share"] = e.into();
+                    j["near_uniform"] = r.near_uniform().into();
                 }
                 j
             })
@@ -674,6 +711,7 @@ fn selfish_row(c: &mut Compared, world: &dyn env::worlds::World, threads: usize)
         played,
         spec: Some(spec.clone()),
         group: None,
+        greedy: true,
     });
     c.selfish = Some(SelfishFound {
         spec,

@@ -374,6 +374,13 @@ pub fn evaluate(world: &dyn World, policy: &dyn RowPolicy, seeds: &[u64], thread
     )
 }
 
+/// The mean over episodes of the policy's entropy share ([`Played::entropy_share`]), where
+/// every episode has one.
+pub fn mean_entropy_share(played: &[Played]) -> Option<f64> {
+    let each: Option<Vec<f64>> = played.iter().map(|p| p.entropy_share).collect();
+    each.filter(|e| !e.is_empty()).map(|e| e.iter().sum::<f64>() / e.len() as f64)
+}
+
 /// The figures of several episodes, each as mean and 95% CI (in the world's metric order).
 pub fn summarise(played: &[Played], metrics: &[WorldMetric]) -> Vec<Stat> {
     (0..metrics.len())

@@ -4,7 +4,8 @@
 //! world's group names), `fixed:[X,Y,...]` (a level per possible agent, by id), `fixed:all`
 //! (every level and named action, a row each), `uniform` (a level drawn uniformly every
 //! round), `hedge` (Hedge learning as it plays, in a world that keeps SPEC 4's round record:
-//! [`super::online`]), `run:DIR` (a trained run's actors; a run group: every
+//! [`super::online`]), `run:DIR` (a trained run's actors, drawing their levels where they
+//! trained so; `sampled:run:DIR` the same, `greedy:run:DIR` their argmax; a run group: every
 //! replicate), `agent:PATH` (an exported agent, or any executable speaking the protocol:
 //! [`super::agent`]), `onnx:PATH` and `sampled:onnx:PATH` (an ONNX policy from any trainer:
 //! [`super::onnx`]).
@@ -59,8 +60,15 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
         let k = action_index(x, world).map_err(bad)?;
         return Ok(vec![(format!("fixed:{}", action_name(k, world)), Box::new(Fixed::new(vec![k])))]);
     }
-    if let Some(dir) = spec.strip_prefix("run:") {
-        return run_policies(Path::new(dir), world).map_err(|e| match e {
+    // `run:DIR` plays a run as it trained (drawing its levels where it drew them);
+    // `sampled:run:DIR` says so (the queue world's spelling); `greedy:run:DIR` plays the
+    // argmax, a row marked near-uniform where the policy is.
+    let run = spec
+        .strip_prefix("sampled:run:")
+        .or_else(|| spec.strip_prefix("run:"))
+        .map(|d| (d, false));
+    if let Some((dir, greedy)) = run.or_else(|| spec.strip_prefix("greedy:run:").map(|d| (d, true))) {
+        return run_policies(Path::new(dir), world, greedy).map_err(|e| match e {
             crate::error::Error::User(m) => bad(m),
             other => other,
         });
@@ -78,7 +86,7 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
         return Ok(vec![(spec.to_string(), Box::new(agents))]);
     }
     Err(bad(
-        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:[X,Y,...] (a level per agent), fixed:all, uniform, hedge (learning as it plays, where the world keeps its rounds), run:DIR (a run trained on it), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
+        "a world of env.worlds takes fixed:X, fixed:G=X,H=Y,... (a level per group), fixed:[X,Y,...] (a level per agent), fixed:all, uniform, hedge (learning as it plays, where the world keeps its rounds), run:DIR (a run trained on it, as it trained; greedy:run:DIR its argmax), agent:PATH (one exported from such a run), onnx:PATH or sampled:onnx:PATH (an ONNX policy)".into(),
     ))
 }
 
@@ -181,18 +189,33 @@ fn per_agent(text: &str, world: &dyn World) -> Result<Vec<Named>, String> {
 }
 
 /// A trained run's actors (one per group), or every replicate's of a run group.
-fn run_policies(dir: &Path, world: &dyn World) -> crate::error::Result<Vec<Named>> {
+fn run_policies(dir: &Path, world: &dyn World, greedy: bool) -> crate::error::Result<Vec<Named>> {
+    let prefix = if greedy { "greedy:run:" } else { "run:" };
+    let policy = |r: &Path| -> crate::error::Result<Box<dyn RowPolicy>> {
+        let trained = super::train::trained_actors(r, world)?;
+        if !greedy {
+            return Ok(trained.policy());
+        }
+        if let Some(g) = trained.greedy() {
+            return Ok(g);
+        }
+        match trained {
+            // ES's actors play their argmax already.
+            super::train::Trained::Es(_) => Ok(trained.policy()),
+            _ => Err(crate::error::user(
+                "greedy: plays the argmax of a policy that draws a level per row (PPO, the actor-critic, the queue world's Hedge); this run's Hedge draws a level per group per episode: play it as it trained (run:DIR)",
+            )),
+        }
+    };
     let run = crate::RunDir::at(dir);
     if run.is_group() {
         let mut out = Vec::new();
         for (k, r) in crate::train::group::replicates(dir)?.into_iter().enumerate() {
-            let trained = super::train::trained_actors(&r, world)?;
-            out.push((format!("run:{}#{k}", stem(dir)), trained.policy()));
+            out.push((format!("{prefix}{}#{k}", stem(dir)), policy(&r)?));
         }
         return Ok(out);
     }
-    let trained = super::train::trained_actors(dir, world)?;
-    Ok(vec![(format!("run:{}", stem(dir)), trained.policy())])
+    Ok(vec![(format!("{prefix}{}", stem(dir)), policy(dir)?)])
 }
 
 /// A run directory's name, as its rows are labelled (`run:NAME`).

@@ -28,7 +28,7 @@
 use super::actors::GroupActors;
 use super::es::{self, Actors};
 use super::hedge::HedgePolicy;
-use super::{evaluate, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
+use super::{evaluate, mean_entropy_share, paired, sign, summarise, Fixed, Played, RowPolicy, Uniform};
 use crate::config::TrainSection;
 use crate::error::{failed, user};
 use crate::learners::episode_hedge::EpisodeHedge;
@@ -680,13 +680,6 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
             (found, played)
         }),
     }
-}
-
-/// The mean over episodes of the policy's entropy share ([`Played::entropy_share`]), where
-/// every episode has one.
-fn mean_entropy_share(played: &[Played]) -> Option<f64> {
-    let each: Option<Vec<f64>> = played.iter().map(|p| p.entropy_share).collect();
-    each.filter(|e| !e.is_empty()).map(|e| e.iter().sum::<f64>() / e.len() as f64)
 }
 
 /// The figures as a JSON object (`{key: {mean, ci95}}`).
