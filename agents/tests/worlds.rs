@@ -652,6 +652,72 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     let (code, _, err) = mtf(&["simulate", "--config", &own, "--set", "env.stack=\"both\"", "--quiet"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("env.stack") && err.contains("both"), "{err}");
+    // analyze places the queue world's baselines beside the levels: by default the cluster
+    // schedulers at the best fixed level (what compare plays under them on the same seeds),
+    // or what --baselines names.
+    let analyze = |extra: &[&str], out: &str| {
+        let mut args = vec!["analyze", "--config", &seam, "--seeds", "3", "--threads", "2", "--json", "--quiet"];
+        args.extend_from_slice(extra);
+        let out = dir.join(out);
+        args.extend(["--out", out.to_str().unwrap()]);
+        let (code, stdout, err) = mtf(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    let an = analyze(&[], "an-default");
+    let rows = an["rows"].as_array().unwrap();
+    let best = rows[an["baseline"].as_u64().unwrap() as usize]["policy"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let of = |m: &str| {
+        rows.iter()
+            .find(|r| r["mechanism"] == m)
+            .unwrap_or_else(|| panic!("no {m} row: {an}"))
+            .clone()
+    };
+    for m in ["stride", "gandiva_fair", "themis"] {
+        assert_eq!(of(m)["policy"], "any", "{m} ignores the thresholds");
+    }
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &seam,
+        "--policies",
+        &best,
+        "--mechanisms",
+        "stride",
+        "--seeds",
+        "3",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("c-stride").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let stride: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(of("stride")["eval"]["welfare"], stride["rows"][0]["eval"]["welfare"]);
+    let named = analyze(&["--baselines", "fixed:w1=0.2,w2=0.5,w4=0.9,themis"], "an-named");
+    let rows = named["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["mechanism"] != "stride"), "{named}");
+    assert!(
+        rows.iter()
+            .any(|r| r["policy"] == "fixed:w1=0.2,w2=0.5,w4=0.9" && r["mechanism"] == "mtf"),
+        "{named}"
+    );
+    assert!(rows.iter().any(|r| r["mechanism"] == "themis"), "{named}");
+    let (code, _, err) = mtf(&[
+        "analyze",
+        "--config",
+        &seam,
+        "--seeds",
+        "3",
+        "--baselines",
+        "no_such_mechanism",
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no_such_mechanism") && err.lines().count() == 1, "{err}");
     // Exact resume after SIGKILL, PPO through the one training rollout.
     let ppo = short_quickstart(&dir, "ppo.toml", &[("stack", "seam".into())]);
     let mut t: toml::Table = std::fs::read_to_string(&ppo).unwrap().parse().unwrap();

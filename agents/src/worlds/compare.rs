@@ -631,6 +631,7 @@ pub fn analyze(
     set: &[String],
     seed: Option<u64>,
     run_dir: Option<&Path>,
+    baselines: Option<&[String]>,
     seeds: usize,
     threads: usize,
     out: Option<&Path>,
@@ -647,6 +648,26 @@ pub fn analyze(
     });
     // Loaded once: the comparison and the deviations play copies of it.
     let world = super::load(config, set, seed, None)?;
+    // `--baselines`: where none are named, the queue world's (the cluster schedulers, at the
+    // best fixed level), and none in a world without them.
+    let baselines: Vec<String> = match baselines {
+        Some(b) => policies::split(b),
+        None if world.scenario().is_some() => policies::split(&[crate::eval::analyze::defaults::BASELINES_TEXT.to_string()]),
+        None => Vec::new(),
+    };
+    // Each baseline's world (a mechanism's) or policy (under the config's mechanism), before
+    // anything is played: a bad one fails now, not after the analysis.
+    let mut against: Vec<(String, Box<dyn env::worlds::World>, Option<Named>)> = Vec::new();
+    for b in &baselines {
+        if is_policy_spec(b) {
+            for n in policies::parse(b, world.as_ref())? {
+                against.push((world.mechanism().unwrap_or_else(|| "-".into()), world.fork(), Some(n)));
+            }
+        } else {
+            let w = super::load(config, set, seed, Some((world.as_ref(), b.as_str())))?;
+            against.push((b.clone(), w, None));
+        }
+    }
     let mut c = compare_in(
         &SeamCompare {
             config: config.to_path_buf(),
@@ -681,12 +702,49 @@ pub fn analyze(
             selfish_row(&mut c, world.as_ref(), threads);
         }
     }
+    // The baselines: a mechanism at the best fixed level (`any` where it ignores the levels),
+    // a policy as named, on the same seeds.
+    let best = c.rows[c.baseline].policy.clone();
+    let best_level = best
+        .strip_prefix("fixed:")
+        .and_then(|x| x.parse::<f64>().ok())
+        .and_then(|x| env::config::level_index(world.levels(), x));
+    for (mechanism, w, named) in against {
+        let (policy, played, greedy) = match named {
+            Some((label, p)) => {
+                let played = evaluate(w.as_ref(), p.as_ref(), &c.seeds, threads);
+                if let Some(e) = p.failure() {
+                    return Err(crate::error::policy(&label, e));
+                }
+                (label, played, !p.draws())
+            }
+            None => {
+                let fixed = super::Fixed::new(vec![best_level.unwrap_or(0)]);
+                let label = if w.reads_actions() { best.clone() } else { "any".into() };
+                (label, evaluate(w.as_ref(), &fixed, &c.seeds, threads), true)
+            }
+        };
+        c.rows.push(Row {
+            policy,
+            mechanism,
+            played,
+            spec: None,
+            group: None,
+            greedy,
+        });
+    }
     let dir = RunDir::at(&c.dir);
     // Rewritten with the analysis's rows (the comparison wrote them without the selfish row).
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
     run::write_atomic(&dir.summary(), serde_json::to_string_pretty(&c.json())?.as_bytes())?;
     Ok(c)
+}
+
+/// Whether a `--baselines` entry names a policy (`fixed:...`, `run:...`, `uniform`, `hedge`)
+/// rather than a mechanism.
+fn is_policy_spec(entry: &str) -> bool {
+    entry.contains(':') || entry == "hedge" || entry == "uniform"
 }
 
 /// The selfish equilibrium from the baseline (the best fixed level) on `c`'s seeds, as a row

@@ -28,7 +28,8 @@ pub(crate) struct Args {
     tokens: Vec<f64>,
     /// Baselines, comma-separated: mechanisms (played at the best fixed level), or policy specs
     /// played under the config's mechanism (fixed:w1=X,w2=Y,..., fixed:[X,...], run:RUN_DIR, ...).
-    #[arg(long, default_value = defaults::BASELINES_TEXT)]
+    /// Default: stride,gandiva_fair,themis in the queue world (none in a world without them).
+    #[arg(long)]
     baselines: Vec<String>,
     /// Run directory (default runs/analyze-<config stem>-<timestamp>).
     #[arg(long)]
@@ -51,6 +52,7 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
         &a.common.set,
         a.common.seed,
         a.run.as_deref(),
+        (!a.baselines.is_empty()).then_some(a.baselines.as_slice()),
         a.seeds.unwrap_or(defaults::SEEDS),
         a.common.threads_or_default(),
         a.out.as_deref(),
@@ -61,13 +63,18 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
 /// The queue and valuation worlds.
 fn queue(a: Args) -> agents::Result<ExitCode> {
     let seeds = a.seeds.unwrap_or(defaults::SEEDS);
+    let defaults_baselines = defaults::BASELINES_TEXT.to_string();
     let spec = AnalyzeSpec {
         source: Source::new(a.config, &a.common.set, a.common.seed),
         run: a.run,
         seeds,
         select_seeds: a.select_seeds,
         tokens: a.tokens,
-        baselines: agents::worlds::policies::join_split(&a.baselines),
+        baselines: agents::worlds::policies::join_split(if a.baselines.is_empty() {
+            std::slice::from_ref(&defaults_baselines)
+        } else {
+            &a.baselines
+        }),
         threads: a.common.threads_or_default(),
         progress: !a.common.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
