@@ -87,6 +87,68 @@ fn a_run_directory_holds_everything() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The main job (the quickstart's actor-critic, own rewards) says where it sits: against the
+/// best fixed level, uniform play and the selfish equilibrium own rewards lead to, each line's
+/// numbers those of summary.json, sampled as it trained, its argmax marked near-uniform.
+#[test]
+fn the_main_jobs_summary_places_it_between_the_references() {
+    let out = tmp("main-job");
+    let q = quickstart();
+    let mut args = vec![
+        "train",
+        "--config",
+        q.as_str(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "train.episodes=3",
+    ];
+    args.extend(SMALL);
+    let (code, stdout, err) = mtf(&args);
+    assert_eq!(code, 0, "{err}");
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let r = &s["references"];
+    let pm = |v: &serde_json::Value| format!("{:+.3} +- {:.3}", v["mean"].as_f64().unwrap(), v["ci95"].as_f64().unwrap());
+    let line = |start: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no `{start}` line: {stdout}"))
+            .to_string()
+    };
+    assert_eq!(r["scored"], "sampled");
+    assert!(
+        line("trained 3 episodes (ActorCritic)").contains("sampled (as trained)"),
+        "{stdout}"
+    );
+    let best = line("vs the best fixed level");
+    assert!(
+        best.contains(&format!("({}, picked on other seeds)", r["best_fixed"].as_str().unwrap())),
+        "{best}"
+    );
+    assert!(best.contains(&pm(&r["sampled_vs_best_fixed"])), "{best} / {r}");
+    assert!(line("vs uniform random play").contains(&pm(&r["sampled_vs_uniform"])), "{stdout}");
+    let selfish = line("vs the selfish equilibrium");
+    let sf = &r["selfish"];
+    assert!(sf["spec"].as_str().unwrap().starts_with("fixed:w1="), "{sf}");
+    assert!(
+        selfish.contains(sf["spec"].as_str().unwrap()) && selfish.contains(&pm(&sf["run_vs"])),
+        "{selfish} / {sf}"
+    );
+    assert!(selfish.contains(&format!("itself {}", pm(&sf["vs_best_fixed"]))), "{selfish}");
+    // Own rewards lead below the best fixed level (quickstart: levels near 0.9, about -6).
+    assert!(sf["vs_best_fixed"]["mean"].as_f64().unwrap() < -2.0, "{sf}");
+    let levels = line("mean levels in the last training episode: ");
+    assert_eq!(levels.matches('=').count(), 3, "{levels}");
+    // Three episodes teach little: the argmax is marked as noise.
+    assert_eq!(s["near_uniform"], true);
+    assert!(
+        line("trained 3 episodes").contains("the argmax of a near-uniform policy"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn a_run_killed_with_sigkill_and_resumed_matches_an_uninterrupted_run() {
     killed_and_resumed("actor_critic", "actor_critic", &[]);
