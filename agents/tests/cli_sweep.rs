@@ -472,6 +472,26 @@ fn bad_sweep_files_are_one_line_and_status_2() {
         err.contains(other.to_str().unwrap()) && err.contains("table `trials` has no column `params`"),
         "{err}"
     );
+    // A --set that would move the trials to the other stack trained them by the base's (their
+    // config.toml saying the other): refused in one line, nothing trained.
+    let moved = dir.join("moved");
+    let (code, _, err) = mtf(&[
+        "sweep",
+        "--config",
+        p.to_str().unwrap(),
+        "--storage",
+        &format!("sqlite:{}", dir.join("moved.db").display()),
+        "--set",
+        "env.stack=\"seam\"",
+        "--out",
+        moved.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("env.stack") && err.trim().lines().count() == 1, "{err}");
+    let trained = std::fs::read_dir(moved.join("trials")).map_or(0, |d| d.count());
+    assert_eq!(trained, 0, "a trial trained");
+    assert!(!dir.join("moved.db").exists(), "the study was opened");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -518,6 +518,34 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
             assert_eq!(s["eval"][key]["mean"], q["summary"][key]["mean"], "{key}");
         }
     }
+    // Without --baseline, rows are compared with the best fixed level (the first row only
+    // where no fixed level is played), as the queue world's own compare does.
+    let ordered = compare(&seam, "uniform,fixed:0.7,fixed:0.2", "c-ordered");
+    let welfare = |k: usize| ordered["rows"][k]["eval"]["welfare"]["mean"].as_f64().unwrap();
+    assert_eq!(ordered["baseline"], if welfare(1) >= welfare(2) { 1 } else { 2 }, "{ordered}");
+    // A file naming no learner trains the queue world's default, the actor-critic (the seam's
+    // default elsewhere is ES).
+    let mut bare: toml::Table = std::fs::read_to_string(&seam).unwrap().parse().unwrap();
+    bare.remove("learner");
+    let bare_path = dir.join("bare.toml");
+    std::fs::write(&bare_path, toml::to_string(&bare).unwrap()).unwrap();
+    let (code, stdout, err) = mtf(&[
+        "train",
+        "--config",
+        bare_path.to_str().unwrap(),
+        "--set",
+        "train.episodes=1",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("bare-run").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["summary"]["learner"],
+        "actor_critic",
+        "{stdout}"
+    );
     // The seam's own doors on the queue world: its per-group spec by weight class, and a
     // trained run judged against the references and played back as scored.
     let per_class = compare(&seam, "fixed:w1=0.2,w2=0.2,w4=0.2", "c-class");

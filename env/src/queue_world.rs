@@ -295,6 +295,23 @@ impl World for QueueWorld {
         self.metrics
     }
 
+    /// The queue and valuation worlds' learner where a file names none: the thesis's
+    /// actor-critic, as their own commands train (the seam's default elsewhere is ES).
+    fn run_defaults(&self) -> toml::Table {
+        let mut learner = toml::Table::new();
+        learner.insert("kind".into(), "actor_critic".into());
+        [("learner".to_string(), toml::Value::Table(learner))].into_iter().collect()
+    }
+
+    /// Welfare in the queue world; in the valuation world the surplus per bidder per item, as
+    /// its own tables lead with (SPEC 8: what the bidders' learning is judged by).
+    fn headline(&self) -> usize {
+        match self.env.scenario().file.env.world {
+            Kind::Queues => 0,
+            Kind::Valuations => 1,
+        }
+    }
+
     fn figures(&self) -> Figures {
         let m = EpisodeMetrics::compute(&self.env, self.fairness);
         let mut class = 0;

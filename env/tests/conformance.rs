@@ -184,6 +184,11 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
                 }
             }
             let queues = native.scenario().file.env.world == env::config::World::Queues;
+            // The figure tables lead with: welfare, or (SPEC 8) the surplus per bidder per item.
+            let head = if queues { "welfare" } else { "surplus_per_bidder_item" };
+            assert_eq!(seam.metrics()[seam.headline()].key, head, "{name}");
+            let defaults = seam.run_defaults();
+            assert_eq!(defaults["learner"]["kind"].as_str(), Some("actor_critic"), "{name}");
             assert_eq!(class, if queues { 3 } else { 0 }, "{name}: a figure per weight class");
             if queues {
                 assert_eq!(seam.metrics()[1].key, "throughput_w1", "{name}: after welfare");

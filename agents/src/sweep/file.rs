@@ -405,6 +405,15 @@ impl Sweep {
     /// The learner the trials run on the base config with `set` applied (which also checks that
     /// it loads).
     pub fn learner_of(&self, set: &[String]) -> Result<&'static str, ConfigError> {
+        // The stack was read off the base file when the sweep loaded; a --set that moves it
+        // would train every trial by the other (their config.toml saying otherwise).
+        if env::registry::stack_of(&self.base, set) != self.kind {
+            return Err(err(
+                &self.base,
+                "env.stack",
+                "set on the command line: a sweep's trials run the stack its base config names; set env.stack there",
+            ));
+        }
         Ok(match self.kind {
             Stack::Seam => crate::worlds::train::SeamExperiment::load(&self.base, set)
                 .map_err(|e| self.as_config_error(e))?

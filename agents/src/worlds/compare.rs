@@ -29,7 +29,8 @@ pub struct SeamCompare {
     pub seeds: usize,
     /// Worker threads.
     pub threads: usize,
-    /// The row every row is compared with, `POLICY/MECHANISM` (default: the first row).
+    /// The row every row is compared with, `POLICY/MECHANISM` (default: the best fixed-level
+    /// row under the first mechanism, else the first row not of a run group).
     pub baseline: Option<String>,
     /// Run directory.
     pub out: Option<PathBuf>,
@@ -231,6 +232,9 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         story,
         episode,
     };
+    if spec.baseline.is_none() {
+        c.baseline = c.default_baseline();
+    }
     c.groups = c.group_rows(super::root_seed(first));
     run::write_atomic(&dir.config(), config.as_bytes())?;
     run::write_atomic(&dir.file("comparison.md"), c.markdown().as_bytes())?;
@@ -385,6 +389,30 @@ impl Compared {
         summarise(&r.played, self.metrics)
     }
 
+    /// The row compared against where `--baseline` names none: the best fixed-level row
+    /// (`fixed:...`, by its mean headline, the first of equals) under the first mechanism, as
+    /// the queue world's own compare picks it; else the first row that is not a run group's
+    /// replicate (a group is scored against it), else the first.
+    fn default_baseline(&self) -> usize {
+        let Some(first) = self.rows.first() else { return 0 };
+        let better = sign(self.metrics[self.headline].better);
+        let fixed = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.mechanism == first.mechanism && r.policy.starts_with("fixed:"))
+            .map(|(k, r)| (k, self.stats(r)[self.headline].mean * better))
+            .filter(|(_, v)| v.is_finite())
+            .fold(None::<(usize, f64)>, |b, (k, v)| match b {
+                Some((_, bv)) if bv >= v => b,
+                _ => Some((k, v)),
+            });
+        fixed
+            .map(|(k, _)| k)
+            .or_else(|| self.rows.iter().position(|r| r.group.is_none()))
+            .unwrap_or(0)
+    }
+
     /// Every run group's replicates against the baseline row, per mechanism (in row order).
     fn group_rows(&self, root: u64) -> Vec<crate::report::groups::GroupRow> {
         let base = &self.rows[self.baseline];
@@ -516,7 +544,7 @@ impl Compared {
         };
         let selfish = self.selfish.as_ref().map_or_else(String::new, |f| {
             format!(
-                "\nThe selfish equilibrium (row `selfish equilibrium`): {} after {} pass{} of best responses per group from the best fixed level ({}; each group's representative, its first agent where the group is there from the start, else one from the middle of the episode, tries every level, everyone else at the current profile, its own return on these seeds; the whole group moves where it gains).\n",
+                "\nThe selfish equilibrium (row `selfish equilibrium`): {} after {} pass{} of best responses per group from the best fixed level ({}; each group's representative, its first agent where the group is there from the start, else one from the middle of the episode, tries every level, everyone else at the current profile, its own return on the selection seeds, other than the table's; the whole group moves where it gains).\n",
                 f.spec,
                 f.passes,
                 if f.passes == 1 { "" } else { "es" },
@@ -633,6 +661,7 @@ pub fn analyze(
     run_dir: Option<&Path>,
     baselines: Option<&[String]>,
     seeds: usize,
+    select_seeds: usize,
     threads: usize,
     out: Option<&Path>,
 ) -> crate::error::Result<Compared> {
@@ -685,21 +714,29 @@ pub fn analyze(
         world.as_ref(),
     )?;
     // The baseline is the best fixed level (a named action, the market's `fixed:own`, is a
-    // row beside the levels, not one of them).
+    // row beside the levels, not one of them), picked on other seeds than the rows are scored
+    // on (`--select-seeds`, as training's references and the queue world's own analysis pick
+    // it; before 2026-12-04 on the scored seeds), and the selfish equilibrium searched there
+    // too. A world that plays one episode whatever the seed has one seed to pick on.
     let better = sign(c.metrics[c.headline].better);
-    let fixed = c
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.policy.strip_prefix("fixed:").is_some_and(|x| x.parse::<f64>().is_ok()));
-    c.baseline = fixed
-        .map(|(k, r)| (k, summarise(&r.played, c.metrics)[c.headline].mean * better))
+    let select = if c.varies {
+        env::eval::selection_seeds(super::root_seed(world.as_ref()), select_seeds.max(1))
+    } else {
+        c.seeds.clone()
+    };
+    let best_level = (0..world.levels().len())
+        .map(|k| {
+            let played = evaluate(world.as_ref(), &super::Fixed::new(vec![k]), &select, threads);
+            (k, summarise(&played, c.metrics)[c.headline].mean * better)
+        })
         .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
         .0;
+    let best_label = format!("fixed:{}", super::action_name(best_level, world.as_ref()));
+    c.baseline = c.rows.iter().position(|r| r.policy == best_label).unwrap_or(0);
     if world.reads_actions() {
         c.deviations = deviations(world.as_ref(), &c.seeds, threads);
         if !world.shares_reward() {
-            selfish_row(&mut c, world.as_ref(), threads);
+            selfish_row(&mut c, world.as_ref(), &select, threads);
         }
     }
     // The baselines: a mechanism at the best fixed level (`any` where it ignores the levels),
@@ -750,7 +787,7 @@ fn is_policy_spec(entry: &str) -> bool {
 /// The selfish equilibrium from the baseline (the best fixed level) on `c`'s seeds, as a row
 /// `selfish equilibrium` (its spec kept beside it) and `c.selfish`. Only the levels are tried
 /// (not the world's named actions).
-fn selfish_row(c: &mut Compared, world: &dyn env::worlds::World, threads: usize) {
+fn selfish_row(c: &mut Compared, world: &dyn env::worlds::World, select: &[u64], threads: usize) {
     let base = &c.rows[c.baseline];
     let Some(start) = base
         .policy
@@ -760,7 +797,7 @@ fn selfish_row(c: &mut Compared, world: &dyn env::worlds::World, threads: usize)
     else {
         return;
     };
-    let found = env::worlds::selfish::selfish(world, start, &c.seeds, threads);
+    let found = env::worlds::selfish::selfish(world, start, select, threads);
     let spec = super::group_spec(&found.levels, world);
     let played = evaluate(world, &super::Fixed::new(found.levels), &c.seeds, threads);
     c.rows.push(Row {
@@ -917,7 +954,7 @@ mod tests {
     fn analyzed(config: &Path, name: &str, seeds: usize) -> Compared {
         let out = std::env::temp_dir().join(format!("mtf-seam-analyze-{name}-{}", std::process::id()));
         std::fs::remove_dir_all(&out).ok();
-        let c = analyze(config, &[], None, None, seeds, 2, Some(&out)).unwrap();
+        let c = analyze(config, &[], None, None, None, seeds, 8, 2, Some(&out)).unwrap();
         std::fs::remove_dir_all(&out).ok();
         c
     }
@@ -1008,7 +1045,7 @@ mod tests {
         let out = std::env::temp_dir().join(format!("mtf-seam-gavel-welfare-{}", std::process::id()));
         std::fs::remove_dir_all(&out).ok();
         let set = ["env.reward=\"welfare\"".to_string()];
-        let c = analyze(&config, &set, None, None, 1, 2, Some(&out)).unwrap();
+        let c = analyze(&config, &set, None, None, None, 1, 8, 2, Some(&out)).unwrap();
         std::fs::remove_dir_all(&out).ok();
         assert!(c.selfish.is_none() && !c.rows.iter().any(|r| r.policy == "selfish equilibrium"));
         assert!(!c.deviations.is_empty(), "the deviations stay");

@@ -54,6 +54,7 @@ fn seam(a: Args) -> agents::Result<ExitCode> {
         a.run.as_deref(),
         (!a.baselines.is_empty()).then_some(a.baselines.as_slice()),
         a.seeds.unwrap_or(defaults::SEEDS),
+        a.select_seeds,
         a.common.threads_or_default(),
         a.out.as_deref(),
     )?;

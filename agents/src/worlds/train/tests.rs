@@ -172,7 +172,7 @@ fn analyze_puts_the_named_action_beside_the_levels_and_keeps_the_best_level_as_b
     std::fs::remove_dir_all(&out).ok();
     let spec = duel_spec(&out, "fixed");
     let set: Vec<String> = spec.set[..3].to_vec();
-    let c = super::super::compare::analyze(spec.config.as_ref().unwrap(), &set, None, None, 2, 1, Some(&out)).unwrap();
+    let c = super::super::compare::analyze(spec.config.as_ref().unwrap(), &set, None, None, None, 2, 8, 1, Some(&out)).unwrap();
     let policies: Vec<&str> = c.rows.iter().map(|r| r.policy.as_str()).collect();
     assert_eq!(
         policies.len(),
