@@ -546,6 +546,19 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
         "actor_critic",
         "{stdout}"
     );
+    // Every run here is judged against its references: turning them off is refused.
+    let (code, _, err) = mtf(&[
+        "train",
+        "--config",
+        &seam,
+        "--set",
+        "train.references=false",
+        "--quiet",
+        "--out",
+        dir.join("no-refs").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("train.references") && err.lines().count() == 1, "{err}");
     // The seam's own doors on the queue world: its per-group spec by weight class, and a
     // trained run judged against the references and played back as scored.
     let per_class = compare(&seam, "fixed:w1=0.2,w2=0.2,w4=0.2", "c-class");

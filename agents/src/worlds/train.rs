@@ -111,6 +111,15 @@ impl SeamExperiment {
             problem,
         };
         crate::config::check_train(&err, &train)?;
+        if !train.references {
+            // Every run here is judged against its references (its summary, a run group's
+            // statistics and sweeps' objectives read them): refused, not ignored.
+            return Err(err(
+                "train.references",
+                "false: behind the seam every run is judged against the best fixed level and uniform play (remove the key)".into(),
+            )
+            .into());
+        }
         // The thesis's features (SPEC 4's block) where the world's rows hold them (the queue
         // world's, as on its own stack), else the agent's whole observation row, the default
         // where the config names none.
