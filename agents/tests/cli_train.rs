@@ -56,56 +56,10 @@ fn a_run_directory_holds_everything() {
     let (code, stdout, err) = mtf(&args);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("tensorboard --logdir"), "{stdout}");
-    for f in [
-        "config.toml",
-        "metrics.jsonl",
-        "summary.json",
-        "checkpoints/latest.ckpt",
-        "checkpoints/episode-000002.ckpt",
-        "checkpoints/episode-000003.ckpt",
-    ] {
-        assert!(out.join(f).exists(), "missing {f}");
-    }
-    assert_eq!(episodes(&out).len(), 3);
-    let events: Vec<_> = std::fs::read_dir(out.join("tb")).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(events.len(), 1);
-    assert!(events[0].file_name().unwrap().to_str().unwrap().starts_with("events.out.tfevents."));
-    assert!(std::fs::metadata(&events[0]).unwrap().len() > 500, "scalars were written");
-    // The resolved config reruns.
-    let (code, _, err) = mtf(&[
-        "simulate",
-        "--config",
-        out.join("config.toml").to_str().unwrap(),
-        "--seeds",
-        "1",
-        "--out",
-        out.join("sim").to_str().unwrap(),
-        "--policy",
-        &format!("run:{}", out.display()),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let _ = std::fs::remove_dir_all(&out);
-}
-
-/// The main job (the quickstart's actor-critic, own rewards) says where it sits: against the
-/// best fixed level, uniform play and the selfish equilibrium own rewards lead to, each line's
-/// numbers those of summary.json, sampled as it trained, its argmax marked near-uniform.
-#[test]
-fn the_main_jobs_summary_places_it_between_the_references() {
-    let out = tmp("main-job");
-    let q = quickstart();
-    let mut args = vec![
-        "train",
-        "--config",
-        q.as_str(),
-        "--out",
-        out.to_str().unwrap(),
-        "--set",
-        "train.episodes=3",
-    ];
-    args.extend(SMALL);
-    let (code, stdout, err) = mtf(&args);
-    assert_eq!(code, 0, "{err}");
+    // The main job (the quickstart's actor-critic, own rewards) says where it sits: against
+    // the best fixed level, uniform play and the selfish equilibrium own rewards lead to, each
+    // line's numbers those of summary.json, sampled as it trained, its argmax marked
+    // near-uniform.
     let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let r = &s["references"];
     let pm = |v: &serde_json::Value| format!("{:+.3} +- {:.3}", v["mean"].as_f64().unwrap(), v["ci95"].as_f64().unwrap());
@@ -146,6 +100,35 @@ fn the_main_jobs_summary_places_it_between_the_references() {
         line("trained 3 episodes").contains("the argmax of a near-uniform policy"),
         "{stdout}"
     );
+
+    for f in [
+        "config.toml",
+        "metrics.jsonl",
+        "summary.json",
+        "checkpoints/latest.ckpt",
+        "checkpoints/episode-000002.ckpt",
+        "checkpoints/episode-000003.ckpt",
+    ] {
+        assert!(out.join(f).exists(), "missing {f}");
+    }
+    assert_eq!(episodes(&out).len(), 3);
+    let events: Vec<_> = std::fs::read_dir(out.join("tb")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(events.len(), 1);
+    assert!(events[0].file_name().unwrap().to_str().unwrap().starts_with("events.out.tfevents."));
+    assert!(std::fs::metadata(&events[0]).unwrap().len() > 500, "scalars were written");
+    // The resolved config reruns.
+    let (code, _, err) = mtf(&[
+        "simulate",
+        "--config",
+        out.join("config.toml").to_str().unwrap(),
+        "--seeds",
+        "1",
+        "--out",
+        out.join("sim").to_str().unwrap(),
+        "--policy",
+        &format!("run:{}", out.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
     let _ = std::fs::remove_dir_all(&out);
 }
 

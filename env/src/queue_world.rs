@@ -75,6 +75,10 @@ fn queue_metrics(classes: &[f64]) -> &'static [WorldMetric] {
     m
 }
 
+/// The cluster schedulers the thesis compares MTF with: `mtf analyze`'s default baselines in
+/// the queue and valuation worlds.
+pub const BASELINES: [&str; 3] = ["stride", "gandiva_fair", "themis"];
+
 /// The key prefix of a weight class's jobs a round per agent.
 const CLASS_PREFIX: &str = "throughput_w";
 
@@ -293,6 +297,10 @@ impl World for QueueWorld {
 
     fn metrics(&self) -> &'static [WorldMetric] {
         self.metrics
+    }
+
+    fn baselines(&self) -> &'static [&'static str] {
+        &BASELINES
     }
 
     /// The queue and valuation worlds' learner where a file names none: the thesis's

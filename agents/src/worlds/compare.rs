@@ -677,12 +677,11 @@ pub fn analyze(
     });
     // Loaded once: the comparison and the deviations play copies of it.
     let world = super::load(config, set, seed, None)?;
-    // `--baselines`: where none are named, the queue world's (the cluster schedulers, at the
-    // best fixed level), and none in a world without them.
+    // `--baselines`: where none are named, the world's own (the queue world's cluster
+    // schedulers, at the best fixed level; none in most worlds).
     let baselines: Vec<String> = match baselines {
         Some(b) => policies::split(b),
-        None if world.scenario().is_some() => policies::split(&[crate::eval::analyze::defaults::BASELINES_TEXT.to_string()]),
-        None => Vec::new(),
+        None => world.baselines().iter().map(|b| b.to_string()).collect(),
     };
     // Each baseline's world (a mechanism's) or policy (under the config's mechanism), before
     // anything is played: a bad one fails now, not after the analysis.

@@ -293,12 +293,34 @@ impl<'w> env::worlds::Acting<dyn World + 'w> for Rows<'_> {
     }
 }
 
+/// The budgets a policy over the queue world's budget states reads, as each round finds them
+/// (copied in [`RowPolicy::sees`]).
+#[derive(Default)]
+pub(crate) struct Budgets(Vec<f64>);
+
+impl Budgets {
+    pub(crate) fn see(&mut self, world: &dyn World) {
+        self.0.clear();
+        self.0.extend_from_slice(world.budgets().unwrap_or(&[]));
+    }
+
+    /// The budgets of `agents`' rows, which such a policy is built for only as every agent of
+    /// a world with budgets, in id order (`who` names it in the message).
+    pub(crate) fn of(&self, agents: &[usize], who: &str) -> &[f64] {
+        assert!(
+            agents.iter().enumerate().all(|(i, &id)| i == id) && self.0.len() == agents.len(),
+            "{who} acts for every agent of a world with budgets"
+        );
+        &self.0
+    }
+}
+
 /// A learner's own policy (`env::policy::Policy`) as a [`RowPolicy`] in a world that gives
 /// its budgets ([`World::budgets`]: the queue world's), every agent's row in id order, each
 /// round sampled as it trained (the queue world's Hedge per budget state behind the seam).
 pub struct Learned {
     policy: Box<dyn crate::learners::Policy>,
-    budgets: Vec<f64>,
+    budgets: Budgets,
     /// Its argmax instead of a draw.
     greedy: bool,
 }
@@ -308,7 +330,7 @@ impl Learned {
     pub fn new(policy: Box<dyn crate::learners::Policy>) -> Self {
         Self {
             policy,
-            budgets: Vec::new(),
+            budgets: Budgets::default(),
             greedy: false,
         }
     }
@@ -325,18 +347,13 @@ impl RowPolicy for Learned {
     }
 
     fn sees(&mut self, world: &dyn World) {
-        self.budgets.clear();
-        self.budgets.extend_from_slice(world.budgets().unwrap_or(&[]));
+        self.budgets.see(world);
     }
 
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
-        // Its trainer built it only for a world whose agents all act in id order with budgets.
-        assert!(
-            agents.iter().enumerate().all(|(i, &id)| i == id) && self.budgets.len() == agents.len(),
-            "a learner's own policy acts for every agent of a world with budgets"
-        );
+        let budgets = self.budgets.of(agents, "a learner's own policy");
         self.policy
-            .act(env::world::Observations { data: obs, dim }, &self.budgets, self.greedy, actions);
+            .act(env::world::Observations { data: obs, dim }, budgets, self.greedy, actions);
     }
 
     fn entropy(&self) -> Option<f64> {
@@ -350,7 +367,7 @@ impl RowPolicy for Learned {
     fn fork(&self) -> Box<dyn RowPolicy> {
         Box::new(Self {
             policy: self.policy.fork(),
-            budgets: Vec::new(),
+            budgets: Budgets::default(),
             greedy: self.greedy,
         })
     }

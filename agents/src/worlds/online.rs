@@ -21,7 +21,7 @@ pub struct Online {
     obs: Vec<f32>,
     dim: usize,
     /// The budgets the last round started with.
-    budgets: Vec<f64>,
+    budgets: super::Budgets,
 }
 
 impl Online {
@@ -32,7 +32,7 @@ impl Online {
             learner: None,
             obs: Vec::new(),
             dim: 0,
-            budgets: Vec::new(),
+            budgets: super::Budgets::default(),
         }
     }
 
@@ -56,16 +56,11 @@ impl RowPolicy for Online {
     }
 
     fn sees(&mut self, world: &dyn World) {
-        self.budgets.clear();
-        self.budgets.extend_from_slice(world.budgets().unwrap_or(&[]));
+        self.budgets.see(world);
     }
 
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
-        // Built only for a world that keeps a round record: every agent acts, in id order.
-        assert!(
-            agents.iter().enumerate().all(|(i, &id)| i == id) && self.budgets.len() == agents.len(),
-            "an online learner acts for every agent of a world with budgets"
-        );
+        let budgets = self.budgets.of(agents, "an online learner");
         self.obs.clear();
         self.obs.extend_from_slice(obs);
         self.dim = dim;
@@ -73,7 +68,7 @@ impl RowPolicy for Online {
         self.learner
             .as_mut()
             .expect("begin_episode first")
-            .act(obs, &self.budgets, false, actions);
+            .act(obs, budgets, false, actions);
     }
 
     fn after(&mut self, world: &dyn World, actions: &[usize]) {
@@ -94,7 +89,7 @@ impl RowPolicy for Online {
             done: world.done(),
             live: None,
             round: Some(Round {
-                budgets: &self.budgets,
+                budgets: &self.budgets.0,
                 next_budgets: r.next_budgets,
                 input: r.input,
                 bid_values: r.bid_values,

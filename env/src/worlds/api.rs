@@ -430,6 +430,12 @@ pub trait World: Send {
         toml::Table::new()
     }
 
+    /// The mechanisms `mtf analyze` places beside the levels where `--baselines` names none
+    /// (each played at the best fixed level). Default: none.
+    fn baselines(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The natural unit of one agent's return over an episode, when the world has one (the
     /// market `mtf train` learns in: utility over the job's worth, so 1 is a whole job's
     /// value): what a learner comparing returns across episodes (Hedge behind the seam)
@@ -583,6 +589,9 @@ impl World for Box<dyn World> {
     }
     fn return_unit(&self) -> Option<f64> {
         (**self).return_unit()
+    }
+    fn baselines(&self) -> &'static [&'static str] {
+        (**self).baselines()
     }
     fn run_defaults(&self) -> toml::Table {
         (**self).run_defaults()

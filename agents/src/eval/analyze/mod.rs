@@ -70,8 +70,9 @@ pub mod defaults {
     pub const TOKENS: [f64; 3] = [100.0, 1000.0, 10000.0];
     /// [`TOKENS`] as the command line writes it.
     pub const TOKENS_TEXT: &str = "100,1000,10000";
-    /// Baselines: the standard schedulers of the thesis's comparison.
-    pub const BASELINES: [&str; 3] = ["stride", "gandiva_fair", "themis"];
+    /// Baselines: the standard schedulers of the thesis's comparison (the queue world's own,
+    /// `World::baselines`).
+    pub const BASELINES: [&str; 3] = env::queue_world::BASELINES;
     /// [`BASELINES`] as the command line writes it.
     pub const BASELINES_TEXT: &str = "stride,gandiva_fair,themis";
 }
@@ -573,6 +574,13 @@ fn standing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_lines_defaults_are_the_lists() {
+        assert_eq!(defaults::BASELINES_TEXT, defaults::BASELINES.join(","));
+        let tokens: Vec<String> = defaults::TOKENS.iter().map(|t| t.to_string()).collect();
+        assert_eq!(defaults::TOKENS_TEXT, tokens.join(","));
+    }
 
     #[test]
     fn the_learning_curve_averages_consecutive_blocks() {
