@@ -896,6 +896,15 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
     );
     assert_eq!(common::logged(&run), before);
     assert_eq!(tb_points("seam-auto", "charts/welfare"), 6);
+    // Every figure the copies computed, episode by episode (the queue world's fairness
+    // figures are not computed in training: no point, no key).
+    assert_eq!(tb_points("seam-auto", "charts/throughput_w1"), 6);
+    assert_eq!(tb_points("seam-auto", "charts/dropped"), 6);
+    assert_eq!(tb_points("seam-auto", "charts/phi_min"), 0);
+    for line in common::logged(&dir.join("seam-auto")) {
+        assert!(line["dropped"].is_number() && line["throughput_w4"].is_number(), "{line}");
+        assert!(line.get("phi_min").is_none(), "{line}");
+    }
     assert_eq!(tb_points("seam-auto", "losses/actor_loss"), 6);
     assert_eq!(tb_points("seam-auto", "summary/eval_welfare"), 1);
 

@@ -477,17 +477,15 @@ impl Trainer {
                 let policy_seed = env::rng::stream_seed(root, env::rng::names::POLICY_EPISODE, e);
                 let (losses, played) =
                     pool.install(|| crate::train::rollout::train_world_episode_counted(copies, learner.as_mut(), &seeds, policy_seed, &[]));
-                let head = w.headline();
-                let figures: Vec<f64> = copies.iter().map(|c| c.figures()[head]).filter(|x| x.is_finite()).collect();
-                let mean = figures.iter().sum::<f64>() / figures.len().max(1) as f64;
-                let line = json!({
+                let figures: Vec<Vec<f64>> = copies.iter().map(|c| c.figures()).collect();
+                let mut line = json!({
                     "episode": e,
                     "fitness": played.fitness.iter().sum::<f64>() / played.fitness.len() as f64,
-                    w.metrics()[head].key: if figures.is_empty() { f64::NAN } else { mean },
                     "entropy": losses.entropy,
                     "actor_loss": losses.actor,
                     "critic_loss": losses.critic,
                 });
+                add_figures(&mut line, w, figures.iter().map(Vec::as_slice));
                 (line, played.agent_steps)
             }
             Trainer::Nothing => (json!({}), 0),
@@ -571,17 +569,32 @@ fn log_line(e: u64, g: &es::Generation, w: &dyn World) -> Value {
         .iter()
         .map(|p| p.group_returns.iter().sum::<f64>() / p.group_returns.len().max(1) as f64)
         .collect();
-    let head: Vec<f64> = g
-        .played
-        .iter()
-        .map(|p| p.figures.get(w.headline()).copied().unwrap_or(f64::NAN))
-        .collect();
-    json!({
+    let mut line = json!({
         "episode": e,
         "fitness": fitness.iter().sum::<f64>() / fitness.len() as f64,
-        w.metrics()[w.headline()].key: head.iter().sum::<f64>() / head.len() as f64,
         "spread": g.spread,
-    })
+    });
+    add_figures(&mut line, w, g.played.iter().map(|p| p.figures.as_slice()));
+    line
+}
+
+/// Every figure of the world into an episode's line, the mean over the copies that computed it
+/// (the headline always, NaN where none did; another figure only where one did: the queue
+/// world's fairness figures are not computed in training).
+fn add_figures<'a>(line: &mut Value, w: &dyn World, copies: impl Iterator<Item = &'a [f64]> + Clone) {
+    let head = w.headline();
+    for (k, m) in w.metrics().iter().enumerate() {
+        let values: Vec<f64> = copies.clone().filter_map(|f| f.get(k).copied()).filter(|x| x.is_finite()).collect();
+        if values.is_empty() && k != head {
+            continue;
+        }
+        let mean = if values.is_empty() {
+            f64::NAN
+        } else {
+            values.iter().sum::<f64>() / values.len() as f64
+        };
+        line[m.key] = json!(mean);
+    }
 }
 
 /// The figures of an episode's line in `metrics.jsonl` a sweep's pruner may follow (and
@@ -589,12 +602,16 @@ fn log_line(e: u64, g: &es::Generation, w: &dyn World) -> Value {
 /// the world's headline, and ES's spread of fitnesses or PPO's losses.
 pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     let head = w.metrics()[w.headline()].key;
-    match kind {
+    let mut keys = match kind {
         LearnerKind::Es | LearnerKind::Fixed | LearnerKind::Uniform => vec!["fitness", head, "spread"],
         LearnerKind::Hedge if w.scenario().is_none() => vec!["fitness", head, "entropy"],
         // The learners of the one training rollout.
         _ => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
-    }
+    };
+    // The world's other figures, each episode's mean over its copies (absent from a line
+    // where no copy computed one).
+    keys.extend(w.metrics().iter().map(|m| m.key).filter(|k| *k != head));
+    keys
 }
 
 /// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
@@ -937,10 +954,13 @@ fn train_episodes(exp: &SeamExperiment, dir: &RunDir, start: u64, spec: &crate::
             let tag = match *key {
                 "fitness" => "charts/fitness".to_string(),
                 "spread" => "es/spread".to_string(),
-                k if k == headline => format!("charts/{headline}"),
-                k => format!("losses/{k}"),
+                "entropy" | "actor_loss" | "critic_loss" => format!("losses/{key}"),
+                k => format!("charts/{k}"),
             };
-            tb.scalar(&tag, line[*key].as_f64().unwrap_or(f64::NAN) as f32, steps)?;
+            // A figure no copy computed this episode has no point.
+            if line.get(*key).is_some() || *key == headline {
+                tb.scalar(&tag, line[*key].as_f64().unwrap_or(f64::NAN) as f32, steps)?;
+            }
         }
         let done = e + 1;
         let bytes = crate::train::checkpoint::encode(done, &config_text, &learner.save()?);
