@@ -21,7 +21,7 @@ for mech in second_price first_price; do
 done
 # Every tenant an agent (the file's learners unmarked): whole-market policies.
 $M compare --config configs/market/three-types.toml --set market.tenants.1.learn=false \
-  --mechanisms second_price,first_price,mtf --policies own,fixed:0.8 --out "$R/compare" > "$R/compare.txt"
+  --mechanisms second_price,first_price,mtf --policies own,fixed:0.8 --baseline own/second_price --out "$R/compare" > "$R/compare.txt"
 cp "$R/example/prices.png" docs/figures/market-example-prices.png
 # Learning to bid (mtf train): the duel's known answers, then the inference services of the
 # larger market learning against everyone else's economic agent (3 replicates each).
@@ -121,7 +121,7 @@ tenant plays the economic agent (`own`: bid factor 1, MTF threshold 0) or shades
 services as learners (below); unmarking them (`--set market.tenants.1.learn=false`) makes every
 tenant an agent, so a policy is every tenant's. `mtf compare --config
 configs/market/three-types.toml --set market.tenants.1.learn=false --mechanisms
-second_price,first_price,mtf --policies own,fixed:0.8`:
+second_price,first_price,mtf --policies own,fixed:0.8 --baseline own/second_price`:
 """)
 print("\n".join(compared))
 print(f"""

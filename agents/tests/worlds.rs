@@ -91,6 +91,33 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
     assert!(stdout.contains("improvement over the selfish equilibrium: IQM"), "{stdout}");
     // Replicates train from their own seeds.
     assert_ne!(common::logged(&out.join("replicate-0")), common::logged(&out.join("replicate-1")));
+    // analyze scores the group's replicates against the baseline its table names.
+    let (code, stdout, err) = mtf(&[
+        "analyze",
+        "--config",
+        &config,
+        "--run",
+        out.to_str().unwrap(),
+        "--seeds",
+        "3",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("an-group").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let an: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let base = &an["rows"][an["baseline"].as_u64().unwrap() as usize];
+    let named = format!("{}/{}", base["policy"].as_str().unwrap(), base["mechanism"].as_str().unwrap());
+    assert_eq!(an["groups"][0]["baseline"], named, "{an}");
+    let scores: Vec<f64> = an["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["group"].is_string())
+        .map(|r| r["improvement"]["mean"].as_f64().unwrap())
+        .collect();
+    assert_eq!(scores.len(), 2, "{an}");
     // Their curves: one series (the replicates differ only in their seeds), the headline.
     let curves = dir.join("curves");
     let (code, stdout, err) = mtf(&["curves", out.to_str().unwrap(), "--out", curves.to_str().unwrap()]);
@@ -747,6 +774,39 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
         "{named}"
     );
     assert!(rows.iter().any(|r| r["mechanism"] == "themis"), "{named}");
+    // A mechanism that reads other levels (first price's bid factors) plays the best fixed
+    // level's value on its own grid, labelled so: what compare plays there on the same seeds.
+    let bids = analyze(&["--baselines", "first_price"], "an-bids");
+    let bid_row = bids["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["mechanism"] == "first_price")
+        .unwrap()
+        .clone();
+    let best_bids = bids["rows"][bids["baseline"].as_u64().unwrap() as usize]["policy"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(bid_row["policy"], best_bids.as_str(), "{bids}");
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        &seam,
+        "--policies",
+        &best_bids,
+        "--mechanisms",
+        "first_price",
+        "--seeds",
+        "3",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("c-bids").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let first_price: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(bid_row["eval"]["welfare"], first_price["rows"][0]["eval"]["welfare"]);
     let (code, _, err) = mtf(&[
         "analyze",
         "--config",

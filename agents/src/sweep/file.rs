@@ -441,7 +441,9 @@ impl Sweep {
         let direction = self.file.objective.direction;
         // The pruner orients what it follows by the objective's direction: the default (the
         // queue world's welfare, not a figure here) is the figure that agrees with it.
-        if self.file.objective.intermediate == "welfare" && !known.contains(&"welfare") {
+        // (A world whose figures include another `welfare`, the market's value of finished
+        // work, keeps the fallback: its headline is not it.)
+        if self.file.objective.intermediate == "welfare" && head.key != "welfare" {
             self.file.objective.intermediate = match (direction, head.better) {
                 (Direction::Minimize, env::worlds::Better::Lower) => head.key.into(),
                 _ => "fitness".into(),

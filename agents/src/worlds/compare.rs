@@ -88,6 +88,8 @@ pub struct Compared {
     pub baseline: usize,
     /// Figure keys, labels, directions.
     pub metrics: &'static [env::worlds::WorldMetric],
+    /// The world's named actions (rows beside the levels).
+    pub named_actions: &'static [&'static str],
     /// The headline figure's index.
     pub headline: usize,
     /// The seeds.
@@ -222,6 +224,7 @@ fn compare_in(spec: &SeamCompare, first: &dyn env::worlds::World) -> crate::erro
         rows,
         baseline,
         metrics: first.metrics(),
+        named_actions: first.named_actions(),
         headline: first.headline(),
         seeds,
         dir: dir.path().to_path_buf(),
@@ -389,6 +392,15 @@ impl Compared {
         summarise(&r.played, self.metrics)
     }
 
+    /// Whether a row plays fixed levels (`fixed:X`, a level per group or per agent; by its own
+    /// spec where `--label` renamed it), not a world's named action (the market's `fixed:own`,
+    /// a row beside the levels).
+    fn is_fixed_level(&self, r: &Row) -> bool {
+        let spec = r.spec.as_deref().unwrap_or(&r.policy);
+        spec.strip_prefix("fixed:")
+            .is_some_and(|x| !self.named_actions.contains(&x.trim()) && x.trim() != "all")
+    }
+
     /// The row compared against where `--baseline` names none: the best fixed-level row
     /// (`fixed:...`, by its mean headline, the first of equals) under the first mechanism, as
     /// the queue world's own compare picks it; else the first row that is not a run group's
@@ -400,7 +412,7 @@ impl Compared {
             .rows
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.mechanism == first.mechanism && r.policy.starts_with("fixed:"))
+            .filter(|(_, r)| r.mechanism == first.mechanism && self.is_fixed_level(r))
             .map(|(k, r)| (k, self.stats(r)[self.headline].mean * better))
             .filter(|(_, v)| v.is_finite())
             .fold(None::<(usize, f64)>, |b, (k, v)| match b {
@@ -687,7 +699,7 @@ pub fn analyze(
     // anything is played: a bad one fails now, not after the analysis.
     let mut against: Vec<(String, Box<dyn env::worlds::World>, Option<Named>)> = Vec::new();
     for b in &baselines {
-        if is_policy_spec(b) {
+        if is_policy_spec(b) || world.named_actions().contains(&b.as_str()) {
             for n in policies::parse(b, world.as_ref())? {
                 against.push((world.mechanism().unwrap_or_else(|| "-".into()), world.fork(), Some(n)));
             }
@@ -740,11 +752,7 @@ pub fn analyze(
     }
     // The baselines: a mechanism at the best fixed level (`any` where it ignores the levels),
     // a policy as named, on the same seeds.
-    let best = c.rows[c.baseline].policy.clone();
-    let best_level = best
-        .strip_prefix("fixed:")
-        .and_then(|x| x.parse::<f64>().ok())
-        .and_then(|x| env::config::level_index(world.levels(), x));
+    let best_value = world.levels()[best_level];
     for (mechanism, w, named) in against {
         let (policy, played, greedy) = match named {
             Some((label, p)) => {
@@ -755,9 +763,24 @@ pub fn analyze(
                 (label, played, !p.draws())
             }
             None => {
-                let fixed = super::Fixed::new(vec![best_level.unwrap_or(0)]);
-                let label = if w.reads_actions() { best.clone() } else { "any".into() };
-                (label, evaluate(w.as_ref(), &fixed, &c.seeds, threads), true)
+                // The best fixed level's value where the mechanism's grid has it (its levels
+                // may be another grid: an auction's bid factors), else the mechanism's own
+                // best level on the selection seeds.
+                let k = env::config::level_index(w.levels(), best_value).unwrap_or_else(|| {
+                    (0..w.levels().len())
+                        .map(|k| {
+                            let played = evaluate(w.as_ref(), &super::Fixed::new(vec![k]), &select, threads);
+                            (k, summarise(&played, c.metrics)[c.headline].mean * better)
+                        })
+                        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
+                        .0
+                });
+                let label = if w.reads_actions() {
+                    format!("fixed:{}", super::action_name(k, w.as_ref()))
+                } else {
+                    "any".into()
+                };
+                (label, evaluate(w.as_ref(), &super::Fixed::new(vec![k]), &c.seeds, threads), true)
             }
         };
         c.rows.push(Row {
@@ -769,6 +792,9 @@ pub fn analyze(
             greedy,
         });
     }
+    // A run group's replicates against the analysis's baseline (the comparison scored them
+    // against its own default).
+    c.groups = c.group_rows(super::root_seed(world.as_ref()));
     let dir = RunDir::at(&c.dir);
     // Rewritten with the analysis's rows (the comparison wrote them without the selfish row).
     run::write_atomic(&dir.file("comparison.csv"), &c.csv()?)?;

@@ -348,9 +348,11 @@ pub fn trained_actors(dir: &Path, world: &dyn World) -> crate::error::Result<Tra
         return Err(crate::error::run_dir(
             dir,
             format!(
-                "keeps a policy per agent for {} agents, and this world has {}: play it under a config with the same agents",
+                "keeps a policy per agent for {} agents of groups {}, and this world has {} of {}: play it under a config with the same agents",
                 exp.world.possible(),
-                world.possible()
+                exp.world.group_names().join(","),
+                world.possible(),
+                world.group_names().join(",")
             ),
         ));
     }
@@ -1275,7 +1277,7 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
         summary["vs_best_fixed_greedy_per_replicate"] = json!(g);
         summary["vs_best_fixed_greedy_iqm"] = json!(i);
         summary["vs_best_fixed_greedy_ci95"] = json!(c);
-        summary["near_uniform"] = json!(near_uniform);
+        summary["near_uniform_replicates"] = json!(near_uniform);
         let note = if near_uniform > 0 {
             format!(
                 " ({near_uniform} of {} replicates near-uniform: their greedy figures are argmaxes of noise)",
