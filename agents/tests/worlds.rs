@@ -765,7 +765,15 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     assert_eq!(code, 0, "{err}");
     let stride: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(of("stride")["eval"]["welfare"], stride["rows"][0]["eval"]["welfare"]);
-    let named = analyze(&["--baselines", "fixed:w1=0.2,w2=0.5,w4=0.9,themis"], "an-named");
+    let named = analyze(&["--baselines", "fixed:w1=0.2,w2=0.5,w4=0.9,themis,uniform,fixed:0.3"], "an-named");
+    // Uniform play and the levels are rows of every analysis already: not twice.
+    for p in ["uniform", "fixed:0.3"] {
+        assert_eq!(
+            named["rows"].as_array().unwrap().iter().filter(|r| r["policy"] == p).count(),
+            1,
+            "{p}: {named}"
+        );
+    }
     let rows = named["rows"].as_array().unwrap();
     assert!(rows.iter().all(|r| r["mechanism"] != "stride"), "{named}");
     assert!(

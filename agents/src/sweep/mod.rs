@@ -122,8 +122,6 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
             out.display()
         )));
     }
-    let trials_dir = out.join("trials");
-    std::fs::create_dir_all(&trials_dir).map_err(|e| run::io_error(&trials_dir, "creating", e))?;
     let workers = args.workers.unwrap_or(sweep.file.workers);
     if !(1..=file::MAX_WORKERS).contains(&workers) {
         return Err(user(format!("--workers {workers}: must be in [1, {}]", file::MAX_WORKERS)));
@@ -143,6 +141,10 @@ pub fn execute(args: &SweepSpec) -> crate::error::Result<Swept> {
         probe.push(format!("seed={seed}"));
     }
     sweep.check_learner_keys(sweep.learner_of(&probe)?)?;
+    // Created once the command line is known to make a valid config: a refused one leaves
+    // nothing behind.
+    let trials_dir = out.join("trials");
+    std::fs::create_dir_all(&trials_dir).map_err(|e| run::io_error(&trials_dir, "creating", e))?;
     let mut st = Storage::open(&db, &study, &sweep.fingerprint(), sweep.liveness())?;
     // A cluster's preemption (SIGTERM): workers stop after the episode they are in (its
     // checkpoint written), mark their trials interrupted so others pick them up, and the

@@ -701,7 +701,13 @@ pub fn analyze(
     for b in &baselines {
         if is_policy_spec(b) || world.named_actions().contains(&b.as_str()) {
             for n in policies::parse(b, world.as_ref())? {
-                against.push((world.mechanism().unwrap_or_else(|| "-".into()), world.fork(), Some(n)));
+                // The analysis plays every level and uniform play already: no second row.
+                let played_already = n.0 == "uniform"
+                    || world.named_actions().contains(&n.0.as_str())
+                    || (n.0.starts_with("fixed:") && !n.0.contains(['=', '[']));
+                if !played_already {
+                    against.push((world.mechanism().unwrap_or_else(|| "-".into()), world.fork(), Some(n)));
+                }
             }
         } else {
             let w = super::load(config, set, seed, Some((world.as_ref(), b.as_str())))?;
