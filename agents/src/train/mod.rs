@@ -22,7 +22,7 @@ mod transfer;
 
 use progress::progress;
 pub use progress::{progress_bar, Progress, PROGRESS_EVERY_SECONDS};
-pub use references::{draws, near_uniform, verdict, verdict_as, HeldOut, References, SelfishReference};
+pub use references::{draws, near_uniform, verdict, verdict_as, HeldOut, References, SelfishReference, NEAR_UNIFORM_NOTE};
 use references::{evaluate_held_out, near_uniform_note, references};
 pub use run_files::{load_run, load_run_allowing, queue_world_run};
 pub(crate) use run_files::{refuse_changes, run_config_sets};

@@ -178,11 +178,14 @@ pub(super) fn evaluate_held_out(exp: &Experiment, learner: &dyn Learner) -> (Sum
 /// ` (near-uniform: ...)` when a sampled evaluation's policy is nearly uniform.
 pub(super) fn near_uniform_note(sampled: &Summary) -> &'static str {
     if near_uniform(sampled) {
-        " (the argmax of a near-uniform policy: noise, not a policy it learned)"
+        NEAR_UNIFORM_NOTE
     } else {
         ""
     }
 }
+
+/// What a greedy figure of a near-uniform policy is marked with, in every world.
+pub const NEAR_UNIFORM_NOTE: &str = " (the argmax of a near-uniform policy: noise, not a policy it learned)";
 
 /// Whether a learner draws its actions in training (and so is judged drawing them).
 pub fn draws(kind: LearnerKind) -> bool {

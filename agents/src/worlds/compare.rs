@@ -735,19 +735,12 @@ pub fn analyze(
     // on (`--select-seeds`, as training's references and the queue world's own analysis pick
     // it; before 2026-12-04 on the scored seeds), and the selfish equilibrium searched there
     // too. A world that plays one episode whatever the seed has one seed to pick on.
-    let better = sign(c.metrics[c.headline].better);
     let select = if c.varies {
         env::eval::selection_seeds(super::root_seed(world.as_ref()), select_seeds.max(1))
     } else {
         c.seeds.clone()
     };
-    let best_level = (0..world.levels().len())
-        .map(|k| {
-            let played = evaluate(world.as_ref(), &super::Fixed::new(vec![k]), &select, threads);
-            (k, summarise(&played, c.metrics)[c.headline].mean * better)
-        })
-        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
-        .0;
+    let best_level = super::best_level(world.as_ref(), &select, threads);
     let best_label = format!("fixed:{}", super::action_name(best_level, world.as_ref()));
     c.baseline = c.rows.iter().position(|r| r.policy == best_label).unwrap_or(0);
     if world.reads_actions() {
@@ -772,15 +765,7 @@ pub fn analyze(
                 // The best fixed level's value where the mechanism's grid has it (its levels
                 // may be another grid: an auction's bid factors), else the mechanism's own
                 // best level on the selection seeds.
-                let k = env::config::level_index(w.levels(), best_value).unwrap_or_else(|| {
-                    (0..w.levels().len())
-                        .map(|k| {
-                            let played = evaluate(w.as_ref(), &super::Fixed::new(vec![k]), &select, threads);
-                            (k, summarise(&played, c.metrics)[c.headline].mean * better)
-                        })
-                        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
-                        .0
-                });
+                let k = env::config::level_index(w.levels(), best_value).unwrap_or_else(|| super::best_level(w.as_ref(), &select, threads));
                 let label = if w.reads_actions() {
                     format!("fixed:{}", super::action_name(k, w.as_ref()))
                 } else {

@@ -391,6 +391,20 @@ pub fn evaluate(world: &dyn World, policy: &dyn RowPolicy, seeds: &[u64], thread
     )
 }
 
+/// The level every agent at which plays `world`'s best headline on `seeds` (the first of
+/// equals): the best fixed level, picked on the seeds given.
+pub fn best_level(world: &dyn World, seeds: &[u64], threads: usize) -> usize {
+    let head = world.headline();
+    let better = sign(world.metrics()[head].better);
+    (0..world.levels().len())
+        .map(|k| {
+            let played = evaluate(world, &Fixed::new(vec![k]), seeds, threads);
+            (k, summarise(&played, world.metrics())[head].mean * better)
+        })
+        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
+        .0
+}
+
 /// The mean over episodes of the policy's entropy share ([`Played::entropy_share`]), where
 /// every episode has one.
 pub fn mean_entropy_share(played: &[Played]) -> Option<f64> {

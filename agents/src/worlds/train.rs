@@ -684,16 +684,8 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
     let (root, t) = (exp.root(), exp.train.threads);
     let seeds = episode_seeds(root, exp.train.eval_seeds);
     let select = selection_seeds(root, exp.train.eval_seeds.clamp(2, 8));
-    let head = w.headline();
-    let better = sign(w.metrics()[head].better);
     let levels = w.levels().len();
-    let best_level = (0..levels)
-        .map(|k| {
-            let p = evaluate(w, &Fixed::new(vec![k]), &select, t);
-            (k, summarise(&p, w.metrics())[head].mean * better)
-        })
-        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b })
-        .0;
+    let best_level = super::best_level(w, &select, t);
     Judged {
         learned: evaluate(w, policy, &seeds, t),
         best_level,
@@ -1074,35 +1066,7 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         let stopped = if found.converged { "" } else { ", not converged" };
         named_lines += &format!("{:<31} {} ({spec}{stopped})\n", "vs the selfish equilibrium:", vs.signed_pm(3));
     }
-    // A policy that draws its actions is judged drawing them, as it trained; its argmax is a
-    // second row, marked where the policy is near-uniform (its argmax is then noise).
-    let entropy = mean_entropy_share(&j.learned);
-    let near_uniform = entropy.is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM);
-    if let Some(e) = entropy {
-        summary["entropy_share"] = json!(e);
-        summary["near_uniform"] = json!(near_uniform);
-    }
-    let mut greedy_line = String::new();
-    if let Some(g) = &greedy {
-        let played = evaluate(w, g.as_ref(), &episode_seeds(exp.root(), exp.train.eval_seeds), exp.train.threads);
-        let vs = improvement(w, &played, &j.best);
-        summary["greedy"] = json!({
-            "eval": figures_json(w, &played),
-            "vs_best_fixed": {"mean": vs.mean, "ci95": vs.ci95},
-            "held_out": played.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
-        });
-        let note = if near_uniform {
-            " (the argmax of a near-uniform policy: noise, not a policy it learned)"
-        } else {
-            ""
-        };
-        greedy_line = format!(
-            "{:<31} {} (held-out {}){note}\n",
-            "greedy (argmax) vs best fixed:",
-            vs.signed_pm(3),
-            summarise(&played, w.metrics())[head].pm(3),
-        );
-    }
+    let greedy_line = greedy_row(exp, &j, greedy.as_deref(), &mut summary);
     if let Some(h) = &hedge {
         summary["hedge"] = h.clone();
     }
@@ -1154,6 +1118,36 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         report,
         stopped: false,
     })
+}
+
+/// A policy that draws its actions is judged drawing them, as it trained; its argmax is a
+/// second row (`greedy` in `summary.json`, and the console line returned), marked where the
+/// policy is near-uniform (its argmax is then noise). Its entropy share goes into `summary`
+/// whenever the policy says it.
+fn greedy_row(exp: &SeamExperiment, j: &Judged, greedy: Option<&dyn RowPolicy>, summary: &mut Value) -> String {
+    let w = exp.world.as_ref();
+    let head = w.headline();
+    let entropy = mean_entropy_share(&j.learned);
+    let near_uniform = entropy.is_some_and(|e| e > env::metrics::spec::NEAR_UNIFORM);
+    if let Some(e) = entropy {
+        summary["entropy_share"] = json!(e);
+        summary["near_uniform"] = json!(near_uniform);
+    }
+    let Some(g) = greedy else { return String::new() };
+    let played = evaluate(w, g, &episode_seeds(exp.root(), exp.train.eval_seeds), exp.train.threads);
+    let vs = improvement(w, &played, &j.best);
+    summary["greedy"] = json!({
+        "eval": figures_json(w, &played),
+        "vs_best_fixed": {"mean": vs.mean, "ci95": vs.ci95},
+        "held_out": played.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
+    });
+    let note = if near_uniform { crate::train::NEAR_UNIFORM_NOTE } else { "" };
+    format!(
+        "{:<31} {} (held-out {}){note}\n",
+        "greedy (argmax) vs best fixed:",
+        vs.signed_pm(3),
+        summarise(&played, w.metrics())[head].pm(3),
+    )
 }
 
 /// Hedge's weights in `summary.json`: per group its heaviest level and that level's
