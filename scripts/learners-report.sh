@@ -8,11 +8,12 @@
 # (marked when near-uniform), and against uniform random play; with the agent-steps each
 # replicate trained on and the training time of the 5 replicates on --threads 2. Beside them,
 # `mtf analyze`'s best adaptive class (a search, no training seed) and its selfish equilibrium
-# (what selfish learners should reach), on the same seeds; w124-mmpp's recipe row for the
-# actor-critic (welfare: an actor per weight class, no entropy bonus, 400 episodes; MAPPO's
-# defaults under the welfare reward since 2026-12-01); MAPPO's welfare defaults before that (an
-# actor per agent, entropy 0.01: the mappo_agent row); IPPO's before 2026-12-02 (an actor
-# per agent: the ippo_agent row); and each learner's row from PREVIOUS
+# (what selfish learners should reach), on the same seeds; the actor-critic's welfare
+# defaults before 2026-12-05 (an actor per agent, the annealed entropy bonus: the
+# actor_critic_agent row; its defaults under the welfare reward since are w124-mmpp's recipe,
+# an actor per weight class and no bonus, trained there to the 400 episodes it needs); MAPPO's
+# welfare defaults before 2026-12-01 (an actor per agent, entropy 0.01: the mappo_agent row);
+# IPPO's before 2026-12-02 (an actor per agent: the ippo_agent row); and each learner's row from PREVIOUS
 # (default docs/reports/learners-2026-11-24.json: before issue 41's seed groups).
 #
 # Writes OUT/table.md (the table as the README shows it) and OUT/results.json; the run groups
@@ -64,9 +65,13 @@ keep_group() {
 read -r -a worlds <<< "${WORLDS:-quickstart w124-mmpp}"
 declare -A config=([quickstart]=configs/quickstart.toml [w124-mmpp]=configs/thesis/w124-mmpp.toml)
 declare -A world_sets=([quickstart]="" [w124-mmpp]="env.agents.*.load=0.8 train.episodes=200")
+# A row trained past its world's budget: the actor-critic under the welfare reward on
+# w124-mmpp needs 400 episodes to reach the best fixed level (at 200, -0.037 [-0.153, +0.002]
+# over 10 replicates: agents/README).
+declare -A row_sets=([w124-mmpp-welfare-actor_critic]="train.episodes=400")
 # learner row -> its --set overrides (PPO's critic stated, whatever the default).
 read -r -a rewards <<< "${REWARDS:-utility welfare}"
-read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_class mappo_agent ippo_agent}"
+read -r -a learners <<< "${LEARNERS:-uniform hedge actor_critic ippo mappo es actor_critic_agent mappo_agent ippo_agent}"
 declare -A learner_sets=(
   [uniform]="learner.kind=uniform"
   [hedge]="learner.kind=hedge"
@@ -74,11 +79,11 @@ declare -A learner_sets=(
   [ippo]="learner.kind=ppo learner.ppo.critic=local"
   [mappo]="learner.kind=ppo learner.ppo.critic=central"
   [es]="learner.kind=es"
-  # w124-mmpp's recipe (issue 41): one actor per weight class, no entropy bonus; the
-  # actor-critic trained to 400 episodes (at 200 it comes within 0.04 of the best fixed level).
-  # MAPPO's defaults are this recipe under the welfare reward since 2026-12-01 (share and
-  # entropy "auto"), so its row is mappo.
-  [actor_critic_class]="learner.kind=actor_critic learner.actor_critic.share=\"class\" learner.actor_critic.entropy=0 train.episodes=400"
+  # w124-mmpp's recipe (issue 41): one actor per weight class, no entropy bonus. MAPPO's and
+  # the actor-critic's defaults are this recipe under the welfare reward (share and entropy
+  # "auto", since 2026-12-01 and 2026-12-05), so their rows are mappo and actor_critic; the
+  # actor-critic's welfare defaults before: an actor per agent, the bonus annealed from 0.01.
+  [actor_critic_agent]="learner.kind=actor_critic learner.actor_critic.share=\"none\" learner.actor_critic.entropy=0.01"
   # MAPPO's welfare defaults before 2026-12-01: an actor per agent, entropy bonus 0.01.
   [mappo_agent]="learner.kind=ppo learner.ppo.critic=central learner.ppo.share=\"none\" learner.ppo.entropy=0.01"
   # IPPO's welfare defaults before 2026-12-02 (an actor per class since): an actor per agent.
@@ -102,9 +107,7 @@ for world in "${worlds[@]}"; do
       # Hedge scores its levels by re-running the mechanism (SPEC 4), not by the env's reward.
       # Uniform play learns nothing: one row, the floor a learner must beat.
       { [ "$learner" = hedge ] || [ "$learner" = uniform ]; } && [ "$reward" = welfare ] && continue
-      # The recipe is w124-mmpp's, for the welfare reward; MAPPO's old defaults differ from
-      # its new ones under the welfare reward only.
-      case "$learner" in *_class) { [ "$world" != w124-mmpp ] || [ "$reward" != welfare ]; } && continue ;; esac
+      # The old defaults differ from the new ones under the welfare reward only.
       case "$learner" in *_agent) [ "$reward" != welfare ] && continue ;; esac
       dir="$out/$world-$reward-$learner"
       [ -f "$dir/summary.json" ] && continue
@@ -123,7 +126,8 @@ for world in "${worlds[@]}"; do
       else
         rm -rf "$dir"
         sets=()
-        for s in ${world_sets[$world]} ${learner_sets[$learner]} "env.reward=$reward" train.eval_seeds=16; do
+        for s in ${world_sets[$world]} ${learner_sets[$learner]} "env.reward=$reward" train.eval_seeds=16 \
+          ${row_sets[$world-$reward-$learner]:-}; do
           sets+=(--set "$s")
         done
         echo "training $world / $reward / $learner ($replicates replicates)" >&2
@@ -142,11 +146,13 @@ python3 - "$out" "$replicates" "${PREVIOUS:-docs/reports/learners-2026-11-24.jso
 import json, os, sys, glob, tomllib
 out, replicates, previous = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 names = {"uniform": "uniform random (no learning)", "hedge": "Hedge", "actor_critic": "actor-critic", "ippo": "PPO (IPPO)", "mappo": "PPO (MAPPO)", "es": "ES",
-         "actor_critic_class": "actor-critic, an actor per class, no entropy bonus, 400 episodes",
+         "actor_critic_agent": "actor-critic, an actor per agent, entropy 0.01 annealed (the default before 2026-12-05)",
          "mappo_agent": "PPO (MAPPO), an actor per agent, entropy 0.01 (the default before 2026-12-01)",
          "ippo_agent": "PPO (IPPO), an actor per agent (the default before 2026-12-02)"}
 rewards = {"utility": "own", "welfare": "welfare"}
-draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_class", "mappo_agent", "ippo_agent"}
+draws = {"uniform", "hedge", "actor_critic", "ippo", "mappo", "actor_critic_agent", "mappo_agent", "ippo_agent"}
+# Each world's training budget (episodes); a row trained otherwise says so.
+budget = {"quickstart": 400, "w124-mmpp": 200}
 results, lines = [], []
 lines.append("| world | reward | learner | as trained − best fixed: IQM [95% CI]; P(>) | greedy − best fixed | as trained − uniform play | near-uniform | mean levels w1/w2/w4 (last training episode) | agent-steps per replicate | training (s) |")
 lines.append("|---|---|---|---|---|---|---|---|---|---|")
@@ -165,7 +171,7 @@ def agent_steps(d, learner):
     n = sum(a["count"] for a in c["env"]["agents"])
     l, t = c["learner"], c["train"]
     ac, ppo = t["envs"] * l["actor_critic"].get("group", 1), t["envs"] * l["ppo"].get("group", 1)
-    copies = {"es": 2 * l["es"]["pairs"], "actor_critic": ac, "actor_critic_class": ac,
+    copies = {"es": 2 * l["es"]["pairs"], "actor_critic": ac, "actor_critic_agent": ac,
               "ippo": ppo, "mappo": ppo, "mappo_agent": ppo, "ippo_agent": ppo}.get(learner, 1)
     return t["episodes"] * c["env"]["rounds"] * copies * n
 
@@ -183,7 +189,7 @@ for world in ["quickstart", "w124-mmpp"]:
     eq = a["equilibrium"]
     base = None
     for reward in ["utility", "welfare"]:
-        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_class", "mappo_agent", "ippo_agent"]:
+        for learner in ["uniform", "hedge", "actor_critic", "ippo", "mappo", "es", "actor_critic_agent", "mappo_agent", "ippo_agent"]:
             d = f"{out}/{world}-{reward}-{learner}"
             if not os.path.exists(f"{d}/summary.json"):
                 continue
@@ -191,7 +197,9 @@ for world in ["quickstart", "w124-mmpp"]:
             base = s["baseline"]
             wall = float(open(f"{d}/wall_seconds.txt").read())
             trained = s["vs_baseline"]["sampled" if learner in draws else "greedy"]
-            row = {"world": world, "reward": rewards[reward], "learner": names[learner],
+            episodes = tomllib.load(open(f"{d}/config.toml", "rb"))["train"]["episodes"]
+            label = names[learner] + ("" if episodes == budget[world] else f", {episodes} episodes")
+            row = {"world": world, "reward": rewards[reward], "learner": label,
                    "as_trained": trained, "greedy": s["vs_baseline"]["greedy"], "sampled": s["vs_baseline"]["sampled"],
                    "vs_uniform": s.get("vs_uniform"), "near_uniform": s["near_uniform"], "replicates": s["replicates"],
                    "train_seconds": wall, "baseline": s["baseline"]["policy"], "thresholds": thresholds(d),
@@ -205,7 +213,7 @@ for world in ["quickstart", "w124-mmpp"]:
                 # The same row before issue 41 (one copy, one-step TD errors, plain GAE, Hedge
                 # min-max scaled with a constant rate): its sampled score is how it was trained.
                 o_tr = old["sampled"] if learner in draws else old["greedy"]
-                lines.append(f"| {world} | {row['reward']} | {row['learner']}, before issue 41 | {fmt(o_tr)} | {fmt(old['greedy'])} | - | {old['near_uniform']} of {old['replicates']} | {old['thresholds']} | - | {old['train_seconds']:.0f} |")
+                lines.append(f"| {world} | {row['reward']} | {names[learner]}, before issue 41 | {fmt(o_tr)} | {fmt(old['greedy'])} | - | {old['near_uniform']} of {old['replicates']} | {old['thresholds']} | - | {old['train_seconds']:.0f} |")
     g = best["held_out_gain"]
     fixed = base["policy"] if base else f"fixed:{a['best_fixed']}"
     cls = "per class" + ("" if best["bit"] == "none" else " x " + best["bit"].replace("_", " "))

@@ -932,6 +932,94 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class() {
 }
 
 #[test]
+fn the_actor_critic_under_the_welfare_reward_defaults_to_an_actor_per_class() {
+    // The actor-critic's `share` and `entropy` are "auto" since 2026-12-05 (issue 41): under
+    // the shared welfare reward the w124-mmpp recipe (one actor and critic per weight class,
+    // no bonus), to the bit; under own rewards (the main job) per agent with the annealed
+    // 0.01, as before.
+    let q = quickstart();
+    let train = |name: &str, sets: &[&str]| {
+        let out = tmp(name);
+        let mut args = vec!["train", "--config", q.as_str(), "--out", out.to_str().unwrap()];
+        for s in [
+            "learner.kind=actor_critic",
+            "train.episodes=2",
+            "env.rounds=40",
+            "train.eval_seeds=2",
+            "learner.actor_critic.actor_hidden=32",
+        ]
+        .iter()
+        .chain(sets)
+        {
+            args.extend(["--set", s]);
+        }
+        let (code, _, err) = mtf(&args);
+        assert_eq!(code, 0, "{err}");
+        (episodes(&out), eval_welfare(&out), out)
+    };
+    let defaults = train("ac-welfare-auto", &["env.reward=welfare"]);
+    let recipe = train(
+        "ac-welfare-recipe",
+        &[
+            "env.reward=welfare",
+            "learner.actor_critic.share=\"class\"",
+            "learner.actor_critic.entropy=0",
+        ],
+    );
+    let before = train(
+        "ac-welfare-before",
+        &[
+            "env.reward=welfare",
+            "learner.actor_critic.share=\"none\"",
+            "learner.actor_critic.entropy=0.01",
+        ],
+    );
+    assert_eq!((&defaults.0, &defaults.1), (&recipe.0, &recipe.1));
+    assert_ne!(defaults.0, before.0, "the recipe trains otherwise than an actor per agent");
+    let own = train("ac-own-auto", &[]);
+    let own_before = train(
+        "ac-own-before",
+        &["learner.actor_critic.share=\"none\"", "learner.actor_critic.entropy=0.01"],
+    );
+    assert_eq!((&own.0, &own.1), (&own_before.0, &own_before.1));
+    let config = std::fs::read_to_string(defaults.2.join("config.toml")).unwrap();
+    assert!(config.contains("share = \"auto\""), "{config}");
+    // A run written before the change has no `share` in its config (per agent was left out):
+    // it reads as trained, per agent, and plays its checkpoint as before.
+    let compare = |dir: &Path, name: &str| {
+        let (code, out, err) = mtf(&[
+            "compare",
+            "--config",
+            q.as_str(),
+            "--policies",
+            &format!("run:{}", dir.display()),
+            "--seeds",
+            "2",
+            "--set",
+            "env.rounds=40",
+            "--json",
+            "--out",
+            dir.join(name).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let rows = v["rows"].as_array().unwrap();
+        rows.iter()
+            .map(|r| (r["policy"].clone(), r["summary"]["welfare"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let played = compare(&before.2, "cmp-a");
+    let path = before.2.join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("share = \"none\"\n"), "{text}");
+    std::fs::write(&path, text.replace("share = \"none\"\n", "")).unwrap();
+    assert_eq!(compare(&before.2, "cmp-b"), played);
+    for (_, _, dir) in [defaults, recipe, before, own, own_before] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
 fn an_entropy_bonus_that_is_neither_a_number_nor_auto_is_one_line_naming_its_key() {
     let q = quickstart();
     let (code, _, err) = mtf(&[

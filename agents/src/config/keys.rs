@@ -112,9 +112,9 @@ pub static KEYS: &[Key] = &[
     k("learner.actor_critic.actor_lr", "> 0", "Actor learning rate (AdamW).", AC),
     k("learner.actor_critic.critic_lr", "> 0", "Critic learning rate (AdamW).", AC),
     k("learner.actor_critic.gamma", "[0, 1]", "Discount.", AC),
-    k("learner.actor_critic.entropy", ">= 0", "Entropy bonus coefficient (at the start of the run, with entropy_anneal).", AC),
+    k("learner.actor_critic.entropy", ">= 0, \"auto\"", "Entropy bonus coefficient (at the start of the run, with entropy_anneal); auto: 0 under env.reward = \"welfare\" where the agents stay (the w124-mmpp recipe), 0.01 otherwise.", AC),
     k("learner.actor_critic.entropy_anneal", "[0, 1]", "The fraction of the run's planned rounds (train.episodes x env.rounds) over which the entropy bonus falls linearly to 0, then stays 0; 0: constant (the thesis code's).", AC),
-    k("learner.actor_critic.share", "\"none\", \"class\"; none when unset", "Actor and critic per agent (the thesis's), or one of each per weight class shared by its agents (in the queue world; elsewhere a group's agents always share).", AC),
+    k("learner.actor_critic.share", "\"auto\", \"none\", \"class\"", "Actor and critic per agent (the thesis's), or one of each per weight class shared by its agents (in the queue world; elsewhere a group's agents always share); auto: class under env.reward = \"welfare\" where the agents stay, none otherwise.", AC),
     k("learner.actor_critic.weight_decay", ">= 0", "AdamW weight decay.", AC),
     k("learner.actor_critic.reward_scale", "> 0", "Reward multiplier before the TD error.", AC),
     k("learner.actor_critic.features", "\"spec\", \"all\", \"by_type\"", "State: SPEC 4's (budget share and utilities), the whole observation, or the by_type block (turns env.observe_by_type on; runs on clusters of any size with the same types).", AC),
@@ -309,7 +309,7 @@ mod tests {
         let mut config: Vec<String> = keys_of(&exp.to_toml()).into_iter().map(|(k, _)| k).collect();
         // Keys a valid config cannot set together with the above.
         // train.references is written only when false,
-        // learner.ppo.entropy_anneal only when not 0, learner.actor_critic.share only when not none.
+        // learner.ppo.entropy_anneal only when not 0.
         config.extend(
             [
                 "env.trace",
@@ -319,7 +319,6 @@ mod tests {
                 "learner.fixed.per_agent",
                 "train.references",
                 "learner.ppo.entropy_anneal",
-                "learner.actor_critic.share",
             ]
             .map(String::from),
         );

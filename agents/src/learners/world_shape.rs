@@ -437,9 +437,32 @@ mod tests {
         let jobs = SeamShape::of(gavel.as_ref());
         assert!(jobs.welfare_reward() && !jobs.persistent());
         assert_eq!(Critic::Auto.resolve(&jobs), Critic::Local);
-        // The actor-critic has no "auto" share, and says so.
+        // The actor-critic's `auto` is the w124-mmpp recipe (one actor and critic per weight
+        // class, no bonus) under the welfare reward where the agents stay, per agent with the
+        // annealed 0.01 elsewhere (own rewards: the main job); PPO's class_id is refused.
+        use crate::learners::actor_critic::ActorCriticConfig;
+        let ac = ActorCriticConfig::default();
+        for (shape, want) in [
+            (&welfare as &dyn WorldShape, (Share::Class, Bonus::Of(0.0))),
+            (&stays, (Share::Class, Bonus::Of(0.0))),
+            (&sc, (Share::None, Bonus::Of(0.01))),
+            (&jobs, (Share::Class, Bonus::Of(0.01))),
+        ] {
+            let r = ac.resolved(shape);
+            assert_eq!((r.share, r.entropy), want);
+        }
+        let set = ActorCriticConfig {
+            share: Share::None,
+            entropy: Bonus::Of(0.02),
+            ..ActorCriticConfig::default()
+        };
         assert_eq!(
-            refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"auto\"")).as_deref(),
+            (set.resolved(&welfare).share, set.resolved(&welfare).entropy),
+            (Share::None, Bonus::Of(0.02))
+        );
+        assert_eq!(refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"auto\"")), None);
+        assert_eq!(
+            refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"class_id\"")).as_deref(),
             Some("learner.actor_critic.share")
         );
     }

@@ -91,8 +91,15 @@ pub(crate) fn refuse_changes(config: &Path, recorded: &str, now: &str, allowed: 
 /// Keys a run's `config.toml` gained after older runs were written, each with the value its
 /// default had before: a run directory is read as it was trained, and a checkpoint's recorded
 /// config compares equal to it. `learner.ppo.head_scale` is written since 2026-11-28 (a6450e0),
-/// when its default went from 1 to 0.03.
-const LEGACY_DEFAULTS: &[(&str, &str, f64)] = &[("ppo", "head_scale", 1.0)];
+/// when its default went from 1 to 0.03; `learner.actor_critic.share` since 2026-12-05, when
+/// its default went from `"none"` (then left out of the file) to `"auto"`. Values are TOML.
+const LEGACY_DEFAULTS: &[(&str, &str, &str)] = &[("ppo", "head_scale", "1.0"), ("actor_critic", "share", "\"none\"")];
+
+/// A [`LEGACY_DEFAULTS`] value as TOML.
+fn legacy_value(then: &str) -> toml::Value {
+    let t: toml::Table = format!("v = {then}").parse().expect("a TOML value");
+    t["v"].clone()
+}
 
 /// [`LEGACY_DEFAULTS`] filled into a run's config `table` where its `[learner.*]` section has
 /// no such key.
@@ -102,7 +109,7 @@ fn legacy_defaults(table: &mut toml::Table) {
     };
     for &(section, key, then) in LEGACY_DEFAULTS {
         if let Some(toml::Value::Table(t)) = learner.get_mut(section) {
-            t.entry(key).or_insert(toml::Value::Float(then));
+            t.entry(key).or_insert_with(|| legacy_value(then));
         }
     }
 }
@@ -124,7 +131,7 @@ pub(crate) fn run_config_sets(config: &Path) -> Vec<String> {
                 .and_then(|s| s.as_table())
                 .is_some_and(|s| !s.contains_key(*key))
         })
-        .map(|(section, key, then)| format!("learner.{section}.{key}={then:?}"))
+        .map(|(section, key, then)| format!("learner.{section}.{key}={then}"))
         .collect()
 }
 

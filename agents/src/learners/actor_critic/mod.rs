@@ -37,7 +37,7 @@ use super::base::{limits, ErrorIn, Exported, Features, Init, Learner, LearnerCon
 use super::nets::{self, choose, device, episode_streams, scalar, ActorPolicy, Actors, Critics, Nets, Shape};
 use super::normalize::RunningStats;
 use super::parts::Parts;
-use super::ppo::Share;
+use super::ppo::{Bonus, Share};
 use crate::error::failed;
 use burn::module::Module;
 use burn::optim::GradientsParams;
@@ -100,8 +100,10 @@ pub struct ActorCriticConfig {
     pub critic_lr: f64,
     /// Discount.
     pub gamma: f64,
-    /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`).
-    pub entropy: f64,
+    /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`), or `"auto"`
+    /// (the default): none where a run is paid the shared welfare and its agents stay (the
+    /// w124-mmpp recipe, with `share`'s `"auto"`), 0.01 otherwise ([`ActorCriticConfig::resolved`]).
+    pub entropy: Bonus,
     /// The fraction of the run's planned rounds (`train.episodes` x `env.rounds`) over which
     /// the entropy bonus falls linearly to 0 and then stays there; 0: the bonus stays
     /// `entropy` throughout (the thesis code's).
@@ -126,11 +128,10 @@ pub struct ActorCriticConfig {
     /// Actor and critic parameters in the queue world: one per agent (the thesis's), or one
     /// per weight class shared by its agents (`class`: the learner of worlds where agents come
     /// and go, [`ActorCritic::pooled`], every agent's rounds learned from by its class's
-    /// networks). In the other worlds the agents of a group always share. On w124-mmpp
-    /// (welfare) with `entropy = 0` it reaches the best fixed level with 400 episodes (+0.006
-    /// [-0.036, +0.036] over 10 replicates; 200: -0.037; agents/README).
-    /// Written to a run's config only when not `none`.
-    #[serde(skip_serializing_if = "Share::is_none")]
+    /// networks), or `"auto"` (the default): `class` where a run is paid the shared welfare
+    /// and its agents stay, `none` otherwise ([`ActorCriticConfig::resolved`]). In the other
+    /// worlds the agents of a group always share. A run written before `auto` (2026-12-05)
+    /// without the key trained per agent and reads so (`train::run_files`'s legacy defaults).
     pub share: Share,
 }
 
@@ -142,7 +143,7 @@ impl Default for ActorCriticConfig {
             actor_lr: 1e-4,
             critic_lr: 2.5e-3,
             gamma: 0.99,
-            entropy: 0.01,
+            entropy: Bonus::Auto,
             entropy_anneal: 0.5,
             weight_decay: 1e-4,
             reward_scale: 1.0,
@@ -150,7 +151,7 @@ impl Default for ActorCriticConfig {
             normalize: true,
             group: 8,
             steps: 64,
-            share: Share::None,
+            share: Share::Auto,
         }
     }
 }
@@ -187,7 +188,7 @@ impl ActorCriticConfig {
                 ));
             }
         }
-        for (key, v) in [("entropy", ac.entropy), ("weight_decay", ac.weight_decay)] {
+        for (key, v) in [("entropy", ac.entropy.value()), ("weight_decay", ac.weight_decay)] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(err(
                     &format!("learner.actor_critic.{key}"),
@@ -213,13 +214,10 @@ impl ActorCriticConfig {
                 format!("must be a fraction of the run in [0, 1], got {}", ac.entropy_anneal),
             ));
         }
-        if matches!(ac.share, Share::ClassId | Share::Auto) {
+        if ac.share == Share::ClassId {
             return Err(err(
                 "learner.actor_critic.share",
-                format!(
-                    "{} is PPO's; the actor-critic's agents share per class (\"class\") or not at all (\"none\")",
-                    if ac.share == Share::Auto { "auto" } else { "class_id" }
-                ),
+                "class_id is PPO's; the actor-critic's agents share per class (\"class\"), not at all (\"none\"), or as the reward decides (\"auto\")".into(),
             ));
         }
         if !(0.0..=1.0).contains(&ac.gamma) {
@@ -229,7 +227,7 @@ impl ActorCriticConfig {
             ("actor_lr", ac.actor_lr, limits::MAX_LR),
             ("critic_lr", ac.critic_lr, limits::MAX_LR),
             ("reward_scale", ac.reward_scale, limits::MAX_COEF),
-            ("entropy", ac.entropy, limits::MAX_COEF),
+            ("entropy", ac.entropy.value(), limits::MAX_COEF),
             ("weight_decay", ac.weight_decay, limits::MAX_WEIGHT_DECAY),
         ] {
             limits::at_most(err, &format!("learner.actor_critic.{key}"), v, max)?;
@@ -238,7 +236,40 @@ impl ActorCriticConfig {
     }
 }
 
+impl ActorCriticConfig {
+    /// `self` with its `auto` settings decided by `sc`. Under the shared welfare reward where
+    /// the same agents act every round, one actor and critic per weight class and no entropy
+    /// bonus (the w124-mmpp recipe, as PPO's MAPPO): on w124-mmpp at load 0.8 with 400
+    /// episodes +0.006 [-0.036, +0.036] sampled against the best fixed level over 10
+    /// replicates (per agent with the annealed bonus, the default before 2026-12-05: -0.08
+    /// [-0.17, +0.03] over 5 at 400 episodes, -0.06 [-0.11, -0.03] at 200); on the quickstart
+    /// +0.85 [+0.72, +0.93] over 5 replicates (per agent, annealed: +0.84 [+0.50, +0.93]).
+    /// Elsewhere (own rewards: the main job; the auctions' best responses, which need the
+    /// early exploration) per agent with the bonus, 0.01 annealed.
+    pub fn resolved(&self, sc: &dyn crate::learners::WorldShape) -> ActorCriticConfig {
+        let shared = super::ppo::welfare_shared(sc);
+        ActorCriticConfig {
+            share: match self.share {
+                Share::Auto if shared || !sc.per_agent() => Share::Class,
+                Share::Auto => Share::None,
+                s => s,
+            },
+            entropy: match self.entropy {
+                Bonus::Auto if shared => Bonus::Of(0.0),
+                Bonus::Auto => Bonus::Of(Bonus::UNDECIDED),
+                b => b,
+            },
+            ..self.clone()
+        }
+    }
+}
+
 impl LearnerConfig for ActorCriticConfig {
+    /// `share` and `entropy` as `auto` resolved them.
+    fn resolved_section(&self, sc: &dyn crate::learners::WorldShape) -> Option<toml::Value> {
+        toml::Value::try_from(self.resolved(sc)).ok()
+    }
+
     fn validate(&self, shape: &dyn crate::learners::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
         self.check(err)?;
         if chosen {
@@ -252,10 +283,11 @@ impl LearnerConfig for ActorCriticConfig {
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let s = run.shape;
         let shape = Shape::reading(s.agents(), run.inputs(self.features), s.levels().len());
-        if self.share == Share::Class || !s.per_agent() || !s.persistent() {
-            return Box::new(ActorCritic::pooled(shape, self, run.seed, s.pools(), run.episodes));
+        let cfg = self.resolved(s);
+        if cfg.share == Share::Class || !s.per_agent() || !s.persistent() {
+            return Box::new(ActorCritic::pooled(shape, &cfg, run.seed, s.pools(), run.episodes));
         }
-        let mut ac = ActorCritic::new(shape, self, run.seed);
+        let mut ac = ActorCritic::new(shape, &cfg, run.seed);
         ac.planned_rounds = run.episodes.saturating_mul(u64::from(s.rounds().unwrap_or(0)));
         Box::new(ac)
     }
@@ -271,7 +303,7 @@ impl LearnerConfig for ActorCriticConfig {
     fn memory(&self, sc: &Scenario, _copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
         // Stacked networks: one per agent, or one per class when shared.
-        let n = if self.share == Share::None {
+        let n = if self.resolved(sc).share == Share::None {
             sc.n()
         } else {
             sc.weight_classes().len()
@@ -378,7 +410,7 @@ impl ActorCritic {
     /// The entropy bonus's coefficient now: `entropy`, or with `entropy_anneal` (and a planned
     /// run) falling linearly to 0 at that fraction of the run.
     pub fn entropy_coefficient(&self) -> f64 {
-        super::base::annealed(self.cfg.entropy, self.cfg.entropy_anneal, self.rounds, self.planned_rounds)
+        super::base::annealed(self.cfg.entropy.value(), self.cfg.entropy_anneal, self.rounds, self.planned_rounds)
     }
 
     /// Every agent's action probabilities for `obs`, `[n][k]` row-major.
@@ -788,10 +820,10 @@ mod tests {
         let mut again = cfg.init(&init);
         again.load(&shared.save().unwrap()).unwrap();
         assert_eq!(again.export_weights(b).unwrap(), shared.export_weights(b).unwrap());
-        // Written to the config only when shared.
+        // Written to the config as set (left out when `none` before 2026-12-05's `auto`).
         let text = |c: &ActorCriticConfig| toml::to_string(c).unwrap();
         assert!(text(&cfg).contains("share = \"class\""), "{}", text(&cfg));
-        assert!(!text(&unshared).contains("share"), "{}", text(&unshared));
+        assert!(text(&unshared).contains("share = \"none\""), "{}", text(&unshared));
     }
 
     #[test]
@@ -836,7 +868,7 @@ mod tests {
             actor_lr: 0.01,
             critic_lr: 0.01,
             gamma: 0.0,
-            entropy: 0.0,
+            entropy: Bonus::Of(0.0),
             group: 1,
             steps: 1,
             ..ActorCriticConfig::default()
@@ -899,7 +931,7 @@ mod schedule {
             critic_hidden: [4, 4],
             group: 1,
             steps: 1,
-            entropy: 0.01,
+            entropy: Bonus::Of(0.01),
             entropy_anneal: 0.5,
             ..ActorCriticConfig::default()
         };
@@ -950,7 +982,7 @@ mod bandits {
         ActorCriticConfig {
             group: 1,
             steps: 1,
-            entropy: 0.05,
+            entropy: Bonus::Of(0.05),
             entropy_anneal: 0.0,
             ..ActorCriticConfig::default()
         }

@@ -324,7 +324,7 @@ mod tests {
             group: 2,
             steps: 1,
             actor_lr: 3e-3,
-            entropy: 0.0,
+            entropy: crate::learners::ppo::Bonus::Of(0.0),
             ..ActorCriticConfig::default()
         };
         let mut ac = ActorCritic::pooled(shape, &cfg, 3, vec![0], 0);

@@ -80,7 +80,7 @@ impl Share {
 /// class at 0.01 -0.35 [-0.68, -0.24], +0.27 [-0.06, +0.38] above uniform play (2026-12-02),
 /// and on the quickstart per class +0.60 [+0.51, +0.66] against per agent's +0.61 [+0.59,
 /// +0.64].
-fn welfare_shared(sc: &dyn crate::learners::WorldShape) -> bool {
+pub(crate) fn welfare_shared(sc: &dyn crate::learners::WorldShape) -> bool {
     sc.welfare_reward() && sc.persistent()
 }
 

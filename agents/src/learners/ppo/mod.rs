@@ -49,6 +49,7 @@ mod loss;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use config::welfare_shared;
 pub use config::{Bonus, Critic, PpoConfig, Share};
 use loss::clip_per_agent;
 pub use loss::{gae, normalise, normalise_live, policy_losses, policy_losses_masked, value_loss, value_loss_masked};
