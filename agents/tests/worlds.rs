@@ -1664,3 +1664,73 @@ fn leaves(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
     walk(v, String::new(), &mut out);
     out
 }
+
+/// docs/AGENTS.md's protocol is the queue world's on either stack (issue 38's gap 6): behind
+/// the seam a plain executable is started per agent and reads `{budget, utilities, tokens}`,
+/// the very lines the queue stack sends it, byte for byte; AGENTS.md's example then plays as
+/// the per-agent fixed policy it implements, seed by seed.
+#[cfg(unix)]
+#[test]
+fn an_external_agent_reads_the_queue_worlds_protocol_on_either_stack() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp("external-on-seam");
+    let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into())]);
+    let own = short_quickstart(&dir, "own.toml", &[]);
+    let agent = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/usr/bin/env python3\n{body}")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        format!("agent:{}", p.display())
+    };
+    let compare = |config: &str, policies: &str, seeds: &str, out: &str| {
+        let (code, stdout, err) = mtf(&[
+            "compare",
+            "--config",
+            config,
+            "--policies",
+            policies,
+            "--seeds",
+            seeds,
+            "--threads",
+            "1",
+            "--json",
+            "--quiet",
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{policies}: {err}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    let mut logs = Vec::new();
+    for (config, stack) in [(&seam, "seam"), (&own, "own")] {
+        let log = dir.join(format!("log-{stack}"));
+        std::fs::create_dir_all(&log).unwrap();
+        let logger = agent(
+            &format!("logger-{stack}.py"),
+            &format!(
+                "import json, sys\nagent = int(sys.argv[sys.argv.index('--agent') + 1])\n\
+                 with open('{}/a%d.jsonl' % agent, 'a') as log:\n    for line in sys.stdin:\n        \
+                 log.write(line)\n        log.flush()\n        print(json.dumps({{'threshold': 0.1 if agent % 2 == 0 else 0.5}}), flush=True)\n",
+                log.display()
+            ),
+        );
+        compare(config, &logger, "1", &format!("c-{stack}"));
+        logs.push(log);
+    }
+    for a in 0..8 {
+        let read = |log: &Path| std::fs::read_to_string(log.join(format!("a{a}.jsonl"))).unwrap_or_default();
+        let (seam, own) = (read(&logs[0]), read(&logs[1]));
+        assert_eq!(own.lines().count(), 40, "agent {a}: {own}");
+        assert_eq!(seam, own, "agent {a}'s requests");
+        let first: serde_json::Value = serde_json::from_str(seam.lines().next().unwrap()).unwrap();
+        assert!(first["utilities"].as_array().is_some_and(|u| !u.is_empty()), "{first}");
+        assert!(first["budget"].as_f64().is_some() && first["tokens"].as_f64().is_some(), "{first}");
+    }
+    let doc = std::fs::read_to_string(root().join("docs/AGENTS.md")).unwrap();
+    let example = doc.split("```python\n").nth(1).unwrap().split("```").next().unwrap();
+    let alt = agent("alt.py", example.trim_start_matches("#!/usr/bin/env python3\n"));
+    let v = compare(&seam, &format!("{alt},fixed:[0.1,0.5,0.1,0.5,0.1,0.5,0.1,0.5]"), "2", "c-alt");
+    let welfare = |k: usize| v["rows"][k]["eval"]["welfare"]["mean"].as_f64();
+    assert!(welfare(0).is_some(), "{v}");
+    assert_eq!(welfare(0), welfare(1), "{v}");
+}

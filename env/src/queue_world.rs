@@ -279,6 +279,21 @@ impl World for QueueWorld {
         ]
     }
 
+    /// docs/AGENTS.md's request, as the queue stack's `agent:` sends it (`export::drive`): SPEC
+    /// 4's state (the observation's first 1 + m features) and the budget itself.
+    fn agent_request(&self, id: usize) -> Option<serde_json::Value> {
+        let o = self.env.observations().get(id);
+        let utilities: Vec<f64> = o[1..crate::world::spec_features(self.env.m())]
+            .iter()
+            .map(|&u| f64::from(u))
+            .collect();
+        Some(serde_json::json!({
+            "budget": f64::from(o[0]),
+            "utilities": utilities,
+            "tokens": self.env.budgets()[id],
+        }))
+    }
+
     fn record(&self) -> serde_json::Value {
         serde_json::to_value(EpisodeMetrics::compute(&self.env, self.fairness)).expect("episode metrics serialise")
     }

@@ -1,8 +1,12 @@
 //! `agent:PATH` in a world behind the seam: an exported agent (from `mtf export` on a run of
 //! the world) or any executable speaking the protocol, one process per group started with
-//! `--agent G` (per agent, `--agent ID`, for an export holding an actor per agent). Each live agent's row goes to its group's process as `{"world": [..]}`, one
-//! request and one reply at a time (so no pipe fills however many agents a group has); the
-//! reply names a level (`threshold` or `bid_factor`). A reply that breaks the protocol is
+//! `--agent G` (per agent, `--agent ID`, for an export holding an actor per agent). Each live
+//! agent's row goes to its group's process as `{"world": [..]}`, one request and one reply at
+//! a time (so no pipe fills however many agents a group has); the reply names a level
+//! (`threshold` or `bid_factor`). A plain executable in a world that keeps a protocol of its
+//! own (the queue and valuation worlds, [`World::agent_request`]) is driven by that one
+//! instead, per agent (issue 38's gap 6, decided 2026-12-06: docs/AGENTS.md's scripts keep
+//! working when those worlds move behind the seam). A reply that breaks the protocol is
 //! recorded, the processes stopped, and the comparison fails naming it ([`RowPolicy::failure`]).
 
 use super::RowPolicy;
@@ -127,6 +131,10 @@ pub struct WorldAgents {
     line: String,
     /// The features of each row the agent reads (its manifest's, found in the world's row).
     reads: std::ops::Range<usize>,
+    /// An external executable in a world with a protocol of its own
+    /// ([`World::agent_request`]): each live agent's request this round, by id (its process is
+    /// then per agent). Empty otherwise.
+    requests: Vec<Option<String>>,
 }
 
 impl WorldAgents {
@@ -154,6 +162,7 @@ impl WorldAgents {
             dead: false,
             line: String::new(),
             reads,
+            requests: Vec::new(),
         }
     }
 
@@ -165,6 +174,9 @@ impl WorldAgents {
 
     /// The row's level from the process of group (or agent) `g`.
     fn ask(&mut self, g: usize, row: &[f32]) -> Result<usize, String> {
+        if !self.requests.is_empty() {
+            return self.ask_own(g);
+        }
         // A file holding one group's (or agent's) policy serves every one (a homogeneous
         // population) from one process: it holds no state of any one agent's.
         let (held, slot) = if self.manifest.agents.len() == 1 {
@@ -183,6 +195,7 @@ impl WorldAgents {
         let p = self.procs[slot].as_mut().expect("started");
         p.nothing_waiting(&who)?;
         self.line.clear();
+        // Written by hand: one allocation per agent and round less, in a loop over rows.
         self.line.push_str("{\"world\":[");
         for (j, x) in row.iter().enumerate() {
             if j > 0 {
@@ -199,6 +212,28 @@ impl WorldAgents {
     }
 }
 
+impl WorldAgents {
+    /// Agent `id`'s level in the world's own protocol: its process (`--agent ID`) reads the
+    /// request [`RowPolicy::sees`] took from the world.
+    fn ask_own(&mut self, id: usize) -> Result<usize, String> {
+        let who = format!("agent {id}");
+        let Some(line) = self.requests.get(id).and_then(Option::as_ref) else {
+            return Err(format!("{who} is live but the world gave it no request"));
+        };
+        if self.procs.len() <= id {
+            self.procs.resize_with(id + 1, || None);
+        }
+        if self.procs[id].is_none() {
+            self.procs[id] = Some(Proc::spawn(&self.path, Some(id))?);
+        }
+        let p = self.procs[id].as_mut().expect("started");
+        p.nothing_waiting(&who)?;
+        p.send(&who, line)?;
+        let reply = p.reply(&who, self.timeout)?;
+        Ok(decision(&who, &reply, &self.manifest.action, &self.manifest.levels)?.0)
+    }
+}
+
 impl Drop for WorldAgents {
     fn drop(&mut self) {
         self.procs.iter_mut().flatten().for_each(Proc::kill);
@@ -206,6 +241,29 @@ impl Drop for WorldAgents {
 }
 
 impl RowPolicy for WorldAgents {
+    /// An external executable reads the world's own protocol where it keeps one (the queue
+    /// and valuation worlds: docs/AGENTS.md's first table), per agent: the same script is
+    /// then the same policy on the queue stack and behind the seam. An exported agent reads
+    /// the rows it was exported on.
+    fn sees(&mut self, world: &dyn World) {
+        if self.manifest.kind != "external" {
+            return;
+        }
+        for slot in &mut self.requests {
+            *slot = None;
+        }
+        for &id in world.live() {
+            let Some(request) = world.agent_request(id) else {
+                continue;
+            };
+            if self.requests.len() <= id {
+                self.requests.resize(id + 1, None);
+            }
+            self.requests[id] = Some(request.to_string());
+        }
+        self.per_agent |= !self.requests.is_empty();
+    }
+
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         actions.fill(0);
         let by = if self.per_agent { agents } else { groups };

@@ -320,6 +320,16 @@ pub trait World: Send {
         Record::new()
     }
 
+    /// What an external agent process (`agent:PATH` naming a plain executable, docs/AGENTS.md)
+    /// reads for live agent `id` this round, where the world keeps a protocol of its own: then
+    /// one process per agent, started as `--agent ID`, is sent this object. The queue and
+    /// valuation worlds keep theirs (`{budget, utilities, tokens}`), so a script written for
+    /// them is the same policy on either stack. `None`, the default: one process per group,
+    /// each live agent's observation row sent as `{"world": row}`. Asked after `reset`.
+    fn agent_request(&self, _id: usize) -> Option<serde_json::Value> {
+        None
+    }
+
     /// The round just played as the world records it (the market: every type's price, where
     /// each tenant ran and what it paid): a line of `mtf simulate`'s `rounds.jsonl`. Default:
     /// none (no round log).
@@ -610,5 +620,8 @@ impl World for Box<dyn World> {
     }
     fn story(&self) -> Option<Story> {
         (**self).story()
+    }
+    fn agent_request(&self, id: usize) -> Option<serde_json::Value> {
+        (**self).agent_request(id)
     }
 }
