@@ -118,6 +118,14 @@ fn a_toy_world_trains_replicates_that_judge_themselves() {
         .map(|r| r["improvement"]["mean"].as_f64().unwrap())
         .collect();
     assert_eq!(scores.len(), 2, "{an}");
+    // The token-scale sweep is the queue world's: asked for here, it is refused in one line
+    // (it was accepted and ignored).
+    let (code, _, err) = mtf(&["analyze", "--config", &config, "--tokens", "100,1000", "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--tokens") && err.contains("bandit world") && err.lines().count() == 1,
+        "{err}"
+    );
     // Their curves: one series (the replicates differ only in their seeds), the headline.
     let curves = dir.join("curves");
     let (code, stdout, err) = mtf(&["curves", out.to_str().unwrap(), "--out", curves.to_str().unwrap()]);

@@ -23,9 +23,10 @@ pub(crate) struct Args {
     /// Episodes the searches select on (other seeds than the held-out ones).
     #[arg(long, default_value_t = defaults::SELECT_SEEDS, value_parser = parse_seeds)]
     select_seeds: usize,
-    /// Token totals of the token-scale sweep, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = defaults::TOKENS_TEXT)]
-    tokens: Vec<f64>,
+    /// Token totals of the token-scale sweep, comma-separated (the queue and valuation worlds';
+    /// default 100,1000,10000).
+    #[arg(long, value_delimiter = ',')]
+    tokens: Option<Vec<f64>>,
     /// Baselines, comma-separated: mechanisms (played at the best fixed level), or policy specs
     /// played under the config's mechanism (fixed:w1=X,w2=Y,..., fixed:[X,...], run:RUN_DIR, ...).
     /// Default: stride,gandiva_fair,themis in the queue world (none in a world without them).
@@ -47,6 +48,15 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
 
 /// A world behind the seam.
 fn seam(a: Args) -> agents::Result<ExitCode> {
+    // Refused, not ignored (accepted and dropped before 2026-12-06): a sweep of the queue
+    // world's token total has no meaning in a world without its budgets.
+    if a.tokens.is_some() {
+        let world = env::registry::world_name(&env::config::read_table(&a.config, &a.common.set)?);
+        return Err(agents::error::user(format!(
+            "--tokens: the token-scale sweep is the queue and valuation worlds' own stack's; {} is the {world} world behind the seam",
+            a.config.display()
+        )));
+    }
     let done = agents::worlds::compare::analyze(
         &a.config,
         &a.common.set,
@@ -70,7 +80,7 @@ fn queue(a: Args) -> agents::Result<ExitCode> {
         run: a.run,
         seeds,
         select_seeds: a.select_seeds,
-        tokens: a.tokens,
+        tokens: a.tokens.unwrap_or_else(|| defaults::TOKENS.to_vec()),
         baselines: agents::worlds::policies::join_split(if a.baselines.is_empty() {
             std::slice::from_ref(&defaults_baselines)
         } else {
