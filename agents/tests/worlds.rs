@@ -576,10 +576,13 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
         dir.join("bare-run").to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["summary"]["learner"],
-        "actor_critic",
-        "{stdout}"
+    let bare_run = serde_json::from_str::<serde_json::Value>(&stdout).unwrap();
+    assert_eq!(bare_run["summary"]["learner"], "actor_critic", "{stdout}");
+    // The queue stack's summary key its sweeps optimise by default, the welfare as scored.
+    let s = &bare_run["summary"];
+    assert!(
+        s["eval_welfare"]["mean"].is_number() && s["eval_welfare"] == s["eval"]["welfare"],
+        "{s}"
     );
     // Every run here is judged against its references: turning them off is refused.
     let (code, _, err) = mtf(&[

@@ -652,6 +652,9 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         "held_out": [],
         "held_out_best_fixed": [],
     });
+    if let Some(k) = compatibility_key(w) {
+        shape[k] = json!({"mean": 0.0, "ci95": 0.0});
+    }
     for name in w.named_actions() {
         shape["references"][*name] = json!({"eval": figures});
         shape[format!("vs_{name}")] = json!({"mean": 0.0, "ci95": 0.0});
@@ -661,6 +664,13 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         shape["vs_selfish"] = json!({"mean": 0.0, "ci95": 0.0});
     }
     shape
+}
+
+/// `eval_<headline>` (`eval_welfare` in the queue world), where no other key of a run's
+/// summary has that name.
+fn compatibility_key(w: &dyn World) -> Option<String> {
+    let k = format!("eval_{}", w.metrics()[w.headline()].key);
+    (k != "eval_seeds").then_some(k)
 }
 
 /// What the held-out evaluation and its references gave.
@@ -1050,6 +1060,12 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         "held_out": j.learned.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
         "held_out_best_fixed": j.best.iter().map(|p| p.figures[head]).collect::<Vec<f64>>(),
     });
+    // The headline again under the queue stack's name for it (`eval_welfare`: its sweeps'
+    // default objective; TensorBoard's `summary/eval_<headline>`), as the run is scored: the
+    // flip moves the queue world's sweeps here (issue 38), where `eval` is as trained.
+    if let Some(k) = compatibility_key(w) {
+        summary[k] = summary["eval"][headline].clone();
+    }
     let mut named_lines = String::new();
     for (name, played) in w.named_actions().iter().zip(&j.named) {
         let vs = improvement(w, &j.learned, played);
