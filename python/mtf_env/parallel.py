@@ -43,7 +43,8 @@ def parallel_env(config: str | os.PathLike, overrides: Iterable[str] = (), rende
     ``MtfParallelEnv``, for a market file (``env.world = "market"``) a ``MarketParallelEnv``,
     and for a world behind the seam (``env.world = "gavel"``, ``"bandit"``) a
     ``WorldParallelEnv``."""
-    world = _native.world_name(os.fspath(config))
+    overrides = list(overrides)  # read twice: an iterator would be spent by the first
+    world = _native.world_name(os.fspath(config), overrides)
     if world == "market":
         return MarketParallelEnv(config, overrides, render_mode)
     if world in ("queues", "valuations"):

@@ -257,15 +257,19 @@ fn to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyA
     })
 }
 
-/// The world `config` declares (`env.world`; `queues` when absent or unreadable, so the
-/// environment's constructor names the problem).
+/// The world `config` declares with `overrides` (`--set` values) applied (`env.world`;
+/// `queues` when absent or unreadable, so the environment's constructor names the problem).
 #[pyfunction]
-pub(crate) fn world_name(config: &str) -> String {
-    env::registry::world_of(Path::new(config)).unwrap_or_else(|| "queues".to_string())
+#[pyo3(signature = (config, overrides = Vec::new()))]
+pub(crate) fn world_name(config: &str, overrides: Vec<String>) -> String {
+    env::config::read_table(Path::new(config), &overrides).map_or_else(|_| "queues".to_string(), |t| env::registry::world_name(&t))
 }
 
-/// Whether `config` is a world behind the seam (its `env.world` names one).
+/// Whether `config` with `overrides` applied is driven by the seam's commands (a world behind
+/// it, or a queue world's file saying `env.stack = "seam"`). The overrides count: before
+/// 2026-12-06 they were ignored, so `--set env.stack=...` gave the file's answer.
 #[pyfunction]
-pub(crate) fn is_seam_world(config: &str) -> bool {
-    env::registry::stack_of(Path::new(config), &[]) == env::registry::Stack::Seam
+#[pyo3(signature = (config, overrides = Vec::new()))]
+pub(crate) fn is_seam_world(config: &str, overrides: Vec<String>) -> bool {
+    env::registry::stack_of(Path::new(config), &overrides) == env::registry::Stack::Seam
 }

@@ -163,3 +163,22 @@ def test_the_markets_rounds_and_weights_are_kept_by_the_one_adapter():
     env = mtf_env.parallel_env(DUEL, overrides=["market.tenants.1.learn=false"])
     a, b = (env.action_space(x) for x in env.possible_agents)
     assert a is not b and a is env.action_space(env.possible_agents[0])
+
+
+def test_the_stack_and_world_a_config_names_read_its_overrides():
+    # `--set` values count, as on the command line (they were ignored: a queue world's file
+    # with `env.stack="seam"` set by an override read as its own stack), and an iterator of
+    # overrides reaches the environment as well as the world's name.
+    from mtf_env import _native
+
+    assert not _native.is_seam_world(QUICKSTART)
+    assert _native.is_seam_world(QUICKSTART, ['env.stack="seam"'])
+    assert _native.is_seam_world(LEARN)
+    assert _native.world_name(QUICKSTART, ['env.world="valuations"']) == "valuations"
+    env = mtf_env.parallel_env(QUICKSTART, iter(["env.rounds=3"]))
+    env.reset(seed=1)
+    steps = 0
+    while env.agents:
+        env.step({a: 0 for a in env.agents})
+        steps += 1
+    assert steps == 3
