@@ -482,6 +482,27 @@ fn short_quickstart(dir: &Path, name: &str, more: &[(&str, toml::Value)]) -> Str
     path.display().to_string()
 }
 
+/// `mtf compare --json` of `policies` on `config` (which must succeed), its output parsed.
+fn compare_json(config: &str, policies: &str, seeds: &str, threads: &str, out: &Path) -> serde_json::Value {
+    let (code, stdout, err) = mtf(&[
+        "compare",
+        "--config",
+        config,
+        "--policies",
+        policies,
+        "--seeds",
+        seeds,
+        "--threads",
+        threads,
+        "--json",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{policies}: {err}");
+    serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+}
+
 /// Two runs' `metrics.jsonl` lines (6 episodes each) agree on `keys`, each a number.
 fn same_training(a: &[serde_json::Value], b: &[serde_json::Value], keys: &[&str], what: &str) {
     assert_eq!((a.len(), b.len()), (6, 6), "{what}");
@@ -503,25 +524,7 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     let dir = tmp("queue-on-seam");
     let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into())]);
     let own = short_quickstart(&dir, "own.toml", &[]);
-    let compare = |config: &str, policies: &str, out: &str| {
-        let (code, stdout, err) = mtf(&[
-            "compare",
-            "--config",
-            config,
-            "--policies",
-            policies,
-            "--seeds",
-            "3",
-            "--threads",
-            "2",
-            "--json",
-            "--quiet",
-            "--out",
-            dir.join(out).to_str().unwrap(),
-        ]);
-        assert_eq!(code, 0, "{policies}: {err}");
-        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
-    };
+    let compare = |config: &str, policies: &str, out: &str| compare_json(config, policies, "3", "2", &dir.join(out));
     // Fixed levels, and Hedge learning as it plays (from the round record the world gives
     // through the trait): every figure both stacks report, the same to the bit, the
     // per-class columns among them.
@@ -556,6 +559,14 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     // Without --baseline, rows are compared with the best fixed level (the first row only
     // where no fixed level is played), as the queue world's own compare does.
     let ordered = compare(&seam, "uniform,fixed:0.7,fixed:0.2", "c-ordered");
+    // The token-scale sweep is the queue stack's: asked for behind the seam, refused in one
+    // line (it was accepted and ignored).
+    let (code, _, err) = mtf(&["analyze", "--config", &seam, "--tokens", "100", "--quiet"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--tokens") && err.contains("queues world") && err.lines().count() == 1,
+        "{err}"
+    );
     let welfare = |k: usize| ordered["rows"][k]["eval"]["welfare"]["mean"].as_f64().unwrap();
     assert_eq!(ordered["baseline"], if welfare(1) >= welfare(2) { 1 } else { 2 }, "{ordered}");
     // A file naming no learner trains the queue world's default, the actor-critic (the seam's
@@ -1693,49 +1704,44 @@ fn an_external_agent_reads_the_queue_worlds_protocol_on_either_stack() {
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         format!("agent:{}", p.display())
     };
-    let compare = |config: &str, policies: &str, seeds: &str, out: &str| {
-        let (code, stdout, err) = mtf(&[
-            "compare",
-            "--config",
-            config,
-            "--policies",
-            policies,
-            "--seeds",
-            seeds,
-            "--threads",
-            "1",
-            "--json",
-            "--quiet",
-            "--out",
-            dir.join(out).to_str().unwrap(),
-        ]);
-        assert_eq!(code, 0, "{policies}: {err}");
-        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
-    };
-    let mut logs = Vec::new();
-    for (config, stack) in [(&seam, "seam"), (&own, "own")] {
-        let log = dir.join(format!("log-{stack}"));
-        std::fs::create_dir_all(&log).unwrap();
-        let logger = agent(
-            &format!("logger-{stack}.py"),
-            &format!(
-                "import json, sys\nagent = int(sys.argv[sys.argv.index('--agent') + 1])\n\
-                 with open('{}/a%d.jsonl' % agent, 'a') as log:\n    for line in sys.stdin:\n        \
-                 log.write(line)\n        log.flush()\n        print(json.dumps({{'threshold': 0.1 if agent % 2 == 0 else 0.5}}), flush=True)\n",
-                log.display()
-            ),
-        );
-        compare(config, &logger, "1", &format!("c-{stack}"));
-        logs.push(log);
-    }
-    for a in 0..8 {
-        let read = |log: &Path| std::fs::read_to_string(log.join(format!("a{a}.jsonl"))).unwrap_or_default();
-        let (seam, own) = (read(&logs[0]), read(&logs[1]));
-        assert_eq!(own.lines().count(), 40, "agent {a}: {own}");
-        assert_eq!(seam, own, "agent {a}'s requests");
-        let first: serde_json::Value = serde_json::from_str(seam.lines().next().unwrap()).unwrap();
-        assert!(first["utilities"].as_array().is_some_and(|u| !u.is_empty()), "{first}");
-        assert!(first["budget"].as_f64().is_some() && first["tokens"].as_f64().is_some(), "{first}");
+    let compare = |config: &str, policies: &str, seeds: &str, out: &str| compare_json(config, policies, seeds, "1", &dir.join(out));
+    // The valuation world too (its replies are bid factors), 20 rounds of first-price.
+    let auction = std::fs::read_to_string(root().join("configs/auctions/first-price.toml"))
+        .unwrap()
+        .replace("rounds = 3000", "rounds = 20");
+    let (auction_own, auction_seam) = (dir.join("fp-own.toml"), dir.join("fp-seam.toml"));
+    std::fs::write(&auction_own, &auction).unwrap();
+    std::fs::write(&auction_seam, auction.replace("[env]\n", "[env]\nstack = \"seam\"\n")).unwrap();
+    let (auction_own, auction_seam) = (auction_own.display().to_string(), auction_seam.display().to_string());
+    for (world, configs, reply, agents, rounds) in [
+        ("queues", [&seam, &own], "{'threshold': 0.1 if agent % 2 == 0 else 0.5}", 8, 40),
+        ("valuations", [&auction_seam, &auction_own], "{'bid_factor': 0.75}", 4, 20),
+    ] {
+        let mut logs = Vec::new();
+        for (config, stack) in configs.into_iter().zip(["seam", "own"]) {
+            let log = dir.join(format!("log-{world}-{stack}"));
+            std::fs::create_dir_all(&log).unwrap();
+            let logger = agent(
+                &format!("logger-{world}-{stack}.py"),
+                &format!(
+                    "import json, sys\nagent = int(sys.argv[sys.argv.index('--agent') + 1])\n\
+                     with open('{}/a%d.jsonl' % agent, 'a') as log:\n    for line in sys.stdin:\n        \
+                     log.write(line)\n        log.flush()\n        print(json.dumps({reply}), flush=True)\n",
+                    log.display()
+                ),
+            );
+            compare(config, &logger, "1", &format!("c-{world}-{stack}"));
+            logs.push(log);
+        }
+        for a in 0..agents {
+            let read = |log: &Path| std::fs::read_to_string(log.join(format!("a{a}.jsonl"))).unwrap_or_default();
+            let (seam, own) = (read(&logs[0]), read(&logs[1]));
+            assert_eq!(own.lines().count(), rounds, "{world} agent {a}: {own}");
+            assert_eq!(seam, own, "{world} agent {a}'s requests");
+            let first: serde_json::Value = serde_json::from_str(seam.lines().next().unwrap()).unwrap();
+            assert!(first["utilities"].as_array().is_some_and(|u| !u.is_empty()), "{first}");
+            assert!(first["budget"].as_f64().is_some() && first["tokens"].as_f64().is_some(), "{first}");
+        }
     }
     let doc = std::fs::read_to_string(root().join("docs/AGENTS.md")).unwrap();
     let example = doc.split("```python\n").nth(1).unwrap().split("```").next().unwrap();

@@ -70,12 +70,6 @@ pub fn world_name(table: &toml::Table) -> String {
         .to_string()
 }
 
-/// The world the config file at `path` declares (`env.world`, `"queues"` when absent);
-/// `None` when the file cannot be read or parsed (its reader then says why).
-pub fn world_of(path: &Path) -> Option<String> {
-    crate::config::read_table(path, &[]).ok().map(|t| world_name(&t))
-}
-
 /// The commands that drive the world `name` by default ([`Stack::Queue`] for a name no entry
 /// has: the queue world's loader then names the problem).
 pub fn stack(name: &str) -> Stack {

@@ -165,7 +165,7 @@ def test_the_markets_rounds_and_weights_are_kept_by_the_one_adapter():
     assert a is not b and a is env.action_space(env.possible_agents[0])
 
 
-def test_the_stack_and_world_a_config_names_read_its_overrides():
+def test_the_stack_and_world_a_config_names_read_its_overrides(tmp_path):
     # `--set` values count, as on the command line (they were ignored: a queue world's file
     # with `env.stack="seam"` set by an override read as its own stack), and an iterator of
     # overrides reaches the environment as well as the world's name.
@@ -182,3 +182,7 @@ def test_the_stack_and_world_a_config_names_read_its_overrides():
         env.step({a: 0 for a in env.agents})
         steps += 1
     assert steps == 3
+    # The environment's type follows the world the overrides name, not the file's.
+    odd = tmp_path / "odd.toml"
+    odd.write_text((ROOT / "configs/quickstart.toml").read_text().replace("[env]\n", '[env]\nworld = "nowhere"\n', 1))
+    assert isinstance(mtf_env.parallel_env(str(odd), ['env.world="queues"']), mtf_env.MtfParallelEnv)

@@ -27,11 +27,20 @@ pub fn check(path: &Path, world: &dyn World) -> Result<Manifest, String> {
     }
     let manifest = read_payload(&bytes).map_err(|e| format!("{}: {e}", path.display()))?.manifest;
     let Some(theirs) = &manifest.world else {
-        return Err(format!(
-            "{}: a policy for the queue world; this is the {} world (export a run trained on it)",
-            path.display(),
-            here.name
-        ));
+        // The queue and valuation worlds behind the seam (`env.stack = "seam"`) do not yet
+        // drive their own stack's exports (issue 38's export gap).
+        return Err(if matches!(here.name.as_str(), "queues" | "valuations") {
+            format!(
+                "{}: exported from a run on the queue world's own stack; play it there (without env.stack = \"seam\"), or export a run trained behind the seam",
+                path.display()
+            )
+        } else {
+            format!(
+                "{}: a policy for the queue world; this is the {} world (export a run trained on it)",
+                path.display(),
+                here.name
+            )
+        });
     };
     let action = world.action_kind().as_str();
     if theirs.name != here.name
@@ -131,10 +140,15 @@ pub struct WorldAgents {
     line: String,
     /// The features of each row the agent reads (its manifest's, found in the world's row).
     reads: std::ops::Range<usize>,
-    /// An external executable in a world with a protocol of its own
-    /// ([`World::agent_request`]): each live agent's request this round, by id (its process is
-    /// then per agent). Empty otherwise.
+    /// Whether it is an external executable in a world with a protocol of its own
+    /// ([`World::agent_request`]), its processes then per agent: decided once, at the first
+    /// round with agents (`None` before).
+    own: Option<bool>,
+    /// In the world's own protocol, each live agent's request this round, by id.
     requests: Vec<Option<String>>,
+    /// The mean entropy of the distributions the last round's replies drew from, where every
+    /// reply said (`probabilities`, docs/AGENTS.md).
+    entropy: Option<f64>,
 }
 
 impl WorldAgents {
@@ -162,7 +176,9 @@ impl WorldAgents {
             dead: false,
             line: String::new(),
             reads,
+            own: None,
             requests: Vec::new(),
+            entropy: None,
         }
     }
 
@@ -172,11 +188,9 @@ impl WorldAgents {
         self.procs.iter_mut().flatten().for_each(Proc::kill);
     }
 
-    /// The row's level from the process of group (or agent) `g`.
-    fn ask(&mut self, g: usize, row: &[f32]) -> Result<usize, String> {
-        if !self.requests.is_empty() {
-            return self.ask_own(g);
-        }
+    /// The row's level from the process of group (or agent) `g`, and the entropy of the
+    /// distribution it drew from when its reply says.
+    fn ask(&mut self, g: usize, row: &[f32]) -> Result<(usize, Option<f64>), String> {
         // A file holding one group's (or agent's) policy serves every one (a homogeneous
         // population) from one process: it holds no state of any one agent's.
         let (held, slot) = if self.manifest.agents.len() == 1 {
@@ -208,29 +222,38 @@ impl WorldAgents {
         self.line.push_str("]}");
         p.send(&who, &self.line)?;
         let reply = p.reply(&who, self.timeout)?;
-        Ok(decision(&who, &reply, &self.manifest.action, &self.manifest.levels)?.0)
+        decision(&who, &reply, &self.manifest.action, &self.manifest.levels)
     }
-}
 
-impl WorldAgents {
-    /// Agent `id`'s level in the world's own protocol: its process (`--agent ID`) reads the
-    /// request [`RowPolicy::sees`] took from the world.
-    fn ask_own(&mut self, id: usize) -> Result<usize, String> {
-        let who = format!("agent {id}");
-        let Some(line) = self.requests.get(id).and_then(Option::as_ref) else {
-            return Err(format!("{who} is live but the world gave it no request"));
-        };
-        if self.procs.len() <= id {
-            self.procs.resize_with(id + 1, || None);
+    /// A round in the world's own protocol, as the queue stack's `agent:` plays it
+    /// (`export::drive`): every live agent's request written to its process (`--agent ID`),
+    /// then every reply read, so an agent may wait for the others' requests (one model server
+    /// behind every process). The agents' mean entropy where every one says it.
+    fn round_own(&mut self, agents: &[usize], actions: &mut [usize]) -> Result<Option<f64>, String> {
+        for &id in agents {
+            let who = format!("agent {id}");
+            let line = self.requests.get(id).and_then(Option::as_ref).ok_or_else(|| {
+                format!("the world gave live {who} no request (World::agent_request answers for every live agent or none)")
+            })?;
+            if self.procs.len() <= id {
+                self.procs.resize_with(id + 1, || None);
+            }
+            if self.procs[id].is_none() {
+                self.procs[id] = Some(Proc::spawn(&self.path, Some(id))?);
+            }
+            let p = self.procs[id].as_mut().expect("started");
+            p.nothing_waiting(&who)?;
+            p.send(&who, line)?;
         }
-        if self.procs[id].is_none() {
-            self.procs[id] = Some(Proc::spawn(&self.path, Some(id))?);
+        let mut entropy = Some(0.0);
+        for (&id, a) in agents.iter().zip(actions.iter_mut()) {
+            let who = format!("agent {id}");
+            let reply = self.procs[id].as_mut().expect("started").reply(&who, self.timeout)?;
+            let (level, h) = decision(&who, &reply, &self.manifest.action, &self.manifest.levels)?;
+            *a = level;
+            entropy = entropy.zip(h).map(|(e, h)| e + h / agents.len() as f64);
         }
-        let p = self.procs[id].as_mut().expect("started");
-        p.nothing_waiting(&who)?;
-        p.send(&who, line)?;
-        let reply = p.reply(&who, self.timeout)?;
-        Ok(decision(&who, &reply, &self.manifest.action, &self.manifest.levels)?.0)
+        Ok(entropy)
     }
 }
 
@@ -246,41 +269,69 @@ impl RowPolicy for WorldAgents {
     /// then the same policy on the queue stack and behind the seam. An exported agent reads
     /// the rows it was exported on.
     fn sees(&mut self, world: &dyn World) {
-        if self.manifest.kind != "external" {
+        if self.manifest.kind != "external" || self.own == Some(false) {
             return;
         }
-        for slot in &mut self.requests {
-            *slot = None;
-        }
-        for &id in world.live() {
-            let Some(request) = world.agent_request(id) else {
-                continue;
+        let live = world.live();
+        if self.own.is_none() {
+            let Some(&first) = live.first() else {
+                return;
             };
+            let own = world.agent_request(first).is_some();
+            self.own = Some(own);
+            if !own {
+                return;
+            }
+            self.per_agent = true;
+        }
+        self.requests.iter_mut().for_each(|r| *r = None);
+        for &id in live {
             if self.requests.len() <= id {
                 self.requests.resize(id + 1, None);
             }
-            self.requests[id] = Some(request.to_string());
+            self.requests[id] = world.agent_request(id).map(|r| r.to_string());
         }
-        self.per_agent |= !self.requests.is_empty();
     }
 
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         actions.fill(0);
+        self.entropy = None;
+        if self.dead {
+            return;
+        }
+        if self.own == Some(true) {
+            match self.round_own(agents, actions) {
+                Ok(h) => self.entropy = h,
+                Err(e) => self.fail(format!("{}: {e}", self.path.display())),
+            }
+            return;
+        }
         let by = if self.per_agent { agents } else { groups };
+        let mut entropy = Some(0.0);
         for ((row, &g), a) in obs.chunks_exact(dim).zip(by).zip(actions.iter_mut()) {
             if self.dead {
                 return;
             }
             let row = &row[self.reads.clone()];
             match self.ask(g, row) {
-                Ok(level) => *a = level,
+                Ok((level, h)) => {
+                    *a = level;
+                    entropy = entropy.zip(h).map(|(e, h)| e + h / groups.len() as f64);
+                }
                 Err(e) => self.fail(format!("{}: {e}", self.path.display())),
             }
         }
+        self.entropy = entropy;
     }
 
-    /// An agent process is told each episode's seed and may draw from it: every seed is
-    /// played.
+    /// The mean entropy of the distributions the last round's replies drew from, where every
+    /// one said (as the queue stack's `agent:` reports it).
+    fn entropy(&self) -> Option<f64> {
+        self.entropy
+    }
+
+    /// An agent process may draw its actions (from a seed of its own: the episode's is not
+    /// sent): every seed is played.
     fn draws(&self) -> bool {
         true
     }

@@ -325,7 +325,8 @@ pub trait World: Send {
     /// one process per agent, started as `--agent ID`, is sent this object. The queue and
     /// valuation worlds keep theirs (`{budget, utilities, tokens}`), so a script written for
     /// them is the same policy on either stack. `None`, the default: one process per group,
-    /// each live agent's observation row sent as `{"world": row}`. Asked after `reset`.
+    /// each live agent's observation row sent as `{"world": row}`. Asked after `reset`; a
+    /// world answers for every live agent, every round, or for none.
     fn agent_request(&self, _id: usize) -> Option<serde_json::Value> {
         None
     }

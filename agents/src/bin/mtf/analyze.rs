@@ -48,8 +48,9 @@ pub(crate) fn run(a: Args) -> agents::Result<ExitCode> {
 
 /// A world behind the seam.
 fn seam(a: Args) -> agents::Result<ExitCode> {
-    // Refused, not ignored (accepted and dropped before 2026-12-06): a sweep of the queue
-    // world's token total has no meaning in a world without its budgets.
+    // Refused, not ignored (accepted and dropped before 2026-12-06): the token-scale sweep
+    // is written for the queue stack alone (issue 38's analyze gap), and means nothing in a
+    // world without token budgets.
     if a.tokens.is_some() {
         let world = env::registry::world_name(&env::config::read_table(&a.config, &a.common.set)?);
         return Err(agents::error::user(format!(
