@@ -634,6 +634,9 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
             shape[format!("vs_{name}_iqm")] = json!(0.0);
             shape[format!("vs_{name}_ci95")] = json!([0.0, 0.0]);
         }
+        if let Some(k) = compatibility_key(w) {
+            shape[k] = json!({"mean": 0.0, "ci95": 0.0});
+        }
         return shape;
     }
     let figures = Value::Object(
@@ -1229,8 +1232,15 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
     // Each replicate's argmax against the best fixed level, where every replicate has one,
     // and how many of them are near-uniform.
     let (mut greedy, mut near_uniform) = (Some(Vec::new()), 0);
+    // Each replicate's held-out headline as scored (`eval_<headline>`, as a run group's of the
+    // queue stack holds its welfare), under its name.
+    let (mut head_key, mut heads) = (None::<String>, Vec::new());
     for r in crate::train::group::replicates(dir.path())? {
         let s = crate::train::log::read_json(&RunDir::at(&r).summary())?;
+        if let Some(h) = s["headline"].as_str() {
+            heads.push(s["eval"][h]["mean"].as_f64().unwrap_or(f64::NAN));
+            head_key.get_or_insert_with(|| format!("eval_{h}"));
+        }
         let g = s["greedy"]["vs_best_fixed"]["mean"].as_f64();
         greedy = greedy.zip(g).map(|(mut all, g)| {
             all.push(g);
@@ -1266,6 +1276,10 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
         "vs_best_fixed_ci95": ci,
         "share_improving": p,
     });
+    if let Some(k) = head_key.filter(|k| k != "eval_seeds" && heads.len() == scores.len()) {
+        let stat = env::eval::Stat::of(&heads);
+        summary[k] = json!({"mean": stat.mean, "ci95": stat.ci95});
+    }
     let mut others = String::new();
     for (key, s) in against.iter().filter(|(k, _)| k != "vs_best_fixed") {
         let (i, c) = (stats::iqm(s), stats::bootstrap_ci(&[s], stats::iqm, 7));

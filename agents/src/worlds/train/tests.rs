@@ -49,6 +49,11 @@ fn a_run_is_judged_against_its_worlds_named_actions_too() {
     assert!((g["vs_own_iqm"].as_f64().unwrap() + 2.1).abs() < 1e-9, "{g:#}");
     assert_eq!(g["vs_uniform_per_replicate"].as_array().map(Vec::len), Some(2), "{g:#}");
     assert!(group.report.contains("every agent at `own`: IQM -2.100"), "{}", group.report);
+    // The replicates' held-out headline under the queue stack's group key (both at 0.7: the
+    // same episodes, so their mean is each one's).
+    let h = one["headline"].as_str().unwrap();
+    let mean = g[format!("eval_{h}")]["mean"].as_f64().unwrap();
+    assert!((mean - one["eval"][h]["mean"].as_f64().unwrap()).abs() < 1e-9, "{g:#}");
     // Every key the run wrote is one a sweep may name (and no other).
     let shape = summary_shape(exp_world(&out).as_ref(), true);
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
