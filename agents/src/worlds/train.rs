@@ -637,6 +637,8 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         if let Some(k) = compatibility_key(w) {
             shape[k] = json!({"mean": 0.0, "ci95": 0.0});
         }
+        let zero = crate::report::stats::Replicates::of(&[0.0], 0);
+        shape["vs_baseline"] = json!({"sampled": zero, "greedy": zero});
         return shape;
     }
     let figures = Value::Object(
@@ -1275,6 +1277,14 @@ fn summarise_group(dir: &RunDir) -> crate::error::Result<SeamTrained> {
         "vs_best_fixed_iqm": iqm,
         "vs_best_fixed_ci95": ci,
         "share_improving": p,
+    });
+    // The queue stack's group key for the same scores (its sweeps' `vs_baseline.sampled.iqm`):
+    // as trained, and the argmax where the replicates have one (else as trained: a policy
+    // that does not draw is its own argmax).
+    let greedy_scores = greedy.as_ref().filter(|g| g.len() == scores.len()).unwrap_or(scores);
+    summary["vs_baseline"] = json!({
+        "sampled": stats::Replicates::of(scores, 7),
+        "greedy": stats::Replicates::of(greedy_scores, 7),
     });
     if let Some(k) = head_key.filter(|k| k != "eval_seeds" && heads.len() == scores.len()) {
         let stat = env::eval::Stat::of(&heads);

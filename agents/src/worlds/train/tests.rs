@@ -54,6 +54,11 @@ fn a_run_is_judged_against_its_worlds_named_actions_too() {
     let h = one["headline"].as_str().unwrap();
     let mean = g[format!("eval_{h}")]["mean"].as_f64().unwrap();
     assert!((mean - one["eval"][h]["mean"].as_f64().unwrap()).abs() < 1e-9, "{g:#}");
+    // And the scores under the queue stack's `vs_baseline` (a fixed policy: greedy as scored).
+    for how in ["sampled", "greedy"] {
+        assert_eq!(g["vs_baseline"][how]["iqm"], g["vs_best_fixed_iqm"], "{how}: {g:#}");
+        assert_eq!(g["vs_baseline"][how]["scores"], g["vs_best_fixed_per_replicate"], "{how}");
+    }
     // Every key the run wrote is one a sweep may name (and no other).
     let shape = summary_shape(exp_world(&out).as_ref(), true);
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
