@@ -39,10 +39,10 @@ rm -rf "$OUT-compare"
 "$M" compare --config "$C" --policies "$POLICIES" --mechanisms mtf,max_min_fairness_perf,max_min_fairness \
   --seeds 16 --baseline any/max_min_fairness_perf --json --out "$OUT-compare" > "$OUT/compare.json"
 
-python3 - "$OUT" "$ES" "$(( $(date +%s) - T0 ))" "$(machine)" "$L" "${SETS:-}" <<'PY'
+python3 - "$OUT" "$ES" "$(( $(date +%s) - T0 ))" "$(machine)" "$L" "${SETS:-}" "${EPISODES:-}" <<'PY'
 import json, os, sys
-out, es, seconds, machine, learner, sets = sys.argv[1:7]
-how = f"LEARNER={learner}" + (f" SETS='{sets}'" if sets else "")
+out, es, seconds, machine, learner, sets, episodes = sys.argv[1:8]
+how = f"LEARNER={learner}" + (f" EPISODES={episodes}" if episodes else "") + (f" SETS='{sets}'" if sets else "")
 name = {"ppo": "PPO", "actor_critic": "the actor-critic", "hedge": "Hedge"}.get(learner, learner)
 d = json.load(open(f"{out}/compare.json"))
 rows = d["rows"]
