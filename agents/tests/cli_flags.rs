@@ -201,7 +201,7 @@ fn help_texts_said_what_the_commands_do() {
     assert!(help(&["sweep", "--help"]).contains("default: the sweep file's budget.threads"));
     let analyze = help(&["analyze", "--help"]);
     assert!(
-        analyze.contains("[default: 100,1000,10000]") && analyze.contains("Default: stride,gandiva_fair,themis in the queue world"),
+        analyze.contains("default 100,1000,10000") && analyze.contains("Default: stride,gandiva_fair,themis in the queue world"),
         "{analyze}"
     );
     // No hard break mid-sentence (a line that ends without punctuation and the next starting in

@@ -8,6 +8,7 @@ from typing import Iterable
 from pettingzoo import ParallelEnv
 
 from . import _native
+from ._checks import _overrides
 from .market import MarketParallelEnv
 from .worlds import WorldParallelEnv
 
@@ -43,7 +44,7 @@ def parallel_env(config: str | os.PathLike, overrides: Iterable[str] = (), rende
     ``MtfParallelEnv``, for a market file (``env.world = "market"``) a ``MarketParallelEnv``,
     and for a world behind the seam (``env.world = "gavel"``, ``"bandit"``) a
     ``WorldParallelEnv``."""
-    overrides = list(overrides)  # read twice: an iterator would be spent by the first
+    overrides = _overrides(overrides, "overrides")  # read twice: an iterator would be spent by the first
     world = _native.world_name(os.fspath(config), overrides)
     if world == "market":
         return MarketParallelEnv(config, overrides, render_mode)
