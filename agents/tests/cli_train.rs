@@ -934,22 +934,27 @@ fn ppo_under_the_welfare_reward_defaults_to_an_actor_per_class() {
 #[test]
 fn the_actor_critic_under_the_welfare_reward_defaults_to_an_actor_per_class() {
     // The actor-critic's `share` and `entropy` are "auto" since 2026-12-05 (issue 41): under
-    // the shared welfare reward the w124-mmpp recipe (one actor and critic per weight class,
-    // no bonus), to the bit; under own rewards (the main job) per agent with the annealed
-    // 0.01, as before.
+    // the shared welfare reward from 200 training episodes on the w124-mmpp recipe (one actor
+    // and critic per weight class, no bonus), to the bit; under it over fewer episodes (since
+    // 2026-12-07) and under own rewards (the main job) per agent with the annealed 0.01, as
+    // before.
     let q = quickstart();
-    let train = |name: &str, sets: &[&str]| {
+    let train = |name: &str, long: bool, sets: &[&str]| {
         let out = tmp(name);
         let mut args = vec!["train", "--config", q.as_str(), "--out", out.to_str().unwrap()];
-        for s in [
-            "learner.kind=actor_critic",
-            "train.episodes=2",
-            "env.rounds=40",
-            "train.eval_seeds=2",
-            "learner.actor_critic.actor_hidden=32",
-        ]
-        .iter()
-        .chain(sets)
+        let budget: &[&str] = if long {
+            &["train.episodes=200", "env.rounds=6"]
+        } else {
+            &["train.episodes=2", "env.rounds=40"]
+        };
+        for s in budget
+            .iter()
+            .chain(&[
+                "learner.kind=actor_critic",
+                "train.eval_seeds=2",
+                "learner.actor_critic.actor_hidden=32",
+            ])
+            .chain(sets)
         {
             args.extend(["--set", s]);
         }
@@ -957,28 +962,56 @@ fn the_actor_critic_under_the_welfare_reward_defaults_to_an_actor_per_class() {
         assert_eq!(code, 0, "{err}");
         (episodes(&out), eval_welfare(&out), out)
     };
-    let defaults = train("ac-welfare-auto", &["env.reward=welfare"]);
-    let recipe = train(
-        "ac-welfare-recipe",
-        &[
-            "env.reward=welfare",
-            "learner.actor_critic.share=\"class\"",
-            "learner.actor_critic.entropy=0",
-        ],
-    );
-    let before = train(
-        "ac-welfare-before",
-        &[
-            "env.reward=welfare",
-            "learner.actor_critic.share=\"none\"",
-            "learner.actor_critic.entropy=0.01",
-        ],
-    );
-    assert_eq!((&defaults.0, &defaults.1), (&recipe.0, &recipe.1));
-    assert_ne!(defaults.0, before.0, "the recipe trains otherwise than an actor per agent");
-    let own = train("ac-own-auto", &[]);
+    const RECIPE: [&str; 3] = [
+        "env.reward=welfare",
+        "learner.actor_critic.share=\"class\"",
+        "learner.actor_critic.entropy=0",
+    ];
+    const BEFORE: [&str; 3] = [
+        "env.reward=welfare",
+        "learner.actor_critic.share=\"none\"",
+        "learner.actor_critic.entropy=0.01",
+    ];
+    let long = train("ac-welfare-auto-long", true, &["env.reward=welfare"]);
+    let recipe = train("ac-welfare-recipe-long", true, &RECIPE);
+    let long_before = train("ac-welfare-before-long", true, &BEFORE);
+    assert_eq!((&long.0, &long.1), (&recipe.0, &recipe.1));
+    assert_ne!(long.0, long_before.0, "the recipe trains otherwise than an actor per agent");
+    let defaults = train("ac-welfare-auto", false, &["env.reward=welfare"]);
+    let before = train("ac-welfare-before", false, &BEFORE);
+    let short_recipe = train("ac-welfare-recipe", false, &RECIPE);
+    assert_eq!((&defaults.0, &defaults.1), (&before.0, &before.1), "2 episodes: per agent");
+    assert_ne!(defaults.0, short_recipe.0);
+    // A 2-episode checkpoint of the class recipe is not the default's learner: refused in one line.
+    let (code, _, err) = mtf(&[
+        "compare",
+        "--config",
+        q.as_str(),
+        "--policies",
+        &format!("run:{}", {
+            let p = short_recipe.2.join("config.toml");
+            let t = std::fs::read_to_string(&p).unwrap();
+            std::fs::write(
+                &p,
+                t.replace("share = \"class\"", "share = \"auto\"")
+                    .replace("entropy = 0.0", "entropy = \"auto\""),
+            )
+            .unwrap();
+            short_recipe.2.display()
+        }),
+        "--seeds",
+        "2",
+        "--set",
+        "env.rounds=40",
+        "--out",
+        tmp("ac-class-read-as-auto").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let own = train("ac-own-auto", false, &[]);
     let own_before = train(
         "ac-own-before",
+        false,
         &["learner.actor_critic.share=\"none\"", "learner.actor_critic.entropy=0.01"],
     );
     assert_eq!((&own.0, &own.1), (&own_before.0, &own_before.1));
@@ -1014,7 +1047,7 @@ fn the_actor_critic_under_the_welfare_reward_defaults_to_an_actor_per_class() {
     assert!(text.contains("share = \"none\"\n"), "{text}");
     std::fs::write(&path, text.replace("share = \"none\"\n", "")).unwrap();
     assert_eq!(compare(&before.2, "cmp-b"), played);
-    for (_, _, dir) in [defaults, recipe, before, own, own_before] {
+    for (_, _, dir) in [long, recipe, long_before, defaults, short_recipe, before, own, own_before] {
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -521,10 +521,10 @@ pub trait LearnerConfig {
     /// A fresh learner population.
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner>;
 
-    /// Its section with every `"auto"` decided for `shape`, where it has any (what
-    /// TensorBoard's HPARAMS tab records: the values the run trained with). `None`: the section
-    /// as written.
-    fn resolved_section(&self, _shape: &dyn super::WorldShape) -> Option<toml::Value> {
+    /// Its section with every `"auto"` decided for `shape` and a run of `episodes` training
+    /// episodes, where it has any (what TensorBoard's HPARAMS tab records: the values the run
+    /// trained with). `None`: the section as written.
+    fn resolved_section(&self, _shape: &dyn super::WorldShape, _episodes: u64) -> Option<toml::Value> {
         None
     }
 

@@ -438,18 +438,23 @@ mod tests {
         assert!(jobs.welfare_reward() && !jobs.persistent());
         assert_eq!(Critic::Auto.resolve(&jobs), Critic::Local);
         // The actor-critic's `auto` is the w124-mmpp recipe (one actor and critic per weight
-        // class, no bonus) under the welfare reward where the agents stay, per agent with the
-        // annealed 0.01 elsewhere (own rewards: the main job); PPO's class_id is refused.
-        use crate::learners::actor_critic::ActorCriticConfig;
+        // class, no bonus) under the welfare reward where the agents stay from 200 training
+        // episodes on, per agent with the annealed 0.01 elsewhere (shorter runs; own rewards:
+        // the main job); per group behind the seam; PPO's class_id is refused.
+        use crate::learners::actor_critic::{ActorCriticConfig, CLASS_FROM_EPISODES};
         let ac = ActorCriticConfig::default();
-        for (shape, want) in [
-            (&welfare as &dyn WorldShape, (Share::Class, Bonus::Of(0.0))),
-            (&stays, (Share::Class, Bonus::Of(0.0))),
-            (&sc, (Share::None, Bonus::Of(0.01))),
-            (&jobs, (Share::Class, Bonus::Of(0.01))),
+        let long = CLASS_FROM_EPISODES;
+        for (shape, episodes, want) in [
+            (&welfare as &dyn WorldShape, long, (Share::Class, Bonus::Of(0.0))),
+            (&stays, long, (Share::Class, Bonus::Of(0.0))),
+            (&welfare, long - 1, (Share::None, Bonus::Of(0.01))),
+            (&stays, 50, (Share::None, Bonus::Of(0.01))),
+            (&sc, long, (Share::None, Bonus::Of(0.01))),
+            (&jobs, long, (Share::Class, Bonus::Of(0.01))),
+            (&jobs, 1, (Share::Class, Bonus::Of(0.01))),
         ] {
-            let r = ac.resolved(shape);
-            assert_eq!((r.share, r.entropy), want);
+            let r = ac.resolved(shape, episodes);
+            assert_eq!((r.share, r.entropy), want, "{episodes} episodes");
         }
         let set = ActorCriticConfig {
             share: Share::None,
@@ -457,7 +462,7 @@ mod tests {
             ..ActorCriticConfig::default()
         };
         assert_eq!(
-            (set.resolved(&welfare).share, set.resolved(&welfare).entropy),
+            (set.resolved(&welfare, long).share, set.resolved(&welfare, long).entropy),
             (Share::None, Bonus::Of(0.02))
         );
         assert_eq!(refused(&sc, &section("actor_critic", "[actor_critic]\nshare = \"auto\"")), None);

@@ -596,7 +596,7 @@ fn open_tb(dir: &RunDir, exp: &Experiment) -> crate::error::Result<crate::run::t
     if let Some(toml::Value::Table(learner)) = resolved.get_mut("learner") {
         let kind = exp.learner.kind.name();
         learner.retain(|k, v| !v.is_table() || k == kind);
-        if let Some(section) = exp.learner.chosen().resolved_section(&exp.scenario) {
+        if let Some(section) = exp.learner.chosen().resolved_section(&exp.scenario, exp.train.episodes) {
             learner.insert(kind.to_string(), section);
         }
     }

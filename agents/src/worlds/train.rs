@@ -921,7 +921,7 @@ fn train_episodes(exp: &SeamExperiment, dir: &RunDir, start: u64, spec: &crate::
         .map_err(|e| failed(format!("re-reading the resolved config: {e}")))?;
     // The values the run trains with, `auto` decided (PPO's critic, share and entropy).
     if let (Some(section), Some(toml::Value::Table(learner))) = (
-        exp.learner.chosen().resolved_section(&SeamShape::of(w)),
+        exp.learner.chosen().resolved_section(&SeamShape::of(w), exp.train.episodes),
         resolved.get_mut("learner"),
     ) {
         learner.insert(exp.learner.kind.name().to_string(), section);

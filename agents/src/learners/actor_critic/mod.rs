@@ -101,8 +101,9 @@ pub struct ActorCriticConfig {
     /// Discount.
     pub gamma: f64,
     /// Entropy bonus coefficient (at the start of the run, with `entropy_anneal`), or `"auto"`
-    /// (the default): none where a run is paid the shared welfare and its agents stay (the
-    /// w124-mmpp recipe, with `share`'s `"auto"`), 0.01 otherwise ([`ActorCriticConfig::resolved`]).
+    /// (the default): none where a run of at least [`CLASS_FROM_EPISODES`] episodes is paid
+    /// the shared welfare and its agents stay (the w124-mmpp recipe, with `share`'s `"auto"`),
+    /// 0.01 otherwise ([`ActorCriticConfig::resolved`]).
     pub entropy: Bonus,
     /// The fraction of the run's planned rounds (`train.episodes` x `env.rounds`) over which
     /// the entropy bonus falls linearly to 0 and then stays there; 0: the bonus stays
@@ -128,8 +129,11 @@ pub struct ActorCriticConfig {
     /// Actor and critic parameters in the queue world: one per agent (the thesis's), or one
     /// per weight class shared by its agents (`class`: the learner of worlds where agents come
     /// and go, [`ActorCritic::pooled`], every agent's rounds learned from by its class's
-    /// networks), or `"auto"` (the default): `class` where a run is paid the shared welfare
-    /// and its agents stay, `none` otherwise ([`ActorCriticConfig::resolved`]). In the other
+    /// networks), or `"auto"` (the default): `class` where a run of at least
+    /// [`CLASS_FROM_EPISODES`] episodes is paid the shared welfare and its agents stay, `none`
+    /// otherwise ([`ActorCriticConfig::resolved`]; a welfare run of fewer episodes written
+    /// from 2026-12-05 to 2026-12-07 trained `class`, and its checkpoint, one network per
+    /// class, is refused now as not the run's learner). In the other
     /// worlds the agents of a group always share. A run written before `auto` (2026-12-05)
     /// without the key trained per agent and reads so (`train::run_files`'s legacy defaults).
     pub share: Share,
@@ -236,18 +240,30 @@ impl ActorCriticConfig {
     }
 }
 
+/// The training episodes from which the actor-critic's `auto` is the w124-mmpp recipe under
+/// the shared welfare reward (issue 41, 2026-12-07). A class's actor learns from every one of
+/// its agents' rounds, so it moves further per episode than an agent's own: over a long run
+/// that pays (w124-mmpp at load 0.8: -0.037 [-0.153, +0.002] against the best fixed level at
+/// 200 episodes over 10 replicates and +0.006 [-0.036, +0.036] at 400, per agent with the
+/// annealed bonus -0.06 [-0.11, -0.03] and -0.08 [-0.17, +0.03]; the quickstart at 400 +0.85
+/// [+0.72, +0.93] against per agent's +0.84 [+0.50, +0.93]); over the thesis scenarios' 50 it
+/// can move the wrong way before it has learned: on w128-mmpp -0.027 [-0.047, -0.006] below
+/// uniform play over 5 replicates, per agent with the bonus +0.007 [-0.000, +0.015], and per
+/// agent with the bonus below uniform play nowhere in the 16 shipped scenarios by more than
+/// 0.0012% of the welfare (docs/reports/floor-2026-11-27.md,
+/// floor-ac-w128-mmpp-probe-2026-12-06.md).
+pub const CLASS_FROM_EPISODES: u64 = 200;
+
 impl ActorCriticConfig {
-    /// `self` with its `auto` settings decided by `sc`. Under the shared welfare reward where
-    /// the same agents act every round, one actor and critic per weight class and no entropy
-    /// bonus (the w124-mmpp recipe, as PPO's MAPPO): on w124-mmpp at load 0.8 with 400
-    /// episodes +0.006 [-0.036, +0.036] sampled against the best fixed level over 10
-    /// replicates (per agent with the annealed bonus, the default before 2026-12-05: -0.08
-    /// [-0.17, +0.03] over 5 at 400 episodes, -0.06 [-0.11, -0.03] at 200); on the quickstart
-    /// +0.85 [+0.72, +0.93] over 5 replicates (per agent, annealed: +0.84 [+0.50, +0.93]).
-    /// Elsewhere (own rewards: the main job; the auctions' best responses, which need the
-    /// early exploration) per agent with the bonus, 0.01 annealed.
-    pub fn resolved(&self, sc: &dyn crate::learners::WorldShape) -> ActorCriticConfig {
-        let shared = super::ppo::welfare_shared(sc);
+    /// `self` with its `auto` settings decided by `sc` for a run of `episodes` training
+    /// episodes. Under the shared welfare reward where the same agents act every round, from
+    /// [`CLASS_FROM_EPISODES`] episodes on, one actor and critic per weight class and no
+    /// entropy bonus (the w124-mmpp recipe, as PPO's MAPPO). Elsewhere (shorter runs; own
+    /// rewards: the main job; the auctions' best responses, which need the early exploration)
+    /// per agent with the bonus, 0.01 annealed; behind the seam, where a run keeps one policy
+    /// per group, per group.
+    pub fn resolved(&self, sc: &dyn crate::learners::WorldShape, episodes: u64) -> ActorCriticConfig {
+        let shared = super::ppo::welfare_shared(sc) && episodes >= CLASS_FROM_EPISODES;
         ActorCriticConfig {
             share: match self.share {
                 Share::Auto if shared || !sc.per_agent() => Share::Class,
@@ -266,8 +282,8 @@ impl ActorCriticConfig {
 
 impl LearnerConfig for ActorCriticConfig {
     /// `share` and `entropy` as `auto` resolved them.
-    fn resolved_section(&self, sc: &dyn crate::learners::WorldShape) -> Option<toml::Value> {
-        toml::Value::try_from(self.resolved(sc)).ok()
+    fn resolved_section(&self, sc: &dyn crate::learners::WorldShape, episodes: u64) -> Option<toml::Value> {
+        toml::Value::try_from(self.resolved(sc, episodes)).ok()
     }
 
     fn validate(&self, shape: &dyn crate::learners::WorldShape, chosen: bool, err: &ErrorIn<'_>) -> Result<(), ConfigError> {
@@ -283,7 +299,7 @@ impl LearnerConfig for ActorCriticConfig {
     fn init(&self, run: &Init<'_>) -> Box<dyn Learner> {
         let s = run.shape;
         let shape = Shape::reading(s.agents(), run.inputs(self.features), s.levels().len());
-        let cfg = self.resolved(s);
+        let cfg = self.resolved(s, run.episodes);
         if cfg.share == Share::Class || !s.per_agent() || !s.persistent() {
             return Box::new(ActorCritic::pooled(shape, &cfg, run.seed, s.pools(), run.episodes));
         }
@@ -302,8 +318,9 @@ impl LearnerConfig for ActorCriticConfig {
 
     fn memory(&self, sc: &Scenario, _copies: usize) -> Vec<(String, u64)> {
         use super::base::{actor_params, critic_params, feature_dim, nets_peak};
-        // Stacked networks: one per agent, or one per class when shared.
-        let n = if self.resolved(sc).share == Share::None {
+        // Stacked networks: one per agent, or one per class when shared; `auto` counted as
+        // per agent (as over a short run), the larger.
+        let n = if self.resolved(sc, 0).share == Share::None {
             sc.n()
         } else {
             sc.weight_classes().len()

@@ -379,7 +379,7 @@ impl PpoConfig {
 
 impl LearnerConfig for PpoConfig {
     /// `critic`, `share` and `entropy` as `auto` resolved them.
-    fn resolved_section(&self, sc: &dyn crate::learners::WorldShape) -> Option<toml::Value> {
+    fn resolved_section(&self, sc: &dyn crate::learners::WorldShape, _episodes: u64) -> Option<toml::Value> {
         toml::Value::try_from(self.resolved(sc)).ok()
     }
 
