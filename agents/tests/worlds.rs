@@ -511,6 +511,19 @@ fn same_training(a: &[serde_json::Value], b: &[serde_json::Value], keys: &[&str]
             assert!(s[key].is_number(), "{what}: {key}: {s}");
             assert_eq!(s[key], q[key], "{what}: {key} of episode {}", s["episode"]);
         }
+        // The learner's reward spread and each class's mean threshold, as the queue stack
+        // logs them (its `threshold_by_weight`; the seam's `threshold_w<w>`, the same means
+        // summed in another order).
+        assert_eq!(s["reward_spread"], q["reward_spread"], "{what}: reward_spread");
+        let classes = q["threshold_by_weight"].as_array().unwrap();
+        assert!(!classes.is_empty());
+        for wt in classes {
+            let (w, t) = (wt[0].as_f64().unwrap(), wt[1].as_f64().unwrap());
+            let seam = s[format!("threshold_w{w}").as_str()]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{what}: threshold_w{w}: {s}"));
+            assert!((seam - t).abs() < 1e-12, "{what}: threshold_w{w} {seam} against {t}");
+        }
     }
 }
 

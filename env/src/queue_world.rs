@@ -46,7 +46,9 @@ pub const QUEUE_METRICS: &[WorldMetric] = &[
 
 /// The queue world's figures for a scenario of weight classes `classes`: [`QUEUE_METRICS`]
 /// with, after welfare, each class's jobs a round per agent (`throughput_w1`, ...: the columns
-/// and CSV keys of the queue world's own tables).
+/// and CSV keys of the queue world's own tables), and last each class's mean threshold
+/// (`threshold_w1`, ...: the queue stack's `threshold_by_weight`, what a training curve of the
+/// levels reads; not a column of the tables).
 ///
 /// A world's figures are `&'static` (every command holds them past the world); these depend on
 /// the scenario, so each set of classes is built once per process and kept (a few hundred
@@ -70,6 +72,15 @@ fn queue_metrics(classes: &[f64]) -> &'static [WorldMetric] {
         )
     }));
     all.extend_from_slice(&QUEUE_METRICS[1..]);
+    all.extend(classes.iter().map(|w| WorldMetric {
+        shown: false,
+        ..figure(
+            kept(format!("{THRESHOLD_PREFIX}{w}")),
+            kept(format!("mean threshold, w={w}")),
+            Better::Higher,
+            3,
+        )
+    }));
     let m: &'static [WorldMetric] = Box::leak(all.into_boxed_slice());
     built.push((key, m));
     m
@@ -81,6 +92,9 @@ pub const BASELINES: [&str; 3] = ["stride", "gandiva_fair", "themis"];
 
 /// The key prefix of a weight class's jobs a round per agent.
 const CLASS_PREFIX: &str = "throughput_w";
+
+/// The key prefix of a weight class's mean threshold.
+const THRESHOLD_PREFIX: &str = "threshold_w";
 
 /// The valuation world's figures (SPEC 8), in [`World::figures`] order.
 pub const VALUATION_METRICS: &[WorldMetric] = &[
@@ -337,22 +351,30 @@ impl World for QueueWorld {
 
     fn figures(&self) -> Figures {
         let m = EpisodeMetrics::compute(&self.env, self.fairness);
-        let mut class = 0;
+        let (mut class, mut level_class) = (0, 0);
+        // A weight class's mean of a per-agent figure, in class order (as eval::Summary
+        // reduces them).
+        let of_class = |per_agent: &[f64], class: usize| {
+            let (sum, count) = self
+                .groups
+                .iter()
+                .zip(per_agent)
+                .filter(|(&g, _)| g == class)
+                .fold((0.0, 0usize), |(s, c), (_, &t)| (s + t, c + 1));
+            sum / count as f64
+        };
         self.metrics
             .iter()
             .map(|f| match Metric::named(f.key) {
                 Some(spec) => (spec.of)(&m).unwrap_or(f64::NAN),
+                None if f.key.starts_with(THRESHOLD_PREFIX) => {
+                    level_class += 1;
+                    of_class(&m.threshold, level_class - 1)
+                }
                 None => {
-                    // A weight class's figure, in class order (as eval::Summary reduces them).
                     debug_assert!(f.key.starts_with(CLASS_PREFIX), "{} is a figure of the specification", f.key);
-                    let (sum, count) = self
-                        .groups
-                        .iter()
-                        .zip(&m.throughput)
-                        .filter(|(&g, _)| g == class)
-                        .fold((0.0, 0usize), |(s, c), (_, &t)| (s + t, c + 1));
                     class += 1;
-                    sum / count as f64
+                    of_class(&m.throughput, class - 1)
                 }
             })
             .collect()

@@ -167,7 +167,19 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
             // evaluation reduces them (its tables' columns, after welfare).
             let classes = env::eval::Summary::of(native.scenario(), std::slice::from_ref(&m)).throughput_by_weight;
             let mut class = 0;
+            // Then each class's mean threshold (the queue stack's `threshold_by_weight`).
+            let sc = native.scenario();
+            let mut levels = sc.weight_classes().into_iter();
             for (f, x) in seam.metrics().iter().zip(&figures) {
+                if f.key.starts_with("threshold_w") {
+                    let w = levels.next().expect("a figure per class");
+                    let of: Vec<f64> = (0..sc.n()).filter(|&i| sc.agents[i].weight == w).map(|i| m.threshold[i]).collect();
+                    assert_eq!(f.key, format!("threshold_w{w}"));
+                    assert!(!f.shown, "not a column of the tables");
+                    let want = of.iter().sum::<f64>() / of.len() as f64;
+                    assert_eq!(x.to_bits(), want.to_bits(), "{name}: {}", f.key);
+                    continue;
+                }
                 let Some(metric) = env::metrics::Metric::named(f.key) else {
                     let (w, want) = classes[class];
                     assert_eq!(
@@ -190,6 +202,7 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
             let defaults = seam.run_defaults();
             assert_eq!(defaults["learner"]["kind"].as_str(), Some("actor_critic"), "{name}");
             assert_eq!(class, if queues { 3 } else { 0 }, "{name}: a figure per weight class");
+            assert_eq!(levels.next().is_none(), queues, "{name}: a mean threshold per weight class");
             if queues {
                 assert_eq!(seam.metrics()[1].key, "throughput_w1", "{name}: after welfare");
             }

@@ -486,6 +486,9 @@ impl Trainer {
                     "entropy": losses.entropy,
                     "actor_loss": losses.actor,
                     "critic_loss": losses.critic,
+                    // The spread of the rewards the learner scored (Hedge's counterfactuals,
+                    // ES's fitnesses; 0 for the others), as the queue stack's line has it.
+                    "reward_spread": losses.reward_spread,
                 });
                 add_figures(&mut line, w, figures.iter().map(Vec::as_slice));
                 (line, played.agent_steps)
@@ -608,7 +611,7 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
         LearnerKind::Es | LearnerKind::Fixed | LearnerKind::Uniform => vec!["fitness", head, "spread"],
         LearnerKind::Hedge if w.scenario().is_none() => vec!["fitness", head, "entropy"],
         // The learners of the one training rollout.
-        _ => vec!["fitness", head, "entropy", "actor_loss", "critic_loss"],
+        _ => vec!["fitness", head, "entropy", "actor_loss", "critic_loss", "reward_spread"],
     };
     // The world's other figures, each episode's mean over its copies (absent from a line
     // where no copy computed one).
