@@ -983,22 +983,18 @@ fn the_actor_critic_under_the_welfare_reward_defaults_to_an_actor_per_class() {
     assert_eq!((&defaults.0, &defaults.1), (&before.0, &before.1), "2 episodes: per agent");
     assert_ne!(defaults.0, short_recipe.0);
     // A 2-episode checkpoint of the class recipe is not the default's learner: refused in one line.
+    let path = short_recipe.2.join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let as_auto = text
+        .replace("share = \"class\"", "share = \"auto\"")
+        .replace("entropy = 0.0", "entropy = \"auto\"");
+    std::fs::write(&path, as_auto).unwrap();
     let (code, _, err) = mtf(&[
         "compare",
         "--config",
         q.as_str(),
         "--policies",
-        &format!("run:{}", {
-            let p = short_recipe.2.join("config.toml");
-            let t = std::fs::read_to_string(&p).unwrap();
-            std::fs::write(
-                &p,
-                t.replace("share = \"class\"", "share = \"auto\"")
-                    .replace("entropy = 0.0", "entropy = \"auto\""),
-            )
-            .unwrap();
-            short_recipe.2.display()
-        }),
+        &format!("run:{}", short_recipe.2.display()),
         "--seeds",
         "2",
         "--set",

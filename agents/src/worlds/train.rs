@@ -486,8 +486,9 @@ impl Trainer {
                     "entropy": losses.entropy,
                     "actor_loss": losses.actor,
                     "critic_loss": losses.critic,
-                    // The spread of the rewards the learner scored (Hedge's counterfactuals,
-                    // ES's fitnesses; 0 for the others), as the queue stack's line has it.
+                    // The spread of the rewards the learner scored (the queue world's Hedge:
+                    // its counterfactual rewards; 0 for the others), as the queue stack's line
+                    // has it.
                     "reward_spread": losses.reward_spread,
                 });
                 add_figures(&mut line, w, figures.iter().map(Vec::as_slice));
