@@ -527,6 +527,69 @@ fn same_training(a: &[serde_json::Value], b: &[serde_json::Value], keys: &[&str]
     }
 }
 
+/// The valuation world's training lines behind the seam hold each weight class's mean bid
+/// factor (`bid_factor_w<w>`), as the queue stack's hold `bid_factor_by_weight` (issue 38's
+/// metrics.jsonl parity), and the learner's reward spread: Hedge per budget state and PPO, 6
+/// episodes of first-price with two weight classes, the same on either stack.
+#[test]
+fn the_valuation_worlds_training_lines_hold_its_bid_factors_on_either_stack() {
+    let dir = tmp("valuation-lines");
+    let text = std::fs::read_to_string(root().join("configs/auctions/first-price.toml"))
+        .unwrap()
+        .replace("rounds = 3000", "rounds = 20")
+        .replace(
+            "count = 4\nweight = 1.0",
+            "count = 2\nweight = 1.0\nload = 0.5\n\n[[env.agents]]\ncount = 2\nweight = 2.0",
+        )
+        .replace("episodes = 4", "episodes = 6");
+    assert!(text.contains("weight = 2.0"), "{text}");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (own, seam) = (dir.join("own.toml"), dir.join("seam.toml"));
+    std::fs::write(&own, &text).unwrap();
+    std::fs::write(&seam, text.replace("[env]\n", "[env]\nstack = \"seam\"\n")).unwrap();
+    let trained = |config: &Path, out: &str, kind: &str| {
+        let run = dir.join(out);
+        let set = format!("learner.kind=\"{kind}\"");
+        let (code, _, err) = mtf(&[
+            "train",
+            "--config",
+            config.to_str().unwrap(),
+            "--quiet",
+            "--set",
+            &set,
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        common::logged(&run)
+    };
+    for kind in ["hedge", "ppo"] {
+        let (a, b) = (
+            trained(&seam, &format!("seam-{kind}"), kind),
+            trained(&own, &format!("own-{kind}"), kind),
+        );
+        assert_eq!((a.len(), b.len()), (6, 6), "{kind}");
+        for (s, q) in a.iter().zip(&b) {
+            assert_eq!(s["reward_spread"], q["reward_spread"], "{kind}: reward_spread: {s} against {q}");
+            // Hedge's is the spread of its counterfactual rewards (PPO scores none).
+            assert_eq!(s["reward_spread"].as_f64().unwrap() > 0.0, kind == "hedge", "{kind}: {s}");
+            assert!(q.get("threshold_by_weight").is_none(), "{q}");
+            let classes = q["bid_factor_by_weight"].as_array().unwrap();
+            assert_eq!(classes.len(), 2, "{q}");
+            for wt in classes {
+                let (w, f) = (wt[0].as_f64().unwrap(), wt[1].as_f64().unwrap());
+                let seam = s[format!("bid_factor_w{w}").as_str()]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{kind}: bid_factor_w{w}: {s}"));
+                assert!((seam - f).abs() < 1e-12, "{kind}: bid_factor_w{w} {seam} against {f}");
+            }
+        }
+        // They learn: the classes' factors move over the episodes.
+        let first = &a[0]["bid_factor_w1"];
+        assert!(a.iter().any(|l| &l["bid_factor_w1"] != first), "{kind}: {a:?}");
+    }
+}
+
 /// `env.stack = "seam"` drives a queue-world file through the seam's commands (issue 38's
 /// way onto them, the queue world's own still the default): the same episodes as its own
 /// commands play, figure for figure; a run trained there judges itself and is played back

@@ -44,45 +44,48 @@ pub const QUEUE_METRICS: &[WorldMetric] = &[
     figure("pareto", "Pareto-improvable rounds (share)", Better::Lower, 3),
 ];
 
-/// The queue world's figures for a scenario of weight classes `classes`: [`QUEUE_METRICS`]
-/// with, after welfare, each class's jobs a round per agent (`throughput_w1`, ...: the columns
-/// and CSV keys of the queue world's own tables), and last each class's mean threshold
-/// (`threshold_w1`, ...: the queue stack's `threshold_by_weight`, what a training curve of the
-/// levels reads; not a column of the tables).
+/// A world's figures for a scenario of weight classes `classes`. The queue world's are
+/// [`QUEUE_METRICS`] with, after welfare, each class's jobs a round per agent (`throughput_w1`,
+/// ...: the columns and CSV keys of the queue world's own tables), and last each class's mean
+/// threshold (`threshold_w1`, ...: the queue stack's `threshold_by_weight`, what a training
+/// curve of the levels reads; not a column of the tables). The valuation world's are
+/// [`VALUATION_METRICS`] and last each class's mean bid factor (`bid_factor_w1`, ...: the
+/// queue stack's `bid_factor_by_weight`, hidden likewise).
 ///
 /// A world's figures are `&'static` (every command holds them past the world); these depend on
 /// the scenario, so each set of classes is built once per process and kept (a few hundred
 /// bytes a set, however many worlds and forks are made of it).
-fn queue_metrics(classes: &[f64]) -> &'static [WorldMetric] {
-    type Built = Vec<(Vec<u64>, &'static [WorldMetric])>;
+fn scenario_metrics(world: Kind, classes: &[f64]) -> &'static [WorldMetric] {
+    type Built = Vec<(Kind, Vec<u64>, &'static [WorldMetric])>;
     static BUILT: std::sync::Mutex<Built> = std::sync::Mutex::new(Vec::new());
     let key: Vec<u64> = classes.iter().map(|w| w.to_bits()).collect();
     let mut built = BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, m)) = built.iter().find(|(k, _)| *k == key) {
+    if let Some((_, _, m)) = built.iter().find(|(k, c, _)| *k == world && *c == key) {
         return m;
     }
     let kept = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let mut all = vec![QUEUE_METRICS[0]];
-    all.extend(classes.iter().map(|w| {
-        figure(
-            kept(format!("{CLASS_PREFIX}{w}")),
-            kept(format!("jobs/round per agent, w={w}")),
-            Better::Higher,
-            3,
-        )
-    }));
-    all.extend_from_slice(&QUEUE_METRICS[1..]);
+    let (mut all, prefix, level) = match world {
+        Kind::Queues => {
+            let mut all = vec![QUEUE_METRICS[0]];
+            all.extend(classes.iter().map(|w| {
+                figure(
+                    kept(format!("{CLASS_PREFIX}{w}")),
+                    kept(format!("jobs/round per agent, w={w}")),
+                    Better::Higher,
+                    3,
+                )
+            }));
+            all.extend_from_slice(&QUEUE_METRICS[1..]);
+            (all, THRESHOLD_PREFIX, "mean threshold")
+        }
+        Kind::Valuations => (VALUATION_METRICS.to_vec(), BID_FACTOR_PREFIX, "mean bid factor"),
+    };
     all.extend(classes.iter().map(|w| WorldMetric {
         shown: false,
-        ..figure(
-            kept(format!("{THRESHOLD_PREFIX}{w}")),
-            kept(format!("mean threshold, w={w}")),
-            Better::Higher,
-            3,
-        )
+        ..figure(kept(format!("{prefix}{w}")), kept(format!("{level}, w={w}")), Better::Higher, 3)
     }));
     let m: &'static [WorldMetric] = Box::leak(all.into_boxed_slice());
-    built.push((key, m));
+    built.push((world, key, m));
     m
 }
 
@@ -95,6 +98,9 @@ const CLASS_PREFIX: &str = "throughput_w";
 
 /// The key prefix of a weight class's mean threshold.
 const THRESHOLD_PREFIX: &str = "threshold_w";
+
+/// The key prefix of a weight class's mean bid factor (the valuation world).
+const BID_FACTOR_PREFIX: &str = "bid_factor_w";
 
 /// The valuation world's figures (SPEC 8), in [`World::figures`] order.
 pub const VALUATION_METRICS: &[WorldMetric] = &[
@@ -132,10 +138,7 @@ impl QueueWorld {
             high: space.high,
         };
         let groups = sc.class_of_agents();
-        let metrics = match sc.file.env.world {
-            Kind::Queues => queue_metrics(&sc.weight_classes()),
-            Kind::Valuations => VALUATION_METRICS,
-        };
+        let metrics = scenario_metrics(sc.file.env.world, &sc.weight_classes());
         let table = sc.to_toml().parse().expect("a scenario's TOML parses");
         let n = sc.n();
         Self {
@@ -367,7 +370,9 @@ impl World for QueueWorld {
             .iter()
             .map(|f| match Metric::named(f.key) {
                 Some(spec) => (spec.of)(&m).unwrap_or(f64::NAN),
-                None if f.key.starts_with(THRESHOLD_PREFIX) => {
+                // The valuation world's mean bid factor is its mean level, as the queue
+                // stack's `bid_factor_by_weight` reads it (EpisodeMetrics::threshold).
+                None if f.key.starts_with(THRESHOLD_PREFIX) || f.key.starts_with(BID_FACTOR_PREFIX) => {
                     level_class += 1;
                     of_class(&m.threshold, level_class - 1)
                 }

@@ -167,14 +167,17 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
             // evaluation reduces them (its tables' columns, after welfare).
             let classes = env::eval::Summary::of(native.scenario(), std::slice::from_ref(&m)).throughput_by_weight;
             let mut class = 0;
-            // Then each class's mean threshold (the queue stack's `threshold_by_weight`).
+            // Then each class's mean threshold (the queue stack's `threshold_by_weight`), or
+            // in the valuation world its mean bid factor (`bid_factor_by_weight`).
             let sc = native.scenario();
+            let queues = sc.file.env.world == env::config::World::Queues;
+            let level = if queues { "threshold_w" } else { "bid_factor_w" };
             let mut levels = sc.weight_classes().into_iter();
             for (f, x) in seam.metrics().iter().zip(&figures) {
-                if f.key.starts_with("threshold_w") {
+                if f.key.starts_with(level) {
                     let w = levels.next().expect("a figure per class");
                     let of: Vec<f64> = (0..sc.n()).filter(|&i| sc.agents[i].weight == w).map(|i| m.threshold[i]).collect();
-                    assert_eq!(f.key, format!("threshold_w{w}"));
+                    assert_eq!(f.key, format!("{level}{w}"));
                     assert!(!f.shown, "not a column of the tables");
                     let want = of.iter().sum::<f64>() / of.len() as f64;
                     assert_eq!(x.to_bits(), want.to_bits(), "{name}: {}", f.key);
@@ -195,14 +198,13 @@ fn the_seam_plays_the_queue_world_and_the_market_as_they_play_natively() {
                     None => assert!(x.is_nan() && !fairness, "{name}: {} is {x} with fairness {fairness}", f.key),
                 }
             }
-            let queues = native.scenario().file.env.world == env::config::World::Queues;
             // The figure tables lead with: welfare, or (SPEC 8) the surplus per bidder per item.
             let head = if queues { "welfare" } else { "surplus_per_bidder_item" };
             assert_eq!(seam.metrics()[seam.headline()].key, head, "{name}");
             let defaults = seam.run_defaults();
             assert_eq!(defaults["learner"]["kind"].as_str(), Some("actor_critic"), "{name}");
             assert_eq!(class, if queues { 3 } else { 0 }, "{name}: a figure per weight class");
-            assert_eq!(levels.next().is_none(), queues, "{name}: a mean threshold per weight class");
+            assert!(levels.next().is_none(), "{name}: a mean level per weight class");
             if queues {
                 assert_eq!(seam.metrics()[1].key, "throughput_w1", "{name}: after welfare");
             }
