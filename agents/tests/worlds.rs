@@ -527,6 +527,38 @@ fn same_training(a: &[serde_json::Value], b: &[serde_json::Value], keys: &[&str]
     }
 }
 
+/// A run's references behind the seam pick the best fixed level and search the selfish
+/// equilibrium on as many selection seeds as the queue stack's (`train.eval_seeds`, here 10,
+/// not clamped to 8), so both stacks' references agree to the bit.
+#[test]
+fn the_references_pick_on_the_queue_stacks_selection_seeds_behind_the_seam() {
+    let dir = tmp("references-seeds");
+    let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into())]);
+    let own = short_quickstart(&dir, "own.toml", &[]);
+    let summary = |config: &str, out: &str| {
+        let run = dir.join(out);
+        let (code, _, err) = mtf(&[
+            "train",
+            "--config",
+            config,
+            "--quiet",
+            "--set",
+            "learner.kind=\"fixed\"",
+            "--set",
+            "train.eval_seeds=10",
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        json(&run.join("summary.json"))
+    };
+    let (s, q) = (summary(&seam, "seam"), summary(&own, "own"));
+    let (s, q) = (&s["references"], &q["references"]);
+    assert_eq!(s["best_fixed"]["eval"]["welfare"]["mean"], q["best_fixed_eval"]["mean"], "{s}\n{q}");
+    assert_eq!(s["selfish"]["eval"]["welfare"]["mean"], q["selfish"]["eval"]["mean"], "{s}\n{q}");
+    assert_eq!(s["uniform"]["eval"]["welfare"]["mean"], q["uniform_eval"]["mean"], "{s}\n{q}");
+}
+
 /// The valuation world's training lines behind the seam hold each weight class's mean bid
 /// factor (`bid_factor_w<w>`), as the queue stack's hold `bid_factor_by_weight` (issue 38's
 /// metrics.jsonl parity), and the learner's reward spread: Hedge per budget state and PPO, 6
@@ -978,6 +1010,18 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
             trained(&own, &format!("own-{critic}"), critic),
         );
         same_training(&a, &b, &["actor_loss", "critic_loss", "entropy", "welfare"], critic);
+        // Both summaries hold the last episode's line (`last_episode.welfare`: a sweep's
+        // objective on either stack), the seam's the line itself.
+        let last = |run: &str| json(&dir.join(run).join("summary.json"))["last_episode"].clone();
+        let (mut s, q) = (last(&format!("seam-{critic}")), last(&format!("own-{critic}")));
+        assert!(s["wall_time"].is_number(), "{s}");
+        s.as_object_mut().unwrap().remove("wall_time");
+        assert_eq!(&s, a.last().unwrap(), "{critic}: the line as logged, but its wall time");
+        assert_eq!(s["episode"], 5, "{critic}: {s}");
+        for key in ["episode", "welfare", "actor_loss", "critic_loss", "entropy", "reward_spread"] {
+            assert!(s[key].is_number(), "{critic}: {key}: {s}");
+            assert_eq!(s[key], q[key], "{critic}: last_episode.{key}");
+        }
     }
     // The seam's actor-critic (an actor and critic per weight class, the whole row) is the
     // queue world's with share = "class" and features = "all".
@@ -1693,7 +1737,11 @@ fn a_sweep_searches_a_toy_world_and_prunes_by_generation() {
         .find(|p| p.exists())
         .expect("a complete trial");
     assert_eq!(
-        leaves(&agents::worlds::train::summary_shape(world.as_ref(), false)),
+        leaves(&agents::worlds::train::summary_shape(
+            world.as_ref(),
+            false,
+            agents::learners::LearnerKind::Es
+        )),
         leaves(&json(&real))
     );
     // best.toml trains in the world; an objective the world's runs do not write is one line.

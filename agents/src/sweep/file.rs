@@ -482,12 +482,12 @@ impl Sweep {
         let group = exp.train.replicates > 1;
         Ok(Base {
             known,
-            shape: crate::worlds::train::summary_shape(w, group),
+            shape: crate::worlds::train::summary_shape(w, group, exp.learner.kind),
             what: if group { "a run group's" } else { "a run's" },
             e_g: if group {
                 "vs_best_fixed_iqm, share_improving"
             } else {
-                "vs_best_fixed.mean, eval.<the world's figure>.mean"
+                "vs_best_fixed.mean, eval.<the world's figure>.mean, last_episode.<the world's figure>"
             },
             resolved: toml::from_str(&exp.to_toml()).expect("a resolved config is valid TOML"),
         })

@@ -149,30 +149,69 @@ impl RowPolicy for PerAgent {
 }
 
 /// A level drawn uniformly for every agent every round (from the episode's policy stream).
+///
+/// In the worlds the queue stack also plays ([`Uniform::of`]: the queue and valuation worlds)
+/// each agent draws from a stream of its own, keyed by its id, as the queue stack's uniform
+/// play does (`learners::uniform`), so uniform play and every reference against it are the
+/// same episodes on either stack. Elsewhere (the market, the Gavel world, toy worlds) one
+/// stream serves the agents present in turn, which their published tables were computed with;
+/// moving them to per-agent streams would change those tables' uniform columns (not their
+/// distribution), so it waits for their next regeneration.
 #[derive(Clone, Debug)]
 pub struct Uniform {
     k: usize,
     rng: SmallRng,
+    /// Per agent id, where the world's agents draw apart (`Uniform::of`).
+    per_agent: Option<Vec<SmallRng>>,
+    seed: u64,
 }
 
 impl Uniform {
-    /// Over `k` levels.
+    /// Over `k` levels, one stream for the agents present.
     pub fn new(k: usize) -> Self {
         Self {
             k,
             rng: stream(0, names::POLICY, 0),
+            per_agent: None,
+            seed: 0,
+        }
+    }
+
+    /// Over `w`'s levels, a stream per agent where the queue stack also plays `w`.
+    pub fn of(w: &dyn World) -> Self {
+        Self {
+            per_agent: w.scenario().is_some().then(Vec::new),
+            ..Self::new(w.levels().len())
         }
     }
 }
 
+/// A level of `k` drawn uniformly from `rng`.
+fn draw(k: usize, rng: &mut SmallRng) -> usize {
+    ((unit(rand::Rng::next_u64(rng)) * k as f64) as usize).min(k - 1)
+}
+
 impl RowPolicy for Uniform {
     fn begin_episode(&mut self, seed: u64) {
+        self.seed = seed;
         self.rng = stream(seed, names::POLICY, 0);
+        if let Some(rngs) = &mut self.per_agent {
+            rngs.clear();
+        }
     }
 
-    fn act(&mut self, _obs: &[f32], _dim: usize, _agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
-        for a in actions.iter_mut() {
-            *a = ((unit(rand::Rng::next_u64(&mut self.rng)) * self.k as f64) as usize).min(self.k - 1);
+    fn act(&mut self, _obs: &[f32], _dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
+        let (k, seed) = (self.k, self.seed);
+        match &mut self.per_agent {
+            None => actions.iter_mut().for_each(|a| *a = draw(k, &mut self.rng)),
+            Some(rngs) => {
+                for (a, &id) in actions.iter_mut().zip(agents) {
+                    while rngs.len() <= id {
+                        rngs.push(stream(seed, names::POLICY, rngs.len() as u64));
+                    }
+                    *a = draw(k, &mut rngs[id]);
+                }
+            }
         }
     }
 

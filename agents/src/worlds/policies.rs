@@ -42,7 +42,7 @@ pub fn parse(spec: &str, world: &dyn World) -> crate::error::Result<Vec<Named>> 
         return Ok(vec![(label, Box::new(Fixed::new(vec![levels.len() + j])))]);
     }
     if spec == "uniform" {
-        return Ok(vec![("uniform".into(), Box::new(Uniform::new(levels.len())))]);
+        return Ok(vec![("uniform".into(), Box::new(Uniform::of(world)))]);
     }
     if spec == "hedge" {
         let online = super::online::Online::hedge(world).ok_or_else(|| {

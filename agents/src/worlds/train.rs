@@ -558,7 +558,7 @@ impl Trainer {
                     env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked")
                 ])),
             },
-            _ => Box::new(Uniform::new(w.levels().len())),
+            _ => Box::new(Uniform::of(w)),
         })
     }
 }
@@ -620,9 +620,9 @@ pub fn generation_keys(w: &dyn World, kind: LearnerKind) -> Vec<&'static str> {
     keys
 }
 
-/// The shape of a run's `summary.json` in `w` (a run group's with `group`), its numbers zero:
-/// what a sweep's objective may name.
-pub fn summary_shape(w: &dyn World, group: bool) -> Value {
+/// The shape of a run's `summary.json` in `w` trained by `kind` (a run group's with `group`),
+/// its numbers zero: what a sweep's objective may name.
+pub fn summary_shape(w: &dyn World, group: bool, kind: LearnerKind) -> Value {
     let selfish = (w.reads_actions() && !w.shares_reward()).then_some("selfish");
     let against = std::iter::once("uniform").chain(w.named_actions().iter().copied()).chain(selfish);
     if group {
@@ -660,6 +660,7 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         "vs_uniform": {"mean": 0.0, "ci95": 0.0},
         "held_out": [],
         "held_out_best_fixed": [],
+        "last_episode": last_episode_shape(w, kind),
     });
     if let Some(k) = compatibility_key(w) {
         shape[k] = json!({"mean": 0.0, "ci95": 0.0});
@@ -673,6 +674,18 @@ pub fn summary_shape(w: &dyn World, group: bool) -> Value {
         shape["vs_selfish"] = json!({"mean": 0.0, "ci95": 0.0});
     }
     shape
+}
+
+/// The keys `last_episode` may hold (the last line of `metrics.jsonl`, as the queue stack's
+/// summary has it): the episode's number, agent-steps and wall time and every figure of
+/// [`generation_keys`] (one no copy computed is absent from the line, so an objective naming
+/// it finds no number there).
+fn last_episode_shape(w: &dyn World, kind: LearnerKind) -> Value {
+    let mut last = json!({"episode": 0, "agent_steps": 0, "wall_time": 0.0});
+    for key in generation_keys(w, kind) {
+        last[key] = json!(0.0);
+    }
+    last
 }
 
 /// `eval_<headline>` (`eval_welfare` in the queue world), where no other key of a run's
@@ -702,14 +715,24 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
     let w = exp.world.as_ref();
     let (root, t) = (exp.root(), exp.train.threads);
     let seeds = episode_seeds(root, exp.train.eval_seeds);
-    let select = selection_seeds(root, exp.train.eval_seeds.clamp(2, 8));
+    // The best fixed level and the selfish search pick on selection seeds: as many as the
+    // held-out ones in the worlds the queue stack also trains (`World::scenario`: its
+    // references, so a run's numbers do not move when the queue world's default stack flips
+    // to this one); elsewhere between 2 and 8 (the market's and the Gavel world's searches
+    // replay every level on each).
+    let picks = if w.scenario().is_some() {
+        exp.train.eval_seeds
+    } else {
+        exp.train.eval_seeds.clamp(2, 8)
+    };
+    let select = selection_seeds(root, picks);
     let levels = w.levels().len();
     let best_level = super::best_level(w, &select, t);
     Judged {
         learned: evaluate(w, policy, &seeds, t),
         best_level,
         best: evaluate(w, &Fixed::new(vec![best_level]), &seeds, t),
-        uniform: evaluate(w, &Uniform::new(levels), &seeds, t),
+        uniform: evaluate(w, &Uniform::of(w), &seeds, t),
         named: (0..w.named_actions().len())
             .map(|j| evaluate(w, &Fixed::new(vec![levels + j]), &seeds, t))
             .collect(),
@@ -1091,6 +1114,13 @@ fn judge_run(exp: &SeamExperiment, dir: &RunDir, done: Finished) -> crate::error
         let stopped = if found.converged { "" } else { ", not converged" };
         named_lines += &format!("{:<31} {} ({spec}{stopped})\n", "vs the selfish equilibrium:", vs.signed_pm(3));
     }
+    // The last training episode's line (null where nothing trained: a fixed level, uniform
+    // play), where the queue stack's sweeps read `last_episode.welfare`.
+    summary["last_episode"] = if learns(exp.learner.kind) {
+        last_line(&dir.metrics())?.unwrap_or(Value::Null)
+    } else {
+        Value::Null
+    };
     let greedy_line = greedy_row(exp, &j, greedy.as_deref(), &mut summary);
     if let Some(h) = &hedge {
         summary["hedge"] = h.clone();
@@ -1212,19 +1242,22 @@ pub fn verdict(s: Stat) -> &'static str {
     crate::train::verdict_as(s, "better, significant", "worse, significant")
 }
 
-/// The agent-steps of the last logged generation.
-fn last_steps(path: &Path) -> crate::error::Result<u64> {
+/// The last logged generation's line of `metrics.jsonl` at `path` (none before the first).
+fn last_line(path: &Path) -> crate::error::Result<Option<Value>> {
     if !path.exists() {
-        return Ok(0);
+        return Ok(None);
     }
     let text = run::read_text(path, 1 << 30)?;
     Ok(text
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .and_then(|l| serde_json::from_str::<Value>(l).ok())
-        .and_then(|v| v["agent_steps"].as_u64())
-        .unwrap_or(0))
+        .and_then(|l| serde_json::from_str::<Value>(l).ok()))
+}
+
+/// The agent-steps of the last logged generation.
+fn last_steps(path: &Path) -> crate::error::Result<u64> {
+    Ok(last_line(path)?.and_then(|v| v["agent_steps"].as_u64()).unwrap_or(0))
 }
 
 /// A run group's summary over its replicates: each replicate's paired improvement over the

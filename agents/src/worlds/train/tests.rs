@@ -60,10 +60,13 @@ fn a_run_is_judged_against_its_worlds_named_actions_too() {
         assert_eq!(g["vs_baseline"][how]["scores"], g["vs_best_fixed_per_replicate"], "{how}");
     }
     // Every key the run wrote is one a sweep may name (and no other).
-    let shape = summary_shape(exp_world(&out).as_ref(), true);
+    let shape = summary_shape(exp_world(&out).as_ref(), true, LearnerKind::Fixed);
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
     assert_eq!(keys(g), keys(&shape));
-    assert_eq!(keys(&one), keys(&summary_shape(exp_world(&out).as_ref(), false)));
+    assert_eq!(
+        keys(&one),
+        keys(&summary_shape(exp_world(&out).as_ref(), false, LearnerKind::Fixed))
+    );
     std::fs::remove_dir_all(&out).ok();
 }
 
