@@ -102,7 +102,8 @@ const THRESHOLD_PREFIX: &str = "threshold_w";
 /// The key prefix of a weight class's mean bid factor (the valuation world).
 const BID_FACTOR_PREFIX: &str = "bid_factor_w";
 
-/// The valuation world's figures (SPEC 8), in [`World::figures`] order.
+/// The valuation world's leading figures (SPEC 8), in [`World::figures`] order (each weight
+/// class's mean bid factor follows: `scenario_metrics`).
 pub const VALUATION_METRICS: &[WorldMetric] = &[
     figure("revenue_per_item", "revenue (per item)", Better::Higher, 4),
     figure("surplus_per_bidder_item", "surplus (per bidder per item)", Better::Higher, 4),

@@ -679,11 +679,21 @@ pub fn summary_shape(w: &dyn World, group: bool, kind: LearnerKind) -> Value {
 /// The keys `last_episode` may hold (the last line of `metrics.jsonl`, as the queue stack's
 /// summary has it): the episode's number, agent-steps and wall time and every figure of
 /// [`generation_keys`] (one no copy computed is absent from the line, so an objective naming
-/// it finds no number there).
+/// it finds no number there); null for a learner that does not train (what the run writes,
+/// so an objective there is refused before any trial runs). The shape is the base file's
+/// learner's: a sweep over `learner.kind` checks its objective against that one, as it does
+/// its pruner's figure.
 fn last_episode_shape(w: &dyn World, kind: LearnerKind) -> Value {
+    if !learns(kind) {
+        return Value::Null;
+    }
     let mut last = json!({"episode": 0, "agent_steps": 0, "wall_time": 0.0});
     for key in generation_keys(w, kind) {
         last[key] = json!(0.0);
+    }
+    // Hedge over the episode counts the replays it played (`Trainer::episode`).
+    if kind == LearnerKind::Hedge && w.scenario().is_none() {
+        last["episodes_played"] = json!(0);
     }
     last
 }
