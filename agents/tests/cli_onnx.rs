@@ -302,6 +302,80 @@ fn varied_weights(dim: usize, k: usize, m: usize) -> (Vec<f32>, Vec<f32>) {
 }
 
 #[test]
+fn a_sampled_onnx_policy_draws_the_same_levels_on_either_stack() {
+    let dir = tmp("stacks");
+    let dim = quickstart_dim(&dir);
+    let model = dir.join("soft.onnx");
+    // varied_weights at a tenth of the scale: probabilities that follow each agent's queue,
+    // none near 0 or 1, so every draw of every agent decides a level.
+    let (w, b) = varied_weights(dim, 10, 16);
+    let tenth = |v: Vec<f32>| v.into_iter().map(|x| x / 10.0).collect();
+    linear(&model, None, dim, tenth(w), tenth(b));
+    let (spec, greedy) = (format!("sampled:onnx:{}", model.display()), format!("onnx:{}", model.display()));
+    let compare = |stack: &str, out: &str| {
+        let (code, stdout, err) = mtf(&[
+            "compare",
+            "--config",
+            &common::quickstart(),
+            "--set",
+            &format!("env.stack={stack}"),
+            "--set",
+            "env.rounds=60",
+            "--policies",
+            &format!("{spec},{greedy}"),
+            "--seeds",
+            "6",
+            "--json",
+            "--quiet",
+            "--out",
+            dir.join(out).to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{stack}: {err}");
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap()
+    };
+    // Behind the seam: the row's per-seed welfare, in the order of its episode seeds.
+    let seam = compare("seam", "seam");
+    let seeds: Vec<u64> = seam["episode_seeds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    let row = |r: usize| -> Vec<f64> {
+        seam["rows"][r]["per_seed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let (sampled, argmax) = (row(0), row(1));
+    // The queue stack's per-episode lines, by seed (one per seed of the one row).
+    compare("queue", "queue");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("queue").join("metrics.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let own: Vec<f64> = seeds
+        .iter()
+        .map(|s| {
+            let line = lines
+                .iter()
+                .find(|l| l["seed"].as_u64() == Some(*s) && l["policy"] == spec.as_str())
+                .unwrap_or_else(|| panic!("seed {s}"));
+            line["welfare"].as_f64().unwrap()
+        })
+        .collect();
+    // Each agent draws from its own stream on either stack (one stream for all behind the
+    // seam drew other levels: every seed differed).
+    assert_eq!(sampled, own);
+    // The draws matter: the model's argmax plays other episodes.
+    assert_eq!(argmax.len(), 6);
+    assert!(argmax.iter().zip(&sampled).all(|(a, b)| a != b), "{argmax:?} {sampled:?}");
+}
+
+#[test]
 fn an_exported_onnx_agent_plays_what_the_onnx_policy_plays_seed_for_seed() {
     let dir = tmp("export");
     let dim = quickstart_dim(&dir);

@@ -775,11 +775,13 @@ fn the_queue_world_runs_the_seams_commands_when_its_file_says_so() {
     for key in ["vs_best_fixed", "vs_uniform", "vs_selfish"] {
         assert!(summary[key]["mean"].as_f64().is_some(), "{key}: {summary}");
     }
-    // Judging a run does not pay for the fairness replays.
+    // The trained policy's held-out figures include the fairness replays (the queue stack's
+    // `eval` has them); its references' searches and baselines do not pay for them.
+    assert!(summary["eval"]["phi_min"]["mean"].is_number(), "{}", summary["eval"]);
     assert!(
-        summary["eval"].get("phi_min").is_some_and(|s| s["mean"].is_null()),
+        summary["references"]["uniform"]["eval"]["phi_min"]["mean"].is_null(),
         "{}",
-        summary["eval"]
+        summary["references"]
     );
     // On the run's held-out seeds (train.eval_seeds: 4, the same derivation as compare's).
     let (code, stdout, err) = mtf(&[
@@ -1038,6 +1040,20 @@ fn ppo_and_the_actor_critic_train_the_same_on_either_stack_of_the_queue_world() 
         for key in ["episode", "welfare", "actor_loss", "critic_loss", "entropy", "reward_spread"] {
             assert!(s[key].is_number(), "{critic}: {key}: {s}");
             assert_eq!(s[key], q[key], "{critic}: last_episode.{key}");
+        }
+        // The held-out evaluation, sampled as trained (each agent drawing from its own stream,
+        // as the queue stack's actors do) and greedy: every figure the queue stack's
+        // `eval_sampled` and `eval` hold, the fairness replays' included, to the bit.
+        let summary = |run: &str| json(&dir.join(run).join("summary.json"));
+        let (s, q) = (summary(&format!("seam-{critic}")), summary(&format!("own-{critic}")));
+        for (seam, own) in [(&s["eval"], &q["eval_sampled"]), (&s["greedy"]["eval"], &q["eval"])] {
+            let figures = own.as_object().unwrap();
+            let shared: Vec<&String> = figures.keys().filter(|k| seam.get(k.as_str()).is_some()).collect();
+            assert!(shared.len() >= 15, "{critic}: {shared:?}");
+            for key in shared {
+                assert!(seam[key]["mean"].is_number(), "{critic}: {key}: {seam}");
+                assert_eq!(seam[key], own[key], "{critic}: held-out {key}");
+            }
         }
     }
     // The seam's actor-critic (an actor and critic per weight class, the whole row) is the

@@ -3,12 +3,11 @@
 //! (the agent's row or the block of it the learner read, one tanh layer, a logit per level: the layout PPO and ES export and the
 //! exported agents' runtime reads), acting greedily or drawing from its softmax.
 
-use super::RowPolicy;
+use super::{Draws, RowPolicy};
 use crate::learners::base::{argmax, sample_index};
 use crate::learners::nets::actor_logits;
-use env::rng::{names, stream, unit};
-use rand::rngs::SmallRng;
-use rand::Rng;
+use env::rng::unit;
+use env::worlds::World;
 
 /// One actor per group (`weights[g]`) or per agent id (`weights[id]`, [`GroupActors::by_agent`]),
 /// `d` features in, `hidden` tanh units, `k` levels out.
@@ -28,7 +27,7 @@ pub struct GroupActors {
     pub k: usize,
     /// Draw each level from the actor's probabilities (as PPO trained) instead of its argmax.
     pub sampled: bool,
-    rng: SmallRng,
+    draws: Draws,
     h: Vec<f32>,
     logits: Vec<f32>,
     /// The softmax's unnormalised weights, reused round to round.
@@ -48,7 +47,7 @@ impl GroupActors {
             d,
             k,
             sampled,
-            rng: stream(0, names::POLICY, 0),
+            draws: Draws::shared(),
             h: Vec::with_capacity(hidden),
             logits: vec![0.0; k],
             probs: Vec::with_capacity(k),
@@ -68,6 +67,15 @@ impl GroupActors {
         Self { sampled: false, ..self }
     }
 
+    /// The same actors drawing as `w`'s policies do ([`Draws::of`]: per agent id in the worlds
+    /// the queue stack also plays, so a sampled run's evaluation is the queue stack's).
+    pub fn drawing_for(self, w: &dyn World) -> Self {
+        Self {
+            draws: Draws::of(w),
+            ..self
+        }
+    }
+
     /// The same weights, agent `id` acting with `weights[id]`.
     pub fn by_agent(self) -> Self {
         Self { per_agent: true, ..self }
@@ -75,17 +83,17 @@ impl GroupActors {
 }
 
 impl RowPolicy for GroupActors {
-    /// The episode's draws come from its own stream, one draw per live agent per round in row
-    /// order: the same on any number of threads.
+    /// The episode's draws come from its own streams ([`Draws`]), one draw per live agent per
+    /// round in row order: the same on any number of threads.
     fn begin_episode(&mut self, seed: u64) {
-        self.rng = stream(seed, names::POLICY, 0);
+        self.draws.begin(seed);
     }
 
     fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], groups: &[usize], actions: &mut [usize]) {
         let last = self.weights.len() - 1;
         let by = if self.per_agent { agents } else { groups };
         self.entropy = (0.0, 0);
-        for ((row, &g), a) in obs.chunks_exact(dim).zip(by).zip(actions.iter_mut()) {
+        for (((row, &g), &id), a) in obs.chunks_exact(dim).zip(by).zip(agents).zip(actions.iter_mut()) {
             actor_logits(
                 &self.weights[g.min(last)],
                 (self.d, self.hidden, self.k),
@@ -102,7 +110,7 @@ impl RowPolicy for GroupActors {
             self.entropy.0 += z.ln() - weighted / z;
             self.entropy.1 += 1;
             *a = if self.sampled {
-                sample_index(&self.probs, unit(self.rng.next_u64()))
+                sample_index(&self.probs, unit(self.draws.next(id)))
             } else {
                 argmax(self.logits.iter().map(|&l| f64::from(l)))
             };

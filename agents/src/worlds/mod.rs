@@ -34,6 +34,7 @@ use env::eval::Stat;
 use env::rng::{names, stream, unit};
 use env::worlds::{Better, Figures, World, WorldMetric};
 use rand::rngs::SmallRng;
+use rand::Rng;
 use std::path::Path;
 
 /// Picks a level index for each live agent of a world from its observation row and group.
@@ -148,70 +149,100 @@ impl RowPolicy for PerAgent {
     }
 }
 
-/// A level drawn uniformly for every agent every round (from the episode's policy stream).
-///
-/// In the worlds the queue stack also plays ([`Uniform::of`]: the queue and valuation worlds)
-/// each agent draws from a stream of its own, keyed by its id, as the queue stack's uniform
-/// play does (`learners::uniform`), so uniform play and every reference against it are the
-/// same episodes on either stack. Elsewhere (the market, the Gavel world, toy worlds) one
-/// stream serves the agents present in turn, which their published tables were computed with;
-/// moving them to per-agent streams would change those tables' uniform columns (not their
-/// distribution), so it waits for their next regeneration.
+/// A policy's random draws in an episode: one stream for the agents present in turn, or, in
+/// the worlds the queue stack also plays ([`Draws::of`]: the queue and valuation worlds), one
+/// stream per agent id keyed as the queue stack keys its learners' and uniform play's
+/// (`learners::nets::episode_streams`), so a policy that draws plays the same episodes on
+/// either stack. Elsewhere (the market, the Gavel world, toy worlds) the one stream is what
+/// their published tables were computed with; moving them to per-agent streams would change
+/// those tables' sampled and uniform columns (not their distribution), so it waits for their
+/// next regeneration.
 #[derive(Clone, Debug)]
-pub struct Uniform {
-    k: usize,
-    rng: SmallRng,
-    /// Per agent id, where the world's agents draw apart (`Uniform::of`).
+pub struct Draws {
+    one: SmallRng,
     per_agent: Option<Vec<SmallRng>>,
     seed: u64,
 }
 
-impl Uniform {
-    /// Over `k` levels, one stream for the agents present.
-    pub fn new(k: usize) -> Self {
+impl Draws {
+    /// One stream for the agents present.
+    pub fn shared() -> Self {
         Self {
-            k,
-            rng: stream(0, names::POLICY, 0),
+            one: stream(0, names::POLICY, 0),
             per_agent: None,
             seed: 0,
         }
     }
 
-    /// Over `w`'s levels, a stream per agent where the queue stack also plays `w`.
+    /// A stream per agent id where the queue stack also plays `w`, else one.
     pub fn of(w: &dyn World) -> Self {
         Self {
             per_agent: w.scenario().is_some().then(Vec::new),
-            ..Self::new(w.levels().len())
+            ..Self::shared()
         }
     }
-}
 
-/// A level of `k` drawn uniformly from `rng`.
-fn draw(k: usize, rng: &mut SmallRng) -> usize {
-    ((unit(rand::Rng::next_u64(rng)) * k as f64) as usize).min(k - 1)
-}
+    /// Whether each agent id draws from a stream of its own.
+    pub fn per_agent(&self) -> bool {
+        self.per_agent.is_some()
+    }
 
-impl RowPolicy for Uniform {
-    fn begin_episode(&mut self, seed: u64) {
+    /// The streams of the episode `seed`.
+    pub fn begin(&mut self, seed: u64) {
         self.seed = seed;
-        self.rng = stream(seed, names::POLICY, 0);
+        self.one = stream(seed, names::POLICY, 0);
         if let Some(rngs) = &mut self.per_agent {
             rngs.clear();
         }
     }
 
-    fn act(&mut self, _obs: &[f32], _dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
-        let (k, seed) = (self.k, self.seed);
+    /// Agent `id`'s next draw (its own stream's, or the shared stream's next). Streams are
+    /// made as ids appear (an id is below the world's `possible()`).
+    pub fn next(&mut self, id: usize) -> u64 {
         match &mut self.per_agent {
-            None => actions.iter_mut().for_each(|a| *a = draw(k, &mut self.rng)),
+            None => self.one.next_u64(),
             Some(rngs) => {
-                for (a, &id) in actions.iter_mut().zip(agents) {
-                    while rngs.len() <= id {
-                        rngs.push(stream(seed, names::POLICY, rngs.len() as u64));
-                    }
-                    *a = draw(k, &mut rngs[id]);
+                while rngs.len() <= id {
+                    rngs.push(stream(self.seed, names::POLICY, rngs.len() as u64));
                 }
+                rngs[id].next_u64()
             }
+        }
+    }
+}
+
+/// A level drawn uniformly for every agent every round (from the episode's policy streams:
+/// [`Draws`], per agent id in the worlds the queue stack also plays, so uniform play and every
+/// reference against it are the same episodes on either stack).
+#[derive(Clone, Debug)]
+pub struct Uniform {
+    k: usize,
+    draws: Draws,
+}
+
+impl Uniform {
+    /// Over `k` levels, one stream for the agents present.
+    pub fn new(k: usize) -> Self {
+        Self { k, draws: Draws::shared() }
+    }
+
+    /// Over `w`'s levels, a stream per agent where the queue stack also plays `w`.
+    pub fn of(w: &dyn World) -> Self {
+        Self {
+            k: w.levels().len(),
+            draws: Draws::of(w),
+        }
+    }
+}
+
+impl RowPolicy for Uniform {
+    fn begin_episode(&mut self, seed: u64) {
+        self.draws.begin(seed);
+    }
+
+    fn act(&mut self, _obs: &[f32], _dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
+        for (a, &id) in actions.iter_mut().zip(agents) {
+            *a = ((unit(self.draws.next(id)) * self.k as f64) as usize).min(self.k - 1);
         }
     }
 

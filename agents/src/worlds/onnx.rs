@@ -2,16 +2,16 @@
 //! anywhere ([`crate::export::onnx`]: input `[batch, dim]` with a free or unit batch axis, or
 //! `[dim]`; output one logit per level), acting for every live agent on its observation row
 //! (the world's [`env::worlds::Layout`]), by the argmax of its logits or a draw from their
-//! softmax (one stream per episode, drawn in row order, as a trained run's sampled actors do).
+//! softmax (the episode's streams, [`Draws::of`]: per agent id in the worlds the queue stack
+//! also plays, as its ONNX agents draw; elsewhere one, drawn in row order), as a trained
+//! run's sampled actors do.
 
-use super::RowPolicy;
+use super::{Draws, RowPolicy};
 use crate::error::ErrorSlot;
 use crate::export::onnx::OnnxPolicy;
 use crate::learners::base::{argmax, sample_index};
-use env::rng::{names, stream, unit};
+use env::rng::unit;
 use env::worlds::World;
-use rand::rngs::SmallRng;
-use rand::Rng;
 use std::path::Path;
 
 /// An ONNX policy for the rows of a world behind the seam.
@@ -19,7 +19,7 @@ use std::path::Path;
 pub struct WorldOnnx {
     model: OnnxPolicy,
     sampled: bool,
-    rng: SmallRng,
+    draws: Draws,
     probs: Vec<f32>,
     errors: ErrorSlot,
 }
@@ -34,7 +34,7 @@ impl WorldOnnx {
         Ok(Self {
             model,
             sampled,
-            rng: stream(0, names::POLICY, 0),
+            draws: Draws::of(world),
             probs: vec![0.0; k],
             errors,
         })
@@ -43,11 +43,11 @@ impl WorldOnnx {
 
 impl RowPolicy for WorldOnnx {
     fn begin_episode(&mut self, seed: u64) {
-        self.rng = stream(seed, names::POLICY, 0);
+        self.draws.begin(seed);
     }
 
-    fn act(&mut self, obs: &[f32], dim: usize, _agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
-        for (i, row) in obs.chunks_exact(dim).enumerate() {
+    fn act(&mut self, obs: &[f32], dim: usize, agents: &[usize], _groups: &[usize], actions: &mut [usize]) {
+        for ((i, row), &id) in obs.chunks_exact(dim).enumerate().zip(agents) {
             // What can still fail after the load's checks (a non-finite logit on a row the
             // model overflows on) fails the command, as a broken agent does ([`RowPolicy::failure`]).
             if let Err(e) = self.model.probabilities(row, &mut self.probs) {
@@ -56,7 +56,7 @@ impl RowPolicy for WorldOnnx {
                 return;
             }
             actions[i] = if self.sampled {
-                sample_index(&self.probs, unit(self.rng.next_u64()))
+                sample_index(&self.probs, unit(self.draws.next(id)))
             } else {
                 argmax(self.probs.iter().map(|&p| f64::from(p)))
             };

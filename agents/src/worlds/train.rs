@@ -538,7 +538,9 @@ impl Trainer {
                 // The row or the block of it the learner read (checked with its config).
                 let reads = crate::learners::WorldShape::features(&shape, exp.learner.chosen().features())
                     .ok_or_else(|| failed("the learner's features are not in this world's rows"))?;
-                let actors = GroupActors::new(weights, hidden, reads.d, w.levels().len(), true).reading(reads.at);
+                let actors = GroupActors::new(weights, hidden, reads.d, w.levels().len(), true)
+                    .reading(reads.at)
+                    .drawing_for(w);
                 Ok(Trained::Sampled(if shared { actors } else { actors.by_agent() }))
             }
             Trainer::Nothing => Err(failed("a fixed or uniform run has no actors")),
@@ -720,6 +722,15 @@ struct Judged {
     selfish: Option<(env::worlds::selfish::Selfish, Vec<Played>)>,
 }
 
+/// A copy of `w` whose figures include the fairness replays ([`World::set_fairness`]): the
+/// trained policy's held-out figures carry them (the queue stack's `eval` and `eval_sampled`
+/// do), the references do not (their searches and baselines pay only for the headline's).
+fn with_fairness(w: &dyn World) -> Box<dyn World> {
+    let mut copy = w.fork();
+    copy.set_fairness(true);
+    copy
+}
+
 /// The held-out evaluation of `policy` and its references on the same seeds.
 fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
     let w = exp.world.as_ref();
@@ -739,7 +750,7 @@ fn judge(exp: &SeamExperiment, policy: &dyn RowPolicy) -> Judged {
     let levels = w.levels().len();
     let best_level = super::best_level(w, &select, t);
     Judged {
-        learned: evaluate(w, policy, &seeds, t),
+        learned: evaluate(with_fairness(w).as_ref(), policy, &seeds, t),
         best_level,
         best: evaluate(w, &Fixed::new(vec![best_level]), &seeds, t),
         uniform: evaluate(w, &Uniform::of(w), &seeds, t),
@@ -1199,7 +1210,12 @@ fn greedy_row(exp: &SeamExperiment, j: &Judged, greedy: Option<&dyn RowPolicy>, 
         summary["near_uniform"] = json!(near_uniform);
     }
     let Some(g) = greedy else { return String::new() };
-    let played = evaluate(w, g, &episode_seeds(exp.root(), exp.train.eval_seeds), exp.train.threads);
+    let played = evaluate(
+        with_fairness(w).as_ref(),
+        g,
+        &episode_seeds(exp.root(), exp.train.eval_seeds),
+        exp.train.threads,
+    );
     let vs = improvement(w, &played, &j.best);
     summary["greedy"] = json!({
         "eval": figures_json(w, &played),

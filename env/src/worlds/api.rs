@@ -286,7 +286,8 @@ pub trait World: Send {
 
     /// Whether the episode's figures include those that replay it (the queue world's fairness
     /// figures: φ, sharing-incentive and envy-freeness violations, Pareto): what a comparison
-    /// shows, not what training's judging pays for. Off by default, those figures NaN then
+    /// and a trained policy's held-out evaluation show, not what training's episodes or its
+    /// references' searches pay for. Off by default, those figures NaN then
     /// (tables show `-`); a fork keeps the setting. Default: nothing to turn on.
     fn set_fairness(&mut self, _on: bool) {}
 
