@@ -1908,3 +1908,68 @@ fn an_external_agent_reads_the_queue_worlds_protocol_on_either_stack() {
     assert!(welfare(0).is_some(), "{v}");
     assert_eq!(welfare(0), welfare(1), "{v}");
 }
+
+#[test]
+fn a_fixed_run_behind_the_seam_exports_its_levels_as_an_agent() {
+    // A fixed run's export is its levels as constant policies: one for every group, or one
+    // per agent where the run fixed a level per weight class; driven by agent:PATH it plays
+    // the run's own episodes (the queue stack exports fixed runs too).
+    let dir = tmp("fixed-export");
+    let seam = short_quickstart(&dir, "seam.toml", &[("stack", "seam".into())]);
+    let cases = [
+        ("all", "learner.fixed.threshold=0.3", "fixed:0.3"),
+        (
+            "class",
+            "learner.fixed.by_weight={w1=0.2,w2=0.5,w4=0.8}",
+            "fixed:w1=0.2,w2=0.5,w4=0.8",
+        ),
+    ];
+    let mut played = Vec::new();
+    for (name, set, spec) in cases {
+        let run = dir.join(format!("run-{name}"));
+        let (code, _, err) = mtf(&[
+            "train",
+            "--config",
+            &seam,
+            "--set",
+            "learner.kind=\"fixed\"",
+            "--set",
+            set,
+            "--quiet",
+            "--out",
+            run.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let exe = dir.join(format!("agent-{name}"));
+        let (code, _, err) = mtf(&["export", "--run", run.to_str().unwrap(), "--out", exe.to_str().unwrap()]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let described = Command::new(&exe).arg("--describe").output().unwrap();
+        let described: serde_json::Value = serde_json::from_slice(&described.stdout).unwrap();
+        assert_eq!(described["kind"], "fixed", "{name}: {described}");
+        let v = compare_json(
+            &seam,
+            &format!("agent:{},{spec}", exe.display()),
+            "3",
+            "1",
+            &dir.join(format!("cmp-{name}")),
+        );
+        let (agent, fixed) = (&v["rows"][0]["per_seed"], &v["rows"][1]["per_seed"]);
+        assert_eq!(agent.as_array().map(Vec::len), Some(3), "{name}: {v}");
+        assert_eq!(agent, fixed, "{name}");
+        played.push(agent.clone());
+    }
+    // The two runs' levels play different episodes (so each comparison could fail).
+    assert_ne!(played[0], played[1]);
+    // --agent past the groups is one line naming them.
+    let (code, _, err) = mtf(&[
+        "export",
+        "--run",
+        dir.join("run-all").to_str().unwrap(),
+        "--agent",
+        "9",
+        "--out",
+        dir.join("agent-9").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--agent 9") && err.trim_end().lines().count() == 1, "{err}");
+}

@@ -88,9 +88,9 @@ pub struct TrainSpec {
     pub quiet: bool,
     /// Per-episode callback (sweeps): a run group's replicate 0 feeds it.
     pub on_episode: Option<EpisodeHook>,
-    /// Asked after every episode of every replicate (a run group trained one replicate after
-    /// another, as in the worlds behind the seam, outlives its replicate 0): true stops the run
-    /// there, as a hook's true does (a sweep worker's SIGTERM, a trial the study declared stale).
+    /// Asked after every episode of every replicate (a run group on one thread trains one
+    /// replicate after another, so it outlives its replicate 0): true stops the run there, as
+    /// a hook's true does (a sweep worker's SIGTERM, a trial the study declared stale).
     pub stop: Option<StopFlag>,
     /// Training replicates (overrides `train.replicates`): a run group.
     pub replicates: Option<usize>,

@@ -1,7 +1,7 @@
 //! `mtf export --run RUN` on a run of a world behind the seam: its actors, one per group (or
-//! per agent, where its learner kept one per agent: the queue world's), as
-//! a standalone agent ([`crate::export::runtime`], manifest `world`); `agent:PATH` drives it
-//! back ([`super::agent`]).
+//! per agent, where its learner kept one per agent: the queue world's), or a fixed run's
+//! levels (constant policies), as a standalone agent ([`crate::export::runtime`], manifest
+//! `world`); `agent:PATH` drives it back ([`super::agent`]).
 
 use crate::error::user;
 use crate::export::runtime::{fnv_hex, Manifest, PolicyForm, WorldShape, VERSION};
@@ -30,6 +30,9 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
     };
     let config_path = crate::run::RunDir::at(&src).config();
     let world = super::load(&config_path, &[], None, None)?;
+    if let Some((levels, per_agent)) = super::train::fixed_levels(&src)? {
+        return fixed_bytes(&src, world.as_ref(), &levels, per_agent, agents, runtime);
+    }
     let trained = super::train::trained_actors(&src, world.as_ref())?;
     if !trained.exportable() {
         return Err(crate::error::run_dir(
@@ -61,10 +64,62 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         }
     };
     let weights: Vec<f32> = chosen.iter().flat_map(|&g| actors[g].iter().copied()).collect();
-    let config = crate::run::read_regular(&config_path, crate::run::MAX_TEXT)?;
-    let manifest = Manifest {
+    let manifest = manifest(
+        &src,
+        world.as_ref(),
+        PolicyForm::Actor,
+        hidden,
+        chosen,
+        world.layout().names[reads].to_vec(),
+        per_agent,
+    )?;
+    crate::export::sealed(runtime, manifest, &weights, Some("world"))
+}
+
+/// A fixed run's levels as constant policies (one level index per group, or per agent where
+/// the run fixed a level per weight class or per agent), which read nothing of the row.
+fn fixed_bytes(
+    src: &Path,
+    world: &dyn env::worlds::World,
+    levels: &[usize],
+    per_agent: bool,
+    agents: Option<usize>,
+    runtime: &[u8],
+) -> crate::error::Result<(Vec<u8>, Manifest)> {
+    let what = if per_agent { "agents" } else { "groups" };
+    let chosen: Vec<usize> = match agents {
+        None => (0..levels.len()).collect(),
+        Some(g) if g < levels.len() => vec![g],
+        Some(g) => {
+            return Err(user(format!(
+                "--agent {g}: this fixed run exports its {what} 0..{}",
+                levels.len() - 1
+            )))
+        }
+    };
+    let weights: Vec<f32> = chosen.iter().map(|&g| levels[g] as f32).collect();
+    // A constant policy reads no feature, but a world manifest names the row it is driven on.
+    let features = world.layout().names.clone();
+    let per_agent = if per_agent { levels.len() } else { 0 };
+    let manifest = manifest(src, world, PolicyForm::Constant, 0, chosen, features, per_agent)?;
+    crate::export::sealed(runtime, manifest, &weights, Some("world"))
+}
+
+/// The manifest of a world policy exported from the run in `src`.
+fn manifest(
+    src: &Path,
+    world: &dyn env::worlds::World,
+    form: PolicyForm,
+    hidden: usize,
+    chosen: Vec<usize>,
+    features: Vec<String>,
+    per_agent: usize,
+) -> crate::error::Result<Manifest> {
+    let groups = world.group_names();
+    let config = crate::run::read_regular(&crate::run::RunDir::at(src).config(), crate::run::MAX_TEXT)?;
+    Ok(Manifest {
         version: VERSION,
-        kind: PolicyForm::Actor.name().into(),
+        kind: form.name().into(),
         action: world.action_kind().as_str().into(),
         value_scale: 1.0,
         agents: chosen,
@@ -76,7 +131,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         types: Vec::new(),
         world: Some(WorldShape {
             name: env::registry::world_name(&world.config()),
-            features: world.layout().names[reads].to_vec(),
+            features,
             groups,
             per_agent,
         }),
@@ -86,8 +141,7 @@ fn world_bytes(dir: &Path, agents: Option<usize>, replicate: Option<usize>, runt
         fixed_level: 0,
         model_bytes: 0,
         levels: world.levels().to_vec(),
-        training_run: src.canonicalize().unwrap_or_else(|_| src.clone()).display().to_string(),
+        training_run: src.canonicalize().unwrap_or_else(|_| src.to_path_buf()).display().to_string(),
         config_hash: fnv_hex(&config),
-    };
-    crate::export::sealed(runtime, manifest, &weights, Some("world"))
+    })
 }

@@ -152,7 +152,15 @@ impl SeamExperiment {
             let width = p.actor_hidden + p.critic_hidden[0] + p.critic_hidden[1] + self.world.levels().len() + self.world.layout().dim();
             (copies, width)
         });
-        crate::train::memory::world_training(self.world.as_ref(), copies.max(self.train.threads), ppo)
+        // A run group trains min(replicates, threads) replicates at once (`side_by_side`),
+        // each with its copies and rollout buffers.
+        let runs = if self.train.replicates > 1 {
+            self.train.replicates.min(self.train.threads).max(1)
+        } else {
+            1
+        };
+        let ppo = ppo.map(|(copies, width)| (copies.saturating_mul(runs), width));
+        crate::train::memory::world_training(self.world.as_ref(), copies.max(self.train.threads).saturating_mul(runs), ppo)
     }
 
     /// The resolved experiment as TOML: the world's resolved config with `[learner]` and
@@ -303,6 +311,28 @@ impl Trained {
     pub fn exportable(&self) -> bool {
         !matches!(self, Trained::Learned(_))
     }
+}
+
+/// The levels a fixed run behind the seam plays (`None` for any other learner): each agent's
+/// (`true`: `learner.fixed` by weight class or by agent, resolved per agent id) or each
+/// group's (`false`: one `threshold` for all), as level indexes of the run's world.
+pub fn fixed_levels(dir: &Path) -> crate::error::Result<Option<(Vec<usize>, bool)>> {
+    let config = RunDir::at(dir).config();
+    if !config.exists() || env::registry::stack_of(&config, &[]) != env::registry::Stack::Seam {
+        return Ok(None);
+    }
+    let exp = SeamExperiment::load(&config, &crate::train::run_config_sets(&config))?;
+    if exp.learner.kind != LearnerKind::Fixed {
+        return Ok(None);
+    }
+    let w = exp.world.as_ref();
+    Ok(Some(match exp.learner.fixed.each(&SeamShape::of(w)) {
+        Some(each) => (each, true),
+        None => {
+            let level = env::config::level_index(w.levels(), exp.learner.fixed.threshold).expect("checked");
+            (vec![level; w.group_names().len()], false)
+        }
+    }))
 }
 
 /// A trained run's policy, for acting in `world` (its groups, features and levels must match).
@@ -837,6 +867,9 @@ pub fn execute(spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
 fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
     let r = exp.train.replicates;
     let text = exp.to_toml();
+    let threads = spec.threads.unwrap_or(exp.train.threads).max(1);
+    // Every replicate's config checked and written, and its checkpoint read, before any trains.
+    let mut todo = Vec::new();
     for k in 0..r {
         let rdir = dir.replicate(k);
         std::fs::create_dir_all(&rdir).map_err(|e| run::io_error(&rdir, "creating", e))?;
@@ -846,9 +879,7 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
         )?;
         one.train.replicates = 1;
         one.train.replicate = k as u64;
-        if let Some(t) = spec.threads {
-            one.train.threads = t;
-        }
+        one.train.threads = threads;
         let rd = RunDir::open(&rdir)?;
         // The group's config.toml edited since: refused unless allowed, and an allowed change
         // reaches the replicate (a complete replicate was skipped whatever the group said).
@@ -865,13 +896,96 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
         run::write_atomic(&rd.config(), want.as_bytes())?;
         let start = restore_or_zero(&rd, &one, &spec.allow_config_change)?;
         if !rd.summary().exists() || start < one.train.episodes {
-            let done = train_run_from(one, rd, start, spec)?;
-            if done.stopped {
-                return Ok(done);
-            }
+            todo.push((one, rd, start));
         }
     }
-    summarise_group(&dir)
+    let stopped = if threads > 1 && todo.len() > 1 {
+        side_by_side(todo, threads, spec)?
+    } else {
+        let mut stopped = None;
+        for (one, rd, start) in todo {
+            let done = train_run_from(one, rd, start, spec)?;
+            if done.stopped {
+                stopped = Some(done);
+                break;
+            }
+        }
+        stopped
+    };
+    match stopped {
+        Some(done) => Ok(done),
+        None => summarise_group(&dir),
+    }
+}
+
+/// Train replicates at once on `threads` workers (each replicate on its share of them: its
+/// results do not depend on how many), as the queue stack's run groups do; a stop (replicate
+/// 0's hook, or `spec.stop`) stops every replicate at its next episode, checkpoint written.
+/// One progress bar counts every replicate's episodes. Returns a stopped replicate's outcome,
+/// if one stopped.
+fn side_by_side(
+    todo: Vec<(SeamExperiment, RunDir, u64)>,
+    threads: usize,
+    spec: &crate::TrainSpec,
+) -> crate::error::Result<Option<SeamTrained>> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let workers = threads.min(todo.len());
+    let each_threads = (threads / todo.len()).max(1);
+    let total: u64 = todo.iter().map(|(one, _, start)| one.train.episodes.saturating_sub(*start)).sum();
+    let bar = crate::train::progress_bar(total, "replicates: episode {pos}/{len} [{bar:30}] ETA {eta}", spec.quiet);
+    let halted = Arc::new(AtomicBool::new(false));
+    let stop = {
+        let (bar, halted, outer) = (bar.clone(), Arc::clone(&halted), spec.stop.clone());
+        // Asked after every episode of every replicate: the shared bar's tick.
+        crate::train::StopFlag(Arc::new(move || {
+            bar.inc(1);
+            halted.load(Ordering::Relaxed) || outer.as_ref().is_some_and(|s| (s.0)())
+        }))
+    };
+    let hook = spec.on_episode.clone().map(|h| {
+        let halted = Arc::clone(&halted);
+        crate::train::EpisodeHook(Arc::new(move |log: &crate::train::EpisodeLog| {
+            let halt = (h.0)(log)?;
+            if halt {
+                halted.store(true, Ordering::Relaxed);
+            }
+            Ok(halt)
+        }))
+    });
+    let each = crate::TrainSpec {
+        quiet: true,
+        stop: Some(stop),
+        on_episode: hook,
+        ..spec.clone()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(workers)
+        .build()
+        .map_err(|e| failed(format!("starting {workers} threads: {e}")))?;
+    let outcomes: Vec<crate::error::Result<SeamTrained>> = pool.install(|| {
+        todo.into_par_iter()
+            .map(|(mut one, rd, start)| {
+                one.train.threads = each_threads;
+                let done = train_run_from(one, rd, start, &each);
+                // A replicate that failed stops the others (its error is the command's).
+                if done.is_err() {
+                    halted.store(true, Ordering::Relaxed);
+                }
+                done
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let mut stopped = None;
+    for done in outcomes {
+        let done = done?;
+        if done.stopped && stopped.is_none() {
+            stopped = Some(done);
+        }
+    }
+    Ok(stopped)
 }
 
 fn resume_group(path: &Path, spec: &crate::TrainSpec) -> crate::error::Result<SeamTrained> {
