@@ -9,6 +9,8 @@
 #
 # Usage: [STACK=seam] scripts/bench-replicates.sh [EPISODES] [RUNS] [LEARNERS]
 set -euo pipefail
+# A failed run inside $(...) fails the script, not a timing.
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 episodes=${1:-30}
 runs=${2:-3}
@@ -34,15 +36,21 @@ group() { rm -rf "$tmp/g"; "$mtf" "${common[@]}" --set "learner.kind=\"$1\"" --s
 apart() {
   rm -rf "$tmp/p0" "$tmp/p1"
   "$mtf" "${common[@]}" --set "learner.kind=\"$1\"" --set train.replicate=0 --threads 1 --out "$tmp/p0" &
+  local p0=$!
   "$mtf" "${common[@]}" --set "learner.kind=\"$1\"" --set train.replicate=1 --threads 1 --out "$tmp/p1" &
-  wait
+  local p1=$!
+  wait "$p0"
+  wait "$p1"
 }
 for learner in $learners; do
   one=() two=() procs=()
   for _ in $(seq "$runs"); do
-    one+=("$(wall group "$learner" 1)")
-    two+=("$(wall group "$learner" 2)")
-    procs+=("$(wall apart "$learner")")
+    t=$(wall group "$learner" 1)
+    one+=("$t")
+    t=$(wall group "$learner" 2)
+    two+=("$t")
+    t=$(wall apart "$learner")
+    procs+=("$t")
   done
   python3 - "$learner" "${one[*]}" "${two[*]}" "${procs[*]}" <<'PY'
 import statistics, sys

@@ -92,14 +92,16 @@ fn replicate_0_is_the_plain_run_and_the_group_is_the_same_on_any_thread_count() 
 
 #[test]
 fn behind_the_seam_a_groups_replicates_train_side_by_side_to_the_same_results() {
-    // --threads 2 trains two replicates at once (one thread each), --threads 1 one after
-    // another: the same lines, summaries and group statistics (bench-replicates.sh times it).
+    // --threads 2 trains two replicates at once (one thread each), --threads 5 three (two,
+    // two and one threads), --threads 1 one after another: the same lines, summaries and
+    // group statistics (bench-replicates.sh times it).
     let dir = common::tmp("groups", "seam-threads");
     let seam = ["--set", "env.stack=\"seam\"", "--replicates", "3"];
     let one = train(&dir.join("one"), &[&seam[..], &["--threads", "1"]].concat());
     let two = train(&dir.join("two"), &[&seam[..], &["--threads", "2"]].concat());
-    for k in 0..3 {
-        let (a, b) = (dir.join(format!("one/replicate-{k}")), dir.join(format!("two/replicate-{k}")));
+    let five = train(&dir.join("five"), &[&seam[..], &["--threads", "5"]].concat());
+    for (k, other) in (0..3).flat_map(|k| [(k, "two"), (k, "five")]) {
+        let (a, b) = (dir.join(format!("one/replicate-{k}")), dir.join(format!("{other}/replicate-{k}")));
         assert_eq!(common::logged(&a), common::logged(&b), "replicate {k}");
         let summary = |d: &Path| untimed(serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap());
         let (mut x, mut y) = (summary(&a), summary(&b));
@@ -119,6 +121,7 @@ fn behind_the_seam_a_groups_replicates_train_side_by_side_to_the_same_results() 
         s
     };
     assert_eq!(group(&one), group(&two));
+    assert_eq!(group(&one), group(&five));
     assert_eq!(
         one["summary"]["vs_best_fixed_per_replicate"].as_array().map(Vec::len),
         Some(3),

@@ -517,7 +517,8 @@ fn seam_trial(
     resumed: bool,
     abandoned: &Arc<AtomicBool>,
 ) -> crate::error::Result<Option<serde_json::Value>> {
-    // Its replicates train one after another: the later ones ask too.
+    // Every replicate asks after each episode (a group on one thread trains one after
+    // another, so the later ones outlive replicate 0's hook).
     let gone = Arc::clone(abandoned);
     let trained = crate::worlds::train::execute(&TrainSpec {
         on_episode: Some(hook),

@@ -308,11 +308,26 @@ mod tests {
         let (levels, dim) = (exp.world.levels().len() as u64, exp.world.layout().dim() as u64);
         let copies = 8 * exp.learner.ppo.group as u64;
         let est = exp.memory();
-        let ppo = copies * 12 * 2_000 * (192 + levels + dim) * 12;
-        let episodes = copies.max(exp.train.threads as u64) * 2_000 * (2_560 + 32 * 160);
+        // The market's default group (3 replicates) trains min(3, threads) at once, each on
+        // its share of the threads.
+        let threads = exp.train.threads as u64;
+        let runs = (exp.train.replicates as u64).min(threads);
+        assert_eq!(exp.train.replicates, 3);
+        let ppo = copies * 12 * 2_000 * (192 + levels + dim) * 12 * runs;
+        let episodes = copies.max(threads).max(copies.max(threads / runs) * runs) * 2_000 * (2_560 + 32 * 160);
         assert_eq!(exp.world.possible(), 12);
         assert_eq!(est.total, BASE + ppo + episodes, "{est:?}");
         assert!(est.parts.iter().any(|(k, b)| k.starts_with("learner.ppo") && *b == ppo), "{est:?}");
+        // One replicate: one run's copies (at least one episode per thread).
+        let one = crate::worlds::train::SeamExperiment::load(
+            &path("market/three-types.toml"),
+            &[sets.clone(), vec!["train.replicates=1".into()]].concat(),
+        )
+        .unwrap();
+        assert_eq!(
+            one.memory().total,
+            BASE + ppo / runs + copies.max(threads) * 2_000 * (2_560 + 32 * 160)
+        );
         // Gavel's episode has only a safety cap (10^7 rounds), not a length: estimating PPO's
         // rollout from it refused every Gavel PPO run (about 38 TiB for learn.toml).
         let exp = crate::worlds::train::SeamExperiment::load(&path("gavel/learn.toml"), &["learner.kind=\"ppo\"".into()]).unwrap();

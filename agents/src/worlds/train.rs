@@ -153,14 +153,13 @@ impl SeamExperiment {
             (copies, width)
         });
         // A run group trains min(replicates, threads) replicates at once (`side_by_side`),
-        // each with its copies and rollout buffers.
-        let runs = if self.train.replicates > 1 {
-            self.train.replicates.min(self.train.threads).max(1)
-        } else {
-            1
-        };
+        // each with its copies and rollout buffers and its share of the threads; one alone
+        // (the rest complete) has them all.
+        let threads = self.train.threads.max(1);
+        let runs = self.train.replicates.min(threads).max(1);
+        let episodes = copies.max(threads).max(copies.max(threads / runs).saturating_mul(runs));
         let ppo = ppo.map(|(copies, width)| (copies.saturating_mul(runs), width));
-        crate::train::memory::world_training(self.world.as_ref(), copies.max(self.train.threads).saturating_mul(runs), ppo)
+        crate::train::memory::world_training(self.world.as_ref(), episodes, ppo)
     }
 
     /// The resolved experiment as TOML: the world's resolved config with `[learner]` and
@@ -918,26 +917,31 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
     }
 }
 
-/// Train replicates at once on `threads` workers (each replicate on its share of them: its
-/// results do not depend on how many), as the queue stack's run groups do; a stop (replicate
-/// 0's hook, or `spec.stop`) stops every replicate at its next episode, checkpoint written.
-/// One progress bar counts every replicate's episodes. Returns a stopped replicate's outcome,
-/// if one stopped.
+/// Train replicates at once on min(threads, replicates) workers of their own (each replicate
+/// on its worker's share of the threads: its results do not depend on how many); a stop
+/// (replicate 0's hook, `spec.stop`, or a replicate that failed) stops every replicate at its
+/// next episode, checkpoint written, and starts no other. One progress bar counts every
+/// replicate's episodes. Returns a stopped replicate's outcome, if one stopped.
+///
+/// The workers are plain threads, not a rayon pool: a rayon worker blocked in a replicate's
+/// own pool would take up a queued replicate inside it (work stealing), holding more
+/// replicates in memory than the estimate counts and suspending the first one (whose hook a
+/// sweep's pruner reads) until the nested one ends.
 fn side_by_side(
     todo: Vec<(SeamExperiment, RunDir, u64)>,
     threads: usize,
     spec: &crate::TrainSpec,
 ) -> crate::error::Result<Option<SeamTrained>> {
-    use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    let workers = threads.min(todo.len());
-    let each_threads = (threads / todo.len()).max(1);
+    use std::sync::{Arc, Mutex};
+    let n = todo.len();
+    let workers = threads.min(n).max(1);
     let total: u64 = todo.iter().map(|(one, _, start)| one.train.episodes.saturating_sub(*start)).sum();
     let bar = crate::train::progress_bar(total, "replicates: episode {pos}/{len} [{bar:30}] ETA {eta}", spec.quiet);
     let halted = Arc::new(AtomicBool::new(false));
+    let outer = spec.stop.clone();
     let stop = {
-        let (bar, halted, outer) = (bar.clone(), Arc::clone(&halted), spec.stop.clone());
+        let (bar, halted, outer) = (bar.clone(), Arc::clone(&halted), outer.clone());
         // Asked after every episode of every replicate: the shared bar's tick.
         crate::train::StopFlag(Arc::new(move || {
             bar.inc(1);
@@ -960,26 +964,51 @@ fn side_by_side(
         on_episode: hook,
         ..spec.clone()
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(workers)
-        .build()
-        .map_err(|e| failed(format!("starting {workers} threads: {e}")))?;
-    let outcomes: Vec<crate::error::Result<SeamTrained>> = pool.install(|| {
-        todo.into_par_iter()
-            .map(|(mut one, rd, start)| {
-                one.train.threads = each_threads;
-                let done = train_run_from(one, rd, start, &each);
+    let queue = Mutex::new(todo.into_iter().enumerate());
+    let outcomes: Mutex<Vec<Option<crate::error::Result<SeamTrained>>>> = Mutex::new((0..n).map(|_| None).collect());
+    let panicked = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            // The threads shared out, the remainder to the first workers.
+            let mine = threads / workers + usize::from(worker < threads % workers);
+            let (queue, outcomes, panicked, halted, outer, each) = (&queue, &outcomes, &panicked, &halted, &outer, &each);
+            scope.spawn(move || loop {
+                let stopping = halted.load(Ordering::Relaxed) || outer.as_ref().is_some_and(|s| (s.0)());
+                let next = queue.lock().expect("no panic while holding the queue").next();
+                let Some((k, (mut one, rd, start))) = next else { break };
+                let done = if stopping {
+                    // Not started: the group is stopped before this replicate trained.
+                    Ok(SeamTrained {
+                        dir: rd.path().to_path_buf(),
+                        summary: Value::Null,
+                        report: format!("stopped before replicate {k} trained\n"),
+                        stopped: true,
+                    })
+                } else {
+                    one.train.threads = mine.max(1);
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| train_run_from(one, rd, start, each))) {
+                        Ok(done) => done,
+                        Err(payload) => {
+                            halted.store(true, Ordering::Relaxed);
+                            panicked.lock().expect("not poisoned").get_or_insert(payload);
+                            break;
+                        }
+                    }
+                };
                 // A replicate that failed stops the others (its error is the command's).
                 if done.is_err() {
                     halted.store(true, Ordering::Relaxed);
                 }
-                done
-            })
-            .collect()
+                outcomes.lock().expect("no panic while holding the outcomes")[k] = Some(done);
+            });
+        }
     });
     bar.finish_and_clear();
+    if let Some(payload) = panicked.into_inner().expect("not poisoned") {
+        std::panic::resume_unwind(payload);
+    }
     let mut stopped = None;
-    for done in outcomes {
+    for done in outcomes.into_inner().expect("not poisoned").into_iter().flatten() {
         let done = done?;
         if done.stopped && stopped.is_none() {
             stopped = Some(done);

@@ -287,7 +287,7 @@ pub trait World: Send {
     /// Whether the episode's figures include those that replay it (the queue world's fairness
     /// figures: φ, sharing-incentive and envy-freeness violations, Pareto): what a comparison
     /// and a trained policy's held-out evaluation show, not what training's episodes or its
-    /// references' searches pay for. Off by default, those figures NaN then
+    /// references (their searches and held-out baselines) pay for. Off by default, those figures NaN then
     /// (tables show `-`); a fork keeps the setting. Default: nothing to turn on.
     fn set_fairness(&mut self, _on: bool) {}
 
