@@ -14,13 +14,12 @@
 
 use super::{load_run, resume as resume_run, start as start_run, train, Opened, Outcome, TrainSpec, Trained};
 use crate::config::Experiment;
-use crate::error::{failed, user};
+use crate::error::user;
 use crate::learners::wrap::{Layered, Sample};
 use crate::learners::{Fixed, Policy};
 use crate::report::stats::Replicates;
 use crate::run::{self, RunDir};
 use env::eval::{episode_seeds, evaluate, selection_seeds, Stat};
-use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -289,41 +288,34 @@ fn train_all(exp: Experiment, dir: RunDir, runs: Vec<Result<Opened, Trained>>, a
     let total = exp.train.episodes * runs.len() as u64;
     let bar = super::progress_bar(total, "replicates: episode {pos}/{len} [{bar:30}] ETA {eta}", args.quiet);
     let stop = Arc::new(AtomicBool::new(false));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| failed(format!("starting {threads} threads: {e}")))?;
-    let outcomes: Vec<crate::error::Result<Trained>> = pool.install(|| {
-        runs.into_par_iter()
-            .enumerate()
-            .map(|(k, run)| match run {
-                Err(complete) => Ok(complete),
-                Ok(opened) => {
-                    let (bar, stop, user_hook) = (bar.clone(), Arc::clone(&stop), args.on_episode.clone());
-                    let hook = move |log: &super::EpisodeLog| -> crate::error::Result<bool> {
-                        bar.inc(1);
-                        if stop.load(Ordering::Relaxed) {
-                            return Ok(true);
-                        }
-                        let halt = match (&user_hook, k) {
-                            (Some(h), 0) => (h.0)(log)?,
-                            _ => false,
-                        };
-                        if halt {
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                        Ok(halt)
-                    };
-                    let each = TrainSpec {
-                        threads: Some(1),
-                        quiet: true,
-                        on_episode: Some(super::EpisodeHook(Arc::new(hook))),
-                        ..TrainSpec::default()
-                    };
-                    train(opened, &each)
+    // Plain threads, not a rayon pool: a replicate runs a pool of its own, and a rayon worker
+    // blocked in it would take up a queued replicate inside it (`env::par::on_workers`).
+    let outcomes: Vec<crate::error::Result<Trained>> = env::par::on_workers(threads, runs, |_, k, run| match run {
+        Err(complete) => Ok(complete),
+        Ok(opened) => {
+            let (bar, stop, user_hook) = (bar.clone(), Arc::clone(&stop), args.on_episode.clone());
+            let hook = move |log: &super::EpisodeLog| -> crate::error::Result<bool> {
+                bar.inc(1);
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(true);
                 }
-            })
-            .collect()
+                let halt = match (&user_hook, k) {
+                    (Some(h), 0) => (h.0)(log)?,
+                    _ => false,
+                };
+                if halt {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                Ok(halt)
+            };
+            let each = TrainSpec {
+                threads: Some(1),
+                quiet: true,
+                on_episode: Some(super::EpisodeHook(Arc::new(hook))),
+                ..TrainSpec::default()
+            };
+            train(opened, &each)
+        }
     });
     bar.finish_and_clear();
     let trained = outcomes.into_iter().collect::<crate::error::Result<Vec<Trained>>>()?;

@@ -923,8 +923,8 @@ fn train_group(exp: SeamExperiment, dir: RunDir, spec: &crate::TrainSpec) -> cra
 /// next episode, checkpoint written, and starts no other. One progress bar counts every
 /// replicate's episodes. Returns a stopped replicate's outcome, if one stopped.
 ///
-/// The workers are plain threads, not a rayon pool: a rayon worker blocked in a replicate's
-/// own pool would take up a queued replicate inside it (work stealing), holding more
+/// The workers are plain threads ([`env::par::on_workers`]), not a rayon pool: a rayon worker
+/// blocked in a replicate's own pool would take up a queued replicate inside it, holding more
 /// replicates in memory than the estimate counts and suspending the first one (whose hook a
 /// sweep's pruner reads) until the nested one ends.
 fn side_by_side(
@@ -933,9 +933,8 @@ fn side_by_side(
     spec: &crate::TrainSpec,
 ) -> crate::error::Result<Option<SeamTrained>> {
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
-    let n = todo.len();
-    let workers = threads.min(n).max(1);
+    use std::sync::Arc;
+    let workers = threads.min(todo.len()).max(1);
     let total: u64 = todo.iter().map(|(one, _, start)| one.train.episodes.saturating_sub(*start)).sum();
     let bar = crate::train::progress_bar(total, "replicates: episode {pos}/{len} [{bar:30}] ETA {eta}", spec.quiet);
     let halted = Arc::new(AtomicBool::new(false));
@@ -964,51 +963,28 @@ fn side_by_side(
         on_episode: hook,
         ..spec.clone()
     };
-    let queue = Mutex::new(todo.into_iter().enumerate());
-    let outcomes: Mutex<Vec<Option<crate::error::Result<SeamTrained>>>> = Mutex::new((0..n).map(|_| None).collect());
-    let panicked = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for worker in 0..workers {
-            // The threads shared out, the remainder to the first workers.
-            let mine = threads / workers + usize::from(worker < threads % workers);
-            let (queue, outcomes, panicked, halted, outer, each) = (&queue, &outcomes, &panicked, &halted, &outer, &each);
-            scope.spawn(move || loop {
-                let stopping = halted.load(Ordering::Relaxed) || outer.as_ref().is_some_and(|s| (s.0)());
-                let next = queue.lock().expect("no panic while holding the queue").next();
-                let Some((k, (mut one, rd, start))) = next else { break };
-                let done = if stopping {
-                    // Not started: the group is stopped before this replicate trained.
-                    Ok(SeamTrained {
-                        dir: rd.path().to_path_buf(),
-                        summary: Value::Null,
-                        report: format!("stopped before replicate {k} trained\n"),
-                        stopped: true,
-                    })
-                } else {
-                    one.train.threads = mine.max(1);
-                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| train_run_from(one, rd, start, each))) {
-                        Ok(done) => done,
-                        Err(payload) => {
-                            halted.store(true, Ordering::Relaxed);
-                            panicked.lock().expect("not poisoned").get_or_insert(payload);
-                            break;
-                        }
-                    }
-                };
-                // A replicate that failed stops the others (its error is the command's).
-                if done.is_err() {
-                    halted.store(true, Ordering::Relaxed);
-                }
-                outcomes.lock().expect("no panic while holding the outcomes")[k] = Some(done);
+    let outcomes = env::par::on_workers(workers, todo, |worker, k, (mut one, rd, start): (SeamExperiment, RunDir, u64)| {
+        if halted.load(Ordering::Relaxed) || outer.as_ref().is_some_and(|s| (s.0)()) {
+            // Not started: the group is stopped before this replicate trained.
+            return Ok(SeamTrained {
+                dir: rd.path().to_path_buf(),
+                summary: Value::Null,
+                report: format!("stopped before replicate {k} trained\n"),
+                stopped: true,
             });
         }
+        // The threads shared out, the remainder to the first workers.
+        one.train.threads = (threads / workers + usize::from(worker < threads % workers)).max(1);
+        let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| train_run_from(one, rd, start, &each)));
+        // A replicate that failed (or panicked) stops the others (its error is the command's).
+        if !matches!(done, Ok(Ok(_))) {
+            halted.store(true, Ordering::Relaxed);
+        }
+        done.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
     });
     bar.finish_and_clear();
-    if let Some(payload) = panicked.into_inner().expect("not poisoned") {
-        std::panic::resume_unwind(payload);
-    }
     let mut stopped = None;
-    for done in outcomes.into_inner().expect("not poisoned").into_iter().flatten() {
+    for done in outcomes {
         let done = done?;
         if done.stopped && stopped.is_none() {
             stopped = Some(done);
