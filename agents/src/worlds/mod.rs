@@ -182,11 +182,6 @@ impl Draws {
         }
     }
 
-    /// Whether each agent id draws from a stream of its own.
-    pub fn per_agent(&self) -> bool {
-        self.per_agent.is_some()
-    }
-
     /// The streams of the episode `seed`.
     pub fn begin(&mut self, seed: u64) {
         self.seed = seed;
